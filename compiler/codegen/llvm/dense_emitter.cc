@@ -1,0 +1,140 @@
+#include <vector>
+
+#include <llvm/IR/Module.h>
+
+#include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/ir_helpers.h"
+
+namespace tensortune::compiler::codegen {
+namespace {
+
+using schedule_space::DenseSchedule;
+using schedule_space::DenseWorkload;
+
+llvm::Value* epilogue(llvm::IRBuilder<>& b, llvm::Value* val, llvm::Value* bias,
+                      const KernelOptions& o) {
+  if (o.bias) val = b.CreateFAdd(val, bias);
+  if (o.relu)
+    val = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {val->getType()},
+                            {val, llvm::Constant::getNullValue(val->getType())});
+  return val;
+}
+
+/// out[y, x] with weights packed (N/bn, K, bn): a yi x bn register tile, k unrolled by kf.
+void emit_packed(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w,
+                 const DenseSchedule& s, int lanes, const KernelOptions& o) {
+  llvm::Value *A = f->getArg(0), *W = f->getArg(1), *bias = f->getArg(2), *C = f->getArg(3);
+  const int64_t M = w.batch, N = w.out_features, K = w.in_features, bn = s.xi;
+  const int64_t ytiles = M / (s.yo * s.yi);
+  std::vector<int> widths;
+  for (int64_t c = 0; c < bn; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, bn - c)));
+  auto mul = [&](llvm::Value* a, int64_t c) { return b.CreateMul(a, i64(b, c), "", false, true); };
+  auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", false, true); };
+  emit_for(b, f->getArg(4), f->getArg(5), "fused", [&](llvm::Value* fused) {
+    llvm::Value* yt = b.CreateSRem(fused, i64(b, ytiles));
+    llvm::Value* xt = b.CreateSDiv(fused, i64(b, ytiles));
+    emit_for(b, i64(b, 0), i64(b, s.yo), "yo", [&](llvm::Value* yo) {
+      emit_for(b, i64(b, 0), i64(b, s.xo), "xo", [&](llvm::Value* xo) {
+        llvm::Value* y0 = mul(add(mul(yt, s.yo), yo), s.yi);
+        llvm::Value* xb = add(mul(xt, s.xo), xo);
+        std::vector<llvm::AllocaInst*> acc;
+        for (int64_t y = 0; y < s.yi; ++y)
+          for (int wd : widths) {
+            auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), wd);
+            auto* a = entry_alloca(b, vt, "acc");
+            b.CreateStore(llvm::Constant::getNullValue(vt), a);
+            acc.push_back(a);
+          }
+        emit_for(b, i64(b, 0), i64(b, K / s.kf), "ko", [&](llvm::Value* ko) {
+          for (int64_t ki = 0; ki < s.kf; ++ki) {
+            llvm::Value* k = add(mul(ko, s.kf), i64(b, ki));
+            llvm::Value* wbase = mul(add(mul(xb, K), k), bn);
+            std::vector<llvm::Value*> wv;
+            for (size_t v = 0; v < widths.size(); ++v)
+              wv.push_back(load_vector(b, W, add(wbase, i64(b, v * lanes)), widths[v]));
+            for (int64_t y = 0; y < s.yi; ++y) {
+              llvm::Value* x = load_scalar(b, A, add(mul(add(y0, i64(b, y)), K), k));
+              for (size_t v = 0; v < widths.size(); ++v) {
+                llvm::AllocaInst* a = acc[y * widths.size() + v];
+                llvm::Value* cur = b.CreateLoad(a->getAllocatedType(), a);
+                b.CreateStore(fma(b, b.CreateVectorSplat(widths[v], x), wv[v], cur), a);
+              }
+            }
+          }
+        });
+        for (int64_t y = 0; y < s.yi; ++y)
+          for (size_t v = 0; v < widths.size(); ++v) {
+            llvm::Value* col = add(mul(xb, bn), i64(b, v * lanes));
+            llvm::AllocaInst* a = acc[y * widths.size() + v];
+            llvm::Value* val = b.CreateLoad(a->getAllocatedType(), a);
+            llvm::Value* bv = o.bias ? load_vector(b, bias, col, widths[v]) : nullptr;
+            store_vector(b, epilogue(b, val, bv, o), C, add(mul(add(y0, i64(b, y)), N), col), widths[v]);
+          }
+      });
+    });
+  });
+}
+
+/// out[y, x] = dot(A[y, :], W[x, :]) with the k axis vectorised by vk lanes.
+void emit_nopack(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w,
+                 const DenseSchedule& s, const KernelOptions& o) {
+  llvm::Value *A = f->getArg(0), *W = f->getArg(1), *bias = f->getArg(2), *C = f->getArg(3);
+  const int64_t N = w.out_features, K = w.in_features, vk = s.kf;
+  const int64_t xtiles = N / s.xi;
+  auto mul = [&](llvm::Value* a, int64_t c) { return b.CreateMul(a, i64(b, c), "", false, true); };
+  auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", false, true); };
+  auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(vk));
+  emit_for(b, f->getArg(4), f->getArg(5), "fused", [&](llvm::Value* fused) {
+    llvm::Value* y0 = mul(b.CreateSDiv(fused, i64(b, xtiles)), s.yi);
+    llvm::Value* x0 = mul(b.CreateSRem(fused, i64(b, xtiles)), s.xi);
+    std::vector<llvm::AllocaInst*> acc;
+    for (int64_t i = 0; i < s.yi * s.xi; ++i) {
+      auto* a = entry_alloca(b, vt, "acc");
+      b.CreateStore(llvm::Constant::getNullValue(vt), a);
+      acc.push_back(a);
+    }
+    emit_for(b, i64(b, 0), i64(b, K / vk), "ko", [&](llvm::Value* ko) {
+      llvm::Value* k = mul(ko, vk);
+      std::vector<llvm::Value*> av, wv;
+      for (int64_t y = 0; y < s.yi; ++y) av.push_back(load_vector(b, A, add(mul(add(y0, i64(b, y)), K), k), vk));
+      for (int64_t x = 0; x < s.xi; ++x) wv.push_back(load_vector(b, W, add(mul(add(x0, i64(b, x)), K), k), vk));
+      for (int64_t y = 0; y < s.yi; ++y)
+        for (int64_t x = 0; x < s.xi; ++x) {
+          llvm::AllocaInst* a = acc[y * s.xi + x];
+          llvm::Value* cur = b.CreateLoad(vt, a);
+          b.CreateStore(fma(b, av[y], wv[x], cur), a);
+        }
+    });
+    for (int64_t y = 0; y < s.yi; ++y)
+      for (int64_t x = 0; x < s.xi; ++x) {
+        llvm::Value* v = b.CreateLoad(vt, acc[y * s.xi + x]);
+        llvm::FastMathFlags fmf;
+        fmf.setAllowReassoc();
+        b.setFastMathFlags(fmf);
+        llvm::Value* sum = b.CreateFAddReduce(llvm::ConstantFP::get(b.getFloatTy(), 0.0), v);
+        b.clearFastMathFlags();
+        llvm::Value* col = add(x0, i64(b, x));
+        llvm::Value* bv = o.bias ? load_scalar(b, bias, col) : nullptr;
+        llvm::Value* val = epilogue(b, sum, bv, o);
+        llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), C, add(mul(add(y0, i64(b, y)), N), col));
+        b.CreateAlignedStore(val, ptr, llvm::Align(4));
+      }
+  });
+}
+
+}  // namespace
+
+void emit_dense(llvm::Module& m, const std::string& name, const DenseWorkload& w,
+                const DenseSchedule& s, int lanes, const KernelOptions& options) {
+  llvm::Function* f = create_kernel_function(m, name, lanes * 32);
+  llvm::IRBuilder<> b(m.getContext());
+  b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", f));
+  if (s.packed) {
+    emit_packed(b, f, w, s, lanes, options);
+  } else {
+    emit_nopack(b, f, w, s, options);
+  }
+  b.CreateRetVoid();
+}
+
+}  // namespace tensortune::compiler::codegen

@@ -1,0 +1,89 @@
+#include "compiler/codegen/llvm/ir_helpers.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+namespace tensortune::compiler::codegen {
+
+void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std::string& name,
+              const std::function<void(llvm::Value*)>& body) {
+  auto* clo = llvm::dyn_cast<llvm::ConstantInt>(lo);
+  auto* chi = llvm::dyn_cast<llvm::ConstantInt>(hi);
+  if (clo && chi) {
+    const int64_t trips = chi->getSExtValue() - clo->getSExtValue();
+    if (trips <= 0) return;
+    if (trips == 1) {
+      body(lo);
+      return;
+    }
+  }
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx, name + ".header", f);
+  auto* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", f);
+  auto* exit = llvm::BasicBlock::Create(ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name);
+  iv->addIncoming(lo, pre);
+  b.CreateCondBr(b.CreateICmpSLT(iv, hi), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  body(iv);
+  llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), name + ".next", false, true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+}
+
+llvm::Value* load_scalar(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset) {
+  llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), base, offset);
+  return b.CreateAlignedLoad(b.getFloatTy(), ptr, llvm::Align(4));
+}
+
+llvm::Value* load_vector(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset, int width) {
+  llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), base, offset);
+  auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), width);
+  llvm::Value* vptr = b.CreateBitCast(ptr, vt->getPointerTo());
+  return b.CreateAlignedLoad(vt, vptr, llvm::Align(4));
+}
+
+void store_vector(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* offset,
+                  int width) {
+  llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), base, offset);
+  auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), width);
+  llvm::Value* vptr = b.CreateBitCast(ptr, vt->getPointerTo());
+  b.CreateAlignedStore(value, vptr, llvm::Align(4));
+}
+
+llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* acc) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {x, y, acc});
+}
+
+llvm::Function* create_kernel_function(llvm::Module& m, const std::string& name, int vector_bits) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
+  auto* i64t = llvm::Type::getInt64Ty(ctx);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr, fptr, fptr, fptr, i64t, i64t},
+                                      false);
+  auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  const char* names[] = {"data", "weight", "bias", "out", "begin", "end"};
+  for (unsigned i = 0; i < 6; ++i) {
+    f->getArg(i)->setName(names[i]);
+    if (i < 4) f->addParamAttr(i, llvm::Attribute::NoAlias);
+  }
+  // Without these, CPUs whose tuning prefers 256-bit vectors split our 512-bit operations.
+  const std::string bits = std::to_string(vector_bits);
+  f->addFnAttr("prefer-vector-width", bits);
+  f->addFnAttr("min-legal-vector-width", bits);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  return f;
+}
+
+llvm::AllocaInst* entry_alloca(llvm::IRBuilder<>& b, llvm::Type* type, const std::string& name) {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> eb(&f->getEntryBlock(), f->getEntryBlock().begin());
+  return eb.CreateAlloca(type, nullptr, name);
+}
+
+}  // namespace tensortune::compiler::codegen

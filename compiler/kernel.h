@@ -1,0 +1,83 @@
+#pragma once
+/// \file
+/// Compiling one (task, config) pair to machine code for the host CPU, and running it.
+///
+/// Every generated kernel has one ABI:
+///   void kernel(const float* data, const float* weight, const float* bias, float* out,
+///               int64_t begin, int64_t end)
+/// in the template's blocked layouts (see kernel_signature); it computes the slice
+/// [begin, end) of its outer fused parallel loop, so a thread pool runs one slice per thread.
+/// LLVM stays behind this header: nothing here includes it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/task.h"
+#include "support/error.h"
+#include "support/thread_pool.h"
+
+namespace tensortune::compiler {
+
+/// Fused epilogues. Tuning measures the bare operator; compiled networks add these.
+struct KernelOptions {
+  bool bias = false;  ///< add bias[oc] (conv2d) or bias[n] (dense)
+  bool relu = false;  ///< max(x, 0) after the bias
+};
+
+using KernelFn = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t);
+
+/// Buffer shapes in the kernel's layouts, and its parallel loop extent.
+struct KernelSignature {
+  std::vector<int64_t> data_shape;    ///< conv2d: N, IC/x, H, W, x;   dense: M, K
+  std::vector<int64_t> weight_shape;  ///< conv2d: OC/y, IC/x, KH, KW, x, y; dense_pack: N/bn, K, bn
+  std::vector<int64_t> out_shape;     ///< conv2d: N, OC/y, OH, OW, y; dense: M, N
+  int64_t parallel_extent = 1;
+  int64_t ic_block = 1, oc_block = 1;  ///< conv2d data and output blocks; dense_pack: oc_block = bn
+};
+
+class CompiledKernel {
+ public:
+  const KernelSignature& signature() const;
+  KernelFn function() const;
+  double compile_seconds() const;
+  /// Runs the whole kernel, splitting the parallel loop evenly over the pool's threads.
+  void run(const float* data, const float* weight, const float* bias, float* out,
+           ThreadPool& pool) const;
+
+  struct Impl;
+  explicit CompiledKernel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// Fails (kFailedPrecondition, INSTANTIATION_ERROR when measuring) for a config the template
+/// marks invalid.
+Expected<KernelSignature> kernel_signature(const schedule_space::Task& task,
+                                           const schedule_space::ConfigSpace& space,
+                                           const schedule_space::Config& config);
+
+/// Emits LLVM IR, optimises it at O3 and JIT-compiles it for the host CPU with ORC.
+/// kFailedPrecondition: the config is invalid; kInternal: LLVM failed.
+Expected<CompiledKernel> compile_kernel(const schedule_space::Task& task,
+                                        const schedule_space::ConfigSpace& space,
+                                        const schedule_space::Config& config,
+                                        const KernelOptions& options = {});
+
+/// The LLVM IR text of the kernel, before or after optimisation (for --print-ir and tests).
+Expected<std::string> kernel_ir(const schedule_space::Task& task,
+                                const schedule_space::ConfigSpace& space,
+                                const schedule_space::Config& config, const KernelOptions& options,
+                                bool optimized);
+
+/// The host as a code generation target: "llvm -keys=cpu -mcpu=<host cpu>" and its widest
+/// float32 vector (16 lanes with AVX-512F, 8 with AVX, else 4).
+schedule_space::Target host_target();
+
+/// Device key for records: "x86-avx512", "x86-avx2", "x86-sse" (or "<arch>-cpu").
+std::string host_device_key();
+
+}  // namespace tensortune::compiler

@@ -1,0 +1,164 @@
+#include "compiler/measure/local_measurer.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "compiler/aligned_buffer.h"
+#include "compiler/kernel.h"
+#include "compiler/layout.h"
+#include "compiler/op_runner.h"
+#include "compiler/reference/reference_ops.h"
+#include "support/log.h"
+
+namespace tensortune::compiler {
+
+namespace ss = schedule_space;
+using ss::MeasureErrorNo;
+using ss::MeasureResult;
+
+struct LocalMeasurer::Packed {
+  AlignedBuffer data, weight;
+  std::vector<float> reference;  // the reference output in the kernel's output layout
+};
+
+bool outputs_match(const std::vector<float>& got, const std::vector<float>& want,
+                   int64_t reduction_length, std::string* first_mismatch) {
+  if (got.size() != want.size()) {
+    if (first_mismatch)
+      *first_mismatch = "output has " + std::to_string(got.size()) + " elements, expected " +
+                        std::to_string(want.size());
+    return false;
+  }
+  const double atol = 1e-4 * std::sqrt(static_cast<double>(std::max<int64_t>(1, reduction_length)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(diff <= atol + 1e-4 * std::fabs(want[i]))) {  // also catches NaN
+      if (first_mismatch)
+        *first_mismatch = "element " + std::to_string(i) + " is " + std::to_string(got[i]) +
+                          ", reference " + std::to_string(want[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+LocalMeasurer::LocalMeasurer(ss::Task task, MeasureOptions options)
+    : task_(std::move(task)), options_(std::move(options)) {}
+LocalMeasurer::~LocalMeasurer() = default;
+
+Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task, MeasureOptions options) {
+  TT_RETURN_IF_ERROR(ss::validate(task.workload));
+  if (options.threads < 1 || options.threads > 1024)
+    return invalid_argument("measure option threads = " + std::to_string(options.threads) +
+                            ", must be in [1, 1024]");
+  if (options.timing.repeat < 1)
+    return invalid_argument("measure option repeat = " + std::to_string(options.timing.repeat) + ", must be >= 1");
+  if (options.timing.number < 1)
+    return invalid_argument("measure option number = " + std::to_string(options.timing.number) + ", must be >= 1");
+  if (options.device_key.empty()) options.device_key = host_device_key();
+  std::unique_ptr<LocalMeasurer> m(new LocalMeasurer(std::move(task), std::move(options)));
+  const ss::Task& t = m->task_;
+  if (const auto* w = std::get_if<ss::Conv2dWorkload>(&t.workload)) {
+    m->data_ = NdArray({w->batch, w->in_channels, w->in_height, w->in_width});
+    m->weight_ = NdArray({w->out_channels, w->in_channels, w->kernel_h, w->kernel_w});
+    m->reduction_length_ = w->in_channels * w->kernel_h * w->kernel_w;
+  } else {
+    const auto& d = std::get<ss::DenseWorkload>(t.workload);
+    m->data_ = NdArray({d.batch, d.in_features});
+    m->weight_ = NdArray({d.out_features, d.in_features});
+    m->reduction_length_ = d.in_features;
+  }
+  fill_uniform(m->data_, 1);
+  fill_uniform(m->weight_, 2);
+  if (m->options_.check_correctness) {
+    if (const auto* w = std::get_if<ss::Conv2dWorkload>(&t.workload)) {
+      m->reference_ = conv2d_nchw_reference(m->data_, m->weight_, nullptr, *w);
+    } else {
+      m->reference_ = dense_reference(m->data_, m->weight_, nullptr, std::get<ss::DenseWorkload>(t.workload));
+    }
+  }
+  m->pool_ = std::make_unique<ThreadPool>(m->options_.threads);
+  return m;
+}
+
+const LocalMeasurer::Packed& LocalMeasurer::packed_for(int64_t ic_block, int64_t oc_block,
+                                                       const KernelSignature& sig) {
+  auto key = std::make_pair(ic_block, oc_block);
+  auto it = packed_.find(key);
+  if (it != packed_.end()) return *it->second;
+  auto p = std::make_unique<Packed>();
+  PackedOperands ops = pack_operands(task_, sig, data_, weight_);
+  p->data = AlignedBuffer(ops.data.data);
+  p->weight = AlignedBuffer(ops.weight.data);
+  if (options_.check_correctness) {
+    p->reference = task_.template_name == ss::kConv2dNCHWc ? pack_nchwc(reference_, sig.oc_block).data
+                                                           : reference_.data;
+  }
+  return *packed_.emplace(key, std::move(p)).first->second;
+}
+
+std::vector<MeasureResult> LocalMeasurer::measure(const ss::ConfigSpace& space,
+                                                  const std::vector<ss::Config>& configs) {
+  std::vector<MeasureResult> results;
+  results.reserve(configs.size());
+  for (const ss::Config& c : configs) results.push_back(measure_one(space, c));
+  return results;
+}
+
+MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss::Config& config) {
+  const auto start = std::chrono::steady_clock::now();
+  MeasureResult r;
+  r.config_index = config.index;
+  r.threads = options_.threads;
+  r.device_key = options_.device_key;
+  auto finish = [&](MeasureErrorNo e, std::string msg) {
+    r.error_no = e;
+    r.error_msg = std::move(msg);
+    if (e != MeasureErrorNo::kNoError) r.costs = {ss::kErrorCost};
+    r.all_cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.timestamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    logger("measure")->debug("config {}: {} {}", config.index, ss::measure_error_name(e), r.error_msg);
+    return r;
+  };
+  try {
+    auto kernel = compile_kernel(task_, space, config);
+    if (!kernel) {
+      const bool invalid = kernel.error().code == ErrorCode::kFailedPrecondition;
+      return finish(invalid ? MeasureErrorNo::kInstantiationError : MeasureErrorNo::kCompileHost,
+                    kernel.error().message);
+    }
+    r.compile_s = kernel->compile_seconds();
+    const KernelSignature& sig = kernel->signature();
+    const Packed& p = packed_for(sig.ic_block, sig.oc_block, sig);
+    AlignedBuffer out(NdArray::num_elements(sig.out_shape));
+    if (options_.check_correctness) {
+      std::fill(out.data(), out.data() + out.size(), std::numeric_limits<float>::quiet_NaN());
+      kernel->run(p.data.data(), p.weight.data(), nullptr, out.data(), *pool_);
+      std::string mismatch;
+      if (!outputs_match(out.to_vector(), p.reference, reduction_length_, &mismatch))
+        return finish(MeasureErrorNo::kWrongAnswer, mismatch);
+    }
+    auto run = [&] { kernel->run(p.data.data(), p.weight.data(), nullptr, out.data(), *pool_); };
+    std::function<void()> flush;
+    if (options_.flush_cache) {
+      flush = [&] {
+        flush_cache(p.weight.data(), p.weight.size() * sizeof(float));
+        flush_cache(out.data(), out.size() * sizeof(float));
+      };
+    }
+    TimingResult t = time_evaluator(run, flush, options_.timing);
+    if (t.timed_out)
+      return finish(MeasureErrorNo::kRunTimeout,
+                    "one run took " + std::to_string(t.warmup_seconds) + " s; " +
+                        std::to_string(options_.timing.number * options_.timing.repeat) +
+                        " runs would pass the " + std::to_string(options_.timing.timeout_s) + " s limit");
+    r.number = t.number;
+    r.costs = drop_extremes(t.round_seconds);
+    return finish(MeasureErrorNo::kNoError, "");
+  } catch (const std::exception& e) {
+    return finish(MeasureErrorNo::kUnknownError, std::string("exception: ") + e.what());
+  }
+}
+
+}  // namespace tensortune::compiler

@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// Measures configs of one task on this machine: for each config it compiles the kernel, runs
+/// it once on fixed random inputs and checks the output against the reference implementation
+/// (WRONG_ANSWER on mismatch), then times it with the time_evaluator protocol. Every failure
+/// becomes a MeasureResult error code; nothing here throws or crashes on a bad config.
+///
+/// Inputs and the reference output are computed once per task; packed operands are cached per
+/// block size.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/measure/time_evaluator.h"
+#include "schedule_space/config_space.h"
+#include "schedule_space/measure.h"
+#include "schedule_space/task.h"
+#include "support/error.h"
+#include "support/ndarray.h"
+#include "support/thread_pool.h"
+
+namespace tensortune::compiler {
+
+struct MeasureOptions {
+  TimeEvaluatorOptions timing;
+  int threads = 1;
+  /// Flush the weights and output (every operand but the data, as AutoTVM) before each round.
+  bool flush_cache = false;
+  bool check_correctness = true;
+  std::string device_key;  ///< empty: host_device_key()
+};
+
+/// Tolerance for comparing against the double-precision reference: |y - r| <= atol + rtol*|r|
+/// with atol = 1e-4 * sqrt(reduction length), rtol = 1e-4.
+bool outputs_match(const std::vector<float>& got, const std::vector<float>& want,
+                   int64_t reduction_length, std::string* first_mismatch);
+
+class LocalMeasurer {
+ public:
+  static Expected<std::unique_ptr<LocalMeasurer>> create(schedule_space::Task task,
+                                                         MeasureOptions options);
+  ~LocalMeasurer();
+
+  const schedule_space::Task& task() const { return task_; }
+  const MeasureOptions& options() const { return options_; }
+
+  std::vector<schedule_space::MeasureResult> measure(const schedule_space::ConfigSpace& space,
+                                                     const std::vector<schedule_space::Config>& configs);
+
+ private:
+  LocalMeasurer(schedule_space::Task task, MeasureOptions options);
+  schedule_space::MeasureResult measure_one(const schedule_space::ConfigSpace& space,
+                                            const schedule_space::Config& config);
+  struct Packed;
+  const Packed& packed_for(int64_t ic_block, int64_t oc_block, const struct KernelSignature& sig);
+
+  schedule_space::Task task_;
+  MeasureOptions options_;
+  NdArray data_, weight_, reference_;
+  int64_t reduction_length_ = 1;
+  std::unique_ptr<ThreadPool> pool_;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Packed>> packed_;
+};
+
+}  // namespace tensortune::compiler

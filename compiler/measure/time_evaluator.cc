@@ -1,0 +1,67 @@
+#include "compiler/measure/time_evaluator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tensortune::compiler {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+TimingResult time_evaluator(const std::function<void()>& fn, const std::function<void()>& before_round,
+                            const TimeEvaluatorOptions& o) {
+  TimingResult r;
+  auto t0 = std::chrono::steady_clock::now();
+  fn();
+  r.warmup_seconds = seconds_since(t0);
+  int64_t number = std::max<int64_t>(1, o.number);
+  if (r.warmup_seconds * static_cast<double>(number) * o.repeat > o.timeout_s) {
+    r.timed_out = true;
+    return r;
+  }
+  const double min_s = o.min_repeat_ms / 1000.0;
+  for (int round = 0; round < o.repeat; ++round) {
+    if (before_round) before_round();
+    double duration = 0;
+    int zero_readings = 0;
+    while (true) {
+      t0 = std::chrono::steady_clock::now();
+      for (int64_t i = 0; i < number; ++i) fn();
+      duration = seconds_since(t0);
+      if (duration >= min_s) break;
+      if (duration <= 0 && ++zero_readings >= 100) break;
+      const double per_call = duration / static_cast<double>(number);
+      const double grown = per_call > 0 ? min_s / per_call + 1 : 1.618 * number;
+      number = std::max<int64_t>(static_cast<int64_t>(grown), static_cast<int64_t>(1.618 * number));
+    }
+    r.round_seconds.push_back(duration / static_cast<double>(number));
+  }
+  r.number = number;
+  return r;
+}
+
+void flush_cache(const void* p, size_t bytes) {
+#if defined(__x86_64__)
+  const char* c = static_cast<const char*>(p);
+  for (size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+std::vector<double> drop_extremes(std::vector<double> rounds) {
+  if (rounds.size() <= 2) return rounds;
+  std::sort(rounds.begin(), rounds.end());
+  return std::vector<double>(rounds.begin() + 1, rounds.end() - 1);
+}
+
+}  // namespace tensortune::compiler

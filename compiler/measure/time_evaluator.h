@@ -1,0 +1,40 @@
+#pragma once
+/// \file
+/// The time_evaluator protocol (AutoTVM's, same semantics): one warm-up call not counted; then
+/// `repeat` rounds; before each round the optional `before_round` hook (cache flush); within a
+/// round, `number` back-to-back calls are timed with a steady clock, and while that lasts less
+/// than `min_repeat_ms`, number grows to max(min_repeat_ms / per_call + 1, 1.618 * number) and
+/// the round is timed again. `number` stays grown for later rounds. A round's result is its
+/// duration / number.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tensortune::compiler {
+
+struct TimeEvaluatorOptions {
+  int64_t number = 10;
+  int repeat = 3;
+  double min_repeat_ms = 100;
+  /// Stop (RUN_TIMEOUT) when the warm-up call predicts number * repeat calls beyond this.
+  double timeout_s = 10;
+};
+
+struct TimingResult {
+  std::vector<double> round_seconds;  ///< seconds per call, one per round
+  int64_t number = 0;                 ///< calls per round after growth
+  double warmup_seconds = 0;
+  bool timed_out = false;
+};
+
+TimingResult time_evaluator(const std::function<void()>& fn, const std::function<void()>& before_round,
+                            const TimeEvaluatorOptions& options);
+
+/// Evicts every cache line of [p, p + bytes) from all cache levels (clflush); a no-op off x86.
+void flush_cache(const void* p, size_t bytes);
+
+/// AutoTVM's runner: with more than two rounds drop the fastest and the slowest.
+std::vector<double> drop_extremes(std::vector<double> rounds);
+
+}  // namespace tensortune::compiler

@@ -1,0 +1,66 @@
+#include "compiler/op_runner.h"
+
+#include "compiler/aligned_buffer.h"
+#include "compiler/layout.h"
+
+namespace tensortune::compiler {
+
+namespace ss = schedule_space;
+
+namespace {
+
+Status expect_shape(const char* what, const NdArray& a, const std::vector<int64_t>& want) {
+  if (a.shape != want)
+    return invalid_argument(std::string(what) + " has shape " + shape_to_string(a.shape) +
+                            ", the workload needs " + shape_to_string(want));
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_operator_inputs(const ss::Task& task, const OperatorInputs& in) {
+  if (const auto* w = std::get_if<ss::Conv2dWorkload>(&task.workload)) {
+    TT_RETURN_IF_ERROR(expect_shape("data", in.data, {w->batch, w->in_channels, w->in_height, w->in_width}));
+    TT_RETURN_IF_ERROR(expect_shape("weight", in.weight, {w->out_channels, w->in_channels, w->kernel_h, w->kernel_w}));
+    if (in.bias) TT_RETURN_IF_ERROR(expect_shape("bias", *in.bias, {w->out_channels}));
+  } else {
+    const auto& d = std::get<ss::DenseWorkload>(task.workload);
+    TT_RETURN_IF_ERROR(expect_shape("data", in.data, {d.batch, d.in_features}));
+    TT_RETURN_IF_ERROR(expect_shape("weight", in.weight, {d.out_features, d.in_features}));
+    if (in.bias) TT_RETURN_IF_ERROR(expect_shape("bias", *in.bias, {d.out_features}));
+  }
+  return ok_status();
+}
+
+PackedOperands pack_operands(const ss::Task& task, const KernelSignature& sig, const NdArray& data,
+                             const NdArray& weight) {
+  if (task.template_name == ss::kConv2dNCHWc)
+    return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
+  if (task.template_name == ss::kDensePack) return {data, pack_dense_weight(weight, sig.oc_block)};
+  return {data, weight};
+}
+
+NdArray unpack_output(const ss::Task& task, const KernelSignature& sig, const NdArray& out) {
+  if (task.template_name == ss::kConv2dNCHWc) return unpack_nchwc(out);
+  return out;
+}
+
+Expected<NdArray> run_operator(const ss::Task& task, const ss::ConfigSpace& space,
+                               const ss::Config& config, const OperatorInputs& inputs, int threads,
+                               KernelOptions options) {
+  TT_RETURN_IF_ERROR(check_operator_inputs(task, inputs));
+  options.bias = inputs.bias.has_value();
+  TT_ASSIGN_OR_RETURN(CompiledKernel kernel, compile_kernel(task, space, config, options));
+  const KernelSignature& sig = kernel.signature();
+  PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);
+  AlignedBuffer data(packed.data.data), weight(packed.weight.data);
+  AlignedBuffer bias(inputs.bias ? inputs.bias->data : std::vector<float>{});
+  NdArray out(sig.out_shape);
+  AlignedBuffer out_buf(out.size());
+  ThreadPool pool(threads);
+  kernel.run(data.data(), weight.data(), options.bias ? bias.data() : nullptr, out_buf.data(), pool);
+  out.data = out_buf.to_vector();
+  return unpack_output(task, sig, out);
+}
+
+}  // namespace tensortune::compiler

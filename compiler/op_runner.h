@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// Running one operator on plain-layout inputs (NCHW data, OIHW or (N, K) weights): packs the
+/// inputs into the config's layouts, compiles and runs the kernel, unpacks the result.
+
+#include <optional>
+
+#include "compiler/kernel.h"
+#include "support/ndarray.h"
+
+namespace tensortune::compiler {
+
+struct OperatorInputs {
+  NdArray data;    ///< conv2d: NCHW; dense: (M, K)
+  NdArray weight;  ///< conv2d: OIHW; dense: (N, K)
+  std::optional<NdArray> bias;
+};
+
+/// Checks that the arrays' shapes are the ones the task's workload describes; the message names
+/// the array, its shape and the expected one.
+Status check_operator_inputs(const schedule_space::Task& task, const OperatorInputs& inputs);
+
+/// Packs data and weight into the kernel's layouts (what the measurer and the compiler do once).
+struct PackedOperands {
+  NdArray data, weight;
+};
+PackedOperands pack_operands(const schedule_space::Task& task, const KernelSignature& sig,
+                             const NdArray& data, const NdArray& weight);
+/// The kernel output back in the plain layout (NCHW or (M, N)).
+NdArray unpack_output(const schedule_space::Task& task, const KernelSignature& sig,
+                      const NdArray& out);
+
+Expected<NdArray> run_operator(const schedule_space::Task& task,
+                               const schedule_space::ConfigSpace& space,
+                               const schedule_space::Config& config, const OperatorInputs& inputs,
+                               int threads, KernelOptions options = {});
+
+}  // namespace tensortune::compiler

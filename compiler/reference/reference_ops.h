@@ -1,0 +1,20 @@
+#pragma once
+/// \file
+/// Plain reference implementations: the trusted oracles every generated kernel is checked
+/// against. Straight loops with double accumulation; speed is not their job.
+
+#include "schedule_space/workload.h"
+#include "support/ndarray.h"
+
+namespace tensortune::compiler {
+
+/// NCHW data [N, IC, H, W], OIHW weight [OC, IC, KH, KW], optional bias [OC] (may be null)
+/// -> NCHW output. Any stride, dilation and four-sided zero padding.
+NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
+                              const schedule_space::Conv2dWorkload& w);
+
+/// data [M, K], weight [N, K], optional bias [N] -> [M, N].
+NdArray dense_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
+                        const schedule_space::DenseWorkload& w);
+
+}  // namespace tensortune::compiler

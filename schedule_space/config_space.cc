@@ -1,0 +1,108 @@
+#include "schedule_space/config_space.h"
+
+namespace tensortune::schedule_space {
+
+ConfigSpace::ConfigSpace(std::string template_name, std::vector<Knob> knobs, Validity valid)
+    : template_name_(std::move(template_name)), knobs_(std::move(knobs)), valid_(std::move(valid)) {
+  size_ = 1;
+  for (const Knob& k : knobs_) {
+    TT_CHECK(!k.options.empty()) << "knob " << k.name << " has no candidates";
+    size_ *= static_cast<int64_t>(k.options.size());
+  }
+}
+
+Expected<Config> ConfigSpace::config_at(int64_t index) const {
+  if (index < 0 || index >= size_)
+    return Error{ErrorCode::kOutOfRange, template_name_ + ": config index " + std::to_string(index) +
+                                             " is outside the space [0, " + std::to_string(size_) +
+                                             ")"};
+  Config c;
+  c.index = index;
+  int64_t rest = index;
+  for (const Knob& k : knobs_) {
+    const int64_t dim = static_cast<int64_t>(k.options.size());
+    c.digits.push_back(static_cast<int32_t>(rest % dim));
+    rest /= dim;
+  }
+  return c;
+}
+
+Expected<Config> ConfigSpace::config_from_digits(const std::vector<int32_t>& digits) const {
+  if (digits.size() != knobs_.size())
+    return invalid_argument(template_name_ + ": config has " + std::to_string(digits.size()) +
+                            " digits, the space has " + std::to_string(knobs_.size()) + " knobs");
+  Config c;
+  c.digits = digits;
+  int64_t stride = 1;
+  for (size_t j = 0; j < knobs_.size(); ++j) {
+    const int64_t dim = static_cast<int64_t>(knobs_[j].options.size());
+    if (digits[j] < 0 || digits[j] >= dim)
+      return invalid_argument(template_name_ + ": knob " + knobs_[j].name + " digit " +
+                              std::to_string(digits[j]) + " is outside [0, " +
+                              std::to_string(dim) + ")");
+    c.index += digits[j] * stride;
+    stride *= dim;
+  }
+  return c;
+}
+
+Expected<Config> ConfigSpace::config_from_entity(const Entity& entity) const {
+  std::vector<int32_t> digits(knobs_.size(), 0);
+  for (const auto& [name, value] : entity) {
+    const int pos = knob_position(name);
+    if (pos < 0) {
+      std::string known;
+      for (const Knob& k : knobs_) known += (known.empty() ? "" : ", ") + k.name;
+      return invalid_argument(template_name_ + ": unknown knob '" + name + "' (knobs: " + known +
+                              ")");
+    }
+    const Knob& k = knobs_[pos];
+    int found = -1;
+    for (size_t i = 0; i < k.options.size(); ++i) {
+      if (k.options[i] == value) {
+        found = static_cast<int>(i);
+        break;
+      }
+    }
+    if (found < 0)
+      return invalid_argument(template_name_ + ": knob " + name + " value " +
+                              knob_value_to_string(value) + " is not one of its " +
+                              std::to_string(k.options.size()) + " candidates");
+    digits[pos] = found;
+  }
+  return config_from_digits(digits);
+}
+
+Entity ConfigSpace::entity_of(const Config& config) const {
+  Entity e;
+  for (size_t j = 0; j < knobs_.size(); ++j) e.emplace_back(knobs_[j].name, knobs_[j].options[config.digits[j]]);
+  return e;
+}
+
+bool ConfigSpace::is_valid_index(int64_t index) const {
+  auto c = config_at(index);
+  return c.has_value() && is_valid(*c);
+}
+
+int ConfigSpace::knob_position(const std::string& name) const {
+  for (size_t j = 0; j < knobs_.size(); ++j)
+    if (knobs_[j].name == name) return static_cast<int>(j);
+  return -1;
+}
+
+const KnobValue& ConfigSpace::value(const Config& config, const std::string& name) const {
+  const int pos = knob_position(name);
+  TT_CHECK(pos >= 0) << "no knob " << name << " in " << template_name_;
+  return knobs_[pos].options[config.digits[pos]];
+}
+
+std::string ConfigSpace::describe(const Config& config) const {
+  std::string s;
+  for (size_t j = 0; j < knobs_.size(); ++j) {
+    if (j) s += " ";
+    s += knobs_[j].name + "=" + knob_value_to_string(knobs_[j].options[config.digits[j]]);
+  }
+  return s;
+}
+
+}  // namespace tensortune::schedule_space

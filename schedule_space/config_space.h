@@ -1,0 +1,72 @@
+#pragma once
+/// \file
+/// A template's config space: the product of its knobs, with a deterministic flat index.
+/// Index <-> config is mixed radix over the knobs in definition order, first knob fastest
+/// varying (AutoTVM's order): digit_j = (index / prod_{i<j} dims_i) mod dims_j.
+/// A template may declare some points invalid (for example register tiles that cannot fit);
+/// invalid points keep their index but tuners never propose them.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedule_space/knob.h"
+#include "support/error.h"
+
+namespace tensortune::schedule_space {
+
+/// Vector accumulators a template's register tile may hold (x86-64 with AVX-512 has 32 vector
+/// registers; one holds the broadcast input and some hold the weights). Larger tiles spill.
+inline constexpr int kMaxAccumulators = 28;
+
+/// A point of a space: its flat index and one digit (candidate position) per knob.
+struct Config {
+  int64_t index = 0;
+  std::vector<int32_t> digits;
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+/// A config as (knob name, value) pairs: AutoTVM's "entity", independent of candidate order.
+using Entity = std::vector<std::pair<std::string, KnobValue>>;
+
+class ConfigSpace {
+ public:
+  using Validity = std::function<bool(const std::vector<int32_t>& digits)>;
+
+  ConfigSpace() = default;
+  ConfigSpace(std::string template_name, std::vector<Knob> knobs, Validity valid = nullptr);
+
+  const std::string& template_name() const { return template_name_; }
+  const std::vector<Knob>& knobs() const { return knobs_; }
+  /// Number of points, valid or not (AutoTVM's range_length).
+  int64_t size() const { return size_; }
+
+  /// Fails with kOutOfRange naming the index and the size when index is not in [0, size).
+  Expected<Config> config_at(int64_t index) const;
+  /// Fails when a digit is out of its knob's range.
+  Expected<Config> config_from_digits(const std::vector<int32_t>& digits) const;
+  /// Maps names to digits; knobs the entity omits take candidate 0. Fails on an unknown knob
+  /// name or a value that is not one of the knob's candidates.
+  Expected<Config> config_from_entity(const Entity& entity) const;
+  Entity entity_of(const Config& config) const;
+
+  bool is_valid(const Config& config) const { return !valid_ || valid_(config.digits); }
+  bool is_valid_index(int64_t index) const;
+
+  /// The value of knob `name` in `config`; TT_CHECKs that the knob exists.
+  const KnobValue& value(const Config& config, const std::string& name) const;
+  int knob_position(const std::string& name) const;  ///< -1 when absent
+
+  /// "tile_ic=[-1, 8] tile_oc=[-1, 16] ..." for logs and tables.
+  std::string describe(const Config& config) const;
+
+ private:
+  std::string template_name_;
+  std::vector<Knob> knobs_;
+  Validity valid_;
+  int64_t size_ = 0;
+};
+
+}  // namespace tensortune::schedule_space

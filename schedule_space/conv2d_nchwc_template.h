@@ -1,0 +1,40 @@
+#pragma once
+/// \file
+/// The x86 conv2d_NCHWc template. Data NCHW[x]c, kernel OIHW[x]i[y]o, output NCHW[y]c with
+/// x = ic_bn, y = oc_bn.
+///
+/// Knobs, in index order (AutoTVM's first, so that its logs map in by entity):
+///   tile_ic   split [-1, ic_bn], divisors of IC
+///   tile_oc   split [-1, oc_bn], divisors of OC; the oc_bn axis is the vectorised one
+///   tile_ow   split [-1, reg_n], divisors of OW and powers of two, reg_n <= 64
+///   unroll_kw (kernels wider than 1) true/false: kw innermost and unrolled, or kw outside
+///             the ic_block loop
+///   tile_oh   rows of the register tile: 1..4 (AutoTVM has [1, 2] for 1x1 kernels only;
+///             ours extends it to every kernel, candidate 0 is AutoTVM's behaviour)
+/// A config is valid when its register tile (tile_oh * reg_n * ceil(oc_bn / lanes) vector
+/// accumulators) fits in kMaxAccumulators registers and tile_oh <= OH.
+
+#include <cstdint>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/workload.h"
+
+namespace tensortune::schedule_space {
+
+struct Target;
+
+struct Conv2dSchedule {
+  int64_t ic_bn = 1;
+  int64_t oc_bn = 1;
+  int64_t reg_n = 1;  ///< output columns per register tile
+  int64_t reg_h = 1;  ///< output rows per register tile
+  bool unroll_kw = false;
+};
+
+ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);
+Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config);
+/// AutoTVM's fallback: oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor of IC
+/// <= oc_bn, reg_n = largest divisor of OW <= 31, unroll_kw = false, one row.
+Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes);
+
+}  // namespace tensortune::schedule_space

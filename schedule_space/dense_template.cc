@@ -1,0 +1,93 @@
+#include "schedule_space/dense_template.h"
+
+#include <algorithm>
+
+namespace tensortune::schedule_space {
+namespace {
+
+const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int find_sizes(const Knob& k, const std::vector<int64_t>& want) {
+  for (size_t i = 0; i < k.options.size(); ++i)
+    if (sizes(k.options[i]) == want) return static_cast<int>(i);
+  return -1;
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  int64_t best = 1;
+  for (int64_t d : divisors(n))
+    if (d <= cap) best = d;
+  return best;
+}
+
+}  // namespace
+
+ConfigSpace dense_space(const DenseWorkload& w, bool packed, int vector_lanes) {
+  const int ways = packed ? 3 : 2;
+  std::vector<Knob> knobs;
+  knobs.push_back(make_split_knob("tile_y", w.batch, ways, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_x", w.out_features, ways, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_k", w.in_features, 2, SplitPolicy::kFactors));
+  std::vector<Knob> captured = knobs;
+  const int64_t lanes = vector_lanes;
+  auto valid = [captured, lanes, packed](const std::vector<int32_t>& d) {
+    const int64_t yi = sizes(captured[0].options[d[0]]).back();
+    const int64_t xi = sizes(captured[1].options[d[1]]).back();
+    const int64_t kf = sizes(captured[2].options[d[2]]).back();
+    if (packed) return yi * ceil_div(xi, lanes) <= kMaxAccumulators && kf <= 16;
+    return yi * xi * ceil_div(kf, lanes) <= kMaxAccumulators;
+  };
+  return ConfigSpace(packed ? "dense_pack.x86" : "dense_nopack.x86", std::move(knobs), valid);
+}
+
+DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, bool packed) {
+  DenseSchedule s;
+  s.packed = packed;
+  const auto& y = sizes(space.value(config, "tile_y"));
+  const auto& x = sizes(space.value(config, "tile_x"));
+  const auto& k = sizes(space.value(config, "tile_k"));
+  s.yi = y.back();
+  s.xi = x.back();
+  s.kf = k.back();
+  if (packed) {
+    s.yo = y[1];
+    s.xo = x[1];
+  }
+  return s;
+}
+
+Config dense_default(const ConfigSpace& space, const DenseWorkload& w, bool packed,
+                     int vector_lanes) {
+  const auto& knobs = space.knobs();
+  std::vector<int32_t> digits(knobs.size(), 0);
+  if (packed) {
+    // AutoTVM: bn = largest divisor of N <= 2*lanes; the middle factor doubles while the rest
+    // is even and > 4; yi = the largest of 8, 4, 2, 1 dividing M; k not unrolled.
+    const int64_t bn = largest_divisor_at_most(w.out_features, 2 * vector_lanes);
+    int64_t rest = w.out_features / bn, xo = 1;
+    while (rest > 4 && rest % 2 == 0) {
+      xo *= 2;
+      rest /= 2;
+    }
+    int64_t yi = 1;
+    for (int64_t c : {8, 4, 2}) {
+      if (w.batch % c == 0) {
+        yi = c;
+        break;
+      }
+    }
+    digits[0] = std::max(0, find_sizes(knobs[0], {-1, 1, yi}));
+    digits[1] = std::max(0, find_sizes(knobs[1], {-1, xo, bn}));
+    digits[2] = std::max(0, find_sizes(knobs[2], {-1, 1}));
+  } else {
+    const int64_t vk = largest_divisor_at_most(w.in_features, 2 * vector_lanes);
+    digits[2] = std::max(0, find_sizes(knobs[2], {-1, vk}));
+  }
+  auto c = space.config_from_digits(digits);
+  TT_CHECK(c.has_value()) << c.error().message;
+  return *c;
+}
+
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,33 @@
+#pragma once
+/// \file
+/// The x86 dense templates, y[M, N] = x[M, K] * w[N, K]^T.
+///
+/// dense_pack.x86: weights pre-packed to (N / bn, K, bn), bn = tile_x[-1] vectorised.
+///   tile_y [-1, yo, yi]: yi rows of the register tile, yo row tiles per parallel task
+///   tile_x [-1, xo, bn]: bn columns (vector lanes) per tile, xo column tiles per task
+///   tile_k [-1, kf]: the k loop unrolled by kf
+/// dense_nopack.x86: weights as given (N, K); the reduction axis is vectorised.
+///   tile_y [-1, yi], tile_x [-1, xi]: a yi x xi tile of dot products
+///   tile_k [-1, vk]: vk lanes of the k axis per step, reduced across lanes at the end
+/// Valid when the register tile holds at most kMaxAccumulators vectors.
+
+#include <cstdint>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/workload.h"
+
+namespace tensortune::schedule_space {
+
+struct DenseSchedule {
+  bool packed = true;
+  int64_t yo = 1, yi = 1;
+  int64_t xo = 1, xi = 1;  ///< packed: xi = bn
+  int64_t kf = 1;          ///< packed: k unroll; nopack: k vector lanes
+};
+
+ConfigSpace dense_space(const DenseWorkload& w, bool packed, int vector_lanes);
+DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, bool packed);
+Config dense_default(const ConfigSpace& space, const DenseWorkload& w, bool packed,
+                     int vector_lanes);
+
+}  // namespace tensortune::schedule_space

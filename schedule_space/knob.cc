@@ -1,0 +1,78 @@
+#include "schedule_space/knob.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tensortune::schedule_space {
+
+const char* knob_kind_tag(KnobKind kind) {
+  switch (kind) {
+    case KnobKind::kSplit: return "sp";
+    case KnobKind::kOther: return "ot";
+    case KnobKind::kAnnotate: return "an";
+  }
+  return "?";
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+namespace {
+
+void enumerate(const std::vector<int64_t>& factors, int64_t n, bool allow_tail, int depth,
+               int positions, int64_t product, std::vector<int64_t>& current,
+               std::vector<KnobValue>& out) {
+  if (depth == positions) {
+    if (n % product == 0 || (allow_tail && product <= n)) out.push_back(current);
+    return;
+  }
+  for (int64_t f : factors) {
+    if (product * f > n) break;
+    current.push_back(f);
+    enumerate(factors, n, allow_tail, depth + 1, positions, product * f, current, out);
+    current.pop_back();
+  }
+}
+
+}  // namespace
+
+Knob make_split_knob(std::string name, int64_t n, int num_outputs, SplitPolicy policy,
+                     int64_t max_factor) {
+  std::set<int64_t> candidates;
+  for (int64_t d : divisors(n)) candidates.insert(d);
+  if (policy == SplitPolicy::kVerbose)
+    for (int64_t p = 1; p <= n; p *= 2) candidates.insert(p);
+  std::vector<int64_t> factors;
+  for (int64_t f : candidates)
+    if (f <= max_factor) factors.push_back(f);
+  Knob knob{std::move(name), KnobKind::kSplit, {}};
+  std::vector<int64_t> current{-1};
+  enumerate(factors, n, policy == SplitPolicy::kVerbose, 0, num_outputs - 1, 1, current,
+            knob.options);
+  return knob;
+}
+
+Knob make_other_knob(std::string name, std::vector<KnobValue> options) {
+  return Knob{std::move(name), KnobKind::kOther, std::move(options)};
+}
+
+std::string knob_value_to_string(const KnobValue& v) {
+  if (auto* sizes = std::get_if<std::vector<int64_t>>(&v)) {
+    std::string s = "[";
+    for (size_t i = 0; i < sizes->size(); ++i) s += (i ? ", " : "") + std::to_string((*sizes)[i]);
+    return s + "]";
+  }
+  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return "\"" + std::get<std::string>(v) + "\"";
+}
+
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// What one measurement produces. Error numbers are AutoTVM's MeasureErrorNo, same values, so
+/// that logs exchange both ways. A failed measurement is data, not an Error.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tensortune::schedule_space {
+
+enum class MeasureErrorNo : int {
+  kNoError = 0,
+  kInstantiationError = 1,
+  kCompileHost = 2,
+  kCompileDevice = 3,
+  kRuntimeDevice = 4,
+  kWrongAnswer = 5,
+  kBuildTimeout = 6,
+  kRunTimeout = 7,
+  kUnknownError = 8,
+};
+
+const char* measure_error_name(MeasureErrorNo e);
+
+/// Cost AutoTVM writes for a failed measurement.
+inline constexpr double kErrorCost = 1e9;
+
+struct MeasureResult {
+  int64_t config_index = 0;
+  /// Seconds per run, one per kept repeat (the fastest and slowest are dropped when there are
+  /// more than two repeats, as AutoTVM's runner does). {kErrorCost} on error.
+  std::vector<double> costs;
+  MeasureErrorNo error_no = MeasureErrorNo::kNoError;
+  std::string error_msg;
+  double all_cost_s = 0;     ///< wall time of the whole measurement: compile + check + timing
+  double compile_s = 0;      ///< code generation and JIT time
+  double timestamp = 0;      ///< unix seconds when the measurement finished
+  int threads = 1;           ///< threads the kernel ran on
+  int64_t number = 0;        ///< runs per repeat after min_repeat_ms growth
+  std::string device_key;
+
+  double mean_cost() const;
+  bool ok() const { return error_no == MeasureErrorNo::kNoError; }
+};
+
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// A tuning task: template + workload + target, its canonical workload key, and the entry
+/// points every template provides (its config space, its default config, its FLOP count).
+
+#include <string>
+#include <vector>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/workload.h"
+#include "support/error.h"
+
+namespace tensortune::schedule_space {
+
+inline constexpr char kConv2dNCHWc[] = "conv2d_NCHWc.x86";
+inline constexpr char kDensePack[] = "dense_pack.x86";
+inline constexpr char kDenseNopack[] = "dense_nopack.x86";
+
+/// The code generation target. `spec` is AutoTVM's target string ("llvm -keys=cpu
+/// -mcpu=icelake-server"); `vector_lanes` is the number of float32 lanes of the widest vector
+/// register (16 for AVX-512, 8 for AVX2, 4 for SSE/NEON).
+struct Target {
+  std::string spec = "llvm -keys=cpu";
+  int vector_lanes = 16;
+  friend bool operator==(const Target&, const Target&) = default;
+};
+
+struct Task {
+  std::string template_name;
+  Workload workload;
+  Target target;
+};
+
+/// The template names we know, in a stable order.
+const std::vector<std::string>& template_names();
+
+/// Validates the workload and that the template fits it (conv2d templates take a
+/// Conv2dWorkload, dense templates a DenseWorkload).
+Expected<Task> make_task(std::string template_name, Workload workload, Target target);
+
+/// Canonical, stable key: AutoTVM's workload tuple as compact JSON,
+/// ["conv2d_NCHWc.x86", [["TENSOR", [1, 64, 56, 56], "float32"], ...]].
+std::string workload_key(const Task& task);
+
+/// "conv2d 1x64x56x56 k64x3x3 s1,1 p1,1,1,1 d1,1" for tables.
+std::string describe_workload(const Workload& w);
+
+Expected<ConfigSpace> make_config_space(const Task& task);
+
+/// AutoTVM's fallback config for the template (used when no record exists).
+Config default_config(const Task& task, const ConfigSpace& space);
+
+double task_flop(const Task& task);
+
+}  // namespace tensortune::schedule_space

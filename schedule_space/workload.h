@@ -1,0 +1,62 @@
+#pragma once
+/// \file
+/// Operator instances to tune: shapes, strides, four-sided padding, dilation. Value types with
+/// validation, output-shape arithmetic and FLOP counts. Padding is always (top, left, bottom,
+/// right); nothing assumes symmetry.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "support/error.h"
+
+namespace tensortune::schedule_space {
+
+/// 2-D convolution, NCHW data and OIHW kernel (groups = 1), float32.
+struct Conv2dWorkload {
+  int64_t batch = 1, in_channels = 0, in_height = 0, in_width = 0;
+  int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+
+  /// out = floor((in + pad_begin + pad_end - dilation*(k-1) - 1) / stride) + 1
+  int64_t out_height() const;
+  int64_t out_width() const;
+  /// 2 * N * OC * OH * OW * IC * KH * KW.
+  double flop() const;
+  friend bool operator==(const Conv2dWorkload&, const Conv2dWorkload&) = default;
+};
+
+/// y[M, N] = x[M, K] * w[N, K]^T (+ bias[N]), float32; N is the number of output units.
+struct DenseWorkload {
+  int64_t batch = 0;        // M
+  int64_t out_features = 0; // N
+  int64_t in_features = 0;  // K
+  double flop() const { return 2.0 * batch * out_features * in_features; }
+  friend bool operator==(const DenseWorkload&, const DenseWorkload&) = default;
+};
+
+using Workload = std::variant<Conv2dWorkload, DenseWorkload>;
+
+/// Every size positive, strides and dilations >= 1, pads >= 0, the dilated kernel no larger
+/// than the padded input. Messages name the field and the value.
+Status validate(const Conv2dWorkload& w);
+Status validate(const DenseWorkload& w);
+Status validate(const Workload& w);
+
+double workload_flop(const Workload& w);
+
+/// The four pads of TF/ONNX "SAME" padding for one spatial axis:
+/// total = max((ceil(in/stride)-1)*stride + dilation*(k-1) + 1 - in, 0).
+/// SAME_UPPER puts floor(total/2) at the beginning, SAME_LOWER puts ceil(total/2) there.
+enum class AutoPad { kSameUpper, kSameLower, kValid };
+struct PadPair {
+  int64_t begin = 0, end = 0;
+  friend bool operator==(const PadPair&, const PadPair&) = default;
+};
+PadPair auto_pad(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation);
+
+}  // namespace tensortune::schedule_space

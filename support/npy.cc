@@ -1,0 +1,138 @@
+#include "support/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace tensortune {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+
+Error npy_error(const std::string& what, const std::string& message) {
+  return invalid_argument(what + ": " + message);
+}
+
+std::string header_value(const std::string& header, const std::string& key) {
+  std::regex re("'" + key + "'\\s*:\\s*('[^']*'|True|False|\\([^)]*\\))");
+  std::smatch m;
+  if (std::regex_search(header, m, re)) return m[1].str();
+  return "";
+}
+
+}  // namespace
+
+Expected<NdArray> parse_npy(const std::string& bytes, const std::string& what) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
+    return npy_error(what, "not a .npy file (missing \\x93NUMPY magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0;
+  size_t offset = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return npy_error(what, "header is truncated");
+    uint32_t len = 0;
+    std::memcpy(&len, bytes.data() + 8, 4);
+    header_len = len;
+    offset = 12;
+  } else {
+    return npy_error(what, "format version " + std::to_string(major) + " is not supported");
+  }
+  if (bytes.size() < offset + header_len)
+    return npy_error(what, "header is truncated: " + std::to_string(bytes.size()) +
+                               " bytes, header needs " + std::to_string(offset + header_len));
+  const std::string header = bytes.substr(offset, header_len);
+  const std::string descr = header_value(header, "descr");
+  const std::string fortran = header_value(header, "fortran_order");
+  const std::string shape_text = header_value(header, "shape");
+  if (descr.empty() || fortran.empty() || shape_text.empty())
+    return npy_error(what, "header lacks descr, fortran_order or shape: " + header);
+  if (fortran != "False") return npy_error(what, "fortran_order = True is not supported");
+  size_t elem_size = 0;
+  if (descr == "'<f4'" || descr == "'|f4'") {
+    elem_size = 4;
+  } else if (descr == "'<f8'") {
+    elem_size = 8;
+  } else {
+    return npy_error(what, "dtype " + descr + " is not supported (float32 or float64 only)");
+  }
+  NdArray out;
+  std::string dims = shape_text.substr(1, shape_text.size() - 2);
+  std::stringstream ss(dims);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" ");
+    if (b == std::string::npos) continue;
+    try {
+      size_t used = 0;
+      long long d = std::stoll(item.substr(b), &used);
+      if (d < 0) return npy_error(what, "shape has a negative dimension " + item);
+      out.shape.push_back(d);
+    } catch (const std::exception&) {
+      return npy_error(what, "shape entry '" + item + "' is not an integer");
+    }
+  }
+  const int64_t n = NdArray::num_elements(out.shape);
+  const size_t data_offset = offset + header_len;
+  const size_t need = static_cast<size_t>(n) * elem_size;
+  if (bytes.size() - data_offset < need)
+    return npy_error(what, "data is truncated: shape " + shape_to_string(out.shape) + " needs " +
+                               std::to_string(need) + " bytes, file has " +
+                               std::to_string(bytes.size() - data_offset));
+  out.data.resize(n);
+  if (elem_size == 4) {
+    std::memcpy(out.data.data(), bytes.data() + data_offset, need);
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      double v;
+      std::memcpy(&v, bytes.data() + data_offset + i * 8, 8);
+      out.data[i] = static_cast<float>(v);
+    }
+  }
+  return out;
+}
+
+Expected<NdArray> read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot open " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_npy(buffer.str(), path);
+}
+
+std::string serialize_npy(const NdArray& array) {
+  std::string shape = "(";
+  for (size_t i = 0; i < array.shape.size(); ++i) {
+    shape += std::to_string(array.shape[i]);
+    if (array.shape.size() == 1 || i + 1 < array.shape.size()) shape += ",";
+    if (i + 1 < array.shape.size()) shape += " ";
+  }
+  shape += ")";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad so that the data starts on a 64-byte boundary, ending the header with '\n'.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out(kMagic, 6);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(reinterpret_cast<const char*>(array.data.data()), array.data.size() * sizeof(float));
+  return out;
+}
+
+Status write_npy(const std::string& path, const NdArray& array) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return unavailable("cannot open " + path + " for writing");
+  const std::string bytes = serialize_npy(array);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) return unavailable("writing " + path + " failed");
+  return ok_status();
+}
+
+}  // namespace tensortune

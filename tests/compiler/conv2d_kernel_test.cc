@@ -1,0 +1,134 @@
+// Generated conv2d_NCHWc kernels compute what the plain reference computes: every valid config
+// of a small space, and sampled configs over strides, dilations and asymmetric padding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/op_runner.h"
+#include "compiler/reference/reference_ops.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+using tt::NdArray;
+
+namespace {
+
+ss::Conv2dWorkload conv(int64_t ic, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw,
+                        int64_t stride, std::array<int64_t, 4> pad, int64_t dil = 1) {
+  ss::Conv2dWorkload c;
+  c.in_channels = ic;
+  c.in_height = h;
+  c.in_width = w;
+  c.out_channels = oc;
+  c.kernel_h = kh;
+  c.kernel_w = kw;
+  c.stride_h = c.stride_w = stride;
+  c.pad_top = pad[0];
+  c.pad_left = pad[1];
+  c.pad_bottom = pad[2];
+  c.pad_right = pad[3];
+  c.dilation_h = c.dilation_w = dil;
+  return c;
+}
+
+void expect_close(const NdArray& got, const NdArray& want, const std::string& what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  for (size_t i = 0; i < got.data.size(); ++i) {
+    const double tol = 1e-4 * (1 + std::fabs(want.data[i]));
+    ASSERT_NEAR(got.data[i], want.data[i], tol) << what << " element " << i;
+  }
+}
+
+/// Runs configs index_begin, +step, ... and compares each with the reference.
+int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
+  auto task = ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  EXPECT_TRUE(task.has_value());
+  auto space = ss::make_config_space(*task);
+  EXPECT_TRUE(space.has_value());
+  tt::compiler::OperatorInputs in;
+  in.data = NdArray({w.batch, w.in_channels, w.in_height, w.in_width});
+  in.weight = NdArray({w.out_channels, w.in_channels, w.kernel_h, w.kernel_w});
+  tt::fill_uniform(in.data, 11);
+  tt::fill_uniform(in.weight, 12);
+  if (bias) {
+    in.bias = NdArray({w.out_channels});
+    tt::fill_uniform(*in.bias, 13);
+  }
+  const NdArray want = tt::compiler::conv2d_nchw_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
+  int checked = 0;
+  for (int64_t i = 0; i < space->size(); i += step) {
+    auto c = space->config_at(i);
+    if (!space->is_valid(*c)) continue;
+    auto got = tt::compiler::run_operator(*task, *space, *c, in, 1 + (i % 2));
+    EXPECT_TRUE(got.has_value()) << (got ? "" : got.error().message);
+    if (!got) return checked;
+    expect_close(*got, want, space->describe(*c));
+    if (::testing::Test::HasFatalFailure()) return checked;
+    ++checked;
+  }
+  return checked;
+}
+
+TEST(Conv2dKernel, EveryConfigOfASmallSpaceMatchesReference) {
+  // 8 -> 32 channels, 6x5 input, 3x3 kernel, asymmetric padding.
+  const auto w = conv(8, 6, 5, 32, 3, 3, 1, {1, 0, 2, 1});
+  const int n = check_configs(w, 1, false);
+  EXPECT_GT(n, 100);
+}
+
+TEST(Conv2dKernel, Stride2AsymmetricSamePaddingMatchesReference) {
+  // TF SAME_UPPER for in=9, k=3, s=2: total 2 -> (1, 1); in=8: total 1 -> (0, 1).
+  EXPECT_GT(check_configs(conv(4, 8, 9, 16, 3, 3, 2, {0, 1, 1, 1}), 7, true), 10);
+}
+
+TEST(Conv2dKernel, DilationAndRectangularKernelMatchReference) {
+  EXPECT_GT(check_configs(conv(6, 11, 10, 12, 3, 2, 1, {2, 1, 2, 0}, 2), 5, false), 10);
+}
+
+TEST(Conv2dKernel, OneByOneStride2MatchesReference) {
+  EXPECT_GT(check_configs(conv(16, 9, 9, 32, 1, 1, 2, {0, 0, 0, 0}), 3, true), 10);
+}
+
+TEST(Conv2dKernel, BatchTwoAndLargePaddingMatchReference) {
+  auto w = conv(3, 5, 5, 8, 5, 5, 1, {3, 2, 2, 4});
+  w.batch = 2;
+  EXPECT_GT(check_configs(w, 5, true), 5);
+}
+
+TEST(Conv2dKernel, BiasAndReluEpilogue) {
+  const auto w = conv(4, 5, 5, 16, 3, 3, 1, {1, 1, 1, 1});
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto space = *ss::make_config_space(task);
+  tt::compiler::OperatorInputs in;
+  in.data = NdArray({1, 4, 5, 5});
+  in.weight = NdArray({16, 4, 3, 3});
+  in.bias = NdArray({16});
+  tt::fill_uniform(in.data, 1);
+  tt::fill_uniform(in.weight, 2);
+  tt::fill_uniform(*in.bias, 3);
+  NdArray want = tt::compiler::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
+  for (float& v : want.data) v = std::max(v, 0.0f);
+  tt::compiler::KernelOptions opt;
+  opt.relu = true;
+  auto got = tt::compiler::run_operator(task, space, ss::default_config(task, space), in, 1, opt);
+  ASSERT_TRUE(got.has_value());
+  expect_close(*got, want, "relu");
+}
+
+TEST(Conv2dKernel, InvalidConfigIsRefused) {
+  const auto w = conv(16, 16, 16, 64, 3, 3, 1, {1, 1, 1, 1});
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto space = *ss::make_config_space(task);
+  for (int64_t i = 0; i < space.size(); ++i) {
+    auto c = *space.config_at(i);
+    if (space.is_valid(c)) continue;
+    auto k = tt::compiler::compile_kernel(task, space, c);
+    ASSERT_FALSE(k.has_value());
+    EXPECT_EQ(k.error().code, tt::ErrorCode::kFailedPrecondition);
+    EXPECT_NE(k.error().message.find("register tile"), std::string::npos) << k.error().message;
+    return;
+  }
+  FAIL() << "the space has no invalid config";
+}
+
+}  // namespace

@@ -1,0 +1,99 @@
+// The local measurer: correct configs time, invalid configs are INSTANTIATION_ERRORs, the
+// time_evaluator grows `number` to reach min_repeat_ms, and outputs_match catches mistakes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "compiler/kernel.h"
+#include "compiler/measure/local_measurer.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+
+namespace {
+
+tt::compiler::MeasureOptions fast_options() {
+  tt::compiler::MeasureOptions o;
+  o.timing.number = 2;
+  o.timing.repeat = 3;
+  o.timing.min_repeat_ms = 1;
+  return o;
+}
+
+TEST(LocalMeasurer, MeasuresValidAndReportsInvalidConfigs) {
+  ss::Conv2dWorkload w;
+  w.in_channels = 16;
+  w.in_height = w.in_width = 10;
+  w.out_channels = 64;
+  w.kernel_h = w.kernel_w = 3;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto space = *ss::make_config_space(task);
+  auto m = tt::compiler::LocalMeasurer::create(task, fast_options());
+  ASSERT_TRUE(m.has_value());
+  std::vector<ss::Config> configs{ss::default_config(task, space)};
+  for (int64_t i = 0; i < space.size(); ++i) {
+    auto c = *space.config_at(i);
+    if (!space.is_valid(c)) {
+      configs.push_back(c);
+      break;
+    }
+  }
+  ASSERT_EQ(configs.size(), 2u);
+  auto results = (*m)->measure(space, configs);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].error_no, ss::MeasureErrorNo::kNoError) << results[0].error_msg;
+  EXPECT_EQ(results[0].costs.size(), 1u);  // 3 rounds, fastest and slowest dropped
+  EXPECT_GT(results[0].costs[0], 0);
+  EXPECT_GT(results[0].compile_s, 0);
+  EXPECT_EQ(results[1].error_no, ss::MeasureErrorNo::kInstantiationError);
+  EXPECT_EQ(results[1].costs, std::vector<double>{ss::kErrorCost});
+}
+
+TEST(TimeEvaluator, GrowsNumberUntilMinRepeatMs) {
+  int calls = 0;
+  auto fn = [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  };
+  tt::compiler::TimeEvaluatorOptions o;
+  o.number = 1;
+  o.repeat = 2;
+  o.min_repeat_ms = 5;
+  auto r = tt::compiler::time_evaluator(fn, nullptr, o);
+  ASSERT_EQ(r.round_seconds.size(), 2u);
+  EXPECT_GE(r.number, 5);  // 5 ms / 0.2 ms per call
+  EXPECT_GE(r.round_seconds[0], 200e-6);
+  EXPECT_LT(r.round_seconds[0], 5e-3);
+}
+
+TEST(TimeEvaluator, PredictedOverrunIsATimeout) {
+  auto fn = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  tt::compiler::TimeEvaluatorOptions o;
+  o.number = 10;
+  o.repeat = 3;
+  o.timeout_s = 0.1;
+  EXPECT_TRUE(tt::compiler::time_evaluator(fn, nullptr, o).timed_out);
+}
+
+TEST(OutputsMatch, CatchesMismatchAndNaN) {
+  std::string why;
+  EXPECT_TRUE(tt::compiler::outputs_match({1.0f, 2.0f}, {1.0f, 2.00001f}, 16, &why));
+  EXPECT_FALSE(tt::compiler::outputs_match({1.0f, 2.5f}, {1.0f, 2.0f}, 16, &why));
+  EXPECT_NE(why.find("element 1"), std::string::npos);
+  EXPECT_FALSE(tt::compiler::outputs_match({1.0f, std::nanf("")}, {1.0f, 2.0f}, 16, &why));
+}
+
+TEST(LocalMeasurer, RejectsBadOptions) {
+  ss::DenseWorkload d{1, 8, 8};
+  auto task = *ss::make_task(ss::kDensePack, d, tt::compiler::host_target());
+  auto o = fast_options();
+  o.threads = 0;
+  auto m = tt::compiler::LocalMeasurer::create(task, o);
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("threads = 0"), std::string::npos);
+}
+
+}  // namespace

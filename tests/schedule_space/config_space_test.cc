@@ -1,0 +1,125 @@
+// Index <-> config round trips over whole spaces; split candidates match AutoTVM's counts and
+// the decode of a real AutoTVM log line.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/task.h"
+
+namespace ss = tensortune::schedule_space;
+
+namespace {
+
+ss::Task resnet_task(int64_t c, int64_t hw, int64_t oc, int64_t k, int64_t s, int64_t p) {
+  ss::Conv2dWorkload w;
+  w.in_channels = c;
+  w.in_height = w.in_width = hw;
+  w.out_channels = oc;
+  w.kernel_h = w.kernel_w = k;
+  w.stride_h = w.stride_w = s;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = p;
+  return *ss::make_task(ss::kConv2dNCHWc, w, ss::Target{"llvm -keys=cpu", 16});
+}
+
+TEST(ConfigSpace, IndexRoundTripOverWholeSpaces) {
+  for (const ss::Task& t : {resnet_task(64, 56, 64, 3, 1, 1), resnet_task(256, 14, 512, 1, 2, 0)}) {
+    auto space = *ss::make_config_space(t);
+    std::set<std::vector<int32_t>> seen;
+    for (int64_t i = 0; i < space.size(); ++i) {
+      auto c = space.config_at(i);
+      ASSERT_TRUE(c.has_value());
+      EXPECT_TRUE(seen.insert(c->digits).second);
+      auto back = space.config_from_digits(c->digits);
+      ASSERT_TRUE(back.has_value());
+      ASSERT_EQ(back->index, i);
+      auto from_entity = space.config_from_entity(space.entity_of(*c));
+      ASSERT_TRUE(from_entity.has_value());
+      ASSERT_EQ(from_entity->index, i);
+    }
+  }
+}
+
+TEST(ConfigSpace, FirstKnobVariesFastest) {
+  auto space = *ss::make_config_space(resnet_task(64, 56, 64, 3, 1, 1));
+  auto c0 = *space.config_at(0);
+  auto c1 = *space.config_at(1);
+  EXPECT_EQ(c1.digits[0], c0.digits[0] + 1);
+  const int64_t dim0 = static_cast<int64_t>(space.knobs()[0].options.size());
+  auto c = *space.config_at(dim0);
+  EXPECT_EQ(c.digits[0], 0);
+  EXPECT_EQ(c.digits[1], 1);
+}
+
+TEST(ConfigSpace, AutoTvmKnobCountsForResnetLayers) {
+  // AutoTVM's conv2d_NCHWc space for (64, 64, 56, 3x3) is 7 * 7 * 10 * 2 with tile_ow
+  // 'verbose' (divisors of 56 and powers of two up to 56: 1 2 4 7 8 14 16 28 32 56).
+  auto space = *ss::make_config_space(resnet_task(64, 56, 64, 3, 1, 1));
+  ASSERT_GE(space.knobs().size(), 4u);
+  EXPECT_EQ(space.knobs()[0].name, "tile_ic");
+  EXPECT_EQ(space.knobs()[0].options.size(), 7u);
+  EXPECT_EQ(space.knobs()[1].options.size(), 7u);
+  EXPECT_EQ(space.knobs()[2].name, "tile_ow");
+  EXPECT_EQ(space.knobs()[2].options.size(), 10u);
+  EXPECT_EQ(space.knobs()[3].name, "unroll_kw");
+  // 1x1 (256 -> 1024, 14x14): 9 * 11 * 6, then tile_oh.
+  auto one = *ss::make_config_space(resnet_task(256, 14, 1024, 1, 1, 0));
+  EXPECT_EQ(one.knobs()[0].options.size(), 9u);
+  EXPECT_EQ(one.knobs()[1].options.size(), 11u);
+  EXPECT_EQ(one.knobs()[2].options.size(), 6u);
+  EXPECT_EQ(one.knobs()[3].name, "tile_oh");
+}
+
+TEST(ConfigSpace, SplitCountFormula) {
+  // 4-way split of 256 = 2^8: C(8+3, 3) = 165; 3-way of 1000 = 2^3 5^3: C(5,2)^2 = 100.
+  EXPECT_EQ(ss::make_split_knob("x", 256, 4, ss::SplitPolicy::kFactors).options.size(), 165u);
+  EXPECT_EQ(ss::make_split_knob("x", 1000, 3, ss::SplitPolicy::kFactors).options.size(), 100u);
+  auto k = ss::make_split_knob("x", 12, 2, ss::SplitPolicy::kFactors);
+  EXPECT_EQ(k.options.front(), ss::KnobValue(std::vector<int64_t>{-1, 1}));
+  EXPECT_EQ(k.options.back(), ss::KnobValue(std::vector<int64_t>{-1, 12}));
+}
+
+TEST(ConfigSpace, OutOfRangeIndexAndUnknownKnobAreErrors) {
+  auto space = *ss::make_config_space(resnet_task(64, 56, 64, 3, 1, 1));
+  auto bad = space.config_at(space.size());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("config index " + std::to_string(space.size()) +
+                                     " is outside the space [0, " + std::to_string(space.size()) + ")"),
+            std::string::npos);
+  EXPECT_FALSE(space.config_at(-1).has_value());
+  auto unknown = space.config_from_entity({{"tile_zz", ss::KnobValue(int64_t{1})}});
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("unknown knob 'tile_zz'"), std::string::npos);
+  auto bad_value = space.config_from_entity({{"tile_ic", ss::KnobValue(std::vector<int64_t>{-1, 3})}});
+  ASSERT_FALSE(bad_value.has_value());
+  EXPECT_NE(bad_value.error().message.find("tile_ic value [-1, 3] is not one of"), std::string::npos);
+}
+
+TEST(ConfigSpace, AutoTvmLogEntityMapsIn) {
+  // From a TVM 0.10 log (RESEARCH.md 2.2): conv1 of ResNet, index 172 in AutoTVM's space.
+  auto space = *ss::make_config_space(resnet_task(3, 224, 64, 7, 2, 3));
+  ss::Entity e{{"tile_ic", std::vector<int64_t>{-1, 1}},
+               {"tile_oc", std::vector<int64_t>{-1, 4}},
+               {"tile_ow", std::vector<int64_t>{-1, 1}},
+               {"unroll_kw", false}};
+  auto c = space.config_from_entity(e);
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  auto s = ss::conv2d_nchwc_schedule(space, *c);
+  EXPECT_EQ(s.ic_bn, 1);
+  EXPECT_EQ(s.oc_bn, 4);
+  EXPECT_EQ(s.reg_n, 1);
+  EXPECT_FALSE(s.unroll_kw);
+  EXPECT_EQ(s.reg_h, 1);  // our extra knob takes AutoTVM's behaviour
+}
+
+TEST(ConfigSpace, DefaultConfigIsAutoTvmFallback) {
+  auto t = resnet_task(64, 56, 128, 3, 2, 1);
+  auto space = *ss::make_config_space(t);
+  auto s = ss::conv2d_nchwc_schedule(space, ss::default_config(t, space));
+  EXPECT_EQ(s.oc_bn, 16);
+  EXPECT_EQ(s.ic_bn, 16);
+  EXPECT_EQ(s.reg_n, 28);  // largest divisor of OW=28 that is <= 31
+  EXPECT_FALSE(s.unroll_kw);
+}
+
+}  // namespace

@@ -1,0 +1,54 @@
+// Template facts: validity filters, dense spaces, feature vectors of fixed length.
+#include <gtest/gtest.h>
+
+#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/dense_template.h"
+#include "schedule_space/features.h"
+#include "schedule_space/task.h"
+
+namespace ss = tensortune::schedule_space;
+
+TEST(Templates, ConvValidityBoundsTheRegisterTile) {
+  ss::Conv2dWorkload w;
+  w.in_channels = 64;
+  w.in_height = w.in_width = 56;
+  w.out_channels = 64;
+  w.kernel_h = w.kernel_w = 3;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
+  auto t = *ss::make_task(ss::kConv2dNCHWc, w, {"llvm", 16});
+  auto space = *ss::make_config_space(t);
+  int valid = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    auto c = *space.config_at(i);
+    auto s = ss::conv2d_nchwc_schedule(space, c);
+    const int64_t acc = s.reg_h * s.reg_n * ((s.oc_bn + 15) / 16);
+    EXPECT_EQ(space.is_valid(c), acc <= ss::kMaxAccumulators) << space.describe(c);
+    valid += space.is_valid(c);
+  }
+  EXPECT_GT(valid, 500);
+  EXPECT_TRUE(space.is_valid(ss::default_config(t, space)));
+}
+
+TEST(Templates, DenseSpacesAndDefaults) {
+  ss::DenseWorkload d{1, 1000, 2048};
+  auto pack = *ss::make_task(ss::kDensePack, d, {"llvm", 16});
+  auto space = *ss::make_config_space(pack);
+  // tile_y of 1: one entity; tile_x 3-way of 1000: 100; tile_k 2-way of 2048: 12.
+  EXPECT_EQ(space.size(), 1 * 100 * 12);
+  auto s = ss::dense_schedule(space, ss::default_config(pack, space), true);
+  EXPECT_EQ(s.xi, 25);  // largest divisor of 1000 <= 32
+  EXPECT_EQ(s.kf, 1);
+  auto nopack = *ss::make_task(ss::kDenseNopack, d, {"llvm", 16});
+  auto ns = *ss::make_config_space(nopack);
+  EXPECT_EQ(ns.size(), 1 * 16 * 12);
+  EXPECT_EQ(ss::dense_schedule(ns, ss::default_config(nopack, ns), false).kf, 32);
+}
+
+TEST(Templates, FeaturesHaveFixedLength) {
+  ss::DenseWorkload d{4, 64, 64};
+  auto t = *ss::make_task(ss::kDensePack, d, {"llvm", 16});
+  auto space = *ss::make_config_space(t);
+  const size_t n = ss::feature_names(t.template_name).size();
+  for (int64_t i = 0; i < space.size(); i += 7)
+    EXPECT_EQ(ss::config_features(t, space, *space.config_at(i)).size(), n);
+}

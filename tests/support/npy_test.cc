@@ -1,0 +1,64 @@
+// .npy reading and writing: round trip, bytes as numpy writes them, and every malformed input
+// gets a message naming the problem.
+#include <gtest/gtest.h>
+
+#include "support/npy.h"
+
+namespace tt = tensortune;
+
+TEST(Npy, RoundTrip) {
+  tt::NdArray a({2, 3});
+  for (int i = 0; i < 6; ++i) a.data[i] = i * 0.5f;
+  const std::string bytes = tt::serialize_npy(a);
+  EXPECT_EQ((bytes.size() - 6 * 4) % 64, 0u);
+  auto b = tt::parse_npy(bytes, "mem");
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  EXPECT_EQ(b->shape, a.shape);
+  EXPECT_EQ(b->data, a.data);
+}
+
+TEST(Npy, ReadsNumpyFloat64AndOneDimensional) {
+  // np.save of np.arange(3, dtype=np.float64): header written by numpy 1.24.
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size());
+  bytes += '\0';
+  bytes += header;
+  for (double v : {0.0, 1.0, 2.0}) bytes.append(reinterpret_cast<const char*>(&v), 8);
+  auto a = tt::parse_npy(bytes, "x.npy");
+  ASSERT_TRUE(a.has_value()) << a.error().message;
+  EXPECT_EQ(a->shape, std::vector<int64_t>{3});
+  EXPECT_EQ(a->data, (std::vector<float>{0, 1, 2}));
+}
+
+TEST(Npy, TruncatedDataIsAClearError) {
+  tt::NdArray a({4, 4});
+  std::string bytes = tt::serialize_npy(a);
+  bytes.resize(bytes.size() - 5);
+  auto r = tt::parse_npy(bytes, "w.npy");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("w.npy: data is truncated"), std::string::npos) << r.error().message;
+}
+
+TEST(Npy, TruncatedHeaderNotNpyAndBadDtype) {
+  std::string bytes = tt::serialize_npy(tt::NdArray({2}));
+  auto r = tt::parse_npy(bytes.substr(0, 20), "h.npy");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("header is truncated"), std::string::npos);
+  r = tt::parse_npy("hello world, not numpy", "t.txt");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("not a .npy file"), std::string::npos);
+  std::string i4 = bytes;
+  i4.replace(i4.find("<f4"), 3, "<i4");
+  r = tt::parse_npy(i4, "i.npy");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("dtype '<i4' is not supported"), std::string::npos);
+}
+
+TEST(Npy, MissingFileIsNotFound) {
+  auto r = tt::read_npy("/nonexistent/x.npy");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, tt::ErrorCode::kNotFound);
+}
