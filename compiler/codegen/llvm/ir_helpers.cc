@@ -36,6 +36,59 @@ void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std:
   b.SetInsertPoint(exit);
 }
 
+LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
+                           const std::string& name, const LoopState& init,
+                           const std::function<LoopState(llvm::Value*, const LoopState&)>& body) {
+  auto* clo = llvm::dyn_cast<llvm::ConstantInt>(lo);
+  auto* chi = llvm::dyn_cast<llvm::ConstantInt>(hi);
+  if (clo && chi) {
+    const int64_t trips = chi->getSExtValue() - clo->getSExtValue();
+    if (trips <= 0) return init;
+    if (trips == 1) return body(lo, init);
+  }
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx, name + ".header", f);
+  auto* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", f);
+  auto* exit = llvm::BasicBlock::Create(ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name);
+  iv->addIncoming(lo, pre);
+  LoopState phis;
+  for (llvm::Value* v : init) {
+    llvm::PHINode* phi = b.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, pre);
+    phis.push_back(phi);
+  }
+  b.CreateCondBr(b.CreateICmpSLT(iv, hi), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  LoopState next_state = body(iv, phis);
+  llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), name + ".next", false, true);
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  iv->addIncoming(next, latch);
+  for (size_t i = 0; i < phis.size(); ++i) llvm::cast<llvm::PHINode>(phis[i])->addIncoming(next_state[i], latch);
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+  return phis;
+}
+
+llvm::Value* mul_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c) {
+  if (c == 1) return a;
+  return b.CreateMul(a, b.getInt64(c), "", false, true);
+}
+
+llvm::Value* add_i64(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c) {
+  if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(c); k && k->isZero()) return a;
+  if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(a); k && k->isZero()) return c;
+  return b.CreateAdd(a, c, "", false, true);
+}
+
+llvm::Value* add_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c) {
+  return add_i64(b, a, b.getInt64(c));
+}
+
 llvm::Value* load_scalar(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset) {
   llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), base, offset);
   return b.CreateAlignedLoad(b.getFloatTy(), ptr, llvm::Align(4));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 
@@ -14,6 +15,20 @@ namespace tensortune::compiler::codegen {
 /// builder after the loop. A loop of constant trip count 1 calls body(lo) with no loop.
 void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std::string& name,
               const std::function<void(llvm::Value*)>& body);
+
+/// `for (iv = lo; iv < hi; ++iv) state = body(iv, state)` with the state carried in SSA
+/// registers (phi nodes), returning the state after the loop. Trip count 1 inlines the body;
+/// a constant trip count of 0 returns `init`.
+using LoopState = std::vector<llvm::Value*>;
+LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
+                           const std::string& name, const LoopState& init,
+                           const std::function<LoopState(llvm::Value*, const LoopState&)>& body);
+
+/// Integer arithmetic that skips multiplications by 1 and additions of 0, so that the IR we
+/// hand to LLVM is small (compile time grows with it). nsw only: offsets may be negative.
+llvm::Value* mul_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c);
+llvm::Value* add_i64(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c);
+llvm::Value* add_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c);
 
 inline llvm::Value* i64(llvm::IRBuilder<>& b, int64_t v) { return b.getInt64(v); }
 

@@ -94,6 +94,9 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder() {
   return std::move(*jtmb);
 }
 
+constexpr char kPipeline[] =
+    "function(sroa,early-cse<memssa>,instcombine,loop-mssa(licm),simplifycfg)";
+
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   m.setDataLayout(tm.createDataLayout());
   m.setTargetTriple(tm.getTargetTriple().str());
@@ -111,11 +114,17 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  const char* lvl = getenv("TT_OPT");
-  llvm::OptimizationLevel level = llvm::OptimizationLevel::O3;
-  if (lvl && lvl[0] == '1') level = llvm::OptimizationLevel::O1;
-  if (lvl && lvl[0] == '2') level = llvm::OptimizationLevel::O2;
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  // Our IR is already vectorised, unrolled where the schedule says and free of calls, so the
+  // generic O3 pipeline (inliner, loop vectoriser, IndVarSimplify over every GEP) would spend
+  // most of the compile time finding nothing. This short pipeline cleans up what we emit:
+  // promotes accumulators to registers, removes redundant address arithmetic and hoists
+  // loop-invariant loads and addresses.
+  const char* pipeline = getenv("TT_PIPELINE");
+  llvm::ModulePassManager mpm;
+  if (auto err = pb.parsePassPipeline(mpm, pipeline ? pipeline : kPipeline)) {
+    llvm::consumeError(std::move(err));
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  }
   mpm.run(m, mam);
 }
 
