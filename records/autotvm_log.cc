@@ -1,0 +1,189 @@
+#include "records/autotvm_log.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tensortune::records {
+
+namespace ss = schedule_space;
+using nlohmann::json;
+
+std::string to_autotvm_line(const StoredRecord& r) {
+  json key = json::parse(r.task.workload_key);  // ["template", [args...]]
+  json entity = json::parse(r.entity_json);
+  json costs = r.result.ok() ? json(r.result.costs) : json::array({ss::kErrorCost});
+  json line;
+  line["input"] = json::array({r.task.target, key[0], key[1], json::object()});
+  line["config"] = json{{"index", r.config_index}, {"code_hash", nullptr}, {"entity", entity}};
+  line["result"] = json::array({costs, static_cast<int>(r.result.error_no), r.result.all_cost_s, r.result.timestamp});
+  line["version"] = 0.2;
+  line["tvm_version"] = "0.13.0";
+  return line.dump();
+}
+
+namespace {
+
+Error field_error(const std::string& field, const std::string& message) {
+  return invalid_argument(field + ": " + message);
+}
+
+Expected<std::vector<int64_t>> int_list(const json& v, const std::string& field) {
+  std::vector<int64_t> out;
+  if (v.is_number_integer()) return std::vector<int64_t>{v.get<int64_t>()};
+  if (!v.is_array()) return field_error(field, v.dump() + " is not a list of integers");
+  for (const json& x : v) {
+    if (!x.is_number_integer()) return field_error(field, x.dump() + " is not an integer");
+    out.push_back(x.get<int64_t>());
+  }
+  return out;
+}
+
+Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& field) {
+  if (!v.is_array() || v.size() != 3 || v[0] != "TENSOR")
+    return field_error(field, v.dump() + " is not [\"TENSOR\", shape, dtype]");
+  if (v[2] != "float32") return field_error(field, "dtype " + v[2].dump() + " is not supported (float32 only)");
+  return int_list(v[1], field + " shape");
+}
+
+Expected<ss::Workload> parse_conv_args(const json& a) {
+  if (!a.is_array() || a.size() < 5) return field_error("input[2]", "conv2d_NCHWc args need at least 5 entries");
+  TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
+  TT_ASSIGN_OR_RETURN(auto kernel, tensor_shape(a[1], "input[2][1]"));
+  TT_ASSIGN_OR_RETURN(auto strides, int_list(a[2], "input[2][2] strides"));
+  TT_ASSIGN_OR_RETURN(auto pads, int_list(a[3], "input[2][3] padding"));
+  TT_ASSIGN_OR_RETURN(auto dil, int_list(a[4], "input[2][4] dilation"));
+  if (data.size() != 4) return field_error("input[2][0]", "data shape has " + std::to_string(data.size()) + " dims, expected NCHW");
+  if (kernel.size() != 4) return field_error("input[2][1]", "kernel shape has " + std::to_string(kernel.size()) + " dims, expected OIHW");
+  if (a.size() > 5 && a[5].is_string() && a[5] != "NCHW")
+    return field_error("input[2][5]", "data layout " + a[5].dump() + " is not supported (NCHW only)");
+  auto pair = [](const std::vector<int64_t>& v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; };
+  strides = pair(strides);
+  dil = pair(dil);
+  if (strides.size() != 2) return field_error("input[2][2]", "strides need 1 or 2 values");
+  if (dil.size() != 2) return field_error("input[2][4]", "dilation needs 1 or 2 values");
+  if (pads.size() == 1) pads = {pads[0], pads[0], pads[0], pads[0]};
+  else if (pads.size() == 2) pads = {pads[0], pads[1], pads[0], pads[1]};
+  else if (pads.size() != 4)
+    return field_error("input[2][3]", "padding has " + std::to_string(pads.size()) + " values, expected 1, 2 or 4");
+  if (kernel[1] != data[1])
+    return field_error("input[2][1]", "kernel in_channels " + std::to_string(kernel[1]) + " does not match data channels " +
+                                          std::to_string(data[1]));
+  ss::Conv2dWorkload w;
+  w.batch = data[0];
+  w.in_channels = data[1];
+  w.in_height = data[2];
+  w.in_width = data[3];
+  w.out_channels = kernel[0];
+  w.kernel_h = kernel[2];
+  w.kernel_w = kernel[3];
+  w.stride_h = strides[0];
+  w.stride_w = strides[1];
+  w.pad_top = pads[0];
+  w.pad_left = pads[1];
+  w.pad_bottom = pads[2];
+  w.pad_right = pads[3];
+  w.dilation_h = dil[0];
+  w.dilation_w = dil[1];
+  return ss::Workload(w);
+}
+
+Expected<ss::Workload> parse_dense_args(const json& a) {
+  if (!a.is_array() || a.size() < 2) return field_error("input[2]", "dense args need at least 2 entries");
+  TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
+  TT_ASSIGN_OR_RETURN(auto weight, tensor_shape(a[1], "input[2][1]"));
+  if (data.size() != 2 || weight.size() != 2) return field_error("input[2]", "dense data and weight must be 2-D");
+  if (data[1] != weight[1])
+    return field_error("input[2][1]", "weight in_features " + std::to_string(weight[1]) + " does not match data " +
+                                          std::to_string(data[1]));
+  return ss::Workload(ss::DenseWorkload{data[0], weight[0], data[1]});
+}
+
+}  // namespace
+
+Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_lanes) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return invalid_argument(std::string("not JSON: ") + e.what());
+  }
+  if (!j.is_object()) return invalid_argument("line is not a JSON object");
+  if (j.contains("v") && !j.contains("version"))
+    return field_error("v", "log version 0.1 is not supported (AutoTVM skips it too)");
+  if (!j.contains("input") || !j["input"].is_array() || j["input"].size() < 3)
+    return field_error("input", "missing or not [target, task_name, args, kwargs]");
+  const json& input = j["input"];
+  if (!input[0].is_string()) return field_error("input[0]", "target " + input[0].dump() + " is not a string");
+  if (!input[1].is_string()) return field_error("input[1]", "task name " + input[1].dump() + " is not a string");
+  const std::string name = input[1].get<std::string>();
+  Expected<ss::Workload> workload = invalid_argument("");
+  if (name == ss::kConv2dNCHWc) {
+    workload = parse_conv_args(input[2]);
+  } else if (name == ss::kDensePack || name == ss::kDenseNopack) {
+    workload = parse_dense_args(input[2]);
+  } else {
+    return field_error("input[1]", "task '" + name + "' is not a template tensortune knows");
+  }
+  if (!workload) return workload.error();
+  auto task = ss::make_task(name, *workload, ss::Target{input[0].get<std::string>(), vector_lanes});
+  if (!task) return task.error().with_context("input");
+
+  if (!j.contains("config") || !j["config"].is_object()) return field_error("config", "missing or not an object");
+  const json& config = j["config"];
+  if (!config.contains("entity")) return field_error("config.entity", "missing");
+  auto entity = entity_from_json(config["entity"].dump());
+  if (!entity) return entity.error().with_context("config.entity");
+  ParsedLogLine out{*task, *entity, 0, {}};
+  if (config.contains("index") && config["index"].is_number_integer()) out.logged_index = config["index"].get<int64_t>();
+
+  if (!j.contains("result") || !j["result"].is_array() || j["result"].size() < 4)
+    return field_error("result", "missing or not [costs, error_no, all_cost, timestamp]");
+  const json& r = j["result"];
+  if (!r[0].is_array() || r[0].empty()) return field_error("result[0]", "costs " + r[0].dump() + " is not a non-empty list");
+  for (const json& c : r[0]) {
+    if (!c.is_number() || c.get<double>() < 0) return field_error("result[0]", "cost " + c.dump() + " is not a non-negative number");
+    out.result.costs.push_back(c.get<double>());
+  }
+  if (!r[1].is_number_integer() || r[1].get<int64_t>() < 0 || r[1].get<int64_t>() > 8)
+    return field_error("result[1]", "error_no " + r[1].dump() + " is not an AutoTVM MeasureErrorNo (0..8)");
+  out.result.error_no = static_cast<ss::MeasureErrorNo>(r[1].get<int>());
+  if (!r[2].is_number()) return field_error("result[2]", "all_cost " + r[2].dump() + " is not a number");
+  if (!r[3].is_number()) return field_error("result[3]", "timestamp " + r[3].dump() + " is not a number");
+  out.result.all_cost_s = r[2].get<double>();
+  out.result.timestamp = r[3].get<double>();
+  return out;
+}
+
+Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in, const std::string& source,
+                                         const std::string& device_key, int vector_lanes) {
+  ImportStats stats;
+  TT_RETURN_IF_ERROR(store.transaction([&]() -> Status {
+    std::string line;
+    while (std::getline(in, line)) {
+      ++stats.lines;
+      const size_t first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
+      const std::string where = source + ":" + std::to_string(stats.lines);
+      auto parsed = parse_autotvm_line(line, vector_lanes);
+      if (!parsed) return parsed.error().with_context(where);
+      auto space = ss::make_config_space(parsed->task);
+      if (!space) return space.error().with_context(where);
+      auto config = space->config_from_entity(parsed->entity);
+      if (!config) return config.error().with_context(where + ": config.entity");
+      TT_ASSIGN_OR_RETURN(int64_t task_id, store.ensure_task(task_info(parsed->task, *space)));
+      parsed->result.config_index = config->index;
+      parsed->result.device_key = device_key;
+      TT_RETURN_IF_ERROR(store.add_results(task_id, *space, {*config}, {parsed->result}, RunInfo{"import", source}, {-1}));
+      ++stats.imported;
+    }
+    return ok_status();
+  }));
+  return stats;
+}
+
+Expected<int64_t> export_autotvm_log(RecordStore& store, std::ostream& out) {
+  TT_ASSIGN_OR_RETURN(auto records, store.all_records());
+  for (const StoredRecord& r : records) out << to_autotvm_line(r) << "\n";
+  return static_cast<int64_t>(records.size());
+}
+
+}  // namespace tensortune::records

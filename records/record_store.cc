@@ -1,0 +1,336 @@
+#include "records/record_store.h"
+
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+
+#include "records/detail/statement.h"
+#include "records/schema.h"
+
+namespace tensortune::records {
+
+namespace ss = schedule_space;
+using detail::Statement;
+using nlohmann::json;
+
+TaskInfo task_info(const ss::Task& task, const ss::ConfigSpace& space) {
+  return TaskInfo{ss::workload_key(task), task.template_name, task.target.spec, ss::task_flop(task),
+                  space.size()};
+}
+
+std::string entity_to_json(const ss::Entity& entity) {
+  json list = json::array();
+  for (const auto& [name, value] : entity) {
+    json v;
+    const char* kind = "ot";
+    if (const auto* sizes = std::get_if<std::vector<int64_t>>(&value)) {
+      v = *sizes;
+      kind = "sp";
+    } else if (const auto* i = std::get_if<int64_t>(&value)) {
+      v = *i;
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      v = *b;
+    } else {
+      v = std::get<std::string>(value);
+      kind = "an";
+    }
+    list.push_back(json::array({name, kind, v}));
+  }
+  return list.dump();
+}
+
+Expected<ss::Entity> entity_from_json(const std::string& text) {
+  json list;
+  try {
+    list = json::parse(text);
+  } catch (const json::exception& e) {
+    return invalid_argument(std::string("entity is not JSON: ") + e.what());
+  }
+  if (!list.is_array()) return invalid_argument("entity is not a list: " + text);
+  ss::Entity entity;
+  for (const json& item : list) {
+    if (!item.is_array() || item.size() != 3 || !item[0].is_string() || !item[1].is_string())
+      return invalid_argument("entity item is not [name, kind, value]: " + item.dump());
+    const std::string name = item[0].get<std::string>();
+    const std::string kind = item[1].get<std::string>();
+    const json& v = item[2];
+    if (kind == "sp") {
+      if (!v.is_array()) return invalid_argument("entity " + name + ": split value is not a list: " + v.dump());
+      std::vector<int64_t> sizes;
+      for (const json& x : v) {
+        if (!x.is_number_integer()) return invalid_argument("entity " + name + ": split size " + x.dump() + " is not an integer");
+        sizes.push_back(x.get<int64_t>());
+      }
+      entity.emplace_back(name, sizes);
+    } else if (kind == "ot") {
+      if (v.is_boolean()) entity.emplace_back(name, v.get<bool>());
+      else if (v.is_number_integer()) entity.emplace_back(name, v.get<int64_t>());
+      else return invalid_argument("entity " + name + ": value " + v.dump() + " is not an integer or boolean");
+    } else if (kind == "an") {
+      if (!v.is_string()) return invalid_argument("entity " + name + ": annotation " + v.dump() + " is not a string");
+      entity.emplace_back(name, v.get<std::string>());
+    } else {
+      return invalid_argument("entity " + name + ": kind '" + kind + "' is not sp, ot or an");
+    }
+  }
+  return entity;
+}
+
+Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return unavailable("cannot open record DB " + path + ": " + msg);
+  }
+  std::unique_ptr<RecordStore> store(new RecordStore(db, path));
+  sqlite3_busy_timeout(db, 10000);
+  // Reading the schema first fails with SQLITE_NOTADB on a file that is not a database,
+  // before anything is written to it.
+  {
+    Statement probe(db, "SELECT count(*) FROM sqlite_master");
+    if (!probe.prepared().has_value() || (probe.step(), !probe.status().has_value())) {
+      return Error{ErrorCode::kDataLoss, "record DB " + path + " is not a tensortune database: " +
+                                             sqlite3_errmsg(db)};
+    }
+  }
+  auto wal = store->exec("PRAGMA journal_mode=WAL");
+  if (!wal) return wal.error().with_context("record DB " + path);
+  TT_RETURN_IF_ERROR(store->exec("PRAGMA foreign_keys=ON"));
+  TT_RETURN_IF_ERROR(store->exec("PRAGMA synchronous=NORMAL"));
+  // A DB from another program may have tables of the same names with other columns; the
+  // version row tells us whether this is ours.
+  {
+    Statement has_meta(db, "SELECT name FROM sqlite_master WHERE type='table' AND name='meta'");
+    TT_RETURN_IF_ERROR(has_meta.prepared());
+    const bool meta = has_meta.step();
+    Statement tables(db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
+    TT_RETURN_IF_ERROR(tables.prepared());
+    tables.step();
+    if (!meta && tables.int64(0) > 0)
+      return Error{ErrorCode::kFailedPrecondition,
+                   "record DB " + path + " is a SQLite database of another program (no meta table); refusing to change it"};
+  }
+  TT_RETURN_IF_ERROR(store->transaction([&]() -> Status {
+    TT_RETURN_IF_ERROR(store->exec(kSchemaSql));
+    Statement get(db, "SELECT value FROM meta WHERE key='schema_version'");
+    TT_RETURN_IF_ERROR(get.prepared());
+    if (get.step()) {
+      const std::string v = get.text(0);
+      if (v != std::to_string(kSchemaVersion))
+        return Error{ErrorCode::kFailedPrecondition, "record DB " + path + " has schema version " + v +
+                                                         ", this tensortune reads version " +
+                                                         std::to_string(kSchemaVersion)};
+      return ok_status();
+    }
+    Statement put(db, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
+    TT_RETURN_IF_ERROR(put.prepared());
+    put.bind(1, std::to_string(kSchemaVersion));
+    return put.run();
+  }));
+  return store;
+}
+
+RecordStore::~RecordStore() { sqlite3_close(db_); }
+
+Status RecordStore::exec(const std::string& sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    return Error{rc == SQLITE_NOTADB ? ErrorCode::kDataLoss : ErrorCode::kUnavailable, "sqlite: " + msg};
+  }
+  return ok_status();
+}
+
+Status RecordStore::transaction(const std::function<Status()>& fn) {
+  if (transaction_depth_ > 0) return fn();
+  TT_RETURN_IF_ERROR(exec("BEGIN IMMEDIATE"));
+  ++transaction_depth_;
+  Status st = fn();
+  --transaction_depth_;
+  if (!st.has_value()) {
+    (void)exec("ROLLBACK");
+    return st;
+  }
+  Status commit = exec("COMMIT");
+  if (!commit.has_value()) (void)exec("ROLLBACK");
+  return commit;
+}
+
+Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
+  int64_t id = -1;
+  TT_RETURN_IF_ERROR(transaction([&]() -> Status {
+    Statement ins(db_, "INSERT OR IGNORE INTO tasks(workload_key, template, target, flop, space_size) VALUES (?, ?, ?, ?, ?)");
+    TT_RETURN_IF_ERROR(ins.prepared());
+    ins.bind(1, t.workload_key);
+    ins.bind(2, t.template_name);
+    ins.bind(3, t.target);
+    ins.bind(4, t.flop);
+    ins.bind(5, t.space_size);
+    TT_RETURN_IF_ERROR(ins.run());
+    Statement get(db_, "SELECT id FROM tasks WHERE workload_key = ? AND target = ?");
+    TT_RETURN_IF_ERROR(get.prepared());
+    get.bind(1, t.workload_key);
+    get.bind(2, t.target);
+    if (!get.step()) return internal_error("task row vanished after insert");
+    id = get.int64(0);
+    return ok_status();
+  }));
+  return id;
+}
+
+Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space, const ss::Config& config,
+                                  const ss::MeasureResult& r, const RunInfo& run, int64_t trial) {
+  Statement cfg(db_, "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)");
+  TT_RETURN_IF_ERROR(cfg.prepared());
+  cfg.bind(1, task_id);
+  cfg.bind(2, config.index);
+  cfg.bind(3, entity_to_json(space.entity_of(config)));
+  TT_RETURN_IF_ERROR(cfg.run());
+  Statement ins(db_,
+                "INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg, "
+                "all_cost, compile_s, timestamp, threads, number, tuner, run_id, trial) "
+                "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM configs WHERE task_id = ? AND config_index = ?");
+  TT_RETURN_IF_ERROR(ins.prepared());
+  ins.bind(1, r.device_key);
+  ins.bind(2, json(r.costs).dump());
+  ins.bind(3, r.ok() ? r.mean_cost() : ss::kErrorCost);
+  ins.bind(4, static_cast<int64_t>(r.error_no));
+  ins.bind(5, r.error_msg);
+  ins.bind(6, r.all_cost_s);
+  ins.bind(7, r.compile_s);
+  ins.bind(8, r.timestamp);
+  ins.bind(9, static_cast<int64_t>(r.threads));
+  ins.bind(10, r.number);
+  ins.bind(11, run.tuner);
+  ins.bind(12, run.run_id);
+  ins.bind(13, trial);
+  ins.bind(14, task_id);
+  ins.bind(15, config.index);
+  return ins.run();
+}
+
+Status RecordStore::add_results(int64_t task_id, const ss::ConfigSpace& space,
+                                const std::vector<ss::Config>& configs,
+                                const std::vector<ss::MeasureResult>& results, const RunInfo& run,
+                                const std::vector<int64_t>& trials) {
+  if (configs.size() != results.size())
+    return internal_error("add_results: " + std::to_string(configs.size()) + " configs but " +
+                          std::to_string(results.size()) + " results");
+  return transaction([&]() -> Status {
+    for (size_t i = 0; i < configs.size(); ++i)
+      TT_RETURN_IF_ERROR(insert_result(task_id, space, configs[i], results[i], run,
+                                       i < trials.size() ? trials[i] : -1));
+    return ok_status();
+  });
+}
+
+Expected<std::set<int64_t>> RecordStore::measured_indices(int64_t task_id, const std::string& device_key) {
+  Statement q(db_,
+              "SELECT DISTINCT c.config_index FROM results r JOIN configs c ON r.config_id = c.id "
+              "WHERE c.task_id = ? AND r.device_key = ?");
+  TT_RETURN_IF_ERROR(q.prepared());
+  q.bind(1, task_id);
+  q.bind(2, device_key);
+  std::set<int64_t> out;
+  while (q.step()) out.insert(q.int64(0));
+  TT_RETURN_IF_ERROR(q.status());
+  return out;
+}
+
+namespace {
+
+constexpr char kRecordColumns[] =
+    "t.workload_key, t.template, t.target, t.flop, t.space_size, c.config_index, c.entity, "
+    "r.device_key, r.costs, r.error_no, r.error_msg, r.all_cost, r.compile_s, r.timestamp, "
+    "r.threads, r.number, r.tuner, r.run_id, r.trial";
+
+StoredRecord read_record(const Statement& q) {
+  StoredRecord s;
+  s.task = TaskInfo{q.text(0), q.text(1), q.text(2), q.real(3), q.int64(4)};
+  s.config_index = q.int64(5);
+  s.entity_json = q.text(6);
+  s.result.config_index = s.config_index;
+  s.result.device_key = q.text(7);
+  try {
+    s.result.costs = json::parse(q.text(8)).get<std::vector<double>>();
+  } catch (const json::exception&) {
+    s.result.costs = {ss::kErrorCost};
+  }
+  s.result.error_no = static_cast<ss::MeasureErrorNo>(q.int64(9));
+  s.result.error_msg = q.text(10);
+  s.result.all_cost_s = q.real(11);
+  s.result.compile_s = q.real(12);
+  s.result.timestamp = q.real(13);
+  s.result.threads = static_cast<int>(q.int64(14));
+  s.result.number = q.int64(15);
+  s.tuner = q.text(16);
+  s.run_id = q.text(17);
+  s.trial = q.int64(18);
+  return s;
+}
+
+}  // namespace
+
+Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workload_key,
+                                                      const std::string& target,
+                                                      const std::string& device_key) {
+  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+                       " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
+                       "WHERE t.workload_key = ? AND (? = '' OR t.target = ?) AND r.device_key = ? "
+                       "AND r.error_no = 0 ORDER BY r.mean_cost ASC, r.id ASC LIMIT 1");
+  TT_RETURN_IF_ERROR(q.prepared());
+  q.bind(1, workload_key);
+  q.bind(2, target);
+  q.bind(3, target);
+  q.bind(4, device_key);
+  if (!q.step()) {
+    TT_RETURN_IF_ERROR(q.status());
+    return std::optional<BestRecord>();
+  }
+  BestRecord b;
+  b.record = read_record(q);
+  b.gflops = b.record.task.flop / b.record.result.mean_cost() / 1e9;
+  return std::optional<BestRecord>(std::move(b));
+}
+
+Expected<std::vector<BestRecord>> RecordStore::best_all() {
+  // SQLite returns the bare columns of the row holding min(mean_cost) in an aggregate query.
+  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+                       ", min(r.mean_cost), count(*) FROM results r JOIN configs c ON r.config_id = c.id "
+                       "JOIN tasks t ON c.task_id = t.id GROUP BY t.id, r.device_key ORDER BY t.id");
+  TT_RETURN_IF_ERROR(q.prepared());
+  std::vector<BestRecord> out;
+  while (q.step()) {
+    BestRecord b;
+    b.record = read_record(q);
+    b.measured = q.int64(20);
+    b.gflops = b.record.result.ok() ? b.record.task.flop / b.record.result.mean_cost() / 1e9 : 0;
+    out.push_back(std::move(b));
+  }
+  TT_RETURN_IF_ERROR(q.status());
+  return out;
+}
+
+Expected<std::vector<StoredRecord>> RecordStore::all_records() {
+  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+                       " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id ORDER BY r.id");
+  TT_RETURN_IF_ERROR(q.prepared());
+  std::vector<StoredRecord> out;
+  while (q.step()) out.push_back(read_record(q));
+  TT_RETURN_IF_ERROR(q.status());
+  return out;
+}
+
+Expected<int64_t> RecordStore::result_count() {
+  Statement q(db_, "SELECT count(*) FROM results");
+  TT_RETURN_IF_ERROR(q.prepared());
+  q.step();
+  TT_RETURN_IF_ERROR(q.status());
+  return q.int64(0);
+}
+
+}  // namespace tensortune::records

@@ -1,0 +1,118 @@
+#pragma once
+/// \file
+/// The SQLite record store: every measurement of every task, errors included.
+///
+/// Schema (see schema.cc): tasks (one per workload key and target), configs (one per task and
+/// config index, with the entity as JSON), results (one per measurement, all MeasureResult
+/// fields plus the tuner and the trial number). WAL mode; every write is one transaction, so a
+/// kill at any moment leaves a consistent DB. "Best" = the lowest mean cost among error-free
+/// results for (workload key, target, device key).
+///
+/// One RecordStore = one connection; use one per thread.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/measure.h"
+#include "schedule_space/task.h"
+#include "support/error.h"
+
+struct sqlite3;
+
+namespace tensortune::records {
+
+struct TaskInfo {
+  std::string workload_key;
+  std::string template_name;
+  std::string target;
+  double flop = 0;
+  int64_t space_size = 0;
+};
+
+TaskInfo task_info(const schedule_space::Task& task, const schedule_space::ConfigSpace& space);
+
+/// Who produced a batch of results.
+struct RunInfo {
+  std::string tuner;  ///< "grid", "random", "import", ...
+  std::string run_id; ///< groups the results of one tuning run (for plots)
+};
+
+/// One stored measurement, as read back.
+struct StoredRecord {
+  TaskInfo task;
+  int64_t config_index = 0;
+  std::string entity_json;  ///< AutoTVM entity: [["tile_ic", "sp", [-1, 16]], ...]
+  schedule_space::MeasureResult result;
+  std::string tuner;
+  std::string run_id;
+  int64_t trial = -1;
+};
+
+/// The best record of one (workload, target, device key).
+struct BestRecord {
+  StoredRecord record;
+  double gflops = 0;
+  int64_t measured = 0;  ///< results stored for this group, errors included
+};
+
+/// Entity <-> AutoTVM's JSON entity list.
+std::string entity_to_json(const schedule_space::Entity& entity);
+Expected<schedule_space::Entity> entity_from_json(const std::string& json);
+
+class RecordStore {
+ public:
+  /// Opens or creates the DB at `path`. Fails, without touching the file, when it exists but
+  /// is not a SQLite database or has a schema from a newer tensortune.
+  static Expected<std::unique_ptr<RecordStore>> open(const std::string& path);
+  ~RecordStore();
+  RecordStore(const RecordStore&) = delete;
+  RecordStore& operator=(const RecordStore&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  /// Finds or inserts the task; returns its id.
+  Expected<int64_t> ensure_task(const TaskInfo& task);
+
+  /// Writes a batch of results of one task in one transaction. `trials[i]` is the trial number
+  /// of results[i] in its run (or -1).
+  Status add_results(int64_t task_id, const schedule_space::ConfigSpace& space,
+                     const std::vector<schedule_space::Config>& configs,
+                     const std::vector<schedule_space::MeasureResult>& results, const RunInfo& run,
+                     const std::vector<int64_t>& trials);
+
+  /// Config indices of the task already measured on the device key (errors included), so
+  /// that a resumed run skips them.
+  Expected<std::set<int64_t>> measured_indices(int64_t task_id, const std::string& device_key);
+
+  /// The best error-free record for the workload on the device key (any target when `target`
+  /// is empty). nullopt when there is none.
+  Expected<std::optional<BestRecord>> best(const std::string& workload_key,
+                                           const std::string& target, const std::string& device_key);
+  /// The best record of every (workload, target, device key) group.
+  Expected<std::vector<BestRecord>> best_all();
+  /// Every stored record, oldest first (for export).
+  Expected<std::vector<StoredRecord>> all_records();
+  Expected<int64_t> result_count();
+
+  /// Runs `fn` inside one transaction: commit when it succeeds, roll back when it fails.
+  Status transaction(const std::function<Status()>& fn);
+
+ private:
+  RecordStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status exec(const std::string& sql);
+  Status insert_result(int64_t task_id, const schedule_space::ConfigSpace& space,
+                       const schedule_space::Config& config,
+                       const schedule_space::MeasureResult& r, const RunInfo& run, int64_t trial);
+
+  sqlite3* db_;
+  std::string path_;
+  int transaction_depth_ = 0;
+};
+
+}  // namespace tensortune::records

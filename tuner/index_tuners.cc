@@ -1,0 +1,63 @@
+#include "tuner/index_tuners.h"
+
+namespace tensortune::tuner {
+
+namespace ss = schedule_space;
+
+VisitedSet::VisitedSet(const ss::ConfigSpace& space) : space_(space) {
+  for (int64_t i = 0; i < space.size(); ++i) valid_count_ += space.is_valid_index(i);
+}
+
+void VisitedSet::mark(int64_t index) {
+  if (visited_.insert(index).second && space_.is_valid_index(index)) ++visited_valid_;
+}
+
+std::vector<ss::Config> GridTuner::next_batch(int n) {
+  std::vector<ss::Config> out;
+  const ss::ConfigSpace& space = visited_.space();
+  while (static_cast<int>(out.size()) < n && cursor_ < space.size()) {
+    const int64_t i = cursor_++;
+    if (visited_.visited(i)) continue;
+    auto c = space.config_at(i);
+    if (!space.is_valid(*c)) continue;
+    visited_.mark(i);
+    out.push_back(*c);
+  }
+  return out;
+}
+
+void GridTuner::skip(const std::set<int64_t>& indices) {
+  for (int64_t i : indices) visited_.mark(i);
+}
+
+std::vector<ss::Config> RandomTuner::next_batch(int n) {
+  std::vector<ss::Config> out;
+  const ss::ConfigSpace& space = visited_.space();
+  std::uniform_int_distribution<int64_t> pick(0, space.size() - 1);
+  while (static_cast<int>(out.size()) < n && visited_.remaining() > 0) {
+    // Rejection sampling is fast while most of the space is unvisited; near the end a scan
+    // from a random start finds the few that are left.
+    int64_t found = -1;
+    for (int attempt = 0; attempt < 64 && found < 0; ++attempt) {
+      const int64_t i = pick(rng_);
+      if (!visited_.visited(i) && space.is_valid_index(i)) found = i;
+    }
+    if (found < 0) {
+      const int64_t start = pick(rng_);
+      for (int64_t k = 0; k < space.size() && found < 0; ++k) {
+        const int64_t i = (start + k) % space.size();
+        if (!visited_.visited(i) && space.is_valid_index(i)) found = i;
+      }
+    }
+    if (found < 0) break;
+    visited_.mark(found);
+    out.push_back(*space.config_at(found));
+  }
+  return out;
+}
+
+void RandomTuner::skip(const std::set<int64_t>& indices) {
+  for (int64_t i : indices) visited_.mark(i);
+}
+
+}  // namespace tensortune::tuner

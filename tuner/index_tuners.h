@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// Tuners that walk the index space without a model: grid (ascending valid indices) and
+/// random (uniform over valid unvisited indices, never repeating, seedable).
+
+#include <memory>
+#include <random>
+
+#include "tuner/tuner.h"
+
+namespace tensortune::tuner {
+
+/// Shared bookkeeping: which indices are valid and which were visited.
+class VisitedSet {
+ public:
+  explicit VisitedSet(const schedule_space::ConfigSpace& space);
+  bool visited(int64_t index) const { return visited_.count(index) > 0; }
+  void mark(int64_t index);
+  /// Valid indices not visited yet.
+  int64_t remaining() const { return valid_count_ - visited_valid_; }
+  int64_t valid_count() const { return valid_count_; }
+  const schedule_space::ConfigSpace& space() const { return space_; }
+
+ private:
+  const schedule_space::ConfigSpace& space_;
+  std::set<int64_t> visited_;
+  int64_t valid_count_ = 0;
+  int64_t visited_valid_ = 0;
+};
+
+class GridTuner final : public Tuner {
+ public:
+  explicit GridTuner(const schedule_space::ConfigSpace& space) : visited_(space) {}
+  std::string name() const override { return "grid"; }
+  std::vector<schedule_space::Config> next_batch(int n) override;
+  void update(const std::vector<schedule_space::Config>&, const std::vector<schedule_space::MeasureResult>&) override {}
+  bool has_next() const override { return visited_.remaining() > 0; }
+  void skip(const std::set<int64_t>& indices) override;
+
+ private:
+  VisitedSet visited_;
+  int64_t cursor_ = 0;
+};
+
+class RandomTuner final : public Tuner {
+ public:
+  RandomTuner(const schedule_space::ConfigSpace& space, uint64_t seed) : visited_(space), rng_(seed) {}
+  std::string name() const override { return "random"; }
+  std::vector<schedule_space::Config> next_batch(int n) override;
+  void update(const std::vector<schedule_space::Config>&, const std::vector<schedule_space::MeasureResult>&) override {}
+  bool has_next() const override { return visited_.remaining() > 0; }
+  void skip(const std::set<int64_t>& indices) override;
+
+ private:
+  VisitedSet visited_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace tensortune::tuner

@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// Where measurements happen, as the tuning loop sees it: on this machine (LocalMeasurer) or,
+/// in the farm, through the tracker. One MeasureResult per config, in order.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/measure/local_measurer.h"
+#include "schedule_space/config_space.h"
+#include "schedule_space/measure.h"
+
+namespace tensortune::tuner {
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  virtual std::vector<schedule_space::MeasureResult> measure(
+      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs) = 0;
+  virtual std::string device_key() const = 0;
+};
+
+/// Measures in this process with compiler::LocalMeasurer.
+class LocalMeasurerAdapter final : public Measurer {
+ public:
+  explicit LocalMeasurerAdapter(std::unique_ptr<compiler::LocalMeasurer> m) : m_(std::move(m)) {}
+  std::vector<schedule_space::MeasureResult> measure(
+      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs) override {
+    return m_->measure(space, configs);
+  }
+  std::string device_key() const override { return m_->options().device_key; }
+
+ private:
+  std::unique_ptr<compiler::LocalMeasurer> m_;
+};
+
+}  // namespace tensortune::tuner

@@ -1,0 +1,79 @@
+#include "tuner/tuning_loop.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace tensortune::tuner {
+
+namespace ss = schedule_space;
+
+double result_gflops(const ss::Task& task, const ss::MeasureResult& r) {
+  if (!r.ok() || r.mean_cost() <= 0) return 0;
+  return ss::task_flop(task) / r.mean_cost() / 1e9;
+}
+
+Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& space, Tuner& tuner,
+                               Measurer& measurer, records::RecordStore* store,
+                               const TuneOptions& options, const ProgressFn& progress) {
+  if (options.trials < 1)
+    return invalid_argument("trials = " + std::to_string(options.trials) + ", must be >= 1");
+  if (options.batch_size < 1)
+    return invalid_argument("batch_size = " + std::to_string(options.batch_size) + ", must be >= 1");
+  if (options.early_stopping < 0)
+    return invalid_argument("early_stopping = " + std::to_string(options.early_stopping) + ", must be >= 0");
+  const auto start = std::chrono::steady_clock::now();
+  TuneResult out;
+  TuneProgress& p = out.progress;
+  p.total = options.trials;
+  int64_t task_id = -1;
+  if (store) {
+    TT_ASSIGN_OR_RETURN(task_id, store->ensure_task(records::task_info(task, space)));
+    TT_ASSIGN_OR_RETURN(auto measured, store->measured_indices(task_id, measurer.device_key()));
+    tuner.skip(measured);
+    out.resumed = static_cast<int64_t>(measured.size());
+    p.done = out.resumed;
+    TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(task), task.target.spec, measurer.device_key()));
+    if (best) {
+      p.best_gflops = best->gflops;
+      auto c = space.config_at(best->record.config_index);
+      if (c) out.best_config = *c;
+    }
+  }
+  int64_t last_improvement = p.done;
+  const records::RunInfo run{tuner.name(), options.run_id};
+  while (p.done < options.trials && tuner.has_next()) {
+    if (options.early_stopping > 0 && p.done - last_improvement >= options.early_stopping) break;
+    const int n = static_cast<int>(std::min<int64_t>(options.batch_size, options.trials - p.done));
+    std::vector<ss::Config> batch = tuner.next_batch(n);
+    if (batch.empty()) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<ss::MeasureResult> results = measurer.measure(space, batch);
+    out.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (results.size() != batch.size())
+      return internal_error("measurer returned " + std::to_string(results.size()) + " results for " +
+                            std::to_string(batch.size()) + " configs");
+    std::vector<int64_t> trials;
+    p.current_gflops = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      trials.push_back(p.done + static_cast<int64_t>(i));
+      const double g = result_gflops(task, results[i]);
+      if (!results[i].ok()) ++p.errors;
+      p.current_gflops = std::max(p.current_gflops, g);
+      if (g > p.best_gflops) {
+        p.best_gflops = g;
+        out.best_config = batch[i];
+        last_improvement = p.done + static_cast<int64_t>(i) + 1;
+      }
+    }
+    if (store) TT_RETURN_IF_ERROR(store->add_results(task_id, space, batch, results, run, trials));
+    tuner.update(batch, results);
+    p.done += static_cast<int64_t>(batch.size());
+    out.measured += static_cast<int64_t>(batch.size());
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (progress) progress(p);
+  }
+  p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace tensortune::tuner

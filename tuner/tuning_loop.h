@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// The tuning loop of one task: ask the tuner for a batch, measure it, record every result,
+/// update the tuner, report progress; stop at the trial budget, when the space is exhausted or
+/// after `early_stopping` trials without a new best.
+///
+/// Resuming: with a record store, configs already measured for this task on this device key
+/// are skipped, count toward the trial budget, and seed the best so far. Running the same
+/// command again after a crash therefore finishes the remaining trials only.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "records/record_store.h"
+#include "schedule_space/config_space.h"
+#include "schedule_space/task.h"
+#include "support/error.h"
+#include "tuner/measurer.h"
+#include "tuner/tuner.h"
+
+namespace tensortune::tuner {
+
+struct TuneOptions {
+  int64_t trials = 200;         ///< total configs measured for the task, earlier runs included
+  int batch_size = 8;           ///< configs per measure call
+  int64_t early_stopping = 0;   ///< stop after this many trials without improvement; 0 = never
+  std::string run_id;           ///< groups this run's results in the DB
+};
+
+struct TuneProgress {
+  int64_t done = 0;       ///< trials measured, earlier runs included
+  int64_t total = 0;      ///< the budget (capped at the number of valid configs)
+  double current_gflops = 0;  ///< best of the latest batch
+  double best_gflops = 0;
+  double elapsed_s = 0;
+  int64_t errors = 0;     ///< failed measurements in this run
+};
+
+struct TuneResult {
+  TuneProgress progress;
+  std::optional<schedule_space::Config> best_config;
+  int64_t resumed = 0;  ///< trials found in the DB at the start
+  int64_t measured = 0; ///< trials measured by this run
+  double measure_seconds = 0;
+};
+
+using ProgressFn = std::function<void(const TuneProgress&)>;
+
+/// `store` may be null (nothing recorded, nothing resumed).
+Expected<TuneResult> tune_task(const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
+                               Tuner& tuner, Measurer& measurer, records::RecordStore* store,
+                               const TuneOptions& options, const ProgressFn& progress);
+
+/// GFLOPS of a result (0 for errors).
+double result_gflops(const schedule_space::Task& task, const schedule_space::MeasureResult& r);
+
+}  // namespace tensortune::tuner
