@@ -30,6 +30,13 @@ struct MeasureOptions {
   /// Flush the weights and output (every operand but the data, as AutoTVM) before each round.
   bool flush_cache = false;
   bool check_correctness = true;
+  /// Threads that compile a batch's kernels before any of them is timed (as AutoTVM's
+  /// builder pool); 0 = one per hardware thread. Timing never overlaps compilation.
+  int compile_threads = 0;
+  /// A config whose warm-up run is this many times slower than the best so far of this
+  /// measurer is timed with a single run (it cannot become the best; timing it fully would
+  /// cost number * repeat slow runs). 0 disables.
+  double slow_cutoff = 8;
   std::string device_key;  ///< empty: host_device_key()
 };
 
@@ -52,8 +59,9 @@ class LocalMeasurer {
 
  private:
   LocalMeasurer(schedule_space::Task task, MeasureOptions options);
+  struct Built;
   schedule_space::MeasureResult measure_one(const schedule_space::ConfigSpace& space,
-                                            const schedule_space::Config& config);
+                                            const schedule_space::Config& config, Built& built);
   struct Packed;
   const Packed& packed_for(int64_t ic_block, int64_t oc_block, const struct KernelSignature& sig);
 
@@ -61,6 +69,7 @@ class LocalMeasurer {
   MeasureOptions options_;
   NdArray data_, weight_, reference_;
   int64_t reduction_length_ = 1;
+  double best_cost_s_ = 0;  ///< best mean cost measured so far (0: none yet)
   std::unique_ptr<ThreadPool> pool_;
   std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Packed>> packed_;
 };

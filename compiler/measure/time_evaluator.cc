@@ -27,6 +27,17 @@ TimingResult time_evaluator(const std::function<void()>& fn, const std::function
     return r;
   }
   const double min_s = o.min_repeat_ms / 1000.0;
+  if (o.cutoff_s > 0 && r.warmup_seconds > o.cutoff_s) {
+    if (before_round) before_round();
+    t0 = std::chrono::steady_clock::now();
+    fn();
+    r.round_seconds.push_back(seconds_since(t0));
+    r.number = 1;
+    r.cut_short = true;
+    return r;
+  }
+  if (r.warmup_seconds > 0 && min_s > 0)
+    number = std::max<int64_t>(number, static_cast<int64_t>(min_s / r.warmup_seconds) + 1);
   for (int round = 0; round < o.repeat; ++round) {
     if (before_round) before_round();
     double duration = 0;

@@ -6,6 +6,11 @@
 /// than `min_repeat_ms`, number grows to max(min_repeat_ms / per_call + 1, 1.618 * number) and
 /// the round is timed again. `number` stays grown for later rounds. A round's result is its
 /// duration / number.
+///
+/// Two savings that keep those semantics: the warm-up call's duration sets the first round's
+/// `number` (so that no round is timed only to be thrown away for being shorter than
+/// min_repeat_ms), and a call slower than `cutoff_s` (a config that cannot be the best: the
+/// measurer sets it to a multiple of the best cost so far) is timed in one round of one call.
 
 #include <cstdint>
 #include <functional>
@@ -19,6 +24,8 @@ struct TimeEvaluatorOptions {
   double min_repeat_ms = 100;
   /// Stop (RUN_TIMEOUT) when the warm-up call predicts number * repeat calls beyond this.
   double timeout_s = 10;
+  /// Warm-up slower than this: one round of one call (0 disables).
+  double cutoff_s = 0;
 };
 
 struct TimingResult {
@@ -26,6 +33,7 @@ struct TimingResult {
   int64_t number = 0;                 ///< calls per round after growth
   double warmup_seconds = 0;
   bool timed_out = false;
+  bool cut_short = false;  ///< timed with one call because of cutoff_s
 };
 
 TimingResult time_evaluator(const std::function<void()>& fn, const std::function<void()>& before_round,

@@ -1,0 +1,24 @@
+#pragma once
+/// \file
+/// The subcommands of `tensortune`, one file each. Every `add_*` registers its subcommand and
+/// options on `app`; the callback stores the process exit code in `exit_code`.
+
+#include <string>
+
+#include "support/error.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tensortune::cli {
+
+void add_tune_op_command(CLI::App& app, int& exit_code);
+void add_op_command(CLI::App& app, int& exit_code);
+void add_records_command(CLI::App& app, int& exit_code);
+void add_demo_command(CLI::App& app, int& exit_code);
+
+/// Prints "error: <message>" to stderr and returns the exit code for it (1).
+int report_error(const Error& error);
+
+}  // namespace tensortune::cli

@@ -1,0 +1,41 @@
+// The one `tensortune` binary. The only place that turns an Error into an exit code.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "support/log.h"
+
+namespace tensortune::cli {
+
+int report_error(const Error& error) {
+  std::fprintf(stderr, "error: %s\n", error.message.c_str());
+  return 1;
+}
+
+}  // namespace tensortune::cli
+
+int main(int argc, char** argv) {
+  namespace cli = tensortune::cli;
+  CLI::App app{"tensortune: autotuning of tensor programs (conv2d_NCHWc, dense) with real LLVM code generation\n"
+               "and a SQLite record store."};
+  app.footer(
+      "\nStart with `tensortune demo`, then `tensortune tune-op --help`.\n"
+      "Logs go to stderr; set the level with --log-level or SPDLOG_LEVEL (e.g. SPDLOG_LEVEL=measure=debug).");
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
+  int exit_code = 0;
+  cli::add_tune_op_command(app, exit_code);
+  cli::add_op_command(app, exit_code);
+  cli::add_records_command(app, exit_code);
+  cli::add_demo_command(app, exit_code);
+  app.parse_complete_callback([&] {
+    if (!tensortune::set_log_level(log_level)) {
+      std::fprintf(stderr, "error: --log-level = '%s' is not a level\n", log_level.c_str());
+      std::exit(2);
+    }
+  });
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

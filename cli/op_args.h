@@ -1,0 +1,37 @@
+#pragma once
+/// \file
+/// Parsing the operator description shared by `tune-op` and `op run`: shapes like
+/// "1x64x56x56", strides and dilations like "1,1", pads like "1,1,1,1" (top,left,bottom,right;
+/// one value means all four, two mean (vertical, horizontal)).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedule_space/task.h"
+#include "support/error.h"
+
+namespace tensortune::cli {
+
+struct OpArgs {
+  std::string op;  ///< conv2d_NCHWc, dense (= dense_pack), dense_pack, dense_nopack
+  std::string strides = "1,1";
+  std::string pads = "0,0,0,0";
+  std::string dilation = "1,1";
+};
+
+/// "1x64x56x56" -> {1, 64, 56, 56}; `field` names the flag in errors.
+Expected<std::vector<int64_t>> parse_shape(const std::string& text, const std::string& field);
+/// "1,2" -> {1, 2}.
+Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std::string& field);
+
+/// The template name for --op.
+Expected<std::string> template_for_op(const std::string& op);
+
+/// Builds and validates the task from the op, the data and weight shapes (NCHW and OIHW for
+/// conv2d, (M, K) and (N, K) for dense) and the flags.
+Expected<schedule_space::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& data_shape,
+                                            const std::vector<int64_t>& weight_shape,
+                                            const schedule_space::Target& target);
+
+}  // namespace tensortune::cli

@@ -1,0 +1,113 @@
+#include "cli/tuning_session.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "compiler/kernel.h"
+#include "tuner/index_tuners.h"
+
+namespace tensortune::cli {
+
+namespace ss = schedule_space;
+
+void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
+  cmd.add_option("--tuner", f.tuner, "search strategy: grid (every valid config in index order) or random "
+                                     "(uniform, never repeats)")
+      ->check(CLI::IsMember({"grid", "random"}))
+      ->capture_default_str();
+  cmd.add_option("--trials", f.trials, "configs to measure for the task in total; configs already in the DB "
+                                       "count, so rerunning a command resumes it")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--batch-size", f.batch_size, "configs per measurement batch (progress and DB writes happen per batch)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--early-stopping", f.early_stopping, "stop after this many trials without a new best (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--seed", f.seed, "random seed of the tuner; the same seed gives the same sequence")->capture_default_str();
+  cmd.add_option("--threads", f.threads, "threads each kernel runs on while measured (recorded with the result)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--number", f.number, "time_evaluator: runs per repeat before min-repeat-ms growth")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--repeat", f.repeat, "time_evaluator: timed rounds; with more than 2 the fastest and slowest are dropped")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--min-repeat-ms", f.min_repeat_ms, "time_evaluator: grow `number` until one round lasts this long")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--timeout", f.timeout_s, "seconds a config may take in all before it is recorded as RUN_TIMEOUT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_flag("--flush-cache", f.flush_cache, "flush weights and output from the caches before every round "
+                                               "(meaningful with --number 1)");
+  cmd.add_option("--device-key", f.device_key, "device key the results are recorded under (default: this host's, e.g. x86-avx512)");
+}
+
+namespace {
+
+void print_progress(int task_number, int task_count, const tuner::TuneProgress& p, bool final) {
+  static const bool tty = isatty(STDOUT_FILENO);
+  std::printf("%s[Task %2d/%2d] Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
+              tty ? "\r" : "", task_number, task_count, p.current_gflops, p.best_gflops,
+              static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s,
+              final ? (tty ? " Done.\n" : " Done.\n") : (tty ? "" : "\n"));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, records::RecordStore* store,
+                                    int task_number, int task_count) {
+  TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
+  compiler::MeasureOptions mo;
+  mo.timing.number = f.number;
+  mo.timing.repeat = f.repeat;
+  mo.timing.min_repeat_ms = f.min_repeat_ms;
+  mo.timing.timeout_s = f.timeout_s;
+  mo.threads = f.threads;
+  mo.flush_cache = f.flush_cache;
+  mo.device_key = f.device_key;
+  TT_ASSIGN_OR_RETURN(auto local, compiler::LocalMeasurer::create(task, mo));
+  tuner::LocalMeasurerAdapter measurer(std::move(local));
+
+  std::unique_ptr<tuner::Tuner> tuner;
+  if (f.tuner == "grid") {
+    tuner = std::make_unique<tuner::GridTuner>(space);
+  } else if (f.tuner == "random") {
+    tuner = std::make_unique<tuner::RandomTuner>(space, f.seed);
+  } else {
+    return invalid_argument("--tuner = '" + f.tuner + "' is not one of grid, random");
+  }
+  TaskSummary summary;
+  summary.space_size = space.size();
+  for (int64_t i = 0; i < space.size(); ++i) summary.valid_configs += space.is_valid_index(i);
+
+  tuner::TuneOptions to;
+  to.trials = std::min(f.trials, summary.valid_configs);
+  to.batch_size = f.batch_size;
+  to.early_stopping = f.early_stopping;
+  to.run_id = f.tuner + "-seed" + std::to_string(f.seed) + "-" +
+              std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n", task_number, task_count,
+              task.template_name.c_str(), ss::describe_workload(task.workload).c_str(),
+              static_cast<long long>(space.size()), static_cast<long long>(summary.valid_configs),
+              measurer.device_key().c_str(), f.threads, f.threads == 1 ? "" : "s");
+  TT_ASSIGN_OR_RETURN(summary.result,
+                      tuner::tune_task(task, space, *tuner, measurer, store, to,
+                                       [&](const tuner::TuneProgress& p) { print_progress(task_number, task_count, p, false); }));
+  if (summary.result.resumed > 0)
+    std::printf("[Task %2d/%2d] resumed: %lld trials were already in the DB\n", task_number, task_count,
+                static_cast<long long>(summary.result.resumed));
+  print_progress(task_number, task_count, summary.result.progress, true);
+  summary.best_config = summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
+  return summary;
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// Tuning one task from the command line: builds the measurer and the tuner from the flags,
+/// runs the loop with AutoTVM's progress line
+///   [Task 1/3] Current/Best: 12.3/45.6 GFLOPS | Progress: (64/200) | 12.4 s
+/// and returns the summary for tables.
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/measure/local_measurer.h"
+#include "records/record_store.h"
+#include "schedule_space/task.h"
+#include "tuner/tuning_loop.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tensortune::cli {
+
+struct TuningFlags {
+  std::string tuner = "random";
+  int64_t trials = 200;
+  int batch_size = 8;
+  int64_t early_stopping = 0;
+  uint64_t seed = 0;
+  int threads = 1;
+  int64_t number = 10;
+  int repeat = 3;
+  double min_repeat_ms = 100;
+  double timeout_s = 10;
+  bool flush_cache = false;
+  std::string device_key;
+};
+
+/// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
+/// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key.
+void add_tuning_flags(CLI::App& cmd, TuningFlags& flags);
+
+struct TaskSummary {
+  tuner::TuneResult result;
+  std::string best_config;  ///< described, or "-" when nothing succeeded
+  int64_t space_size = 0;
+  int64_t valid_configs = 0;
+};
+
+Expected<TaskSummary> tune_one_task(const schedule_space::Task& task, const TuningFlags& flags,
+                                    records::RecordStore* store, int task_number, int task_count);
+
+}  // namespace tensortune::cli
