@@ -21,6 +21,7 @@ struct OpRunFlags {
   std::string data, weight, bias, out, db;
   int threads = 1;
   bool relu = false;
+  int64_t config_index = -1;
 };
 
 Status run_op(const OpRunFlags& f) {
@@ -37,7 +38,15 @@ Status run_op(const OpRunFlags& f) {
   TT_ASSIGN_OR_RETURN(auto space, ss::make_config_space(*task));
   ss::Config config = ss::default_config(*task, space);
   std::string source = "the default config (no --db given)";
-  if (!f.db.empty()) {
+  if (f.config_index >= 0) {
+    auto chosen = space.config_at(f.config_index);
+    if (!chosen) return chosen.error().with_context("--config-index");
+    if (!space.is_valid(*chosen))
+      return invalid_argument("--config-index = " + std::to_string(f.config_index) + " is an invalid config of " +
+                              task->template_name + ": " + space.describe(*chosen));
+    config = *chosen;
+    source = "config " + std::to_string(f.config_index) + " (--config-index)";
+  } else if (!f.db.empty()) {
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
     TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(*task), "", compiler::host_device_key()));
     if (best) {
@@ -83,6 +92,7 @@ void add_op_command(CLI::App& app, int& exit_code) {
   run->add_option("--db", flags->db, "record DB to take the best config from (default config without it)");
   run->add_option("--out", flags->out, "output .npy")->required();
   run->add_option("--threads", flags->threads, "threads to run on")->check(CLI::Range(1, 1024))->capture_default_str();
+  run->add_option("--config-index", flags->config_index, "run this config of the space instead of the best record");
   run->add_flag("--relu", flags->relu, "apply relu after the bias (fused into the kernel)");
   run->callback([flags, &exit_code] {
     Status st = run_op(*flags);

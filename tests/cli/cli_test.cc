@@ -1,0 +1,142 @@
+// The tensortune binary, run as a user runs it: a correct `op run` against the reference, and
+// every bad input of the foundation issue answered with a clear message and exit code 1.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/reference/reference_ops.h"
+#include "support/npy.h"
+
+namespace tt = tensortune;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CmdResult {
+  int exit_code;
+  std::string output;
+};
+
+CmdResult run(const std::string& args) {
+  const std::string cmd = std::string(TENSORTUNE_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("tt_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void expect_error(const std::string& args, const std::string& fragment) {
+    CmdResult r = run(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  }
+  fs::path dir_;
+};
+
+const std::string kTune = "tune-op --op conv2d_NCHWc --trials 1 ";
+
+TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
+  tt::NdArray x({1, 8, 9, 10}), w({16, 8, 3, 3}), b({16});
+  tt::fill_uniform(x, 1);
+  tt::fill_uniform(w, 2);
+  tt::fill_uniform(b, 3);
+  ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
+  ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
+  ASSERT_TRUE(tt::write_npy(path("b.npy"), b).has_value());
+  CmdResult r = run("op run --op conv2d_NCHWc --data " + path("x.npy") + " --weight " + path("w.npy") + " --bias " +
+              path("b.npy") + " --strides 2,2 --pads 0,1,1,1 --dilation 1,1 --out " + path("y.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("default config"), std::string::npos) << r.output;
+  auto y = tt::read_npy(path("y.npy"));
+  ASSERT_TRUE(y.has_value());
+  tt::schedule_space::Conv2dWorkload wl;
+  wl.in_channels = 8;
+  wl.in_height = 9;
+  wl.in_width = 10;
+  wl.out_channels = 16;
+  wl.kernel_h = wl.kernel_w = 3;
+  wl.stride_h = wl.stride_w = 2;
+  wl.pad_top = 0;
+  wl.pad_left = wl.pad_bottom = wl.pad_right = 1;
+  const tt::NdArray want = tt::compiler::conv2d_nchw_reference(x, w, &b, wl);
+  // Hand-computed: OH = (9 + 0 + 1 - 3) / 2 + 1 = 4, OW = (10 + 1 + 1 - 3) / 2 + 1 = 5.
+  EXPECT_EQ(y->shape, (std::vector<int64_t>{1, 16, 4, 5}));
+  ASSERT_EQ(y->shape, want.shape);
+  for (size_t i = 0; i < want.data.size(); ++i)
+    EXPECT_NEAR(y->data[i], want.data[i], 1e-4 * (1 + std::fabs(want.data[i])));
+}
+
+TEST_F(CliTest, BadShapesAndParameters) {
+  const std::string db = " --db " + path("t.db");
+  expect_error(kTune + "--data 1x64x0x56 --kernel 64x64x3x3" + db, "--data = '1x64x0x56': dimension 0 must be > 0");
+  expect_error(kTune + "--data 1x-64x56x56 --kernel 64x64x3x3" + db, "dimension -64 must be > 0");
+  expect_error(kTune + "--data 1x64x56x56 --kernel 64x64x3x3 --strides 0,1" + db, "stride_h = 0, must be > 0");
+  expect_error(kTune + "--data 1x3x4x4 --kernel 8x3x7x7" + db,
+               "dilated kernel height 7 is larger than the padded input height 4");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x4x3x3" + db, "kernel in_channels = 4 does not match data channels = 3");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,-1,1" + db, "pad_bottom = -1, must be >= 0");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,1" + db, "--pads = '1,1,1' needs 1, 2 or 4 values");
+  expect_error("tune-op --op winograd --data 1x3x8x8 --kernel 8x3x3x3" + db, "--op = 'winograd' is not one of");
+  expect_error("tune-op --op dense --data 1x64 --weight 10x32" + db,
+               "weight in_features = 32 does not match data in_features = 64");
+}
+
+TEST_F(CliTest, DbThatIsNotADbIsRefusedAndKept) {
+  { std::ofstream(path("notes.db")) << "my precious notes\n"; }
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --db " + path("notes.db"), "is not a tensortune database");
+  std::ifstream in(path("notes.db"));
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "my precious notes\n");
+}
+
+TEST_F(CliTest, TruncatedNpyConfigIndexAndMalformedLog) {
+  tt::NdArray x({1, 4, 6, 6}), w({8, 4, 3, 3});
+  std::string bytes = tt::serialize_npy(x);
+  { std::ofstream(path("x.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 10); }
+  ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
+  const std::string common =
+      "op run --op conv2d_NCHWc --weight " + path("w.npy") + " --pads 1,1,1,1 --out " + path("y.npy");
+  expect_error(common + " --data " + path("x.npy"), "data is truncated");
+  ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
+  expect_error(common + " --data " + path("x.npy") + " --config-index 99999999",
+               "config index 99999999 is outside the space");
+  { std::ofstream(path("bad.log")) << "{\"input\": [\"llvm\", \"conv2d_NCHWc.x86\"\n"; }
+  expect_error("records import --db " + path("t.db") + " " + path("bad.log"), "bad.log:1: not JSON");
+}
+
+TEST_F(CliTest, TuneOpRecordsAndResumes) {
+  const std::string args =
+      "tune-op --op dense --data 1x64 --weight 32x64 --trials 6 --batch-size 3 --min-repeat-ms 1 --db " + path("d.db");
+  CmdResult first = run(args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("[Task  1/ 1] Current/Best:"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("Progress: (6/6)"), std::string::npos) << first.output;
+  CmdResult again = run(args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("resumed: 6 trials were already in the DB"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("measured 0 configs"), std::string::npos) << again.output;
+  CmdResult best = run("records best --json --db " + path("d.db"));
+  ASSERT_EQ(best.exit_code, 0);
+  EXPECT_NE(best.output.find("\"measured\": 6"), std::string::npos) << best.output;
+}
+
+}  // namespace

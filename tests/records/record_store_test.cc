@@ -1,0 +1,133 @@
+// The record store: round trip, best query (errors never best), resume sets, refusal of files
+// that are not ours, and rollback of failed transactions.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "records/record_store.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_db(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("tt_records_" + name + "_" + std::to_string(::getpid()) + ".db");
+  fs::remove(p);
+  fs::remove(p.string() + "-wal");
+  fs::remove(p.string() + "-shm");
+  return p.string();
+}
+
+ss::Task small_task() {
+  ss::Conv2dWorkload w;
+  w.in_channels = 8;
+  w.in_height = w.in_width = 8;
+  w.out_channels = 16;
+  w.kernel_h = w.kernel_w = 3;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
+  return *ss::make_task(ss::kConv2dNCHWc, w, ss::Target{"llvm -keys=cpu -mcpu=test", 16});
+}
+
+ss::MeasureResult ok_result(int64_t index, double cost) {
+  ss::MeasureResult r;
+  r.config_index = index;
+  r.costs = {cost};
+  r.device_key = "x86-avx512";
+  r.all_cost_s = 0.3;
+  r.timestamp = 1700000000;
+  r.number = 10;
+  return r;
+}
+
+TEST(RecordStore, RoundTripBestAndResume) {
+  const std::string path = temp_db("roundtrip");
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  const ss::Task task = small_task();
+  auto space = *ss::make_config_space(task);
+  auto id = (*store)->ensure_task(tt::records::task_info(task, space));
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(*(*store)->ensure_task(tt::records::task_info(task, space)), *id);
+
+  std::vector<ss::Config> configs{*space.config_at(3), *space.config_at(7), *space.config_at(11)};
+  std::vector<ss::MeasureResult> results{ok_result(3, 2e-3), ok_result(7, 1e-3), ok_result(11, 1e-4)};
+  results[2].error_no = ss::MeasureErrorNo::kWrongAnswer;  // fastest, but wrong: never best
+  results[2].costs = {ss::kErrorCost};
+  ASSERT_TRUE((*store)->add_results(*id, space, configs, results, {"random", "run1"}, {0, 1, 2}).has_value());
+
+  auto best = (*store)->best(ss::workload_key(task), "", "x86-avx512");
+  ASSERT_TRUE(best.has_value());
+  ASSERT_TRUE(best->has_value());
+  EXPECT_EQ((*best)->record.config_index, 7);
+  EXPECT_NEAR((*best)->gflops, ss::task_flop(task) / 1e-3 / 1e9, 1e-6);
+  auto entity = tt::records::entity_from_json((*best)->record.entity_json);
+  ASSERT_TRUE(entity.has_value());
+  EXPECT_EQ(space.config_from_entity(*entity)->index, 7);
+  EXPECT_FALSE((*store)->best(ss::workload_key(task), "", "cuda-sm90")->has_value());
+
+  auto measured = (*store)->measured_indices(*id, "x86-avx512");
+  ASSERT_TRUE(measured.has_value());
+  EXPECT_EQ(*measured, (std::set<int64_t>{3, 7, 11}));
+
+  // Reopen: everything is still there.
+  store->reset();
+  auto again = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*(*again)->result_count(), 3);
+  auto all = (*again)->all_records();
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[2].result.error_no, ss::MeasureErrorNo::kWrongAnswer);
+  EXPECT_EQ((*all)[1].tuner, "random");
+  EXPECT_EQ((*all)[1].trial, 1);
+  auto groups = (*again)->best_all();
+  ASSERT_TRUE(groups.has_value());
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_EQ((*groups)[0].record.config_index, 7);
+  EXPECT_EQ((*groups)[0].measured, 3);
+}
+
+TEST(RecordStore, FileThatIsNotADatabaseIsRefusedAndUntouched) {
+  const std::string path = temp_db("garbage");
+  const std::string content(4096, 'x');
+  { std::ofstream(path, std::ios::binary) << content; }
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code, tt::ErrorCode::kDataLoss);
+  EXPECT_NE(store.error().message.find("is not a tensortune database"), std::string::npos) << store.error().message;
+  std::ifstream in(path, std::ios::binary);
+  std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, content);
+}
+
+TEST(RecordStore, DatabaseOfAnotherProgramIsRefused) {
+  const std::string path = temp_db("other");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE tasks(x); INSERT INTO tasks VALUES (42);", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_NE(store.error().message.find("another program"), std::string::npos) << store.error().message;
+}
+
+TEST(RecordStore, FailedTransactionRollsBack) {
+  const std::string path = temp_db("rollback");
+  auto store = *tt::records::RecordStore::open(path);
+  const ss::Task task = small_task();
+  auto space = *ss::make_config_space(task);
+  const int64_t id = *store->ensure_task(tt::records::task_info(task, space));
+  auto st = store->transaction([&]() -> tt::Status {
+    TT_RETURN_IF_ERROR(store->add_results(id, space, {*space.config_at(1)}, {ok_result(1, 1e-3)}, {}, {0}));
+    return tt::invalid_argument("something later failed");
+  });
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(*store->result_count(), 0);
+}
+
+}  // namespace

@@ -1,0 +1,153 @@
+// The tuning loop: budget, early stopping, resume from the DB, recording every result, and one
+// real end-to-end run with the local measurer.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "compiler/kernel.h"
+#include "tuner/index_tuners.h"
+#include "tuner/tuning_loop.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_db(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("tt_loop_" + name + "_" + std::to_string(::getpid()) + ".db");
+  for (const char* s : {"", "-wal", "-shm"}) fs::remove(p.string() + s);
+  return p.string();
+}
+
+ss::Task task() {
+  ss::Conv2dWorkload w;
+  w.in_channels = 16;
+  w.in_height = w.in_width = 14;
+  w.out_channels = 32;
+  w.kernel_h = w.kernel_w = 3;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
+  return *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+}
+
+/// A measurer with a known cost per config (the loop's logic is what is under test here; the
+/// real measurer is exercised below and in compiler_test). Every 5th config fails.
+class TableMeasurer final : public tt::tuner::Measurer {
+ public:
+  std::vector<ss::MeasureResult> measure(const ss::ConfigSpace&, const std::vector<ss::Config>& configs) override {
+    std::vector<ss::MeasureResult> out;
+    for (const auto& c : configs) {
+      ss::MeasureResult r;
+      r.config_index = c.index;
+      r.device_key = device_key();
+      if (c.index % 5 == 0) {
+        r.error_no = ss::MeasureErrorNo::kCompileHost;
+        r.costs = {ss::kErrorCost};
+      } else {
+        r.costs = {1e-3 * (1 + (c.index * 7919) % 97)};
+      }
+      ++calls;
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string device_key() const override { return "test-device"; }
+  int calls = 0;
+};
+
+TEST(TuningLoop, HonoursBudgetAndRecordsEverything) {
+  const ss::Task t = task();
+  auto space = *ss::make_config_space(t);
+  auto store = *tt::records::RecordStore::open(temp_db("budget"));
+  tt::tuner::RandomTuner tuner(space, 3);
+  TableMeasurer m;
+  tt::tuner::TuneOptions o;
+  o.trials = 37;
+  o.batch_size = 8;
+  int reports = 0;
+  auto r = tt::tuner::tune_task(t, space, tuner, m, store.get(), o, [&](const tt::tuner::TuneProgress&) { ++reports; });
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->progress.done, 37);
+  EXPECT_EQ(m.calls, 37);
+  EXPECT_EQ(reports, 5);  // 8, 8, 8, 8, 5
+  EXPECT_EQ(*store->result_count(), 37);
+  EXPECT_GT(r->progress.errors, 0);
+  ASSERT_TRUE(r->best_config.has_value());
+  auto best = *store->best(ss::workload_key(t), "", "test-device");
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->record.config_index, r->best_config->index);
+}
+
+TEST(TuningLoop, ResumeSkipsMeasuredConfigsAndFinishesTheBudget) {
+  const ss::Task t = task();
+  auto space = *ss::make_config_space(t);
+  const std::string path = temp_db("resume");
+  tt::tuner::TuneOptions o;
+  o.trials = 20;
+  {
+    auto store = *tt::records::RecordStore::open(path);
+    tt::tuner::RandomTuner tuner(space, 1);
+    TableMeasurer m;
+    o.trials = 12;
+    ASSERT_TRUE(tt::tuner::tune_task(t, space, tuner, m, store.get(), o, nullptr).has_value());
+  }
+  auto store = *tt::records::RecordStore::open(path);
+  auto first = *store->all_records();
+  tt::tuner::RandomTuner tuner(space, 1);  // same seed: would propose the same configs again
+  TableMeasurer m;
+  o.trials = 20;
+  auto r = tt::tuner::tune_task(t, space, tuner, m, store.get(), o, nullptr);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->resumed, 12);
+  EXPECT_EQ(m.calls, 8);
+  auto all = *store->all_records();
+  ASSERT_EQ(all.size(), 20u);
+  std::set<int64_t> indices;
+  for (const auto& rec : all) indices.insert(rec.config_index);
+  EXPECT_EQ(indices.size(), 20u) << "a resumed run measured a config twice";
+}
+
+TEST(TuningLoop, EarlyStoppingAndBadOptions) {
+  const ss::Task t = task();
+  auto space = *ss::make_config_space(t);
+  tt::tuner::GridTuner tuner(space);
+  TableMeasurer m;
+  tt::tuner::TuneOptions o;
+  o.trials = 1000;
+  o.batch_size = 1;
+  o.early_stopping = 10;
+  auto r = tt::tuner::tune_task(t, space, tuner, m, nullptr, o, nullptr);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_LT(r->progress.done, 1000);
+  o.trials = 0;
+  auto bad = tt::tuner::tune_task(t, space, tuner, m, nullptr, o, nullptr);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("trials = 0, must be >= 1"), std::string::npos);
+}
+
+TEST(TuningLoop, RealMeasurementsEndToEnd) {
+  const ss::Task t = task();
+  auto space = *ss::make_config_space(t);
+  tt::compiler::MeasureOptions mo;
+  mo.timing.number = 1;
+  mo.timing.repeat = 3;
+  mo.timing.min_repeat_ms = 1;
+  tt::tuner::LocalMeasurerAdapter m(*tt::compiler::LocalMeasurer::create(t, mo));
+  auto store = *tt::records::RecordStore::open(temp_db("real"));
+  tt::tuner::RandomTuner tuner(space, 5);
+  tt::tuner::TuneOptions o;
+  o.trials = 6;
+  o.batch_size = 3;
+  auto r = tt::tuner::tune_task(t, space, tuner, m, store.get(), o, nullptr);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->progress.errors, 0);
+  EXPECT_GT(r->progress.best_gflops, 0.1);
+  auto records = store->all_records();
+  ASSERT_TRUE(records.has_value());
+  for (const auto& rec : *records) {
+    EXPECT_EQ(rec.result.error_no, ss::MeasureErrorNo::kNoError) << rec.result.error_msg;
+    EXPECT_GT(rec.result.compile_s, 0);
+  }
+}
+
+}  // namespace
