@@ -1,0 +1,80 @@
+#include "bench/onednn_anchor.h"
+
+#include <omp.h>
+
+#include <numeric>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace tensortune::bench {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+void fill(memory& m) {
+  float* p = static_cast<float*>(m.get_data_handle());
+  const size_t n = m.get_desc().get_size() / sizeof(float);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+}
+
+AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s, std::unordered_map<int, memory>& args,
+                            double flop, const compiler::TimeEvaluatorOptions& timing, std::string impl) {
+  auto run = [&] {
+    prim.execute(s, args);
+    s.wait();
+  };
+  auto t = compiler::time_evaluator(run, nullptr, timing);
+  auto kept = compiler::drop_extremes(t.round_seconds);
+  AnchorResult r;
+  r.seconds = std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
+  r.gflops = flop / r.seconds / 1e9;
+  r.impl = std::move(impl);
+  return r;
+}
+
+}  // namespace
+
+AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w, const compiler::TimeEvaluatorOptions& timing) {
+  omp_set_num_threads(1);
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const memory::dims src{w.batch, w.in_channels, w.in_height, w.in_width};
+  const memory::dims wei{w.out_channels, w.in_channels, w.kernel_h, w.kernel_w};
+  const memory::dims dst{w.batch, w.out_channels, w.out_height(), w.out_width()};
+  const memory::dims strides{w.stride_h, w.stride_w};
+  const memory::dims dilates{w.dilation_h - 1, w.dilation_w - 1};  // oneDNN counts extra gaps
+  const memory::dims pad_l{w.pad_top, w.pad_left}, pad_r{w.pad_bottom, w.pad_right};
+  memory::desc src_md(src, dt::f32, tag::nChw16c), dst_md(dst, dt::f32, tag::nChw16c);
+  memory::desc wei_md(wei, dt::f32, tag::any);
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                                    wei_md, dst_md, strides, dilates, pad_l, pad_r);
+  dnnl::convolution_forward::primitive_desc pd(d, eng);
+  memory src_m(pd.src_desc(), eng), wei_m(pd.weights_desc(), eng), dst_m(pd.dst_desc(), eng);
+  fill(src_m);
+  fill(wei_m);
+  dnnl::convolution_forward conv(pd);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
+  return time_primitive(conv, s, args, w.flop(), timing, pd.impl_info_str());
+}
+
+AnchorResult onednn_dense(const schedule_space::DenseWorkload& w, const compiler::TimeEvaluatorOptions& timing) {
+  omp_set_num_threads(1);
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  memory::desc src_md({w.batch, w.in_features}, dt::f32, tag::nc);
+  memory::desc wei_md({w.out_features, w.in_features}, dt::f32, tag::any);
+  memory::desc dst_md({w.batch, w.out_features}, dt::f32, tag::nc);
+  dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, src_md, wei_md, dst_md);
+  dnnl::inner_product_forward::primitive_desc pd(d, eng);
+  memory src_m(pd.src_desc(), eng), wei_m(pd.weights_desc(), eng), dst_m(pd.dst_desc(), eng);
+  fill(src_m);
+  fill(wei_m);
+  dnnl::inner_product_forward ip(pd);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
+  return time_primitive(ip, s, args, w.flop(), timing, pd.impl_info_str());
+}
+
+}  // namespace tensortune::bench

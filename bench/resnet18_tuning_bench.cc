@@ -1,0 +1,163 @@
+// Tunes the ResNet-18 conv2d layers (and dense 1x512x1000) with the random tuner on one thread
+// and prints, per layer, our best GFLOPS beside oneDNN's on the same shape (nChw16c), their
+// ratio, and the geometric mean; plus seconds per tuning trial and the median JIT compile time.
+//
+// The best config found by tuning is measured again beside oneDNN, alternating, and each side
+// reports its median, so that a lucky draw during tuning does not flatter us.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/onednn_anchor.h"
+#include "compiler/kernel.h"
+#include "compiler/measure/local_measurer.h"
+#include "records/record_store.h"
+#include "tuner/index_tuners.h"
+#include "tuner/tuning_loop.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+
+namespace {
+
+ss::Conv2dWorkload conv(int64_t c, int64_t hw, int64_t oc, int64_t k, int64_t s) {
+  ss::Conv2dWorkload w;
+  w.in_channels = c;
+  w.in_height = w.in_width = hw;
+  w.out_channels = oc;
+  w.kernel_h = w.kernel_w = k;
+  w.stride_h = w.stride_w = s;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = k / 2;
+  return w;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+struct Layer {
+  std::string name;
+  std::string tmpl;
+  ss::Workload w;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ResNet-18 layer tuning benchmark: tensortune (random tuner) vs oneDNN nChw16c, one thread"};
+  int64_t trials = 300;
+  uint64_t seed = 0;
+  std::string only;
+  std::string db_path;
+  int64_t number = 10;
+  int repeat = 3;
+  double min_repeat_ms = 100;
+  app.add_option("--trials", trials, "trials per layer")->capture_default_str();
+  app.add_option("--seed", seed, "random tuner seed")->capture_default_str();
+  app.add_option("--only", only, "run only layers whose name contains this");
+  app.add_option("--db", db_path, "keep the records in this DB (default: a temporary file)");
+  app.add_option("--number", number)->capture_default_str();
+  app.add_option("--repeat", repeat)->capture_default_str();
+  app.add_option("--min-repeat-ms", min_repeat_ms)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  const std::vector<Layer> layers = {
+      {"conv 3x3 64->64 @56", ss::kConv2dNCHWc, conv(64, 56, 64, 3, 1)},
+      {"conv 3x3/2 64->128 @56", ss::kConv2dNCHWc, conv(64, 56, 128, 3, 2)},
+      {"conv 1x1/2 64->128 @56", ss::kConv2dNCHWc, conv(64, 56, 128, 1, 2)},
+      {"conv 3x3 128->128 @28", ss::kConv2dNCHWc, conv(128, 28, 128, 3, 1)},
+      {"conv 3x3/2 128->256 @28", ss::kConv2dNCHWc, conv(128, 28, 256, 3, 2)},
+      {"conv 1x1/2 128->256 @28", ss::kConv2dNCHWc, conv(128, 28, 256, 1, 2)},
+      {"conv 3x3 256->256 @14", ss::kConv2dNCHWc, conv(256, 14, 256, 3, 1)},
+      {"conv 3x3/2 256->512 @14", ss::kConv2dNCHWc, conv(256, 14, 512, 3, 2)},
+      {"conv 1x1/2 256->512 @14", ss::kConv2dNCHWc, conv(256, 14, 512, 1, 2)},
+      {"conv 3x3 512->512 @7", ss::kConv2dNCHWc, conv(512, 7, 512, 3, 1)},
+      {"dense 1x512 -> 1000", ss::kDensePack, ss::DenseWorkload{1, 1000, 512}},
+  };
+  if (db_path.empty())
+    db_path = (std::filesystem::temp_directory_path() / ("tt_bench_" + std::to_string(::getpid()) + ".db")).string();
+  auto store = tt::records::RecordStore::open(db_path);
+  if (!store) {
+    std::fprintf(stderr, "error: %s\n", store.error().message.c_str());
+    return 1;
+  }
+  const ss::Target target = tt::compiler::host_target();
+  tt::compiler::TimeEvaluatorOptions timing;
+  timing.number = number;
+  timing.repeat = repeat;
+  timing.min_repeat_ms = min_repeat_ms;
+  std::printf("# tensortune vs oneDNN, one thread, %s, random tuner, %lld trials per layer, protocol number=%lld "
+              "repeat=%d min_repeat_ms=%.0f\n",
+              target.spec.c_str(), static_cast<long long>(trials), static_cast<long long>(number), repeat,
+              min_repeat_ms);
+  std::printf("%-26s %10s %10s %7s %8s %9s  %s\n", "layer", "ours", "oneDNN", "ratio", "s/trial", "compile", "best config");
+  double log_ratio_sum = 0;
+  int ratio_count = 0;
+  std::vector<double> all_compile, all_trial;
+  for (const Layer& l : layers) {
+    if (!only.empty() && l.name.find(only) == std::string::npos) continue;
+    auto task = ss::make_task(l.tmpl, l.w, target);
+    auto space = ss::make_config_space(*task);
+    tt::compiler::MeasureOptions mo;
+    mo.timing = timing;
+    auto local = tt::compiler::LocalMeasurer::create(*task, mo);
+    tt::tuner::LocalMeasurerAdapter measurer(std::move(*local));
+    tt::tuner::RandomTuner tuner(*space, seed);
+    tt::tuner::TuneOptions to;
+    to.trials = trials;
+    to.run_id = "bench-" + l.name;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = tt::tuner::tune_task(*task, *space, tuner, measurer, store->get(), to,
+                                       [&](const tt::tuner::TuneProgress& p) {
+                                         std::fprintf(stderr, "\r%-26s %lld/%lld best %.1f GFLOPS  ", l.name.c_str(),
+                                                      static_cast<long long>(p.done), static_cast<long long>(p.total),
+                                                      p.best_gflops);
+                                       });
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "\n");
+    if (!result || !result->best_config) {
+      std::printf("%-26s tuning failed\n", l.name.c_str());
+      continue;
+    }
+    auto records = (*store)->all_records();
+    std::vector<double> compile;
+    for (const auto& r : *records)
+      if (r.task.workload_key == ss::workload_key(*task) && r.result.compile_s > 0) compile.push_back(r.result.compile_s);
+    all_compile.insert(all_compile.end(), compile.begin(), compile.end());
+    const double per_trial = result->measured ? wall / static_cast<double>(result->measured) : 0;
+    all_trial.push_back(per_trial);
+
+    // Re-measure our best and the anchor alternately.
+    std::vector<double> ours, anchor;
+    std::string impl;
+    for (int round = 0; round < 3; ++round) {
+      auto r = measurer.measure(*space, {*result->best_config});
+      if (r[0].ok()) ours.push_back(ss::task_flop(*task) / r[0].mean_cost() / 1e9);
+      tt::bench::AnchorResult a = std::holds_alternative<ss::Conv2dWorkload>(l.w)
+                                      ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.w), timing)
+                                      : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.w), timing);
+      anchor.push_back(a.gflops);
+      impl = a.impl;
+    }
+    const double o = median(ours), a = median(anchor);
+    const double ratio = a > 0 ? o / a : 0;
+    if (ratio > 0) {
+      log_ratio_sum += std::log(ratio);
+      ++ratio_count;
+    }
+    std::printf("%-26s %10.2f %10.2f %7.3f %8.3f %7.1fms  %s [oneDNN %s]\n", l.name.c_str(), o, a, ratio, per_trial,
+                median(compile) * 1e3, space->describe(*result->best_config).c_str(), impl.c_str());
+    std::fflush(stdout);
+  }
+  if (ratio_count)
+    std::printf("geomean ratio ours/oneDNN: %.3f over %d layers | median s/trial %.3f | median JIT compile %.1f ms\n",
+                std::exp(log_ratio_sum / ratio_count), ratio_count, median(all_trial), median(all_compile) * 1e3);
+  std::printf("records: %s\n", db_path.c_str());
+  return 0;
+}
