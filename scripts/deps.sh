@@ -8,6 +8,7 @@ packages=(
   llvm-14-dev libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev
+  protobuf-compiler libprotobuf-dev
 )
 
 missing=()
