@@ -49,20 +49,28 @@ Status run_best(const RecordsFlags& f) {
     std::printf("%s has no records yet\n", f.db.c_str());
     return ok_status();
   }
-  std::printf("%-18s %-12s %9s %10s %8s  %-60s %s\n", "template", "device", "GFLOPS", "mean ms", "trials", "workload", "best config");
+  std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS", "mean ms", "trials",
+              "best config");
   for (const auto& b : best) {
     const auto& r = b.record;
-    std::string workload = r.task.workload_key;
-    const size_t args = workload.find("[[");
-    if (args != std::string::npos) workload = workload.substr(args);
-    if (workload.size() > 60) workload = workload.substr(0, 57) + "...";
+    auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
+    const std::string workload = task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
+    std::string config = "-";
+    if (task && r.result.ok()) {
+      auto space = schedule_space::make_config_space(*task);
+      auto entity = records::entity_from_json(r.entity_json);
+      if (space && entity) {
+        auto c = space->config_from_entity(*entity);
+        config = c ? space->describe(*c) : r.entity_json;
+      }
+    }
     if (r.result.ok()) {
-      std::printf("%-18s %-12s %9.2f %10.4f %8lld  %-60s %s\n", r.task.template_name.c_str(), r.result.device_key.c_str(),
-                  b.gflops, r.result.mean_cost() * 1e3, static_cast<long long>(b.measured), workload.c_str(),
-                  r.entity_json.c_str());
+      std::printf("%-17s %-50s %-11s %9.2f %9.4f %7lld  %s\n", r.task.template_name.c_str(), workload.c_str(),
+                  r.result.device_key.c_str(), b.gflops, r.result.mean_cost() * 1e3, static_cast<long long>(b.measured),
+                  config.c_str());
     } else {
-      std::printf("%-18s %-12s %9s %10s %8lld  %-60s %s\n", r.task.template_name.c_str(), r.result.device_key.c_str(),
-                  "-", "all fail", static_cast<long long>(b.measured), workload.c_str(), "-");
+      std::printf("%-17s %-50s %-11s %9s %9s %7lld  %s\n", r.task.template_name.c_str(), workload.c_str(),
+                  r.result.device_key.c_str(), "-", "all fail", static_cast<long long>(b.measured), "-");
     }
   }
   return ok_status();

@@ -97,7 +97,36 @@ Expected<ss::Workload> parse_dense_args(const json& a) {
   return ss::Workload(ss::DenseWorkload{data[0], weight[0], data[1]});
 }
 
+Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target, int lanes) {
+  if (!name_json.is_string()) return field_error("input[1]", "task name " + name_json.dump() + " is not a string");
+  const std::string name = name_json.get<std::string>();
+  Expected<ss::Workload> workload = invalid_argument("");
+  if (name == ss::kConv2dNCHWc) {
+    workload = parse_conv_args(args);
+  } else if (name == ss::kDensePack || name == ss::kDenseNopack) {
+    workload = parse_dense_args(args);
+  } else {
+    return field_error("input[1]", "task '" + name + "' is not a template tensortune knows");
+  }
+  if (!workload) return workload.error();
+  auto task = ss::make_task(name, *workload, ss::Target{target, lanes});
+  if (!task) return task.error().with_context("input");
+  return task;
+}
+
 }  // namespace
+
+Expected<ss::Task> task_from_workload_key(const std::string& workload_key, const std::string& target,
+                                          int vector_lanes) {
+  json key;
+  try {
+    key = json::parse(workload_key);
+  } catch (const json::exception& e) {
+    return invalid_argument(std::string("workload key is not JSON: ") + e.what());
+  }
+  if (!key.is_array() || key.size() != 2) return invalid_argument("workload key is not [task_name, args]: " + workload_key);
+  return parse_task(key[0], key[1], target, vector_lanes);
+}
 
 Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_lanes) {
   json j;
@@ -113,26 +142,14 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
     return field_error("input", "missing or not [target, task_name, args, kwargs]");
   const json& input = j["input"];
   if (!input[0].is_string()) return field_error("input[0]", "target " + input[0].dump() + " is not a string");
-  if (!input[1].is_string()) return field_error("input[1]", "task name " + input[1].dump() + " is not a string");
-  const std::string name = input[1].get<std::string>();
-  Expected<ss::Workload> workload = invalid_argument("");
-  if (name == ss::kConv2dNCHWc) {
-    workload = parse_conv_args(input[2]);
-  } else if (name == ss::kDensePack || name == ss::kDenseNopack) {
-    workload = parse_dense_args(input[2]);
-  } else {
-    return field_error("input[1]", "task '" + name + "' is not a template tensortune knows");
-  }
-  if (!workload) return workload.error();
-  auto task = ss::make_task(name, *workload, ss::Target{input[0].get<std::string>(), vector_lanes});
-  if (!task) return task.error().with_context("input");
+  TT_ASSIGN_OR_RETURN(ss::Task task, parse_task(input[1], input[2], input[0].get<std::string>(), vector_lanes));
 
   if (!j.contains("config") || !j["config"].is_object()) return field_error("config", "missing or not an object");
   const json& config = j["config"];
   if (!config.contains("entity")) return field_error("config.entity", "missing");
   auto entity = entity_from_json(config["entity"].dump());
   if (!entity) return entity.error().with_context("config.entity");
-  ParsedLogLine out{*task, *entity, 0, {}};
+  ParsedLogLine out{task, *entity, 0, {}};
   if (config.contains("index") && config["index"].is_number_integer()) out.logged_index = config["index"].get<int64_t>();
 
   if (!j.contains("result") || !j["result"].is_array() || j["result"].size() < 4)

@@ -34,6 +34,10 @@ struct ParsedLogLine {
 /// values, expected 1, 2 or 4"). `vector_lanes` sets the parsed task's target lanes.
 Expected<ParsedLogLine> parse_autotvm_line(const std::string& line, int vector_lanes);
 
+/// Rebuilds a task from its workload key (AutoTVM's [task_name, args] tuple) and target string.
+Expected<schedule_space::Task> task_from_workload_key(const std::string& workload_key,
+                                                      const std::string& target, int vector_lanes);
+
 struct ImportStats {
   int64_t lines = 0;     ///< lines read, comments included
   int64_t imported = 0;  ///< records written

@@ -52,6 +52,47 @@ TEST(LocalMeasurer, MeasuresValidAndReportsInvalidConfigs) {
   EXPECT_EQ(results[1].costs, std::vector<double>{ss::kErrorCost});
 }
 
+TEST(LocalMeasurer, CacheFlushAndTwoThreadsStillMeasureCorrectly) {
+  ss::DenseWorkload d{4, 64, 128};
+  auto task = *ss::make_task(ss::kDensePack, d, tt::compiler::host_target());
+  auto space = *ss::make_config_space(task);
+  auto o = fast_options();
+  o.flush_cache = true;
+  o.threads = 2;
+  o.timing.number = 1;
+  auto m = *tt::compiler::LocalMeasurer::create(task, o);
+  auto r = m->measure(space, {ss::default_config(task, space), *space.config_at(space.size() - 1)});
+  ASSERT_EQ(r.size(), 2u);
+  for (const auto& x : r) {
+    if (!space.is_valid(*space.config_at(x.config_index))) continue;
+    EXPECT_EQ(x.error_no, ss::MeasureErrorNo::kNoError) << x.error_msg;
+    EXPECT_EQ(x.threads, 2);
+  }
+}
+
+TEST(TimeEvaluator, RunsBeforeRoundOncePerRoundAndCutsSlowCallsShort) {
+  int calls = 0, flushes = 0;
+  tt::compiler::TimeEvaluatorOptions o;
+  o.number = 3;
+  o.repeat = 4;
+  o.min_repeat_ms = 0;
+  auto r = tt::compiler::time_evaluator([&] { ++calls; }, [&] { ++flushes; }, o);
+  EXPECT_EQ(flushes, 4);
+  EXPECT_EQ(calls, 1 + 4 * 3);  // warm-up + repeat * number
+  EXPECT_EQ(r.round_seconds.size(), 4u);
+  calls = 0;
+  o.cutoff_s = 1e-4;
+  auto slow = tt::compiler::time_evaluator(
+      [&] {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      },
+      nullptr, o);
+  EXPECT_TRUE(slow.cut_short);
+  EXPECT_EQ(calls, 2);  // warm-up + one timed call
+  EXPECT_EQ(slow.number, 1);
+}
+
 TEST(TimeEvaluator, GrowsNumberUntilMinRepeatMs) {
   int calls = 0;
   auto fn = [&] {
