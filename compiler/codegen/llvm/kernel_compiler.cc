@@ -119,11 +119,9 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   // most of the compile time finding nothing. This short pipeline cleans up what we emit:
   // promotes accumulators to registers, removes redundant address arithmetic and hoists
   // loop-invariant loads and addresses.
-  const char* pipeline = getenv("TT_PIPELINE");
   llvm::ModulePassManager mpm;
-  if (auto err = pb.parsePassPipeline(mpm, pipeline ? pipeline : kPipeline)) {
-    llvm::consumeError(std::move(err));
-    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  if (auto err = pb.parsePassPipeline(mpm, kPipeline)) {
+    TT_CHECK(false) << "the built-in pass pipeline does not parse: " << llvm::toString(std::move(err));
   }
   mpm.run(m, mam);
 }
