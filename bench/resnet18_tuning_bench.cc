@@ -17,6 +17,7 @@
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
 #include "tuner/index_tuners.h"
+#include "tuner/resnet18_workloads.h"
 #include "tuner/tuning_loop.h"
 
 namespace tt = tensortune;
@@ -24,28 +25,11 @@ namespace ss = tensortune::schedule_space;
 
 namespace {
 
-ss::Conv2dWorkload conv(int64_t c, int64_t hw, int64_t oc, int64_t k, int64_t s) {
-  ss::Conv2dWorkload w;
-  w.in_channels = c;
-  w.in_height = w.in_width = hw;
-  w.out_channels = oc;
-  w.kernel_h = w.kernel_w = k;
-  w.stride_h = w.stride_w = s;
-  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = k / 2;
-  return w;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
-
-struct Layer {
-  std::string name;
-  std::string tmpl;
-  ss::Workload w;
-};
 
 }  // namespace
 
@@ -67,19 +51,10 @@ int main(int argc, char** argv) {
   app.add_option("--min-repeat-ms", min_repeat_ms)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const std::vector<Layer> layers = {
-      {"conv 3x3 64->64 @56", ss::kConv2dNCHWc, conv(64, 56, 64, 3, 1)},
-      {"conv 3x3/2 64->128 @56", ss::kConv2dNCHWc, conv(64, 56, 128, 3, 2)},
-      {"conv 1x1/2 64->128 @56", ss::kConv2dNCHWc, conv(64, 56, 128, 1, 2)},
-      {"conv 3x3 128->128 @28", ss::kConv2dNCHWc, conv(128, 28, 128, 3, 1)},
-      {"conv 3x3/2 128->256 @28", ss::kConv2dNCHWc, conv(128, 28, 256, 3, 2)},
-      {"conv 1x1/2 128->256 @28", ss::kConv2dNCHWc, conv(128, 28, 256, 1, 2)},
-      {"conv 3x3 256->256 @14", ss::kConv2dNCHWc, conv(256, 14, 256, 3, 1)},
-      {"conv 3x3/2 256->512 @14", ss::kConv2dNCHWc, conv(256, 14, 512, 3, 2)},
-      {"conv 1x1/2 256->512 @14", ss::kConv2dNCHWc, conv(256, 14, 512, 1, 2)},
-      {"conv 3x3 512->512 @7", ss::kConv2dNCHWc, conv(512, 7, 512, 3, 1)},
-      {"dense 1x512 -> 1000", ss::kDensePack, ss::DenseWorkload{1, 1000, 512}},
-  };
+  // The 3x3 and 1x1 layers of stages 2-5 and the classifier (conv1 is not in the set).
+  std::vector<tt::tuner::NamedTask> layers;
+  for (const auto& t : tt::tuner::resnet18_workloads())
+    if (t.name.rfind("conv1", 0) != 0) layers.push_back(t);
   if (db_path.empty())
     db_path = (std::filesystem::temp_directory_path() / ("tt_bench_" + std::to_string(::getpid()) + ".db")).string();
   auto store = tt::records::RecordStore::open(db_path);
@@ -100,9 +75,9 @@ int main(int argc, char** argv) {
   double log_ratio_sum = 0;
   int ratio_count = 0;
   std::vector<double> all_compile, all_trial;
-  for (const Layer& l : layers) {
+  for (const tt::tuner::NamedTask& l : layers) {
     if (!only.empty() && l.name.find(only) == std::string::npos) continue;
-    auto task = ss::make_task(l.tmpl, l.w, target);
+    auto task = ss::make_task(l.template_name, l.workload, target);
     auto space = ss::make_config_space(*task);
     tt::compiler::MeasureOptions mo;
     mo.timing = timing;
@@ -139,9 +114,9 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 3; ++round) {
       auto r = measurer.measure(*space, {*result->best_config});
       if (r[0].ok()) ours.push_back(ss::task_flop(*task) / r[0].mean_cost() / 1e9);
-      tt::bench::AnchorResult a = std::holds_alternative<ss::Conv2dWorkload>(l.w)
-                                      ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.w), timing)
-                                      : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.w), timing);
+      tt::bench::AnchorResult a = std::holds_alternative<ss::Conv2dWorkload>(l.workload)
+                                      ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing)
+                                      : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), timing);
       anchor.push_back(a.gflops);
       impl = a.impl;
     }

@@ -51,50 +51,20 @@ Expected<ss::Workload> parse_conv_args(const json& a) {
   TT_ASSIGN_OR_RETURN(auto strides, int_list(a[2], "input[2][2] strides"));
   TT_ASSIGN_OR_RETURN(auto pads, int_list(a[3], "input[2][3] padding"));
   TT_ASSIGN_OR_RETURN(auto dil, int_list(a[4], "input[2][4] dilation"));
-  if (data.size() != 4) return field_error("input[2][0]", "data shape has " + std::to_string(data.size()) + " dims, expected NCHW");
-  if (kernel.size() != 4) return field_error("input[2][1]", "kernel shape has " + std::to_string(kernel.size()) + " dims, expected OIHW");
   if (a.size() > 5 && a[5].is_string() && a[5] != "NCHW")
     return field_error("input[2][5]", "data layout " + a[5].dump() + " is not supported (NCHW only)");
-  auto pair = [](const std::vector<int64_t>& v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; };
-  strides = pair(strides);
-  dil = pair(dil);
-  if (strides.size() != 2) return field_error("input[2][2]", "strides need 1 or 2 values");
-  if (dil.size() != 2) return field_error("input[2][4]", "dilation needs 1 or 2 values");
-  if (pads.size() == 1) pads = {pads[0], pads[0], pads[0], pads[0]};
-  else if (pads.size() == 2) pads = {pads[0], pads[1], pads[0], pads[1]};
-  else if (pads.size() != 4)
-    return field_error("input[2][3]", "padding has " + std::to_string(pads.size()) + " values, expected 1, 2 or 4");
-  if (kernel[1] != data[1])
-    return field_error("input[2][1]", "kernel in_channels " + std::to_string(kernel[1]) + " does not match data channels " +
-                                          std::to_string(data[1]));
-  ss::Conv2dWorkload w;
-  w.batch = data[0];
-  w.in_channels = data[1];
-  w.in_height = data[2];
-  w.in_width = data[3];
-  w.out_channels = kernel[0];
-  w.kernel_h = kernel[2];
-  w.kernel_w = kernel[3];
-  w.stride_h = strides[0];
-  w.stride_w = strides[1];
-  w.pad_top = pads[0];
-  w.pad_left = pads[1];
-  w.pad_bottom = pads[2];
-  w.pad_right = pads[3];
-  w.dilation_h = dil[0];
-  w.dilation_w = dil[1];
-  return ss::Workload(w);
+  auto w = ss::conv2d_workload(data, kernel, strides, pads, dil);
+  if (!w) return w.error().with_context("input[2]");
+  return ss::Workload(*w);
 }
 
 Expected<ss::Workload> parse_dense_args(const json& a) {
   if (!a.is_array() || a.size() < 2) return field_error("input[2]", "dense args need at least 2 entries");
   TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
   TT_ASSIGN_OR_RETURN(auto weight, tensor_shape(a[1], "input[2][1]"));
-  if (data.size() != 2 || weight.size() != 2) return field_error("input[2]", "dense data and weight must be 2-D");
-  if (data[1] != weight[1])
-    return field_error("input[2][1]", "weight in_features " + std::to_string(weight[1]) + " does not match data " +
-                                          std::to_string(data[1]));
-  return ss::Workload(ss::DenseWorkload{data[0], weight[0], data[1]});
+  auto d = ss::dense_workload(data, weight);
+  if (!d) return d.error().with_context("input[2]");
+  return ss::Workload(*d);
 }
 
 Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target, int lanes) {

@@ -49,6 +49,24 @@ Status validate(const Workload& w);
 
 double workload_flop(const Workload& w);
 
+/// Builds a conv2d workload from an NCHW data shape and an OIHW kernel shape. Strides and
+/// dilation take 1 or 2 values (h, w); pads take 1 (all sides), 2 (vertical, horizontal) or 4
+/// (top, left, bottom, right). Validates the result; messages name "strides", "pads", ...
+Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data_nchw,
+                                         const std::vector<int64_t>& kernel_oihw,
+                                         const std::vector<int64_t>& strides,
+                                         const std::vector<int64_t>& pads,
+                                         const std::vector<int64_t>& dilation);
+
+/// Dense from (M, K) data and (N, K) weight shapes, validated.
+Expected<DenseWorkload> dense_workload(const std::vector<int64_t>& data_mk,
+                                       const std::vector<int64_t>& weight_nk);
+
+/// A square conv2d with "same"-style symmetric padding k/2, batch 1: the shape of most CNN
+/// layers (ResNet, VGG). For tables, tests and benchmarks.
+Conv2dWorkload square_conv2d(int64_t in_channels, int64_t size, int64_t out_channels,
+                             int64_t kernel, int64_t stride);
+
 /// The four pads of TF/ONNX "SAME" padding for one spatial axis:
 /// total = max((ceil(in/stride)-1)*stride + dilation*(k-1) + 1 - in, 0).
 /// SAME_UPPER puts floor(total/2) at the beginning, SAME_LOWER puts ceil(total/2) there.

@@ -94,7 +94,7 @@ TEST_F(CliTest, BadShapesAndParameters) {
                "dilated kernel height 7 is larger than the padded input height 4");
   expect_error(kTune + "--data 1x3x8x8 --kernel 8x4x3x3" + db, "kernel in_channels = 4 does not match data channels = 3");
   expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,-1,1" + db, "pad_bottom = -1, must be >= 0");
-  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,1" + db, "--pads = '1,1,1' needs 1, 2 or 4 values");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,1" + db, "pads = '1,1,1' needs 1, 2 or 4 values");
   expect_error("tune-op --op winograd --data 1x3x8x8 --kernel 8x3x3x3" + db, "--op = 'winograd' is not one of");
   expect_error("tune-op --op dense --data 1x64 --weight 10x32" + db,
                "weight in_features = 32 does not match data in_features = 64");

@@ -110,7 +110,7 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
       {replace("conv2d_NCHWc.x86", "conv2d_winograd.x86"), "task 'conv2d_winograd.x86' is not a template"},
       {replace("\"tile_ic\"", "\"tile_zz\""), "unknown knob 'tile_zz'"},
       {replace("[\"tile_oc\", \"sp\", [-1, 4]]", "[\"tile_oc\", \"sp\", [-1, 5]]"), "tile_oc value [-1, 5] is not one of"},
-      {replace("[3, 3, 3, 3]", "[3, 3, 3]"), "padding has 3 values"},
+      {replace("[3, 3, 3, 3]", "[3, 3, 3]"), "pads = '3,3,3' needs 1, 2 or 4 values"},
       {replace("[64, 3, 7, 7]", "[64, 4, 7, 7]"), "does not match data channels"},
       {replace("[1, 3, 224, 224]", "[1, 3, 0, 224]"), "in_height = 0, must be > 0"},
       {replace("[[0.0045656413]", "[[-1.0]"), "cost -1.0 is not a non-negative number"},

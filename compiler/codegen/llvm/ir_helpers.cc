@@ -5,37 +5,6 @@
 
 namespace tensortune::compiler::codegen {
 
-void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std::string& name,
-              const std::function<void(llvm::Value*)>& body) {
-  auto* clo = llvm::dyn_cast<llvm::ConstantInt>(lo);
-  auto* chi = llvm::dyn_cast<llvm::ConstantInt>(hi);
-  if (clo && chi) {
-    const int64_t trips = chi->getSExtValue() - clo->getSExtValue();
-    if (trips <= 0) return;
-    if (trips == 1) {
-      body(lo);
-      return;
-    }
-  }
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(ctx, name + ".header", f);
-  auto* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", f);
-  auto* exit = llvm::BasicBlock::Create(ctx, name + ".exit", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name);
-  iv->addIncoming(lo, pre);
-  b.CreateCondBr(b.CreateICmpSLT(iv, hi), body_bb, exit);
-  b.SetInsertPoint(body_bb);
-  body(iv);
-  llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), name + ".next", false, true);
-  iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(exit);
-}
-
 LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
                            const std::string& name, const LoopState& init,
                            const std::function<LoopState(llvm::Value*, const LoopState&)>& body) {
@@ -72,6 +41,14 @@ LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* h
   b.CreateBr(header);
   b.SetInsertPoint(exit);
   return phis;
+}
+
+void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std::string& name,
+              const std::function<void(llvm::Value*)>& body) {
+  emit_for_carried(b, lo, hi, name, {}, [&](llvm::Value* iv, const LoopState& state) {
+    body(iv);
+    return state;
+  });
 }
 
 llvm::Value* mul_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c) {

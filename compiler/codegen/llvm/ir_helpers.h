@@ -11,6 +11,8 @@
 
 namespace tensortune::compiler::codegen {
 
+using LoopState = std::vector<llvm::Value*>;
+
 /// Emits `for (iv = lo; iv < hi; ++iv) body(iv)` at the builder's position and leaves the
 /// builder after the loop. A loop of constant trip count 1 calls body(lo) with no loop.
 void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std::string& name,
@@ -19,7 +21,6 @@ void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std:
 /// `for (iv = lo; iv < hi; ++iv) state = body(iv, state)` with the state carried in SSA
 /// registers (phi nodes), returning the state after the loop. Trip count 1 inlines the body;
 /// a constant trip count of 0 returns `init`.
-using LoopState = std::vector<llvm::Value*>;
 LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
                            const std::string& name, const LoopState& init,
                            const std::function<LoopState(llvm::Value*, const LoopState&)>& body);
