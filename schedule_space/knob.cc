@@ -67,7 +67,10 @@ Knob make_other_knob(std::string name, std::vector<KnobValue> options) {
 std::string knob_value_to_string(const KnobValue& v) {
   if (auto* sizes = std::get_if<std::vector<int64_t>>(&v)) {
     std::string s = "[";
-    for (size_t i = 0; i < sizes->size(); ++i) s += (i ? ", " : "") + std::to_string((*sizes)[i]);
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      if (i) s += ", ";
+      s += std::to_string((*sizes)[i]);
+    }
     return s + "]";
   }
   if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);

@@ -101,7 +101,10 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data, const
                                          const std::vector<int64_t>& dilation_in) {
   auto list = [](const std::vector<int64_t>& v) {
     std::string s;
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) s += ',';
+      s += std::to_string(v[i]);
+    }
     return s;
   };
   if (data.size() != 4)
