@@ -36,7 +36,7 @@ Status run_demo(DemoFlags f) {
               static_cast<long long>(f.tuning.trials), f.db.c_str());
   struct Row {
     std::string name;
-    double best;
+    double best, fallback;
     int64_t trials;
   };
   std::vector<Row> rows;
@@ -44,10 +44,13 @@ Status run_demo(DemoFlags f) {
   for (const tuner::NamedTask& l : layers) {
     TT_ASSIGN_OR_RETURN(ss::Task task, ss::make_task(l.template_name, l.workload, target));
     TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), number++, static_cast<int>(layers.size())));
-    rows.push_back({l.name, summary.result.progress.best_gflops, summary.result.progress.done});
+    rows.push_back({l.name, summary.result.progress.best_gflops, summary.default_gflops, summary.result.progress.done});
   }
-  std::printf("\n%-26s %12s %8s\n", "layer", "best GFLOPS", "trials");
-  for (const Row& r : rows) std::printf("%-26s %12.2f %8lld\n", r.name.c_str(), r.best, static_cast<long long>(r.trials));
+  std::printf("\n%-26s %12s %15s %8s %8s\n", "layer", "best GFLOPS", "default GFLOPS", "speedup", "trials");
+  for (const Row& r : rows)
+    std::printf("%-26s %12.2f %15.2f %7.2fx %8lld\n", r.name.c_str(), r.best, r.fallback,
+                r.fallback > 0 ? r.best / r.fallback : 0.0, static_cast<long long>(r.trials));
+  std::printf("(default = the template's untuned fallback config, AutoTVM's rule; single-thread GFLOPS)\n");
   std::printf("\nNext: `tensortune records best --db %s` lists the best configs; rerun with a larger --trials to "
               "continue tuning from where this run stopped.\n",
               f.db.c_str());
@@ -60,6 +63,7 @@ void add_demo_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<DemoFlags>();
   flags->tuning.trials = 24;
   flags->tuning.min_repeat_ms = 50;
+  flags->tuning.measure_default = true;
   CLI::App* cmd = app.add_subcommand("demo", "Tune a few ResNet-18 layers and a dense layer on this machine and print a table");
   cmd->add_option("--db", flags->db, "SQLite record DB in the working folder")->capture_default_str();
   add_tuning_flags(*cmd, flags->tuning);

@@ -107,6 +107,10 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
                 static_cast<long long>(summary.result.resumed));
   print_progress(task_number, task_count, summary.result.progress, true);
   summary.best_config = summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
+  if (f.measure_default) {
+    auto r = measurer.measure(space, {ss::default_config(task, space)});
+    summary.default_gflops = tuner::result_gflops(task, r[0]);
+  }
   return summary;
 }
 

@@ -32,6 +32,8 @@ struct TuningFlags {
   double timeout_s = 10;
   bool flush_cache = false;
   std::string device_key;
+  /// Also measure the template's default (AutoTVM fallback) config, for a speedup column.
+  bool measure_default = false;
 };
 
 /// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
@@ -43,6 +45,7 @@ struct TaskSummary {
   std::string best_config;  ///< described, or "-" when nothing succeeded
   int64_t space_size = 0;
   int64_t valid_configs = 0;
+  double default_gflops = 0;  ///< with measure_default; 0 when it failed or was not asked for
 };
 
 Expected<TaskSummary> tune_one_task(const schedule_space::Task& task, const TuningFlags& flags,
