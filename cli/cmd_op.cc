@@ -91,7 +91,7 @@ void add_op_command(CLI::App& app, int& exit_code) {
   run->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
   run->add_option("--db", flags->db, "record DB to take the best config from (default config without it)");
   run->add_option("--out", flags->out, "output .npy")->required();
-  run->add_option("--threads", flags->threads, "threads to run on")->check(CLI::Range(1, 1024))->capture_default_str();
+  run->add_option("--threads", flags->threads, "threads to run on")->check(tensortune::cli::at_least(1, 1024))->capture_default_str();
   run->add_option("--config-index", flags->config_index, "run this config of the space instead of the best record");
   run->add_flag("--relu", flags->relu, "apply relu after the bias (fused into the kernel)");
   run->callback([flags, &exit_code] {

@@ -1,5 +1,8 @@
 // `tensortune records best|export|import`.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <fstream>
 #include <iostream>
 
@@ -10,6 +13,7 @@
 #include "compiler/kernel.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
+#include "cli/svg_plot.h"
 
 namespace tensortune::cli {
 
@@ -17,6 +21,8 @@ namespace {
 
 struct RecordsFlags {
   std::string db = "tensortune.db";
+  std::string output;
+  std::string workload;
   bool json = false;
   std::string format = "autotvm";
   std::string log;
@@ -98,6 +104,75 @@ Status run_import(const RecordsFlags& f) {
   return ok_status();
 }
 
+std::string short_workload(const records::StoredRecord& r) {
+  auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
+  return task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
+}
+
+Status run_plot(const RecordsFlags& f) {
+  const bool png = f.output.size() > 4 && f.output.substr(f.output.size() - 4) == ".png";
+  const bool svg = f.output.size() > 4 && f.output.substr(f.output.size() - 4) == ".svg";
+  if (!png && !svg) return invalid_argument("-o = '" + f.output + "' must end in .svg or .png");
+  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+  TT_ASSIGN_OR_RETURN(auto all, store->all_records());
+  // One curve per tuning run and task: best GFLOPS so far against the trial number.
+  struct Curve {
+    std::string label;
+    std::vector<std::pair<double, double>> points;
+    double best = 0;
+    int64_t count = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Curve> curves;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& r : all) {
+    if (r.run_id.empty() || r.tuner == "import") continue;
+    const std::string workload = short_workload(r);
+    if (!f.workload.empty() && workload.find(f.workload) == std::string::npos) continue;
+    auto key = std::make_pair(r.run_id, r.task.workload_key);
+    auto [it, inserted] = curves.try_emplace(key);
+    Curve& c = it->second;
+    if (inserted) {
+      order.push_back(key);
+      c.label = r.run_id + " | " + workload;
+    }
+    const double g = r.result.ok() && r.result.mean_cost() > 0 ? r.task.flop / r.result.mean_cost() / 1e9 : 0.0;
+    c.best = std::max(c.best, g);
+    ++c.count;
+    const double x = r.trial >= 0 ? static_cast<double>(r.trial + 1) : static_cast<double>(c.count);
+    c.points.emplace_back(x, c.best);
+  }
+  if (curves.empty())
+    return not_found(f.db + " has no tuning runs to plot" + (f.workload.empty() ? "" : " matching '" + f.workload + "'"));
+  PlotSpec spec;
+  spec.title = "Best GFLOPS by trial (" + f.db + ")";
+  spec.x_label = "trial";
+  spec.y_label = "best GFLOPS so far";
+  for (const auto& key : order) {
+    Curve& c = curves[key];
+    std::sort(c.points.begin(), c.points.end());
+    double best = 0;
+    for (auto& p : c.points) p.second = best = std::max(best, p.second);
+    spec.series.push_back({c.label, c.points});
+  }
+  const std::string text = render_svg(spec);
+  const std::string svg_path = png ? f.output + ".svg.tmp" : f.output;
+  {
+    std::ofstream out(svg_path);
+    if (!out) return unavailable("cannot write " + svg_path);
+    out << text;
+  }
+  if (png) {
+    const std::string cmd = "rsvg-convert -f png -o '" + f.output + "' '" + svg_path + "'";
+    const int rc = std::system(cmd.c_str());
+    std::remove(svg_path.c_str());
+    if (rc != 0)
+      return unavailable("converting to PNG failed (rsvg-convert from librsvg2-bin; exit " + std::to_string(rc) +
+                         "); write an .svg instead");
+  }
+  std::printf("wrote %s: %zu curves\n", f.output.c_str(), spec.series.size());
+  return ok_status();
+}
+
 }  // namespace
 
 void add_records_command(CLI::App& app, int& exit_code) {
@@ -123,6 +198,13 @@ void add_records_command(CLI::App& app, int& exit_code) {
   imp->add_option("--device-key", flags->device_key, "device key to file the results under (default: this host's)");
   imp->footer("\nA malformed line stops the import with its line number; nothing of that log is written.");
   imp->callback([flags, finish] { finish(run_import(*flags)); });
+
+  CLI::App* plot = records->add_subcommand("plot", "Plot best GFLOPS against trial number, one curve per tuning run and task");
+  plot->add_option("--db", flags->db, "record DB")->capture_default_str();
+  plot->add_option("-o,--output", flags->output, "output image: .svg, or .png (needs rsvg-convert)")->required();
+  plot->add_option("--workload", flags->workload, "only workloads whose description contains this (e.g. '@56' or 'k64x3x3')");
+  plot->footer("\nExample: tensortune records plot --db resnet.db --workload 1x64x56x56 -o curves.png");
+  plot->callback([flags, finish] { finish(run_plot(*flags)); });
 }
 
 }  // namespace tensortune::cli

@@ -33,10 +33,12 @@ Status run_tune_op(const TuneOpFlags& f) {
   TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), 1, 1));
   const auto& p = summary.result.progress;
   std::printf("best: %.2f GFLOPS with %s\n", p.best_gflops, summary.best_config.c_str());
-  std::printf("measured %lld configs in %.1f s (%.3f s per trial), %lld errors; records in %s\n",
+  std::printf("measured %lld configs in %.1f s (%.3f s per trial), %lld errors; tuner %s took %.2f s (%.1f%%); "
+              "records in %s\n",
               static_cast<long long>(summary.result.measured), p.elapsed_s,
-              summary.result.measured ? p.elapsed_s / summary.result.measured : 0.0,
-              static_cast<long long>(p.errors), f.db.c_str());
+              summary.result.measured ? p.elapsed_s / summary.result.measured : 0.0, static_cast<long long>(p.errors),
+              f.tuning.tuner.c_str(), summary.result.tuner_seconds,
+              p.elapsed_s > 0 ? 100.0 * summary.result.tuner_seconds / p.elapsed_s : 0.0, f.db.c_str());
   return ok_status();
 }
 

@@ -9,6 +9,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace tensortune::cli {
@@ -20,5 +21,9 @@ void add_demo_command(CLI::App& app, int& exit_code);
 
 /// Prints "error: <message>" to stderr and returns the exit code for it (1).
 int report_error(const Error& error);
+
+/// A CLI11 check that a number is >= `min` (and <= `max`), with a message like
+/// "--trials = 0, must be >= 1" instead of CLI11's range text.
+CLI::Validator at_least(double min, double max = 1e300);
 
 }  // namespace tensortune::cli

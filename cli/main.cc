@@ -13,6 +13,32 @@ int report_error(const Error& error) {
   return 1;
 }
 
+CLI::Validator at_least(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(value, &used);
+          if (used != value.size()) throw std::invalid_argument(value);
+        } catch (const std::exception&) {
+          return "'" + value + "' is not a number";
+        }
+        char bound[64];
+        if (v < min) {
+          std::snprintf(bound, sizeof bound, "%g", min);
+          return "= " + value + ", must be >= " + bound;
+        }
+        if (v > max) {
+          std::snprintf(bound, sizeof bound, "%g", max);
+          return "= " + value + ", must be <= " + bound;
+        }
+        return "";
+      },
+      max < 1e300 ? "[" + std::to_string(static_cast<long long>(min)) + ".." + std::to_string(static_cast<long long>(max)) + "]"
+                  : ">=" + std::to_string(static_cast<long long>(min)));
+}
+
 }  // namespace tensortune::cli
 
 int main(int argc, char** argv) {
@@ -36,6 +62,19 @@ int main(int argc, char** argv) {
       std::exit(2);
     }
   });
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // "--trials: = 0, must be >= 1" reads better without CLI11's colon before our "= ".
+    std::string what = e.what();
+    const size_t colon = what.find(": = ");
+    if (colon != std::string::npos) what.erase(colon, 1);
+    std::fprintf(stderr, "error: %s\nRun with --help for the options.\n", what.c_str());
+    return 2;
+  }
   return exit_code;
 }

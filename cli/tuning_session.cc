@@ -7,43 +7,55 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.h"
+
 #include "compiler/kernel.h"
-#include "tuner/index_tuners.h"
+#include "tuner/tuner_factory.h"
 
 namespace tensortune::cli {
 
 namespace ss = schedule_space;
 
 void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
-  cmd.add_option("--tuner", f.tuner, "search strategy: grid (every valid config in index order) or random "
-                                     "(uniform, never repeats)")
-      ->check(CLI::IsMember({"grid", "random"}))
+  cmd.add_option("--tuner", f.tuner,
+                 "search strategy: grid (every valid config in index order), random (uniform, never repeats), "
+                 "ga (genetic: crossover and mutation of knob values) or xgb (an XGBoost cost model plans each "
+                 "batch with simulated annealing; the fewest trials to a good config)")
+      ->check(CLI::IsMember(tuner::tuner_names()))
+      ->capture_default_str();
+  cmd.add_flag("--transfer", f.transfer, "xgb: pre-train the cost model on the DB's records of other workloads of the "
+                                         "same template and target");
+  cmd.add_option("--xgb-loss", f.xgb_loss, "xgb: rank (pairwise ranking) or reg (regression on relative throughput)")
+      ->check(CLI::IsMember({"rank", "reg"}))
+      ->capture_default_str();
+  cmd.add_option("--plan-size", f.plan_size, "xgb: measurements between model refits, and configs planned per refit")
+      ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_option("--trials", f.trials, "configs to measure for the task in total; configs already in the DB "
                                        "count, so rerunning a command resumes it")
-      ->check(CLI::PositiveNumber)
+      ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_option("--batch-size", f.batch_size, "configs per measurement batch (progress and DB writes happen per batch)")
-      ->check(CLI::PositiveNumber)
+      ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_option("--early-stopping", f.early_stopping, "stop after this many trials without a new best (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(tensortune::cli::at_least(0))
       ->capture_default_str();
   cmd.add_option("--seed", f.seed, "random seed of the tuner; the same seed gives the same sequence")->capture_default_str();
   cmd.add_option("--threads", f.threads, "threads each kernel runs on while measured (recorded with the result)")
-      ->check(CLI::Range(1, 1024))
+      ->check(tensortune::cli::at_least(1, 1024))
       ->capture_default_str();
   cmd.add_option("--number", f.number, "time_evaluator: runs per repeat before min-repeat-ms growth")
-      ->check(CLI::PositiveNumber)
+      ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_option("--repeat", f.repeat, "time_evaluator: timed rounds; with more than 2 the fastest and slowest are dropped")
-      ->check(CLI::PositiveNumber)
+      ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_option("--min-repeat-ms", f.min_repeat_ms, "time_evaluator: grow `number` until one round lasts this long")
-      ->check(CLI::NonNegativeNumber)
+      ->check(tensortune::cli::at_least(0))
       ->capture_default_str();
   cmd.add_option("--timeout", f.timeout_s, "seconds a config may take in all before it is recorded as RUN_TIMEOUT")
-      ->check(CLI::PositiveNumber)
+      ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_flag("--flush-cache", f.flush_cache, "flush weights and output from the caches before every round "
                                                "(meaningful with --number 1)");
@@ -77,14 +89,13 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   TT_ASSIGN_OR_RETURN(auto local, compiler::LocalMeasurer::create(task, mo));
   tuner::LocalMeasurerAdapter measurer(std::move(local));
 
-  std::unique_ptr<tuner::Tuner> tuner;
-  if (f.tuner == "grid") {
-    tuner = std::make_unique<tuner::GridTuner>(space);
-  } else if (f.tuner == "random") {
-    tuner = std::make_unique<tuner::RandomTuner>(space, f.seed);
-  } else {
-    return invalid_argument("--tuner = '" + f.tuner + "' is not one of grid, random");
-  }
+  tuner::TunerOptions topt;
+  topt.name = f.tuner;
+  topt.seed = f.seed;
+  topt.plan_size = f.plan_size;
+  topt.xgb_loss = f.xgb_loss;
+  topt.transfer = f.transfer;
+  TT_ASSIGN_OR_RETURN(auto tuner, tuner::make_tuner(task, space, topt, store));
   TaskSummary summary;
   summary.space_size = space.size();
   for (int64_t i = 0; i < space.size(); ++i) summary.valid_configs += space.is_valid_index(i);
@@ -93,8 +104,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   to.trials = std::min(f.trials, summary.valid_configs);
   to.batch_size = f.batch_size;
   to.early_stopping = f.early_stopping;
-  to.run_id = f.tuner + "-seed" + std::to_string(f.seed) + "-" +
-              std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
   std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n", task_number, task_count,
               task.template_name.c_str(), ss::describe_workload(task.workload).c_str(),
               static_cast<long long>(space.size()), static_cast<long long>(summary.valid_configs),
@@ -102,9 +112,11 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   TT_ASSIGN_OR_RETURN(summary.result,
                       tuner::tune_task(task, space, *tuner, measurer, store, to,
                                        [&](const tuner::TuneProgress& p) { print_progress(task_number, task_count, p, false); }));
-  if (summary.result.resumed > 0)
-    std::printf("[Task %2d/%2d] resumed: %lld trials were already in the DB\n", task_number, task_count,
-                static_cast<long long>(summary.result.resumed));
+  if (summary.result.resumed > 0 || summary.result.replayed > 0)
+    std::printf("[Task %2d/%2d] resumed: %lld trials of run %s were already in the DB; the tuner also learned from "
+                "%lld measured configs of the task\n",
+                task_number, task_count, static_cast<long long>(summary.result.resumed), to.run_id.c_str(),
+                static_cast<long long>(summary.result.replayed));
   print_progress(task_number, task_count, summary.result.progress, true);
   summary.best_config = summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
   if (f.measure_default) {

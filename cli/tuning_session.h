@@ -21,6 +21,9 @@ namespace tensortune::cli {
 
 struct TuningFlags {
   std::string tuner = "random";
+  bool transfer = false;
+  std::string xgb_loss = "rank";
+  int plan_size = 64;
   int64_t trials = 200;
   int batch_size = 8;
   int64_t early_stopping = 0;

@@ -325,6 +325,19 @@ Expected<std::vector<StoredRecord>> RecordStore::all_records() {
   return out;
 }
 
+Expected<std::vector<StoredRecord>> RecordStore::task_records(int64_t task_id, const std::string& device_key) {
+  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+                       " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
+                       "WHERE t.id = ? AND r.device_key = ? ORDER BY r.id");
+  TT_RETURN_IF_ERROR(q.prepared());
+  q.bind(1, task_id);
+  q.bind(2, device_key);
+  std::vector<StoredRecord> out;
+  while (q.step()) out.push_back(read_record(q));
+  TT_RETURN_IF_ERROR(q.status());
+  return out;
+}
+
 Expected<int64_t> RecordStore::result_count() {
   Statement q(db_, "SELECT count(*) FROM results");
   TT_RETURN_IF_ERROR(q.prepared());

@@ -90,6 +90,9 @@ class RecordStore {
   /// that a resumed run skips them.
   Expected<std::set<int64_t>> measured_indices(int64_t task_id, const std::string& device_key);
 
+  /// Every result of the task on the device key, oldest first (to replay into a resumed tuner).
+  Expected<std::vector<StoredRecord>> task_records(int64_t task_id, const std::string& device_key);
+
   /// The best error-free record for the workload on the device key (any target when `target`
   /// is empty). nullopt when there is none.
   Expected<std::optional<BestRecord>> best(const std::string& workload_key,

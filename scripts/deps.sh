@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev
   protobuf-compiler libprotobuf-dev
+  libxgboost-dev librsvg2-bin
 )
 
 missing=()

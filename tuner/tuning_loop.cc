@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 namespace tensortune::tuner {
 
@@ -30,7 +31,24 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     TT_ASSIGN_OR_RETURN(task_id, store->ensure_task(records::task_info(task, space)));
     TT_ASSIGN_OR_RETURN(auto measured, store->measured_indices(task_id, measurer.device_key()));
     tuner.skip(measured);
-    out.resumed = static_cast<int64_t>(measured.size());
+    TT_ASSIGN_OR_RETURN(auto prior, store->task_records(task_id, measurer.device_key()));
+    std::vector<ss::Config> prior_configs;
+    std::vector<ss::MeasureResult> prior_results;
+    std::set<int64_t> seen;
+    for (const auto& r : prior) {
+      if (r.run_id == options.run_id) ++out.resumed;
+      if (!seen.insert(r.config_index).second) continue;
+      auto c = space.config_at(r.config_index);
+      if (!c) continue;
+      prior_configs.push_back(*c);
+      prior_results.push_back(r.result);
+    }
+    if (!prior_configs.empty()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      tuner.update(prior_configs, prior_results);
+      out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    out.replayed = static_cast<int64_t>(prior_configs.size());
     p.done = out.resumed;
     TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(task), task.target.spec, measurer.device_key()));
     if (best) {
@@ -44,7 +62,9 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
   while (p.done < options.trials && tuner.has_next()) {
     if (options.early_stopping > 0 && p.done - last_improvement >= options.early_stopping) break;
     const int n = static_cast<int>(std::min<int64_t>(options.batch_size, options.trials - p.done));
+    auto tt0 = std::chrono::steady_clock::now();
     std::vector<ss::Config> batch = tuner.next_batch(n);
+    out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
     if (batch.empty()) break;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<ss::MeasureResult> results = measurer.measure(space, batch);
@@ -66,7 +86,9 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
       }
     }
     if (store) TT_RETURN_IF_ERROR(store->add_results(task_id, space, batch, results, run, trials));
+    tt0 = std::chrono::steady_clock::now();
     tuner.update(batch, results);
+    out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
     p.done += static_cast<int64_t>(batch.size());
     out.measured += static_cast<int64_t>(batch.size());
     p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,9 +4,11 @@
 /// update the tuner, report progress; stop at the trial budget, when the space is exhausted or
 /// after `early_stopping` trials without a new best.
 ///
-/// Resuming: with a record store, configs already measured for this task on this device key
-/// are skipped, count toward the trial budget, and seed the best so far. Running the same
-/// command again after a crash therefore finishes the remaining trials only.
+/// Resuming: with a record store, every config already measured for this task on this device
+/// key (by any run) is skipped and replayed into the tuner (so a model-based tuner learns from
+/// it) and seeds the best so far; the results of the same run (`run_id`, e.g. "xgb-seed0")
+/// count toward the trial budget. Running the same command again after a crash therefore
+/// finishes the remaining trials only, while another tuner or seed gets a budget of its own.
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +28,7 @@ struct TuneOptions {
   int64_t trials = 200;         ///< total configs measured for the task, earlier runs included
   int batch_size = 8;           ///< configs per measure call
   int64_t early_stopping = 0;   ///< stop after this many trials without improvement; 0 = never
-  std::string run_id;           ///< groups this run's results in the DB
+  std::string run_id;           ///< names the run in the DB; its results count toward `trials`
 };
 
 struct TuneProgress {
@@ -41,9 +43,11 @@ struct TuneProgress {
 struct TuneResult {
   TuneProgress progress;
   std::optional<schedule_space::Config> best_config;
-  int64_t resumed = 0;  ///< trials found in the DB at the start
+  int64_t resumed = 0;  ///< trials of this run found in the DB at the start
+  int64_t replayed = 0; ///< results of the task found in the DB (all runs) and given to the tuner
   int64_t measured = 0; ///< trials measured by this run
   double measure_seconds = 0;
+  double tuner_seconds = 0;  ///< time in the tuner's next_batch and update (model training, search)
 };
 
 using ProgressFn = std::function<void(const TuneProgress&)>;

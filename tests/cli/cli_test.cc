@@ -132,11 +132,29 @@ TEST_F(CliTest, TuneOpRecordsAndResumes) {
   EXPECT_NE(first.output.find("Progress: (6/6)"), std::string::npos) << first.output;
   CmdResult again = run(args);
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_NE(again.output.find("resumed: 6 trials were already in the DB"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("resumed: 6 trials of run random-seed0 were already in the DB"), std::string::npos)
+      << again.output;
   EXPECT_NE(again.output.find("measured 0 configs"), std::string::npos) << again.output;
+  // Another seed is another run: its own budget, and it skips what the first run measured.
+  CmdResult other = run(args + " --seed 1");
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_NE(other.output.find("measured 6 configs"), std::string::npos) << other.output;
   CmdResult best = run("records best --json --db " + path("d.db"));
   ASSERT_EQ(best.exit_code, 0);
-  EXPECT_NE(best.output.find("\"measured\": 6"), std::string::npos) << best.output;
+  EXPECT_NE(best.output.find("\"measured\": 12"), std::string::npos) << best.output;
+  CmdResult plot = run("records plot --db " + path("d.db") + " -o " + path("curves.svg"));
+  ASSERT_EQ(plot.exit_code, 0) << plot.output;
+  EXPECT_NE(plot.output.find("2 curves"), std::string::npos) << plot.output;
+  expect_error("records plot --db " + path("d.db") + " -o " + path("curves.gif"), "must end in .svg or .png");
+  // Transfer learning for a conv task from a DB holding only dense records is refused.
+  expect_error(kTune + "--data 1x8x8x8 --kernel 8x8x3x3 --tuner xgb --transfer --db " + path("d.db"),
+               "no records of other conv2d_NCHWc.x86 workloads");
+  CmdResult zero = run("tune-op --op dense --data 1x64 --weight 32x64 --trials 0 --db " + path("d.db"));
+  EXPECT_EQ(zero.exit_code, 2) << zero.output;
+  EXPECT_NE(zero.output.find("--trials = 0, must be >= 1"), std::string::npos) << zero.output;
+  CmdResult tuner = run("tune-op --op dense --data 1x64 --weight 32x64 --tuner annealing --db " + path("d.db"));
+  EXPECT_EQ(tuner.exit_code, 2) << tuner.output;
+  EXPECT_NE(tuner.output.find("annealing"), std::string::npos) << tuner.output;
 }
 
 }  // namespace
