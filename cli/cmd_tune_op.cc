@@ -52,8 +52,9 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
       "  tensortune tune-op --op conv2d_NCHWc --data 1x64x56x56 --kernel 64x64x3x3 --strides 1,1 \\\n"
       "      --pads 1,1,1,1 --tuner random --trials 200 --db resnet.db\n"
       "  tensortune tune-op --op dense --data 1x2048 --weight 1000x2048 --trials 100\n"
-      "Pads are top,left,bottom,right. Rerunning the same command resumes: configs already in the DB are\n"
-      "skipped and count toward --trials. Inspect results with `tensortune records best --db FILE`.");
+      "Pads are top,left,bottom,right. Rerunning the same command resumes it: the run (tuner and seed) keeps\n"
+      "its trial count, and no config already in the DB is measured again. Inspect results with\n"
+      "`tensortune records best --db FILE` and `tensortune records plot --db FILE -o curves.png`.");
   cmd->add_option("--op", flags->op.op, "operator: conv2d_NCHWc, dense (= dense_pack), dense_pack, dense_nopack")->required();
   cmd->add_option("--data", flags->data, "input shape: NxCxHxW for conv2d, MxK for dense")->required();
   cmd->add_option("--kernel", flags->kernel, "conv2d weight shape OxIxKHxKW");

@@ -31,8 +31,9 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
   cmd.add_option("--plan-size", f.plan_size, "xgb: measurements between model refits, and configs planned per refit")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_option("--trials", f.trials, "configs to measure for the task in total; configs already in the DB "
-                                       "count, so rerunning a command resumes it")
+  cmd.add_option("--trials", f.trials, "configs this tuner and seed measure for the task in total (its earlier "
+                                       "results in the DB count, so rerunning a command resumes it; configs measured by "
+                                       "any run are skipped and taught to the tuner)")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_option("--batch-size", f.batch_size, "configs per measurement batch (progress and DB writes happen per batch)")
