@@ -66,9 +66,9 @@ void XgbTuner::update(const std::vector<ss::Config>& configs, const std::vector<
     sample_index_.push_back(configs[i].index);
     sample_gflops_.push_back(results[i].ok() && results[i].mean_cost() > 0 ? flop / results[i].mean_cost() / 1e9 : 0.0);
   }
-  const size_t plan = static_cast<size_t>(options_.plan_size);
   const bool any_success = std::any_of(sample_gflops_.begin(), sample_gflops_.end(), [](double g) { return g > 0; });
-  if (any_success && sample_index_.size() >= samples_at_last_fit_ + plan) {
+  if (any_success && sample_index_.size() > samples_at_last_fit_ &&
+      sample_index_.size() >= static_cast<size_t>(options_.min_train_samples)) {
     Status st = refit_and_plan();
     if (!st.has_value()) logger("tuner")->warn("xgb: {}; continuing with random proposals", st.error().message);
   }

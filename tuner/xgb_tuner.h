@@ -3,12 +3,15 @@
 /// The model-based tuner (AutoTVM's XGBTuner): a cost model trained on every measurement so
 /// far proposes the configs it predicts fastest.
 ///
-/// - Until the first fit (or with transfer data, from the start) it proposes random configs.
-/// - After every `plan_size` new measurements it retrains on all results of the task (failed
-///   configs count as zero throughput; labels are throughput / best throughput) and plans the
-///   next `plan_size` configs: simulated annealing finds 2 * plan_size high-scoring unvisited
-///   configs, and a diversity pick keeps plan_size of them, preferring ones that bring knob
-///   values the plan does not have yet.
+/// - Until `min_train_samples` configs are measured (or with transfer data, from the start) it
+///   proposes random configs.
+/// - After every batch it retrains on all results of the task (failed configs count as zero
+///   throughput; labels are throughput / best throughput) and plans the next configs:
+///   simulated annealing finds 2 * plan_size high-scoring unvisited configs, and a diversity
+///   pick orders plan_size of them, preferring ones that bring knob values the plan does not
+///   have yet. AutoTVM refits only every plan_size (64) measurements, so its first 64 trials
+///   are random; refitting per batch costs milliseconds and lets the model steer from the
+///   second batch on.
 /// - An epsilon share of each batch is uniformly random (exploration).
 /// - Transfer learning: `add_transfer_samples` adds other workloads' records of the same
 ///   template and target to every training set, so the first plan is model-guided.
@@ -27,6 +30,7 @@ namespace tensortune::tuner {
 
 struct XgbTunerOptions {
   int plan_size = 64;
+  int min_train_samples = 8;
   double epsilon = 0.05;
   std::string loss = "rank";
   SaOptions sa;
