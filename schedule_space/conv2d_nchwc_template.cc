@@ -33,15 +33,17 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
   std::vector<KnobValue> rows;
   for (int64_t r = 1; r <= std::min<int64_t>(4, w.out_height()); ++r) rows.emplace_back(r);
   knobs.push_back(make_other_knob("tile_oh", rows));
+  knobs.push_back(make_other_knob("oc_inner", {KnobValue(false), KnobValue(true)}));
 
   const int64_t lanes = vector_lanes;
   const int64_t oh = w.out_height();
-  // Positions are fixed above: 0 ic, 1 oc, 2 ow, then unroll_kw (non-1x1), then tile_oh.
+  // Positions are fixed above: 0 ic, 1 oc, 2 ow, then unroll_kw (non-1x1), tile_oh, oc_inner.
+  const size_t oh_pos = knobs.size() - 2;
   std::vector<Knob> captured = knobs;
-  auto valid = [captured, lanes, oh](const std::vector<int32_t>& d) {
+  auto valid = [captured, lanes, oh, oh_pos](const std::vector<int32_t>& d) {
     const int64_t oc_bn = inner(captured[1].options[d[1]]);
     const int64_t reg_n = inner(captured[2].options[d[2]]);
-    const int64_t reg_h = std::get<int64_t>(captured.back().options[d.back()]);
+    const int64_t reg_h = std::get<int64_t>(captured[oh_pos].options[d[oh_pos]]);
     const int64_t vectors = (oc_bn + lanes - 1) / lanes;
     return reg_h <= oh && reg_h * reg_n * vectors <= kMaxAccumulators;
   };
@@ -54,6 +56,7 @@ Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& con
   s.oc_bn = inner(space.value(config, "tile_oc"));
   s.reg_n = inner(space.value(config, "tile_ow"));
   s.reg_h = std::get<int64_t>(space.value(config, "tile_oh"));
+  s.oc_inner = std::get<bool>(space.value(config, "oc_inner"));
   if (space.knob_position("unroll_kw") >= 0) s.unroll_kw = std::get<bool>(space.value(config, "unroll_kw"));
   return s;
 }

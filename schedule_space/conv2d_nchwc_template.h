@@ -11,6 +11,10 @@
 ///             the ic_block loop
 ///   tile_oh   rows of the register tile: 1..4 (AutoTVM has [1, 2] for 1x1 kernels only;
 ///             ours extends it to every kernel, candidate 0 is AutoTVM's behaviour)
+///   oc_inner  order of the parallel loop: false = (n, oc_chunk, oh_tile) as AutoTVM, so each
+///             output-channel chunk streams the whole input; true = (n, oh_tile, oc_chunk), so
+///             an input row tile stays in cache while every chunk of weights passes over it
+///             (pays off when the input is large against the weights, e.g. strided 1x1)
 /// A config is valid when its register tile (tile_oh * reg_n * ceil(oc_bn / lanes) vector
 /// accumulators) fits in kMaxAccumulators registers and tile_oh <= OH.
 
@@ -29,6 +33,7 @@ struct Conv2dSchedule {
   int64_t reg_n = 1;  ///< output columns per register tile
   int64_t reg_h = 1;  ///< output rows per register tile
   bool unroll_kw = false;
+  bool oc_inner = false;  ///< parallel loop order (n, oh_tile, oc_chunk) instead of (n, oc_chunk, oh_tile)
 };
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);

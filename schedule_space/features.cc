@@ -18,7 +18,7 @@ std::vector<std::string> feature_names(const std::string& template_name) {
     return {"ic_bn",        "oc_bn",          "reg_n",        "reg_h",        "unroll_kw",
             "vectors",      "accumulators",   "full_vectors", "ow_tail",      "oh_tail",
             "parallel",     "tiles_per_task", "reduction",    "inner_trip",   "input_tile_bytes",
-            "weight_bytes", "output_bytes",   "fma_per_load"};
+            "weight_bytes", "output_bytes",   "fma_per_load", "oc_inner"};
   return {"yi", "xi", "kf", "yo", "xo", "vectors", "accumulators", "full_vectors", "parallel",
           "k_trip", "weight_bytes", "packed"};
 }
@@ -52,7 +52,8 @@ std::vector<float> config_features(const Task& task, const ConfigSpace& space, c
             lg(4.0 * in_rows * in_cols * w.in_channels),
             lg(4.0 * w.in_channels * w.kernel_h * w.kernel_w * s.oc_bn),
             lg(4.0 * acc * lanes),
-            static_cast<float>(acc) / static_cast<float>(vectors + s.reg_h * s.reg_n)};
+            static_cast<float>(acc) / static_cast<float>(vectors + s.reg_h * s.reg_n),
+            s.oc_inner ? 1.0f : 0.0f};
   }
   const auto& d = std::get<DenseWorkload>(task.workload);
   const bool packed = task.template_name == kDensePack;

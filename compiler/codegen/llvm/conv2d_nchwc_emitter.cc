@@ -76,10 +76,18 @@ class ConvEmitter {
     const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
     const int64_t tail_rows = oh_ % s_.reg_h;
     emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
-      llvm::Value* t = b_.CreateSRem(f, i64(b_, row_tiles), "oh_tile");
-      llvm::Value* rest = b_.CreateSDiv(f, i64(b_, row_tiles));
-      llvm::Value* occ = b_.CreateSRem(rest, i64(b_, occ_), "oc_chunk");
-      llvm::Value* n = b_.CreateSDiv(rest, i64(b_, occ_), "n");
+      llvm::Value *t, *occ, *n;
+      if (s_.oc_inner) {  // f = (n * row_tiles + oh_tile) * occ + oc_chunk
+        occ = b_.CreateSRem(f, i64(b_, occ_), "oc_chunk");
+        llvm::Value* rest = b_.CreateSDiv(f, i64(b_, occ_));
+        t = b_.CreateSRem(rest, i64(b_, row_tiles), "oh_tile");
+        n = b_.CreateSDiv(rest, i64(b_, row_tiles), "n");
+      } else {  // f = (n * occ + oc_chunk) * row_tiles + oh_tile
+        t = b_.CreateSRem(f, i64(b_, row_tiles), "oh_tile");
+        llvm::Value* rest = b_.CreateSDiv(f, i64(b_, row_tiles));
+        occ = b_.CreateSRem(rest, i64(b_, occ_), "oc_chunk");
+        n = b_.CreateSDiv(rest, i64(b_, occ_), "n");
+      }
       llvm::Value* oh0 = mul_i64(b_, t, s_.reg_h);
       if (tail_rows == 0) {
         emit_row(n, occ, oh0, s_.reg_h);
