@@ -2,7 +2,8 @@
 // malformed line is refused with its line number and nothing is written.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+
+#include "tests/support/test_paths.h"
 #include <sstream>
 
 #include "records/autotvm_log.h"
@@ -10,15 +11,8 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-namespace fs = std::filesystem;
 
 namespace {
-
-std::string temp_db(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("tt_log_" + name + "_" + std::to_string(::getpid()) + ".db");
-  for (const char* s : {"", "-wal", "-shm"}) fs::remove(p.string() + s);
-  return p.string();
-}
 
 // Two lines of a log written by TVM 0.10 for ResNet-18's first conv (RESEARCH.md 2.2).
 const char* kTvmLog =
@@ -35,7 +29,7 @@ const char* kTvmLog =
     "\"result\": [[1000000000.0], 7, 10.2, 1676344760.1], \"version\": 0.2, \"tvm_version\": \"0.10.0\"}\n";
 
 TEST(AutoTvmLog, RealTvmLogImports) {
-  auto store = *tt::records::RecordStore::open(temp_db("real"));
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_real"));
   std::istringstream in(kTvmLog);
   auto stats = tt::records::import_autotvm_log(*store, in, "tvm.log", "x86-avx512", 16);
   ASSERT_TRUE(stats.has_value()) << stats.error().message;
@@ -65,12 +59,12 @@ TEST(AutoTvmLog, RealTvmLogImports) {
 }
 
 TEST(AutoTvmLog, ExportImportRoundTrip) {
-  auto a = *tt::records::RecordStore::open(temp_db("a"));
+  auto a = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_a"));
   std::istringstream in(kTvmLog);
   ASSERT_TRUE(tt::records::import_autotvm_log(*a, in, "tvm.log", "x86-avx512", 16).has_value());
   std::ostringstream exported;
   ASSERT_EQ(*tt::records::export_autotvm_log(*a, exported), 2);
-  auto b = *tt::records::RecordStore::open(temp_db("b"));
+  auto b = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_b"));
   std::istringstream again(exported.str());
   ASSERT_TRUE(tt::records::import_autotvm_log(*b, again, "export.log", "x86-avx512", 16).has_value());
   auto ra = *a->all_records();
@@ -117,7 +111,7 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
       {good.substr(0, good.size() / 2), "not JSON"},
   };
   for (const BadLine& c : cases) {
-    auto store = *tt::records::RecordStore::open(temp_db("bad"));
+    auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_bad"));
     std::istringstream in(good + "\n" + c.line + "\n");
     auto stats = tt::records::import_autotvm_log(*store, in, "tvm.log", "x86-avx512", 16);
     ASSERT_FALSE(stats.has_value()) << c.fragment;
@@ -128,7 +122,7 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
 }
 
 TEST(AutoTvmLog, ImportIntoExistingDbKeepsWhatWasThere) {
-  auto store = *tt::records::RecordStore::open(temp_db("keep"));
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_keep"));
   std::istringstream first(kTvmLog);
   ASSERT_TRUE(tt::records::import_autotvm_log(*store, first, "tvm.log", "x86-avx512", 16).has_value());
   std::istringstream bad(std::string(kTvmLog) + "garbage\n");

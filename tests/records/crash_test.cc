@@ -8,14 +8,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <thread>
 
 #include "records/record_store.h"
+#include "tests/support/test_paths.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -47,8 +46,7 @@ ss::Task task() {
 }
 
 TEST(RecordStoreCrash, KillNineLeavesAConsistentDb) {
-  const std::string path = (fs::temp_directory_path() / ("tt_crash_" + std::to_string(::getpid()) + ".db")).string();
-  for (const char* s : {"", "-wal", "-shm"}) fs::remove(path + s);
+  const std::string path = tt::testing::fresh_db_path("crash");
   { ASSERT_TRUE(tt::records::RecordStore::open(path).has_value()); }
   for (int attempt = 0; attempt < 3; ++attempt) {
     const pid_t child = fork();

@@ -4,33 +4,19 @@
 
 #include <sqlite3.h>
 
-#include <filesystem>
+
+#include "tests/support/test_paths.h"
 #include <fstream>
 
 #include "records/record_store.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_db(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("tt_records_" + name + "_" + std::to_string(::getpid()) + ".db");
-  fs::remove(p);
-  fs::remove(p.string() + "-wal");
-  fs::remove(p.string() + "-shm");
-  return p.string();
-}
-
 ss::Task small_task() {
-  ss::Conv2dWorkload w;
-  w.in_channels = 8;
-  w.in_height = w.in_width = 8;
-  w.out_channels = 16;
-  w.kernel_h = w.kernel_w = 3;
-  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
-  return *ss::make_task(ss::kConv2dNCHWc, w, ss::Target{"llvm -keys=cpu -mcpu=test", 16});
+  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(8, 8, 16, 3, 1), ss::Target{"llvm -keys=cpu -mcpu=test", 16});
 }
 
 ss::MeasureResult ok_result(int64_t index, double cost) {
@@ -45,7 +31,7 @@ ss::MeasureResult ok_result(int64_t index, double cost) {
 }
 
 TEST(RecordStore, RoundTripBestAndResume) {
-  const std::string path = temp_db("roundtrip");
+  const std::string path = tt::testing::fresh_db_path("records_roundtrip");
   auto store = tt::records::RecordStore::open(path);
   ASSERT_TRUE(store.has_value()) << store.error().message;
   const ss::Task task = small_task();
@@ -93,7 +79,7 @@ TEST(RecordStore, RoundTripBestAndResume) {
 }
 
 TEST(RecordStore, FileThatIsNotADatabaseIsRefusedAndUntouched) {
-  const std::string path = temp_db("garbage");
+  const std::string path = tt::testing::fresh_db_path("records_garbage");
   const std::string content(4096, 'x');
   { std::ofstream(path, std::ios::binary) << content; }
   auto store = tt::records::RecordStore::open(path);
@@ -106,7 +92,7 @@ TEST(RecordStore, FileThatIsNotADatabaseIsRefusedAndUntouched) {
 }
 
 TEST(RecordStore, DatabaseOfAnotherProgramIsRefused) {
-  const std::string path = temp_db("other");
+  const std::string path = tt::testing::fresh_db_path("records_other");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE tasks(x); INSERT INTO tasks VALUES (42);", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -117,7 +103,7 @@ TEST(RecordStore, DatabaseOfAnotherProgramIsRefused) {
 }
 
 TEST(RecordStore, FailedTransactionRollsBack) {
-  const std::string path = temp_db("rollback");
+  const std::string path = tt::testing::fresh_db_path("records_rollback");
   auto store = *tt::records::RecordStore::open(path);
   const ss::Task task = small_task();
   auto space = *ss::make_config_space(task);

@@ -8,15 +8,7 @@ namespace ss = tensortune::schedule_space;
 
 namespace {
 
-ss::Conv2dWorkload base() {
-  ss::Conv2dWorkload w;
-  w.in_channels = 64;
-  w.in_height = w.in_width = 56;
-  w.out_channels = 64;
-  w.kernel_h = w.kernel_w = 3;
-  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
-  return w;
-}
+ss::Conv2dWorkload base() { return ss::square_conv2d(64, 56, 64, 3, 1); }
 
 TEST(Workload, OutputSizes) {
   auto w = base();

@@ -13,13 +13,7 @@ namespace ss = tensortune::schedule_space;
 namespace {
 
 ss::ConfigSpace space() {
-  ss::Conv2dWorkload w;
-  w.in_channels = 16;
-  w.in_height = w.in_width = 14;
-  w.out_channels = 64;
-  w.kernel_h = w.kernel_w = 3;
-  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
-  return *ss::make_config_space(*ss::make_task(ss::kConv2dNCHWc, w, {"llvm", 16}));
+  return *ss::make_config_space(*ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 64, 3, 1), {"llvm", 16}));
 }
 
 int64_t valid_count(const ss::ConfigSpace& s) {

@@ -4,10 +4,10 @@
 // workloads' records, and bad options are named.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <set>
 
 #include "schedule_space/features.h"
+#include "tests/support/test_paths.h"
 #include "tuner/ga_tuner.h"
 #include "tuner/index_tuners.h"
 #include "tuner/simulated_annealing.h"
@@ -18,7 +18,6 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -191,8 +190,7 @@ TEST(XgbTuner, NeverRepeatsHonoursTheSeedAndBeatsRandomSearch) {
 }
 
 TEST(Transfer, LoadsOtherWorkloadsRecordsOfTheSameTemplate) {
-  const std::string path = (fs::temp_directory_path() / ("tt_transfer_" + std::to_string(::getpid()) + ".db")).string();
-  for (const char* s : {"", "-wal", "-shm"}) fs::remove(path + s);
+  const std::string path = tt::testing::fresh_db_path("transfer");
   auto store = *tt::records::RecordStore::open(path);
   const ss::Task other = conv_task(32, 14, 64);
   auto other_space = *ss::make_config_space(other);

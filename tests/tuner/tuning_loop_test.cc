@@ -2,7 +2,8 @@
 // real end-to-end run with the local measurer.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+
+#include "tests/support/test_paths.h"
 
 #include "compiler/kernel.h"
 #include "tuner/index_tuners.h"
@@ -10,24 +11,11 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_db(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("tt_loop_" + name + "_" + std::to_string(::getpid()) + ".db");
-  for (const char* s : {"", "-wal", "-shm"}) fs::remove(p.string() + s);
-  return p.string();
-}
-
 ss::Task task() {
-  ss::Conv2dWorkload w;
-  w.in_channels = 16;
-  w.in_height = w.in_width = 14;
-  w.out_channels = 32;
-  w.kernel_h = w.kernel_w = 3;
-  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
-  return *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 32, 3, 1), tt::compiler::host_target());
 }
 
 /// A measurer with a known cost per config (the loop's logic is what is under test here; the
@@ -58,7 +46,7 @@ class TableMeasurer final : public tt::tuner::Measurer {
 TEST(TuningLoop, HonoursBudgetAndRecordsEverything) {
   const ss::Task t = task();
   auto space = *ss::make_config_space(t);
-  auto store = *tt::records::RecordStore::open(temp_db("budget"));
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("loop_budget"));
   tt::tuner::RandomTuner tuner(space, 3);
   TableMeasurer m;
   tt::tuner::TuneOptions o;
@@ -81,7 +69,7 @@ TEST(TuningLoop, HonoursBudgetAndRecordsEverything) {
 TEST(TuningLoop, ResumeSkipsMeasuredConfigsAndFinishesTheBudget) {
   const ss::Task t = task();
   auto space = *ss::make_config_space(t);
-  const std::string path = temp_db("resume");
+  const std::string path = tt::testing::fresh_db_path("loop_resume");
   tt::tuner::TuneOptions o;
   o.trials = 20;
   {
@@ -133,7 +121,7 @@ TEST(TuningLoop, RealMeasurementsEndToEnd) {
   mo.timing.repeat = 3;
   mo.timing.min_repeat_ms = 1;
   tt::tuner::LocalMeasurerAdapter m(*tt::compiler::LocalMeasurer::create(t, mo));
-  auto store = *tt::records::RecordStore::open(temp_db("real"));
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("loop_real"));
   tt::tuner::RandomTuner tuner(space, 5);
   tt::tuner::TuneOptions o;
   o.trials = 6;
