@@ -4,6 +4,7 @@
 #include <chrono>
 #include <mutex>
 
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
@@ -174,6 +175,11 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
+  // Lets kernels call libm (fmaf, fmaxf) where the CPU lacks an instruction LLVM would use.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) return internal_error("JIT cannot see the process's symbols: " + llvm::toString(process.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
   if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     return internal_error("JIT rejected the module: " + llvm::toString(std::move(err)));
   auto sym = (*jit)->lookup("kernel");
