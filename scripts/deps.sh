@@ -10,6 +10,7 @@ packages=(
   libdnnl-dev
   protobuf-compiler libprotobuf-dev
   libxgboost-dev librsvg2-bin
+  libonnx-dev libonnx-testdata
 )
 
 missing=()

@@ -1,0 +1,96 @@
+#include "compiler/graph/interpreter.h"
+
+#include "compiler/graph/kernels.h"
+#include "compiler/graph/shape_rules.h"
+
+namespace tensortune::graph {
+
+Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& in,
+                               const TensorType& type) {
+  const Attrs& a = node.attrs;
+  const Shape& out = type.shape;
+  switch (node.op) {
+    case OpKind::kConv2d: return kernels::conv2d(*in[0], *in[1], a, out);
+    case OpKind::kConv2dNCHWc: return kernels::conv2d_nchwc(*in[0], *in[1], a, out);
+    case OpKind::kDense: return kernels::dense(*in[0], *in[1]);
+    case OpKind::kMatMul: return kernels::matmul(*in[0], *in[1], out);
+    case OpKind::kBiasAdd:
+      return kernels::bias_add(*in[0], *in[1], normalize_axis(a.get_int("axis", 1),
+                                                              in[0]->shape.size()));
+    case OpKind::kBatchNorm:
+      return kernels::batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4],
+                                 a.get_float("epsilon", 1e-5));
+    case OpKind::kRelu:
+    case OpKind::kClip:
+    case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kIdentity: return kernels::unary(node.op, *in[0], a);
+    case OpKind::kAdd:
+    case OpKind::kSubtract:
+    case OpKind::kMultiply:
+    case OpKind::kDivide: return kernels::binary(node.op, *in[0], *in[1], out);
+    case OpKind::kMaxPool2d:
+    case OpKind::kAvgPool2d:
+    case OpKind::kGlobalAvgPool2d: return kernels::pool2d(node.op, *in[0], a, out);
+    case OpKind::kFlatten:
+    case OpKind::kReshape:
+    case OpKind::kUnsqueeze:
+    case OpKind::kSqueeze: return kernels::reshape(*in[0], out);
+    case OpKind::kTranspose: return kernels::transpose(*in[0], a.get_ints("perm"));
+    case OpKind::kConcat:
+      return kernels::concat(in, normalize_axis(a.get_int("axis", 0), out.size()), out);
+    case OpKind::kSoftmax:
+      return kernels::softmax(*in[0], normalize_axis(a.get_int("axis", -1), out.size()));
+    case OpKind::kLayoutTransform:
+      return kernels::layout_transform(*in[0], a.get_int("from_block", 0),
+                                       a.get_int("to_block", 0), out);
+    case OpKind::kShape: return kernels::shape_of(*in[0], a);
+    case OpKind::kCast: return kernels::cast(*in[0], type.dtype);
+    case OpKind::kSlice: return kernels::slice(*in[0], a, out);
+    case OpKind::kGather:
+      return kernels::gather(*in[0], *in[1],
+                             normalize_axis(a.get_int("axis", 0), in[0]->shape.size()), out);
+  }
+  return internal_error("no interpreter loop for operator " + std::string(op_name(node.op)));
+}
+
+Expected<std::vector<Tensor>> interpret(const Graph& graph,
+                                        const std::map<std::string, Tensor>& inputs) {
+  const auto& values = graph.values();
+  std::vector<std::shared_ptr<const Tensor>> live(values.size());
+  for (const auto& [name, tensor] : inputs) {
+    const ValueId id = graph.find_input(name);
+    if (id == kNoValue) {
+      std::string names;
+      for (ValueId in : graph.inputs()) names += (names.empty() ? "" : ", ") + values[in].name;
+      return invalid_argument("input '" + name + "' does not exist; the graph's inputs are: " +
+                              names);
+    }
+    if (tensor.type() != values[id].type)
+      return invalid_argument("input '" + name + "' has type " + type_string(tensor.type()) +
+                              ", the graph expects " + type_string(values[id].type));
+    live[id] = std::make_shared<const Tensor>(tensor);
+  }
+  for (ValueId id : graph.inputs())
+    if (!live[id]) return invalid_argument("input '" + values[id].name + "' is not given");
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].constant) live[i] = values[i].constant;
+
+  // Free each intermediate after its last reader so that VGG-sized graphs stay small.
+  std::vector<int> remaining = graph.use_counts();
+  for (const Node& node : graph.nodes()) {
+    std::vector<const Tensor*> in;
+    for (ValueId id : node.inputs) in.push_back(live[id].get());
+    auto result = evaluate_node(node, in, values[node.output].type);
+    if (!result) return result.error().with_context("node '" + node.name + "'");
+    live[node.output] = std::make_shared<const Tensor>(std::move(result).value());
+    for (ValueId id : node.inputs)
+      if (--remaining[id] == 0 && !values[id].constant) live[id].reset();
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId id : graph.outputs()) outputs.push_back(*live[id]);
+  return outputs;
+}
+
+}  // namespace tensortune::graph

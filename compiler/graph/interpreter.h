@@ -1,0 +1,26 @@
+#pragma once
+/// \file
+/// The reference interpreter: runs any graph of the IR, before or after passes, with plain
+/// loops. It is the oracle that every pass and every compiled network is compared against,
+/// so it favours obviousness over speed (outer loops are split over threads only to keep
+/// test times sane; each output element is computed by one thread in a fixed order, so
+/// results do not depend on the thread count).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace tensortune::graph {
+
+/// Evaluates one node on concrete inputs (used by the interpreter and by FoldConstant).
+/// Fails on data-dependent errors such as a gather index out of range.
+Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs,
+                               const TensorType& output_type);
+
+/// Runs the graph. Every graph input must be bound by name with its exact type; the error
+/// names a missing, unknown or mistyped input. Returns the graph outputs in order.
+Expected<std::vector<Tensor>> interpret(const Graph& graph,
+                                        const std::map<std::string, Tensor>& inputs);
+
+}  // namespace tensortune::graph

@@ -1,0 +1,38 @@
+#include "compiler/graph/shape_rules.h"
+
+#include <algorithm>
+
+namespace tensortune::graph {
+
+int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                           int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+  const int64_t span = in + pad_begin + pad_end - dilation * (kernel - 1) - 1;
+  if (span < 0) return 0;
+  const int64_t steps = ceil_mode ? (span + stride - 1) / stride : span / stride;
+  return steps + 1;
+}
+
+SliceRange normalize_slice(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  SliceRange r;
+  r.step = step;
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    r.count = end > start ? (end - start + step - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    r.count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  }
+  r.start = start;
+  return r;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return -1;
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace tensortune::graph

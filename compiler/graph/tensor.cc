@@ -1,0 +1,95 @@
+#include "compiler/graph/tensor.h"
+
+#include <algorithm>
+
+#include "support/error.h"
+
+namespace tensortune::graph {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kInt64: return "int64";
+  }
+  return "?";
+}
+
+int64_t num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string type_string(const TensorType& type) {
+  std::string s = std::string(dtype_name(type.dtype)) + "[";
+  for (size_t i = 0; i < type.shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(type.shape[i]);
+  }
+  return s + "]";
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  if (dtype == DType::kFloat32)
+    t.f32.assign(num_elements(t.shape), 0.0f);
+  else
+    t.i64.assign(num_elements(t.shape), 0);
+  return t;
+}
+
+Tensor Tensor::from_floats(Shape shape, std::vector<float> values) {
+  TT_CHECK(num_elements(shape) == static_cast<int64_t>(values.size()));
+  Tensor t;
+  t.shape = std::move(shape);
+  t.f32 = std::move(values);
+  return t;
+}
+
+Tensor Tensor::from_ints(Shape shape, std::vector<int64_t> values) {
+  TT_CHECK(num_elements(shape) == static_cast<int64_t>(values.size()));
+  Tensor t;
+  t.dtype = DType::kInt64;
+  t.shape = std::move(shape);
+  t.i64 = std::move(values);
+  return t;
+}
+
+Tensor Tensor::from_ndarray(NdArray array) {
+  return from_floats(std::move(array.shape), std::move(array.data));
+}
+
+NdArray Tensor::to_ndarray() const {
+  NdArray a;
+  a.shape = shape;
+  if (dtype == DType::kFloat32) {
+    a.data = f32;
+  } else {
+    a.data.resize(i64.size());
+    std::transform(i64.begin(), i64.end(), a.data.begin(), [](int64_t v) { return float(v); });
+  }
+  return a;
+}
+
+std::vector<int64_t> strides_of(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape r(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    r[i] = da == 1 ? db : da;
+  }
+  *out = std::move(r);
+  return true;
+}
+
+}  // namespace tensortune::graph

@@ -1,0 +1,74 @@
+#pragma once
+/// \file
+/// The passes, each a Pass value with its opt level and one-line contract, and the standard
+/// pipeline. Levels follow TVM's: what changes numerics or layouts sits at 3.
+///
+///   pass                   level  prerequisites
+///   SimplifyInference        0    -
+///   FoldConstant             2    -
+///   FoldScaleAxis            3    SimplifyInference
+///   AlterOpLayout            3    -
+///   DeadCodeElimination      0    -
+///   FuseOps                  1    -
+#include <functional>
+
+#include "compiler/passes/pass.h"
+#include "schedule_space/workload.h"
+
+namespace tensortune::passes {
+
+/// batch_norm -> multiply + add by per-channel constants; bias_add -> broadcast add;
+/// identity removed.
+Pass simplify_inference();
+
+/// Every node whose inputs are all constants, and every shape of a known shape, becomes a
+/// constant.
+Pass fold_constant();
+
+struct FoldScaleAxisOptions {
+  /// Test-only: let scales cross relu whatever their sign and try forward folding first.
+  /// This is NNVM's old bug (relu(s*x) != s*relu(x) for s < 0), kept so that a test can
+  /// show that the zoo's negative batch-norm scales catch it.
+  bool unsafe_ignore_sign = false;
+};
+
+/// Folds per-channel constant multiplies into conv2d/dense weights: backward into the
+/// producer (through a per-channel bias add; through relu only for positive scales), then
+/// forward into the consumer (through a per-channel add for non-zero scales and through relu
+/// only for positive scales). The answer is unchanged up to rounding.
+Pass fold_scale_axis(FoldScaleAxisOptions options = {});
+
+/// Block sizes of one conv2d in NCHW[x]c.
+struct ConvBlocks {
+  int64_t ic_bn = 1, oc_bn = 1;
+};
+struct AlterOpLayoutOptions {
+  /// float32 lanes of the target's widest vector (blocks of depthwise convs).
+  int vector_lanes = 16;
+  /// Block sizes for a conv2d (groups 1); empty means the template's default config, as
+  /// AutoTVM falls back to when no record exists.
+  std::function<ConvBlocks(const schedule_space::Conv2dWorkload&)> choose_blocks;
+};
+
+/// conv2d (groups 1 or depthwise) in NCHW -> conv2d_nchwc with pre-packed constant weights;
+/// element-wise ops, pooling and per-channel constants follow the blocked layout; a
+/// layout_transform is inserted only where a consumer needs another layout.
+Pass alter_op_layout(AlterOpLayoutOptions options = {});
+
+/// Removes nodes and constants that no output depends on.
+Pass dead_code_elimination();
+
+/// Marks fusion groups: conv2d/dense/matmul with their chain of element-wise epilogues (bias,
+/// add, relu, clip, ...), chains of element-wise ops, every other node alone.
+Pass fuse_ops();
+
+struct PipelineOptions {
+  AlterOpLayoutOptions layout;
+  FoldScaleAxisOptions fold_scale;
+};
+
+/// SimplifyInference, FoldConstant, FoldScaleAxis, AlterOpLayout, FoldConstant,
+/// DeadCodeElimination, FuseOps; run it with run_pipeline at the wanted opt level.
+std::vector<Pass> standard_pipeline(PipelineOptions options = {});
+
+}  // namespace tensortune::passes
