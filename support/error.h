@@ -47,6 +47,10 @@ inline Error internal_error(std::string message) {
   return Error{ErrorCode::kInternal, std::move(message)};
 }
 inline Error data_loss(std::string message) { return Error{ErrorCode::kDataLoss, std::move(message)}; }
+/// Valid input that names something we do not support (an operator, a dtype, an attribute).
+inline Error unimplemented(std::string message) {
+  return Error{ErrorCode::kUnimplemented, std::move(message)};
+}
 inline Error unavailable(std::string message) {
   return Error{ErrorCode::kUnavailable, std::move(message)};
 }

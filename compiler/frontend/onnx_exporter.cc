@@ -1,0 +1,195 @@
+// Graph -> ONNX (opset 14). Written for the zoo: other runtimes must run the very model our
+// interpreter runs, so every operator maps one to one (dense becomes Gemm with transB=1,
+// bias_add an Add with the bias shaped to broadcast along its axis).
+#include <cmath>
+#include <fstream>
+
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/frontend/onnx_proto.h"
+
+namespace tensortune::frontend {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::OpKind;
+
+constexpr int64_t kOpset = 14;
+
+void set_type(const graph::TensorType& type, onnx::ValueInfoProto* info) {
+  auto* tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(type.dtype == graph::DType::kFloat32 ? onnx::TensorProto_DataType_FLOAT
+                                                         : onnx::TensorProto_DataType_INT64);
+  for (int64_t d : type.shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+void add_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INT);
+  a->set_i(v);
+}
+void add_float(onnx::NodeProto* n, const std::string& name, double v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  a->set_f(static_cast<float>(v));
+}
+
+class Exporter {
+ public:
+  explicit Exporter(const Graph& g) : g_(g) {}
+
+  Expected<onnx::ModelProto> run() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("tensortune");
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kOpset);
+    gp_ = model.mutable_graph();
+    gp_->set_name(g_.name());
+    for (auto id : g_.inputs()) {
+      auto* info = gp_->add_input();
+      info->set_name(g_.value(id).name);
+      set_type(g_.type(id), info);
+    }
+    for (size_t i = 0; i < g_.values().size(); ++i)
+      if (g_.values()[i].constant)
+        tensor_to_proto(*g_.values()[i].constant, g_.values()[i].name, gp_->add_initializer());
+    for (const Node& n : g_.nodes()) TT_RETURN_IF_ERROR(node(n));
+    for (auto id : g_.outputs()) {
+      auto* info = gp_->add_output();
+      info->set_name(g_.value(id).name);
+      set_type(g_.type(id), info);
+    }
+    return model;
+  }
+
+ private:
+  onnx::NodeProto* emit(const Node& n, const std::string& op_type) {
+    auto* p = gp_->add_node();
+    p->set_name(n.name);
+    p->set_op_type(op_type);
+    for (auto in : n.inputs) p->add_input(g_.value(in).name);
+    p->add_output(g_.value(n.output).name);
+    return p;
+  }
+
+  std::string extra_initializer(const std::string& name, graph::Tensor t) {
+    tensor_to_proto(t, name, gp_->add_initializer());
+    return name;
+  }
+
+  Status node(const Node& n) {
+    const auto& a = n.attrs;
+    switch (n.op) {
+      case OpKind::kConv2d: {
+        auto* p = emit(n, "Conv");
+        const auto& w = g_.type(n.inputs[1]).shape;
+        add_ints(p, "kernel_shape", {w[2], w[3]});
+        add_ints(p, "strides", a.get_ints("strides"));
+        add_ints(p, "pads", a.get_ints("pads"));
+        add_ints(p, "dilations", a.get_ints("dilations"));
+        add_int(p, "group", a.get_int("groups", 1));
+        return ok_status();
+      }
+      case OpKind::kBatchNorm: add_float(emit(n, "BatchNormalization"), "epsilon", a.get_float("epsilon", 1e-5)); return ok_status();
+      case OpKind::kRelu: emit(n, "Relu"); return ok_status();
+      case OpKind::kSigmoid: emit(n, "Sigmoid"); return ok_status();
+      case OpKind::kHardSwish: emit(n, "HardSwish"); return ok_status();
+      case OpKind::kIdentity: emit(n, "Identity"); return ok_status();
+      case OpKind::kHardSigmoid: {
+        auto* p = emit(n, "HardSigmoid");
+        add_float(p, "alpha", a.get_float("alpha", 0.2));
+        add_float(p, "beta", a.get_float("beta", 0.5));
+        return ok_status();
+      }
+      case OpKind::kClip: {
+        auto* p = emit(n, "Clip");
+        p->add_input(extra_initializer(n.name + ".min", graph::Tensor::from_floats({}, {float(a.get_float("min", -INFINITY))})));
+        p->add_input(extra_initializer(n.name + ".max", graph::Tensor::from_floats({}, {float(a.get_float("max", INFINITY))})));
+        return ok_status();
+      }
+      case OpKind::kAdd: emit(n, "Add"); return ok_status();
+      case OpKind::kSubtract: emit(n, "Sub"); return ok_status();
+      case OpKind::kMultiply: emit(n, "Mul"); return ok_status();
+      case OpKind::kDivide: emit(n, "Div"); return ok_status();
+      case OpKind::kMatMul: emit(n, "MatMul"); return ok_status();
+      case OpKind::kDense: add_int(emit(n, "Gemm"), "transB", 1); return ok_status();
+      case OpKind::kBiasAdd: {
+        // Add broadcasts from the right: give the bias trailing ones after its axis.
+        const auto& x = g_.type(n.output).shape;
+        const int64_t axis = a.get_int("axis", 1) < 0 ? a.get_int("axis", 1) + x.size() : a.get_int("axis", 1);
+        auto* p = emit(n, "Add");
+        graph::Shape s{x[axis]};
+        for (size_t i = axis + 1; i < x.size(); ++i) s.push_back(1);
+        p->add_input(extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
+        // Reshape the bias first; rewire: Add(x, Reshape(bias, s)).
+        auto* r = gp_->add_node();
+        r->set_name(n.name + ".reshape");
+        r->set_op_type("Reshape");
+        r->add_input(p->input(1));
+        r->add_input(p->input(2));
+        r->add_output(n.name + ".bias");
+        p->mutable_input()->RemoveLast();
+        p->set_input(1, n.name + ".bias");
+        // Nodes must be topologically sorted: put the Reshape before the Add.
+        const int last = gp_->node_size() - 1;
+        gp_->mutable_node()->SwapElements(last, last - 1);
+        return ok_status();
+      }
+      case OpKind::kMaxPool2d:
+      case OpKind::kAvgPool2d: {
+        if (a.get_int("block", 0)) break;
+        auto* p = emit(n, n.op == OpKind::kMaxPool2d ? "MaxPool" : "AveragePool");
+        add_ints(p, "kernel_shape", a.get_ints("kernel"));
+        add_ints(p, "strides", a.get_ints("strides"));
+        add_ints(p, "pads", a.get_ints("pads"));
+        if (n.op == OpKind::kMaxPool2d) add_ints(p, "dilations", a.get_ints("dilations", {1, 1}));
+        add_int(p, "ceil_mode", a.get_int("ceil_mode", 0));
+        if (n.op == OpKind::kAvgPool2d) add_int(p, "count_include_pad", a.get_int("count_include_pad", 0));
+        return ok_status();
+      }
+      case OpKind::kGlobalAvgPool2d:
+        if (a.get_int("block", 0)) break;
+        emit(n, "GlobalAveragePool");
+        return ok_status();
+      case OpKind::kFlatten: add_int(emit(n, "Flatten"), "axis", a.get_int("axis", 1)); return ok_status();
+      case OpKind::kSoftmax: add_int(emit(n, "Softmax"), "axis", a.get_int("axis", -1)); return ok_status();
+      case OpKind::kConcat: add_int(emit(n, "Concat"), "axis", a.get_int("axis", 0)); return ok_status();
+      case OpKind::kTranspose: add_ints(emit(n, "Transpose"), "perm", a.get_ints("perm")); return ok_status();
+      case OpKind::kReshape: {
+        auto* p = emit(n, "Reshape");
+        const auto s = a.get_ints("shape");
+        p->add_input(extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
+        return ok_status();
+      }
+      default: break;
+    }
+    return unimplemented(std::string("cannot export operator ") + graph::op_name(n.op) +
+                         " (node '" + n.name + "') to ONNX; export the graph before AlterOpLayout");
+  }
+
+  const Graph& g_;
+  onnx::GraphProto* gp_ = nullptr;
+};
+
+}  // namespace
+
+Status export_onnx(const Graph& graph, const std::string& path) {
+  TT_ASSIGN_OR_RETURN(onnx::ModelProto model, Exporter(graph).run());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return invalid_argument("cannot write ONNX file " + path);
+  if (!model.SerializeToOstream(&out) || !out.flush())
+    return data_loss("writing ONNX file " + path + " failed");
+  return ok_status();
+}
+
+}  // namespace tensortune::frontend

@@ -1,0 +1,116 @@
+#include "compiler/frontend/onnx_import_context.h"
+
+#include "compiler/graph/interpreter.h"
+
+namespace tensortune::frontend {
+
+using graph::ValueId;
+
+std::string node_label(const onnx::NodeProto& node) {
+  return node.name().empty() ? node.op_type() : node.name();
+}
+
+std::optional<ValueId> ImportContext::find(const std::string& onnx_name) const {
+  auto it = names_.find(onnx_name);
+  if (it == names_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool ImportContext::has_input(const onnx::NodeProto& node, int i) const {
+  return i < node.input_size() && !node.input(i).empty();
+}
+
+Expected<ValueId> ImportContext::input(const onnx::NodeProto& node, int i) const {
+  if (!has_input(node, i))
+    return invalid_argument("node '" + node_label(node) + "' (" + node.op_type() +
+                            ") is missing input " + std::to_string(i));
+  auto id = find(node.input(i));
+  if (!id)
+    return invalid_argument("node '" + node_label(node) + "' reads '" + node.input(i) +
+                            "', which no earlier node, input or initializer defines");
+  return *id;
+}
+
+Expected<const graph::Tensor*> ImportContext::constant_input(const onnx::NodeProto& node, int i,
+                                                             const char* what) const {
+  TT_ASSIGN_OR_RETURN(ValueId id, input(node, i));
+  if (!graph_.is_constant(id))
+    return unimplemented("node '" + node_label(node) + "' (" + node.op_type() + "): input " +
+                         what + " ('" + node.input(i) +
+                         "') must be a constant once input shapes are fixed");
+  return graph_.constant(id);
+}
+
+Expected<std::vector<int64_t>> ImportContext::int_list_input(const onnx::NodeProto& node, int i,
+                                                             const char* what) const {
+  TT_ASSIGN_OR_RETURN(const graph::Tensor* t, constant_input(node, i, what));
+  if (t->dtype != graph::DType::kInt64)
+    return invalid_argument("node '" + node_label(node) + "': input " + what +
+                            " must be an integer tensor");
+  return t->i64;
+}
+
+Expected<ValueId> ImportContext::emit(graph::OpKind op, const std::string& name,
+                                      std::vector<ValueId> inputs, graph::Attrs attrs) {
+  std::vector<graph::TensorType> types;
+  bool all_constant = true;
+  for (ValueId in : inputs) {
+    types.push_back(graph_.type(in));
+    all_constant = all_constant && graph_.is_constant(in);
+  }
+  auto type = graph::infer_type(op, types, attrs);
+  const bool shape_arithmetic =
+      type && (op == graph::OpKind::kShape ||
+               (all_constant && type->dtype == graph::DType::kInt64));
+  if (!shape_arithmetic) return graph_.add_node(op, name, std::move(inputs), std::move(attrs));
+  graph::Node node;
+  node.op = op;
+  node.name = name;
+  node.attrs = std::move(attrs);
+  std::vector<const graph::Tensor*> values;
+  graph::Tensor shape_only;
+  for (ValueId in : inputs) {
+    if (graph_.is_constant(in)) {
+      values.push_back(graph_.constant(in));
+    } else {
+      shape_only.shape = graph_.type(in).shape;
+      values.push_back(&shape_only);
+    }
+  }
+  auto folded = graph::evaluate_node(node, values, *type);
+  if (!folded) return folded.error().with_context("node '" + name + "'");
+  return graph_.add_constant(name, std::move(folded).value());
+}
+
+NodeAttributes::NodeAttributes(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute()) map_[a.name()] = &a;
+}
+
+const onnx::AttributeProto* NodeAttributes::get(const std::string& name) const {
+  auto it = map_.find(name);
+  return it == map_.end() ? nullptr : it->second;
+}
+
+int64_t NodeAttributes::get_int(const std::string& name, int64_t fallback) const {
+  const auto* a = get(name);
+  return a ? a->i() : fallback;
+}
+
+float NodeAttributes::get_float(const std::string& name, float fallback) const {
+  const auto* a = get(name);
+  return a ? a->f() : fallback;
+}
+
+std::vector<int64_t> NodeAttributes::get_ints(const std::string& name,
+                                              std::vector<int64_t> fallback) const {
+  const auto* a = get(name);
+  if (!a) return fallback;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string NodeAttributes::get_string(const std::string& name, std::string fallback) const {
+  const auto* a = get(name);
+  return a ? a->s() : fallback;
+}
+
+}  // namespace tensortune::frontend

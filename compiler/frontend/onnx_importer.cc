@@ -1,0 +1,156 @@
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "compiler/frontend/onnx_import_context.h"
+#include "compiler/frontend/onnx_io.h"
+
+namespace tensortune::frontend {
+namespace {
+
+using graph::ValueId;
+
+// The fixed shape of a graph input: the user's, or the model's when every dim is static.
+Expected<graph::Shape> input_shape(const onnx::ValueInfoProto& info,
+                                   const OnnxImportOptions& options) {
+  auto given = options.input_shapes.find(info.name());
+  const auto& tensor_type = info.type().tensor_type();
+  if (given != options.input_shapes.end()) {
+    if (tensor_type.has_shape() && tensor_type.shape().dim_size() != 0 &&
+        tensor_type.shape().dim_size() != static_cast<int>(given->second.size()))
+      return invalid_argument("--input-shape " + info.name() + "=" +
+                              shape_to_string(given->second) + " has rank " +
+                              std::to_string(given->second.size()) + ", the model's input has rank " +
+                              std::to_string(tensor_type.shape().dim_size()));
+    for (int64_t d : given->second)
+      if (d < 0)
+        return invalid_argument("--input-shape " + info.name() + " has dimension " +
+                                std::to_string(d));
+    return given->second;
+  }
+  graph::Shape shape;
+  for (int i = 0; i < tensor_type.shape().dim_size(); ++i) {
+    const auto& dim = tensor_type.shape().dim(i);
+    if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      const std::string label = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
+      return invalid_argument("input '" + info.name() + "' dimension " + std::to_string(i) +
+                              label + " is dynamic: fix it with --input-shape " + info.name() +
+                              "=AxBx...");
+    }
+    shape.push_back(dim.dim_value());
+  }
+  return shape;
+}
+
+Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::string& what,
+                                    const OnnxImportOptions& options) {
+  if (!model.has_graph()) return invalid_argument(what + " has no graph (not an ONNX model?)");
+  int64_t opset = 0;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (opset == 0) return invalid_argument(what + " does not import the default ONNX opset");
+  const onnx::GraphProto& gp = model.graph();
+  graph::Graph g(gp.name().empty() ? "onnx" : gp.name());
+  ImportContext ctx(g, opset);
+
+  std::set<std::string> initializer_names;
+  for (const auto& init : gp.initializer()) {
+    auto t = tensor_from_proto(init);
+    if (!t) return t.error().with_context(what + ": initializer '" + init.name() + "'");
+    initializer_names.insert(init.name());
+    ctx.bind(init.name(), g.add_constant(init.name(), std::move(t).value()));
+  }
+  std::set<std::string> input_names;
+  for (const auto& info : gp.input()) {
+    if (initializer_names.count(info.name())) continue;
+    input_names.insert(info.name());
+    if (auto frozen = options.frozen_inputs.find(info.name());
+        frozen != options.frozen_inputs.end()) {
+      ctx.bind(info.name(), g.add_constant(info.name(), frozen->second));
+      continue;
+    }
+    if (!info.type().has_tensor_type())
+      return unimplemented(what + ": input '" + info.name() +
+                           "' is not a tensor (sequences, maps and optionals are not supported)");
+    const int32_t elem = info.type().tensor_type().elem_type();
+    graph::DType dtype;
+    if (elem == onnx::TensorProto_DataType_FLOAT) {
+      dtype = graph::DType::kFloat32;
+    } else if (elem == onnx::TensorProto_DataType_INT64) {
+      dtype = graph::DType::kInt64;
+    } else {
+      return unimplemented(what + ": input '" + info.name() + "' has dtype " +
+                           onnx_dtype_name(elem) + " (only FLOAT and INT64 are supported)");
+    }
+    auto shape = input_shape(info, options);
+    if (!shape) return shape.error().with_context(what);
+    ctx.bind(info.name(), g.add_input(info.name(), {dtype, std::move(shape).value()}));
+  }
+  for (const auto& [name, shape] : options.input_shapes)
+    if (!input_names.count(name)) {
+      std::string known;
+      for (const auto& n : input_names) known += (known.empty() ? "" : ", ") + n;
+      return invalid_argument("--input-shape names '" + name + "', which is not an input of " +
+                              what + " (its inputs: " + known + ")");
+    }
+
+  const auto& converters = onnx_converters();
+  for (const auto& node : gp.node()) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    auto it = converters.find(node.op_type());
+    if (!default_domain || it == converters.end())
+      return unimplemented(what + ": unsupported operator '" +
+                           (default_domain ? "" : node.domain() + "::") + node.op_type() +
+                           "' (node '" + node_label(node) + "')");
+    Status s = it->second(ctx, node);
+    if (!s) return s.error().with_context(what);
+  }
+  for (const auto& out : gp.output()) {
+    auto id = ctx.find(out.name());
+    if (!id) return invalid_argument(what + ": graph output '" + out.name() + "' is never produced");
+    g.add_output(*id);
+  }
+  if (g.outputs().empty()) return invalid_argument(what + " has no outputs");
+  return g;
+}
+
+}  // namespace
+
+Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::string& what,
+                                         const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  if (bytes.empty()) return invalid_argument(what + " is empty");
+  if (!model.ParseFromString(bytes))
+    return invalid_argument(what + " is not an ONNX model (protobuf parsing failed; truncated "
+                                   "or another format?)");
+  return import_model(model, what, options);
+}
+
+Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot open model file " + path);
+  onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in)) return invalid_argument(path + " is not an ONNX model");
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<std::string> names;
+  for (const auto& info : model.graph().input()) {
+    if (initializers.count(info.name())) continue;
+    if (!info.type().has_tensor_type())
+      return unimplemented(path + ": input '" + info.name() +
+                           "' is not a tensor (sequences, maps and optionals are not supported)");
+    names.push_back(info.name());
+  }
+  return names;
+}
+
+Expected<graph::Graph> import_onnx_file(const std::string& path,
+                                        const OnnxImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot open model file " + path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return import_onnx_bytes(bytes.str(), path, options);
+}
+
+}  // namespace tensortune::frontend

@@ -1,0 +1,41 @@
+#pragma once
+/// \file
+/// ONNX files in and out: the importer (operators listed in onnx_importer.cc), the exporter
+/// (for the zoo, so that other runtimes run the very same model) and TensorProto files (the
+/// inputs and outputs of ONNX's own backend tests).
+#include <map>
+#include <string>
+
+#include "compiler/graph/graph.h"
+
+namespace tensortune::frontend {
+
+struct OnnxImportOptions {
+  /// Shapes for graph inputs by name: required for every dynamic dimension (dim_param or
+  /// unset), and may override a static one.
+  std::map<std::string, graph::Shape> input_shapes;
+  /// Graph inputs bound to constant values (as TVM's freeze_params): they stop being inputs.
+  std::map<std::string, graph::Tensor> frozen_inputs;
+};
+
+/// Fails with kInvalidArgument for a file that is not a valid ONNX model (named), with
+/// kUnimplemented naming the operator and node, dtype or attribute we do not support, and
+/// with kInvalidArgument naming the node whose shapes do not infer or the input that is
+/// unknown or left dynamic.
+Expected<graph::Graph> import_onnx_file(const std::string& path,
+                                        const OnnxImportOptions& options = {});
+Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::string& what,
+                                         const OnnxImportOptions& options = {});
+
+/// The graph inputs of a model file that are not initializers, in order (names only).
+Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path);
+
+/// Writes the graph as an ONNX model (opset 14). Works for graphs before AlterOpLayout; an
+/// operator without an ONNX equivalent (conv2d_nchwc, layout_transform, ...) is refused by
+/// name.
+Status export_onnx(const graph::Graph& graph, const std::string& path);
+
+/// Reads a serialized onnx::TensorProto (the .pb files of ONNX's backend tests).
+Expected<graph::Tensor> read_onnx_tensor(const std::string& path);
+
+}  // namespace tensortune::frontend

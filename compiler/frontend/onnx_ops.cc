@@ -1,0 +1,376 @@
+// One converter per ONNX operator. Each maps the operator's attributes and opset-dependent
+// inputs onto the IR's fixed conventions (graph/op.h); anything outside them is refused
+// with kUnimplemented, naming the node and what is missing.
+#include <cmath>
+#include <limits>
+
+#include "compiler/frontend/onnx_import_context.h"
+#include "compiler/graph/shape_rules.h"
+#include "schedule_space/workload.h"
+
+namespace tensortune::frontend {
+namespace {
+
+using graph::Attrs;
+using graph::OpKind;
+using graph::Shape;
+using graph::ValueId;
+
+Error unsupported(const onnx::NodeProto& n, const std::string& what) {
+  return unimplemented("node '" + node_label(n) + "' (" + n.op_type() + "): " + what);
+}
+
+// Only output 0 is produced; an operator asked for more is refused.
+Status bind(ImportContext& c, const onnx::NodeProto& n, ValueId id) {
+  for (int i = 1; i < n.output_size(); ++i)
+    if (!n.output(i).empty())
+      return unsupported(n, "output " + std::to_string(i) + " ('" + n.output(i) +
+                                "') is not supported");
+  if (n.output_size() < 1) return invalid_argument("node '" + node_label(n) + "' has no output");
+  c.bind(n.output(0), id);
+  return ok_status();
+}
+
+Status emit_unary(ImportContext& c, const onnx::NodeProto& n, OpKind op, Attrs attrs = {}) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}, std::move(attrs)));
+  return bind(c, n, y);
+}
+
+Status emit_binary(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
+  TT_ASSIGN_OR_RETURN(ValueId a, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 1));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {a, b}));
+  return bind(c, n, y);
+}
+
+// strides, pads (top, left, bottom, right) and dilations of a 2-D window, resolving
+// auto_pad the way DESIGN.md's Padding section states.
+Expected<Attrs> window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh, int64_t kw) {
+  NodeAttributes a(n);
+  const auto strides = a.get_ints("strides", {1, 1});
+  const auto dilations = a.get_ints("dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2)
+    return invalid_argument("node '" + node_label(n) + "': strides and dilations need 2 values");
+  const std::string mode = a.get_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pads = {0, 0, 0, 0};
+  if (mode == "NOTSET") {
+    pads = a.get_ints("pads", {0, 0, 0, 0});
+    if (pads.size() != 4)
+      return invalid_argument("node '" + node_label(n) + "': pads needs 4 values, got " +
+                              std::to_string(pads.size()));
+  } else if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+    const auto m = mode == "SAME_UPPER" ? schedule_space::AutoPad::kSameUpper
+                                        : schedule_space::AutoPad::kSameLower;
+    const auto ph = schedule_space::auto_pad(m, x[2], kh, strides[0], dilations[0]);
+    const auto pw = schedule_space::auto_pad(m, x[3], kw, strides[1], dilations[1]);
+    pads = {ph.begin, pw.begin, ph.end, pw.end};
+  } else if (mode != "VALID") {
+    return invalid_argument("node '" + node_label(n) + "': auto_pad '" + mode +
+                            "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+  }
+  return Attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}};
+}
+
+Status conv(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId w, c.input(n, 1));
+  const Shape& xs = c.graph().type(x).shape;
+  const Shape& ws = c.graph().type(w).shape;
+  if (xs.size() != 4 || ws.size() != 4)
+    return unsupported(n, "only 2-D convolution is supported (data has rank " +
+                              std::to_string(xs.size()) + ")");
+  TT_ASSIGN_OR_RETURN(Attrs attrs, window_attrs(n, xs, ws[2], ws[3]));
+  attrs.set("groups", NodeAttributes(n).get_int("group", 1));
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kConv2d, name, {x, w}, attrs));
+  if (c.has_input(n, 2)) {
+    TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 2));
+    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b},
+                                  Attrs{{"axis", int64_t{1}}}));
+  }
+  return bind(c, n, y);
+}
+
+Status pool(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const Shape& xs = c.graph().type(x).shape;
+  NodeAttributes a(n);
+  if (xs.size() != 4) return unsupported(n, "only 2-D pooling is supported (data has rank " +
+                                                std::to_string(xs.size()) + ")");
+  if (op == OpKind::kGlobalAvgPool2d) {
+    TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}));
+    return bind(c, n, y);
+  }
+  const auto kernel = a.get_ints("kernel_shape", {});
+  if (kernel.size() != 2) return invalid_argument("node '" + node_label(n) +
+                                                  "': kernel_shape needs 2 values");
+  TT_ASSIGN_OR_RETURN(Attrs attrs, window_attrs(n, xs, kernel[0], kernel[1]));
+  attrs.set("kernel", kernel);
+  attrs.set("ceil_mode", a.get_int("ceil_mode", 0));
+  if (op == OpKind::kAvgPool2d) attrs.set("count_include_pad", a.get_int("count_include_pad", 0));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}, attrs));
+  return bind(c, n, y);
+}
+
+Status batch_norm(ImportContext& c, const onnx::NodeProto& n) {
+  NodeAttributes a(n);
+  if (a.get_int("training_mode", 0) != 0) return unsupported(n, "training_mode=1");
+  std::vector<ValueId> in;
+  for (int i = 0; i < 5; ++i) {
+    TT_ASSIGN_OR_RETURN(ValueId v, c.input(n, i));
+    in.push_back(v);
+  }
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kBatchNorm, node_label(n), in,
+                                        Attrs{{"epsilon", double(a.get_float("epsilon", 1e-5f))}}));
+  return bind(c, n, y);
+}
+
+Status gemm(ImportContext& c, const onnx::NodeProto& n) {
+  NodeAttributes at(n);
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId a, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 1));
+  const Attrs swap{{"perm", std::vector<int64_t>{1, 0}}};
+  if (at.get_int("transA", 0)) {
+    TT_ASSIGN_OR_RETURN(a, c.emit(OpKind::kTranspose, name + ".a_t", {a}, swap));
+  }
+  // dense takes its weight as [N, K]: B^T unless transB already says so.
+  if (!at.get_int("transB", 0)) {
+    TT_ASSIGN_OR_RETURN(b, c.emit(OpKind::kTranspose, name + ".b_t", {b}, swap));
+  }
+  const float alpha = at.get_float("alpha", 1.0f), beta = at.get_float("beta", 1.0f);
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kDense, name, {a, b}));
+  if (alpha != 1.0f) {
+    ValueId s = c.graph().add_constant(name + ".alpha", graph::Tensor::from_floats({}, {alpha}));
+    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kMultiply, name + ".scaled", {y, s}));
+  }
+  if (c.has_input(n, 2)) {
+    TT_ASSIGN_OR_RETURN(ValueId bias, c.input(n, 2));
+    if (beta != 1.0f) {
+      ValueId s = c.graph().add_constant(name + ".beta", graph::Tensor::from_floats({}, {beta}));
+      TT_ASSIGN_OR_RETURN(bias, c.emit(OpKind::kMultiply, name + ".c_scaled", {bias, s}));
+    }
+    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kAdd, name + ".bias", {y, bias}));
+  }
+  return bind(c, n, y);
+}
+
+Status clip(ImportContext& c, const onnx::NodeProto& n) {
+  NodeAttributes a(n);
+  double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
+  if (c.opset() < 11) {
+    lo = a.get_float("min", -INFINITY);
+    hi = a.get_float("max", INFINITY);
+  } else {
+    for (int i = 1; i <= 2; ++i) {
+      if (!c.has_input(n, i)) continue;
+      TT_ASSIGN_OR_RETURN(const graph::Tensor* t, c.constant_input(n, i, i == 1 ? "min" : "max"));
+      if (t->size() != 1) return invalid_argument("node '" + node_label(n) + "': clip bound must be a scalar");
+      (i == 1 ? lo : hi) = t->at(0);
+    }
+  }
+  return emit_unary(c, n, OpKind::kClip, Attrs{{"min", lo}, {"max", hi}});
+}
+
+Status softmax(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const Shape shape = c.graph().type(x).shape;
+  const int64_t rank = shape.size();
+  const std::string name = node_label(n);
+  if (c.opset() >= 13) {
+    const int64_t axis = NodeAttributes(n).get_int("axis", -1);
+    TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kSoftmax, name, {x}, Attrs{{"axis", axis}}));
+    return bind(c, n, y);
+  }
+  // Before opset 13 softmax works on the input coerced to 2-D at `axis`.
+  const int64_t axis = graph::normalize_axis(NodeAttributes(n).get_int("axis", 1), rank);
+  if (axis < 0) return invalid_argument("node '" + name + "': softmax axis out of range");
+  const Shape flat = {graph::num_elements(Shape(shape.begin(), shape.begin() + axis)),
+                      graph::num_elements(Shape(shape.begin() + axis, shape.end()))};
+  TT_ASSIGN_OR_RETURN(ValueId f, c.emit(OpKind::kReshape, name + ".2d", {x}, Attrs{{"shape", flat}}));
+  TT_ASSIGN_OR_RETURN(ValueId s, c.emit(OpKind::kSoftmax, name, {f}, Attrs{{"axis", int64_t{1}}}));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kReshape, name + ".nd", {s}, Attrs{{"shape", shape}}));
+  return bind(c, n, y);
+}
+
+Status reshape(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(auto target, c.int_list_input(n, 1, "shape"));
+  const Shape& in = c.graph().type(x).shape;
+  const bool allow_zero = NodeAttributes(n).get_int("allowzero", 0) != 0;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allow_zero) {
+      if (i >= in.size()) return invalid_argument("node '" + node_label(n) + "': shape copies dimension " + std::to_string(i) + " the input does not have");
+      target[i] = in[i];
+    }
+    if (target[i] == -1) {
+      if (infer >= 0) return invalid_argument("node '" + node_label(n) + "': more than one -1 in shape");
+      infer = static_cast<int>(i);
+    } else if (target[i] < 0) {
+      return invalid_argument("node '" + node_label(n) + "': shape has " + std::to_string(target[i]));
+    } else {
+      known *= target[i];
+    }
+  }
+  if (infer >= 0) target[infer] = known ? graph::num_elements(in) / known : 0;
+  return emit_unary(c, n, OpKind::kReshape, Attrs{{"shape", target}});
+}
+
+// The int list of an opset-dependent operand: an attribute before `since`, input i after.
+Expected<std::vector<int64_t>> list_operand(ImportContext& c, const onnx::NodeProto& n,
+                                            int64_t since, const char* name, int i,
+                                            std::vector<int64_t> fallback) {
+  if (c.opset() < since) return NodeAttributes(n).get_ints(name, std::move(fallback));
+  if (!c.has_input(n, i)) return fallback;
+  return c.int_list_input(n, i, name);
+}
+
+Status slice(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const int64_t rank = c.graph().type(x).shape.size();
+  TT_ASSIGN_OR_RETURN(auto starts, list_operand(c, n, 10, "starts", 1, {}));
+  TT_ASSIGN_OR_RETURN(auto ends, list_operand(c, n, 10, "ends", 2, {}));
+  std::vector<int64_t> default_axes(starts.size());
+  for (size_t i = 0; i < default_axes.size(); ++i) default_axes[i] = static_cast<int64_t>(i);
+  TT_ASSIGN_OR_RETURN(auto axes, list_operand(c, n, 10, "axes", 3, default_axes));
+  TT_ASSIGN_OR_RETURN(auto steps, list_operand(c, n, 10, "steps", 4,
+                                               std::vector<int64_t>(starts.size(), 1)));
+  for (auto& a : axes) {
+    const int64_t axis = graph::normalize_axis(a, rank);
+    if (axis < 0) return invalid_argument("node '" + node_label(n) + "': slice axis " + std::to_string(a) + " out of range");
+    a = axis;
+  }
+  return emit_unary(c, n, OpKind::kSlice,
+                    Attrs{{"starts", starts}, {"ends", ends}, {"axes", axes}, {"steps", steps}});
+}
+
+Status squeeze_like(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
+  TT_ASSIGN_OR_RETURN(auto axes, list_operand(c, n, 13, "axes", 1, {}));
+  return emit_unary(c, n, op, Attrs{{"axes", axes}});
+}
+
+Status cast(ImportContext& c, const onnx::NodeProto& n) {
+  const int64_t to = NodeAttributes(n).get_int("to", 0);
+  graph::DType dtype;
+  if (to == onnx::TensorProto_DataType_FLOAT) dtype = graph::DType::kFloat32;
+  else if (to == onnx::TensorProto_DataType_INT64) dtype = graph::DType::kInt64;
+  else return unsupported(n, "cast to " + onnx_dtype_name(static_cast<int32_t>(to)) + " (only FLOAT and INT64)");
+  return emit_unary(c, n, OpKind::kCast, Attrs{{"to", static_cast<int64_t>(dtype)}});
+}
+
+Status constant(ImportContext& c, const onnx::NodeProto& n) {
+  NodeAttributes a(n);
+  graph::Tensor t;
+  if (const auto* v = a.get("value")) {
+    auto parsed = tensor_from_proto(v->t());
+    if (!parsed) return parsed.error().with_context("node '" + node_label(n) + "'");
+    t = std::move(parsed).value();
+  } else if (const auto* f = a.get("value_float")) {
+    t = graph::Tensor::from_floats({}, {f->f()});
+  } else if (const auto* fs = a.get("value_floats")) {
+    t = graph::Tensor::from_floats({fs->floats_size()}, {fs->floats().begin(), fs->floats().end()});
+  } else if (const auto* i = a.get("value_int")) {
+    t = graph::Tensor::from_ints({}, {i->i()});
+  } else if (const auto* is = a.get("value_ints")) {
+    t = graph::Tensor::from_ints({is->ints_size()}, {is->ints().begin(), is->ints().end()});
+  } else {
+    return unsupported(n, "only value, value_float(s) and value_int(s) constants are supported");
+  }
+  return bind(c, n, c.graph().add_constant(n.output_size() ? n.output(0) : node_label(n), std::move(t)));
+}
+
+Status concat(ImportContext& c, const onnx::NodeProto& n) {
+  std::vector<ValueId> in;
+  for (int i = 0; i < n.input_size(); ++i) {
+    TT_ASSIGN_OR_RETURN(ValueId v, c.input(n, i));
+    in.push_back(v);
+  }
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kConcat, node_label(n), in,
+                                        Attrs{{"axis", NodeAttributes(n).get_int("axis", 0)}}));
+  return bind(c, n, y);
+}
+
+Status transpose(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const int64_t rank = c.graph().type(x).shape.size();
+  std::vector<int64_t> reversed(rank);
+  for (int64_t i = 0; i < rank; ++i) reversed[i] = rank - 1 - i;
+  return emit_unary(c, n, OpKind::kTranspose,
+                    Attrs{{"perm", NodeAttributes(n).get_ints("perm", reversed)}});
+}
+
+Status matmul(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId a, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 1));
+  if (c.graph().type(a).shape.size() < 2 || c.graph().type(b).shape.size() < 2)
+    return unsupported(n, "1-D operands are not supported");
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kMatMul, node_label(n), {a, b}));
+  return bind(c, n, y);
+}
+
+Status gather(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId i, c.input(n, 1));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kGather, node_label(n), {x, i},
+                                        Attrs{{"axis", NodeAttributes(n).get_int("axis", 0)}}));
+  return bind(c, n, y);
+}
+
+}  // namespace
+
+const std::map<std::string, Converter>& onnx_converters() {
+  static const std::map<std::string, Converter> table = {
+      {"Conv", conv},
+      {"BatchNormalization", batch_norm},
+      {"Gemm", gemm},
+      {"MatMul", matmul},
+      {"Relu", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kRelu); }},
+      {"Sigmoid", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kSigmoid); }},
+      {"HardSigmoid",
+       [](ImportContext& c, const onnx::NodeProto& n) {
+         NodeAttributes a(n);
+         return emit_unary(c, n, OpKind::kHardSigmoid,
+                           Attrs{{"alpha", double(a.get_float("alpha", 0.2f))},
+                                 {"beta", double(a.get_float("beta", 0.5f))}});
+       }},
+      {"HardSwish", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kHardSwish); }},
+      {"Clip", clip},
+      {"Identity", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
+      {"Dropout", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
+      {"Add", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kAdd); }},
+      {"Sub", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kSubtract); }},
+      {"Mul", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kMultiply); }},
+      {"Div", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kDivide); }},
+      {"MaxPool", [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kMaxPool2d); }},
+      {"AveragePool", [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kAvgPool2d); }},
+      {"GlobalAveragePool", [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kGlobalAvgPool2d); }},
+      {"Flatten",
+       [](ImportContext& c, const onnx::NodeProto& n) {
+         return emit_unary(c, n, OpKind::kFlatten, Attrs{{"axis", NodeAttributes(n).get_int("axis", 1)}});
+       }},
+      {"Reshape", reshape},
+      {"Transpose", transpose},
+      {"Concat", concat},
+      {"Softmax", softmax},
+      {"Shape",
+       [](ImportContext& c, const onnx::NodeProto& n) {
+         NodeAttributes a(n);
+         Attrs attrs;
+         if (a.has("start")) attrs.set("start", a.get_int("start", 0));
+         if (a.has("end")) attrs.set("end", a.get_int("end", 0));
+         return emit_unary(c, n, OpKind::kShape, attrs);
+       }},
+      {"Cast", cast},
+      {"Slice", slice},
+      {"Gather", gather},
+      {"Unsqueeze", [](ImportContext& c, const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kUnsqueeze); }},
+      {"Squeeze", [](ImportContext& c, const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kSqueeze); }},
+      {"Constant", constant},
+  };
+  return table;
+}
+
+}  // namespace tensortune::frontend

@@ -1,0 +1,108 @@
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/frontend/onnx_proto.h"
+
+namespace tensortune::frontend {
+
+std::string onnx_dtype_name(int32_t elem_type) {
+  if (onnx::TensorProto_DataType_IsValid(elem_type))
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type));
+  return "dtype " + std::to_string(elem_type);
+}
+
+namespace {
+
+template <typename T>
+Status copy_raw(const std::string& raw, int64_t count, const std::string& name,
+                std::vector<T>* out) {
+  if (static_cast<int64_t>(raw.size()) != count * static_cast<int64_t>(sizeof(T)))
+    return invalid_argument("tensor '" + name + "' raw_data has " + std::to_string(raw.size()) +
+                            " bytes, expected " + std::to_string(count * sizeof(T)));
+  out->resize(count);
+  std::memcpy(out->data(), raw.data(), raw.size());
+  return ok_status();
+}
+
+}  // namespace
+
+Expected<graph::Tensor> tensor_from_proto(const onnx::TensorProto& p) {
+  graph::Shape shape(p.dims().begin(), p.dims().end());
+  for (int64_t d : shape)
+    if (d < 0)
+      return invalid_argument("tensor '" + p.name() + "' has a negative dimension " +
+                              std::to_string(d));
+  const int64_t count = graph::num_elements(shape);
+  if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+    return unimplemented("tensor '" + p.name() + "' stores its data externally");
+  graph::Tensor t;
+  t.shape = shape;
+  switch (p.data_type()) {
+    case onnx::TensorProto_DataType_FLOAT:
+      t.dtype = graph::DType::kFloat32;
+      if (p.has_raw_data()) {
+        TT_RETURN_IF_ERROR(copy_raw(p.raw_data(), count, p.name(), &t.f32));
+      } else {
+        t.f32.assign(p.float_data().begin(), p.float_data().end());
+      }
+      if (static_cast<int64_t>(t.f32.size()) != count)
+        return invalid_argument("tensor '" + p.name() + "' holds " +
+                                std::to_string(t.f32.size()) + " values for shape [" +
+                                shape_to_string(shape) + "]");
+      return t;
+    case onnx::TensorProto_DataType_INT64:
+    case onnx::TensorProto_DataType_INT32:
+      t.dtype = graph::DType::kInt64;
+      if (p.has_raw_data()) {
+        if (p.data_type() == onnx::TensorProto_DataType_INT64) {
+          TT_RETURN_IF_ERROR(copy_raw(p.raw_data(), count, p.name(), &t.i64));
+        } else {
+          std::vector<int32_t> narrow;
+          TT_RETURN_IF_ERROR(copy_raw(p.raw_data(), count, p.name(), &narrow));
+          t.i64.assign(narrow.begin(), narrow.end());
+        }
+      } else if (p.data_type() == onnx::TensorProto_DataType_INT64) {
+        t.i64.assign(p.int64_data().begin(), p.int64_data().end());
+      } else {
+        t.i64.assign(p.int32_data().begin(), p.int32_data().end());
+      }
+      if (static_cast<int64_t>(t.i64.size()) != count)
+        return invalid_argument("tensor '" + p.name() + "' holds " +
+                                std::to_string(t.i64.size()) + " values for shape [" +
+                                shape_to_string(shape) + "]");
+      return t;
+    default:
+      return unimplemented("tensor '" + p.name() + "' has dtype " +
+                           onnx_dtype_name(p.data_type()) +
+                           " (only FLOAT, INT64 and INT32 are supported)");
+  }
+}
+
+void tensor_to_proto(const graph::Tensor& t, const std::string& name, onnx::TensorProto* p) {
+  p->set_name(name);
+  for (int64_t d : t.shape) p->add_dims(d);
+  if (t.dtype == graph::DType::kFloat32) {
+    p->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    p->set_raw_data(std::string(reinterpret_cast<const char*>(t.f32.data()),
+                                t.f32.size() * sizeof(float)));
+  } else {
+    p->set_data_type(onnx::TensorProto_DataType_INT64);
+    p->set_raw_data(std::string(reinterpret_cast<const char*>(t.i64.data()),
+                                t.i64.size() * sizeof(int64_t)));
+  }
+}
+
+Expected<graph::Tensor> read_onnx_tensor(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot open tensor file " + path);
+  onnx::TensorProto proto;
+  if (!proto.ParseFromIstream(&in))
+    return invalid_argument(path + " is not a serialized onnx TensorProto");
+  auto t = tensor_from_proto(proto);
+  if (!t) return t.error().with_context(path);
+  return t;
+}
+
+}  // namespace tensortune::frontend

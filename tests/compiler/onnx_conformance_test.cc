@@ -1,0 +1,96 @@
+// ONNX's backend node tests for the operators the front end supports, imported and run by
+// the reference interpreter against ONNX's stored outputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "compiler/graph/interpreter.h"
+#include "tests/compiler/onnx_node_tests.h"
+
+namespace tensortune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Test-name prefixes (after "test_") of the operator families in scope.
+const std::vector<std::string> kFamilies = {
+    "conv",      "basic_conv", "maxpool",  "averagepool", "globalaveragepool", "gemm",
+    "matmul",    "batchnorm",  "relu",     "clip",        "sigmoid",           "hardsigmoid",
+    "hardswish", "add",        "sub",      "mul",         "div",               "flatten",
+    "reshape",   "transpose",  "concat",   "softmax",     "shape",             "cast",
+    "slice",     "gather",     "unsqueeze", "squeeze",    "identity",          "dropout"};
+
+// The tests the issue names: a skip is a failure for these.
+const std::set<std::string> kMustPass = {
+    "test_conv_with_autopad_same",
+    "test_conv_with_strides_and_asymmetric_padding",
+    "test_conv_with_strides_no_padding",
+    "test_conv_with_strides_padding",
+    "test_basic_conv_with_padding",
+    "test_basic_conv_without_padding",
+    "test_maxpool_2d_same_upper",
+    "test_maxpool_2d_same_lower",
+    "test_maxpool_2d_pads",
+    "test_averagepool_2d_same_upper",
+    "test_averagepool_2d_same_lower",
+    "test_averagepool_2d_pads_count_include_pad",
+    "test_globalaveragepool",
+    "test_gemm_all_attributes",
+    "test_gemm_default_no_bias",
+    "test_gemm_transposeA",
+    "test_gemm_transposeB",
+    "test_matmul_2d",
+    "test_matmul_3d",
+    "test_matmul_4d",
+    "test_batchnorm_example",
+    "test_batchnorm_epsilon",
+    "test_softmax_axis_1",
+    "test_reshape_negative_dim",
+    "test_slice",
+    "test_gather_0",
+    "test_unsqueeze_axis_0",
+    "test_hardswish",
+};
+
+bool in_scope(const std::string& name) {
+  for (const auto& f : kFamilies)
+    if (name.rfind("test_" + f, 0) == 0) return true;
+  return false;
+}
+
+TEST(OnnxNodeTests, SupportedOperatorsMatchOnnxOutputsInTheInterpreter) {
+  const std::string dir = onnx_node_test_dir();
+  if (!fs::exists(dir)) GTEST_SKIP() << "ONNX node tests not installed at " << dir
+                                     << " (Debian package libonnx-testdata)";
+  std::vector<std::string> folders;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && in_scope(e.path().filename().string()))
+      folders.push_back(e.path().string());
+  std::sort(folders.begin(), folders.end());
+  const GraphRunner interpreter = [](const graph::Graph& g,
+                                     const std::map<std::string, graph::Tensor>& in) {
+    return graph::interpret(g, in);
+  };
+  int passed = 0, failed = 0, skipped = 0;
+  std::ostringstream skipped_list, failed_list;
+  std::set<std::string> passed_names;
+  for (const auto& folder : folders) {
+    const NodeTestOutcome o = run_node_test(folder, interpreter);
+    switch (o.status) {
+      case NodeTestStatus::kPassed: ++passed; passed_names.insert(o.name); break;
+      case NodeTestStatus::kFailed: ++failed; failed_list << "  FAILED  " << o.name << ": " << o.detail << "\n"; break;
+      case NodeTestStatus::kSkipped: ++skipped; skipped_list << "  skipped " << o.name << ": " << o.detail << "\n"; break;
+    }
+  }
+  std::cout << "ONNX node tests in scope (" << dir << "): " << folders.size() << "; ran "
+            << passed + failed << ", passed " << passed << ", failed " << failed
+            << ", skipped " << skipped << "\n"
+            << failed_list.str() << skipped_list.str();
+  EXPECT_EQ(failed, 0) << failed_list.str();
+  for (const auto& name : kMustPass) EXPECT_TRUE(passed_names.count(name)) << name;
+}
+
+}  // namespace
+}  // namespace tensortune::testing

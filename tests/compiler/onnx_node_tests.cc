@@ -1,0 +1,122 @@
+#include "tests/compiler/onnx_node_tests.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "compiler/frontend/onnx_io.h"
+
+namespace tensortune::testing {
+
+namespace fs = std::filesystem;
+
+std::string onnx_node_test_dir() {
+  if (const char* d = std::getenv("TT_ONNX_NODE_DIR")) return d;
+  return "/usr/include/onnx/backend/test/data/node";
+}
+
+namespace {
+
+std::string compare(const graph::Tensor& got, const graph::Tensor& want, size_t index) {
+  const std::string which = "output " + std::to_string(index);
+  if (got.shape != want.shape)
+    return which + " has shape [" + shape_to_string(got.shape) + "], expected [" +
+           shape_to_string(want.shape) + "]";
+  for (int64_t i = 0; i < want.size(); ++i) {
+    const double a = got.at(i), b = want.at(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (std::isinf(b) && a == b) continue;
+    if (!(std::abs(a - b) <= 1e-5 + 1e-3 * std::abs(b)))
+      return which + "[" + std::to_string(i) + "] = " + std::to_string(a) + ", expected " +
+             std::to_string(b);
+  }
+  return "";
+}
+
+NodeTestOutcome run_node_test_in(const std::string& folder, const GraphRunner& runner) {
+  NodeTestOutcome outcome;
+  outcome.name = fs::path(folder).filename().string();
+  const std::string model = folder + "/model.onnx";
+  auto input_names = frontend::onnx_model_inputs(model);
+  if (!input_names) {
+    outcome.status = input_names.error().code == ErrorCode::kUnimplemented
+                         ? NodeTestStatus::kSkipped
+                         : NodeTestStatus::kFailed;
+    outcome.detail = input_names.error().message;
+    return outcome;
+  }
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) {
+    outcome.detail = "no test_data_set folder";
+    return outcome;
+  }
+  for (const auto& set : sets) {
+    std::map<std::string, graph::Tensor> inputs;
+    frontend::OnnxImportOptions options;
+    for (size_t i = 0; i < input_names->size(); ++i) {
+      const auto path = set / ("input_" + std::to_string(i) + ".pb");
+      if (!fs::exists(path)) continue;  // optional input left out
+      auto t = frontend::read_onnx_tensor(path.string());
+      if (!t) {
+        outcome.status = t.error().code == ErrorCode::kUnimplemented ? NodeTestStatus::kSkipped
+                                                                     : NodeTestStatus::kFailed;
+        outcome.detail = t.error().message;
+        return outcome;
+      }
+      const std::string& name = (*input_names)[i];
+      if (t->dtype == graph::DType::kInt64 || t->shape.empty())
+        options.frozen_inputs[name] = *t;
+      else
+        inputs[name] = *t;
+      options.input_shapes[name] = t->shape;
+    }
+    for (const auto& [name, t] : options.frozen_inputs) options.input_shapes.erase(name);
+    auto g = frontend::import_onnx_file(model, options);
+    if (!g) {
+      outcome.status = g.error().code == ErrorCode::kUnimplemented ? NodeTestStatus::kSkipped
+                                                                   : NodeTestStatus::kFailed;
+      outcome.detail = g.error().message;
+      return outcome;
+    }
+    auto got = runner(*g, inputs);
+    if (!got) {
+      outcome.status = NodeTestStatus::kFailed;
+      outcome.detail = got.error().message;
+      return outcome;
+    }
+    for (size_t k = 0; k < got->size(); ++k) {
+      auto want = frontend::read_onnx_tensor((set / ("output_" + std::to_string(k) + ".pb")).string());
+      if (!want) {
+        outcome.status = want.error().code == ErrorCode::kUnimplemented
+                             ? NodeTestStatus::kSkipped
+                             : NodeTestStatus::kFailed;
+        outcome.detail = "reference " + want.error().message;
+        return outcome;
+      }
+      std::string diff = compare((*got)[k], *want, k);
+      if (!diff.empty()) {
+        outcome.status = NodeTestStatus::kFailed;
+        outcome.detail = set.filename().string() + ": " + diff;
+        return outcome;
+      }
+    }
+  }
+  outcome.status = NodeTestStatus::kPassed;
+  return outcome;
+}
+
+}  // namespace
+
+NodeTestOutcome run_node_test(const std::string& folder, const GraphRunner& runner) {
+  NodeTestOutcome o = run_node_test_in(folder, runner);
+  // Messages name files by full path; the folder is implied by the test name.
+  for (size_t at; (at = o.detail.find(folder + "/")) != std::string::npos;)
+    o.detail.erase(at, folder.size() + 1);
+  return o;
+}
+
+}  // namespace tensortune::testing
