@@ -61,9 +61,17 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     ctx.bind(init.name(), g.add_constant(init.name(), std::move(t).value()));
   }
   std::set<std::string> input_names;
+  for (const auto& info : gp.input())
+    if (!initializer_names.count(info.name())) input_names.insert(info.name());
+  for (const auto& [name, shape] : options.input_shapes)
+    if (!input_names.count(name)) {
+      std::string known;
+      for (const auto& n : input_names) known += (known.empty() ? "" : ", ") + n;
+      return invalid_argument("--input-shape names '" + name + "', which is not an input of " +
+                              what + " (its inputs: " + known + ")");
+    }
   for (const auto& info : gp.input()) {
     if (initializer_names.count(info.name())) continue;
-    input_names.insert(info.name());
     if (auto frozen = options.frozen_inputs.find(info.name());
         frozen != options.frozen_inputs.end()) {
       ctx.bind(info.name(), g.add_constant(info.name(), frozen->second));
@@ -86,13 +94,6 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     if (!shape) return shape.error().with_context(what);
     ctx.bind(info.name(), g.add_input(info.name(), {dtype, std::move(shape).value()}));
   }
-  for (const auto& [name, shape] : options.input_shapes)
-    if (!input_names.count(name)) {
-      std::string known;
-      for (const auto& n : input_names) known += (known.empty() ? "" : ", ") + n;
-      return invalid_argument("--input-shape names '" + name + "', which is not an input of " +
-                              what + " (its inputs: " + known + ")");
-    }
 
   const auto& converters = onnx_converters();
   for (const auto& node : gp.node()) {

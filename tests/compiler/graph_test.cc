@@ -1,0 +1,173 @@
+// The graph IR: shape inference against hand-computed shapes, and the interpreter's loops
+// against the foundation's double-precision reference convolution.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/graph/interpreter.h"
+#include "compiler/graph/printer.h"
+#include "compiler/reference/reference_ops.h"
+
+namespace tensortune::graph {
+namespace {
+
+Tensor random_tensor(Shape shape, uint64_t seed) {
+  NdArray a(std::move(shape));
+  fill_uniform(a, seed);
+  return Tensor::from_ndarray(std::move(a));
+}
+
+Attrs conv_attrs(std::vector<int64_t> strides, std::vector<int64_t> pads,
+                 std::vector<int64_t> dilations, int64_t groups = 1) {
+  return Attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"groups", groups}};
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
+
+TEST(ShapeInference, AsymmetricPaddingFollowsTheFormula) {
+  // out = floor((in + begin + end - dilation*(k-1) - 1) / stride) + 1, per side pair.
+  Graph g;
+  ValueId x = g.add_input("x", {DType::kFloat32, {1, 2, 7, 6}});
+  ValueId w = g.add_constant("w", Tensor::zeros(DType::kFloat32, {4, 2, 3, 3}));
+  auto y = g.add_node(OpKind::kConv2d, "c", {x, w}, conv_attrs({2, 2}, {0, 1, 1, 0}, {1, 1}));
+  ASSERT_TRUE(y) << y.error().message;
+  // H: (7 + 0 + 1 - 3) / 2 + 1 = 3; W: (6 + 1 + 0 - 3) / 2 + 1 = 3.
+  EXPECT_EQ(g.type(*y).shape, (Shape{1, 4, 3, 3}));
+  auto d = g.add_node(OpKind::kConv2d, "d", {x, w}, conv_attrs({1, 1}, {2, 2, 2, 2}, {2, 2}));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(g.type(*d).shape, (Shape{1, 4, 7, 6}));  // dilation 2, pad 2: same size
+}
+
+TEST(ShapeInference, ErrorsNameTheNodeAndTheShapes) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::kFloat32, {1, 3, 8, 8}});
+  ValueId w = g.add_constant("w", Tensor::zeros(DType::kFloat32, {4, 5, 3, 3}));
+  auto y = g.add_node(OpKind::kConv2d, "conv_7", {x, w}, conv_attrs({1, 1}, {1, 1, 1, 1}, {1, 1}));
+  ASSERT_FALSE(y);
+  EXPECT_NE(y.error().message.find("conv_7"), std::string::npos) << y.error().message;
+  EXPECT_NE(y.error().message.find("float32[4,5,3,3]"), std::string::npos) << y.error().message;
+  auto p = g.add_node(OpKind::kMaxPool2d, "pool", {x},
+                      Attrs{{"kernel", std::vector<int64_t>{9, 9}},
+                            {"strides", std::vector<int64_t>{1, 1}},
+                            {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                            {"dilations", std::vector<int64_t>{1, 1}}});
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("does not fit"), std::string::npos) << p.error().message;
+  auto add = g.add_node(OpKind::kAdd, "sum", {x, g.add_input("z", {DType::kFloat32, {5}})});
+  ASSERT_FALSE(add);
+  EXPECT_NE(add.error().message.find("do not broadcast"), std::string::npos);
+}
+
+TEST(Interpreter, Conv2dMatchesTheDoublePrecisionReference) {
+  Graph g("conv");
+  ValueId x = g.add_input("x", {DType::kFloat32, {2, 5, 11, 9}});
+  const Tensor w = random_tensor({6, 5, 3, 2}, 2);
+  auto y = g.add_node(OpKind::kConv2d, "c", {x, g.add_constant("w", w)},
+                      conv_attrs({2, 1}, {1, 0, 2, 1}, {1, 2}));
+  ASSERT_TRUE(y);
+  g.add_output(*y);
+  const Tensor input = random_tensor({2, 5, 11, 9}, 1);
+  auto out = interpret(g, {{"x", input}});
+  ASSERT_TRUE(out) << out.error().message;
+  auto wl = schedule_space::conv2d_workload({2, 5, 11, 9}, {6, 5, 3, 2}, {2, 1}, {1, 0, 2, 1},
+                                            {1, 2});
+  ASSERT_TRUE(wl);
+  const NdArray ref = compiler::conv2d_nchw_reference(input.to_ndarray(), w.to_ndarray(), nullptr, *wl);
+  EXPECT_EQ((*out)[0].shape, ref.shape);
+  EXPECT_LT(max_abs_diff((*out)[0].f32, ref.data), 1e-4);
+}
+
+TEST(Interpreter, DepthwiseConvEqualsOneConvPerChannel) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::kFloat32, {1, 4, 9, 9}});
+  const Tensor w = random_tensor({4, 1, 3, 3}, 3);
+  auto y = g.add_node(OpKind::kConv2d, "dw", {x, g.add_constant("w", w)},
+                      conv_attrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 4));
+  ASSERT_TRUE(y);
+  g.add_output(*y);
+  const Tensor input = random_tensor({1, 4, 9, 9}, 4);
+  auto out = interpret(g, {{"x", input}});
+  ASSERT_TRUE(out);
+  auto wl = schedule_space::conv2d_workload({1, 1, 9, 9}, {1, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1});
+  const int64_t plane = 81, oplane = 25;
+  for (int64_t c = 0; c < 4; ++c) {
+    NdArray xc({1, 1, 9, 9}), wc({1, 1, 3, 3});
+    std::copy_n(input.f32.begin() + c * plane, plane, xc.data.begin());
+    std::copy_n(w.f32.begin() + c * 9, 9, wc.data.begin());
+    const NdArray ref = compiler::conv2d_nchw_reference(xc, wc, nullptr, *wl);
+    std::vector<float> got((*out)[0].f32.begin() + c * oplane,
+                           (*out)[0].f32.begin() + (c + 1) * oplane);
+    EXPECT_LT(max_abs_diff(got, ref.data), 1e-5) << "channel " << c;
+  }
+}
+
+TEST(Interpreter, AveragePoolCountsPaddingOnlyWhenAsked) {
+  // 1x1x2x2 input [[1, 2], [3, 4]], 2x2 window, stride 1, padding 1 on top/left only.
+  for (int64_t include : {0, 1}) {
+    Graph g;
+    ValueId x = g.add_input("x", {DType::kFloat32, {1, 1, 2, 2}});
+    auto y = g.add_node(OpKind::kAvgPool2d, "p", {x},
+                        Attrs{{"kernel", std::vector<int64_t>{2, 2}},
+                              {"strides", std::vector<int64_t>{1, 1}},
+                              {"pads", std::vector<int64_t>{1, 1, 0, 0}},
+                              {"dilations", std::vector<int64_t>{1, 1}},
+                              {"count_include_pad", include}});
+    ASSERT_TRUE(y);
+    g.add_output(*y);
+    auto out = interpret(g, {{"x", Tensor::from_floats({1, 1, 2, 2}, {1, 2, 3, 4})}});
+    ASSERT_TRUE(out);
+    const std::vector<float> want = include ? std::vector<float>{0.25f, 0.75f, 1.0f, 2.5f}
+                                            : std::vector<float>{1.0f, 1.5f, 2.0f, 2.5f};
+    EXPECT_EQ((*out)[0].f32, want) << "count_include_pad=" << include;
+  }
+}
+
+TEST(Interpreter, LayoutTransformRoundTripsAndBlocksChannels) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::kFloat32, {1, 8, 2, 3}});
+  auto b4 = g.add_node(OpKind::kLayoutTransform, "to4", {x}, Attrs{{"from_block", int64_t{0}}, {"to_block", int64_t{4}}});
+  auto b2 = g.add_node(OpKind::kLayoutTransform, "to2", {*b4}, Attrs{{"from_block", int64_t{4}}, {"to_block", int64_t{2}}});
+  auto back = g.add_node(OpKind::kLayoutTransform, "back", {*b2}, Attrs{{"from_block", int64_t{2}}, {"to_block", int64_t{0}}});
+  ASSERT_TRUE(back);
+  g.add_output(*b4);
+  g.add_output(*back);
+  const Tensor input = random_tensor({1, 8, 2, 3}, 5);
+  auto out = interpret(g, {{"x", input}});
+  ASSERT_TRUE(out);
+  EXPECT_EQ((*out)[0].shape, (Shape{1, 2, 2, 3, 4}));
+  // NCHW4c element (n, c/4, h, w, c%4) is NCHW element (n, c, h, w): c = 5, h = 1, w = 2.
+  EXPECT_EQ((*out)[0].f32[((1 * 2 + 1) * 3 + 2) * 4 + 1], input.f32[(5 * 2 + 1) * 3 + 2]);
+  EXPECT_EQ((*out)[1].f32, input.f32);
+}
+
+TEST(Interpreter, RejectsMissingUnknownAndMistypedInputs) {
+  Graph g;
+  ValueId x = g.add_input("data", {DType::kFloat32, {1, 4}});
+  g.add_output(*g.add_node(OpKind::kRelu, "r", {x}));
+  auto missing = interpret(g, {});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("'data' is not given"), std::string::npos);
+  auto unknown = interpret(g, {{"date", Tensor::zeros(DType::kFloat32, {1, 4})}});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("'date' does not exist"), std::string::npos);
+  auto mistyped = interpret(g, {{"data", Tensor::zeros(DType::kFloat32, {1, 5})}});
+  ASSERT_FALSE(mistyped);
+  EXPECT_NE(mistyped.error().message.find("float32[1,4]"), std::string::npos);
+}
+
+TEST(Printer, ShowsTypesAttributesAndSummary) {
+  Graph g("tiny");
+  ValueId x = g.add_input("data", {DType::kFloat32, {1, 4}});
+  g.add_output(*g.add_node(OpKind::kClip, "clip0", {x}, Attrs{{"min", 0.0}, {"max", 6.0}}));
+  const std::string text = print_graph(g);
+  EXPECT_NE(text.find("input %data: float32[1,4]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%clip0 = clip(%data) max=6 min=0 -> float32[1,4]"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 nodes: clip 1"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tensortune::graph

@@ -1,0 +1,196 @@
+// The ONNX importer on models built here: shape arithmetic folds, the zoo round-trips through
+// ONNX, and bad files and bad options get clear errors.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/frontend/model_zoo.h"
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/graph/interpreter.h"
+
+namespace tensortune::frontend {
+namespace {
+
+namespace fs = std::filesystem;
+using graph::OpKind;
+using graph::Tensor;
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("tt_onnx_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+void add_input(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+               const std::string& dim_param = "") {
+  auto* in = g->add_input();
+  in->set_name(name);
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  if (!dim_param.empty()) tt->mutable_shape()->mutable_dim(0)->set_dim_param(dim_param);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::string& name,
+                          std::vector<std::string> inputs, std::string output) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+void add_ints_initializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (int64_t x : v) t->add_int64_data(x);
+}
+
+std::string save(const onnx::ModelProto& m, const std::string& name) {
+  const std::string path = temp_path(name);
+  std::ofstream out(path, std::ios::binary);
+  m.SerializeToOstream(&out);
+  return path;
+}
+
+onnx::ModelProto model_with_opset(int64_t opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_version(opset);
+  return m;
+}
+
+// PyTorch's flatten as exported: Shape -> Gather(0) -> Unsqueeze -> Concat([., -1]) -> Reshape.
+TEST(OnnxImport, ShapeArithmeticFoldsOnceInputShapesAreKnown) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {0, 2, 3, 4}, "batch");
+  add_ints_initializer(g, "zero", {0});
+  add_ints_initializer(g, "minus_one", {-1});
+  add_node(g, "Shape", "shape", {"x"}, "s");
+  auto* gather = add_node(g, "Gather", "gather", {"s", "zero"}, "n");
+  (void)gather;
+  add_node(g, "Concat", "concat", {"n", "minus_one"}, "target")->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto_AttributeType_INT);
+    a.set_i(0);
+    return a;
+  }());
+  add_node(g, "Reshape", "reshape", {"x", "target"}, "y");
+  g->add_output()->set_name("y");
+  const std::string path = save(m, "flatten.onnx");
+
+  auto dynamic = import_onnx_file(path);
+  ASSERT_FALSE(dynamic);
+  EXPECT_NE(dynamic.error().message.find("'batch'"), std::string::npos) << dynamic.error().message;
+  EXPECT_NE(dynamic.error().message.find("--input-shape x="), std::string::npos);
+
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {3, 2, 3, 4};
+  auto imported = import_onnx_file(path, options);
+  ASSERT_TRUE(imported) << imported.error().message;
+  ASSERT_EQ(imported->nodes().size(), 1u);  // only the reshape is left
+  EXPECT_EQ(imported->nodes()[0].op, OpKind::kReshape);
+  EXPECT_EQ(imported->type(imported->outputs()[0]).shape, (graph::Shape{3, 24}));
+
+  options.input_shapes = {{"data", {1, 2, 3, 4}}};
+  auto wrong_name = import_onnx_file(path, options);
+  ASSERT_FALSE(wrong_name);
+  EXPECT_NE(wrong_name.error().message.find("'data', which is not an input"), std::string::npos)
+      << wrong_name.error().message;
+  fs::remove(path);
+}
+
+TEST(OnnxImport, UnsupportedOperatorIsNamedWithItsNode) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 3, 8, 8});
+  add_node(g, "Resize", "upsample_3", {"x"}, "y");
+  g->add_output()->set_name("y");
+  const std::string path = save(m, "resize.onnx");
+  auto r = import_onnx_file(path);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
+  EXPECT_NE(r.error().message.find("unsupported operator 'Resize' (node 'upsample_3')"),
+            std::string::npos)
+      << r.error().message;
+  fs::remove(path);
+}
+
+TEST(OnnxImport, ShapeThatDoesNotInferIsNamed) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 3, 8, 8});
+  add_input(g, "w", {4, 5, 3, 3});
+  add_node(g, "Conv", "conv_bad", {"x", "w"}, "y");
+  g->add_output()->set_name("y");
+  const std::string path = save(m, "badconv.onnx");
+  auto r = import_onnx_file(path);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("node 'conv_bad'"), std::string::npos) << r.error().message;
+  fs::remove(path);
+}
+
+TEST(OnnxImport, NotOnnxAndTruncatedFilesAreRefused) {
+  const std::string text = temp_path("text.onnx");
+  std::ofstream(text) << "this is not a model\n";
+  auto r = import_onnx_file(text);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find(text), std::string::npos) << r.error().message;
+
+  auto zoo = zoo_model("mobilenet-v1");
+  ASSERT_TRUE(zoo);
+  const std::string full = temp_path("mobilenet.onnx");
+  ASSERT_TRUE(export_onnx(*zoo, full));
+  std::ifstream in(full, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 7, size_t{100}, size_t{0}}) {
+    auto t = import_onnx_bytes(bytes.substr(0, cut), "truncated.onnx");
+    ASSERT_FALSE(t) << "cut at " << cut;
+    EXPECT_NE(t.error().message.find("truncated.onnx"), std::string::npos) << t.error().message;
+  }
+  auto missing = import_onnx_file(temp_path("does_not_exist.onnx"));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  fs::remove(text);
+  fs::remove(full);
+}
+
+TEST(OnnxImport, ZooModelRoundTripsThroughOnnx) {
+  for (const std::string name : {"resnet-18", "mobilenet-v1"}) {
+    auto zoo = zoo_model(name);
+    ASSERT_TRUE(zoo);
+    const std::string path = temp_path(name + ".onnx");
+    ASSERT_TRUE(export_onnx(*zoo, path));
+    auto back = import_onnx_file(path);
+    ASSERT_TRUE(back) << back.error().message;
+    NdArray x({1, 3, 224, 224});
+    fill_uniform(x, 3);
+    const std::map<std::string, Tensor> in{{"data", Tensor::from_ndarray(x)}};
+    auto a = graph::interpret(*zoo, in);
+    auto b = graph::interpret(*back, in);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ((*a)[0].f32, (*b)[0].f32) << name;
+    fs::remove(path);
+  }
+}
+
+TEST(OnnxImport, ExportRefusesLayoutSpecificOperators) {
+  graph::Graph g;
+  auto x = g.add_input("x", {graph::DType::kFloat32, {1, 16, 2, 2}});
+  g.add_output(*g.add_node(OpKind::kLayoutTransform, "lt", {x},
+                           graph::Attrs{{"from_block", int64_t{0}}, {"to_block", int64_t{8}}}));
+  auto s = export_onnx(g, temp_path("lt.onnx"));
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("layout_transform"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tensortune::frontend
