@@ -15,7 +15,7 @@ namespace tensortune::frontend {
 const std::vector<std::string>& zoo_model_names();
 
 /// Builds a zoo model for an input of `input_shape` (N, 3, H, W). Fails naming the model
-/// when the name is unknown or the shape does not fit (vgg-16's classifier needs 224x224).
+/// when the name is unknown or the shape does not fit (the classifiers adapt to the input).
 Expected<graph::Graph> zoo_model(const std::string& name,
                                  const graph::Shape& input_shape = {1, 3, 224, 224});
 

@@ -1,0 +1,207 @@
+// Whole-model commands: `tasks`, `inspect`, `run` and `export-onnx`.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/graph/interpreter.h"
+#include "compiler/graph/printer.h"
+#include "compiler/kernel.h"
+#include "support/npy.h"
+#include "tuner/task_extraction.h"
+
+namespace tensortune::cli {
+namespace {
+
+namespace ss = schedule_space;
+
+// The tune-op flags that describe a task's workload.
+std::string tune_op_flags(const ss::Task& task) {
+  auto list = [](std::initializer_list<int64_t> v, char sep) {
+    std::string s;
+    for (int64_t x : v) s += (s.empty() ? "" : std::string(1, sep)) + std::to_string(x);
+    return s;
+  };
+  if (const auto* c = std::get_if<ss::Conv2dWorkload>(&task.workload))
+    return "--op conv2d_NCHWc --data " +
+           list({c->batch, c->in_channels, c->in_height, c->in_width}, 'x') + " --kernel " +
+           list({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}, 'x') +
+           " --strides " + list({c->stride_h, c->stride_w}, ',') + " --pads " +
+           list({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}, ',') + " --dilation " +
+           list({c->dilation_h, c->dilation_w}, ',');
+  const auto& d = std::get<ss::DenseWorkload>(task.workload);
+  return "--op dense --data " + list({d.batch, d.in_features}, 'x') + " --weight " +
+         list({d.out_features, d.in_features}, 'x');
+}
+
+Status list_tasks(const ModelFlags& flags, bool json) {
+  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, compiler::host_target()));
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& t : extraction.tasks)
+      out.push_back({{"template", t.task.template_name},
+                     {"workload", ss::describe_workload(t.task.workload)},
+                     {"workload_key", t.workload_key},
+                     {"flop", ss::task_flop(t.task)},
+                     {"nodes", t.nodes}});
+    std::printf("%s\n", nlohmann::json{{"model", flags.model}, {"tasks", out},
+                                       {"untunable", extraction.untunable}}
+                            .dump(2)
+                            .c_str());
+    return ok_status();
+  }
+  std::printf("%d tasks in %s (target %s)\n", static_cast<int>(extraction.tasks.size()),
+              flags.model.c_str(), compiler::host_target().spec.c_str());
+  std::printf("%3s  %-18s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
+              "first node");
+  double total = 0;
+  for (size_t i = 0; i < extraction.tasks.size(); ++i) {
+    const auto& t = extraction.tasks[i];
+    const double flop = ss::task_flop(t.task);
+    total += flop * t.nodes.size();
+    std::printf("%3zu  %-18s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
+                ss::describe_workload(t.task.workload).c_str(), flop / 1e6, t.nodes.size(),
+                t.nodes.front().c_str());
+  }
+  std::printf("%.3f GFLOP in tunable operators per run\n", total / 1e9);
+  for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
+  if (!extraction.tasks.empty())
+    std::printf("Tune task 1 with:\n  tensortune tune-op %s --tuner xgb --trials 200\n"
+                "(--json prints every task's workload key)\n",
+                tune_op_flags(extraction.tasks.front().task).c_str());
+  return ok_status();
+}
+
+Status inspect(const ModelFlags& flags) {
+  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
+  TT_ASSIGN_OR_RETURN(graph::Graph optimised, optimise_model(model, flags));
+  std::printf("%s", graph::print_graph(optimised).c_str());
+  if (!flags.print_after_each)
+    std::printf("(opt level %d; before passes: %s)\n", flags.opt_level,
+                graph::graph_summary(model).c_str());
+  return ok_status();
+}
+
+struct RunFlags {
+  ModelFlags model;
+  bool reference = false;
+  std::vector<std::string> inputs;   // NAME=x.npy or NAME=random
+  std::vector<std::string> outputs;  // one .npy per graph output
+};
+
+Status run(const RunFlags& f) {
+  if (!f.reference)
+    return invalid_argument(
+        "compiled runs are not built yet; pass --reference to run the reference interpreter "
+        "on the optimised graph");
+  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
+  TT_ASSIGN_OR_RETURN(graph::Graph optimised, optimise_model(model, f.model));
+  std::map<std::string, graph::Tensor> inputs;
+  for (const auto& item : f.inputs) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("--input = '" + item + "' is not NAME=FILE.npy or NAME=random");
+    const std::string name = item.substr(0, eq), source = item.substr(eq + 1);
+    const graph::ValueId id = optimised.find_input(name);
+    if (id == graph::kNoValue) {
+      std::string names;
+      for (auto in : optimised.inputs()) names += (names.empty() ? "" : ", ") + optimised.value(in).name;
+      return invalid_argument("--input names '" + name + "', which is not an input of the model (its inputs: " + names + ")");
+    }
+    if (source == "random") {
+      NdArray a(optimised.type(id).shape);
+      fill_uniform(a, 0);
+      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
+    } else {
+      TT_ASSIGN_OR_RETURN(NdArray a, read_npy(source));
+      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  TT_ASSIGN_OR_RETURN(auto outputs, graph::interpret(optimised, inputs));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("ran %s at opt level %d with the reference interpreter in %.2f s\n",
+              f.model.model.c_str(), f.model.opt_level, seconds);
+  if (!f.outputs.empty() && f.outputs.size() != outputs.size())
+    return invalid_argument("--output was given " + std::to_string(f.outputs.size()) +
+                            " times; the model has " + std::to_string(outputs.size()) + " outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& t = outputs[i];
+    double lo = INFINITY, hi = -INFINITY;
+    int64_t arg = 0;
+    for (int64_t k = 0; k < t.size(); ++k) {
+      lo = std::min(lo, t.at(k));
+      if (t.at(k) > hi) hi = t.at(k), arg = k;
+    }
+    std::printf("output %zu '%s': %s, min %.5g, max %.5g at flat index %lld\n", i,
+                optimised.value(optimised.outputs()[i]).name.c_str(), type_string(t.type()).c_str(),
+                lo, hi, static_cast<long long>(arg));
+    if (!f.outputs.empty()) {
+      TT_RETURN_IF_ERROR(write_npy(f.outputs[i], t.to_ndarray()));
+      std::printf("wrote %s\n", f.outputs[i].c_str());
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+void add_model_commands(CLI::App& app, int& exit_code) {
+  auto tasks_flags = std::make_shared<ModelFlags>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* tasks = app.add_subcommand("tasks", "List the tunable tasks of a model (deduplicated, with workload keys)");
+  add_model_flags(tasks, *tasks_flags, false);
+  tasks->add_flag("--json", *json, "print JSON with workload keys instead of a table");
+  tasks->footer("\nExamples:\n  tensortune tasks --model resnet-18\n"
+                "  tensortune tasks --model model.onnx --input-shape input=1x3x224x224 --json");
+  tasks->callback([&exit_code, tasks_flags, json] {
+    if (Status s = list_tasks(*tasks_flags, *json); !s) exit_code = report_error(s.error());
+  });
+
+  auto inspect_flags = std::make_shared<ModelFlags>();
+  CLI::App* insp = app.add_subcommand("inspect", "Print a model's graph after the passes of an opt level");
+  add_model_flags(insp, *inspect_flags, true);
+  insp->footer("\nExamples:\n  tensortune inspect --model resnet-18 --opt-level 3\n"
+               "  tensortune inspect --model mobilenet-v1 --opt-level 3 --print-after-each\n"
+               "Rule: a pipeline runs the passes whose level is <= --opt-level; each pass's "
+               "prerequisites run with it.");
+  insp->callback([&exit_code, inspect_flags] {
+    if (Status s = inspect(*inspect_flags); !s) exit_code = report_error(s.error());
+  });
+
+  auto run_flags = std::make_shared<RunFlags>();
+  CLI::App* r = app.add_subcommand("run", "Run a model on .npy inputs (--reference: the reference interpreter)");
+  add_model_flags(r, run_flags->model, true);
+  r->add_flag("--reference", run_flags->reference, "run the reference interpreter on the optimised graph");
+  r->add_option("--input", run_flags->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")->required();
+  r->add_option("-o,--output", run_flags->outputs, "write each graph output to this .npy (in order)");
+  r->footer("\nExample:\n  tensortune run --model resnet-18 --opt-level 3 --reference --input data=x.npy --output y.npy");
+  r->callback([&exit_code, run_flags] {
+    if (Status s = run(*run_flags); !s) exit_code = report_error(s.error());
+  });
+
+  auto export_flags = std::make_shared<ModelFlags>();
+  auto path = std::make_shared<std::string>();
+  CLI::App* e = app.add_subcommand("export-onnx", "Write a model (a zoo model, typically) as an ONNX file");
+  add_model_flags(e, *export_flags, false);
+  e->add_option("-o,--output", *path, "the .onnx file to write")->required();
+  e->footer("\nExample:\n  tensortune export-onnx --model resnet-18 -o resnet18.onnx");
+  e->callback([&exit_code, export_flags, path] {
+    auto model = load_model(*export_flags);
+    Status s = model ? frontend::export_onnx(*model, *path) : Status(model.error());
+    if (!s) {
+      exit_code = report_error(s.error());
+      return;
+    }
+    std::printf("wrote %s (%s)\n", path->c_str(), graph::graph_summary(*model).c_str());
+  });
+}
+
+}  // namespace tensortune::cli

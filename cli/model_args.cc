@@ -1,0 +1,97 @@
+#include "cli/model_args.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/op_args.h"
+#include "compiler/frontend/model_zoo.h"
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/graph/printer.h"
+#include "compiler/kernel.h"
+#include "compiler/passes/passes.h"
+
+namespace tensortune::cli {
+
+void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise) {
+  std::string zoo;
+  for (const auto& n : frontend::zoo_model_names()) zoo += (zoo.empty() ? "" : ", ") + n;
+  cmd->add_option("--model", flags.model,
+                  "a zoo model (" + zoo + ") or an ONNX file")
+      ->required();
+  cmd->add_option("--input-shape", flags.input_shapes,
+                  "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
+                  "repeat for several inputs)");
+  if (!optimise) return;
+  cmd->add_option("--opt-level", flags.opt_level,
+                  "0: SimplifyInference, DCE; 1: + FuseOps; 2: + FoldConstant; 3: + "
+                  "FoldScaleAxis, AlterOpLayout (NCHW[x]c)")
+      ->check(at_least(0, 3))
+      ->capture_default_str();
+  cmd->add_flag("--print-after-each", flags.print_after_each,
+                "print the graph after every pass that runs");
+}
+
+namespace {
+
+Expected<std::map<std::string, graph::Shape>> parse_input_shapes(
+    const std::vector<std::string>& items) {
+  std::map<std::string, graph::Shape> shapes;
+  for (const auto& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("--input-shape = '" + item + "' is not NAME=AxBx...");
+    TT_ASSIGN_OR_RETURN(auto shape, parse_shape(item.substr(eq + 1), "--input-shape " + item.substr(0, eq)));
+    shapes[item.substr(0, eq)] = shape;
+  }
+  return shapes;
+}
+
+bool is_zoo_name(const std::string& model) {
+  for (const auto& n : frontend::zoo_model_names())
+    if (n == model) return true;
+  return false;
+}
+
+}  // namespace
+
+Expected<graph::Graph> load_model(const ModelFlags& flags) {
+  TT_ASSIGN_OR_RETURN(auto shapes, parse_input_shapes(flags.input_shapes));
+  if (is_zoo_name(flags.model)) {
+    graph::Shape shape = {1, 3, 224, 224};
+    for (const auto& [name, s] : shapes) {
+      if (name != "data")
+        return invalid_argument("--input-shape names '" + name + "', but zoo model " +
+                                flags.model + " has one input, 'data'");
+      shape = s;
+    }
+    return frontend::zoo_model(flags.model, shape);
+  }
+  if (!std::filesystem::exists(flags.model)) {
+    std::string zoo;
+    for (const auto& n : frontend::zoo_model_names()) zoo += (zoo.empty() ? "" : ", ") + n;
+    return not_found("--model = '" + flags.model + "' is neither a zoo model (" + zoo +
+                     ") nor an existing file");
+  }
+  frontend::OnnxImportOptions options;
+  options.input_shapes = std::move(shapes);
+  return frontend::import_onnx_file(flags.model, options);
+}
+
+Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlags& flags) {
+  passes::PassContext ctx;
+  ctx.opt_level = flags.opt_level;
+  if (flags.print_after_each) {
+    ctx.after_pass = [](const std::string& pass, const graph::Graph& g) {
+      std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
+    };
+  }
+  passes::PipelineOptions options;
+  options.layout.vector_lanes = compiler::host_target().vector_lanes;
+  return passes::run_pipeline(passes::standard_pipeline(options), graph, ctx);
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// The model flags shared by `tasks`, `inspect`, `run` and `export-onnx`: a zoo name or an
+/// ONNX file, input shapes, the opt level, and loading plus optimising the graph.
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "support/error.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tensortune::cli {
+
+struct ModelFlags {
+  std::string model;
+  std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
+  int opt_level = 3;
+  bool print_after_each = false;
+};
+
+/// --model and --input-shape; with `optimise`, also --opt-level and --print-after-each.
+void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise);
+
+/// The zoo model or ONNX file named by --model, with --input-shape applied.
+Expected<graph::Graph> load_model(const ModelFlags& flags);
+
+/// The standard pipeline at --opt-level for the host (prints the IR after every pass with
+/// --print-after-each).
+Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlags& flags);
+
+}  // namespace tensortune::cli

@@ -1,0 +1,112 @@
+// The whole-model commands as a user runs them: tasks, inspect, run --reference, export-onnx,
+// and their errors.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "support/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CmdResult {
+  int exit_code;
+  std::string output;
+};
+
+CmdResult run(const std::string& args) {
+  const std::string cmd = std::string(TENSORTUNE_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class ModelCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("tt_model_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void expect_error(const std::string& args, const std::string& fragment) {
+    CmdResult r = run(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << args << "\n" << r.output;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ModelCli, TasksOfResnet18AreElevenConvsAndOneDense) {
+  CmdResult r = run("tasks --model resnet-18");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("12 tasks in resnet-18"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("conv2d 1x64x56x56 k64x3x3 s1,1 p1,1,1,1 d1,1"), std::string::npos);
+  EXPECT_NE(r.output.find("dense 1x512 w1000x512"), std::string::npos);
+  // resnet-18 is 3.63 GFLOP, nearly all of it in these tasks.
+  EXPECT_NE(r.output.find("3.628 GFLOP"), std::string::npos) << r.output;
+  CmdResult j = run("tasks --model resnet-18 --json");
+  ASSERT_EQ(j.exit_code, 0);
+  EXPECT_NE(j.output.find("\"workload_key\""), std::string::npos);
+}
+
+TEST_F(ModelCli, InspectPrintsAfterEachPass) {
+  CmdResult r = run("inspect --model mobilenet-v1 --opt-level 3 --print-after-each");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* pass : {"SimplifyInference", "FoldConstant", "FoldScaleAxis", "AlterOpLayout",
+                           "DeadCodeElimination", "FuseOps"})
+    EXPECT_NE(r.output.find(std::string("=== after ") + pass + " ==="), std::string::npos) << pass;
+  CmdResult o2 = run("inspect --model mobilenet-v1 --opt-level 2 --print-after-each");
+  EXPECT_EQ(o2.output.find("=== after FoldScaleAxis ==="), std::string::npos);
+}
+
+TEST_F(ModelCli, ReferenceRunsAgreeAcrossOptLevelsAndThroughOnnx) {
+  ASSERT_EQ(run("export-onnx --model resnet-18 -o " + path("r18.onnx")).exit_code, 0);
+  tensortune::NdArray x({1, 3, 224, 224});
+  tensortune::fill_uniform(x, 11);
+  ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
+  CmdResult a = run("run --model resnet-18 --opt-level 0 --reference --input data=" +
+                    path("x.npy") + " -o " + path("y0.npy"));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  CmdResult b = run("run --model " + path("r18.onnx") + " --opt-level 3 --reference --input data=" +
+                    path("x.npy") + " -o " + path("y3.npy"));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  auto y0 = tensortune::read_npy(path("y0.npy"));
+  auto y3 = tensortune::read_npy(path("y3.npy"));
+  ASSERT_TRUE(y0 && y3);
+  ASSERT_EQ(y0->shape, (std::vector<int64_t>{1, 1000}));
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < y0->data.size(); ++i) {
+    scale = std::max(scale, double(std::abs(y0->data[i])));
+    diff = std::max(diff, double(std::abs(y0->data[i] - y3->data[i])));
+  }
+  EXPECT_LT(diff, 1e-4 * scale);
+}
+
+TEST_F(ModelCli, BadModelsAndFlagsGetClearErrors) {
+  expect_error("tasks --model resnet-19", "neither a zoo model");
+  expect_error("inspect --model resnet-18 --input-shape x=1x3x224x224", "has one input, 'data'");
+  expect_error("run --model resnet-18 --input data=random", "pass --reference");
+  expect_error("run --model resnet-18 --reference --input dat=random", "'dat', which is not an input");
+  std::ofstream(path("junk.onnx")) << "not a model";
+  expect_error("tasks --model " + path("junk.onnx"), "is not an ONNX model");
+  ASSERT_EQ(run("export-onnx --model mobilenet-v1 -o " + path("m.onnx")).exit_code, 0);
+  fs::resize_file(path("m.onnx"), fs::file_size(path("m.onnx")) / 3);
+  CmdResult r = run("inspect --model " + path("m.onnx"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("error: "), std::string::npos) << r.output;
+}
+
+}  // namespace

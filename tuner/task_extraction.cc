@@ -1,0 +1,61 @@
+#include "tuner/task_extraction.h"
+
+#include <map>
+
+namespace tensortune::tuner {
+
+namespace ss = schedule_space;
+using graph::OpKind;
+
+namespace {
+
+// The NCHW data and OIHW weight shapes of a conv node in either layout.
+std::pair<graph::Shape, graph::Shape> nchw_shapes(const graph::Graph& g, const graph::Node& n) {
+  graph::Shape x = g.type(n.inputs[0]).shape, w = g.type(n.inputs[1]).shape;
+  if (n.op == OpKind::kConv2dNCHWc) {
+    x = {x[0], x[1] * x[4], x[2], x[3]};
+    w = {w[0] * w[5], w[1] * w[4], w[2], w[3]};
+  }
+  return {x, w};
+}
+
+}  // namespace
+
+Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& target) {
+  TaskExtraction out;
+  std::map<std::string, size_t> index;
+  for (const auto& n : g.nodes()) {
+    std::string template_name;
+    ss::Workload workload;
+    if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc) {
+      if (n.attrs.get_int("groups", 1) != 1) {
+        out.untunable.push_back(n.name + ": grouped/depthwise conv2d (groups=" +
+                                std::to_string(n.attrs.get_int("groups", 1)) +
+                                "), no template yet");
+        continue;
+      }
+      const auto [x, w] = nchw_shapes(g, n);
+      auto conv = ss::conv2d_workload(x, w, n.attrs.get_ints("strides"), n.attrs.get_ints("pads"),
+                                      n.attrs.get_ints("dilations"));
+      if (!conv) return conv.error().with_context("node '" + n.name + "'");
+      template_name = ss::kConv2dNCHWc;
+      workload = *conv;
+    } else if (n.op == OpKind::kDense) {
+      auto dense = ss::dense_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape);
+      if (!dense) return dense.error().with_context("node '" + n.name + "'");
+      template_name = ss::kDensePack;
+      workload = *dense;
+    } else {
+      continue;
+    }
+    auto task = ss::make_task(template_name, workload, target);
+    if (!task) return task.error().with_context("node '" + n.name + "'");
+    const std::string key = ss::workload_key(*task);
+    auto [it, inserted] = index.emplace(key, out.tasks.size());
+    if (inserted) out.tasks.push_back(ExtractedTask{*task, key, {}});
+    out.tasks[it->second].nodes.push_back(n.name);
+  }
+  return out;
+}
+
+}  // namespace tensortune::tuner

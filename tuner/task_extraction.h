@@ -1,0 +1,31 @@
+#pragma once
+/// \file
+/// Task extraction: the tunable operators of a network as tuning tasks, deduplicated by
+/// workload key, in first-use order. conv2d with groups 1 (in NCHW or already NCHW[x]c)
+/// becomes a conv2d_NCHWc task with its NCHW workload; dense becomes a dense_pack task.
+/// Depthwise and grouped convs have no template yet and are reported, not extracted.
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "schedule_space/task.h"
+
+namespace tensortune::tuner {
+
+struct ExtractedTask {
+  schedule_space::Task task;
+  std::string workload_key;
+  /// Names of the graph nodes that run this workload (a task can serve several layers).
+  std::vector<std::string> nodes;
+};
+
+struct TaskExtraction {
+  std::vector<ExtractedTask> tasks;
+  /// Nodes with no template ("layer3.dw: depthwise conv2d, no template").
+  std::vector<std::string> untunable;
+};
+
+Expected<TaskExtraction> extract_tasks(const graph::Graph& graph,
+                                       const schedule_space::Target& target);
+
+}  // namespace tensortune::tuner
