@@ -35,7 +35,7 @@ class MemoMeasurer final : public tt::tuner::Measurer {
   explicit MemoMeasurer(std::unique_ptr<tt::compiler::LocalMeasurer> m) : m_(std::move(m)) {}
   /// Seeds the memo with earlier measurements (so that a longer rerun sees the same numbers).
   void prefill(int64_t index, const ss::MeasureResult& r) { memo_.emplace(index, r); }
-  std::vector<ss::MeasureResult> measure(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
+  tt::Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
     std::vector<ss::Config> fresh;
     for (const auto& c : configs)
       if (!memo_.count(c.index)) fresh.push_back(c);
@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
       for (int64_t i = 0; i < space.size(); ++i)
         if (space.is_valid_index(i)) all.push_back(*space.config_at(i));
       for (size_t b = 0; b < all.size(); b += 16)
-        memo.measure(space, std::vector<ss::Config>(all.begin() + b, all.begin() + std::min(all.size(), b + 16)));
+        (void)memo.measure(space, std::vector<ss::Config>(all.begin() + b, all.begin() + std::min(all.size(), b + 16)));
     }
     double best_known = 0;
     for (const auto& [i, r] : memo.memo()) best_known = std::max(best_known, gflops(task, r));

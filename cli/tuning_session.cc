@@ -60,6 +60,14 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
       ->capture_default_str();
   cmd.add_flag("--flush-cache", f.flush_cache, "flush weights and output from the caches before every round "
                                                "(meaningful with --number 1)");
+  cmd.add_option("--tracker", f.tracker, "HOST:PORT of a tracker: measure on its device farm instead of this machine")
+      ->group("Farm");
+  cmd.add_option("--key", f.farm_key, "with --tracker: the device key to measure on (e.g. x86-avx512)")->group("Farm");
+  cmd.add_option("--token-file", f.token_file, "with --tracker: file holding the tracker's shared token")->group("Farm");
+  cmd.add_option("--tls-ca", f.tls_ca, "with --tracker: CA certificate (PEM) to verify the tracker's TLS certificate")
+      ->group("Farm");
+  cmd.add_option("--priority", f.priority, "with --tracker: job priority; higher goes first, equal ones share slots")
+      ->group("Farm");
   cmd.add_option("--device-key", f.device_key, "device key the results are recorded under (default: this host's, e.g. x86-avx512)");
 }
 
@@ -87,8 +95,13 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   mo.threads = f.threads;
   mo.flush_cache = f.flush_cache;
   mo.device_key = f.device_key;
-  TT_ASSIGN_OR_RETURN(auto local, compiler::LocalMeasurer::create(task, mo));
-  tuner::LocalMeasurerAdapter measurer(std::move(local));
+  std::unique_ptr<tuner::Measurer> measurer;
+  if (!f.tracker.empty()) {
+    TT_ASSIGN_OR_RETURN(measurer, make_farm_measurer(task, f));
+  } else {
+    TT_ASSIGN_OR_RETURN(auto local, compiler::LocalMeasurer::create(task, mo));
+    measurer = std::make_unique<tuner::LocalMeasurerAdapter>(std::move(local));
+  }
 
   tuner::TunerOptions topt;
   topt.name = f.tuner;
@@ -109,9 +122,9 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n", task_number, task_count,
               task.template_name.c_str(), ss::describe_workload(task.workload).c_str(),
               static_cast<long long>(space.size()), static_cast<long long>(summary.valid_configs),
-              measurer.device_key().c_str(), f.threads, f.threads == 1 ? "" : "s");
+              measurer->device_key().c_str(), f.threads, f.threads == 1 ? "" : "s");
   TT_ASSIGN_OR_RETURN(summary.result,
-                      tuner::tune_task(task, space, *tuner, measurer, store, to,
+                      tuner::tune_task(task, space, *tuner, *measurer, store, to,
                                        [&](const tuner::TuneProgress& p) { print_progress(task_number, task_count, p, false); }));
   if (summary.result.resumed > 0 || summary.result.replayed > 0)
     std::printf("[Task %2d/%2d] resumed: %lld trials of run %s were already in the DB; the tuner also learned from "
@@ -121,8 +134,8 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   print_progress(task_number, task_count, summary.result.progress, true);
   summary.best_config = summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
   if (f.measure_default) {
-    auto r = measurer.measure(space, {ss::default_config(task, space)});
-    summary.default_gflops = tuner::result_gflops(task, r[0]);
+    auto r = measurer->measure(space, {ss::default_config(task, space)});
+    if (r) summary.default_gflops = tuner::result_gflops(task, (*r)[0]);
   }
   return summary;
 }

@@ -35,6 +35,9 @@ struct TuningFlags {
   double timeout_s = 10;
   bool flush_cache = false;
   std::string device_key;
+  /// Farm: measure through a tracker instead of in this process.
+  std::string tracker, farm_key, token_file, tls_ca;
+  int priority = 0;
   /// Also measure the template's default (AutoTVM fallback) config, for a speedup column.
   bool measure_default = false;
 };
@@ -42,6 +45,10 @@ struct TuningFlags {
 /// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
 /// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key.
 void add_tuning_flags(CLI::App& cmd, TuningFlags& flags);
+
+/// A Measurer that submits every batch to the tracker as one job (farm_measurer.cc).
+Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const schedule_space::Task& task,
+                                                              const TuningFlags& flags);
 
 struct TaskSummary {
   tuner::TuneResult result;

@@ -16,7 +16,9 @@ namespace tensortune::tuner {
 class Measurer {
  public:
   virtual ~Measurer() = default;
-  virtual std::vector<schedule_space::MeasureResult> measure(
+  /// One result per config, in order. An error means the measurements could not be made at
+  /// all (a tracker that stays unreachable), not that a config failed: that is a result.
+  virtual Expected<std::vector<schedule_space::MeasureResult>> measure(
       const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs) = 0;
   virtual std::string device_key() const = 0;
 };
@@ -25,7 +27,7 @@ class Measurer {
 class LocalMeasurerAdapter final : public Measurer {
  public:
   explicit LocalMeasurerAdapter(std::unique_ptr<compiler::LocalMeasurer> m) : m_(std::move(m)) {}
-  std::vector<schedule_space::MeasureResult> measure(
+  Expected<std::vector<schedule_space::MeasureResult>> measure(
       const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs) override {
     return m_->measure(space, configs);
   }

@@ -67,7 +67,7 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
     if (batch.empty()) break;
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<ss::MeasureResult> results = measurer.measure(space, batch);
+    TT_ASSIGN_OR_RETURN(std::vector<ss::MeasureResult> results, measurer.measure(space, batch));
     out.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (results.size() != batch.size())
       return internal_error("measurer returned " + std::to_string(results.size()) + " results for " +

@@ -38,7 +38,7 @@ double synthetic_gflops(const ss::Task& task, const ss::ConfigSpace& space, cons
 class SyntheticMeasurer final : public tt::tuner::Measurer {
  public:
   SyntheticMeasurer(const ss::Task& t) : task_(t) {}
-  std::vector<ss::MeasureResult> measure(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
+  tt::Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
     std::vector<ss::MeasureResult> out;
     for (const auto& c : configs) {
       ss::MeasureResult r;

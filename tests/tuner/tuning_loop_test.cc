@@ -22,7 +22,7 @@ ss::Task task() {
 /// real measurer is exercised below and in compiler_test). Every 5th config fails.
 class TableMeasurer final : public tt::tuner::Measurer {
  public:
-  std::vector<ss::MeasureResult> measure(const ss::ConfigSpace&, const std::vector<ss::Config>& configs) override {
+  tt::Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace&, const std::vector<ss::Config>& configs) override {
     std::vector<ss::MeasureResult> out;
     for (const auto& c : configs) {
       ss::MeasureResult r;

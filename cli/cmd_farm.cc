@@ -1,0 +1,201 @@
+// The farm's commands: `tracker`, `device`, `status`, and the hidden `device-worker`.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "device_server/device_server.h"
+#include "device_server/worker_process.h"
+#include "support/log.h"
+#include "tracker/tracker_client.h"
+#include "tracker/tracker_server.h"
+
+namespace tensortune::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+// SIGINT/SIGTERM set a flag that a watcher thread turns into an orderly shutdown.
+void install_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_stop = true; };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+struct TrackerFlags {
+  tracker::TrackerOptions options;
+  std::string token_file, port_file;
+};
+
+Status run_tracker(TrackerFlags f) {
+  if (!f.token_file.empty()) {
+    TT_ASSIGN_OR_RETURN(f.options.token, wire::read_token_file(f.token_file));
+  }
+  install_stop_signals();
+  TT_ASSIGN_OR_RETURN(auto server, tracker::TrackerServer::start(f.options));
+  std::printf("tracker listening on %s:%d, archive %s\n", f.options.host.c_str(), server->port(),
+              f.options.db_path.c_str());
+  std::fflush(stdout);
+  if (!f.port_file.empty()) {
+    // Written after binding, renamed into place so a reader never sees a partial file.
+    const std::string tmp = f.port_file + ".tmp";
+    std::ofstream(tmp) << server->port() << "\n";
+    std::rename(tmp.c_str(), f.port_file.c_str());
+  }
+  std::thread watcher([&] {
+    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server->shutdown();
+  });
+  server->wait();
+  g_stop = true;
+  watcher.join();
+  return ok_status();
+}
+
+struct DeviceFlags {
+  device::DeviceServerOptions options;
+  std::string token_file;
+};
+
+Status run_device(DeviceFlags f) {
+  if (!f.token_file.empty()) {
+    TT_ASSIGN_OR_RETURN(f.options.tracker.token, wire::read_token_file(f.token_file));
+  }
+  install_stop_signals();
+  return device::run_device_server(f.options, g_stop);
+}
+
+struct StatusFlags {
+  wire::TrackerEndpoint endpoint;
+  std::string token_file;
+  bool json = false;
+};
+
+Status print_status(StatusFlags f) {
+  if (!f.token_file.empty()) {
+    TT_ASSIGN_OR_RETURN(f.endpoint.token, wire::read_token_file(f.token_file));
+  }
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(f.endpoint));
+  TT_ASSIGN_OR_RETURN(v1::StatusReply s, client->status());
+  if (f.json) {
+    nlohmann::json j;
+    j["tracker"] = f.endpoint.address;
+    j["uptime_s"] = s.uptime_s();
+    j["archived_results"] = s.archived_results();
+    for (const auto& d : s.devices())
+      j["devices"].push_back({{"id", d.device_id()}, {"key", d.device_key()}, {"name", d.name()},
+                              {"slots", d.slots()}, {"busy", d.busy()},
+                              {"last_heartbeat_age_s", d.last_heartbeat_age_s()}});
+    for (const auto& q : s.queues())
+      j["queues"].push_back({{"key", q.device_key()}, {"devices", q.devices()}, {"slots", q.slots()},
+                             {"free", q.free_slots()}, {"queued", q.queued()}, {"running", q.running()}});
+    for (const auto& job : s.jobs())
+      j["jobs"].push_back({{"id", job.job_id()}, {"name", job.name()}, {"key", job.device_key()},
+                           {"priority", job.priority()}, {"total", job.total()}, {"queued", job.queued()},
+                           {"running", job.running()}, {"done", job.done()}, {"failed", job.failed()}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return ok_status();
+  }
+  std::printf("Tracker %s (up %.0f s, %lld results archived)\n\n", f.endpoint.address.c_str(),
+              s.uptime_s(), static_cast<long long>(s.archived_results()));
+  std::printf("Queue status\n%-20s %8s %6s %5s %7s %8s\n", "key", "devices", "slots", "free", "queued",
+              "running");
+  for (const auto& q : s.queues())
+    std::printf("%-20s %8d %6d %5d %7d %8d\n", q.device_key().c_str(), q.devices(), q.slots(),
+                q.free_slots(), q.queued(), q.running());
+  std::printf("\nDevices\n%-5s %-20s %-28s %6s %5s %10s\n", "id", "key", "name", "slots", "busy",
+              "heartbeat");
+  for (const auto& d : s.devices())
+    std::printf("%-5llu %-20s %-28s %6d %5d %8.1f s\n", static_cast<unsigned long long>(d.device_id()),
+                d.device_key().c_str(), d.name().c_str(), d.slots(), d.busy(), d.last_heartbeat_age_s());
+  std::printf("\nJobs\n%-5s %-28s %-14s %4s %6s %6s %7s %6s %6s\n", "id", "name", "key", "prio", "total",
+              "queued", "running", "done", "failed");
+  for (const auto& j : s.jobs())
+    std::printf("%-5llu %-28s %-14s %4d %6d %6d %7d %6d %6d\n", static_cast<unsigned long long>(j.job_id()),
+                j.name().c_str(), j.device_key().c_str(), j.priority(), j.total(), j.queued(), j.running(),
+                j.done(), j.failed());
+  return ok_status();
+}
+
+}  // namespace
+
+void add_farm_commands(CLI::App& app, int& exit_code) {
+  auto tf = std::make_shared<TrackerFlags>();
+  CLI::App* t = app.add_subcommand("tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
+  t->add_option("--host", tf->options.host, "address to listen on")->capture_default_str();
+  t->add_option("--port", tf->options.port, "port to listen on (0: any free port; see --port-file)")
+      ->check(at_least(0, 65535))
+      ->capture_default_str();
+  t->add_option("--db", tf->options.db_path, "SQLite archive of every result")->capture_default_str();
+  t->add_option("--token-file", tf->token_file, "require this shared token from devices and clients");
+  t->add_option("--tls-cert", tf->options.tls_cert, "PEM certificate: serve TLS (with --tls-key)");
+  t->add_option("--tls-key", tf->options.tls_key, "PEM private key of --tls-cert");
+  t->add_option("--max-message-bytes", tf->options.max_message_bytes, "largest request accepted")
+      ->check(at_least(1024, 1 << 30))
+      ->capture_default_str();
+  t->add_option("--heartbeat-timeout", tf->options.dispatcher.heartbeat_timeout_s,
+                "seconds of silence after which a device is dropped and its work re-queued")
+      ->check(at_least(0.5))
+      ->capture_default_str();
+  t->add_option("--lease-margin", tf->options.dispatcher.lease_margin_s,
+                "seconds a lease lasts beyond twice the item's timeout")
+      ->check(at_least(0))
+      ->capture_default_str();
+  t->add_option("--port-file", tf->port_file, "write the bound port here once listening");
+  t->footer("\nExample:\n  tensortune tracker --port 9190 --db tracker.db --token-file token.txt\n"
+            "Then start devices with `tensortune device --tracker HOST:9190 --key x86-avx512` and tune with\n"
+            "`tensortune tune-op ... --tracker HOST:9190 --key x86-avx512`. Stop with Ctrl-C.");
+  t->callback([&exit_code, tf] {
+    if (Status s = run_tracker(*tf); !s) exit_code = report_error(s.error());
+  });
+
+  auto df = std::make_shared<DeviceFlags>();
+  CLI::App* d = app.add_subcommand("device", "Run a device server: register with a tracker and measure its work");
+  d->add_option("--tracker", df->options.tracker.address, "HOST:PORT of the tracker")->required();
+  d->add_option("--key", df->options.device_key, "device key clients ask for, e.g. x86-avx512")->required();
+  d->add_option("--slots", df->options.slots, "measurements at once (one per socket: timings on a shared CPU are worthless)")
+      ->check(at_least(1, 256))
+      ->capture_default_str();
+  d->add_option("--token-file", df->token_file, "the tracker's shared token");
+  d->add_option("--tls-ca", df->options.tracker.tls_ca, "CA certificate (PEM) of the tracker's TLS certificate");
+  d->add_option("--name", df->options.name, "name in status tables (default host:pid)");
+  d->add_option("--worker-grace", df->options.worker_grace_s,
+                "seconds a worker may take beyond the item's timeout before it is killed (RUN_TIMEOUT)")
+      ->check(at_least(0.1))
+      ->capture_default_str();
+  d->add_option("--simulate-ms", df->options.simulate_ms,
+                "benchmarks of the farm: build nothing, answer every item after this many ms")
+      ->check(at_least(0))
+      ->group("Testing");
+  d->footer("\nExample:\n  tensortune device --tracker 10.0.0.5:9190 --key x86-avx512 --token-file token.txt\n"
+            "Each measurement runs in a worker process: a crash or hang costs one result (RUNTIME_DEVICE,\n"
+            "RUN_TIMEOUT), not the server. It reconnects by itself when the tracker restarts.");
+  d->callback([&exit_code, df] {
+    if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
+  });
+
+  CLI::App* w = app.add_subcommand("device-worker", "");  // hidden: spawned by `device`
+  w->group("");
+  w->callback([&exit_code] { exit_code = device::run_device_worker(); });
+
+  auto sf = std::make_shared<StatusFlags>();
+  CLI::App* st = app.add_subcommand("status", "Show a tracker's devices, queues and jobs");
+  st->add_option("--tracker", sf->endpoint.address, "HOST:PORT")->required();
+  st->add_option("--token-file", sf->token_file, "the tracker's shared token");
+  st->add_option("--tls-ca", sf->endpoint.tls_ca, "CA certificate (PEM) of the tracker");
+  st->add_flag("--json", sf->json, "print JSON");
+  st->footer("\nExample:\n  tensortune status --tracker localhost:9190");
+  st->callback([&exit_code, sf] {
+    if (Status s = print_status(*sf); !s) exit_code = report_error(s.error());
+  });
+}
+
+}  // namespace tensortune::cli

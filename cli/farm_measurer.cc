@@ -1,0 +1,68 @@
+// tune-op --tracker: the tuning loop's Measurer over the farm. Each batch is one job; a
+// tracker that is down is retried (its archive makes resubmission cheap) for two minutes.
+#include <thread>
+
+#include "cli/tuning_session.h"
+#include "proto/rpc_channel.h"
+#include "support/log.h"
+#include "tracker/tracker_client.h"
+
+namespace tensortune::cli {
+namespace {
+
+namespace ss = schedule_space;
+
+class FarmMeasurer final : public tuner::Measurer {
+ public:
+  FarmMeasurer(ss::Task task, std::unique_ptr<tracker::TrackerClient> client,
+               tracker::FarmTiming timing, std::string key, std::string job, int priority)
+      : task_(std::move(task)), client_(std::move(client)), timing_(timing), key_(std::move(key)),
+        job_(std::move(job)), priority_(priority) {}
+
+  Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space,
+                                                   const std::vector<ss::Config>& configs) override {
+    double waited = 0, pause = 0.5;
+    for (;;) {
+      auto r = client_->measure(task_, space, configs, timing_, key_, job_, priority_);
+      if (r || r.error().code != ErrorCode::kUnavailable || waited > 120) return r;
+      logger("tune")->warn("{}; retrying in {:.1f} s", r.error().message, pause);
+      std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+      waited += pause;
+      pause = std::min(pause * 2, 10.0);
+    }
+  }
+  std::string device_key() const override { return key_; }
+
+ private:
+  ss::Task task_;
+  std::unique_ptr<tracker::TrackerClient> client_;
+  tracker::FarmTiming timing_;
+  std::string key_, job_;
+  int priority_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
+                                                              const TuningFlags& f) {
+  if (f.farm_key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
+  wire::TrackerEndpoint e;
+  e.address = f.tracker;
+  e.tls_ca = f.tls_ca;
+  if (!f.token_file.empty()) {
+    TT_ASSIGN_OR_RETURN(e.token, wire::read_token_file(f.token_file));
+  }
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
+  tracker::FarmTiming t;
+  t.number = f.number;
+  t.repeat = f.repeat;
+  t.min_repeat_ms = f.min_repeat_ms;
+  t.timeout_s = f.timeout_s;
+  t.flush_cache = f.flush_cache;
+  t.threads = f.threads;
+  return std::unique_ptr<tuner::Measurer>(std::make_unique<FarmMeasurer>(
+      task, std::move(client), t, f.farm_key, "tune-op " + f.tuner + "-seed" + std::to_string(f.seed),
+      f.priority));
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,193 @@
+#include "device_server/device_server.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "compiler/kernel.h"
+#include "device_server/worker_process.h"
+#include "proto/farm.grpc.pb.h"
+#include "support/log.h"
+
+namespace tensortune::device {
+namespace {
+
+double now_unix() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// One connection's life: register, then serve until the stream ends.
+class Session {
+ public:
+  Session(const DeviceServerOptions& o, std::vector<std::unique_ptr<WorkerProcess>>& workers,
+          const std::atomic<bool>& stop)
+      : o_(o), workers_(workers), stop_(stop) {}
+
+  // Returns true when it registered (so the caller resets its back-off).
+  bool run(v1::DeviceLink::Stub& stub) {
+    grpc::ClientContext ctx;
+    wire::add_token(ctx, o_.tracker.token);
+    ctx_ = &ctx;
+    stream_ = stub.Connect(&ctx);
+    v1::DeviceMessage reg;
+    auto* r = reg.mutable_register_();
+    r->set_device_key(o_.device_key);
+    r->set_slots(o_.slots);
+    r->set_version("tensortune 0.1.0");
+    r->set_name(o_.name);
+    r->add_capabilities("conv2d_NCHWc.x86");
+    r->add_capabilities("dense_pack.x86");
+    r->add_capabilities("dense_nopack.x86");
+    const auto target = compiler::host_target();
+    r->mutable_target()->set_spec(target.spec);
+    r->mutable_target()->set_vector_lanes(target.vector_lanes);
+    v1::TrackerMessage first;
+    if (!stream_->Write(reg) || !stream_->Read(&first) || !first.has_registered()) {
+      finish("registration");
+      return false;
+    }
+    logger("device")->info("registered with {} as key {} ({} slot(s))", o_.tracker.address,
+                           o_.device_key, o_.slots);
+    std::vector<std::thread> threads;
+    for (int s = 0; s < o_.slots; ++s) threads.emplace_back([this, s] { slot_loop(s); });
+    threads.emplace_back([this] { heartbeat_loop(); });
+    std::thread watcher([this, &ctx] {
+      // Stop promptly on shutdown even while Read blocks.
+      while (!done_ && !stop_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ctx.TryCancel();
+    });
+    v1::TrackerMessage msg;
+    while (stream_->Read(&msg)) {
+      if (!msg.has_work()) continue;
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(msg.work());
+      cv_.notify_one();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+      queue_.clear();  // the tracker re-queues what we held
+      cv_.notify_all();
+      hb_cv_.notify_all();
+    }
+    for (auto& t : threads) t.join();
+    watcher.join();
+    finish("stream");
+    return true;
+  }
+
+ private:
+  void finish(const char* stage) {
+    grpc::Status s = stream_->Finish();
+    if (!stop_)
+      logger("device")->warn("connection to {} ended at {}: {}", o_.tracker.address, stage,
+                             wire::describe(s));
+  }
+
+  bool send(const v1::DeviceMessage& m) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return stream_->Write(m);
+  }
+
+  void heartbeat_loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!done_) {
+      hb_cv_.wait_for(lock, std::chrono::duration<double>(o_.heartbeat_interval_s));
+      if (done_) break;
+      v1::DeviceMessage m;
+      m.mutable_heartbeat()->set_busy_slots(busy_);
+      lock.unlock();
+      send(m);
+      lock.lock();
+    }
+  }
+
+  void slot_loop(int slot) {
+    for (;;) {
+      v1::WorkItem item;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return done_ || !queue_.empty(); });
+        if (done_) return;
+        item = std::move(queue_.front());
+        queue_.pop_front();
+        ++busy_;
+      }
+      v1::DeviceMessage m;
+      auto* r = m.mutable_result();
+      r->set_item_id(item.item_id());
+      r->set_lease_id(item.lease_id());
+      if (o_.simulate_ms > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o_.simulate_ms));
+        auto* res = r->mutable_result();
+        res->set_config_index(item.config().index());
+        res->add_costs_s(o_.simulate_ms / 1e3);
+        res->set_all_cost_s(o_.simulate_ms / 1e3);
+        res->set_timestamp(now_unix());
+        res->set_threads(item.timing().threads());
+        res->set_number(1);
+      } else {
+        const double timeout = item.timing().timeout_s() > 0 ? item.timing().timeout_s() : 10.0;
+        *r->mutable_result() = workers_[slot]->measure(item, timeout + o_.worker_grace_s);
+      }
+      r->mutable_result()->set_device_key(o_.device_key);
+      send(m);
+      std::lock_guard<std::mutex> lock(mu_);
+      --busy_;
+    }
+  }
+
+  const DeviceServerOptions& o_;
+  std::vector<std::unique_ptr<WorkerProcess>>& workers_;
+  const std::atomic<bool>& stop_;
+  grpc::ClientContext* ctx_ = nullptr;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::DeviceMessage, v1::TrackerMessage>> stream_;
+  std::mutex mu_, write_mu_;
+  std::condition_variable cv_;     // work for the slots
+  std::condition_variable hb_cv_;  // wakes the heartbeat loop at shutdown
+  std::deque<v1::WorkItem> queue_;
+  bool done_ = false;
+  int busy_ = 0;
+};
+
+}  // namespace
+
+Status run_device_server(const DeviceServerOptions& options, const std::atomic<bool>& stop) {
+  DeviceServerOptions o = options;
+  if (o.slots < 1 || o.slots > 256)
+    return invalid_argument("--slots = " + std::to_string(o.slots) + ", must be 1..256");
+  if (o.device_key.empty()) return invalid_argument("--key is empty");
+  if (o.name.empty()) {
+    char host[256] = "host";
+    ::gethostname(host, sizeof host - 1);
+    o.name = std::string(host) + ":" + std::to_string(::getpid());
+  }
+  // Workers start before any gRPC thread exists, and are replaced by spawn (never fork).
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  if (o.simulate_ms <= 0) {
+    ::setenv("TT_DEVICE_KEY", o.device_key.c_str(), 1);
+    for (int s = 0; s < o.slots; ++s) {
+      workers.push_back(std::make_unique<WorkerProcess>(o.worker_executable));
+      TT_RETURN_IF_ERROR(workers.back()->start());
+    }
+  }
+  TT_ASSIGN_OR_RETURN(auto channel, wire::make_tracker_channel(o.tracker));
+  auto stub = v1::DeviceLink::NewStub(channel);
+  double backoff = 0.2;
+  while (!stop) {
+    Session session(o, workers, stop);
+    if (session.run(*stub)) backoff = 0.2;
+    if (stop) break;
+    logger("device")->info("reconnecting to {} in {:.1f} s", o.tracker.address, backoff);
+    for (double waited = 0; waited < backoff && !stop; waited += 0.05)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    backoff = std::min(backoff * 2, 5.0);
+  }
+  return ok_status();
+}
+
+}  // namespace tensortune::device

@@ -1,0 +1,217 @@
+#include "device_server/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "compiler/measure/local_measurer.h"
+#include "device_server/worker_protocol.h"
+#include "proto/convert.h"
+#include "support/log.h"
+
+extern char** environ;
+
+namespace tensortune::device {
+
+namespace ss = schedule_space;
+
+namespace {
+
+v1::MeasureResult failure(const v1::WorkItem& item, ss::MeasureErrorNo code, std::string message) {
+  v1::MeasureResult r;
+  r.set_config_index(item.config().index());
+  r.add_costs_s(ss::kErrorCost);
+  r.set_error_no(static_cast<v1::MeasureErrorNo>(code));
+  r.set_error_msg(std::move(message));
+  r.set_timestamp(std::chrono::duration<double>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+  r.set_threads(item.timing().threads());
+  return r;
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(std::string executable) : executable_(std::move(executable)) {}
+
+WorkerProcess::~WorkerProcess() { stop(); }
+
+Status WorkerProcess::start() {
+  int down[2], up[2];
+  if (::pipe2(down, O_CLOEXEC) != 0 || ::pipe2(up, O_CLOEXEC) != 0)
+    return internal_error(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, down[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, up[1], 1);
+  std::string arg0 = executable_, arg1 = "device-worker";
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  const int rc = posix_spawn(&pid_, executable_.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(down[0]);
+  ::close(up[1]);
+  if (rc != 0) {
+    ::close(down[1]);
+    ::close(up[0]);
+    pid_ = -1;
+    return internal_error("cannot start worker " + executable_ + ": " + std::strerror(rc));
+  }
+  to_worker_ = down[1];
+  from_worker_ = up[0];
+  return ok_status();
+}
+
+void WorkerProcess::stop() {
+  if (to_worker_ >= 0) ::close(to_worker_);
+  if (from_worker_ >= 0) ::close(from_worker_);
+  to_worker_ = from_worker_ = -1;
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  pid_ = -1;
+}
+
+v1::MeasureResult WorkerProcess::measure(const v1::WorkItem& item, double deadline_s) {
+  if (pid_ <= 0) {
+    if (Status s = start(); !s)
+      return failure(item, ss::MeasureErrorNo::kRuntimeDevice, s.error().message);
+  }
+  v1::MeasureResult result;
+  ReadOutcome outcome = ReadOutcome::kClosed;
+  if (write_frame(to_worker_, item)) outcome = read_frame(from_worker_, &result, deadline_s);
+  if (outcome == ReadOutcome::kOk) return result;
+
+  // The worker is gone or stuck: find out which, then replace it.
+  std::string what;
+  ss::MeasureErrorNo code = ss::MeasureErrorNo::kRuntimeDevice;
+  if (outcome == ReadOutcome::kTimedOut) {
+    ::kill(pid_, SIGKILL);
+    code = ss::MeasureErrorNo::kRunTimeout;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "no answer from the worker within %.1f s (build + check + timing); killed it",
+                  deadline_s);
+    what = buf;
+  }
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  if (outcome != ReadOutcome::kTimedOut) {
+    if (WIFSIGNALED(status)) {
+      what = "worker process died with signal " + std::to_string(WTERMSIG(status)) + " (" +
+             strsignal(WTERMSIG(status)) + ")";
+    } else if (WIFEXITED(status)) {
+      what = "worker process exited with code " + std::to_string(WEXITSTATUS(status));
+    } else {
+      what = "worker process answered garbage";
+    }
+  }
+  pid_ = -1;
+  stop();
+  logger("device")->warn("config {}: {}; starting a new worker", item.config().index(), what);
+  return failure(item, code, what + " while measuring config " +
+                                 std::to_string(item.config().index()));
+}
+
+// ---------------------------------------------------------------------------------------
+// The worker side.
+
+namespace {
+
+// TT_FAULT_INJECT="crash@3,hang@5,garbage@7": test-only faults by config index.
+std::map<int64_t, std::string> parse_faults() {
+  std::map<int64_t, std::string> faults;
+  const char* env = std::getenv("TT_FAULT_INJECT");
+  if (!env) return faults;
+  std::string s = env;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(start, end - start);
+    const size_t at = item.find('@');
+    if (at != std::string::npos) faults[std::stoll(item.substr(at + 1))] = item.substr(0, at);
+    start = end + 1;
+  }
+  return faults;
+}
+
+}  // namespace
+
+int run_device_worker() {
+  // The protocol owns stdout: anything printed goes to stderr instead.
+  const int out = ::dup(1);
+  ::dup2(2, 1);
+  const auto faults = parse_faults();
+  std::string cached_key;
+  std::unique_ptr<compiler::LocalMeasurer> measurer;
+  std::unique_ptr<ss::ConfigSpace> space;
+  for (;;) {
+    v1::WorkItem item;
+    const ReadOutcome o = read_frame(0, &item, -1);
+    if (o == ReadOutcome::kClosed) return 0;
+    if (o != ReadOutcome::kOk) return 3;
+    const int64_t index = item.config().index();
+    if (auto f = faults.find(index); f != faults.end()) {
+      if (f->second == "crash") ::raise(SIGSEGV);
+      if (f->second == "hang")
+        for (;;) ::pause();
+    }
+    v1::MeasureResult answer;
+    auto task = wire::task_from_proto(item.workload(), item.target());
+    if (!task) {
+      answer = failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);
+    } else {
+      const auto& t = item.timing();
+      const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
+      if (key != cached_key || !measurer) {
+        compiler::MeasureOptions options;
+        options.timing.number = t.number();
+        options.timing.repeat = t.repeat();
+        options.timing.min_repeat_ms = t.min_repeat_ms();
+        if (t.timeout_s() > 0) options.timing.timeout_s = t.timeout_s();
+        options.threads = std::max(1, t.threads());
+        options.flush_cache = t.flush_cache();
+        options.compile_threads = 1;
+        options.device_key = std::getenv("TT_DEVICE_KEY") ? std::getenv("TT_DEVICE_KEY") : "";
+        auto m = compiler::LocalMeasurer::create(*task, options);
+        auto sp = ss::make_config_space(*task);
+        if (m && sp) {
+          measurer = std::move(m).value();
+          space = std::make_unique<ss::ConfigSpace>(std::move(sp).value());
+          cached_key = key;
+        } else {
+          measurer.reset();
+          cached_key.clear();
+        }
+      }
+      if (!measurer) {
+        answer = failure(item, ss::MeasureErrorNo::kInstantiationError,
+                         "cannot prepare the task on this device");
+      } else {
+        auto config = wire::config_from_proto(*space, item.config());
+        if (!config) {
+          answer = failure(item, ss::MeasureErrorNo::kInstantiationError, config.error().message);
+        } else {
+          const auto results = measurer->measure(*space, {*config});
+          wire::result_to_proto(results.front(), &answer);
+        }
+      }
+    }
+    if (auto f = faults.find(index); f != faults.end() && f->second == "garbage") {
+      answer.clear_costs_s();
+      answer.add_costs_s(std::nan(""));
+      answer.set_error_no(v1::NO_ERROR);
+    }
+    if (!write_frame(out, answer)) return 0;
+  }
+}
+
+}  // namespace tensortune::device

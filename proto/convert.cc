@@ -1,0 +1,193 @@
+#include "proto/convert.h"
+
+#include <cmath>
+
+namespace tensortune::wire {
+
+namespace ss = schedule_space;
+
+namespace {
+
+Status in_range(const std::string& field, double value, double lo, double hi) {
+  if (!(value >= lo && value <= hi)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s = %g, must be in [%g, %g]", field.c_str(), value, lo, hi);
+    return invalid_argument(buf);
+  }
+  return ok_status();
+}
+
+constexpr double kMaxDim = 1 << 16;
+constexpr double kMaxElements = double(1 << 28);
+
+}  // namespace
+
+void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
+  w->set_template_name(task.template_name);
+  if (const auto* c = std::get_if<ss::Conv2dWorkload>(&task.workload)) {
+    auto* p = w->mutable_conv2d();
+    p->set_batch(c->batch);
+    p->set_in_channels(c->in_channels);
+    p->set_in_height(c->in_height);
+    p->set_in_width(c->in_width);
+    p->set_out_channels(c->out_channels);
+    p->set_kernel_h(c->kernel_h);
+    p->set_kernel_w(c->kernel_w);
+    p->set_stride_h(c->stride_h);
+    p->set_stride_w(c->stride_w);
+    p->set_pad_top(c->pad_top);
+    p->set_pad_left(c->pad_left);
+    p->set_pad_bottom(c->pad_bottom);
+    p->set_pad_right(c->pad_right);
+    p->set_dilation_h(c->dilation_h);
+    p->set_dilation_w(c->dilation_w);
+  } else {
+    const auto& d = std::get<ss::DenseWorkload>(task.workload);
+    auto* p = w->mutable_dense();
+    p->set_batch(d.batch);
+    p->set_out_features(d.out_features);
+    p->set_in_features(d.in_features);
+  }
+  t->set_spec(task.target.spec);
+  t->set_vector_lanes(task.target.vector_lanes);
+}
+
+Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
+  ss::Workload workload;
+  if (w.has_conv2d()) {
+    const auto& p = w.conv2d();
+    const std::pair<const char*, int64_t> dims[] = {
+        {"batch", p.batch()},           {"in_channels", p.in_channels()},
+        {"in_height", p.in_height()},   {"in_width", p.in_width()},
+        {"out_channels", p.out_channels()}, {"kernel_h", p.kernel_h()},
+        {"kernel_w", p.kernel_w()},     {"stride_h", p.stride_h()},
+        {"stride_w", p.stride_w()},     {"dilation_h", p.dilation_h()},
+        {"dilation_w", p.dilation_w()}};
+    for (const auto& [name, v] : dims)
+      TT_RETURN_IF_ERROR(in_range(std::string("workload.conv2d.") + name, double(v), 1, kMaxDim));
+    const std::pair<const char*, int64_t> pads[] = {{"pad_top", p.pad_top()},
+                                                    {"pad_left", p.pad_left()},
+                                                    {"pad_bottom", p.pad_bottom()},
+                                                    {"pad_right", p.pad_right()}};
+    for (const auto& [name, v] : pads)
+      TT_RETURN_IF_ERROR(in_range(std::string("workload.conv2d.") + name, double(v), 0, 1024));
+    TT_RETURN_IF_ERROR(in_range("workload.conv2d data elements",
+                                double(p.batch()) * p.in_channels() * p.in_height() * p.in_width(),
+                                1, kMaxElements));
+    TT_RETURN_IF_ERROR(in_range("workload.conv2d weight elements",
+                                double(p.out_channels()) * p.in_channels() * p.kernel_h() * p.kernel_w(),
+                                1, kMaxElements));
+    workload = ss::Conv2dWorkload{p.batch(),    p.in_channels(), p.in_height(), p.in_width(),
+                                  p.out_channels(), p.kernel_h(), p.kernel_w(), p.stride_h(),
+                                  p.stride_w(), p.pad_top(),     p.pad_left(),  p.pad_bottom(),
+                                  p.pad_right(), p.dilation_h(), p.dilation_w()};
+  } else if (w.has_dense()) {
+    const auto& p = w.dense();
+    TT_RETURN_IF_ERROR(in_range("workload.dense.batch", double(p.batch()), 1, kMaxDim));
+    TT_RETURN_IF_ERROR(in_range("workload.dense.out_features", double(p.out_features()), 1, kMaxDim));
+    TT_RETURN_IF_ERROR(in_range("workload.dense.in_features", double(p.in_features()), 1, kMaxDim));
+    workload = ss::DenseWorkload{p.batch(), p.out_features(), p.in_features()};
+  } else {
+    return invalid_argument("workload has neither conv2d nor dense set");
+  }
+  if (t.vector_lanes() != 4 && t.vector_lanes() != 8 && t.vector_lanes() != 16)
+    return invalid_argument("target.vector_lanes = " + std::to_string(t.vector_lanes()) +
+                            ", must be 4, 8 or 16");
+  if (t.spec().empty() || t.spec().size() > 256)
+    return invalid_argument("target.spec must be 1 to 256 characters");
+  auto task = ss::make_task(w.template_name(), workload, ss::Target{t.spec(), t.vector_lanes()});
+  if (!task) return task.error().with_context("workload");
+  return task;
+}
+
+void config_to_proto(const ss::ConfigSpace& space, const ss::Config& config, v1::Config* out) {
+  out->set_index(config.index);
+  for (const auto& [name, value] : space.entity_of(config)) {
+    auto* kv = out->add_entity();
+    kv->set_name(name);
+    if (const auto* split = std::get_if<std::vector<int64_t>>(&value)) {
+      for (int64_t s : *split) kv->mutable_split()->add_sizes(s);
+    } else if (const auto* i = std::get_if<int64_t>(&value)) {
+      kv->set_int_value(*i);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      kv->set_bool_value(*b);
+    } else {
+      kv->set_annotation(std::get<std::string>(value));
+    }
+  }
+}
+
+Expected<ss::Config> config_from_proto(const ss::ConfigSpace& space, const v1::Config& config) {
+  if (config.entity_size() > 64) return invalid_argument("config.entity has too many knobs");
+  ss::Entity entity;
+  for (const auto& kv : config.entity()) {
+    ss::KnobValue value;
+    switch (kv.value_case()) {
+      case v1::KnobValue::kSplit:
+        value = std::vector<int64_t>(kv.split().sizes().begin(), kv.split().sizes().end());
+        break;
+      case v1::KnobValue::kIntValue: value = kv.int_value(); break;
+      case v1::KnobValue::kBoolValue: value = kv.bool_value(); break;
+      case v1::KnobValue::kAnnotation: value = kv.annotation(); break;
+      default: return invalid_argument("config.entity knob '" + kv.name() + "' has no value");
+    }
+    entity.emplace_back(kv.name(), std::move(value));
+  }
+  auto c = space.config_from_entity(entity);
+  if (!c) return c.error().with_context("config " + std::to_string(config.index()));
+  if (!space.is_valid(*c))
+    return invalid_argument("config " + std::to_string(config.index()) + " (" +
+                            space.describe(*c) + ") is not a valid point of " +
+                            space.template_name());
+  return c;
+}
+
+void result_to_proto(const ss::MeasureResult& r, v1::MeasureResult* out) {
+  out->set_config_index(r.config_index);
+  for (double c : r.costs) out->add_costs_s(c);
+  out->set_error_no(static_cast<v1::MeasureErrorNo>(r.error_no));
+  out->set_error_msg(r.error_msg);
+  out->set_all_cost_s(r.all_cost_s);
+  out->set_compile_s(r.compile_s);
+  out->set_timestamp(r.timestamp);
+  out->set_threads(r.threads);
+  out->set_number(r.number);
+  out->set_device_key(r.device_key);
+}
+
+Expected<ss::MeasureResult> result_from_proto(const v1::MeasureResult& p) {
+  if (p.error_no() < 0 || p.error_no() > 8)
+    return invalid_argument("result.error_no = " + std::to_string(p.error_no()) +
+                            ", must be 0..8");
+  if (p.costs_s_size() == 0 || p.costs_s_size() > 1000)
+    return invalid_argument("result.costs_s has " + std::to_string(p.costs_s_size()) +
+                            " values, must be 1..1000");
+  ss::MeasureResult r;
+  r.config_index = p.config_index();
+  for (double c : p.costs_s()) {
+    if (!std::isfinite(c) || c < 0)
+      return invalid_argument("result.costs_s holds " + std::to_string(c) +
+                              ", costs must be finite and >= 0");
+    r.costs.push_back(c);
+  }
+  r.error_no = static_cast<ss::MeasureErrorNo>(p.error_no());
+  r.error_msg = p.error_msg().substr(0, 4096);
+  r.all_cost_s = p.all_cost_s();
+  r.compile_s = p.compile_s();
+  r.timestamp = p.timestamp();
+  r.threads = p.threads();
+  r.number = p.number();
+  r.device_key = p.device_key();
+  return r;
+}
+
+Status validate_timing(const v1::TimingOptions& t) {
+  TT_RETURN_IF_ERROR(in_range("timing.number", double(t.number()), 1, 1e6));
+  TT_RETURN_IF_ERROR(in_range("timing.repeat", t.repeat(), 1, 100));
+  TT_RETURN_IF_ERROR(in_range("timing.min_repeat_ms", t.min_repeat_ms(), 0, 60000));
+  TT_RETURN_IF_ERROR(in_range("timing.timeout_s", t.timeout_s(), 0, 3600));
+  TT_RETURN_IF_ERROR(in_range("timing.threads", t.threads(), 1, 1024));
+  return ok_status();
+}
+
+}  // namespace tensortune::wire

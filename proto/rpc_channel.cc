@@ -1,0 +1,78 @@
+#include "proto/rpc_channel.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tensortune::wire {
+
+namespace {
+
+Expected<std::string> read_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) return not_found("cannot read " + what + " " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "ERROR";
+  }
+}
+
+}  // namespace
+
+Expected<std::string> read_token_file(const std::string& path) {
+  TT_ASSIGN_OR_RETURN(std::string text, read_file(path, "token file"));
+  const size_t nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  text.erase(0, start);
+  if (text.empty()) return invalid_argument("token file " + path + " is empty");
+  return text;
+}
+
+Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpoint& e) {
+  if (e.address.empty() || e.address.find(':') == std::string::npos)
+    return invalid_argument("--tracker = '" + e.address + "' is not HOST:PORT");
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (e.tls_ca.empty()) {
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    TT_ASSIGN_OR_RETURN(ssl.pem_root_certs, read_file(e.tls_ca, "TLS CA file"));
+    creds = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(e.max_message_bytes);
+  args.SetMaxSendMessageSize(e.max_message_bytes);
+  // Reconnect quickly after a tracker restart (gRPC's default back-off grows to 2 minutes).
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  return grpc::CreateCustomChannel(e.address, creds, args);
+}
+
+void add_token(grpc::ClientContext& context, const std::string& token) {
+  if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+}
+
+std::string describe(const grpc::Status& status) {
+  return std::string(code_name(status.error_code())) + ": " + status.error_message();
+}
+
+}  // namespace tensortune::wire

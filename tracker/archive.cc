@@ -1,0 +1,43 @@
+#include "tracker/archive.h"
+
+namespace tensortune::tracker {
+
+namespace ss = schedule_space;
+
+Expected<std::unique_ptr<Archive>> Archive::open(const std::string& path) {
+  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(path));
+  return std::unique_ptr<Archive>(new Archive(std::move(store)));
+}
+
+Expected<int64_t> Archive::task_id(const ss::Task& task, const ss::ConfigSpace& space) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->ensure_task(records::task_info(task, space));
+}
+
+Expected<std::map<int64_t, ss::MeasureResult>> Archive::recorded(int64_t task_id,
+                                                                 const std::string& device_key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TT_ASSIGN_OR_RETURN(auto rows, store_->task_records(task_id, device_key));
+  std::map<int64_t, ss::MeasureResult> out;
+  for (auto& r : rows) out[r.config_index] = std::move(r.result);
+  return out;
+}
+
+Status Archive::record(int64_t task_id, const ss::ConfigSpace& space, const ss::Config& config,
+                       const ss::MeasureResult& result, const std::string& job_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->add_results(task_id, space, {config}, {result}, records::RunInfo{"farm", job_name},
+                             {-1});
+}
+
+Expected<std::vector<records::BestRecord>> Archive::best_all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->best_all();
+}
+
+Expected<int64_t> Archive::result_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->result_count();
+}
+
+}  // namespace tensortune::tracker

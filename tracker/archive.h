@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// The tracker's record archive: a RecordStore behind a mutex (SQLite connections are
+/// per-thread; the tracker's writers are many stream threads), plus the look-ups a job needs.
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "records/record_store.h"
+
+namespace tensortune::tracker {
+
+class Archive {
+ public:
+  static Expected<std::unique_ptr<Archive>> open(const std::string& path);
+
+  Expected<int64_t> task_id(const schedule_space::Task& task,
+                            const schedule_space::ConfigSpace& space);
+  /// The latest stored result per config index of the task on the device key.
+  Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(int64_t task_id,
+                                                                      const std::string& device_key);
+  Status record(int64_t task_id, const schedule_space::ConfigSpace& space,
+                const schedule_space::Config& config, const schedule_space::MeasureResult& result,
+                const std::string& job_name);
+  Expected<std::vector<records::BestRecord>> best_all();
+  Expected<int64_t> result_count();
+
+ private:
+  explicit Archive(std::unique_ptr<records::RecordStore> store) : store_(std::move(store)) {}
+  std::mutex mu_;
+  std::unique_ptr<records::RecordStore> store_;
+};
+
+}  // namespace tensortune::tracker

@@ -1,0 +1,335 @@
+#include "tracker/dispatcher.h"
+
+#include "support/log.h"
+
+namespace tensortune::tracker {
+
+namespace ss = schedule_space;
+
+namespace {
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+ss::MeasureResult error_result(int64_t index, ss::MeasureErrorNo code, std::string message) {
+  ss::MeasureResult r;
+  r.config_index = index;
+  r.costs = {ss::kErrorCost};
+  r.error_no = code;
+  r.error_msg = std::move(message);
+  r.timestamp = std::chrono::duration<double>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  return r;
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(DispatcherOptions options, Recorder recorder)
+    : options_(options), recorder_(std::move(recorder)) {}
+
+uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::string& name,
+                                SendWork send, std::function<void()> disconnect) {
+  std::vector<Send> sends;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_id_++;
+    devices_[id] = Device{key, name, slots, 0, Clock::now(), std::move(send), std::move(disconnect)};
+    sends = dispatch_locked(Clock::now());
+  }
+  logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
+  run(std::move(sends), {}, {});
+  return id;
+}
+
+void Dispatcher::remove_device(uint64_t device_id) {
+  std::vector<Notify> notes;
+  std::vector<std::function<void()>> disconnects;
+  std::vector<Send> sends;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!devices_.count(device_id)) return;
+    drop_device_locked(device_id, notes, disconnects);
+    disconnects.clear();  // its stream already ended
+    sends = dispatch_locked(Clock::now());
+  }
+  run(std::move(sends), std::move(notes), {});
+}
+
+void Dispatcher::heartbeat(uint64_t device_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = devices_.find(device_id);
+  if (it != devices_.end()) it->second.last_seen = Clock::now();
+}
+
+uint64_t Dispatcher::submit(JobSpec spec, JobSink sink,
+                            const std::map<int, ss::MeasureResult>& already_done) {
+  std::vector<Send> sends;
+  std::vector<Notify> notes;
+  uint64_t job_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_id = next_id_++;
+    Job& job = jobs_[job_id];
+    job.sink = sink;
+    job.created = Clock::now();
+    job.total = static_cast<int>(spec.items.size());
+    std::vector<v1::WorkItem> work = std::move(spec.items);
+    spec.items.clear();  // the items own the work now
+    job.spec = std::move(spec);
+    for (size_t i = 0; i < work.size(); ++i) {
+      const uint64_t item_id = next_id_++;
+      Item item;
+      item.job = job_id;
+      item.index = static_cast<int>(i);
+      item.work = std::move(work[i]);
+      item.work.set_item_id(item_id);
+      items_[item_id] = std::move(item);
+      if (auto done = already_done.find(static_cast<int>(i)); done != already_done.end()) {
+        finish_locked(item_id, done->second, /*record=*/false, notes);
+      } else {
+        job.queue.push_back(item_id);
+      }
+    }
+    sends = dispatch_locked(Clock::now());
+  }
+  run(std::move(sends), std::move(notes), {});
+  return job_id;
+}
+
+void Dispatcher::cancel_job(uint64_t job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  Job& job = it->second;
+  job.cancelled = true;
+  job.sink = nullptr;
+  for (uint64_t item : job.queue) items_.erase(item);
+  job.total -= static_cast<int>(job.queue.size());
+  job.queue.clear();
+}
+
+bool Dispatcher::job_finished(uint64_t job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() || it->second.done >= it->second.total;
+}
+
+bool Dispatcher::complete(uint64_t device_id, uint64_t item_id, uint64_t lease_id,
+                          ss::MeasureResult result) {
+  std::vector<Send> sends;
+  std::vector<Notify> notes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = items_.find(item_id);
+    if (it == items_.end() || it->second.state != Item::State::kLeased ||
+        it->second.lease != lease_id || it->second.device != device_id) {
+      ++dropped_;
+      logger("tracker")->warn("dropped a result for item {} lease {} from device {}: {}", item_id,
+                              lease_id, device_id,
+                              it == items_.end() ? "unknown item" : "not its current lease");
+      return false;
+    }
+    if (auto d = devices_.find(device_id); d != devices_.end()) {
+      --d->second.busy;
+      d->second.last_seen = Clock::now();
+    }
+    --jobs_[it->second.job].running;
+    finish_locked(item_id, std::move(result), /*record=*/true, notes);
+    sends = dispatch_locked(Clock::now());
+  }
+  run(std::move(sends), std::move(notes), {});
+  return true;
+}
+
+void Dispatcher::expire(Clock::time_point now) {
+  std::vector<Send> sends;
+  std::vector<Notify> notes;
+  std::vector<std::function<void()>> disconnects;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<uint64_t> silent;
+    for (const auto& [id, d] : devices_)
+      if (seconds_between(d.last_seen, now) > options_.heartbeat_timeout_s) silent.push_back(id);
+    for (uint64_t id : silent) {
+      logger("tracker")->warn("device {} '{}' silent for {:.1f} s: dropped", id,
+                              devices_[id].name, seconds_between(devices_[id].last_seen, now));
+      drop_device_locked(id, notes, disconnects);
+    }
+    std::vector<uint64_t> expired;
+    for (const auto& [id, item] : items_)
+      if (item.state == Item::State::kLeased && now > item.deadline) expired.push_back(id);
+    for (uint64_t id : expired) {
+      Item& item = items_[id];
+      if (auto d = devices_.find(item.device); d != devices_.end()) --d->second.busy;
+      --jobs_[item.job].running;
+      requeue_locked(id, notes, "lease expired on device " + std::to_string(item.device));
+    }
+    sends = dispatch_locked(now);
+  }
+  run(std::move(sends), std::move(notes), std::move(disconnects));
+}
+
+void Dispatcher::drop_device_locked(uint64_t device_id, std::vector<Notify>& notes,
+                                    std::vector<std::function<void()>>& disconnects) {
+  auto dev = devices_.find(device_id);
+  if (dev == devices_.end()) return;
+  if (dev->second.disconnect) disconnects.push_back(dev->second.disconnect);
+  const std::string name = dev->second.name;
+  devices_.erase(dev);
+  for (auto& [id, item] : items_) {
+    if (item.state != Item::State::kLeased || item.device != device_id) continue;
+    --jobs_[item.job].running;
+    requeue_locked(id, notes, "device '" + name + "' lost");
+  }
+  logger("tracker")->info("device {} '{}' removed", device_id, name);
+}
+
+void Dispatcher::requeue_locked(uint64_t item_id, std::vector<Notify>& notes,
+                                const std::string& why) {
+  Item& item = items_[item_id];
+  item.state = Item::State::kQueued;
+  item.lease = 0;
+  if (++item.attempts >= options_.max_attempts) {
+    finish_locked(item_id,
+                  error_result(item.work.config().index(), ss::MeasureErrorNo::kRuntimeDevice,
+                               why + "; gave up after " + std::to_string(item.attempts) +
+                                   " attempts"),
+                  /*record=*/true, notes);
+    return;
+  }
+  Job& job = jobs_[item.job];
+  if (job.cancelled) return;
+  job.queue.push_front(item_id);
+  logger("tracker")->info("item {} (job {} index {}) re-queued: {}", item_id, item.job,
+                          item.index, why);
+}
+
+void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool record,
+                               std::vector<Notify>& notes) {
+  Item& item = items_[item_id];
+  item.state = Item::State::kDone;
+  Job& job = jobs_[item.job];
+  ++job.done;
+  if (!result.ok()) ++job.failed;
+  notes.push_back(
+      Notify{item.job, item.index, job.sink, job.spec.record_context, std::move(result), record});
+  items_.erase(item_id);
+}
+
+std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key) {
+  // Highest priority with queued items; among equals, the first job after the one served
+  // last (ids increase with submission, so this is round robin in submission order).
+  int best_priority = 0;
+  bool found = false;
+  for (const auto& [id, job] : jobs_)
+    if (!job.queue.empty() && job.spec.device_key == key &&
+        (!found || job.spec.priority > best_priority)) {
+      best_priority = job.spec.priority;
+      found = true;
+    }
+  if (!found) return std::nullopt;
+  const uint64_t last = last_served_.count(key) ? last_served_[key] : 0;
+  Job* chosen = nullptr;
+  uint64_t chosen_id = 0;
+  for (int pass = 0; pass < 2 && !chosen; ++pass)
+    for (auto& [id, job] : jobs_) {
+      if (job.queue.empty() || job.spec.device_key != key || job.spec.priority != best_priority)
+        continue;
+      if (pass == 0 && id <= last) continue;
+      chosen = &job;
+      chosen_id = id;
+      break;
+    }
+  last_served_[key] = chosen_id;
+  const uint64_t item = chosen->queue.front();
+  chosen->queue.pop_front();
+  return item;
+}
+
+std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now) {
+  std::vector<Send> sends;
+  for (auto& [device_id, dev] : devices_) {
+    while (dev.busy < dev.slots) {
+      auto item_id = next_item_locked(dev.key);
+      if (!item_id) break;
+      Item& item = items_[*item_id];
+      item.state = Item::State::kLeased;
+      item.device = device_id;
+      item.lease = next_id_++;
+      const double timeout = item.work.timing().timeout_s() > 0 ? item.work.timing().timeout_s() : 10.0;
+      item.deadline = now + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
+      item.work.set_lease_id(item.lease);
+      ++dev.busy;
+      ++jobs_[item.job].running;
+      sends.push_back(Send{device_id, dev.send, item.work});
+    }
+  }
+  return sends;
+}
+
+void Dispatcher::run(std::vector<Send> sends, std::vector<Notify> notes,
+                     std::vector<std::function<void()>> disconnects) {
+  for (auto& d : disconnects) d();
+  for (auto& n : notes) {
+    if (n.record && recorder_) recorder_(n.context, n.index, n.result);
+    if (n.sink) n.sink(n.index, n.result);
+  }
+  for (auto& s : sends)
+    if (!s.send(s.work)) {
+      logger("tracker")->warn("sending item {} to device {} failed: dropping the device",
+                              s.work.item_id(), s.device);
+      remove_device(s.device);
+    }
+}
+
+v1::StatusReply Dispatcher::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = Clock::now();
+  v1::StatusReply reply;
+  std::map<std::string, v1::QueueStatus> queues;
+  for (const auto& [id, d] : devices_) {
+    auto* s = reply.add_devices();
+    s->set_device_id(id);
+    s->set_device_key(d.key);
+    s->set_name(d.name);
+    s->set_slots(d.slots);
+    s->set_busy(d.busy);
+    s->set_last_heartbeat_age_s(seconds_between(d.last_seen, now));
+    auto& q = queues[d.key];
+    q.set_device_key(d.key);
+    q.set_devices(q.devices() + 1);
+    q.set_slots(q.slots() + d.slots);
+    q.set_free_slots(q.free_slots() + d.slots - d.busy);
+  }
+  for (const auto& [id, job] : jobs_) {
+    auto& q = queues[job.spec.device_key];
+    q.set_device_key(job.spec.device_key);
+    q.set_queued(q.queued() + static_cast<int>(job.queue.size()));
+    q.set_running(q.running() + job.running);
+    auto* j = reply.add_jobs();
+    j->set_job_id(id);
+    j->set_name(job.spec.name);
+    j->set_device_key(job.spec.device_key);
+    j->set_priority(job.spec.priority);
+    j->set_total(job.total);
+    j->set_queued(static_cast<int>(job.queue.size()));
+    j->set_running(job.running);
+    j->set_done(job.done);
+    j->set_failed(job.failed);
+    j->set_age_s(seconds_between(job.created, now));
+  }
+  for (auto& [key, q] : queues) *reply.add_queues() = q;
+  reply.set_uptime_s(seconds_between(started_, now));
+  return reply;
+}
+
+int64_t Dispatcher::dropped_results() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+}  // namespace tensortune::tracker

@@ -1,0 +1,154 @@
+#pragma once
+/// \file
+/// The tracker's core, free of gRPC: devices per key, a queue per key made of the jobs'
+/// items, dispatch of one item per free slot, leases, re-queueing, fairness and
+/// exactly-once completion. Thread-safe; all calls may come from any thread. Callbacks
+/// (sending work, recording, notifying a job) run outside the lock.
+///
+/// Fairness: a free slot of key K takes an item from the highest-priority job with queued
+/// items for K; jobs of equal priority take turns (round robin). Items of one job go in
+/// order. A re-queued item goes to the front of its job's queue.
+///
+/// Exactly once: an item is completed by the first result that arrives for its current
+/// lease; a result for an older lease (from a device presumed dead) or for a finished item
+/// is dropped and counted.
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/farm.pb.h"
+#include "schedule_space/measure.h"
+
+namespace tensortune::tracker {
+
+using Clock = std::chrono::steady_clock;
+
+struct DispatcherOptions {
+  /// A device that has not been heard from for this long is dropped and its items re-queued.
+  double heartbeat_timeout_s = 6.0;
+  /// A lease lasts the item's timing.timeout_s (10 s when 0) times 2 plus this margin
+  /// (compilation, queueing in the device).
+  double lease_margin_s = 30.0;
+  /// An item whose device was lost this many times is completed as RUNTIME_DEVICE.
+  int max_attempts = 3;
+};
+
+/// What a job is made of: the work items (ids filled in by the dispatcher).
+struct JobSpec {
+  std::string name;
+  std::string device_key;
+  int priority = 0;
+  std::vector<v1::WorkItem> items;  ///< position i = index i of the client's request
+  /// Handed to the Recorder with every result (what the archive needs to store it).
+  std::shared_ptr<const void> record_context;
+};
+
+/// A job's client: results as they complete (index into JobSpec::items).
+using JobSink = std::function<void(int index, const schedule_space::MeasureResult& result)>;
+/// Pushes an item down a device's stream; false when the stream is gone.
+using SendWork = std::function<bool(const v1::WorkItem& item)>;
+/// Called once per completed item, before the job's sink: the archive.
+using Recorder = std::function<void(const std::shared_ptr<const void>& record_context, int index,
+                                    const schedule_space::MeasureResult& result)>;
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(DispatcherOptions options, Recorder recorder = nullptr);
+
+  /// `disconnect` is called (outside the lock) when the dispatcher drops the device.
+  uint64_t add_device(const std::string& key, int slots, const std::string& name, SendWork send,
+                      std::function<void()> disconnect);
+  /// Drops the device (its stream ended): its leased items are re-queued.
+  void remove_device(uint64_t device_id);
+  void heartbeat(uint64_t device_id);
+
+  /// Queues the job; `already_done` items (index -> result, e.g. from the archive) complete
+  /// at once without dispatch and without recording.
+  uint64_t submit(JobSpec job, JobSink sink,
+                  const std::map<int, schedule_space::MeasureResult>& already_done = {});
+  /// Drops the job's queued items (its client went away); items already leased still finish
+  /// and are recorded, but nobody is notified.
+  void cancel_job(uint64_t job_id);
+  bool job_finished(uint64_t job_id) const;
+
+  /// A device's result. True when accepted; false for a stale lease or a finished item.
+  bool complete(uint64_t device_id, uint64_t item_id, uint64_t lease_id,
+                schedule_space::MeasureResult result);
+
+  /// Expires leases and silent devices as of `now`.
+  void expire(Clock::time_point now);
+
+  v1::StatusReply status() const;
+  int64_t dropped_results() const;
+
+ private:
+  struct Device {
+    std::string key, name;
+    int slots = 1;
+    int busy = 0;
+    Clock::time_point last_seen;
+    SendWork send;
+    std::function<void()> disconnect;
+  };
+  struct Item {
+    uint64_t job = 0;
+    int index = 0;
+    v1::WorkItem work;
+    enum class State { kQueued, kLeased, kDone } state = State::kQueued;
+    uint64_t device = 0, lease = 0;
+    Clock::time_point deadline;
+    int attempts = 0;
+  };
+  struct Job {
+    JobSpec spec;
+    JobSink sink;
+    std::deque<uint64_t> queue;  // item ids waiting
+    int total = 0, running = 0, done = 0, failed = 0;
+    bool cancelled = false;
+    Clock::time_point created;
+  };
+  struct Send {
+    uint64_t device;
+    SendWork send;
+    v1::WorkItem work;
+  };
+  struct Notify {
+    uint64_t job;
+    int index;
+    JobSink sink;
+    std::shared_ptr<const void> context;
+    schedule_space::MeasureResult result;
+    bool record;
+  };
+
+  // Fills free slots; returns the sends to perform outside the lock.
+  std::vector<Send> dispatch_locked(Clock::time_point now);
+  std::optional<uint64_t> next_item_locked(const std::string& key);
+  void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
+  void finish_locked(uint64_t item_id, schedule_space::MeasureResult result, bool record,
+                     std::vector<Notify>& notes);
+  void drop_device_locked(uint64_t device_id, std::vector<Notify>& notes,
+                          std::vector<std::function<void()>>& disconnects);
+  void run(std::vector<Send> sends, std::vector<Notify> notes,
+           std::vector<std::function<void()>> disconnects);
+
+  DispatcherOptions options_;
+  Recorder recorder_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, Device> devices_;
+  std::map<uint64_t, Item> items_;
+  std::map<uint64_t, Job> jobs_;
+  std::map<std::string, uint64_t> last_served_;  // key -> job id served last (round robin)
+  uint64_t next_id_ = 1;
+  int64_t dropped_ = 0;
+  Clock::time_point started_ = Clock::now();
+};
+
+}  // namespace tensortune::tracker

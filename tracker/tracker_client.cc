@@ -1,0 +1,96 @@
+#include "tracker/tracker_client.h"
+
+#include <optional>
+
+#include "proto/convert.h"
+
+namespace tensortune::tracker {
+
+namespace ss = schedule_space;
+
+TrackerClient::TrackerClient(wire::TrackerEndpoint endpoint, std::shared_ptr<grpc::Channel> channel)
+    : endpoint_(std::move(endpoint)), channel_(std::move(channel)),
+      stub_(v1::Tracker::NewStub(channel_)) {}
+
+Expected<std::unique_ptr<TrackerClient>> TrackerClient::connect(const wire::TrackerEndpoint& e) {
+  TT_ASSIGN_OR_RETURN(auto channel, wire::make_tracker_channel(e));
+  return std::unique_ptr<TrackerClient>(new TrackerClient(e, std::move(channel)));
+}
+
+Error TrackerClient::rpc_error(const char* rpc, const grpc::Status& status) const {
+  const std::string text = "tracker " + endpoint_.address + " " + rpc + ": " + wire::describe(status);
+  switch (status.error_code()) {
+    case grpc::StatusCode::INVALID_ARGUMENT: return invalid_argument(text);
+    case grpc::StatusCode::UNAVAILABLE: return unavailable(text);
+    default: return Error{ErrorCode::kFailedPrecondition, text};
+  }
+}
+
+Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
+    const ss::Task& task, const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+    const FarmTiming& timing, const std::string& device_key, const std::string& job_name,
+    int priority, const std::function<void(int, const ss::MeasureResult&, bool)>& on_result) {
+  v1::MeasureJobRequest req;
+  req.set_job_name(job_name);
+  req.set_priority(priority);
+  auto* m = req.mutable_request();
+  wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
+  for (const auto& c : configs) wire::config_to_proto(space, c, m->add_configs());
+  auto* t = m->mutable_timing();
+  t->set_number(timing.number);
+  t->set_repeat(timing.repeat);
+  t->set_min_repeat_ms(timing.min_repeat_ms);
+  t->set_timeout_s(timing.timeout_s);
+  t->set_flush_cache(timing.flush_cache);
+  t->set_threads(timing.threads);
+  m->set_device_key(device_key);
+
+  grpc::ClientContext ctx;
+  wire::add_token(ctx, endpoint_.token);
+  auto reader = stub_->Measure(&ctx, req);
+  std::vector<std::optional<ss::MeasureResult>> results(configs.size());
+  v1::MeasureJobUpdate u;
+  size_t received = 0;
+  while (reader->Read(&u)) {
+    if (u.index() < 0 || u.index() >= static_cast<int>(configs.size()) || results[u.index()])
+      continue;
+    auto r = wire::result_from_proto(u.result());
+    if (!r) return r.error().with_context("tracker " + endpoint_.address + " sent a bad result");
+    if (on_result) on_result(u.index(), *r, u.from_archive());
+    results[u.index()] = std::move(r).value();
+    ++received;
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return rpc_error("Measure", s);
+  if (received != configs.size())
+    return unavailable("tracker " + endpoint_.address + " ended job '" + job_name + "' after " +
+                       std::to_string(received) + " of " + std::to_string(configs.size()) +
+                       " results");
+  std::vector<ss::MeasureResult> out;
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+Expected<v1::StatusReply> TrackerClient::status() {
+  grpc::ClientContext ctx;
+  wire::add_token(ctx, endpoint_.token);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::StatusReply reply;
+  grpc::Status s = stub_->Status(&ctx, v1::StatusRequest(), &reply);
+  if (!s.ok()) return rpc_error("Status", s);
+  return reply;
+}
+
+Expected<v1::BestRecordsReply> TrackerClient::best_records(const std::string& device_key) {
+  grpc::ClientContext ctx;
+  wire::add_token(ctx, endpoint_.token);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::BestRecordsRequest req;
+  req.set_device_key(device_key);
+  v1::BestRecordsReply reply;
+  grpc::Status s = stub_->BestRecords(&ctx, req, &reply);
+  if (!s.ok()) return rpc_error("BestRecords", s);
+  return reply;
+}
+
+}  // namespace tensortune::tracker

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// The client side of the Tracker service, for tuning clients and operators: submit a batch of
+/// configs as one job and collect its results as they stream back, query status, query the
+/// archive's best records. gRPC failures become Errors naming the tracker and the status.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "proto/farm.grpc.pb.h"
+#include "proto/rpc_channel.h"
+#include "schedule_space/config_space.h"
+#include "schedule_space/measure.h"
+#include "schedule_space/task.h"
+
+namespace tensortune::tracker {
+
+struct FarmTiming {
+  int64_t number = 10;
+  int repeat = 3;
+  double min_repeat_ms = 100;
+  double timeout_s = 10;
+  bool flush_cache = false;
+  int threads = 1;
+};
+
+class TrackerClient {
+ public:
+  static Expected<std::unique_ptr<TrackerClient>> connect(const wire::TrackerEndpoint& endpoint);
+
+  /// One job: results in the order of `configs`. `on_result` (optional) sees each as it
+  /// arrives (index into configs, result, whether it came from the archive).
+  Expected<std::vector<schedule_space::MeasureResult>> measure(
+      const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
+      const std::vector<schedule_space::Config>& configs, const FarmTiming& timing,
+      const std::string& device_key, const std::string& job_name, int priority = 0,
+      const std::function<void(int, const schedule_space::MeasureResult&, bool)>& on_result = {});
+
+  Expected<v1::StatusReply> status();
+  Expected<v1::BestRecordsReply> best_records(const std::string& device_key);
+
+  const wire::TrackerEndpoint& endpoint() const { return endpoint_; }
+
+ private:
+  TrackerClient(wire::TrackerEndpoint endpoint, std::shared_ptr<grpc::Channel> channel);
+  Error rpc_error(const char* rpc, const grpc::Status& status) const;
+  wire::TrackerEndpoint endpoint_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Tracker::Stub> stub_;
+};
+
+}  // namespace tensortune::tracker

@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// The tracker process: the DeviceLink and Tracker gRPC services over one Dispatcher and one
+/// Archive, the gRPC health service, token checks, TLS and message-size limits, and a
+/// housekeeping thread that expires leases and silent devices.
+#include <memory>
+#include <string>
+
+#include "support/error.h"
+#include "tracker/dispatcher.h"
+
+namespace tensortune::tracker {
+
+struct TrackerOptions {
+  std::string host = "0.0.0.0";
+  int port = 9190;  ///< 0: any free port (see TrackerServer::port)
+  std::string db_path = "tracker.db";
+  std::string token;              ///< empty: no authentication
+  std::string tls_cert, tls_key;  ///< PEM files; both or neither
+  int max_message_bytes = 4 << 20;
+  DispatcherOptions dispatcher;
+};
+
+class TrackerServer {
+ public:
+  /// Opens the archive and binds; fails naming the file or the address.
+  static Expected<std::unique_ptr<TrackerServer>> start(const TrackerOptions& options);
+  ~TrackerServer();
+
+  /// The port actually bound (not the one asked for when that was 0).
+  int port() const;
+  /// Blocks until shutdown() is called from another thread or a signal handler thread.
+  void wait();
+  void shutdown();
+
+  struct Impl;
+
+ private:
+  explicit TrackerServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensortune::tracker
