@@ -12,7 +12,9 @@
 #include "cli/commands.h"
 #include "compiler/kernel.h"
 #include "records/autotvm_log.h"
+#include "proto/rpc_channel.h"
 #include "records/record_store.h"
+#include "tracker/tracker_client.h"
 #include "cli/svg_plot.h"
 
 namespace tensortune::cli {
@@ -27,11 +29,44 @@ struct RecordsFlags {
   std::string format = "autotvm";
   std::string log;
   std::string device_key;
+  std::string tracker, token_file, tls_ca;
 };
 
+// The tracker archive's best records, in the record store's shape.
+Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f) {
+  wire::TrackerEndpoint e;
+  e.address = f.tracker;
+  e.tls_ca = f.tls_ca;
+  if (!f.token_file.empty()) {
+    TT_ASSIGN_OR_RETURN(e.token, wire::read_token_file(f.token_file));
+  }
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
+  TT_ASSIGN_OR_RETURN(auto reply, client->best_records(f.device_key));
+  std::vector<records::BestRecord> out;
+  for (const auto& r : reply.records()) {
+    records::BestRecord b;
+    b.record.task.workload_key = r.workload_key();
+    b.record.task.template_name = r.template_name();
+    b.record.task.target = r.target();
+    b.record.config_index = r.config_index();
+    b.record.entity_json = r.entity_json();
+    b.record.result.device_key = r.device_key();
+    b.record.result.costs = {r.mean_cost_s()};
+    b.gflops = r.gflops();
+    b.measured = r.measured();
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 Status run_best(const RecordsFlags& f) {
-  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-  TT_ASSIGN_OR_RETURN(auto best, store->best_all());
+  std::vector<records::BestRecord> best;
+  if (!f.tracker.empty()) {
+    TT_ASSIGN_OR_RETURN(best, tracker_best(f));
+  } else {
+    TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+    TT_ASSIGN_OR_RETURN(best, store->best_all());
+  }
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& b : best) {
@@ -52,7 +87,7 @@ Status run_best(const RecordsFlags& f) {
     return ok_status();
   }
   if (best.empty()) {
-    std::printf("%s has no records yet\n", f.db.c_str());
+    std::printf("%s has no records yet\n", f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
     return ok_status();
   }
   std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS", "mean ms", "trials",
@@ -184,6 +219,9 @@ void add_records_command(CLI::App& app, int& exit_code) {
   CLI::App* best = records->add_subcommand("best", "The best record per (workload, target, device key)");
   best->add_option("--db", flags->db, "record DB")->capture_default_str();
   best->add_flag("--json", flags->json, "print JSON instead of a table");
+  best->add_option("--tracker", flags->tracker, "HOST:PORT: query the tracker's archive instead of --db");
+  best->add_option("--token-file", flags->token_file, "with --tracker: the tracker's shared token");
+  best->add_option("--tls-ca", flags->tls_ca, "with --tracker: CA certificate (PEM) of the tracker");
   best->callback([flags, finish] { finish(run_best(*flags)); });
 
   CLI::App* exp = records->add_subcommand("export", "Write every record as AutoTVM JSON lines to stdout");

@@ -1,0 +1,327 @@
+// The farm with real processes on loopback: a tracker, device servers with worker processes,
+// and clients. No mocked gRPC.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+
+#include "proto/convert.h"
+#include "proto/farm.grpc.pb.h"
+#include "records/record_store.h"
+#include "tests/farm/farm_fixture.h"
+
+namespace tensortune::testing {
+namespace {
+
+namespace fs = std::filesystem;
+namespace ss = schedule_space;
+
+const std::string kBinary = TENSORTUNE_BINARY;
+
+ss::Task dense_task(int64_t n) {
+  return *ss::make_task(ss::kDensePack, ss::DenseWorkload{1, n, n}, ss::Target{"llvm -keys=cpu", 16});
+}
+
+std::vector<ss::Config> valid_configs(const ss::ConfigSpace& space, size_t count) {
+  std::vector<ss::Config> out;
+  for (int64_t i = 0; i < space.size() && out.size() < count; ++i)
+    if (space.is_valid_index(i)) out.push_back(*space.config_at(i));
+  return out;
+}
+
+tracker::FarmTiming quick_timing() {
+  tracker::FarmTiming t;
+  t.number = 1;
+  t.repeat = 1;
+  t.min_repeat_ms = 0;
+  t.timeout_s = 5;
+  return t;
+}
+
+class Farm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("tt_farm_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    devices_.clear();
+    tracker_.reset();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Starts the tracker (on `port`, or any free one) and returns its port.
+  int start_tracker(int port = 0, std::vector<std::string> extra = {}) {
+    fs::remove(path("port"));
+    std::vector<std::string> args = {"tracker", "--host", "127.0.0.1", "--port", std::to_string(port),
+                                     "--db", path("tracker.db"), "--port-file", path("port"),
+                                     "--heartbeat-timeout", "3"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    tracker_ = std::make_unique<Process>(kBinary, args, path("tracker.log"));
+    port_ = wait_for_port(path("port"));
+    return port_;
+  }
+  Process& start_device(const std::string& key, std::vector<std::string> extra = {},
+                        std::map<std::string, std::string> env = {}) {
+    std::vector<std::string> args = {"device", "--tracker", "127.0.0.1:" + std::to_string(port_), "--key", key,
+                                     "--name", "dev" + std::to_string(devices_.size())};
+    args.insert(args.end(), extra.begin(), extra.end());
+    devices_.push_back(std::make_unique<Process>(
+        kBinary, args, path("device" + std::to_string(devices_.size()) + ".log"), env));
+    return *devices_.back();
+  }
+  std::unique_ptr<tracker::TrackerClient> client(const std::string& token = "") {
+    wire::TrackerEndpoint e;
+    e.address = "127.0.0.1:" + std::to_string(port_);
+    e.token = token;
+    return std::move(tracker::TrackerClient::connect(e)).value();
+  }
+  // Results stored per (workload key, config index) in the tracker's archive.
+  std::map<std::pair<std::string, int64_t>, int> archive_counts() {
+    std::map<std::pair<std::string, int64_t>, int> counts;
+    auto store = records::RecordStore::open(path("tracker.db"));
+    EXPECT_TRUE(store);
+    if (!store) return counts;
+    auto rows = (*store)->all_records();
+    EXPECT_TRUE(rows);
+    if (!rows) return counts;
+    const std::vector<records::StoredRecord>& all = *rows;
+    for (const auto& r : all) ++counts[{r.task.workload_key, r.config_index}];
+    return counts;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Process> tracker_;
+  std::vector<std::unique_ptr<Process>> devices_;
+  int port_ = 0;
+};
+
+TEST_F(Farm, TwoJobsOnThreeDevicesShareSlotsAndRecordEveryConfigOnce) {
+  ASSERT_GT(start_tracker(), 0) << read_text(path("tracker.log"));
+  for (int i = 0; i < 3; ++i) start_device("x86");
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 3)) << read_text(path("tracker.log"));
+  const ss::Task a = dense_task(128), b = dense_task(256);
+  const auto space_a = *ss::make_config_space(a), space_b = *ss::make_config_space(b);
+  const auto configs_a = valid_configs(space_a, 18), configs_b = valid_configs(space_b, 18);
+  std::mutex mu;
+  std::vector<std::pair<double, char>> arrivals;  // (seconds since start, job)
+  const auto t0 = std::chrono::steady_clock::now();
+  auto run = [&](const ss::Task& task, const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+                 char job) {
+    auto cl = client();
+    return cl->measure(task, space, configs, quick_timing(), "x86", std::string("job-") + job, 0,
+                       [&](int, const ss::MeasureResult&, bool) {
+                         std::lock_guard<std::mutex> lock(mu);
+                         arrivals.emplace_back(
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), job);
+                       });
+  };
+  Expected<std::vector<ss::MeasureResult>> ra = Error{}, rb = Error{};
+  std::thread ta([&] { ra = run(a, space_a, configs_a, 'A'); });
+  std::thread tb([&] { rb = run(b, space_b, configs_b, 'B'); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(ra) << ra.error().message;
+  ASSERT_TRUE(rb) << rb.error().message;
+  for (size_t i = 0; i < configs_a.size(); ++i) {
+    EXPECT_EQ((*ra)[i].config_index, configs_a[i].index);
+    EXPECT_TRUE((*ra)[i].ok()) << (*ra)[i].error_msg;
+  }
+  for (const auto& r : *rb) EXPECT_TRUE(r.ok()) << r.error_msg;
+  // Exactly once: one archived result per config of each job, nothing else.
+  const auto counts = archive_counts();
+  EXPECT_EQ(counts.size(), configs_a.size() + configs_b.size());
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key.first << " config " << key.second;
+  // Shared: each job got results while the other still had work outstanding.
+  double first_a = 1e9, last_a = 0, first_b = 1e9, last_b = 0;
+  for (const auto& [t, job] : arrivals) {
+    (job == 'A' ? first_a : first_b) = std::min(job == 'A' ? first_a : first_b, t);
+    (job == 'A' ? last_a : last_b) = std::max(job == 'A' ? last_a : last_b, t);
+  }
+  EXPECT_LT(first_a, last_b);
+  EXPECT_LT(first_b, last_a);
+}
+
+TEST_F(Farm, KilledDeviceLosesNothingAndDoublesNothing) {
+  ASSERT_GT(start_tracker(), 0);
+  for (int i = 0; i < 3; ++i) start_device("sim", {"--simulate-ms", "60"});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 3));
+  const ss::Task task = dense_task(256);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 30);
+  std::atomic<int> seen{0};
+  auto result = c->measure(task, space, configs, quick_timing(), "sim", "kill-test", 0,
+                           [&](int, const ss::MeasureResult&, bool) {
+                             if (++seen == 6) devices_[0]->kill9();
+                           });
+  ASSERT_TRUE(result) << result.error().message;
+  for (const auto& r : *result) EXPECT_TRUE(r.ok()) << r.error_msg;
+  const auto counts = archive_counts();
+  EXPECT_EQ(counts.size(), configs.size());
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << "config " << key.second;
+  auto status = c->status();
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->devices_size(), 2);
+}
+
+TEST_F(Farm, CrashingHangingAndLyingKernelsCostOneResultEach) {
+  ASSERT_GT(start_tracker(), 0);
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 6);
+  const int64_t crash = configs[1].index, hang = configs[3].index, garbage = configs[4].index;
+  start_device("x86", {"--worker-grace", "2"},
+               {{"TT_FAULT_INJECT", "crash@" + std::to_string(crash) + ",hang@" + std::to_string(hang) +
+                                        ",garbage@" + std::to_string(garbage)}});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  tracker::FarmTiming timing = quick_timing();
+  timing.timeout_s = 1;
+  auto result = c->measure(task, space, configs, timing, "x86", "faults");
+  ASSERT_TRUE(result) << result.error().message;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const auto& r = (*result)[i];
+    if (configs[i].index == crash) {
+      EXPECT_EQ(r.error_no, ss::MeasureErrorNo::kRuntimeDevice);
+      EXPECT_NE(r.error_msg.find("signal 11"), std::string::npos) << r.error_msg;
+    } else if (configs[i].index == hang) {
+      EXPECT_EQ(r.error_no, ss::MeasureErrorNo::kRunTimeout);
+      EXPECT_NE(r.error_msg.find("3.0 s"), std::string::npos) << r.error_msg;
+    } else if (configs[i].index == garbage) {
+      EXPECT_EQ(r.error_no, ss::MeasureErrorNo::kUnknownError);
+      EXPECT_NE(r.error_msg.find("invalid result"), std::string::npos) << r.error_msg;
+    } else {
+      EXPECT_TRUE(r.ok()) << r.error_msg;
+    }
+  }
+  // The server lives on: same process, still registered, and it measures the next job.
+  EXPECT_TRUE(devices_[0]->alive());
+  const auto more = valid_configs(space, 9);
+  auto again = c->measure(task, space, {more[6], more[7], more[8]}, quick_timing(), "x86", "after");
+  ASSERT_TRUE(again) << again.error().message;
+  for (const auto& r : *again) EXPECT_TRUE(r.ok()) << r.error_msg;
+  const auto counts = archive_counts();
+  EXPECT_EQ(counts.size(), 9u);
+}
+
+TEST_F(Farm, TrackerKilledAndRestartedKeepsItsArchiveAndResubmissionSkipsIt) {
+  const int port = start_tracker();
+  ASSERT_GT(port, 0);
+  start_device("sim", {"--simulate-ms", "40"});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  const ss::Task task = dense_task(256);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 20);
+  std::atomic<int> seen{0};
+  auto first = c->measure(task, space, configs, quick_timing(), "sim", "restart", 0,
+                          [&](int, const ss::MeasureResult&, bool) {
+                            if (++seen == 8) tracker_->kill9();
+                          });
+  EXPECT_FALSE(first);  // the tracker died under it
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("tracker.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  const size_t recorded = archive_counts().size();
+  EXPECT_GE(recorded, 8u);
+  ASSERT_EQ(start_tracker(port), port) << read_text(path("tracker.log"));
+  ASSERT_TRUE(wait_for_devices(*c, 1)) << "the device did not reconnect";
+  int from_archive = 0;
+  auto second = c->measure(task, space, configs, quick_timing(), "sim", "restart", 0,
+                           [&](int, const ss::MeasureResult&, bool archived) { from_archive += archived; });
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(static_cast<size_t>(from_archive), recorded);
+  const auto counts = archive_counts();
+  EXPECT_EQ(counts.size(), configs.size());
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << "config " << key.second;
+}
+
+TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
+  std::ofstream(path("token")) << "s3cret-token\n";
+  ASSERT_GT(start_tracker(0, {"--token-file", path("token"), "--max-message-bytes", "65536"}), 0);
+  start_device("sim", {"--simulate-ms", "5", "--token-file", path("token")});
+  auto good = client("s3cret-token");
+  ASSERT_TRUE(wait_for_devices(*good, 1)) << read_text(path("tracker.log"));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 3);
+
+  auto wrong = client("guess")->measure(task, space, configs, quick_timing(), "sim", "x");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("UNAUTHENTICATED: wrong token"), std::string::npos) << wrong.error().message;
+  auto missing = client("")->status();
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("UNAUTHENTICATED: missing token"), std::string::npos);
+
+  // Raw requests, as a careless or hostile client would send them.
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials());
+  auto stub = v1::Tracker::NewStub(channel);
+  auto call = [&](const v1::MeasureJobRequest& req) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer s3cret-token");
+    auto reader = stub->Measure(&ctx, req);
+    v1::MeasureJobUpdate u;
+    while (reader->Read(&u)) {
+    }
+    return reader->Finish();
+  };
+  v1::MeasureJobRequest req;
+  auto* m = req.mutable_request();
+  wire::task_to_proto(dense_task(128), m->mutable_workload(), m->mutable_target());
+  wire::config_to_proto(space, configs[0], m->add_configs());
+  m->mutable_timing()->set_number(1);
+  m->mutable_timing()->set_repeat(1);
+  m->mutable_timing()->set_threads(1);
+  m->set_device_key("sim");
+
+  v1::MeasureJobRequest bad_stride = req;
+  ss::Task conv = *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 8, 16, 3, 1), ss::Target{});
+  wire::task_to_proto(conv, bad_stride.mutable_request()->mutable_workload(), bad_stride.mutable_request()->mutable_target());
+  bad_stride.mutable_request()->mutable_workload()->mutable_conv2d()->set_stride_h(0);
+  grpc::Status s = call(bad_stride);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("workload.conv2d.stride_h = 0"), std::string::npos) << s.error_message();
+
+  v1::MeasureJobRequest bad_knob = req;
+  bad_knob.mutable_request()->mutable_configs(0)->mutable_entity(0)->mutable_split()->set_sizes(1, 7777);
+  s = call(bad_knob);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("configs[0]"), std::string::npos) << s.error_message();
+
+  v1::MeasureJobRequest bad_timing = req;
+  bad_timing.mutable_request()->mutable_timing()->set_repeat(0);
+  s = call(bad_timing);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("timing.repeat = 0"), std::string::npos) << s.error_message();
+
+  v1::MeasureJobRequest no_key = req;
+  no_key.mutable_request()->set_device_key("");
+  EXPECT_EQ(call(no_key).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::MeasureJobRequest huge = req;
+  huge.set_job_name(std::string(200000, 'x'));
+  EXPECT_EQ(call(huge).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  // Everyone else is still served.
+  auto ok = good->measure(task, space, configs, quick_timing(), "sim", "after-abuse");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->size(), configs.size());
+  EXPECT_NE(read_text(path("tracker.log")).find("UNAUTHENTICATED"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tensortune::testing
