@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
     std::string impl;
     for (int round = 0; round < 3; ++round) {
       auto r = measurer.measure(*space, {*result->best_config});
-      if (r[0].ok()) ours.push_back(ss::task_flop(*task) / r[0].mean_cost() / 1e9);
+      if (r && (*r)[0].ok()) ours.push_back(ss::task_flop(*task) / (*r)[0].mean_cost() / 1e9);
       tt::bench::AnchorResult a = std::holds_alternative<ss::Conv2dWorkload>(l.workload)
                                       ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing)
                                       : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), timing);

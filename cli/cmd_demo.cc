@@ -1,13 +1,18 @@
 // `tensortune demo`: what scripts/demo.sh runs.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/tuning_session.h"
+#include "device_server/device_server.h"
+#include "tracker/tracker_server.h"
 #include "compiler/kernel.h"
 #include "records/record_store.h"
+#include "support/log.h"
 #include "tuner/resnet18_workloads.h"
 
 namespace tensortune::cli {
@@ -18,11 +23,55 @@ namespace {
 
 struct DemoFlags {
   std::string db = "tensortune-demo.db";
+  std::string archive = "tensortune-demo-archive.db";
   TuningFlags tuning;
 };
 
+// The embedded default: a tracker and a device server in this process, on loopback, so the
+// demo measures the way a farm does (worker processes, leases, the archive).
+struct EmbeddedFarm {
+  std::unique_ptr<tracker::TrackerServer> tracker;
+  std::atomic<bool> stop{false};
+  std::thread device;
+  ~EmbeddedFarm() {
+    stop = true;
+    if (device.joinable()) device.join();
+    if (tracker) tracker->shutdown();
+  }
+};
+
+Expected<std::unique_ptr<EmbeddedFarm>> start_embedded_farm(const DemoFlags& f, const std::string& key) {
+  auto farm = std::make_unique<EmbeddedFarm>();
+  // The farm's per-job lines are for operators of a real tracker; the demo prints its own.
+  for (const char* name : {"tracker", "device"})
+    if (logger(name)->level() == spdlog::level::info) logger(name)->set_level(spdlog::level::warn);
+  tracker::TrackerOptions to;
+  to.host = "127.0.0.1";
+  to.port = 0;
+  to.db_path = f.archive;
+  TT_ASSIGN_OR_RETURN(farm->tracker, tracker::TrackerServer::start(to));
+  device::DeviceServerOptions d;
+  d.tracker.address = "127.0.0.1:" + std::to_string(farm->tracker->port());
+  d.device_key = key;
+  d.name = "embedded";
+  EmbeddedFarm* raw = farm.get();
+  farm->device = std::thread([d, raw] {
+    Status s = device::run_device_server(d, raw->stop);
+    if (!s) std::fprintf(stderr, "error: embedded device server: %s\n", s.error().message.c_str());
+  });
+  return farm;
+}
+
 Status run_demo(DemoFlags f) {
   const ss::Target target = compiler::host_target();
+  std::unique_ptr<EmbeddedFarm> farm;
+  if (f.tuning.tracker.empty()) {
+    f.tuning.farm_key = f.tuning.device_key.empty() ? compiler::host_device_key() : f.tuning.device_key;
+    TT_ASSIGN_OR_RETURN(farm, start_embedded_farm(f, f.tuning.farm_key));
+    f.tuning.tracker = "127.0.0.1:" + std::to_string(farm->tracker->port());
+    std::printf("embedded farm: tracker on %s (archive %s), one device server '%s' with a worker process\n",
+                f.tuning.tracker.c_str(), f.archive.c_str(), f.tuning.farm_key.c_str());
+  }
   // A handful of ResNet-18 layers: one per stage, a strided 1x1, and the classifier.
   const std::vector<std::string> picks = {"conv 3x3 64->64 @56", "conv 1x1/2 64->128 @56", "conv 3x3 128->128 @28",
                                           "conv 3x3 256->256 @14", "conv 3x3 512->512 @7", "dense 1x512 -> 1000"};
@@ -65,8 +114,10 @@ void add_demo_command(CLI::App& app, int& exit_code) {
   flags->tuning.tuner = "xgb";  // the fewest trials to a good config; 24 random trials often miss
   flags->tuning.min_repeat_ms = 50;
   flags->tuning.measure_default = true;
-  CLI::App* cmd = app.add_subcommand("demo", "Tune a few ResNet-18 layers and a dense layer on this machine and print a table");
+  CLI::App* cmd = app.add_subcommand("demo", "Tune a few ResNet-18 layers and a dense layer through an embedded tracker and device server and print a table");
   cmd->add_option("--db", flags->db, "SQLite record DB in the working folder")->capture_default_str();
+  cmd->add_option("--archive", flags->archive, "the embedded tracker's archive (without --tracker)")
+      ->capture_default_str();
   add_tuning_flags(*cmd, flags->tuning);
   cmd->callback([flags, &exit_code] {
     Status st = run_demo(*flags);

@@ -11,6 +11,7 @@ packages=(
   protobuf-compiler libprotobuf-dev
   libxgboost-dev librsvg2-bin
   libonnx-dev libonnx-testdata
+  libgrpc++-dev protobuf-compiler-grpc
 )
 
 missing=()

@@ -71,6 +71,7 @@ uint64_t Dispatcher::submit(JobSpec spec, JobSink sink,
   uint64_t job_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    prune_finished_jobs_locked(Clock::now());
     job_id = next_id_++;
     Job& job = jobs_[job_id];
     job.sink = sink;
@@ -217,6 +218,18 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
   notes.push_back(
       Notify{item.job, item.index, job.sink, job.spec.record_context, std::move(result), record});
   items_.erase(item_id);
+}
+
+void Dispatcher::prune_finished_jobs_locked(Clock::time_point now) {
+  // Finished jobs stay visible in status for ten minutes.
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const Job& j = it->second;
+    const bool finished = j.done >= j.total && j.running == 0;
+    if (finished && seconds_between(j.created, now) > 600)
+      it = jobs_.erase(it);
+    else
+      ++it;
+  }
 }
 
 std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key) {

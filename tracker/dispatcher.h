@@ -131,6 +131,7 @@ class Dispatcher {
   // Fills free slots; returns the sends to perform outside the lock.
   std::vector<Send> dispatch_locked(Clock::time_point now);
   std::optional<uint64_t> next_item_locked(const std::string& key);
+  void prune_finished_jobs_locked(Clock::time_point now);
   void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
   void finish_locked(uint64_t item_id, schedule_space::MeasureResult result, bool record,
                      std::vector<Notify>& notes);

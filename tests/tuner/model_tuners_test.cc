@@ -132,7 +132,7 @@ std::vector<int64_t> run(tt::tuner::Tuner& tuner, tt::tuner::Measurer& m, const 
   while (static_cast<int>(seq.size()) < trials && tuner.has_next()) {
     auto batch = tuner.next_batch(8);
     if (batch.empty()) break;
-    tuner.update(batch, m.measure(space, batch));
+    tuner.update(batch, *m.measure(space, batch));
     for (const auto& c : batch) seq.push_back(c.index);
   }
   return seq;
