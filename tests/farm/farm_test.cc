@@ -323,5 +323,41 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
   EXPECT_NE(read_text(path("tracker.log")).find("UNAUTHENTICATED"), std::string::npos);
 }
 
+std::pair<int, std::string> run_cli(const std::string& args) {
+  FILE* p = popen((kBinary + " " + args + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
+  ASSERT_GT(start_tracker(), 0);
+  start_device("x86");
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  const std::string tracker = "127.0.0.1:" + std::to_string(port_);
+  auto [code, out] = run_cli("tune-op --op dense --data 1x128 --weight 128x128 --trials 8 --tracker " + tracker +
+                             " --key x86 --db " + path("client.db") + " --number 1 --repeat 1 --min-repeat-ms 0");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("Progress: (8/8)"), std::string::npos) << out;
+  auto store = records::RecordStore::open(path("client.db"));
+  ASSERT_TRUE(store);
+  EXPECT_EQ(*(*store)->result_count(), 8);
+  EXPECT_EQ(archive_counts().size(), 8u);
+  auto [scode, status] = run_cli("status --tracker " + tracker);
+  EXPECT_EQ(scode, 0) << status;
+  EXPECT_NE(status.find("x86"), std::string::npos) << status;
+  EXPECT_NE(status.find("tune-op random-seed0"), std::string::npos) << status;
+  auto [bcode, best] = run_cli("records best --tracker " + tracker);
+  EXPECT_EQ(bcode, 0) << best;
+  EXPECT_NE(best.find("dense_pack.x86"), std::string::npos) << best;
+  auto [ncode, none] = run_cli("status --tracker 127.0.0.1:1");
+  EXPECT_EQ(ncode, 1);
+  EXPECT_NE(none.find("UNAVAILABLE"), std::string::npos) << none;
+}
+
 }  // namespace
 }  // namespace tensortune::testing
