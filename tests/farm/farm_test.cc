@@ -359,5 +359,26 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   EXPECT_NE(none.find("UNAVAILABLE"), std::string::npos) << none;
 }
 
+TEST_F(Farm, TlsTrackerServesVerifiedClientsAndDevicesOnly) {
+  const std::string cert = path("cert.pem"), key = path("key.pem");
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
+                          " -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 "
+                          ">/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl is not available to make a test certificate";
+  ASSERT_GT(start_tracker(0, {"--tls-cert", cert, "--tls-key", key}), 0) << read_text(path("tracker.log"));
+  start_device("sim", {"--simulate-ms", "5", "--tls-ca", cert});
+  wire::TrackerEndpoint e;
+  e.address = "localhost:" + std::to_string(port_);
+  e.tls_ca = cert;
+  auto secure = std::move(tracker::TrackerClient::connect(e)).value();
+  ASSERT_TRUE(wait_for_devices(*secure, 1)) << read_text(path("device0.log"));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  auto r = secure->measure(task, space, valid_configs(space, 2), quick_timing(), "sim", "tls");
+  ASSERT_TRUE(r) << r.error().message;
+  auto plain = client()->status();  // plaintext against a TLS port
+  EXPECT_FALSE(plain);
+}
+
 }  // namespace
 }  // namespace tensortune::testing
