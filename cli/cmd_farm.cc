@@ -149,6 +149,10 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "seconds a lease lasts beyond twice the item's timeout")
       ->check(at_least(0))
       ->capture_default_str();
+  t->add_option("--no-device-timeout", tf->options.no_device_timeout_s,
+                "seconds a job waits for a device of its key before it fails (UNAVAILABLE)")
+      ->check(at_least(1))
+      ->capture_default_str();
   t->add_option("--port-file", tf->port_file, "write the bound port here once listening");
   t->footer("\nExample:\n  tensortune tracker --port 9190 --db tracker.db --token-file token.txt\n"
             "Then start devices with `tensortune device --tracker HOST:9190 --key x86-avx512` and tune with\n"

@@ -21,13 +21,15 @@ class FarmMeasurer final : public tuner::Measurer {
 
   Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space,
                                                    const std::vector<ss::Config>& configs) override {
-    double waited = 0, pause = 0.5;
+    const auto start = std::chrono::steady_clock::now();
+    double pause = 0.5;
     for (;;) {
       auto r = client_->measure(task_, space, configs, timing_, key_, job_, priority_);
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (r || r.error().code != ErrorCode::kUnavailable || waited > 120) return r;
       logger("tune")->warn("{}; retrying in {:.1f} s", r.error().message, pause);
       std::this_thread::sleep_for(std::chrono::duration<double>(pause));
-      waited += pause;
       pause = std::min(pause * 2, 10.0);
     }
   }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,6 +147,9 @@ std::map<int64_t, std::string> parse_faults() {
 }  // namespace
 
 int run_device_worker() {
+  // Die with the device server, even while stuck in a kernel.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 0;
   // The protocol owns stdout: anything printed goes to stderr instead.
   const int out = ::dup(1);
   ::dup2(2, 1);

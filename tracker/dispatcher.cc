@@ -340,6 +340,13 @@ v1::StatusReply Dispatcher::status() const {
   return reply;
 }
 
+int Dispatcher::devices_for_key(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& [id, d] : devices_) n += d.key == key;
+  return n;
+}
+
 int64_t Dispatcher::dropped_results() const {
   std::lock_guard<std::mutex> lock(mu_);
   return dropped_;

@@ -85,6 +85,9 @@ class Dispatcher {
   /// Expires leases and silent devices as of `now`.
   void expire(Clock::time_point now);
 
+  /// Registered devices with this key.
+  int devices_for_key(const std::string& key) const;
+
   v1::StatusReply status() const;
   int64_t dropped_results() const;
 

@@ -217,7 +217,20 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
                             job_id, req->job_name(), peer_of(ctx), total, task->template_name,
                             m.device_key(), done.size());
     int written = 0;
+    auto last_device_seen = Clock::now();
     while (written < total) {
+      if (dispatcher->devices_for_key(m.device_key()) > 0) {
+        last_device_seen = Clock::now();
+      } else if (std::chrono::duration<double>(Clock::now() - last_device_seen).count() >
+                 options.no_device_timeout_s) {
+        dispatcher->cancel_job(job_id);
+        logger("tracker")->warn("job {}: no device with key '{}' for {:.0f} s; failed", job_id,
+                                m.device_key(), options.no_device_timeout_s);
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "no device with key '" + m.device_key() + "' has been registered for " +
+                                std::to_string(static_cast<int>(options.no_device_timeout_s)) +
+                                " s (see `tensortune status`)");
+      }
       std::unique_lock<std::mutex> lock(inbox->mu);
       inbox->cv.wait_for(lock, std::chrono::milliseconds(200),
                          [&] { return !inbox->updates.empty(); });

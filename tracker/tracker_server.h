@@ -18,6 +18,9 @@ struct TrackerOptions {
   std::string token;              ///< empty: no authentication
   std::string tls_cert, tls_key;  ///< PEM files; both or neither
   int max_message_bytes = 4 << 20;
+  /// A job fails with UNAVAILABLE when no device of its key has been registered for this long
+  /// (AutoTVM's tracker waits forever; a job on a misspelt key should not).
+  double no_device_timeout_s = 60;
   DispatcherOptions dispatcher;
 };
 

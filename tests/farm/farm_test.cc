@@ -359,6 +359,22 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   EXPECT_NE(none.find("UNAVAILABLE"), std::string::npos) << none;
 }
 
+TEST_F(Farm, JobOnAKeyWithoutDevicesFailsInsteadOfWaitingForever) {
+  ASSERT_GT(start_tracker(0, {"--no-device-timeout", "1"}), 0);
+  start_device("sim", {"--simulate-ms", "5"});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = c->measure(task, space, valid_configs(space, 2), quick_timing(), "simm", "typo");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(r.error().message.find("no device with key 'simm'"), std::string::npos) << r.error().message;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  EXPECT_TRUE(archive_counts().empty());
+}
+
 TEST_F(Farm, TlsTrackerServesVerifiedClientsAndDevicesOnly) {
   const std::string cert = path("cert.pem"), key = path("key.pem");
   const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
