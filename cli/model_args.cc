@@ -13,6 +13,7 @@
 #include "compiler/graph/printer.h"
 #include "compiler/kernel.h"
 #include "compiler/passes/passes.h"
+#include "compiler/tuned_configs.h"
 
 namespace tensortune::cli {
 
@@ -33,6 +34,11 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise) {
       ->capture_default_str();
   cmd->add_flag("--print-after-each", flags.print_after_each,
                 "print the graph after every pass that runs");
+  cmd->add_option("--records", flags.records,
+                  "tuned records (a tensortune DB or an AutoTVM log): conv block sizes for AlterOpLayout; "
+                  "workloads without one take the default config, with a warning");
+  cmd->add_option("--device-key", flags.device_key,
+                  "with --records: use records of this device key (default: this host's)");
 }
 
 namespace {
@@ -90,7 +96,19 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
     };
   }
   passes::PipelineOptions options;
-  options.layout.vector_lanes = compiler::host_target().vector_lanes;
+  const schedule_space::Target target = compiler::host_target();
+  options.layout.vector_lanes = target.vector_lanes;
+  auto tuned = std::make_shared<compiler::TunedConfigs>();
+  if (!flags.records.empty()) {
+    TT_ASSIGN_OR_RETURN(*tuned, compiler::TunedConfigs::load(
+                                    flags.records,
+                                    flags.device_key.empty() ? compiler::host_device_key() : flags.device_key,
+                                    target.vector_lanes));
+  }
+  options.layout.choose_blocks = [tuned, target](const schedule_space::Conv2dWorkload& w) {
+    const auto s = tuned->conv2d_schedule(w, target);
+    return passes::ConvBlocks{s.ic_bn, s.oc_bn};
+  };
   return passes::run_pipeline(passes::standard_pipeline(options), graph, ctx);
 }
 

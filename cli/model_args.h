@@ -19,6 +19,8 @@ struct ModelFlags {
   std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
   int opt_level = 3;
   bool print_after_each = false;
+  std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
+  std::string device_key;  ///< records of this device key only (default: this host's)
 };
 
 /// --model and --input-shape; with `optimise`, also --opt-level and --print-after-each.

@@ -1,0 +1,44 @@
+#pragma once
+/// \file
+/// Applying the records: the best tuned config per workload, read from a record DB or an
+/// AutoTVM log, as the compiler consumes it. A workload with no record gets the template's
+/// default config and one warning naming it, as AutoTVM falls back; never silence.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/task.h"
+#include "support/error.h"
+
+namespace tensortune::compiler {
+
+class TunedConfigs {
+ public:
+  /// No records: every workload takes its default config (with the warning).
+  TunedConfigs() = default;
+
+  /// `path` is a tensortune record DB or an AutoTVM JSON-lines log (told apart by content).
+  /// Only records measured on `device_key` count, unless it is empty. Fails naming the file.
+  static Expected<TunedConfigs> load(const std::string& path, const std::string& device_key,
+                                     int vector_lanes);
+
+  /// The conv2d_NCHWc schedule for the workload on the target: the best record's, or the
+  /// default config (recorded in fallbacks(), warned about once).
+  schedule_space::Conv2dSchedule conv2d_schedule(const schedule_space::Conv2dWorkload& workload,
+                                                 const schedule_space::Target& target);
+
+  size_t size() const { return best_.size(); }
+  const std::string& source() const { return source_; }
+  /// Workloads that took the default config, described ("conv2d 1x64x56x56 k64x3x3 ...").
+  const std::vector<std::string>& fallbacks() const { return fallbacks_; }
+
+ private:
+  std::string source_ = "no records (none were given)";
+  std::map<std::string, std::string> best_;  // workload key -> entity JSON
+  std::set<std::string> warned_;
+  std::vector<std::string> fallbacks_;
+};
+
+}  // namespace tensortune::compiler

@@ -1,0 +1,131 @@
+// Applying the records: block sizes from a DB or an AutoTVM log reach AlterOpLayout, and
+// workloads without a record fall back to the default config, named once.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/frontend/model_zoo.h"
+#include "compiler/graph/interpreter.h"
+#include "compiler/passes/passes.h"
+#include "compiler/tuned_configs.h"
+#include "records/autotvm_log.h"
+#include "records/record_store.h"
+
+namespace tensortune::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+namespace ss = schedule_space;
+
+const ss::Target kTarget{"llvm -keys=cpu", 16};
+const ss::Conv2dWorkload kLayer = ss::square_conv2d(64, 56, 64, 3, 1);  // resnet-18 layer1
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("tt_tuned_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+// A record DB whose only record gives kLayer ic_bn = oc_bn = 32 (not the default 16).
+std::string make_db() {
+  const std::string path = temp("records.db");
+  fs::remove(path);
+  auto store = std::move(records::RecordStore::open(path)).value();
+  const ss::Task task = *ss::make_task(ss::kConv2dNCHWc, kLayer, kTarget);
+  const ss::ConfigSpace space = *ss::make_config_space(task);
+  for (int64_t i = 0; i < space.size(); ++i) {
+    if (!space.is_valid_index(i)) continue;
+    const ss::Config c = *space.config_at(i);
+    const auto s = ss::conv2d_nchwc_schedule(space, c);
+    if (s.ic_bn != 32 || s.oc_bn != 32) continue;
+    ss::MeasureResult r;
+    r.config_index = i;
+    r.costs = {1e-3};
+    r.device_key = "test-key";
+    const int64_t id = *store->ensure_task(records::task_info(task, space));
+    EXPECT_TRUE(store->add_results(id, space, {c}, {r}, {"test", "t"}, {0}));
+    break;
+  }
+  return path;
+}
+
+TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
+  const std::string db = make_db();
+  auto tuned = TunedConfigs::load(db, "test-key", 16);
+  ASSERT_TRUE(tuned) << tuned.error().message;
+  EXPECT_EQ(tuned->size(), 1u);
+  const auto s = tuned->conv2d_schedule(kLayer, kTarget);
+  EXPECT_EQ(s.ic_bn, 32);
+  EXPECT_EQ(s.oc_bn, 32);
+  const auto other = ss::square_conv2d(128, 28, 128, 3, 1);
+  const auto d = tuned->conv2d_schedule(other, kTarget);
+  tuned->conv2d_schedule(other, kTarget);
+  EXPECT_EQ(d.oc_bn, 16);  // the default: largest divisor of OC <= 16 lanes
+  ASSERT_EQ(tuned->fallbacks().size(), 1u);
+  EXPECT_NE(tuned->fallbacks()[0].find("1x128x28x28"), std::string::npos);
+
+  auto wrong_device = TunedConfigs::load(db, "another-key", 16);
+  ASSERT_TRUE(wrong_device);
+  EXPECT_EQ(wrong_device->size(), 0u);
+
+  // The same record through an AutoTVM log.
+  auto store = std::move(records::RecordStore::open(db)).value();
+  const std::string log = temp("records.log");
+  {
+    std::ofstream out(log);
+    ASSERT_TRUE(records::export_autotvm_log(*store, out));
+  }
+  auto from_log = TunedConfigs::load(log, "", 16);
+  ASSERT_TRUE(from_log) << from_log.error().message;
+  EXPECT_EQ(from_log->conv2d_schedule(kLayer, kTarget).oc_bn, 32);
+  fs::remove(db);
+  fs::remove(log);
+}
+
+TEST(TunedConfigs, BadFilesAreRefusedByName) {
+  auto missing = TunedConfigs::load(temp("nope.db"), "", 16);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("nope.db"), std::string::npos);
+  const std::string junk = temp("junk.log");
+  std::ofstream(junk) << "{not json\n";
+  auto bad = TunedConfigs::load(junk, "", 16);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("junk.log"), std::string::npos) << bad.error().message;
+  fs::remove(junk);
+}
+
+TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
+  const std::string db = make_db();
+  auto tuned = std::make_shared<TunedConfigs>(std::move(TunedConfigs::load(db, "test-key", 16)).value());
+  passes::PipelineOptions options;
+  options.layout.choose_blocks = [tuned](const ss::Conv2dWorkload& w) {
+    const auto s = tuned->conv2d_schedule(w, kTarget);
+    return passes::ConvBlocks{s.ic_bn, s.oc_bn};
+  };
+  auto model = frontend::zoo_model("resnet-18");
+  ASSERT_TRUE(model);
+  passes::PassContext ctx;
+  ctx.opt_level = 3;
+  auto optimised = passes::run_pipeline(passes::standard_pipeline(options), *model, ctx);
+  ASSERT_TRUE(optimised) << optimised.error().message;
+  int tuned_convs = 0;
+  for (const auto& n : optimised->nodes())
+    if (n.op == graph::OpKind::kConv2dNCHWc && n.attrs.get_int("oc_bn", 0) == 32) ++tuned_convs;
+  EXPECT_EQ(tuned_convs, 4);  // the four 3x3 64->64 convs of layer1
+  NdArray x({1, 3, 224, 224});
+  fill_uniform(x, 5);
+  const std::map<std::string, graph::Tensor> in{{"data", graph::Tensor::from_ndarray(x)}};
+  auto want = graph::interpret(*model, in);
+  auto got = graph::interpret(*optimised, in);
+  ASSERT_TRUE(want && got);
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < (*want)[0].f32.size(); ++i) {
+    scale = std::max(scale, double(std::abs((*want)[0].f32[i])));
+    diff = std::max(diff, double(std::abs((*want)[0].f32[i] - (*got)[0].f32[i])));
+  }
+  EXPECT_LT(diff, 1e-4 * scale);
+  fs::remove(db);
+}
+
+}  // namespace
+}  // namespace tensortune::compiler
