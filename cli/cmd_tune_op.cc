@@ -46,7 +46,7 @@ Status run_tune_op(const TuneOpFlags& f) {
 
 void add_tune_op_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<TuneOpFlags>();
-  CLI::App* cmd = app.add_subcommand("tune-op", "Tune one operator on this machine and record every measurement");
+  CLI::App* cmd = app.add_subcommand("tune-op", "Tune one operator on this machine or on a farm (--tracker) and record every measurement");
   cmd->footer(
       "\nExamples:\n"
       "  tensortune tune-op --op conv2d_NCHWc --data 1x64x56x56 --kernel 64x64x3x3 --strides 1,1 \\\n"

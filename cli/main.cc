@@ -43,10 +43,11 @@ CLI::Validator at_least(double min, double max) {
 
 int main(int argc, char** argv) {
   namespace cli = tensortune::cli;
-  CLI::App app{"tensortune: autotuning of tensor programs (conv2d_NCHWc, dense) with real LLVM code generation\n"
-               "and a SQLite record store."};
+  CLI::App app{"tensortune: autotuning of tensor programs (conv2d_NCHWc, dense) with real LLVM code generation,\n"
+               "a gRPC device farm, a SQLite record store, and a graph front end (model zoo, ONNX, passes)."};
   app.footer(
-      "\nStart with `tensortune demo`, then `tensortune tune-op --help`.\n"
+      "\nStart with `tensortune demo`, then `tensortune tasks --model resnet-18` and `tensortune tune-op --help`;\n"
+      "for a farm, `tensortune tracker --help` and `tensortune device --help`.\n"
       "Logs go to stderr; set the level with --log-level or SPDLOG_LEVEL (e.g. SPDLOG_LEVEL=measure=debug).");
   app.require_subcommand(1);
   std::string log_level = "info";
