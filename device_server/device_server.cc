@@ -50,8 +50,12 @@ class Session {
       finish("registration");
       return false;
     }
-    logger("device")->info("registered with {} as key {} ({} slot(s))", o_.tracker.address,
-                           o_.device_key, o_.slots);
+    // The tracker says how often it needs to hear from us; never slower than asked.
+    heartbeat_s_ = o_.heartbeat_interval_s;
+    if (first.registered().heartbeat_interval_s() > 0)
+      heartbeat_s_ = std::min(heartbeat_s_, first.registered().heartbeat_interval_s());
+    logger("device")->info("registered with {} as key {} ({} slot(s)), heartbeat every {:.1f} s",
+                           o_.tracker.address, o_.device_key, o_.slots, heartbeat_s_);
     std::vector<std::thread> threads;
     for (int s = 0; s < o_.slots; ++s) threads.emplace_back([this, s] { slot_loop(s); });
     threads.emplace_back([this] { heartbeat_loop(); });
@@ -96,7 +100,7 @@ class Session {
   void heartbeat_loop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!done_) {
-      hb_cv_.wait_for(lock, std::chrono::duration<double>(o_.heartbeat_interval_s));
+      hb_cv_.wait_for(lock, std::chrono::duration<double>(heartbeat_s_));
       if (done_) break;
       v1::DeviceMessage m;
       m.mutable_heartbeat()->set_busy_slots(busy_);
@@ -152,6 +156,7 @@ class Session {
   std::deque<v1::WorkItem> queue_;
   bool done_ = false;
   int busy_ = 0;
+  double heartbeat_s_ = 2;
 };
 
 }  // namespace
