@@ -1,0 +1,95 @@
+#include "compiler/graph/memory_plan.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tensortune::graph {
+
+namespace {
+
+int64_t element_bytes(DType d) { return d == DType::kFloat32 ? 4 : 8; }
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
+  const auto& nodes = g.nodes();
+  // Step of each node: its fusion group's order of first appearance, or its own index.
+  std::vector<int> step(nodes.size());
+  std::map<int, int> group_step;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int group = nodes[i].fusion_group;
+    if (group < 0) {
+      step[i] = static_cast<int>(group_step.size() + i) + 1000000;  // unique, ordered
+      continue;
+    }
+    auto it = group_step.emplace(group, static_cast<int>(group_step.size())).first;
+    step[i] = it->second;
+  }
+  // Re-number steps densely in execution order.
+  std::vector<int> order(step);
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  for (int& s : step) s = static_cast<int>(std::lower_bound(order.begin(), order.end(), s) - order.begin());
+
+  std::vector<bool> is_output(g.values().size(), false);
+  for (ValueId o : g.outputs()) is_output[o] = true;
+  std::vector<int> last_read(g.values().size(), -1);
+  std::vector<bool> read_outside(g.values().size(), false);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (ValueId in : nodes[i].inputs) {
+      last_read[in] = std::max(last_read[in], step[i]);
+      const int producer = g.value(in).producer;
+      if (producer >= 0 && step[producer] != step[i]) read_outside[in] = true;
+    }
+
+  MemoryPlan plan;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ValueId v = nodes[i].output;
+    if (is_output[v] || !read_outside[v]) continue;  // caller-owned, or internal to its group
+    const TensorType& t = g.type(v);
+    PlannedBuffer b;
+    b.value = v;
+    b.bytes = (num_elements(t.shape) * element_bytes(t.dtype) + alignment - 1) / alignment * alignment;
+    b.first_step = step[i];
+    b.last_step = std::max(last_read[v], step[i]);
+    plan.unshared_bytes += b.bytes;
+    plan.buffers.push_back(b);
+  }
+
+  const int steps = order.empty() ? 0 : static_cast<int>(order.size());
+  for (int s = 0; s < steps; ++s) {
+    int64_t live = 0;
+    for (const auto& b : plan.buffers)
+      if (b.first_step <= s && s <= b.last_step) live += b.bytes;
+    plan.peak_live_bytes = std::max(plan.peak_live_bytes, live);
+  }
+
+  std::vector<size_t> by_size(plan.buffers.size());
+  for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
+    return plan.buffers[a].bytes > plan.buffers[b].bytes;
+  });
+  std::vector<size_t> placed;
+  for (size_t idx : by_size) {
+    PlannedBuffer& b = plan.buffers[idx];
+    // Placed buffers alive at the same time, by offset: take the first gap that fits.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t p : placed) {
+      const PlannedBuffer& o = plan.buffers[p];
+      if (o.first_step <= b.last_step && b.first_step <= o.last_step)
+        busy.emplace_back(o.offset, o.offset + o.bytes);
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + b.bytes <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    b.offset = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + b.bytes);
+    placed.push_back(idx);
+  }
+  return plan;
+}
+
+}  // namespace tensortune::graph
