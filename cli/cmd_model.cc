@@ -73,9 +73,10 @@ Status list_tasks(const ModelFlags& flags, bool json) {
   std::printf("%.3f GFLOP in tunable operators per run\n", total / 1e9);
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
   if (!extraction.tasks.empty())
-    std::printf("Tune task 1 with:\n  tensortune tune-op %s --tuner xgb --trials 200\n"
+    std::printf("Tune them all with `tensortune tune --model %s --tuner xgb`, or task 1 alone with:\n"
+                "  tensortune tune-op %s --tuner xgb --trials 200\n"
                 "(--json prints every task's workload key)\n",
-                tune_op_flags(extraction.tasks.front().task).c_str());
+                flags.model.c_str(), tune_op_flags(extraction.tasks.front().task).c_str());
   return ok_status();
 }
 

@@ -15,6 +15,7 @@ class Validator;
 namespace tensortune::cli {
 
 void add_tune_op_command(CLI::App& app, int& exit_code);
+void add_tune_model_command(CLI::App& app, int& exit_code);
 void add_op_command(CLI::App& app, int& exit_code);
 void add_records_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
   int exit_code = 0;
   cli::add_tune_op_command(app, exit_code);
+  cli::add_tune_model_command(app, exit_code);
   cli::add_op_command(app, exit_code);
   cli::add_records_command(app, exit_code);
   cli::add_demo_command(app, exit_code);

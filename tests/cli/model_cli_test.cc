@@ -95,6 +95,21 @@ TEST_F(ModelCli, ReferenceRunsAgreeAcrossOptLevelsAndThroughOnnx) {
   EXPECT_LT(diff, 1e-4 * scale);
 }
 
+TEST_F(ModelCli, TuneAModelThenCompileWithItsRecords) {
+  const std::string db = path("m.db");
+  CmdResult t = run("tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 1 --trials 4 "
+                    "--number 1 --repeat 1 --min-repeat-ms 0 --db " + db);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_NE(t.output.find("conv2d 1x3x32x32 k32x3x3 s2,2 p1,1,1,1 d1,1"), std::string::npos) << t.output;
+  CmdResult i = run("inspect --model mobilenet-v1 --input-shape data=1x3x32x32 --opt-level 3 --records " + db);
+  ASSERT_EQ(i.exit_code, 0) << i.output;
+  // The tuned stem has its record; an untuned pointwise conv falls back with a warning.
+  EXPECT_EQ(i.output.find("no tuned record for conv2d_NCHWc.x86 conv2d 1x3x32x32"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("no tuned record for conv2d_NCHWc.x86 conv2d 1x32x16x16 k64x1x1"), std::string::npos)
+      << i.output;
+  expect_error("tune --model mobilenet-v1 --only 99 --db " + db, "--only 99");
+}
+
 TEST_F(ModelCli, BadModelsAndFlagsGetClearErrors) {
   expect_error("tasks --model resnet-19", "neither a zoo model");
   expect_error("inspect --model resnet-18 --input-shape x=1x3x224x224", "has one input, 'data'");
