@@ -180,9 +180,12 @@ void Dispatcher::drop_device_locked(uint64_t device_id, std::vector<Notify>& not
   if (dev->second.disconnect) disconnects.push_back(dev->second.disconnect);
   const std::string name = dev->second.name;
   devices_.erase(dev);
-  for (auto& [id, item] : items_) {
-    if (item.state != Item::State::kLeased || item.device != device_id) continue;
-    --jobs_[item.job].running;
+  // Collect first: re-queueing may finish (and erase) an item that gave up.
+  std::vector<uint64_t> leased;
+  for (const auto& [id, item] : items_)
+    if (item.state == Item::State::kLeased && item.device == device_id) leased.push_back(id);
+  for (uint64_t id : leased) {
+    --jobs_[items_[id].job].running;
     requeue_locked(id, notes, "device '" + name + "' lost");
   }
   logger("tracker")->info("device {} '{}' removed", device_id, name);
@@ -244,7 +247,9 @@ std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key) {
       found = true;
     }
   if (!found) return std::nullopt;
-  const uint64_t last = last_served_.count(key) ? last_served_[key] : 0;
+  // Turns are kept per priority, so a burst of high-priority work does not reset them.
+  const std::string turn = key + "/" + std::to_string(best_priority);
+  const uint64_t last = last_served_.count(turn) ? last_served_[turn] : 0;
   Job* chosen = nullptr;
   uint64_t chosen_id = 0;
   for (int pass = 0; pass < 2 && !chosen; ++pass)
@@ -256,7 +261,7 @@ std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key) {
       chosen_id = id;
       break;
     }
-  last_served_[key] = chosen_id;
+  last_served_[turn] = chosen_id;
   const uint64_t item = chosen->queue.front();
   chosen->queue.pop_front();
   return item;

@@ -149,7 +149,7 @@ class Dispatcher {
   std::map<uint64_t, Device> devices_;
   std::map<uint64_t, Item> items_;
   std::map<uint64_t, Job> jobs_;
-  std::map<std::string, uint64_t> last_served_;  // key -> job id served last (round robin)
+  std::map<std::string, uint64_t> last_served_;  // "key/priority" -> job served last (round robin)
   uint64_t next_id_ = 1;
   int64_t dropped_ = 0;
   Clock::time_point started_ = Clock::now();
