@@ -97,12 +97,19 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
     if (reg.slots() < 1 || reg.slots() > 256)
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "register.slots = " + std::to_string(reg.slots()) + ", must be 1..256");
-    auto write_mu = std::make_shared<std::mutex>();
-    auto send = [stream, write_mu](const v1::WorkItem& work) {
+    // The dispatcher may call `send` from another thread just as this stream ends; the
+    // stream object dies when this handler returns, so sends check `closed` under the lock.
+    struct Link {
+      std::mutex mu;
+      bool closed = false;
+    };
+    auto link = std::make_shared<Link>();
+    auto write_mu = std::shared_ptr<std::mutex>(link, &link->mu);
+    auto send = [stream, link](const v1::WorkItem& work) {
       v1::TrackerMessage m;
       *m.mutable_work() = work;
-      std::lock_guard<std::mutex> lock(*write_mu);
-      return stream->Write(m);
+      std::lock_guard<std::mutex> lock(link->mu);
+      return !link->closed && stream->Write(m);
     };
     const std::string name = reg.name().substr(0, 256).empty() ? peer_of(ctx) : reg.name().substr(0, 256);
     {
@@ -113,7 +120,10 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
       if (!stream->Write(hello)) return grpc::Status::CANCELLED;
     }
     const uint64_t id = dispatcher->add_device(reg.device_key(), reg.slots(), name, send,
-                                               [ctx] { ctx->TryCancel(); });
+                                               [ctx, link] {
+                                                 std::lock_guard<std::mutex> lock(link->mu);
+                                                 if (!link->closed) ctx->TryCancel();
+                                               });
     v1::DeviceMessage msg;
     while (stream->Read(&msg)) {
       if (msg.has_heartbeat()) {
@@ -137,6 +147,10 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
           dispatcher->complete(id, r.item_id(), r.lease_id(), std::move(result).value());
         }
       }
+    }
+    {
+      std::lock_guard<std::mutex> lock(link->mu);
+      link->closed = true;
     }
     dispatcher->remove_device(id);
     return grpc::Status::OK;
