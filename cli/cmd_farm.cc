@@ -80,9 +80,7 @@ struct StatusFlags {
 };
 
 Status print_status(StatusFlags f) {
-  if (!f.token_file.empty()) {
-    TT_ASSIGN_OR_RETURN(f.endpoint.token, wire::read_token_file(f.token_file));
-  }
+  TT_ASSIGN_OR_RETURN(f.endpoint, wire::tracker_endpoint(f.endpoint.address, f.token_file, f.endpoint.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(f.endpoint));
   TT_ASSIGN_OR_RETURN(v1::StatusReply s, client->status());
   if (f.json) {

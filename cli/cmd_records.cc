@@ -34,12 +34,7 @@ struct RecordsFlags {
 
 // The tracker archive's best records, in the record store's shape.
 Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f) {
-  wire::TrackerEndpoint e;
-  e.address = f.tracker;
-  e.tls_ca = f.tls_ca;
-  if (!f.token_file.empty()) {
-    TT_ASSIGN_OR_RETURN(e.token, wire::read_token_file(f.token_file));
-  }
+  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   TT_ASSIGN_OR_RETURN(auto reply, client->best_records(f.device_key));
   std::vector<records::BestRecord> out;

@@ -48,12 +48,7 @@ class FarmMeasurer final : public tuner::Measurer {
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
                                                               const TuningFlags& f) {
   if (f.farm_key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
-  wire::TrackerEndpoint e;
-  e.address = f.tracker;
-  e.tls_ca = f.tls_ca;
-  if (!f.token_file.empty()) {
-    TT_ASSIGN_OR_RETURN(e.token, wire::read_token_file(f.token_file));
-  }
+  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   tracker::FarmTiming t;
   t.number = f.number;

@@ -31,7 +31,6 @@ class Session {
   bool run(v1::DeviceLink::Stub& stub) {
     grpc::ClientContext ctx;
     wire::add_token(ctx, o_.tracker.token);
-    ctx_ = &ctx;
     stream_ = stub.Connect(&ctx);
     v1::DeviceMessage reg;
     auto* r = reg.mutable_register_();
@@ -148,7 +147,6 @@ class Session {
   const DeviceServerOptions& o_;
   std::vector<std::unique_ptr<WorkerProcess>>& workers_;
   const std::atomic<bool>& stop_;
-  grpc::ClientContext* ctx_ = nullptr;
   std::unique_ptr<grpc::ClientReaderWriter<v1::DeviceMessage, v1::TrackerMessage>> stream_;
   std::mutex mu_, write_mu_;
   std::condition_variable cv_;     // work for the slots

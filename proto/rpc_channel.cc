@@ -5,15 +5,15 @@
 
 namespace tensortune::wire {
 
-namespace {
-
-Expected<std::string> read_file(const std::string& path, const std::string& what) {
+Expected<std::string> read_text_file(const std::string& path, const std::string& what) {
   std::ifstream in(path);
   if (!in) return not_found("cannot read " + what + " " + path);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
 
 const char* code_name(grpc::StatusCode code) {
   switch (code) {
@@ -36,7 +36,7 @@ const char* code_name(grpc::StatusCode code) {
 }  // namespace
 
 Expected<std::string> read_token_file(const std::string& path) {
-  TT_ASSIGN_OR_RETURN(std::string text, read_file(path, "token file"));
+  TT_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "token file"));
   const size_t nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
@@ -47,6 +47,17 @@ Expected<std::string> read_token_file(const std::string& path) {
   return text;
 }
 
+Expected<TrackerEndpoint> tracker_endpoint(const std::string& address, const std::string& token_file,
+                                           const std::string& tls_ca) {
+  TrackerEndpoint e;
+  e.address = address;
+  e.tls_ca = tls_ca;
+  if (!token_file.empty()) {
+    TT_ASSIGN_OR_RETURN(e.token, read_token_file(token_file));
+  }
+  return e;
+}
+
 Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpoint& e) {
   if (e.address.empty() || e.address.find(':') == std::string::npos)
     return invalid_argument("--tracker = '" + e.address + "' is not HOST:PORT");
@@ -55,7 +66,7 @@ Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpo
     creds = grpc::InsecureChannelCredentials();
   } else {
     grpc::SslCredentialsOptions ssl;
-    TT_ASSIGN_OR_RETURN(ssl.pem_root_certs, read_file(e.tls_ca, "TLS CA file"));
+    TT_ASSIGN_OR_RETURN(ssl.pem_root_certs, read_text_file(e.tls_ca, "TLS CA file"));
     creds = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;

@@ -19,8 +19,15 @@ struct TrackerEndpoint {
   int max_message_bytes = 4 << 20;
 };
 
+/// The whole file; `what` names it in the error ("TLS CA file").
+Expected<std::string> read_text_file(const std::string& path, const std::string& what);
+
 /// Reads a token file (first line, surrounding whitespace removed); an empty file is an error.
 Expected<std::string> read_token_file(const std::string& path);
+
+/// The endpoint a command's --tracker, --token-file and --tls-ca flags describe.
+Expected<TrackerEndpoint> tracker_endpoint(const std::string& address, const std::string& token_file,
+                                           const std::string& tls_ca);
 
 Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpoint& endpoint);
 

@@ -219,7 +219,7 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
   ++job.done;
   if (!result.ok()) ++job.failed;
   notes.push_back(
-      Notify{item.job, item.index, job.sink, job.spec.record_context, std::move(result), record});
+      Notify{item.index, job.sink, job.spec.record_context, std::move(result), record});
   items_.erase(item_id);
 }
 

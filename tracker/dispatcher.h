@@ -123,7 +123,6 @@ class Dispatcher {
     v1::WorkItem work;
   };
   struct Notify {
-    uint64_t job;
     int index;
     JobSink sink;
     std::shared_ptr<const void> context;

@@ -4,13 +4,12 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include <condition_variable>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include "proto/convert.h"
 #include "proto/farm.grpc.pb.h"
+#include "proto/rpc_channel.h"
 #include "schedule_space/config_space.h"
 #include "support/log.h"
 #include "tracker/archive.h"
@@ -34,6 +33,15 @@ bool same_token(const std::string& a, const std::string& b) {
 }
 
 std::string peer_of(const grpc::ServerContext* ctx) { return ctx->peer(); }
+
+// Device keys name queues and appear in tables and logs: a short, plain token.
+grpc::Status check_device_key(const std::string& field, const std::string& key) {
+  static const std::regex key_re("[A-Za-z0-9._-]{1,64}");
+  if (std::regex_match(key, key_re)) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      field + " = '" + key.substr(0, 80) +
+                          "' must be 1-64 letters, digits, '.', '_' or '-'");
+}
 
 }  // namespace
 
@@ -89,11 +97,7 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
     if (!first.has_register_())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message must be Register");
     const v1::Register& reg = first.register_();
-    static const std::regex key_re("[A-Za-z0-9._-]{1,64}");
-    if (!std::regex_match(reg.device_key(), key_re))
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "register.device_key = '" + reg.device_key().substr(0, 80) +
-                              "' must be 1-64 letters, digits, '.', '_' or '-'");
+    if (auto s = check_device_key("register.device_key", reg.device_key()); !s.ok()) return s;
     if (reg.slots() < 1 || reg.slots() > 256)
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "register.slots = " + std::to_string(reg.slots()) + ", must be 1..256");
@@ -161,11 +165,7 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
                        grpc::ServerWriter<v1::MeasureJobUpdate>* writer) override {
     if (auto s = authorize(ctx, "Measure"); !s.ok()) return s;
     const v1::MeasureRequest& m = req->request();
-    static const std::regex key_re("[A-Za-z0-9._-]{1,64}");
-    if (!std::regex_match(m.device_key(), key_re))
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "request.device_key = '" + m.device_key().substr(0, 80) +
-                              "' must be 1-64 letters, digits, '.', '_' or '-'");
+    if (auto s = check_device_key("request.device_key", m.device_key()); !s.ok()) return s;
     if (m.configs_size() < 1 || m.configs_size() > 10000)
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "request.configs has " + std::to_string(m.configs_size()) +
@@ -322,16 +322,9 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   if (options.tls_cert.empty()) {
     creds = grpc::InsecureServerCredentials();
   } else {
-    auto read = [](const std::string& path) -> Expected<std::string> {
-      std::ifstream in(path);
-      if (!in) return not_found("cannot read TLS file " + path);
-      std::ostringstream s;
-      s << in.rdbuf();
-      return s.str();
-    };
     grpc::SslServerCredentialsOptions ssl;
-    TT_ASSIGN_OR_RETURN(std::string cert, read(options.tls_cert));
-    TT_ASSIGN_OR_RETURN(std::string key, read(options.tls_key));
+    TT_ASSIGN_OR_RETURN(std::string cert, wire::read_text_file(options.tls_cert, "TLS certificate"));
+    TT_ASSIGN_OR_RETURN(std::string key, wire::read_text_file(options.tls_key, "TLS key"));
     ssl.pem_key_cert_pairs.push_back({key, cert});
     creds = grpc::SslServerCredentials(ssl);
   }

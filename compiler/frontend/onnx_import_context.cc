@@ -67,17 +67,7 @@ Expected<ValueId> ImportContext::emit(graph::OpKind op, const std::string& name,
   node.op = op;
   node.name = name;
   node.attrs = std::move(attrs);
-  std::vector<const graph::Tensor*> values;
-  graph::Tensor shape_only;
-  for (ValueId in : inputs) {
-    if (graph_.is_constant(in)) {
-      values.push_back(graph_.constant(in));
-    } else {
-      shape_only.shape = graph_.type(in).shape;
-      values.push_back(&shape_only);
-    }
-  }
-  auto folded = graph::evaluate_node(node, values, *type);
+  auto folded = graph::evaluate_on_constants(graph_, node, inputs, *type);
   if (!folded) return folded.error().with_context("node '" + name + "'");
   return graph_.add_constant(name, std::move(folded).value());
 }

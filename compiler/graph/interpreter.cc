@@ -55,6 +55,23 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
   return internal_error("no interpreter loop for operator " + std::string(op_name(node.op)));
 }
 
+Expected<Tensor> evaluate_on_constants(const Graph& graph, const Node& node,
+                                       const std::vector<ValueId>& inputs,
+                                       const TensorType& output_type) {
+  std::vector<const Tensor*> values;
+  Tensor shape_only;
+  for (ValueId in : inputs) {
+    if (graph.is_constant(in)) {
+      values.push_back(graph.constant(in));
+    } else {
+      TT_CHECK(node.op == OpKind::kShape) << "folding " << node.name << " with a non-constant input";
+      shape_only.shape = graph.type(in).shape;
+      values.push_back(&shape_only);
+    }
+  }
+  return evaluate_node(node, values, output_type);
+}
+
 Expected<std::vector<Tensor>> interpret(const Graph& graph,
                                         const std::map<std::string, Tensor>& inputs) {
   const auto& values = graph.values();

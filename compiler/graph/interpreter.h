@@ -18,6 +18,13 @@ namespace tensortune::graph {
 Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs,
                                const TensorType& output_type);
 
+/// Evaluates `node` whose inputs are `inputs` of `graph`: constants, except that the data
+/// input of a shape node may be any value (only its type is read). Used by FoldConstant and
+/// by importers that fold shape arithmetic.
+Expected<Tensor> evaluate_on_constants(const Graph& graph, const Node& node,
+                                       const std::vector<ValueId>& inputs,
+                                       const TensorType& output_type);
+
 /// Runs the graph. Every graph input must be bound by name with its exact type; the error
 /// names a missing, unknown or mistyped input. Returns the graph outputs in order.
 Expected<std::vector<Tensor>> interpret(const Graph& graph,

@@ -23,17 +23,7 @@ Expected<graph::Graph> run(const graph::Graph& g) {
       TT_RETURN_IF_ERROR(rw.copy(n));
       continue;
     }
-    std::vector<const graph::Tensor*> values;
-    graph::Tensor placeholder;
-    for (ValueId in : inputs) {
-      if (rw.out().is_constant(in)) {
-        values.push_back(rw.out().constant(in));
-      } else {  // the data input of a shape: only its shape is read
-        placeholder.shape = rw.out().type(in).shape;
-        values.push_back(&placeholder);
-      }
-    }
-    auto folded = graph::evaluate_node(n, values, g.type(n.output));
+    auto folded = graph::evaluate_on_constants(rw.out(), n, inputs, g.type(n.output));
     if (!folded) return folded.error().with_context("folding node '" + n.name + "'");
     rw.set(n.output, rw.out().add_constant(n.name, std::move(folded).value()));
   }

@@ -10,26 +10,14 @@
 #include <fstream>
 
 #include "support/npy.h"
+#include "tests/cli/run_binary.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CmdResult {
-  int exit_code;
-  std::string output;
-};
-
-CmdResult run(const std::string& args) {
-  const std::string cmd = std::string(TENSORTUNE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using tensortune::testing::CmdResult;
+CmdResult run(const std::string& args) { return tensortune::testing::run_tensortune(args); }
 
 class ModelCli : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include "proto/convert.h"
 #include "proto/farm.grpc.pb.h"
 #include "records/record_store.h"
+#include "tests/cli/run_binary.h"
 #include "tests/farm/farm_fixture.h"
 
 namespace tensortune::testing {
@@ -324,13 +325,8 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
 }
 
 std::pair<int, std::string> run_cli(const std::string& args) {
-  FILE* p = popen((kBinary + " " + args + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  auto r = run_tensortune(args);
+  return {r.exit_code, r.output};
 }
 
 TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
