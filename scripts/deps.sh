@@ -11,7 +11,7 @@ packages=(
   protobuf-compiler libprotobuf-dev
   libxgboost-dev librsvg2-bin
   libonnx-dev libonnx-testdata
-  libgrpc++-dev protobuf-compiler-grpc
+  libgrpc++-dev protobuf-compiler-grpc libssl-dev
 )
 
 missing=()

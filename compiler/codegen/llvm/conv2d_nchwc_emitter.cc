@@ -47,13 +47,12 @@ std::vector<ColumnClass> classify_columns(const Conv2dWorkload& w, int64_t tile)
 /// inner loop and needs no separate code for border rows.
 class ConvEmitter {
  public:
-  ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Function* f, const Conv2dWorkload& w,
-              const Conv2dSchedule& s, int lanes, const KernelOptions& o)
-      : b_(b), w_(w), s_(s), lanes_(lanes), opt_(o) {
-    data_ = f->getArg(0);
-    weight_ = f->getArg(1);
-    bias_ = f->getArg(2);
-    out_ = f->getArg(3);
+  ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AnchorArgs& args, const Conv2dWorkload& w,
+              const Conv2dSchedule& s, int lanes)
+      : b_(b), w_(w), s_(s), lanes_(lanes), args_(args) {
+    data_ = args.data;
+    weight_ = args.weight;
+    out_ = args.out;
     icc_ = w.in_channels / s.ic_bn;
     occ_ = w.out_channels / s.oc_bn;
     oh_ = w.out_height();
@@ -227,22 +226,17 @@ class ConvEmitter {
 
   void emit_store(const Tile& t, const LoopState& acc) {
     const size_t nv = widths_.size();
-    std::vector<llvm::Value*> bias;
-    if (opt_.bias)
-      for (size_t v = 0; v < nv; ++v)
-        bias.push_back(load_vector(b_, bias_, add_i64(b_, mul_i64(b_, t.occ, s_.oc_bn), v * lanes_), widths_[v]));
+    llvm::Value* channel0 = mul_i64(b_, t.occ, s_.oc_bn);
     llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, occ_), t.occ), oh_);
     for (int64_t r = 0; r < t.rows; ++r) {
       llvm::Value* row = mul_i64(b_, add_i64(b_, plane, add_i64(b_, t.oh0, r)), ow_);
       for (int64_t p = 0; p < t.cols; ++p) {
         llvm::Value* base = mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
         for (size_t v = 0; v < nv; ++v) {
-          llvm::Value* val = acc[acc_index(t, r, p, v)];
-          if (opt_.bias) val = b_.CreateFAdd(val, bias[v]);
-          if (opt_.relu)
-            val = b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {val->getType()},
-                                     {val, llvm::Constant::getNullValue(val->getType())});
-          store_vector(b_, val, out_, add_i64(b_, base, v * lanes_), widths_[v]);
+          llvm::Value* offset = add_i64(b_, base, v * lanes_);
+          llvm::Value* val = apply_epilogue(b_, acc[acc_index(t, r, p, v)], args_,
+                                            add_i64(b_, channel0, v * lanes_), offset, widths_[v]);
+          store_vector(b_, val, out_, offset, widths_[v]);
         }
       }
     }
@@ -252,8 +246,8 @@ class ConvEmitter {
   const Conv2dWorkload& w_;
   const Conv2dSchedule& s_;
   int lanes_;
-  KernelOptions opt_;
-  llvm::Value *data_, *weight_, *bias_, *out_;
+  const AnchorArgs& args_;
+  llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
   int64_t icc_, occ_, oh_, ow_;
   std::vector<int> widths_;
@@ -262,14 +256,10 @@ class ConvEmitter {
 
 }  // namespace
 
-void emit_conv2d_nchwc(llvm::Module& m, const std::string& name, const Conv2dWorkload& w,
-                       const Conv2dSchedule& s, int lanes, const KernelOptions& options) {
-  llvm::Function* f = create_kernel_function(m, name, lanes * 32);
-  llvm::IRBuilder<> b(m.getContext());
-  b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", f));
-  ConvEmitter emitter(b, m, f, w, s, lanes, options);
-  emitter.emit(f->getArg(4), f->getArg(5));
-  b.CreateRetVoid();
+void emit_conv2d_nchwc(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                       const Conv2dWorkload& w, const Conv2dSchedule& s, int lanes) {
+  ConvEmitter emitter(b, m, args, w, s, lanes);
+  emitter.emit(args.begin, args.end);
 }
 
 }  // namespace tensortune::compiler::codegen

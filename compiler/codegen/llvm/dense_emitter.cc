@@ -11,26 +11,17 @@ namespace {
 using schedule_space::DenseSchedule;
 using schedule_space::DenseWorkload;
 
-llvm::Value* epilogue(llvm::IRBuilder<>& b, llvm::Value* val, llvm::Value* bias,
-                      const KernelOptions& o) {
-  if (o.bias) val = b.CreateFAdd(val, bias);
-  if (o.relu)
-    val = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {val->getType()},
-                            {val, llvm::Constant::getNullValue(val->getType())});
-  return val;
-}
-
 /// out[y, x] with weights packed (N/bn, K, bn): a yi x bn register tile, k unrolled by kf.
-void emit_packed(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w,
-                 const DenseSchedule& s, int lanes, const KernelOptions& o) {
-  llvm::Value *A = f->getArg(0), *W = f->getArg(1), *bias = f->getArg(2), *C = f->getArg(3);
+void emit_packed(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorkload& w,
+                 const DenseSchedule& s, int lanes) {
+  llvm::Value *A = args.data, *W = args.weight, *C = args.out;
   const int64_t M = w.batch, N = w.out_features, K = w.in_features, bn = s.xi;
   const int64_t ytiles = M / (s.yo * s.yi);
   std::vector<int> widths;
   for (int64_t c = 0; c < bn; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, bn - c)));
   auto mul = [&](llvm::Value* a, int64_t c) { return b.CreateMul(a, i64(b, c), "", false, true); };
   auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", false, true); };
-  emit_for(b, f->getArg(4), f->getArg(5), "fused", [&](llvm::Value* fused) {
+  emit_for(b, args.begin, args.end, "fused", [&](llvm::Value* fused) {
     llvm::Value* yt = b.CreateSRem(fused, i64(b, ytiles));
     llvm::Value* xt = b.CreateSDiv(fused, i64(b, ytiles));
     emit_for(b, i64(b, 0), i64(b, s.yo), "yo", [&](llvm::Value* yo) {
@@ -67,8 +58,8 @@ void emit_packed(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w
             llvm::Value* col = add(mul(xb, bn), i64(b, v * lanes));
             llvm::AllocaInst* a = acc[y * widths.size() + v];
             llvm::Value* val = b.CreateLoad(a->getAllocatedType(), a);
-            llvm::Value* bv = o.bias ? load_vector(b, bias, col, widths[v]) : nullptr;
-            store_vector(b, epilogue(b, val, bv, o), C, add(mul(add(y0, i64(b, y)), N), col), widths[v]);
+            llvm::Value* offset = add(mul(add(y0, i64(b, y)), N), col);
+            store_vector(b, apply_epilogue(b, val, args, col, offset, widths[v]), C, offset, widths[v]);
           }
       });
     });
@@ -76,15 +67,15 @@ void emit_packed(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w
 }
 
 /// out[y, x] = dot(A[y, :], W[x, :]) with the k axis vectorised by vk lanes.
-void emit_nopack(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w,
-                 const DenseSchedule& s, const KernelOptions& o) {
-  llvm::Value *A = f->getArg(0), *W = f->getArg(1), *bias = f->getArg(2), *C = f->getArg(3);
+void emit_nopack(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorkload& w,
+                 const DenseSchedule& s) {
+  llvm::Value *A = args.data, *W = args.weight, *C = args.out;
   const int64_t N = w.out_features, K = w.in_features, vk = s.kf;
   const int64_t xtiles = N / s.xi;
   auto mul = [&](llvm::Value* a, int64_t c) { return b.CreateMul(a, i64(b, c), "", false, true); };
   auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", false, true); };
   auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(vk));
-  emit_for(b, f->getArg(4), f->getArg(5), "fused", [&](llvm::Value* fused) {
+  emit_for(b, args.begin, args.end, "fused", [&](llvm::Value* fused) {
     llvm::Value* y0 = mul(b.CreateSDiv(fused, i64(b, xtiles)), s.yi);
     llvm::Value* x0 = mul(b.CreateSRem(fused, i64(b, xtiles)), s.xi);
     std::vector<llvm::AllocaInst*> acc;
@@ -114,9 +105,9 @@ void emit_nopack(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w
         llvm::Value* sum = b.CreateFAddReduce(llvm::ConstantFP::get(b.getFloatTy(), 0.0), v);
         b.clearFastMathFlags();
         llvm::Value* col = add(x0, i64(b, x));
-        llvm::Value* bv = o.bias ? load_scalar(b, bias, col) : nullptr;
-        llvm::Value* val = epilogue(b, sum, bv, o);
-        llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), C, add(mul(add(y0, i64(b, y)), N), col));
+        llvm::Value* offset = add(mul(add(y0, i64(b, y)), N), col);
+        llvm::Value* val = apply_epilogue(b, sum, args, col, offset, 1);
+        llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), C, offset);
         b.CreateAlignedStore(val, ptr, llvm::Align(4));
       }
   });
@@ -124,17 +115,13 @@ void emit_nopack(llvm::IRBuilder<>& b, llvm::Function* f, const DenseWorkload& w
 
 }  // namespace
 
-void emit_dense(llvm::Module& m, const std::string& name, const DenseWorkload& w,
-                const DenseSchedule& s, int lanes, const KernelOptions& options) {
-  llvm::Function* f = create_kernel_function(m, name, lanes * 32);
-  llvm::IRBuilder<> b(m.getContext());
-  b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", f));
+void emit_dense(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorkload& w,
+                const DenseSchedule& s, int lanes) {
   if (s.packed) {
-    emit_packed(b, f, w, s, lanes, options);
+    emit_packed(b, args, w, s, lanes);
   } else {
-    emit_nopack(b, f, w, s, options);
+    emit_nopack(b, args, w, s);
   }
-  b.CreateRetVoid();
 }
 
 }  // namespace tensortune::compiler::codegen

@@ -5,29 +5,65 @@
 
 #include <string>
 
+#include <llvm/IR/IRBuilder.h>
+
+#include <vector>
+
 #include "compiler/kernel.h"
+#include "compiler/network_kernels.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/dense_template.h"
 
 namespace llvm {
+class Function;
 class Module;
-}
+class Value;
+}  // namespace llvm
 
 namespace tensortune::compiler::codegen {
+
+/// What an anchor kernel's body reads and writes, as IR values of the function being emitted.
+struct AnchorArgs {
+  llvm::Value* data = nullptr;
+  llvm::Value* weight = nullptr;
+  llvm::Value* out = nullptr;
+  std::vector<llvm::Value*> operands;  ///< the epilogue's
+  llvm::Value* begin = nullptr;
+  llvm::Value* end = nullptr;
+  std::vector<EpilogueOp> epilogue;
+};
+
+/// Tuning's KernelOptions as an epilogue over (bias).
+std::vector<EpilogueOp> epilogue_of(const KernelOptions& options);
+
+/// Creates `name` with the tuning ABI of compiler/kernel.h (or, network = true, the network
+/// ABI of compiler/network_kernels.h with `operands` epilogue operands after data, weight,
+/// out) and returns its arguments in AnchorArgs form, the builder placed in its entry block.
+AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
+                                 int lanes, bool network, size_t operands);
 
 /// Register-tiled direct convolution in NCHW[x]c. The fused (n, oc_chunk, oh_tile) loop is the
 /// parallel one; each output tile of reg_h x reg_n positions x oc_bn channels keeps its
 /// accumulators in vector registers across the whole (ic, kh, kw) reduction. Padding is handled
 /// without a padded copy: tiles touching the border are emitted separately with the
 /// out-of-range taps removed at compile time, interior tiles carry no checks at all.
-void emit_conv2d_nchwc(llvm::Module& m, const std::string& name,
+void emit_conv2d_nchwc(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                        const schedule_space::Conv2dWorkload& w,
-                       const schedule_space::Conv2dSchedule& s, int lanes,
-                       const KernelOptions& options);
+                       const schedule_space::Conv2dSchedule& s, int lanes);
 
 /// Dense with packed weights (vectorised over output units) or plain weights (vectorised over
 /// the reduction axis).
-void emit_dense(llvm::Module& m, const std::string& name, const schedule_space::DenseWorkload& w,
-                const schedule_space::DenseSchedule& s, int lanes, const KernelOptions& options);
+void emit_dense(llvm::IRBuilder<>& b, const AnchorArgs& args,
+                const schedule_space::DenseWorkload& w, const schedule_space::DenseSchedule& s,
+                int lanes);
+
+/// Applies the epilogue to `value` (width lanes) about to be stored at `out_offset`, whose
+/// channels start at `channel_offset`.
+llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const AnchorArgs& args,
+                            llvm::Value* channel_offset, llvm::Value* out_offset, int width);
+
+/// A network element-wise kernel, complete with its function.
+void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
+                      int lanes);
 
 }  // namespace tensortune::compiler::codegen

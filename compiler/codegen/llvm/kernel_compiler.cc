@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/llvm_target.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/dense_template.h"
 
@@ -52,14 +53,6 @@ void CompiledKernel::run(const float* data, const float* weight, const float* bi
 
 namespace {
 
-void initialize_llvm() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
-
 Error invalid_config(const ss::ConfigSpace& space, const ss::Config& config) {
   return Error{ErrorCode::kFailedPrecondition,
                space.template_name() + ": config " + std::to_string(config.index) + " (" +
@@ -73,58 +66,23 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(llvm::LLVMContext& ctx, cons
   if (!space.is_valid(config)) return invalid_config(space, config);
   auto m = std::make_unique<llvm::Module>("tensortune_kernel", ctx);
   const int lanes = task.target.vector_lanes;
+  llvm::IRBuilder<> b(ctx);
+  codegen::AnchorArgs args = codegen::begin_anchor_function(*m, b, "kernel", lanes, false, 1);
+  args.epilogue = codegen::epilogue_of(options);
   if (task.template_name == ss::kConv2dNCHWc) {
-    codegen::emit_conv2d_nchwc(*m, "kernel", std::get<ss::Conv2dWorkload>(task.workload),
-                               ss::conv2d_nchwc_schedule(space, config), lanes, options);
+    codegen::emit_conv2d_nchwc(*m, b, args, std::get<ss::Conv2dWorkload>(task.workload),
+                               ss::conv2d_nchwc_schedule(space, config), lanes);
   } else {
     const bool packed = task.template_name == ss::kDensePack;
-    codegen::emit_dense(*m, "kernel", std::get<ss::DenseWorkload>(task.workload),
-                        ss::dense_schedule(space, config, packed), lanes, options);
+    codegen::emit_dense(b, args, std::get<ss::DenseWorkload>(task.workload),
+                        ss::dense_schedule(space, config, packed), lanes);
   }
+  b.CreateRetVoid();
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(*m, &es))
     return internal_error("generated IR does not verify: " + es.str());
   return m;
-}
-
-Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder() {
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) return internal_error("cannot detect the host target: " + llvm::toString(jtmb.takeError()));
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
-  return std::move(*jtmb);
-}
-
-constexpr char kPipeline[] =
-    "function(sroa,early-cse<memssa>,instcombine,loop-mssa(licm),simplifycfg)";
-
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-  m.setDataLayout(tm.createDataLayout());
-  m.setTargetTriple(tm.getTargetTriple().str());
-  for (llvm::Function& f : m) {
-    f.addFnAttr("target-cpu", tm.getTargetCPU());
-    f.addFnAttr("target-features", tm.getTargetFeatureString());
-  }
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  // Our IR is already vectorised, unrolled where the schedule says and free of calls, so the
-  // generic O3 pipeline (inliner, loop vectoriser, IndVarSimplify over every GEP) would spend
-  // most of the compile time finding nothing. This short pipeline cleans up what we emit:
-  // promotes accumulators to registers, removes redundant address arithmetic and hoists
-  // loop-invariant loads and addresses.
-  llvm::ModulePassManager mpm;
-  if (auto err = pb.parsePassPipeline(mpm, kPipeline)) {
-    TT_CHECK(false) << "the built-in pass pipeline does not parse: " << llvm::toString(std::move(err));
-  }
-  mpm.run(m, mam);
 }
 
 }  // namespace
@@ -164,14 +122,14 @@ Expected<KernelSignature> kernel_signature(const ss::Task& task, const ss::Confi
 Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSpace& space,
                                         const ss::Config& config, const KernelOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  initialize_llvm();
+  codegen::initialize_llvm();
   TT_ASSIGN_OR_RETURN(KernelSignature sig, kernel_signature(task, space, config));
   auto ctx = std::make_unique<llvm::LLVMContext>();
   TT_ASSIGN_OR_RETURN(auto module, emit_module(*ctx, task, space, config, options));
-  TT_ASSIGN_OR_RETURN(auto jtmb, host_machine_builder());
+  TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
   auto tm = jtmb.createTargetMachine();
   if (!tm) return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
-  optimize(*module, **tm);
+  codegen::optimize(*module, **tm);
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
@@ -196,14 +154,14 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
 Expected<std::string> kernel_ir(const ss::Task& task, const ss::ConfigSpace& space,
                                 const ss::Config& config, const KernelOptions& options,
                                 bool optimized) {
-  initialize_llvm();
+  codegen::initialize_llvm();
   llvm::LLVMContext ctx;
   TT_ASSIGN_OR_RETURN(auto module, emit_module(ctx, task, space, config, options));
   if (optimized) {
-    TT_ASSIGN_OR_RETURN(auto jtmb, host_machine_builder());
+    TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
     auto tm = jtmb.createTargetMachine();
     if (!tm) return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
-    optimize(*module, **tm);
+    codegen::optimize(*module, **tm);
   }
   std::string text;
   llvm::raw_string_ostream os(text);

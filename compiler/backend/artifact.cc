@@ -1,0 +1,349 @@
+// Implements artifact.h.
+#include "compiler/backend/artifact.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+namespace tensortune::backend {
+
+using graph::DType;
+using graph::Graph;
+using graph::OpKind;
+using graph::Tensor;
+using graph::ValueId;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'T', 'N', 'E', 'T', '0', '0', '1'};
+constexpr int kFormat = 1;
+constexpr size_t kDigestBytes = 32;
+
+std::string sha256(const char* data, size_t size) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(data, size, digest, &length, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(digest), length);
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  char b[8];
+  std::memcpy(b, &v, 8);
+  out.append(b, 8);
+}
+
+/// Collects blobs while the header is written.
+struct BlobWriter {
+  std::vector<std::string> blobs;
+  int add(std::string bytes) {
+    blobs.push_back(std::move(bytes));
+    return static_cast<int>(blobs.size() - 1);
+  }
+  int add(const Tensor& t) {
+    const char* p = t.dtype == DType::kFloat32 ? reinterpret_cast<const char*>(t.f32.data())
+                                               : reinterpret_cast<const char*>(t.i64.data());
+    return add(std::string(p, static_cast<size_t>(t.size()) * (t.dtype == DType::kFloat32 ? 4 : 8)));
+  }
+};
+
+json encode_attrs(const graph::Attrs& attrs) {
+  json out = json::object();
+  for (const auto& [name, value] : attrs.items()) {
+    if (const auto* i = std::get_if<int64_t>(&value)) out[name] = {{"int", *i}};
+    else if (const auto* f = std::get_if<double>(&value)) out[name] = {{"float", *f}};
+    else if (const auto* v = std::get_if<std::vector<int64_t>>(&value)) out[name] = {{"ints", *v}};
+    else out[name] = {{"string", std::get<std::string>(value)}};
+  }
+  return out;
+}
+
+json encode_tensor_ref(const Tensor& t, BlobWriter& blobs) {
+  return {{"dtype", graph::dtype_name(t.dtype)}, {"shape", t.shape}, {"blob", blobs.add(t)}};
+}
+
+json encode_graph(const Graph& g, BlobWriter& blobs) {
+  json values = json::array();
+  for (const auto& v : g.values()) {
+    json e = {{"name", v.name}, {"dtype", graph::dtype_name(v.type.dtype)}, {"shape", v.type.shape},
+              {"producer", v.producer}};
+    if (v.constant) e["constant_blob"] = blobs.add(*v.constant);
+    values.push_back(std::move(e));
+  }
+  json nodes = json::array();
+  for (const auto& n : g.nodes())
+    nodes.push_back({{"op", graph::op_name(n.op)}, {"name", n.name}, {"inputs", n.inputs}, {"output", n.output},
+                     {"group", n.fusion_group}, {"attrs", encode_attrs(n.attrs)}});
+  return {{"name", g.name()}, {"values", values}, {"nodes", nodes}, {"inputs", g.inputs()}, {"outputs", g.outputs()}};
+}
+
+}  // namespace
+
+std::string serialize_network(const CompiledNetwork& net) {
+  BlobWriter blobs;
+  json header;
+  header["format"] = kFormat;
+  header["model"] = net.model;
+  header["opt_level"] = net.opt_level;
+  header["threads"] = net.threads;
+  header["cpu"] = {{"triple", net.cpu.triple}, {"cpu", net.cpu.cpu}, {"features", net.cpu.features},
+                   {"vector_lanes", net.cpu.vector_lanes}};
+  header["records_source"] = net.records_source;
+  json schedules = json::array();
+  for (const auto& s : net.schedules)
+    schedules.push_back({{"workload", s.workload}, {"schedule", s.schedule}, {"tuned", s.tuned}});
+  header["schedules"] = schedules;
+  header["graph"] = encode_graph(net.graph, blobs);
+  json params = json::array();
+  for (const auto& p : net.params) params.push_back(encode_tensor_ref(p, blobs));
+  header["params"] = params;
+  json steps = json::array();
+  for (const auto& s : net.steps) {
+    json args = json::array();
+    for (const auto& a : s.args) args.push_back({a.kind == ArgRef::Kind::kValue ? "value" : "param", a.index});
+    steps.push_back({{"kind", step_kind_name(s.kind)}, {"label", s.label}, {"nodes", s.nodes}, {"output", s.output},
+                     {"symbol", s.symbol}, {"extent", s.extent}, {"args", args}, {"flop", s.flop}});
+  }
+  header["steps"] = steps;
+  header["object_blob"] = blobs.add(net.object_code);
+
+  std::string out(kMagic, sizeof kMagic);
+  const std::string text = header.dump();
+  put_u64(out, text.size());
+  out += text;
+  put_u64(out, blobs.blobs.size());
+  for (const auto& b : blobs.blobs) {
+    put_u64(out, b.size());
+    out += b;
+  }
+  out += sha256(out.data(), out.size());
+  return out;
+}
+
+namespace {
+
+/// Reads the container; every length is checked against what is left.
+class Reader {
+ public:
+  Reader(const std::string& bytes, size_t end) : bytes_(bytes), end_(end) {}
+  bool u64(uint64_t* v) {
+    if (end_ - pos_ < 8) return false;
+    std::memcpy(v, bytes_.data() + pos_, 8);
+    pos_ += 8;
+    return true;
+  }
+  bool take(uint64_t n, std::string* out) {
+    if (end_ - pos_ < n) return false;
+    out->assign(bytes_.data() + pos_, static_cast<size_t>(n));
+    pos_ += static_cast<size_t>(n);
+    return true;
+  }
+  bool at_end() const { return pos_ == end_; }
+
+ private:
+  const std::string& bytes_;
+  size_t end_, pos_ = sizeof kMagic;
+};
+
+Expected<DType> dtype_from(const std::string& name) {
+  if (name == "float32") return DType::kFloat32;
+  if (name == "int64") return DType::kInt64;
+  return invalid_argument("dtype '" + name + "' is not float32 or int64");
+}
+
+Expected<OpKind> op_from(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(OpKind::kIdentity); ++k)
+    if (name == graph::op_name(static_cast<OpKind>(k))) return static_cast<OpKind>(k);
+  return invalid_argument("operator '" + name + "' is unknown");
+}
+
+/// The parsed header with its blobs; a json type error becomes an Error in the caller.
+struct Decoder {
+  const std::vector<std::string>& blobs;
+
+  Expected<Tensor> tensor(const std::string& dtype_name, const graph::Shape& shape, int64_t blob) {
+    if (blob < 0 || static_cast<size_t>(blob) >= blobs.size()) return invalid_argument("blob " + std::to_string(blob) + " does not exist");
+    TT_ASSIGN_OR_RETURN(DType dtype, dtype_from(dtype_name));
+    for (int64_t d : shape)
+      if (d < 0) return invalid_argument("a tensor has a negative dimension");
+    Tensor t = Tensor::zeros(dtype, shape);
+    const std::string& b = blobs[static_cast<size_t>(blob)];
+    const size_t bytes = static_cast<size_t>(t.size()) * (dtype == DType::kFloat32 ? 4 : 8);
+    if (b.size() != bytes) return invalid_argument("blob " + std::to_string(blob) + " has " + std::to_string(b.size()) +
+                                                   " bytes, its tensor needs " + std::to_string(bytes));
+    if (bytes > 0) std::memcpy(dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data()) : static_cast<void*>(t.i64.data()), b.data(), bytes);
+    return t;
+  }
+
+  Expected<graph::Attrs> attrs(const json& j) {
+    graph::Attrs a;
+    for (const auto& [name, v] : j.items()) {
+      if (v.contains("int")) a.set(name, v.at("int").get<int64_t>());
+      else if (v.contains("float")) a.set(name, v.at("float").get<double>());
+      else if (v.contains("ints")) a.set(name, v.at("ints").get<std::vector<int64_t>>());
+      else if (v.contains("string")) a.set(name, v.at("string").get<std::string>());
+      else return invalid_argument("attribute '" + name + "' has no value");
+    }
+    return a;
+  }
+
+  Expected<Graph> graph(const json& j) {
+    Graph g(j.at("name").get<std::string>());
+    const json& values = j.at("values");
+    const json& nodes = j.at("nodes");
+    std::vector<int> node_of_value(values.size(), -1);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int64_t out = nodes[i].at("output").get<int64_t>();
+      if (out < 0 || static_cast<size_t>(out) >= values.size()) return invalid_argument("node " + std::to_string(i) + " has output " + std::to_string(out));
+      node_of_value[static_cast<size_t>(out)] = static_cast<int>(i);
+    }
+    const auto inputs = j.at("inputs").get<std::vector<ValueId>>();
+    for (size_t v = 0; v < values.size(); ++v) {
+      const json& e = values[v];
+      ValueId id;
+      if (e.contains("constant_blob")) {
+        TT_ASSIGN_OR_RETURN(Tensor t, tensor(e.at("dtype").get<std::string>(), e.at("shape").get<graph::Shape>(),
+                                             e.at("constant_blob").get<int64_t>()));
+        id = g.add_constant(e.at("name").get<std::string>(), std::move(t));
+      } else if (node_of_value[v] < 0) {
+        TT_ASSIGN_OR_RETURN(DType dtype, dtype_from(e.at("dtype").get<std::string>()));
+        id = g.add_input(e.at("name").get<std::string>(), {dtype, e.at("shape").get<graph::Shape>()});
+      } else {
+        const json& n = nodes[static_cast<size_t>(node_of_value[v])];
+        TT_ASSIGN_OR_RETURN(OpKind op, op_from(n.at("op").get<std::string>()));
+        TT_ASSIGN_OR_RETURN(graph::Attrs a, attrs(n.at("attrs")));
+        auto ins = n.at("inputs").get<std::vector<ValueId>>();
+        for (ValueId in : ins)
+          if (in < 0 || static_cast<size_t>(in) >= v) return invalid_argument("value " + std::to_string(v) + " reads value " + std::to_string(in) + " before it exists");
+        TT_ASSIGN_OR_RETURN(id, g.add_node(op, n.at("name").get<std::string>(), std::move(ins), std::move(a)));
+        g.mutable_nodes().back().fusion_group = n.at("group").get<int>();
+        if (g.type(id).shape != e.at("shape").get<graph::Shape>()) return invalid_argument("value " + std::to_string(v) + " has another shape than its node infers");
+      }
+      if (static_cast<size_t>(id) != v) return invalid_argument("values are out of order");
+    }
+    if (g.inputs() != inputs) return invalid_argument("the graph inputs do not match its values");
+    // The node list must come back in its original order (steps refer to node indices).
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      if (node_of_value[static_cast<size_t>(g.nodes()[i].output)] != static_cast<int>(i)) return invalid_argument("nodes are out of order");
+    for (ValueId o : j.at("outputs").get<std::vector<ValueId>>()) {
+      if (o < 0 || static_cast<size_t>(o) >= values.size()) return invalid_argument("output " + std::to_string(o) + " does not exist");
+      g.add_output(o);
+    }
+    return g;
+  }
+
+  Expected<CompiledNetwork> network(const json& h) {
+    if (h.at("format").get<int>() != kFormat)
+      return invalid_argument("format " + std::to_string(h.at("format").get<int>()) + " is not " + std::to_string(kFormat));
+    CompiledNetwork net;
+    net.model = h.at("model").get<std::string>();
+    net.opt_level = h.at("opt_level").get<int>();
+    net.threads = h.at("threads").get<int>();
+    const json& cpu = h.at("cpu");
+    net.cpu = {cpu.at("triple").get<std::string>(), cpu.at("cpu").get<std::string>(),
+               cpu.at("features").get<std::vector<std::string>>(), cpu.at("vector_lanes").get<int>()};
+    net.records_source = h.at("records_source").get<std::string>();
+    for (const auto& s : h.at("schedules"))
+      net.schedules.push_back({s.at("workload").get<std::string>(), s.at("schedule").get<std::string>(), s.at("tuned").get<bool>()});
+    TT_ASSIGN_OR_RETURN(net.graph, graph(h.at("graph")));
+    for (const auto& p : h.at("params")) {
+      TT_ASSIGN_OR_RETURN(Tensor t, tensor(p.at("dtype").get<std::string>(), p.at("shape").get<graph::Shape>(), p.at("blob").get<int64_t>()));
+      net.params.push_back(std::move(t));
+    }
+    const size_t nodes = net.graph.nodes().size(), values = net.graph.values().size();
+    for (const auto& s : h.at("steps")) {
+      Step step;
+      const std::string kind = s.at("kind").get<std::string>();
+      if (kind == "kernel") step.kind = Step::Kind::kKernel;
+      else if (kind == "native") step.kind = Step::Kind::kNative;
+      else if (kind == "interpret") step.kind = Step::Kind::kInterpret;
+      else return invalid_argument("step kind '" + kind + "' is unknown");
+      step.label = s.at("label").get<std::string>();
+      step.nodes = s.at("nodes").get<std::vector<int>>();
+      step.output = s.at("output").get<ValueId>();
+      step.symbol = s.at("symbol").get<std::string>();
+      step.extent = s.at("extent").get<int64_t>();
+      step.flop = s.at("flop").get<double>();
+      if (step.nodes.empty() || step.extent < 0 || step.output < 0 || static_cast<size_t>(step.output) >= values)
+        return invalid_argument("step '" + step.label + "' is malformed");
+      for (int n : step.nodes)
+        if (n < 0 || static_cast<size_t>(n) >= nodes) return invalid_argument("step '" + step.label + "' names node " + std::to_string(n));
+      for (const auto& a : s.at("args")) {
+        ArgRef r{a.at(0).get<std::string>() == "value" ? ArgRef::Kind::kValue : ArgRef::Kind::kParam, a.at(1).get<int>()};
+        const size_t limit = r.kind == ArgRef::Kind::kValue ? values : net.params.size();
+        if (r.index < 0 || static_cast<size_t>(r.index) >= limit) return invalid_argument("step '" + step.label + "' has an argument out of range");
+        step.args.push_back(r);
+      }
+      net.steps.push_back(std::move(step));
+    }
+    const int64_t object = h.at("object_blob").get<int64_t>();
+    if (object < 0 || static_cast<size_t>(object) >= blobs.size()) return invalid_argument("the object code blob does not exist");
+    net.object_code = blobs[static_cast<size_t>(object)];
+    return net;
+  }
+};
+
+Error corrupted(const std::string& what, const std::string& why) {
+  return Error{ErrorCode::kDataLoss, what + " is not a valid tensortune artifact: " + why};
+}
+
+}  // namespace
+
+Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const std::string& what) {
+  if (bytes.size() < sizeof kMagic + 16 + kDigestBytes || std::memcmp(bytes.data(), kMagic, 5) != 0)
+    return corrupted(what, "it does not start with TTNET (was it written by tensortune compile?)");
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    return corrupted(what, "its format " + bytes.substr(5, 3) + " is not 001: compile it again with this tensortune");
+  const size_t end = bytes.size() - kDigestBytes;
+  if (sha256(bytes.data(), end) != bytes.substr(end))
+    return corrupted(what, "its SHA-256 checksum does not match (the file is truncated or corrupted)");
+  Reader r(bytes, end);
+  uint64_t header_length = 0, count = 0;
+  std::string header_text;
+  if (!r.u64(&header_length) || !r.take(header_length, &header_text) || !r.u64(&count))
+    return corrupted(what, "its header is truncated");
+  std::vector<std::string> blobs;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t n = 0;
+    blobs.emplace_back();
+    if (!r.u64(&n) || !r.take(n, &blobs.back())) return corrupted(what, "blob " + std::to_string(i) + " is truncated");
+  }
+  if (!r.at_end()) return corrupted(what, "it has bytes after its last blob");
+  try {
+    const json header = json::parse(header_text);
+    Decoder d{blobs};
+    auto net = d.network(header);
+    if (!net) return corrupted(what, net.error().message);
+    return net;
+  } catch (const json::exception& e) {
+    return corrupted(what, std::string("its header does not parse: ") + e.what());
+  }
+}
+
+Status write_network(const CompiledNetwork& network, const std::string& path) {
+  const std::string bytes = serialize_network(network);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return invalid_argument("cannot write " + tmp + ": " + std::strerror(errno));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return invalid_argument("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  // Renamed into place: a crash mid-write never leaves a half artifact under the real name.
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return invalid_argument("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  return Status{};
+}
+
+Expected<CompiledNetwork> read_network(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{ErrorCode::kNotFound, "cannot open artifact " + path + ": " + std::strerror(errno)};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return deserialize_network(ss.str(), path);
+}
+
+}  // namespace tensortune::backend

@@ -1,0 +1,26 @@
+#pragma once
+/// \file
+/// The `.tt` artifact: one file holding a CompiledNetwork (object code, optimised graph and
+/// parameters, the target CPU and the records used).
+///
+///   "TTNET001"  u64 header length, header (JSON)  u64 blob count, per blob u64 length + bytes
+///   SHA-256 of everything before it (32 bytes)
+///
+/// Blobs hold the object code and every tensor's raw little-endian elements. Reading checks
+/// the magic, the format version and the checksum before parsing, and every index and size
+/// after: a truncated or corrupted file is refused with kDataLoss, never half-loaded.
+#include <string>
+
+#include "compiler/backend/compiled_network.h"
+#include "support/error.h"
+
+namespace tensortune::backend {
+
+std::string serialize_network(const CompiledNetwork& network);
+/// `what` names the source in errors (a file name).
+Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const std::string& what);
+
+Status write_network(const CompiledNetwork& network, const std::string& path);
+Expected<CompiledNetwork> read_network(const std::string& path);
+
+}  // namespace tensortune::backend

@@ -1,0 +1,102 @@
+// Implements compile_network (compile.h): passes, lowering, code generation.
+#include "compiler/backend/compile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <sstream>
+
+#include "compiler/kernel.h"
+#include "compiler/passes/passes.h"
+#include "compiler/tuned_configs.h"
+#include "schedule_space/task.h"
+#include "support/log.h"
+
+namespace tensortune::backend {
+
+namespace ss = schedule_space;
+
+const char* step_kind_name(Step::Kind kind) {
+  switch (kind) {
+    case Step::Kind::kKernel: return "kernel";
+    case Step::Kind::kNative: return "native";
+    case Step::Kind::kInterpret: return "interpret";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string describe_schedule(const ss::Conv2dSchedule& s) {
+  std::ostringstream os;
+  os << "ic_bn=" << s.ic_bn << " oc_bn=" << s.oc_bn << " reg_n=" << s.reg_n << " reg_h=" << s.reg_h
+     << " unroll_kw=" << s.unroll_kw << " oc_inner=" << s.oc_inner;
+  return os.str();
+}
+
+}  // namespace
+
+Expected<CompiledNetwork> compile_network(const graph::Graph& model, const CompileOptions& options) {
+  if (options.opt_level < 0 || options.opt_level > 3)
+    return invalid_argument("opt_level = " + std::to_string(options.opt_level) + ", must be in [0, 3]");
+  if (options.threads < 1)
+    return invalid_argument("threads = " + std::to_string(options.threads) + ", must be at least 1");
+  const auto start = std::chrono::steady_clock::now();
+  CompiledNetwork net;
+  net.model = model.name();
+  net.opt_level = options.opt_level;
+  net.threads = options.threads;
+  net.cpu = compiler::host_cpu();
+  const ss::Target target = compiler::host_target();
+
+  // Every conv2d_NCHWc workload's schedule, chosen once: AlterOpLayout takes its blocks and
+  // code generation the rest, so the two always agree.
+  auto tuned = std::make_shared<compiler::TunedConfigs>();
+  if (!options.records.empty()) {
+    TT_ASSIGN_OR_RETURN(*tuned, compiler::TunedConfigs::load(
+                                    options.records,
+                                    options.device_key.empty() ? compiler::host_device_key() : options.device_key,
+                                    target.vector_lanes));
+  }
+  net.records_source = options.conv_schedule ? "chosen by the caller" : tuned->source();
+  auto chosen = std::make_shared<std::map<std::string, ScheduleUse>>();
+  ScheduleFn schedule = [&, tuned, chosen](const ss::Conv2dWorkload& w) {
+    const ss::Conv2dSchedule s = options.conv_schedule ? options.conv_schedule(w) : tuned->conv2d_schedule(w, target);
+    const std::string described = ss::describe_workload(w);
+    const auto& fallbacks = tuned->fallbacks();
+    const bool tuned_record = options.conv_schedule ||
+                              std::find(fallbacks.begin(), fallbacks.end(), described) == fallbacks.end();
+    chosen->emplace(described, ScheduleUse{described, describe_schedule(s), tuned_record});
+    return s;
+  };
+
+  passes::PassContext ctx;
+  ctx.opt_level = options.opt_level;
+  ctx.after_pass = options.after_pass;
+  passes::PipelineOptions pipeline;
+  pipeline.layout.vector_lanes = target.vector_lanes;
+  pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
+    const auto s = schedule(w);
+    return passes::ConvBlocks{s.ic_bn, s.oc_bn};
+  };
+  TT_ASSIGN_OR_RETURN(graph::Graph optimised, passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
+  // At opt level 0 FuseOps (level 1) has not run: every node is a step of its own.
+  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered, lower_network(optimised, schedule, target.vector_lanes));
+  for (auto& [_, use] : *chosen) net.schedules.push_back(use);
+
+  net.graph = std::move(lowered.graph);
+  net.steps = std::move(lowered.steps);
+  net.params = std::move(lowered.params);
+  if (!lowered.kernels.empty()) {
+    TT_ASSIGN_OR_RETURN(net.object_code, compiler::compile_network_object(lowered.kernels, target.vector_lanes));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int interpreted = 0;
+  for (const auto& s : net.steps) interpreted += s.kind == Step::Kind::kInterpret;
+  logger("compiler")->info("compiled {} at opt level {}: {} steps, {} kernels, {} interpreted, {:.1f} s",
+                           net.model, net.opt_level, net.steps.size(), lowered.kernels.size(), interpreted,
+                           seconds);
+  return net;
+}
+
+}  // namespace tensortune::backend

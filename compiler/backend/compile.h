@@ -1,0 +1,46 @@
+#pragma once
+/// \file
+/// Compiling a whole network: the pass pipeline at an opt level with the records' block sizes,
+/// then one step per fusion group. conv2d (groups 1, NCHW or NCHW[x]c) and dense become
+/// generated kernels with their element-wise epilogue fused (per-channel add / multiply,
+/// residual add / multiply, relu, clip); other element-wise chains become generated
+/// vectorised loops; pooling, layout transforms and reshapes run as native loops; anything
+/// else (grouped convolutions, matmul, softmax, int64 shape arithmetic, ...) runs the
+/// interpreter's code, and the step says so.
+#include <functional>
+#include <string>
+
+#include "compiler/backend/compiled_network.h"
+#include "compiler/graph/graph.h"
+#include "schedule_space/conv2d_nchwc_template.h"
+
+namespace tensortune::backend {
+
+struct CompileOptions {
+  int opt_level = 3;
+  int threads = 1;
+  /// A tensortune record DB or an AutoTVM log; empty: default configs (with a warning each).
+  std::string records;
+  /// Records of this device key only; empty: this host's.
+  std::string device_key;
+  /// Chooses each conv2d_NCHWc schedule instead of the records (tests pick non-default ones).
+  std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)> conv_schedule;
+  /// Called after every pass (`--print-after-each`).
+  std::function<void(const std::string& pass, const graph::Graph&)> after_pass;
+};
+
+Expected<CompiledNetwork> compile_network(const graph::Graph& model, const CompileOptions& options);
+
+/// The steps of an optimised, fused graph (no code generated): what compile_network does after
+/// the passes. The graph's fusion groups are split where an epilogue cannot be fused.
+struct LoweredNetwork {
+  graph::Graph graph{"graph"};
+  std::vector<Step> steps;
+  std::vector<graph::Tensor> params;
+  std::vector<compiler::NamedKernel> kernels;
+};
+using ScheduleFn = std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
+Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const ScheduleFn& conv_schedule,
+                                       int vector_lanes);
+
+}  // namespace tensortune::backend

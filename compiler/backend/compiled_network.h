@@ -1,0 +1,64 @@
+#pragma once
+/// \file
+/// A compiled network: the optimised graph, one step per fusion group (a generated kernel, a
+/// native loop, or the interpreter's code for what has no kernel), the parameters the
+/// kernels read in their packed layouts, the object code, and where it came from (target CPU,
+/// opt level, records). This is what `tensortune compile` writes and `run`/`bench` load.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "compiler/network_kernels.h"
+#include "support/error.h"
+
+namespace tensortune::backend {
+
+/// A kernel argument: a value of the graph (input, constant or intermediate) or a parameter
+/// made at compile time (packed weights, per-channel epilogue vectors).
+struct ArgRef {
+  enum class Kind { kValue, kParam };
+  Kind kind = Kind::kValue;
+  int index = 0;
+  friend bool operator==(const ArgRef&, const ArgRef&) = default;
+};
+
+struct Step {
+  /// kKernel: generated code (conv2d_NCHWc, dense, element-wise chains); kNative: a built-in
+  /// loop over raw buffers (pooling, layout transforms, reshapes); kInterpret: the reference
+  /// interpreter's code, for operators without a kernel (counted and reported, never silent).
+  enum class Kind { kKernel, kNative, kInterpret };
+  Kind kind = Kind::kKernel;
+  std::string label;       ///< "conv2d_nchwc+add+relu": the group's operators
+  std::vector<int> nodes;  ///< the group's node indices, in execution order
+  graph::ValueId output = graph::kNoValue;
+  std::string symbol;       ///< kKernel
+  int64_t extent = 0;       ///< kKernel: the parallel loop extent
+  std::vector<ArgRef> args; ///< kKernel: in the ABI order of compiler/network_kernels.h
+  double flop = 0;          ///< of the anchor, 0 when not counted
+};
+
+/// One conv2d_NCHWc workload's schedule and where it came from.
+struct ScheduleUse {
+  std::string workload;  ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111"
+  std::string schedule;  ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0"
+  bool tuned = false;    ///< false: the default config (warned about at compile time)
+};
+
+struct CompiledNetwork {
+  std::string model;
+  int opt_level = 3;
+  int threads = 1;  ///< the default thread count for run and bench
+  compiler::CpuDescription cpu;
+  std::string records_source;
+  std::vector<ScheduleUse> schedules;
+  graph::Graph graph{"graph"};  ///< after the passes, fused
+  std::vector<graph::Tensor> params;
+  std::vector<Step> steps;
+  std::string object_code;
+};
+
+/// "kernel" / "native" / "interpret".
+const char* step_kind_name(Step::Kind kind);
+
+}  // namespace tensortune::backend

@@ -1,0 +1,276 @@
+// Implements executor.h.
+#include "compiler/backend/executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+
+#include "compiler/aligned_buffer.h"
+#include "compiler/backend/native_kernels.h"
+#include "compiler/graph/interpreter.h"
+#include "support/thread_pool.h"
+
+namespace tensortune::backend {
+
+using graph::DType;
+using graph::Tensor;
+using graph::ValueId;
+
+namespace {
+
+int64_t element_bytes(DType d) { return d == DType::kFloat32 ? 4 : 8; }
+
+/// 64-byte aligned bytes.
+class Bytes {
+ public:
+  explicit Bytes(int64_t bytes) : buffer_((bytes + 3) / 4) {}
+  void* data() { return buffer_.data(); }
+
+ private:
+  compiler::AlignedBuffer buffer_;
+};
+
+}  // namespace
+
+struct Executable::Impl {
+  std::shared_ptr<const CompiledNetwork> net;
+  std::unique_ptr<ThreadPool> pool;
+  std::optional<compiler::LoadedObject> object;
+  graph::MemoryPlan plan;
+  std::vector<std::unique_ptr<Bytes>> storage;  ///< arena, inputs, outputs, aligned weights
+  std::vector<void*> value_ptr;                 ///< by value id; null: not materialised
+  std::vector<void*> param_ptr;
+  std::vector<std::function<Status()>> steps;
+
+  float* f32(ValueId v) const { return static_cast<float*>(value_ptr[v]); }
+
+  void* allocate(int64_t bytes) {
+    storage.push_back(std::make_unique<Bytes>(std::max<int64_t>(bytes, 64)));
+    return storage.back()->data();
+  }
+
+  /// Splits [0, extent) evenly over the pool's threads.
+  void parallel(int64_t extent, const std::function<void(int64_t, int64_t)>& fn) {
+    const int threads = pool->size();
+    if (threads == 1 || extent == 1) {
+      fn(0, extent);
+      return;
+    }
+    pool->run_on_all([&](int t) {
+      const int64_t b = extent * t / threads, e = extent * (t + 1) / threads;
+      if (b < e) fn(b, e);
+    });
+  }
+
+  Status bind_buffers();
+  Status bind_steps();
+  std::function<Status()> bind_kernel(const Step& step, compiler::NetworkKernelFn fn);
+  std::function<Status()> bind_interpreted(const Step& step);
+};
+
+Status Executable::Impl::bind_buffers() {
+  const graph::Graph& g = net->graph;
+  value_ptr.assign(g.values().size(), nullptr);
+  plan = graph::plan_memory(g);
+  char* arena = static_cast<char*>(allocate(plan.arena_bytes));
+  for (const auto& b : plan.buffers) value_ptr[b.value] = arena + b.offset;
+  for (ValueId in : g.inputs()) value_ptr[in] = allocate(graph::num_elements(g.type(in).shape) * element_bytes(g.type(in).dtype));
+  for (ValueId out : g.outputs())
+    if (!value_ptr[out] && !g.is_constant(out))
+      value_ptr[out] = allocate(graph::num_elements(g.type(out).shape) * element_bytes(g.type(out).dtype));
+  // Constants that kernels read get aligned copies; the rest are read where they are.
+  std::vector<bool> kernel_reads(g.values().size(), false);
+  for (const Step& s : net->steps)
+    for (const ArgRef& a : s.args)
+      if (a.kind == ArgRef::Kind::kValue) kernel_reads[a.index] = true;
+  for (size_t v = 0; v < g.values().size(); ++v) {
+    const Tensor* c = g.constant(static_cast<ValueId>(v));
+    if (!c) continue;
+    if (!kernel_reads[v]) {
+      value_ptr[v] = c->dtype == DType::kFloat32 ? const_cast<float*>(c->f32.data())
+                                                 : static_cast<void*>(const_cast<int64_t*>(c->i64.data()));
+      continue;
+    }
+    const int64_t bytes = c->size() * element_bytes(c->dtype);
+    value_ptr[v] = allocate(bytes);
+    if (bytes > 0)
+      std::memcpy(value_ptr[v], c->dtype == DType::kFloat32 ? static_cast<const void*>(c->f32.data())
+                                                            : static_cast<const void*>(c->i64.data()), bytes);
+  }
+  for (const Tensor& p : net->params) {
+    void* d = allocate(p.size() * 4);
+    if (p.size() > 0) std::memcpy(d, p.f32.data(), static_cast<size_t>(p.size()) * 4);
+    param_ptr.push_back(d);
+  }
+  return Status{};
+}
+
+std::function<Status()> Executable::Impl::bind_kernel(const Step& step, compiler::NetworkKernelFn fn) {
+  std::vector<const float*> args;
+  for (const ArgRef& a : step.args)
+    args.push_back(static_cast<const float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index] : param_ptr[a.index]));
+  const int64_t extent = step.extent;
+  return [this, fn, args, extent]() {
+    parallel(extent, [&](int64_t b, int64_t e) { fn(args.data(), b, e); });
+    return Status{};
+  };
+}
+
+/// The interpreter's code for one group: inputs copied out of the buffers, the nodes
+/// evaluated in order, materialised results copied back.
+std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
+  return [this, &step]() -> Status {
+    const graph::Graph& g = net->graph;
+    std::map<ValueId, Tensor> local;
+    auto read = [&](ValueId v) -> const Tensor* {
+      if (const Tensor* c = g.constant(v)) return c;
+      auto it = local.find(v);
+      if (it != local.end()) return &it->second;
+      Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
+      const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
+      void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data()) : static_cast<void*>(t.i64.data());
+      if (bytes > 0) std::memcpy(dst, value_ptr[v], bytes);
+      return &local.emplace(v, std::move(t)).first->second;
+    };
+    for (int i : step.nodes) {
+      const graph::Node& n = g.nodes()[i];
+      std::vector<const Tensor*> inputs;
+      for (ValueId in : n.inputs) inputs.push_back(read(in));
+      TT_ASSIGN_OR_RETURN(Tensor out, graph::evaluate_node(n, inputs, g.type(n.output)));
+      if (void* dst = value_ptr[n.output]) {
+        const size_t bytes = static_cast<size_t>(out.size() * element_bytes(out.dtype));
+        const void* src = out.dtype == DType::kFloat32 ? static_cast<const void*>(out.f32.data())
+                                                       : static_cast<const void*>(out.i64.data());
+        if (bytes > 0) std::memcpy(dst, src, bytes);
+      }
+      local[n.output] = std::move(out);
+    }
+    return Status{};
+  };
+}
+
+Status Executable::Impl::bind_steps() {
+  const graph::Graph& g = net->graph;
+  for (const Step& step : net->steps) {
+    if (!value_ptr[step.output] && step.kind != Step::Kind::kInterpret)
+      return internal_error("step " + step.label + ": its output is not materialised");
+    switch (step.kind) {
+      case Step::Kind::kKernel: {
+        if (!object) return internal_error("the artifact has kernels but no object code");
+        TT_ASSIGN_OR_RETURN(auto fn, object->lookup(step.symbol));
+        for (const ArgRef& a : step.args)
+          if (a.kind == ArgRef::Kind::kValue && !value_ptr[a.index])
+            return internal_error("step " + step.label + ": an argument is not materialised");
+        steps.push_back(bind_kernel(step, fn));
+        break;
+      }
+      case Step::Kind::kNative: {
+        const graph::Node& n = g.nodes()[step.nodes.at(0)];
+        TT_ASSIGN_OR_RETURN(NativeKernel k, bind_native(g, n, f32(n.inputs[0]), f32(n.output)));
+        steps.push_back([this, k]() {
+          parallel(k.extent, k.run);
+          return Status{};
+        });
+        break;
+      }
+      case Step::Kind::kInterpret:
+        steps.push_back(bind_interpreted(step));
+        break;
+    }
+  }
+  return Status{};
+}
+
+Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+Expected<std::unique_ptr<Executable>> Executable::load(std::shared_ptr<const CompiledNetwork> network,
+                                                       int threads) {
+  if (threads < 1) return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
+  const compiler::CpuDescription here = compiler::host_cpu();
+  const auto missing = compiler::missing_features(network->cpu, here);
+  if (network->cpu.triple != here.triple || !missing.empty()) {
+    std::string names;
+    for (const auto& f : missing) names += (names.empty() ? "" : ", ") + f;
+    return Error{ErrorCode::kFailedPrecondition,
+                 "compiled for " + network->cpu.triple + " cpu " + network->cpu.cpu + ", but this machine is " +
+                     here.triple + " cpu " + here.cpu +
+                     (names.empty() ? std::string() : " and lacks the features " + names) +
+                     ": compile the model again on this machine"};
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->net = std::move(network);
+  impl->pool = std::make_unique<ThreadPool>(threads);
+  if (!impl->net->object_code.empty()) {
+    TT_ASSIGN_OR_RETURN(auto object, compiler::LoadedObject::load(impl->net->object_code));
+    impl->object.emplace(std::move(object));
+  }
+  TT_RETURN_IF_ERROR(impl->bind_buffers());
+  TT_RETURN_IF_ERROR(impl->bind_steps());
+  return std::unique_ptr<Executable>(new Executable(std::move(impl)));
+}
+
+const CompiledNetwork& Executable::network() const { return *impl_->net; }
+int Executable::threads() const { return impl_->pool->size(); }
+const graph::MemoryPlan& Executable::memory_plan() const { return impl_->plan; }
+
+Status Executable::set_input(const std::string& name, const Tensor& value) {
+  const graph::Graph& g = impl_->net->graph;
+  const ValueId id = g.find_input(name);
+  if (id == graph::kNoValue) {
+    std::string names;
+    for (ValueId in : g.inputs()) names += (names.empty() ? "" : ", ") + g.value(in).name;
+    return invalid_argument("input '" + name + "' is not an input of the network (its inputs: " + names + ")");
+  }
+  if (value.type() != g.type(id))
+    return invalid_argument("input '" + name + "' is " + graph::type_string(value.type()) + ", the network takes " +
+                            graph::type_string(g.type(id)));
+  const size_t bytes = static_cast<size_t>(value.size() * element_bytes(value.dtype));
+  const void* src = value.dtype == DType::kFloat32 ? static_cast<const void*>(value.f32.data())
+                                                   : static_cast<const void*>(value.i64.data());
+  if (bytes > 0) std::memcpy(impl_->value_ptr[id], src, bytes);
+  return Status{};
+}
+
+Status Executable::run(std::vector<double>* step_seconds) {
+  auto& steps = impl_->steps;
+  if (!step_seconds) {
+    for (auto& s : steps) TT_RETURN_IF_ERROR(s());
+    return Status{};
+  }
+  step_seconds->resize(steps.size(), 0.0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    TT_RETURN_IF_ERROR(steps[i]());
+    (*step_seconds)[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return Status{};
+}
+
+std::vector<Tensor> Executable::outputs() const {
+  const graph::Graph& g = impl_->net->graph;
+  std::vector<Tensor> out;
+  for (ValueId v : g.outputs()) {
+    if (const Tensor* c = g.constant(v)) {
+      out.push_back(*c);
+      continue;
+    }
+    Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
+    const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
+    void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data()) : static_cast<void*>(t.i64.data());
+    if (bytes > 0) std::memcpy(dst, impl_->value_ptr[v], bytes);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Expected<std::vector<Tensor>> Executable::run(const std::map<std::string, Tensor>& inputs) {
+  const graph::Graph& g = impl_->net->graph;
+  for (ValueId in : g.inputs())
+    if (!inputs.count(g.value(in).name)) return invalid_argument("input '" + g.value(in).name + "' is missing");
+  for (const auto& [name, value] : inputs) TT_RETURN_IF_ERROR(set_input(name, value));
+  TT_RETURN_IF_ERROR(run(nullptr));
+  return outputs();
+}
+
+}  // namespace tensortune::backend

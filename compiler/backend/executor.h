@@ -1,0 +1,49 @@
+#pragma once
+/// \file
+/// The graph executor: runs a CompiledNetwork with its object code linked into this process,
+/// every intermediate tensor in one arena laid out by the static memory plan (buffers shared
+/// where lifetimes do not overlap), and a fixed number of threads (each step's parallel loop
+/// split evenly over them). Weights and parameters are copied once, at load, into 64-byte
+/// aligned storage.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/compiled_network.h"
+#include "compiler/graph/memory_plan.h"
+#include "support/error.h"
+
+namespace tensortune::backend {
+
+class Executable {
+ public:
+  /// kFailedPrecondition when the network was compiled for a CPU with features this one lacks
+  /// (the message names them); threads >= 1.
+  static Expected<std::unique_ptr<Executable>> load(std::shared_ptr<const CompiledNetwork> network,
+                                                    int threads);
+  ~Executable();
+
+  const CompiledNetwork& network() const;
+  int threads() const;
+  const graph::MemoryPlan& memory_plan() const;
+
+  /// Copies an input in; the error names an unknown input or a type that does not match.
+  Status set_input(const std::string& name, const graph::Tensor& value);
+  /// Runs every step once on the inputs set so far. With `step_seconds` (one slot per step),
+  /// each step's wall time on the steady clock is added to its slot.
+  Status run(std::vector<double>* step_seconds = nullptr);
+  /// The graph outputs of the last run, in order.
+  std::vector<graph::Tensor> outputs() const;
+
+  /// set_input for every entry, run, outputs.
+  Expected<std::vector<graph::Tensor>> run(const std::map<std::string, graph::Tensor>& inputs);
+
+  struct Impl;
+
+ private:
+  explicit Executable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensortune::backend

@@ -1,0 +1,115 @@
+#include "compiler/backend/native_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace tensortune::backend {
+
+using graph::OpKind;
+using graph::Shape;
+
+namespace {
+
+/// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW), one (n, output channel chunk) per
+/// iteration.
+NativeKernel layout_transform(const Shape& in_shape, const Shape& out_shape, int64_t from_block,
+                              int64_t to_block, const float* in, float* out) {
+  const int64_t N = in_shape[0], H = in_shape[2], W = in_shape[3];
+  const int64_t C = from_block ? in_shape[1] * from_block : in_shape[1];
+  const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
+  const int64_t HW = H * W, chunks = C / tb;
+  (void)out_shape;
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t f = begin; f < end; ++f) {
+              const int64_t n = f / chunks, chunk = f % chunks;
+              float* o = out + f * HW * tb;
+              for (int64_t j = 0; j < tb; ++j) {
+                const int64_t c = chunk * tb + j;
+                const float* i = in + ((n * (C / fb) + c / fb) * HW) * fb + c % fb;
+                for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb + j] = i[hw * fb];
+              }
+            }
+          },
+          N * chunks};
+}
+
+/// Max pooling in NCHW or NCHW[b]c with the block innermost (vectorised), one (n, c) plane per
+/// iteration. Out-of-input taps are skipped, as in the interpreter.
+NativeKernel max_pool(const graph::Node& node, const Shape& in_shape, const Shape& out_shape,
+                      const float* in, float* out) {
+  const int64_t N = in_shape[0], C = in_shape[1], H = in_shape[2], W = in_shape[3];
+  const int64_t B = in_shape.size() == 5 ? in_shape[4] : 1;
+  const int64_t OH = out_shape[2], OW = out_shape[3];
+  const auto k = node.attrs.get_ints("kernel"), s = node.attrs.get_ints("strides"), p = node.attrs.get_ints("pads");
+  const auto d = node.attrs.get_ints("dilations", {1, 1});
+  return {[=](int64_t begin, int64_t end) {
+            std::vector<float> best(static_cast<size_t>(B));
+            for (int64_t nc = begin; nc < end; ++nc) {
+              const float* plane = in + nc * H * W * B;
+              float* o = out + nc * OH * OW * B;
+              for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                  std::fill(best.begin(), best.end(), -std::numeric_limits<float>::infinity());
+                  for (int64_t kh = 0; kh < k[0]; ++kh) {
+                    const int64_t ih = oh * s[0] - p[0] + kh * d[0];
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t kw = 0; kw < k[1]; ++kw) {
+                      const int64_t iw = ow * s[1] - p[1] + kw * d[1];
+                      if (iw < 0 || iw >= W) continue;
+                      const float* v = plane + (ih * W + iw) * B;
+                      for (int64_t b = 0; b < B; ++b) best[b] = std::max(best[b], v[b]);
+                    }
+                  }
+                  std::copy(best.begin(), best.end(), o + (oh * OW + ow) * B);
+                }
+            }
+          },
+          N * C};
+}
+
+/// Mean over H x W in double, element by element in the interpreter's order.
+NativeKernel global_avg_pool(const Shape& in_shape, const float* in, float* out) {
+  const int64_t NC = in_shape[0] * in_shape[1], HW = in_shape[2] * in_shape[3];
+  const int64_t B = in_shape.size() == 5 ? in_shape[4] : 1;
+  return {[=](int64_t begin, int64_t end) {
+            std::vector<double> sum(static_cast<size_t>(B));
+            for (int64_t nc = begin; nc < end; ++nc) {
+              std::fill(sum.begin(), sum.end(), 0.0);
+              const float* x = in + nc * HW * B;
+              for (int64_t i = 0; i < HW; ++i)
+                for (int64_t b = 0; b < B; ++b) sum[b] += x[i * B + b];
+              for (int64_t b = 0; b < B; ++b) out[nc * B + b] = static_cast<float>(sum[b] / double(HW));
+            }
+          },
+          NC};
+}
+
+}  // namespace
+
+Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& node, const float* in, float* out) {
+  const Shape& in_shape = g.type(node.inputs[0]).shape;
+  const Shape& out_shape = g.type(node.output).shape;
+  switch (node.op) {
+    case OpKind::kLayoutTransform:
+      return layout_transform(in_shape, out_shape, node.attrs.get_int("from_block", 0),
+                              node.attrs.get_int("to_block", 0), in, out);
+    case OpKind::kMaxPool2d:
+      return max_pool(node, in_shape, out_shape, in, out);
+    case OpKind::kGlobalAvgPool2d:
+      return global_avg_pool(in_shape, in, out);
+    case OpKind::kFlatten:
+    case OpKind::kReshape:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze: {
+      const size_t bytes = static_cast<size_t>(graph::num_elements(out_shape)) * sizeof(float);
+      return NativeKernel{[=](int64_t, int64_t) { std::memcpy(out, in, bytes); }, 1};
+    }
+    default:
+      return Error{ErrorCode::kUnimplemented,
+                   std::string("no native kernel for ") + graph::op_name(node.op) + " (node " + node.name + ")"};
+  }
+}
+
+}  // namespace tensortune::backend

@@ -1,0 +1,151 @@
+// Element-wise chains: the parallel loop runs over rows (every axis but the last), the last
+// axis is vectorised with a scalar tail. With numpy broadcasting of row-major operands, an
+// operand's stride along the last axis is 1 or 0, so each operand is either a vector load or a
+// scalar loaded once per row and splat.
+#include <llvm/IR/Module.h>
+
+#include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/ir_helpers.h"
+
+namespace tensortune::compiler::codegen {
+namespace {
+
+using Op = ElementwiseInstr::Op;
+
+class ElementwiseEmitter {
+ public:
+  ElementwiseEmitter(llvm::IRBuilder<>& b, const ElementwiseKernelSpec& spec, int lanes)
+      : b_(b), spec_(spec), lanes_(lanes) {
+    shape_ = spec.out_shape.empty() ? std::vector<int64_t>{1} : spec.out_shape;
+    strides_ = spec.operand_strides;
+    for (auto& s : strides_)
+      if (s.empty()) s = {0};
+    row_length_ = shape_.back();
+  }
+
+  void emit(llvm::Value* out, const std::vector<llvm::Value*>& operands, llvm::Value* begin,
+            llvm::Value* end) {
+    out_ = out;
+    operands_ = operands;
+    emit_for(b_, begin, end, "row", [&](llvm::Value* row) {
+      // Offsets of this row in every operand: mixed radix over the outer axes.
+      std::vector<llvm::Value*> offsets(operands_.size(), i64(b_, 0));
+      llvm::Value* rest = row;
+      for (int d = static_cast<int>(shape_.size()) - 2; d >= 0; --d) {
+        llvm::Value* index = rest;
+        if (d > 0) {
+          index = b_.CreateSRem(rest, i64(b_, shape_[d]));
+          rest = b_.CreateSDiv(rest, i64(b_, shape_[d]));
+        }
+        for (size_t k = 0; k < operands_.size(); ++k)
+          offsets[k] = add_i64(b_, offsets[k], mul_i64(b_, index, strides_[k][d]));
+      }
+      row_offsets_ = offsets;
+      out_row_ = mul_i64(b_, row, row_length_);
+      scalars_.assign(operands_.size(), nullptr);
+      for (size_t k = 0; k < operands_.size(); ++k)
+        if (strides_[k].back() == 0) scalars_[k] = load_scalar(b_, operands_[k], offsets[k]);
+      const int64_t full = row_length_ / lanes_ * lanes_;
+      if (full > 0) {
+        emit_for(b_, i64(b_, 0), i64(b_, full / lanes_), "vec", [&](llvm::Value* i) {
+          emit_point(mul_i64(b_, i, lanes_), lanes_);
+        });
+      }
+      if (full < row_length_)
+        emit_for(b_, i64(b_, full), i64(b_, row_length_), "tail", [&](llvm::Value* j) { emit_point(j, 1); });
+    });
+  }
+
+ private:
+  llvm::Value* operand(int k, llvm::Value* j, int width) {
+    if (scalars_[k]) return width == 1 ? scalars_[k] : b_.CreateVectorSplat(width, scalars_[k]);
+    llvm::Value* offset = add_i64(b_, row_offsets_[k], j);
+    return width == 1 ? load_scalar(b_, operands_[k], offset) : load_vector(b_, operands_[k], offset, width);
+  }
+
+  llvm::Value* constant(llvm::Type* type, double c) { return llvm::ConstantFP::get(type, c); }
+
+  /// std::min / std::max as the interpreter computes them (NaN behaviour included).
+  llvm::Value* min_of(llvm::Value* a, llvm::Value* b) { return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a); }
+  llvm::Value* max_of(llvm::Value* a, llvm::Value* b) { return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a); }
+
+  void emit_point(llvm::Value* j, int width) {
+    std::vector<llvm::Value*> results;
+    auto get = [&](int ref) { return ref >= 0 ? operand(ref, j, width) : results.at(static_cast<size_t>(-1 - ref)); };
+    for (const ElementwiseInstr& in : spec_.program) {
+      llvm::Value* x = get(in.a);
+      llvm::Type* t = x->getType();
+      llvm::Value* r = nullptr;
+      switch (in.op) {
+        case Op::kRelu: r = b_.CreateSelect(b_.CreateFCmpOGT(x, constant(t, 0)), x, constant(t, 0)); break;
+        case Op::kClip: r = min_of(max_of(x, constant(t, in.p0)), constant(t, in.p1)); break;
+        case Op::kSigmoid: {
+          llvm::Type* dt = width == 1 ? b_.getDoubleTy()
+                                      : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getDoubleTy(), width));
+          llvm::Value* xd = b_.CreateFPExt(x, dt);
+          llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(xd));
+          r = b_.CreateFPTrunc(b_.CreateFDiv(constant(dt, 1), b_.CreateFAdd(constant(dt, 1), e)), t);
+          break;
+        }
+        case Op::kHardSigmoid: {
+          llvm::Value* y = b_.CreateFAdd(b_.CreateFMul(constant(t, in.p0), x), constant(t, in.p1));
+          r = max_of(constant(t, 0), min_of(constant(t, 1), y));
+          break;
+        }
+        case Op::kHardSwish: {
+          llvm::Value* y = b_.CreateFAdd(b_.CreateFDiv(x, constant(t, 6)), constant(t, 0.5));
+          r = b_.CreateFMul(x, max_of(constant(t, 0), min_of(constant(t, 1), y)));
+          break;
+        }
+        case Op::kIdentity: r = x; break;
+        case Op::kAdd: r = b_.CreateFAdd(x, get(in.b)); break;
+        case Op::kSub: r = b_.CreateFSub(x, get(in.b)); break;
+        case Op::kMul: r = b_.CreateFMul(x, get(in.b)); break;
+        case Op::kDiv: r = b_.CreateFDiv(x, get(in.b)); break;
+      }
+      results.push_back(r);
+    }
+    llvm::Value* offset = add_i64(b_, out_row_, j);
+    if (width == 1) {
+      b_.CreateAlignedStore(results.back(), b_.CreateInBoundsGEP(b_.getFloatTy(), out_, offset), llvm::Align(4));
+    } else {
+      store_vector(b_, results.back(), out_, offset, width);
+    }
+  }
+
+  llvm::IRBuilder<>& b_;
+  const ElementwiseKernelSpec& spec_;
+  int lanes_;
+  std::vector<int64_t> shape_;
+  std::vector<std::vector<int64_t>> strides_;
+  int64_t row_length_ = 1;
+  llvm::Value* out_ = nullptr;
+  std::vector<llvm::Value*> operands_, row_offsets_, scalars_;
+  llvm::Value* out_row_ = nullptr;
+};
+
+}  // namespace
+
+void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
+                      int lanes) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
+  auto* i64t = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr->getPointerTo(), i64t, i64t}, false);
+  auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  f->addFnAttr("prefer-vector-width", std::to_string(lanes * 32));
+  f->addFnAttr("min-legal-vector-width", std::to_string(lanes * 32));
+  llvm::IRBuilder<> b(ctx);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
+  auto pointer = [&](unsigned i) {
+    return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)), llvm::Align(8));
+  };
+  llvm::Value* out = pointer(0);
+  std::vector<llvm::Value*> operands;
+  for (size_t k = 0; k < spec.operand_strides.size(); ++k) operands.push_back(pointer(static_cast<unsigned>(k + 1)));
+  ElementwiseEmitter(b, spec, lanes).emit(out, operands, f->getArg(1), f->getArg(2));
+  b.CreateRetVoid();
+}
+
+}  // namespace tensortune::compiler::codegen

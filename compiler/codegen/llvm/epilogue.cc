@@ -1,0 +1,106 @@
+// Fused epilogues and the two function ABIs of anchor kernels (tuning and network).
+#include <llvm/IR/Module.h>
+
+#include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/ir_helpers.h"
+
+namespace tensortune::compiler::codegen {
+
+std::vector<EpilogueOp> epilogue_of(const KernelOptions& options) {
+  std::vector<EpilogueOp> ops;
+  if (options.bias) ops.push_back({EpilogueOp::Kind::kAddChannel, 0});
+  if (options.relu) ops.push_back({EpilogueOp::Kind::kRelu});
+  return ops;
+}
+
+namespace {
+
+void set_vector_attributes(llvm::Function* f, int lanes) {
+  // Without these, CPUs whose tuning prefers 256-bit vectors split our 512-bit operations.
+  const std::string bits = std::to_string(lanes * 32);
+  f->addFnAttr("prefer-vector-width", bits);
+  f->addFnAttr("min-legal-vector-width", bits);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+}
+
+}  // namespace
+
+AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
+                                 int lanes, bool network, size_t operands) {
+  AnchorArgs args;
+  if (!network) {
+    llvm::Function* f = create_kernel_function(m, name, lanes * 32);
+    b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", f));
+    args.data = f->getArg(0);
+    args.weight = f->getArg(1);
+    args.operands = {f->getArg(2)};
+    args.out = f->getArg(3);
+    args.begin = f->getArg(4);
+    args.end = f->getArg(5);
+    return args;
+  }
+  // The exported wrapper unpacks the argument array and calls a body whose pointer arguments
+  // are noalias, which the optimiser needs to keep weights and inputs in registers.
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
+  auto* i64t = llvm::Type::getInt64Ty(ctx);
+  std::vector<llvm::Type*> params(3 + operands, fptr);
+  params.push_back(i64t);
+  params.push_back(i64t);
+  auto* body_type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+  auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + ".body", m);
+  for (unsigned i = 0; i < 3 + operands; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+  set_vector_attributes(body, lanes);
+
+  auto* wrapper_type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                               {fptr->getPointerTo(), i64t, i64t}, false);
+  auto* wrapper = llvm::Function::Create(wrapper_type, llvm::Function::ExternalLinkage, name, m);
+  set_vector_attributes(wrapper, lanes);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  std::vector<llvm::Value*> call_args;
+  for (unsigned i = 0; i < 3 + operands; ++i) {
+    llvm::Value* slot = b.CreateInBoundsGEP(fptr, wrapper->getArg(0), b.getInt64(i));
+    call_args.push_back(b.CreateAlignedLoad(fptr, slot, llvm::Align(8)));
+  }
+  call_args.push_back(wrapper->getArg(1));
+  call_args.push_back(wrapper->getArg(2));
+  b.CreateCall(body, call_args);
+  b.CreateRetVoid();
+
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
+  args.data = body->getArg(0);
+  args.weight = body->getArg(1);
+  args.out = body->getArg(2);
+  for (unsigned i = 0; i < operands; ++i) args.operands.push_back(body->getArg(3 + i));
+  args.begin = body->getArg(3 + static_cast<unsigned>(operands));
+  args.end = body->getArg(4 + static_cast<unsigned>(operands));
+  return args;
+}
+
+llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const AnchorArgs& args,
+                            llvm::Value* channel_offset, llvm::Value* out_offset, int width) {
+  auto load = [&](const EpilogueOp& op, llvm::Value* offset) {
+    llvm::Value* base = args.operands.at(static_cast<size_t>(op.operand));
+    if (value->getType()->isVectorTy()) return load_vector(b, base, offset, width);
+    return load_scalar(b, base, offset);
+  };
+  auto constant = [&](float c) { return llvm::ConstantFP::get(value->getType(), c); };
+  for (const EpilogueOp& op : args.epilogue) {
+    switch (op.kind) {
+      case EpilogueOp::Kind::kAddChannel: value = b.CreateFAdd(value, load(op, channel_offset)); break;
+      case EpilogueOp::Kind::kMulChannel: value = b.CreateFMul(value, load(op, channel_offset)); break;
+      case EpilogueOp::Kind::kAddTensor: value = b.CreateFAdd(value, load(op, out_offset)); break;
+      case EpilogueOp::Kind::kMulTensor: value = b.CreateFMul(value, load(op, out_offset)); break;
+      case EpilogueOp::Kind::kRelu:
+        value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(0)});
+        break;
+      case EpilogueOp::Kind::kClip:
+        value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(op.lo)});
+        value = b.CreateIntrinsic(llvm::Intrinsic::minnum, {value->getType()}, {value, constant(op.hi)});
+        break;
+    }
+  }
+  return value;
+}
+
+}  // namespace tensortune::compiler::codegen

@@ -1,0 +1,58 @@
+// Implements llvm_target.h.
+#include "compiler/codegen/llvm/llvm_target.h"
+
+#include <mutex>
+
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+
+namespace tensortune::compiler::codegen {
+
+void initialize_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder() {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return internal_error("cannot detect the host target: " + llvm::toString(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  return std::move(*jtmb);
+}
+
+constexpr char kPipeline[] =
+    "function(sroa,early-cse<memssa>,instcombine,loop-mssa(licm),simplifycfg)";
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+  m.setDataLayout(tm.createDataLayout());
+  m.setTargetTriple(tm.getTargetTriple().str());
+  for (llvm::Function& f : m) {
+    f.addFnAttr("target-cpu", tm.getTargetCPU());
+    f.addFnAttr("target-features", tm.getTargetFeatureString());
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  // Our IR is already vectorised, unrolled where the schedule says and free of calls, so the
+  // generic O3 pipeline (inliner, loop vectoriser, IndVarSimplify over every GEP) would spend
+  // most of the compile time finding nothing. This short pipeline cleans up what we emit:
+  // promotes accumulators to registers, removes redundant address arithmetic and hoists
+  // loop-invariant loads and addresses.
+  llvm::ModulePassManager mpm;
+  if (auto err = pb.parsePassPipeline(mpm, kPipeline)) {
+    TT_CHECK(false) << "the built-in pass pipeline does not parse: " << llvm::toString(std::move(err));
+  }
+  mpm.run(m, mam);
+}
+
+}  // namespace tensortune::compiler::codegen

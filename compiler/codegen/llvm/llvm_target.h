@@ -1,0 +1,22 @@
+#pragma once
+/// \file
+/// Private to compiler/codegen/llvm: the host target machine and the short optimisation
+/// pipeline every kernel module goes through (tuning kernels and whole networks alike).
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "support/error.h"
+
+namespace tensortune::compiler::codegen {
+
+/// Registers the native target with LLVM (once per process).
+void initialize_llvm();
+
+/// The host CPU with all its features, aggressive code generation.
+Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder();
+
+/// Sets the module's data layout and triple for `tm` and runs our pipeline over it.
+void optimize(llvm::Module& m, llvm::TargetMachine& tm);
+
+}  // namespace tensortune::compiler::codegen

@@ -1,0 +1,184 @@
+// Implements compiler/network_kernels.h: a network's kernels into object files, and object
+// files back into callable code.
+#include <algorithm>
+#include <sstream>
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/llvm_target.h"
+#include "compiler/network_kernels.h"
+
+namespace tensortune::compiler {
+
+namespace ss = schedule_space;
+
+int64_t parallel_extent(const NetworkKernelSpec& spec) {
+  if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
+    const auto& w = c->workload;
+    const auto& s = c->schedule;
+    return w.batch * (w.out_channels / s.oc_bn) * ((w.out_height() + s.reg_h - 1) / s.reg_h);
+  }
+  if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
+    const auto& w = d->workload;
+    const auto& s = d->schedule;
+    if (s.packed) return (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
+    return (w.batch / s.yi) * (w.out_features / s.xi);
+  }
+  const auto& e = std::get<ElementwiseKernelSpec>(spec);
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < e.out_shape.size(); ++d) rows *= e.out_shape[d];
+  return rows;
+}
+
+namespace {
+
+void put_ints(std::ostringstream& os, const std::vector<int64_t>& v) {
+  os << '[';
+  for (int64_t x : v) os << x << ',';
+  os << ']';
+}
+
+void put_epilogue(std::ostringstream& os, const std::vector<EpilogueOp>& ops) {
+  for (const auto& op : ops) os << " e" << static_cast<int>(op.kind) << ':' << op.operand << ':' << op.lo << ':' << op.hi;
+}
+
+}  // namespace
+
+std::string spec_key(const NetworkKernelSpec& spec) {
+  std::ostringstream os;
+  os.precision(9);
+  if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
+    const auto& w = c->workload;
+    const auto& s = c->schedule;
+    os << "conv " << w.batch << ' ' << w.in_channels << ' ' << w.in_height << ' ' << w.in_width << ' '
+       << w.out_channels << ' ' << w.kernel_h << ' ' << w.kernel_w << ' ' << w.stride_h << ' ' << w.stride_w
+       << ' ' << w.pad_top << ' ' << w.pad_left << ' ' << w.pad_bottom << ' ' << w.pad_right << ' '
+       << w.dilation_h << ' ' << w.dilation_w << " | " << s.ic_bn << ' ' << s.oc_bn << ' ' << s.reg_n << ' '
+       << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner;
+    put_epilogue(os, c->epilogue);
+  } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
+    const auto& w = d->workload;
+    const auto& s = d->schedule;
+    os << "dense " << w.batch << ' ' << w.out_features << ' ' << w.in_features << " | " << s.packed << ' '
+       << s.yo << ' ' << s.yi << ' ' << s.xo << ' ' << s.xi << ' ' << s.kf;
+    put_epilogue(os, d->epilogue);
+  } else {
+    const auto& e = std::get<ElementwiseKernelSpec>(spec);
+    os << "elementwise ";
+    put_ints(os, e.out_shape);
+    for (const auto& s : e.operand_strides) put_ints(os, s);
+    for (const auto& in : e.program)
+      os << ' ' << static_cast<int>(in.op) << ':' << in.a << ':' << in.b << ':' << in.p0 << ':' << in.p1;
+  }
+  return os.str();
+}
+
+CpuDescription host_cpu() {
+  CpuDescription cpu;
+  cpu.triple = llvm::sys::getProcessTriple();
+  cpu.cpu = llvm::sys::getHostCPUName().str();
+  llvm::StringMap<bool> features;
+  llvm::sys::getHostCPUFeatures(features);
+  for (const auto& f : features)
+    if (f.getValue()) cpu.features.push_back(f.getKey().str());
+  std::sort(cpu.features.begin(), cpu.features.end());
+  cpu.vector_lanes = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
+  return cpu;
+}
+
+std::vector<std::string> missing_features(const CpuDescription& required, const CpuDescription& host) {
+  std::vector<std::string> missing;
+  for (const auto& f : required.features)
+    if (!std::binary_search(host.features.begin(), host.features.end(), f)) missing.push_back(f);
+  return missing;
+}
+
+namespace {
+
+void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
+  if (const auto* e = std::get_if<ElementwiseKernelSpec>(&k.spec)) {
+    codegen::emit_elementwise(m, k.symbol, *e, lanes);
+    return;
+  }
+  llvm::IRBuilder<> b(m.getContext());
+  if (const auto* c = std::get_if<ConvKernelSpec>(&k.spec)) {
+    codegen::AnchorArgs args = codegen::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
+    args.epilogue = c->epilogue;
+    codegen::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
+  } else {
+    const auto& d = std::get<DenseKernelSpec>(k.spec);
+    codegen::AnchorArgs args = codegen::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
+    args.epilogue = d.epilogue;
+    codegen::emit_dense(b, args, d.workload, d.schedule, lanes);
+  }
+  b.CreateRetVoid();
+}
+
+/// One module of kernels to one object file.
+Expected<std::string> compile_shard(const std::vector<NamedKernel>& kernels, int lanes) {
+  llvm::LLVMContext ctx;
+  auto m = std::make_unique<llvm::Module>("tensortune_network", ctx);
+  for (const auto& k : kernels) emit_kernel(*m, k, lanes);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(*m, &es)) return internal_error("generated network IR does not verify: " + es.str());
+  TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
+  codegen::optimize(*m, **tm);
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+    return internal_error("the target cannot emit object files");
+  pm.run(*m);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace
+
+Expected<std::string> compile_network_object(const std::vector<NamedKernel>& kernels, int vector_lanes) {
+  codegen::initialize_llvm();
+  return compile_shard(kernels, vector_lanes);
+}
+
+struct LoadedObject::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+Expected<LoadedObject> LoadedObject::load(const std::string& object_code) {
+  codegen::initialize_llvm();
+  TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
+  // Kernels may call libm (exp for sigmoid).
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) return internal_error("JIT cannot see the process's symbols: " + llvm::toString(process.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object_code, "tensortune_network.o");
+  if (auto err = (*jit)->addObjectFile(std::move(buffer)))
+    return Error{ErrorCode::kInvalidArgument, "the object code does not load: " + llvm::toString(std::move(err))};
+  auto impl = std::make_shared<Impl>();
+  impl->jit = std::move(*jit);
+  return LoadedObject(std::move(impl));
+}
+
+Expected<NetworkKernelFn> LoadedObject::lookup(const std::string& symbol) const {
+  auto sym = impl_->jit->lookup(symbol);
+  if (!sym) {
+    llvm::consumeError(sym.takeError());
+    return Error{ErrorCode::kNotFound, "kernel '" + symbol + "' is not in the object code"};
+  }
+  return reinterpret_cast<NetworkKernelFn>(sym->getAddress());
+}
+
+}  // namespace tensortune::compiler
