@@ -1,8 +1,5 @@
-// Whole-model commands: `tasks`, `inspect`, `run` and `export-onnx`.
-#include <chrono>
-#include <cmath>
+// Whole-model commands: `tasks`, `inspect` and `export-onnx`.
 #include <cstdio>
-#include <map>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -10,10 +7,8 @@
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "compiler/frontend/onnx_io.h"
-#include "compiler/graph/interpreter.h"
 #include "compiler/graph/printer.h"
 #include "compiler/kernel.h"
-#include "support/npy.h"
 #include "tuner/task_extraction.h"
 
 namespace tensortune::cli {
@@ -90,68 +85,6 @@ Status inspect(const ModelFlags& flags) {
   return ok_status();
 }
 
-struct RunFlags {
-  ModelFlags model;
-  bool reference = false;
-  std::vector<std::string> inputs;   // NAME=x.npy or NAME=random
-  std::vector<std::string> outputs;  // one .npy per graph output
-};
-
-Status run(const RunFlags& f) {
-  if (!f.reference)
-    return invalid_argument(
-        "compiled runs are not built yet; pass --reference to run the reference interpreter "
-        "on the optimised graph");
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
-  TT_ASSIGN_OR_RETURN(graph::Graph optimised, optimise_model(model, f.model));
-  std::map<std::string, graph::Tensor> inputs;
-  for (const auto& item : f.inputs) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return invalid_argument("--input = '" + item + "' is not NAME=FILE.npy or NAME=random");
-    const std::string name = item.substr(0, eq), source = item.substr(eq + 1);
-    const graph::ValueId id = optimised.find_input(name);
-    if (id == graph::kNoValue) {
-      std::string names;
-      for (auto in : optimised.inputs()) names += (names.empty() ? "" : ", ") + optimised.value(in).name;
-      return invalid_argument("--input names '" + name + "', which is not an input of the model (its inputs: " + names + ")");
-    }
-    if (source == "random") {
-      NdArray a(optimised.type(id).shape);
-      fill_uniform(a, 0);
-      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
-    } else {
-      TT_ASSIGN_OR_RETURN(NdArray a, read_npy(source));
-      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
-    }
-  }
-  const auto start = std::chrono::steady_clock::now();
-  TT_ASSIGN_OR_RETURN(auto outputs, graph::interpret(optimised, inputs));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("ran %s at opt level %d with the reference interpreter in %.2f s\n",
-              f.model.model.c_str(), f.model.opt_level, seconds);
-  if (!f.outputs.empty() && f.outputs.size() != outputs.size())
-    return invalid_argument("--output was given " + std::to_string(f.outputs.size()) +
-                            " times; the model has " + std::to_string(outputs.size()) + " outputs");
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const auto& t = outputs[i];
-    double lo = INFINITY, hi = -INFINITY;
-    int64_t arg = 0;
-    for (int64_t k = 0; k < t.size(); ++k) {
-      lo = std::min(lo, t.at(k));
-      if (t.at(k) > hi) hi = t.at(k), arg = k;
-    }
-    std::printf("output %zu '%s': %s, min %.5g, max %.5g at flat index %lld\n", i,
-                optimised.value(optimised.outputs()[i]).name.c_str(), type_string(t.type()).c_str(),
-                lo, hi, static_cast<long long>(arg));
-    if (!f.outputs.empty()) {
-      TT_RETURN_IF_ERROR(write_npy(f.outputs[i], t.to_ndarray()));
-      std::printf("wrote %s\n", f.outputs[i].c_str());
-    }
-  }
-  return ok_status();
-}
-
 }  // namespace
 
 void add_model_commands(CLI::App& app, int& exit_code) {
@@ -175,17 +108,6 @@ void add_model_commands(CLI::App& app, int& exit_code) {
                "prerequisites run with it.");
   insp->callback([&exit_code, inspect_flags] {
     if (Status s = inspect(*inspect_flags); !s) exit_code = report_error(s.error());
-  });
-
-  auto run_flags = std::make_shared<RunFlags>();
-  CLI::App* r = app.add_subcommand("run", "Run a model on .npy inputs (--reference: the reference interpreter)");
-  add_model_flags(r, run_flags->model, true);
-  r->add_flag("--reference", run_flags->reference, "run the reference interpreter on the optimised graph");
-  r->add_option("--input", run_flags->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")->required();
-  r->add_option("-o,--output", run_flags->outputs, "write each graph output to this .npy (in order)");
-  r->footer("\nExample:\n  tensortune run --model resnet-18 --opt-level 3 --reference --input data=x.npy --output y.npy");
-  r->callback([&exit_code, run_flags] {
-    if (Status s = run(*run_flags); !s) exit_code = report_error(s.error());
   });
 
   auto export_flags = std::make_shared<ModelFlags>();

@@ -19,8 +19,10 @@ void add_tune_model_command(CLI::App& app, int& exit_code);
 void add_op_command(CLI::App& app, int& exit_code);
 void add_records_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
-/// tasks, inspect, run, export-onnx
+/// tasks, inspect, export-onnx
 void add_model_commands(CLI::App& app, int& exit_code);
+/// compile, run, bench
+void add_compile_commands(CLI::App& app, int& exit_code);
 /// tracker, device, status (and the hidden device-worker)
 void add_farm_commands(CLI::App& app, int& exit_code);
 

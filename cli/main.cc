@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   cli::add_records_command(app, exit_code);
   cli::add_demo_command(app, exit_code);
   cli::add_model_commands(app, exit_code);
+  cli::add_compile_commands(app, exit_code);
   cli::add_farm_commands(app, exit_code);
   app.parse_complete_callback([&] {
     if (!tensortune::set_log_level(log_level)) {

@@ -1,5 +1,6 @@
 #include "cli/model_args.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -14,15 +15,16 @@
 #include "compiler/kernel.h"
 #include "compiler/passes/passes.h"
 #include "compiler/tuned_configs.h"
+#include "support/npy.h"
 
 namespace tensortune::cli {
 
-void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise) {
+void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model_required) {
   std::string zoo;
   for (const auto& n : frontend::zoo_model_names()) zoo += (zoo.empty() ? "" : ", ") + n;
   cmd->add_option("--model", flags.model,
                   "a zoo model (" + zoo + ") or an ONNX file")
-      ->required();
+      ->required(model_required);
   cmd->add_option("--input-shape", flags.input_shapes,
                   "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
                   "repeat for several inputs)");
@@ -35,8 +37,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise) {
   cmd->add_flag("--print-after-each", flags.print_after_each,
                 "print the graph after every pass that runs");
   cmd->add_option("--records", flags.records,
-                  "tuned records (a tensortune DB or an AutoTVM log): conv block sizes for AlterOpLayout; "
-                  "workloads without one take the default config, with a warning");
+                  "tuned records (a tensortune DB or an AutoTVM log): each conv2d_NCHWc workload's best "
+                  "config (block sizes for AlterOpLayout, the rest for code generation); workloads "
+                  "without one take the default config, with a warning");
   cmd->add_option("--device-key", flags.device_key,
                   "with --records: use records of this device key (default: this host's)");
 }
@@ -110,6 +113,60 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
     return passes::ConvBlocks{s.ic_bn, s.oc_bn};
   };
   return passes::run_pipeline(passes::standard_pipeline(options), graph, ctx);
+}
+
+Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g,
+                                                           const std::vector<std::string>& items) {
+  std::map<std::string, graph::Tensor> inputs;
+  for (const auto& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("--input = '" + item + "' is not NAME=FILE.npy or NAME=random");
+    const std::string name = item.substr(0, eq), source = item.substr(eq + 1);
+    const graph::ValueId id = g.find_input(name);
+    if (id == graph::kNoValue) {
+      std::string names;
+      for (auto in : g.inputs()) names += (names.empty() ? "" : ", ") + g.value(in).name;
+      return invalid_argument("--input names '" + name + "', which is not an input of the model (its inputs: " + names + ")");
+    }
+    if (source == "random") {
+      NdArray a(g.type(id).shape);
+      fill_uniform(a, 0);
+      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
+    } else {
+      TT_ASSIGN_OR_RETURN(NdArray a, read_npy(source));
+      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
+    }
+  }
+  for (auto in : g.inputs())
+    if (!inputs.count(g.value(in).name))
+      return invalid_argument("input '" + g.value(in).name + "' (" + graph::type_string(g.type(in)) +
+                              ") has no --input; pass --input " + g.value(in).name + "=x.npy or =random");
+  return inputs;
+}
+
+Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& outputs,
+                      const std::vector<std::string>& paths) {
+  if (!paths.empty() && paths.size() != outputs.size())
+    return invalid_argument("--output was given " + std::to_string(paths.size()) + " times; the model has " +
+                            std::to_string(outputs.size()) + " outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& t = outputs[i];
+    double lo = INFINITY, hi = -INFINITY;
+    int64_t arg = 0;
+    for (int64_t k = 0; k < t.size(); ++k) {
+      lo = std::min(lo, t.at(k));
+      if (t.at(k) > hi) hi = t.at(k), arg = k;
+    }
+    std::printf("output %zu '%s': %s, min %.5g, max %.5g at flat index %lld\n", i,
+                g.value(g.outputs()[i]).name.c_str(), type_string(t.type()).c_str(), lo, hi,
+                static_cast<long long>(arg));
+    if (!paths.empty()) {
+      TT_RETURN_IF_ERROR(write_npy(paths[i], t.to_ndarray()));
+      std::printf("wrote %s\n", paths[i].c_str());
+    }
+  }
+  return ok_status();
 }
 
 }  // namespace tensortune::cli

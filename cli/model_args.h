@@ -2,6 +2,7 @@
 /// \file
 /// The model flags shared by `tasks`, `inspect`, `run` and `export-onnx`: a zoo name or an
 /// ONNX file, input shapes, the opt level, and loading plus optimising the graph.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ struct ModelFlags {
   std::string device_key;  ///< records of this device key only (default: this host's)
 };
 
-/// --model and --input-shape; with `optimise`, also --opt-level and --print-after-each.
-void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise);
+/// --model and --input-shape; with `optimise`, also --opt-level, --print-after-each, --records
+/// and --device-key.
+void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise, bool model_required = true);
 
 /// The zoo model or ONNX file named by --model, with --input-shape applied.
 Expected<graph::Graph> load_model(const ModelFlags& flags);
@@ -32,5 +34,15 @@ Expected<graph::Graph> load_model(const ModelFlags& flags);
 /// The standard pipeline at --opt-level for the host (prints the IR after every pass with
 /// --print-after-each).
 Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlags& flags);
+
+/// --input NAME=x.npy or NAME=random (deterministic uniform data of the input's type), checked
+/// against the graph's inputs: the error names an unknown input and lists the real ones.
+Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& graph,
+                                                           const std::vector<std::string>& items);
+
+/// Prints one line per output (type, min, max and arg-max) and writes each to its .npy when
+/// `paths` is not empty (one per output, in order).
+Status report_outputs(const graph::Graph& graph, const std::vector<graph::Tensor>& outputs,
+                      const std::vector<std::string>& paths);
 
 }  // namespace tensortune::cli

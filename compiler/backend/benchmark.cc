@@ -1,0 +1,108 @@
+// Implements benchmark.h.
+#include "compiler/backend/benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "compiler/measure/time_evaluator.h"
+
+namespace tensortune::backend {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
+  if (options.repeat < 1) return invalid_argument("repeat = " + std::to_string(options.repeat) + ", must be at least 1");
+  if (options.number < 1) return invalid_argument("number = " + std::to_string(options.number) + ", must be at least 1");
+  Status failed;
+  auto run = [&] {
+    if (Status s = exe.run(); !s && failed) failed = s;
+  };
+  compiler::TimeEvaluatorOptions te;
+  te.number = options.number;
+  te.repeat = options.repeat;
+  te.min_repeat_ms = options.min_repeat_ms;
+  te.timeout_s = 1e9;
+  const compiler::TimingResult timing = compiler::time_evaluator(run, {}, te);
+  if (!failed) return failed.error();
+
+  BenchResult r;
+  r.threads = exe.threads();
+  r.repeat = options.repeat;
+  r.number = timing.number;
+  r.warmup_ms = timing.warmup_seconds * 1e3;
+  for (double s : timing.round_seconds) r.round_ms.push_back(s * 1e3);
+  r.median_ms = median(r.round_ms);
+  r.min_ms = *std::min_element(r.round_ms.begin(), r.round_ms.end());
+  r.max_ms = *std::max_element(r.round_ms.begin(), r.round_ms.end());
+  double flop = 0;
+  for (const Step& s : exe.network().steps) flop += s.flop;
+  r.gflops = flop / (r.median_ms * 1e-3) / 1e9;
+  if (!options.profile) return r;
+
+  // The profile: one warm-up run, then the same rounds, every step timed inside every run.
+  const auto& steps = exe.network().steps;
+  std::vector<double> step_seconds(steps.size(), 0.0), warmup(steps.size(), 0.0);
+  TT_RETURN_IF_ERROR(exe.run(&warmup));
+  std::vector<double> profiled_rounds;
+  for (int round = 0; round < r.repeat; ++round) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < r.number; ++i) TT_RETURN_IF_ERROR(exe.run(&step_seconds));
+    profiled_rounds.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+                              double(r.number));
+  }
+  r.profiled_median_ms = median(profiled_rounds);
+  const int64_t calls = r.number * r.repeat;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    StepProfile p;
+    p.label = steps[i].label;
+    p.kind = steps[i].kind;
+    p.calls = calls;
+    p.mean_ms = step_seconds[i] * 1e3 / double(calls);
+    p.gflops = steps[i].flop > 0 ? steps[i].flop / (p.mean_ms * 1e-3) / 1e9 : 0;
+    r.profile_sum_ms += p.mean_ms;
+    r.steps.push_back(p);
+  }
+  return r;
+}
+
+std::string format_profile(const Executable& exe, const BenchResult& r) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "Profile of %s: per step (one fusion group each), mean over %lld calls = %d rounds x %lld runs "
+                "after 1 warm-up run not counted; %d thread%s; steady clock around each step; no cache flush.\n",
+                exe.network().model.c_str(), static_cast<long long>(r.number * r.repeat), r.repeat,
+                static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
+  out += line;
+  std::snprintf(line, sizeof line, "%4s  %-36s %-9s %10s %7s %7s %8s\n", "#", "step", "kind", "ms/call", "calls",
+                "share", "GFLOPS");
+  out += line;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const auto& s = r.steps[i];
+    std::string label = s.label.size() > 36 ? s.label.substr(0, 33) + "..." : s.label;
+    std::snprintf(line, sizeof line, "%4zu  %-36s %-9s %10.3f %7lld %6.1f%% %8s\n", i + 1, label.c_str(),
+                  step_kind_name(s.kind), s.mean_ms, static_cast<long long>(s.calls),
+                  100.0 * s.mean_ms / std::max(r.profile_sum_ms, 1e-12),
+                  s.gflops > 0 ? std::to_string(static_cast<int>(s.gflops + 0.5)).c_str() : "-");
+    out += line;
+  }
+  const double ratio = r.profile_sum_ms / r.median_ms;
+  std::snprintf(line, sizeof line,
+                "sum of steps %.3f ms per run; end-to-end median %.3f ms (unprofiled), %.3f ms (around the profiled "
+                "runs); sum / end-to-end = %.3f (%s within 10%%)\n",
+                r.profile_sum_ms, r.median_ms, r.profiled_median_ms, ratio,
+                ratio >= 0.9 && ratio <= 1.1 ? "agrees" : "does NOT agree");
+  out += line;
+  return out;
+}
+
+}  // namespace tensortune::backend
