@@ -1,6 +1,8 @@
 // Implements artifact.h.
 #include "compiler/backend/artifact.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -54,7 +56,8 @@ json encode_attrs(const graph::Attrs& attrs) {
   json out = json::object();
   for (const auto& [name, value] : attrs.items()) {
     if (const auto* i = std::get_if<int64_t>(&value)) out[name] = {{"int", *i}};
-    else if (const auto* f = std::get_if<double>(&value)) out[name] = {{"float", *f}};
+    // JSON has no infinity (clip's default bounds): non-finite floats travel as text.
+    else if (const auto* f = std::get_if<double>(&value)) out[name] = std::isfinite(*f) ? json{{"float", *f}} : json{{"float", std::to_string(*f)}};
     else if (const auto* v = std::get_if<std::vector<int64_t>>(&value)) out[name] = {{"ints", *v}};
     else out[name] = {{"string", std::get<std::string>(value)}};
   }
@@ -182,6 +185,7 @@ struct Decoder {
     graph::Attrs a;
     for (const auto& [name, v] : j.items()) {
       if (v.contains("int")) a.set(name, v.at("int").get<int64_t>());
+      else if (v.contains("float") && v.at("float").is_string()) a.set(name, std::strtod(v.at("float").get<std::string>().c_str(), nullptr));
       else if (v.contains("float")) a.set(name, v.at("float").get<double>());
       else if (v.contains("ints")) a.set(name, v.at("ints").get<std::vector<int64_t>>());
       else if (v.contains("string")) a.set(name, v.at("string").get<std::string>());

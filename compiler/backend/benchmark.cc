@@ -49,24 +49,27 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
   if (!options.profile) return r;
 
   // The profile: one warm-up run, then the same rounds, every step timed inside every run.
+  // Each step's figure is its median over rounds, as the end-to-end figure is.
   const auto& steps = exe.network().steps;
-  std::vector<double> step_seconds(steps.size(), 0.0), warmup(steps.size(), 0.0);
+  std::vector<double> warmup(steps.size(), 0.0);
   TT_RETURN_IF_ERROR(exe.run(&warmup));
   std::vector<double> profiled_rounds;
+  std::vector<std::vector<double>> step_rounds(steps.size());
   for (int round = 0; round < r.repeat; ++round) {
+    std::vector<double> step_seconds(steps.size(), 0.0);
     const auto start = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < r.number; ++i) TT_RETURN_IF_ERROR(exe.run(&step_seconds));
     profiled_rounds.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
                               double(r.number));
+    for (size_t k = 0; k < steps.size(); ++k) step_rounds[k].push_back(step_seconds[k] * 1e3 / double(r.number));
   }
   r.profiled_median_ms = median(profiled_rounds);
-  const int64_t calls = r.number * r.repeat;
   for (size_t i = 0; i < steps.size(); ++i) {
     StepProfile p;
     p.label = steps[i].label;
     p.kind = steps[i].kind;
-    p.calls = calls;
-    p.mean_ms = step_seconds[i] * 1e3 / double(calls);
+    p.calls = r.number * r.repeat;
+    p.mean_ms = median(step_rounds[i]);
     p.gflops = steps[i].flop > 0 ? steps[i].flop / (p.mean_ms * 1e-3) / 1e9 : 0;
     r.profile_sum_ms += p.mean_ms;
     r.steps.push_back(p);
@@ -78,8 +81,9 @@ std::string format_profile(const Executable& exe, const BenchResult& r) {
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line,
-                "Profile of %s: per step (one fusion group each), mean over %lld calls = %d rounds x %lld runs "
-                "after 1 warm-up run not counted; %d thread%s; steady clock around each step; no cache flush.\n",
+                "Profile of %s: per step (one fusion group each), %lld calls = %d rounds x %lld runs after 1 warm-up "
+                "run not counted; ms/call is the median over rounds; %d thread%s; steady clock around each step; "
+                "no cache flush.\n",
                 exe.network().model.c_str(), static_cast<long long>(r.number * r.repeat), r.repeat,
                 static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   out += line;

@@ -24,7 +24,7 @@ struct StepProfile {
   std::string label;
   Step::Kind kind = Step::Kind::kKernel;
   int64_t calls = 0;
-  double mean_ms = 0;  ///< per call
+  double mean_ms = 0;  ///< per call: the median over rounds of the round's mean
   double gflops = 0;   ///< 0 when the step has no counted flop
 };
 
@@ -38,7 +38,7 @@ struct BenchResult {
   double gflops = 0;  ///< counted flop / median
   /// With profile: per step, in execution order, and the profiled runs' own medians.
   std::vector<StepProfile> steps;
-  double profile_sum_ms = 0;        ///< sum over steps of mean_ms
+  double profile_sum_ms = 0;        ///< sum over steps of mean_ms, to compare with median_ms
   double profiled_median_ms = 0;    ///< end to end, measured around the profiled runs
 };
 

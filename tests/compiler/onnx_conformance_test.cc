@@ -14,14 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Test-name prefixes (after "test_") of the operator families in scope.
-const std::vector<std::string> kFamilies = {
-    "conv",      "basic_conv", "maxpool",  "averagepool", "globalaveragepool", "gemm",
-    "matmul",    "batchnorm",  "relu",     "clip",        "sigmoid",           "hardsigmoid",
-    "hardswish", "add",        "sub",      "mul",         "div",               "flatten",
-    "reshape",   "transpose",  "concat",   "softmax",     "shape",             "cast",
-    "slice",     "gather",     "unsqueeze", "squeeze",    "identity",          "dropout"};
-
 // The tests the issue names: a skip is a failure for these.
 const std::set<std::string> kMustPass = {
     "test_conv_with_autopad_same",
@@ -54,21 +46,11 @@ const std::set<std::string> kMustPass = {
     "test_hardswish",
 };
 
-bool in_scope(const std::string& name) {
-  for (const auto& f : kFamilies)
-    if (name.rfind("test_" + f, 0) == 0) return true;
-  return false;
-}
-
 TEST(OnnxNodeTests, SupportedOperatorsMatchOnnxOutputsInTheInterpreter) {
   const std::string dir = onnx_node_test_dir();
   if (!fs::exists(dir)) GTEST_SKIP() << "ONNX node tests not installed at " << dir
                                      << " (Debian package libonnx-testdata)";
-  std::vector<std::string> folders;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && in_scope(e.path().filename().string()))
-      folders.push_back(e.path().string());
-  std::sort(folders.begin(), folders.end());
+  const std::vector<std::string> folders = node_test_folders_in_scope();
   const GraphRunner interpreter = [](const graph::Graph& g,
                                      const std::map<std::string, graph::Tensor>& in) {
     return graph::interpret(g, in);

@@ -1,5 +1,6 @@
 #include "tests/compiler/onnx_node_tests.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,34 @@ namespace fs = std::filesystem;
 std::string onnx_node_test_dir() {
   if (const char* d = std::getenv("TT_ONNX_NODE_DIR")) return d;
   return "/usr/include/onnx/backend/test/data/node";
+}
+
+namespace {
+
+// Test-name prefixes (after "test_") of the operator families in scope.
+const std::vector<std::string> kFamilies = {
+    "conv",      "basic_conv", "maxpool",  "averagepool", "globalaveragepool", "gemm",
+    "matmul",    "batchnorm",  "relu",     "clip",        "sigmoid",           "hardsigmoid",
+    "hardswish", "add",        "sub",      "mul",         "div",               "flatten",
+    "reshape",   "transpose",  "concat",   "softmax",     "shape",             "cast",
+    "slice",     "gather",     "unsqueeze", "squeeze",    "identity",          "dropout"};
+
+bool in_scope(const std::string& name) {
+  for (const auto& f : kFamilies)
+    if (name.rfind("test_" + f, 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> node_test_folders_in_scope() {
+  std::vector<std::string> folders;
+  const std::string dir = onnx_node_test_dir();
+  if (!fs::exists(dir)) return folders;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && in_scope(e.path().filename().string())) folders.push_back(e.path().string());
+  std::sort(folders.begin(), folders.end());
+  return folders;
 }
 
 namespace {

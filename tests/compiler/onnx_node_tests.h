@@ -15,6 +15,9 @@ namespace tensortune::testing {
 /// Where Debian installs the node tests; TT_ONNX_NODE_DIR overrides.
 std::string onnx_node_test_dir();
 
+/// The test folders of the operator families the front end supports, sorted.
+std::vector<std::string> node_test_folders_in_scope();
+
 enum class NodeTestStatus { kPassed, kFailed, kSkipped };
 
 struct NodeTestOutcome {
