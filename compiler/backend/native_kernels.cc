@@ -21,14 +21,28 @@ NativeKernel layout_transform(const Shape& in_shape, const Shape& out_shape, int
   const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
   const int64_t HW = H * W, chunks = C / tb;
   (void)out_shape;
+  // Output order (contiguous writes); for each position the tb channels come from
+  // ceil(tb / fb) runs of contiguous input.
   return {[=](int64_t begin, int64_t end) {
             for (int64_t f = begin; f < end; ++f) {
               const int64_t n = f / chunks, chunk = f % chunks;
               float* o = out + f * HW * tb;
-              for (int64_t j = 0; j < tb; ++j) {
-                const int64_t c = chunk * tb + j;
-                const float* i = in + ((n * (C / fb) + c / fb) * HW) * fb + c % fb;
-                for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb + j] = i[hw * fb];
+              const int64_t c0 = chunk * tb;
+              if (fb == 1) {  // from plain NCHW: tb channel planes interleaved
+                for (int64_t j = 0; j < tb; ++j) {
+                  const float* i = in + (n * C + c0 + j) * HW;
+                  for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb + j] = i[hw];
+                }
+                continue;
+              }
+              for (int64_t hw = 0; hw < HW; ++hw) {
+                for (int64_t j = 0; j < tb;) {
+                  const int64_t c = c0 + j;
+                  const int64_t run = std::min(fb - c % fb, tb - j);  // contiguous in the input block
+                  const float* i = in + ((n * (C / fb) + c / fb) * HW + hw) * fb + c % fb;
+                  for (int64_t k = 0; k < run; ++k) o[hw * tb + j + k] = i[k];
+                  j += run;
+                }
               }
             }
           },
@@ -45,24 +59,22 @@ NativeKernel max_pool(const graph::Node& node, const Shape& in_shape, const Shap
   const auto k = node.attrs.get_ints("kernel"), s = node.attrs.get_ints("strides"), p = node.attrs.get_ints("pads");
   const auto d = node.attrs.get_ints("dilations", {1, 1});
   return {[=](int64_t begin, int64_t end) {
-            std::vector<float> best(static_cast<size_t>(B));
             for (int64_t nc = begin; nc < end; ++nc) {
               const float* plane = in + nc * H * W * B;
-              float* o = out + nc * OH * OW * B;
               for (int64_t oh = 0; oh < OH; ++oh)
                 for (int64_t ow = 0; ow < OW; ++ow) {
-                  std::fill(best.begin(), best.end(), -std::numeric_limits<float>::infinity());
+                  float* __restrict best = out + ((nc * OH + oh) * OW + ow) * B;
+                  for (int64_t b = 0; b < B; ++b) best[b] = -std::numeric_limits<float>::infinity();
                   for (int64_t kh = 0; kh < k[0]; ++kh) {
                     const int64_t ih = oh * s[0] - p[0] + kh * d[0];
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t kw = 0; kw < k[1]; ++kw) {
                       const int64_t iw = ow * s[1] - p[1] + kw * d[1];
                       if (iw < 0 || iw >= W) continue;
-                      const float* v = plane + (ih * W + iw) * B;
+                      const float* __restrict v = plane + (ih * W + iw) * B;
                       for (int64_t b = 0; b < B; ++b) best[b] = std::max(best[b], v[b]);
                     }
                   }
-                  std::copy(best.begin(), best.end(), o + (oh * OW + ow) * B);
                 }
             }
           },
