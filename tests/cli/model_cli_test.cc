@@ -1,5 +1,5 @@
-// The whole-model commands as a user runs them: tasks, inspect, run --reference, export-onnx,
-// and their errors.
+// The whole-model commands as a user runs them: tasks, inspect, compile, run (compiled and
+// --reference), bench --profile, export-onnx, and their errors.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -98,10 +98,67 @@ TEST_F(ModelCli, TuneAModelThenCompileWithItsRecords) {
   expect_error("tune --model mobilenet-v1 --only 99 --db " + db, "--only 99");
 }
 
+double max_relative_difference(const tensortune::NdArray& a, const tensortune::NdArray& b) {
+  double scale = 1e-30, diff = 0;
+  for (size_t i = 0; i < b.data.size(); ++i) {
+    scale = std::max(scale, double(std::abs(b.data[i])));
+    diff = std::max(diff, double(std::abs(a.data[i] - b.data[i])));
+  }
+  return diff / scale;
+}
+
+// compile -> run -> run --reference on the artifact's own graph -> bench --profile, through an
+// ONNX file with records from a tuning run; then the artifact refused when corrupted.
+TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
+  ASSERT_EQ(run("export-onnx --model resnet-18 --input-shape data=1x3x64x64 -o " + path("r18.onnx")).exit_code, 0);
+  const std::string db = path("r.db");
+  CmdResult t = run("tune --model " + path("r18.onnx") + " --only 2 --trials 3 --number 1 --repeat 1 "
+                    "--min-repeat-ms 0 --db " + db);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  CmdResult c = run("compile --model " + path("r18.onnx") + " --records " + db + " --threads 2 -v -o " +
+                    path("r18.tt"));
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("1 tuned, 10 default"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("0 interpreted"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("no tuned record for conv2d_NCHWc.x86"), std::string::npos) << c.output;
+
+  tensortune::NdArray x({1, 3, 64, 64});
+  tensortune::fill_uniform(x, 3);
+  ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
+  CmdResult r = run("run " + path("r18.tt") + " --input data=" + path("x.npy") + " -o " + path("y.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("compiled, 2 threads"), std::string::npos) << r.output;
+  CmdResult ref = run("run " + path("r18.tt") + " --reference --input data=" + path("x.npy") + " -o " + path("yr.npy"));
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  CmdResult o0 = run("run --model resnet-18 --input-shape data=1x3x64x64 --opt-level 0 --reference --input data=" +
+                     path("x.npy") + " -o " + path("y0.npy"));
+  ASSERT_EQ(o0.exit_code, 0) << o0.output;
+  auto y = tensortune::read_npy(path("y.npy"));
+  auto yr = tensortune::read_npy(path("yr.npy"));
+  auto y0 = tensortune::read_npy(path("y0.npy"));
+  ASSERT_TRUE(y && yr && y0);
+  EXPECT_LT(max_relative_difference(*y, *yr), 1e-4);
+  EXPECT_LT(max_relative_difference(*y, *y0), 1e-4);
+
+  CmdResult b = run("bench " + path("r18.tt") + " --threads 1 --repeat 3 --min-repeat-ms 10 --profile");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_NE(b.output.find("1 warm-up run not counted"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("conv2d_nchwc+add+relu"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("sum of steps"), std::string::npos) << b.output;
+
+  expect_error("run " + path("r18.tt") + " --input dat=random", "'dat', which is not an input");
+  expect_error("run " + path("r18.tt") + " --input data=" + path("x.npy") + " --model resnet-18", "not both");
+  fs::resize_file(path("r18.tt"), fs::file_size(path("r18.tt")) - 100);
+  expect_error("bench " + path("r18.tt"), "checksum does not match");
+  std::ofstream(path("junk.tt")) << "hello";
+  expect_error("run " + path("junk.tt") + " --input data=random", "does not start with TTNET");
+  expect_error("run " + path("missing.tt") + " --input data=random", "cannot open artifact");
+}
+
 TEST_F(ModelCli, BadModelsAndFlagsGetClearErrors) {
   expect_error("tasks --model resnet-19", "neither a zoo model");
   expect_error("inspect --model resnet-18 --input-shape x=1x3x224x224", "has one input, 'data'");
-  expect_error("run --model resnet-18 --input data=random", "pass --reference");
+  expect_error("run --input data=random", "give an artifact");
   expect_error("run --model resnet-18 --reference --input dat=random", "'dat', which is not an input");
   std::ofstream(path("junk.onnx")) << "not a model";
   expect_error("tasks --model " + path("junk.onnx"), "is not an ONNX model");

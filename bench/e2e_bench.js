@@ -1,0 +1,122 @@
+// End-to-end benchmark (issue 6): resnet-18 and resnet-50, batch 1, fp32, compiled at opt level 3
+// with default configs and with the records of a tuning run, on 1 and 2 threads, against ONNX
+// Runtime on the same ONNX model, in one run. Measurements interleave (ORT, ours default, ours
+// tuned, for every model and thread count, then again) and each figure is the median over the
+// passes of each measurement's median, so a noisy minute hits every column alike.
+//
+//   node bench/e2e_bench.js [--tensortune build/cli/tensortune] [--records-resnet-18 r18.db]
+//        [--records-resnet-50 r50.db] [--models resnet-18,resnet-50] [--threads 1,2]
+//        [--passes 3] [--repeat 10] [--work-dir build/e2e_bench]
+//
+// ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
+// it into bench/ort with `npm install --ignore-scripts` when it is missing.
+'use strict';
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+function parseArgs(argv) {
+  const opts = { tensortune: 'build/cli/tensortune', models: 'resnet-18,resnet-50', threads: '1,2', passes: '3',
+                 repeat: '10', 'work-dir': 'build/e2e_bench' };
+  for (let i = 0; i < argv.length; i += 2) {
+    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) {
+      console.error(`error: expected --name value pairs, got '${argv[i]}'`);
+      process.exit(2);
+    }
+    opts[argv[i].slice(2)] = argv[i + 1];
+  }
+  return opts;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const ortDir = path.join(__dirname, 'ort');
+const tt = path.resolve(opts.tensortune);
+const work = path.resolve(opts['work-dir']);
+fs.mkdirSync(work, { recursive: true });
+
+function run(cmd, args, options = {}) {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, ...options });
+}
+
+if (!fs.existsSync(path.join(ortDir, 'node_modules', 'onnxruntime-node'))) {
+  console.log('installing onnxruntime-node into bench/ort (npm install --ignore-scripts) ...');
+  run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: ortDir });
+}
+const ortVersion = JSON.parse(fs.readFileSync(path.join(ortDir, 'node_modules', 'onnxruntime-node', 'package.json'))).version;
+
+const models = opts.models.split(',');
+const threads = opts.threads.split(',').map(Number);
+const passes = Number(opts.passes);
+const repeat = opts.repeat;
+
+// Artifacts: the ONNX model, ours with default configs, ours with the tuning run's records.
+const variants = {};
+for (const m of models) {
+  const onnx = path.join(work, `${m}.onnx`);
+  run(tt, ['export-onnx', '--model', m, '-o', onnx]);
+  variants[m] = { onnx, default: path.join(work, `${m}-default.tt`) };
+  run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '-o', variants[m].default]);
+  const records = opts[`records-${m}`];
+  if (records) {
+    variants[m].tuned = path.join(work, `${m}-tuned.tt`);
+    const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
+                         '-o', variants[m].tuned]);
+    variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+  }
+}
+
+function ours(artifact, t) {
+  const out = JSON.parse(run(tt, ['bench', artifact, '--threads', String(t), '--repeat', repeat, '--json']));
+  return out.median_ms;
+}
+function ort(onnx, t) {
+  const out = run('node', [path.join(ortDir, 'ort_bench.js'), onnx, String(t), repeat],
+                  { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } });
+  return JSON.parse(out.trim().split('\n').pop()).median_ms;
+}
+function median(v) {
+  const s = [...v].sort((a, b) => a - b);
+  const k = s.length >> 1;
+  return s.length % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
+}
+
+const samples = {};
+for (let p = 0; p < passes; ++p) {
+  for (const m of models) {
+    for (const t of threads) {
+      const key = `${m}/${t}`;
+      samples[key] = samples[key] || { ort: [], default: [], tuned: [] };
+      samples[key].ort.push(ort(variants[m].onnx, t));
+      samples[key].default.push(ours(variants[m].default, t));
+      if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned, t));
+      process.stderr.write(`pass ${p + 1}/${passes} ${key} done\n`);
+    }
+  }
+}
+
+const cpu = os.cpus()[0] ? os.cpus()[0].model : 'unknown cpu';
+console.log(`End-to-end latency, batch 1, fp32, opt level 3; ${new Date().toISOString().slice(0, 10)}; ${cpu}; ` +
+            `ONNX Runtime ${ortVersion} (onnxruntime-node, intra-op threads = threads, graph optimisation 'all').`);
+console.log(`Each figure: median over ${passes} interleaved passes of a median over ${repeat} rounds ` +
+            '(1 warm-up run not counted; rounds of >= 100 ms). Ratio = ours / ONNX Runtime (below 1: we are faster).');
+console.log('');
+console.log('| model | threads | ONNX Runtime ms | ours, default configs ms | ratio | ours, tuned records ms | ratio |');
+console.log('|---|---:|---:|---:|---:|---:|---:|');
+for (const m of models) {
+  for (const t of threads) {
+    const s = samples[`${m}/${t}`];
+    const o = median(s.ort), d = median(s.default);
+    const tu = s.tuned.length ? median(s.tuned) : NaN;
+    console.log(`| ${m} | ${t} | ${o.toFixed(2)} | ${d.toFixed(2)} | ${(d / o).toFixed(3)} | ` +
+                `${s.tuned.length ? tu.toFixed(2) : '-'} | ${s.tuned.length ? (tu / o).toFixed(3) : '-'} |`);
+  }
+}
+console.log('');
+for (const m of models) if (variants[m].schedules) console.log(`${m} tuned: ${variants[m].schedules}`);
+
+// The per-layer profile of the headline configuration, beside the table.
+const headline = models.includes('resnet-18') ? 'resnet-18' : models[0];
+const artifact = variants[headline].tuned || variants[headline].default;
+console.log('');
+console.log(run(tt, ['bench', artifact, '--threads', '1', '--repeat', repeat, '--profile']));
