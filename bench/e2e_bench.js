@@ -40,7 +40,7 @@ function run(cmd, args, options = {}) {
 }
 
 if (!fs.existsSync(path.join(ortDir, 'node_modules', 'onnxruntime-node'))) {
-  console.log('installing onnxruntime-node into bench/ort (npm install --ignore-scripts) ...');
+  process.stderr.write('installing onnxruntime-node into bench/ort (npm install --ignore-scripts) ...\n');
   run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: ortDir });
 }
 const ortVersion = JSON.parse(fs.readFileSync(path.join(ortDir, 'node_modules', 'onnxruntime-node', 'package.json'))).version;

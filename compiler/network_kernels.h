@@ -6,7 +6,8 @@
 /// Every network kernel has one ABI:
 ///   void kernel(const float* const* args, int64_t begin, int64_t end)
 /// computing the slice [begin, end) of its parallel loop. The args are, by kind:
-///   conv2d_NCHWc  data, weight (OIHW[x]i[y]o), out, then the epilogue's operands
+///   conv2d_NCHWc  data, weight (OIHW[x]i[y]o; depthwise O(1)HW(1)i[y]o), out, then the
+///                 epilogue's operands
 ///   dense         data [M, K], weight (packed N/bn, K, bn, or plain N, K), out, operands
 ///   elementwise   out, then the operands in program order
 #include <cstdint>
@@ -36,6 +37,8 @@ struct ConvKernelSpec {
   schedule_space::Conv2dWorkload workload;
   schedule_space::Conv2dSchedule schedule;
   std::vector<EpilogueOp> epilogue;
+  /// groups = channels: weight (C/b, 1, KH, KW, 1, b), b = oc_bn = ic_bn; reg_h is 1.
+  bool depthwise = false;
 };
 
 struct DenseKernelSpec {

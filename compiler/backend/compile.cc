@@ -58,6 +58,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
                                     options.device_key.empty() ? compiler::host_device_key() : options.device_key,
                                     target.vector_lanes));
   }
+  tuned->set_preferred_block(options.prefer_block < 0 ? target.vector_lanes : options.prefer_block);
   net.records_source = options.conv_schedule ? "chosen by the caller" : tuned->source();
   auto chosen = std::make_shared<std::map<std::string, ScheduleUse>>();
   ScheduleFn schedule = [&, tuned, chosen](const ss::Conv2dWorkload& w) {

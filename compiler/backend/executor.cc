@@ -8,7 +8,7 @@
 #include "compiler/aligned_buffer.h"
 #include "compiler/backend/native_kernels.h"
 #include "compiler/graph/interpreter.h"
-#include "support/thread_pool.h"
+#include "compiler/backend/spin_pool.h"
 
 namespace tensortune::backend {
 
@@ -34,7 +34,7 @@ class Bytes {
 
 struct Executable::Impl {
   std::shared_ptr<const CompiledNetwork> net;
-  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<SpinPool> pool;
   std::optional<compiler::LoadedObject> object;
   graph::MemoryPlan plan;
   std::vector<std::unique_ptr<Bytes>> storage;  ///< arena, inputs, outputs, aligned weights
@@ -56,7 +56,7 @@ struct Executable::Impl {
       fn(0, extent);
       return;
     }
-    pool->run_on_all([&](int t) {
+    pool->run([&](int t) {
       const int64_t b = extent * t / threads, e = extent * (t + 1) / threads;
       if (b < e) fn(b, e);
     });
@@ -200,7 +200,7 @@ Expected<std::unique_ptr<Executable>> Executable::load(std::shared_ptr<const Com
   }
   auto impl = std::make_unique<Impl>();
   impl->net = std::move(network);
-  impl->pool = std::make_unique<ThreadPool>(threads);
+  impl->pool = std::make_unique<SpinPool>(threads);
   if (!impl->net->object_code.empty()) {
     TT_ASSIGN_OR_RETURN(auto object, compiler::LoadedObject::load(impl->net->object_code));
     impl->object.emplace(std::move(object));

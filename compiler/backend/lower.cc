@@ -160,11 +160,12 @@ bool all_float(const Graph& g, const std::vector<int>& nodes) {
 struct ConvAnchor {
   ss::Conv2dWorkload w;
   int64_t ic_bn = 1, oc_bn = 1;
+  bool depthwise = false;
 };
 
 std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
-  if ((n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) || n.attrs.get_int("groups", 1) != 1)
-    return std::nullopt;
+  if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
+  const int64_t groups = n.attrs.get_int("groups", 1);
   const Shape& x = g.type(n.inputs[0]).shape;
   const Shape& k = g.type(n.inputs[1]).shape;
   const auto s = n.attrs.get_ints("strides", {1, 1});
@@ -174,23 +175,29 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   if (n.op == OpKind::kConv2d) {
     if (x.size() != 4 || k.size() != 4) return std::nullopt;
     a.w = {x[0], x[1], x[2], x[3], k[0], k[2], k[3], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+    // Depthwise with one output per input channel; other grouped convolutions have no kernel.
+    a.depthwise = groups != 1 && groups == x[1] && k[0] == x[1] && k[1] == 1;
   } else {
     if (x.size() != 5 || k.size() != 6) return std::nullopt;
     a.ic_bn = n.attrs.get_int("ic_bn", x[4]);
     a.oc_bn = n.attrs.get_int("oc_bn", k[5]);
     a.w = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+    a.depthwise = groups != 1 && groups == a.w.in_channels && a.w.out_channels == a.w.in_channels && k[1] == 1 &&
+                  k[4] == 1 && a.ic_bn == a.oc_bn;
   }
+  if (groups != 1 && !a.depthwise) return std::nullopt;
   return a;
 }
 
 /// A schedule for blocks the records did not choose (NCHW convolutions run with blocks of 1):
 /// the widest register row that fits, one row.
-ss::Conv2dSchedule schedule_for_blocks(const ss::Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn, int lanes) {
+ss::Conv2dSchedule schedule_for_blocks(const ss::Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn, int lanes,
+                                       int64_t widest = 31) {
   ss::Conv2dSchedule s;
   s.ic_bn = ic_bn;
   s.oc_bn = oc_bn;
   const int64_t vectors = (oc_bn + lanes - 1) / lanes;
-  for (int64_t n = std::min<int64_t>(w.out_width(), 31); n >= 1; --n)
+  for (int64_t n = std::min<int64_t>(w.out_width(), widest); n >= 1; --n)
     if (w.out_width() % n == 0 && n * vectors <= ss::kMaxAccumulators) {
       s.reg_n = n;
       break;
@@ -321,7 +328,9 @@ class Lowerer {
   void lower_conv(Step& step, const std::vector<int>& group, const Node& head) {
     const ConvAnchor a = *conv_anchor(g(), head);
     ss::Conv2dSchedule s;
-    if (head.op == OpKind::kConv2d) {
+    if (a.depthwise) {
+      s = schedule_for_blocks(a.w, a.oc_bn, a.oc_bn, lanes_, 8);
+    } else if (head.op == OpKind::kConv2d) {
       s = schedule_for_blocks(a.w, 1, 1, lanes_);
     } else {
       s = conv_schedule_(a.w);
@@ -329,9 +338,9 @@ class Lowerer {
     }
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
-    ConvKernelSpec spec{a.w, s, epilogue(step, group, head)};
+    ConvKernelSpec spec{a.w, s, epilogue(step, group, head), a.depthwise};
     step.extent = compiler::parallel_extent(spec);
-    step.flop = a.w.flop();
+    step.flop = a.depthwise ? a.w.flop() / double(a.w.in_channels) : a.w.flop();
     step.symbol = kernel_symbol(std::move(spec));
   }
 

@@ -51,6 +51,12 @@ void emit_conv2d_nchwc(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& 
                        const schedule_space::Conv2dWorkload& w,
                        const schedule_space::Conv2dSchedule& s, int lanes);
 
+/// Depthwise convolution (groups = channels, one output channel per input channel) in
+/// NCHW[b]c with b = s.oc_bn = s.ic_bn; register tiles of s.reg_n columns of one row.
+void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args,
+                          const schedule_space::Conv2dWorkload& w,
+                          const schedule_space::Conv2dSchedule& s, int lanes);
+
 /// Dense with packed weights (vectorised over output units) or plain weights (vectorised over
 /// the reduction axis).
 void emit_dense(llvm::IRBuilder<>& b, const AnchorArgs& args,

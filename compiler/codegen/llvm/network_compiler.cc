@@ -24,6 +24,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
   if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
     const auto& w = c->workload;
     const auto& s = c->schedule;
+    if (c->depthwise) return w.batch * (w.out_channels / s.oc_bn) * w.out_height();
     return w.batch * (w.out_channels / s.oc_bn) * ((w.out_height() + s.reg_h - 1) / s.reg_h);
   }
   if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
@@ -62,7 +63,7 @@ std::string spec_key(const NetworkKernelSpec& spec) {
        << w.out_channels << ' ' << w.kernel_h << ' ' << w.kernel_w << ' ' << w.stride_h << ' ' << w.stride_w
        << ' ' << w.pad_top << ' ' << w.pad_left << ' ' << w.pad_bottom << ' ' << w.pad_right << ' '
        << w.dilation_h << ' ' << w.dilation_w << " | " << s.ic_bn << ' ' << s.oc_bn << ' ' << s.reg_n << ' '
-       << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner;
+       << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner << (c->depthwise ? " depthwise" : "");
     put_epilogue(os, c->epilogue);
   } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
     const auto& w = d->workload;
@@ -112,7 +113,11 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   if (const auto* c = std::get_if<ConvKernelSpec>(&k.spec)) {
     codegen::AnchorArgs args = codegen::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
     args.epilogue = c->epilogue;
-    codegen::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
+    if (c->depthwise) {
+      codegen::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
+    } else {
+      codegen::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
+    }
   } else {
     const auto& d = std::get<DenseKernelSpec>(k.spec);
     codegen::AnchorArgs args = codegen::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
