@@ -10,6 +10,7 @@
 ///                 epilogue's operands
 ///   dense         data [M, K], weight (packed N/bn, K, bn, or plain N, K), out, operands
 ///   elementwise   out, then the operands in program order
+///   max pool      out, data
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,7 +65,15 @@ struct ElementwiseKernelSpec {
   std::vector<ElementwiseInstr> program;
 };
 
-using NetworkKernelSpec = std::variant<ConvKernelSpec, DenseKernelSpec, ElementwiseKernelSpec>;
+/// Max pooling over NCHW[b]c (b = block; 1 for plain NCHW): data (N, C/b, H, W, b).
+struct MaxPoolKernelSpec {
+  std::vector<int64_t> in_shape;  ///< N, C/b, H, W, b
+  int64_t out_h = 0, out_w = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
+};
+
+using NetworkKernelSpec = std::variant<ConvKernelSpec, DenseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec>;
 
 /// The parallel loop extent of a kernel (what [begin, end) ranges over).
 int64_t parallel_extent(const NetworkKernelSpec& spec);

@@ -133,7 +133,6 @@ bool is_elementwise(OpKind op) {
 bool is_native(OpKind op) {
   switch (op) {
     case OpKind::kLayoutTransform:
-    case OpKind::kMaxPool2d:
     case OpKind::kGlobalAvgPool2d:
     case OpKind::kFlatten:
     case OpKind::kReshape:
@@ -316,6 +315,8 @@ class Lowerer {
       lower_dense(step, group, head);
     } else if (floats && std::all_of(group.begin(), group.end(), [&](int i) { return is_elementwise(g().nodes()[i].op); })) {
       lower_elementwise(step, group);
+    } else if (floats && group.size() == 1 && head.op == OpKind::kMaxPool2d) {
+      lower_max_pool(step, head);
     } else if (floats && group.size() == 1 && is_native(head.op)) {
       step.kind = Step::Kind::kNative;
     } else {
@@ -364,6 +365,29 @@ class Lowerer {
     DenseKernelSpec spec{w, s, epilogue(step, group, head)};
     step.extent = compiler::parallel_extent(spec);
     step.flop = w.flop();
+    step.symbol = kernel_symbol(std::move(spec));
+  }
+
+  void lower_max_pool(Step& step, const Node& n) {
+    compiler::MaxPoolKernelSpec spec;
+    spec.in_shape = g().type(n.inputs[0]).shape;
+    if (spec.in_shape.size() == 4) spec.in_shape.push_back(1);  // NCHW as NCHW[1]c
+    const Shape& out = g().type(n.output).shape;
+    spec.out_h = out[2];
+    spec.out_w = out[3];
+    const auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1});
+    const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0}), d = n.attrs.get_ints("dilations", {1, 1});
+    spec.kernel_h = k[0];
+    spec.kernel_w = k[1];
+    spec.stride_h = s[0];
+    spec.stride_w = s[1];
+    spec.pad_top = p[0];
+    spec.pad_left = p[1];
+    spec.dilation_h = d[0];
+    spec.dilation_w = d[1];
+    step.kind = Step::Kind::kKernel;
+    step.args = {value(step.output), value(n.inputs[0])};
+    step.extent = compiler::parallel_extent(spec);
     step.symbol = kernel_symbol(std::move(spec));
   }
 

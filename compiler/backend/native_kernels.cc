@@ -49,38 +49,6 @@ NativeKernel layout_transform(const Shape& in_shape, const Shape& out_shape, int
           N * chunks};
 }
 
-/// Max pooling in NCHW or NCHW[b]c with the block innermost (vectorised), one (n, c) plane per
-/// iteration. Out-of-input taps are skipped, as in the interpreter.
-NativeKernel max_pool(const graph::Node& node, const Shape& in_shape, const Shape& out_shape,
-                      const float* in, float* out) {
-  const int64_t N = in_shape[0], C = in_shape[1], H = in_shape[2], W = in_shape[3];
-  const int64_t B = in_shape.size() == 5 ? in_shape[4] : 1;
-  const int64_t OH = out_shape[2], OW = out_shape[3];
-  const auto k = node.attrs.get_ints("kernel"), s = node.attrs.get_ints("strides"), p = node.attrs.get_ints("pads");
-  const auto d = node.attrs.get_ints("dilations", {1, 1});
-  return {[=](int64_t begin, int64_t end) {
-            for (int64_t nc = begin; nc < end; ++nc) {
-              const float* plane = in + nc * H * W * B;
-              for (int64_t oh = 0; oh < OH; ++oh)
-                for (int64_t ow = 0; ow < OW; ++ow) {
-                  float* __restrict best = out + ((nc * OH + oh) * OW + ow) * B;
-                  for (int64_t b = 0; b < B; ++b) best[b] = -std::numeric_limits<float>::infinity();
-                  for (int64_t kh = 0; kh < k[0]; ++kh) {
-                    const int64_t ih = oh * s[0] - p[0] + kh * d[0];
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t kw = 0; kw < k[1]; ++kw) {
-                      const int64_t iw = ow * s[1] - p[1] + kw * d[1];
-                      if (iw < 0 || iw >= W) continue;
-                      const float* __restrict v = plane + (ih * W + iw) * B;
-                      for (int64_t b = 0; b < B; ++b) best[b] = std::max(best[b], v[b]);
-                    }
-                  }
-                }
-            }
-          },
-          N * C};
-}
-
 /// Mean over H x W in double, element by element in the interpreter's order.
 NativeKernel global_avg_pool(const Shape& in_shape, const float* in, float* out) {
   const int64_t NC = in_shape[0] * in_shape[1], HW = in_shape[2] * in_shape[3];
@@ -107,8 +75,6 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
     case OpKind::kLayoutTransform:
       return layout_transform(in_shape, out_shape, node.attrs.get_int("from_block", 0),
                               node.attrs.get_int("to_block", 0), in, out);
-    case OpKind::kMaxPool2d:
-      return max_pool(node, in_shape, out_shape, in, out);
     case OpKind::kGlobalAvgPool2d:
       return global_avg_pool(in_shape, in, out);
     case OpKind::kFlatten:

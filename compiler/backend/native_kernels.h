@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Built-in loops over raw buffers for the operators of a compiled network that are data
-/// movement rather than arithmetic: pooling, layout transforms, reshapes. Each runs one
+/// movement rather than arithmetic: layout transforms, reshapes, global average pooling. Each runs one
 /// slice [begin, end) of its outer loop (returned by the binder), so the executor splits it
 /// over its threads as it does generated kernels. Results equal the interpreter's bit for bit.
 #include <cstdint>
@@ -17,7 +17,7 @@ struct NativeKernel {
   int64_t extent = 1;
 };
 
-/// Binds `node` (layout_transform, max_pool2d, global_avg_pool2d, flatten, reshape, squeeze,
+/// Binds `node` (layout_transform, global_avg_pool2d, flatten, reshape, squeeze,
 /// unsqueeze; float32) to its input and output buffers; kUnimplemented for other operators.
 Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node, const float* in,
                                    float* out);

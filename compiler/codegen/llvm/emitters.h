@@ -68,6 +68,10 @@ void emit_dense(llvm::IRBuilder<>& b, const AnchorArgs& args,
 llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const AnchorArgs& args,
                             llvm::Value* channel_offset, llvm::Value* out_offset, int width);
 
+/// A network max-pooling kernel, complete with its function: one output row of one channel
+/// block per parallel iteration, the block as the vector.
+void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& spec, int lanes);
+
 /// A network element-wise kernel, complete with its function.
 void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
                       int lanes);

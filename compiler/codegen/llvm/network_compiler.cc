@@ -33,6 +33,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
     if (s.packed) return (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
     return (w.batch / s.yi) * (w.out_features / s.xi);
   }
+  if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) return p->in_shape[0] * p->in_shape[1] * p->out_h;
   const auto& e = std::get<ElementwiseKernelSpec>(spec);
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < e.out_shape.size(); ++d) rows *= e.out_shape[d];
@@ -71,6 +72,11 @@ std::string spec_key(const NetworkKernelSpec& spec) {
     os << "dense " << w.batch << ' ' << w.out_features << ' ' << w.in_features << " | " << s.packed << ' '
        << s.yo << ' ' << s.yi << ' ' << s.xo << ' ' << s.xi << ' ' << s.kf;
     put_epilogue(os, d->epilogue);
+  } else if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) {
+    os << "max_pool ";
+    put_ints(os, p->in_shape);
+    put_ints(os, {p->out_h, p->out_w, p->kernel_h, p->kernel_w, p->stride_h, p->stride_w, p->pad_top, p->pad_left,
+                  p->dilation_h, p->dilation_w});
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
@@ -107,6 +113,10 @@ namespace {
 void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   if (const auto* e = std::get_if<ElementwiseKernelSpec>(&k.spec)) {
     codegen::emit_elementwise(m, k.symbol, *e, lanes);
+    return;
+  }
+  if (const auto* p = std::get_if<MaxPoolKernelSpec>(&k.spec)) {
+    codegen::emit_max_pool(m, k.symbol, *p, lanes);
     return;
   }
   llvm::IRBuilder<> b(m.getContext());

@@ -1,0 +1,75 @@
+// Max pooling in NCHW[b]c: the block is the vector (taps outside the input read a clamped
+// address and are replaced by -inf with a select). The max is the interpreter's
+// std::max(best, x) = best < x ? x : best, so NaN behaviour matches it too.
+#include <limits>
+
+#include <llvm/IR/Module.h>
+
+#include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/ir_helpers.h"
+
+namespace tensortune::compiler::codegen {
+
+void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& p, int lanes) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
+  auto* i64t = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr->getPointerTo(), i64t, i64t}, false);
+  auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  f->addFnAttr("prefer-vector-width", std::to_string(lanes * 32));
+  f->addFnAttr("min-legal-vector-width", std::to_string(lanes * 32));
+  llvm::IRBuilder<> b(ctx);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
+  auto pointer = [&](unsigned i) {
+    return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)), llvm::Align(8));
+  };
+  llvm::Value* out = pointer(0);
+  llvm::Value* in = pointer(1);
+  const int64_t H = p.in_shape[2], W = p.in_shape[3], blk = p.in_shape[4];
+  std::vector<int> widths;
+  for (int64_t c = 0; c < blk; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, blk - c)));
+  auto clamp = [&](llvm::Value* v, int64_t hi) {
+    llvm::Value* lo = b.CreateSelect(b.CreateICmpSLT(v, i64(b, 0)), i64(b, 0), v);
+    return b.CreateSelect(b.CreateICmpSGT(lo, i64(b, hi - 1)), i64(b, hi - 1), lo);
+  };
+  emit_for(b, f->getArg(1), f->getArg(2), "row", [&](llvm::Value* r) {
+    llvm::Value* oh = b.CreateSRem(r, i64(b, p.out_h), "oh");
+    llvm::Value* plane = b.CreateSDiv(r, i64(b, p.out_h), "plane");  // n * (C / b) + chunk
+    emit_for(b, i64(b, 0), i64(b, p.out_w), "ow", [&](llvm::Value* ow) {
+      std::vector<llvm::Value*> best;
+      for (int wd : widths) {
+        llvm::Type* t = wd == 1 ? b.getFloatTy() : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getFloatTy(), wd));
+        best.push_back(llvm::ConstantFP::getInfinity(t, true));
+      }
+      for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+        llvm::Value* ih = add_i64(b, mul_i64(b, oh, p.stride_h), kh * p.dilation_h - p.pad_top);
+        llvm::Value* row_ok = b.CreateICmpULT(ih, i64(b, H));
+        llvm::Value* row = mul_i64(b, add_i64(b, mul_i64(b, plane, H), clamp(ih, H)), W);
+        for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+          llvm::Value* iw = add_i64(b, mul_i64(b, ow, p.stride_w), kw * p.dilation_w - p.pad_left);
+          llvm::Value* ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i64(b, W)));
+          llvm::Value* base = mul_i64(b, add_i64(b, row, clamp(iw, W)), blk);
+          for (size_t v = 0; v < widths.size(); ++v) {
+            llvm::Value* offset = add_i64(b, base, static_cast<int64_t>(v) * lanes);
+            llvm::Value* x = widths[v] == 1 ? load_scalar(b, in, offset) : load_vector(b, in, offset, widths[v]);
+            x = b.CreateSelect(ok, x, llvm::ConstantFP::getInfinity(x->getType(), true));
+            best[v] = b.CreateSelect(b.CreateFCmpOLT(best[v], x), x, best[v]);
+          }
+        }
+      }
+      llvm::Value* out_base = mul_i64(b, add_i64(b, mul_i64(b, r, p.out_w), ow), blk);
+      for (size_t v = 0; v < widths.size(); ++v) {
+        llvm::Value* offset = add_i64(b, out_base, static_cast<int64_t>(v) * lanes);
+        if (widths[v] == 1) {
+          b.CreateAlignedStore(best[v], b.CreateInBoundsGEP(b.getFloatTy(), out, offset), llvm::Align(4));
+        } else {
+          store_vector(b, best[v], out, offset, widths[v]);
+        }
+      }
+    });
+  });
+  b.CreateRetVoid();
+}
+
+}  // namespace tensortune::compiler::codegen
