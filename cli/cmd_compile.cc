@@ -27,14 +27,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads, int64_t prefer_block = -1) {
+Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads, bool layout_aware = true) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   backend::CompileOptions options;
   options.opt_level = flags.opt_level;
   options.threads = threads;
   options.records = flags.records;
   options.device_key = flags.device_key;
-  options.prefer_block = prefer_block;
+  options.layout_aware = layout_aware;
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
@@ -63,7 +63,7 @@ void print_summary(const CompiledNetwork& net) {
 
 struct CompileFlags {
   ModelFlags model;
-  int64_t prefer_block = -1;
+  bool fastest_records = false;
   int threads = 1;
   std::string output;
   bool verbose = false;
@@ -71,7 +71,7 @@ struct CompileFlags {
 
 Status compile(const CompileFlags& f) {
   const auto start = std::chrono::steady_clock::now();
-  TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, f.prefer_block));
+  TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, !f.fastest_records));
   TT_RETURN_IF_ERROR(backend::write_network(net, f.output));
   print_summary(net);
   if (f.verbose)
@@ -184,10 +184,10 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   c->add_option("-o,--output", cf->output, "the artifact to write (net.tt)")->required();
   c->add_flag("-v,--verbose", cf->verbose, "list every conv2d_NCHWc workload's schedule and its source");
-  c->add_option("--prefer-block", cf->prefer_block,
-                "with --records: take a record with this block size over a faster one with other blocks when it "
-                "is slower by less than the layout transforms mixed blocks cost (default: the vector lanes; "
-                "0: always the fastest record)");
+  c->add_flag("--fastest-records", cf->fastest_records,
+              "with --records: take every workload's fastest record, even where its blocks differ from its "
+              "neighbours' (by default the choice counts the layout transforms between layers, as AutoTVM's "
+              "graph tuner does)");
   c->footer("\nThe artifact holds the object code for this CPU, the optimised graph, the packed parameters, "
             "the target and the records used.\n"
             "Examples:\n  tensortune compile --model resnet-18 --records tuning.db -o r18.tt\n"

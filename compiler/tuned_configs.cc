@@ -1,7 +1,7 @@
 #include "compiler/tuned_configs.h"
 
 #include <fstream>
-#include <optional>
+#include <algorithm>
 
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
@@ -52,33 +52,27 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   return out;
 }
 
-std::optional<ss::Conv2dSchedule> TunedConfigs::preferred_schedule(const std::string& key,
-                                                                   const ss::Conv2dWorkload& w,
-                                                                   const ss::ConfigSpace& space) const {
-  auto it = all_.find(key);
-  if (it == all_.end()) return std::nullopt;
-  const int64_t b = preferred_block_;
-  const bool ic_fits = w.in_channels % b == 0;
-  std::optional<ss::Conv2dSchedule> best, preferred;
-  double best_cost = 0, preferred_cost = 0;
+std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWorkload& w,
+                                                              const ss::Target& target) const {
+  std::vector<Candidate> out;
+  auto task = ss::make_task(ss::kConv2dNCHWc, w, target);
+  if (!task) return out;
+  auto it = all_.find(ss::workload_key(*task));
+  if (it == all_.end()) return out;
+  const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
+  std::map<std::pair<int64_t, int64_t>, Candidate> by_blocks;
   for (const auto& [entity_json, cost] : it->second) {
     auto entity = records::entity_from_json(entity_json);
     if (!entity) continue;
     auto config = space.config_from_entity(*entity);
     if (!config || !space.is_valid(*config)) continue;
     const ss::Conv2dSchedule s = ss::conv2d_nchwc_schedule(space, *config);
-    if (!best || cost < best_cost) best = s, best_cost = cost;
-    if (s.oc_bn == b && (s.ic_bn == b || !ic_fits) && (!preferred || cost < preferred_cost))
-      preferred = s, preferred_cost = cost;
+    auto [pos, inserted] = by_blocks.try_emplace({s.ic_bn, s.oc_bn}, Candidate{s, cost});
+    if (!inserted && cost < pos->second.seconds) pos->second = Candidate{s, cost};
   }
-  if (!best) return std::nullopt;
-  // Mixed blocks cost about two layout transforms and an unfused residual add per layer:
-  // each moves the layer's input or output once, read and written, at about 8 GB/s.
-  const double bytes = 4.0 * double(w.batch) * (double(w.in_channels) * double(w.in_height) * double(w.in_width) +
-                                                double(w.out_channels) * double(w.out_height()) * double(w.out_width()));
-  const double mixed_penalty_s = 1.5 * bytes / 8e9;
-  if (preferred && preferred_cost <= best_cost + mixed_penalty_s) return preferred;
-  return best;
+  for (auto& [_, c] : by_blocks) out.push_back(c);
+  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
+  return out;
 }
 
 ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
@@ -86,11 +80,7 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
   const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
   auto task = ss::make_task(ss::kConv2dNCHWc, w, target);
   if (task) {
-    const std::string key = ss::workload_key(*task);
-    if (preferred_block_ > 0) {
-      if (auto s = preferred_schedule(key, w, space)) return *s;
-    }
-    auto it = best_.find(key);
+    auto it = best_.find(ss::workload_key(*task));
     if (it != best_.end()) {
       auto entity = records::entity_from_json(it->second);
       if (entity) {

@@ -4,7 +4,6 @@
 /// AutoTVM log, as the compiler consumes it. A workload with no record gets the template's
 /// default config and one warning naming it, as AutoTVM falls back; never silence.
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,17 +27,18 @@ class TunedConfigs {
 
   /// The conv2d_NCHWc schedule for the workload on the target: the best record's, or the
   /// default config (recorded in fallbacks(), warned about once).
-  ///
-  /// With a preferred block (set_preferred_block), a record whose blocks are that block
-  /// (ic_bn too, where the input channels allow it) wins over a faster one with other blocks
-  /// when it is slower by less than the layout transforms and unfused residual adds that
-  /// mixed blocks cost between layers (estimated from the tensors' bytes): a one-line stand-in
-  /// for AutoTVM's graph tuner.
   schedule_space::Conv2dSchedule conv2d_schedule(const schedule_space::Conv2dWorkload& workload,
                                                  const schedule_space::Target& target);
 
-  /// 0 (the default) turns the preference off.
-  void set_preferred_block(int64_t block) { preferred_block_ = block; }
+  /// The fastest record of each distinct (ic_bn, oc_bn) pair for the workload, with its mean
+  /// cost in seconds, fastest first; empty without records. What a layout-aware choice between
+  /// layers (backend/block_selection.h) picks from.
+  struct Candidate {
+    schedule_space::Conv2dSchedule schedule;
+    double seconds = 0;
+  };
+  std::vector<Candidate> candidates(const schedule_space::Conv2dWorkload& workload,
+                                    const schedule_space::Target& target) const;
 
   size_t size() const { return best_.size(); }
   const std::string& source() const { return source_; }
@@ -46,15 +46,10 @@ class TunedConfigs {
   const std::vector<std::string>& fallbacks() const { return fallbacks_; }
 
  private:
-  std::optional<schedule_space::Conv2dSchedule> preferred_schedule(
-      const std::string& key, const schedule_space::Conv2dWorkload& w,
-      const schedule_space::ConfigSpace& space) const;
-
   std::string source_ = "no records (none were given)";
   std::map<std::string, std::string> best_;  // workload key -> entity JSON
   /// Every error-free record per workload key: entity JSON and mean cost in seconds.
   std::map<std::string, std::vector<std::pair<std::string, double>>> all_;
-  int64_t preferred_block_ = 0;
   std::set<std::string> warned_;
   std::vector<std::string> fallbacks_;
 };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "compiler/backend/block_selection.h"
 #include "compiler/kernel.h"
 #include "compiler/passes/passes.h"
 #include "compiler/tuned_configs.h"
@@ -58,12 +59,23 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
                                     options.device_key.empty() ? compiler::host_device_key() : options.device_key,
                                     target.vector_lanes));
   }
-  tuned->set_preferred_block(options.prefer_block < 0 ? target.vector_lanes : options.prefer_block);
+  auto selection = std::make_shared<BlockSelection>();
+  if (!options.records.empty() && options.layout_aware && !options.conv_schedule) {
+    *selection = select_blocks(model, *tuned, target);
+    if (selection->changed > 0)
+      logger("compiler")->info(
+          "layout-aware records: {} of {} workloads take a slower record whose blocks match their neighbours' "
+          "(estimated {:.2f} ms -> {:.2f} ms with layout transforms)",
+          selection->changed, selection->chosen.size(), selection->fastest_cost_s * 1e3, selection->chosen_cost_s * 1e3);
+  }
   net.records_source = options.conv_schedule ? "chosen by the caller" : tuned->source();
   auto chosen = std::make_shared<std::map<std::string, ScheduleUse>>();
-  ScheduleFn schedule = [&, tuned, chosen](const ss::Conv2dWorkload& w) {
-    const ss::Conv2dSchedule s = options.conv_schedule ? options.conv_schedule(w) : tuned->conv2d_schedule(w, target);
+  ScheduleFn schedule = [&, tuned, chosen, selection](const ss::Conv2dWorkload& w) {
     const std::string described = ss::describe_workload(w);
+    auto selected = selection->chosen.find(described);
+    const ss::Conv2dSchedule s = options.conv_schedule ? options.conv_schedule(w)
+                                 : selected != selection->chosen.end() ? selected->second
+                                                                       : tuned->conv2d_schedule(w, target);
     const auto& fallbacks = tuned->fallbacks();
     const bool tuned_record = options.conv_schedule ||
                               std::find(fallbacks.begin(), fallbacks.end(), described) == fallbacks.end();

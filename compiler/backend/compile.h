@@ -23,9 +23,9 @@ struct CompileOptions {
   std::string records;
   /// Records of this device key only; empty: this host's.
   std::string device_key;
-  /// Prefer records with this block size where they lose less than mixed blocks would cost
-  /// (see TunedConfigs::set_preferred_block); -1: the vector lanes; 0: always the fastest.
-  int64_t prefer_block = -1;
+  /// With records: choose among each workload's records with the layout transforms between
+  /// layers in the cost (block_selection.h); false: every workload's fastest record.
+  bool layout_aware = true;
   /// Chooses each conv2d_NCHWc schedule instead of the records (tests pick non-default ones).
   std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)> conv_schedule;
   /// Called after every pass (`--print-after-each`).

@@ -208,7 +208,23 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
   std::string label;
   for (int i : nodes) {
     if (!label.empty()) label.push_back('+');
-    label.append(graph::op_name(g.nodes()[i].op));
+    const Node& n = g.nodes()[i];
+    label.append(graph::op_name(n.op));
+    if (n.op == OpKind::kLayoutTransform) {  // "layout_transform(8c->16c)": which blocks meet here
+      auto append_block = [&](int64_t b) {
+        if (b == 0) {
+          label.append("NCHW");
+          return;
+        }
+        label.append(std::to_string(b));
+        label.push_back('c');
+      };
+      label.push_back('(');
+      append_block(n.attrs.get_int("from_block", 0));
+      label.append("->");
+      append_block(n.attrs.get_int("to_block", 0));
+      label.push_back(')');
+    }
   }
   return label;
 }

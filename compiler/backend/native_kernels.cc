@@ -21,6 +21,23 @@ NativeKernel layout_transform(const Shape& in_shape, const Shape& out_shape, int
   const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
   const int64_t HW = H * W, chunks = C / tb;
   (void)out_shape;
+  if (tb < fb && tb < 4) {
+    // To blocks of 1-3 (short output runs): input order (contiguous reads), each input block scattered to
+    // fb / tb output blocks at once.
+    const int64_t in_chunks = C / fb;
+    return {[=](int64_t begin, int64_t end) {
+              for (int64_t f = begin; f < end; ++f) {
+                const int64_t n = f / in_chunks, chunk = f % in_chunks;
+                const float* i = in + f * HW * fb;
+                for (int64_t k = 0; k < fb; ++k) {
+                  const int64_t c = chunk * fb + k;
+                  float* o = out + ((n * (C / tb) + c / tb) * HW) * tb + c % tb;
+                  for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb] = i[hw * fb + k];
+                }
+              }
+            },
+            N * in_chunks};
+  }
   // Output order (contiguous writes); for each position the tb channels come from
   // ceil(tb / fb) runs of contiguous input.
   return {[=](int64_t begin, int64_t end) {

@@ -3,6 +3,7 @@
 // node tests compiled, the artifact's refusals, and the profiler against the end-to-end timer.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -272,6 +273,77 @@ TEST(Artifact, CorruptedTruncatedAndForeignArtifactsAreRefused) {
   EXPECT_EQ(from_file->steps.size(), net->steps.size());
   fs::remove(path);
   EXPECT_EQ(read_network(path).error().code, ErrorCode::kNotFound);
+}
+
+int count_layout_transforms(const CompiledNetwork& net) {
+  int n = 0;
+  for (const Step& s : net.steps) n += s.label.rfind("layout_transform", 0) == 0;
+  return n;
+}
+
+// Each workload has a fastest record whose blocks alternate between 8 and 16 from one workload to
+// the next, and a record 0.1% slower with blocks of 8 throughout: the layout-aware choice takes
+// the uniform ones (no transforms between convolutions), the fastest-records choice does not.
+TEST(Records, LayoutAwareChoiceAvoidsTransformsBetweenLayers) {
+  auto model = frontend::zoo_model("resnet-18", kSmall);
+  ASSERT_TRUE(model);
+  std::vector<ss::Conv2dWorkload> workloads;
+  CompileOptions collect;
+  collect.conv_schedule = [&](const ss::Conv2dWorkload& w) {
+    if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
+    return non_default_schedule(w);
+  };
+  ASSERT_TRUE(compile_network(*model, collect));
+  const std::string db = temp("layout.db");
+  fs::remove(db);
+  {
+    auto store = std::move(records::RecordStore::open(db)).value();
+    const ss::Target target = compiler::host_target();
+    for (size_t k = 0; k < workloads.size(); ++k) {
+      const auto& w = workloads[k];
+      const ss::Task task = *ss::make_task(ss::kConv2dNCHWc, w, target);
+      const ss::ConfigSpace space = *ss::make_config_space(task);
+      const int64_t in8 = w.in_channels % 8 == 0 ? 8 : w.in_channels;
+      const int64_t odd = k % 2 ? 16 : 8;  // the fastest record's blocks alternate
+      auto add = [&](int64_t ic, int64_t oc, double cost) {
+        for (int64_t i = 0; i < space.size(); ++i) {
+          if (!space.is_valid_index(i)) continue;
+          const ss::Config c = *space.config_at(i);
+          const auto s = ss::conv2d_nchwc_schedule(space, c);
+          if (s.ic_bn != ic || s.oc_bn != oc) continue;
+          ss::MeasureResult r;
+          r.config_index = i;
+          r.costs = {cost};
+          r.device_key = "test-key";
+          const int64_t id = *store->ensure_task(records::task_info(task, space));
+          ASSERT_TRUE(store->add_results(id, space, {c}, {r}, {"test", "t"}, {0}));
+          return;
+        }
+      };
+      add(w.in_channels % odd == 0 ? odd : in8, odd, 1.000e-4);
+      add(in8, 8, 1.001e-4);
+    }
+  }
+  CompileOptions aware;
+  aware.records = db;
+  aware.device_key = "test-key";
+  CompileOptions fastest = aware;
+  fastest.layout_aware = false;
+  CompiledNetwork a, f;
+  auto exe_a = build(*model, aware, 1, &a);
+  auto exe_f = build(*model, fastest, 1, &f);
+  ASSERT_TRUE(exe_a && exe_f);
+  // The uniform choice leaves the two at the network's ends (input, classifier).
+  EXPECT_EQ(count_layout_transforms(a), 2);
+  EXPECT_GT(count_layout_transforms(f), 2);
+  const Tensor x = random_input(kSmall, 4);
+  auto ref = graph::interpret(*model, {{"data", x}});
+  auto out_a = exe_a->run({{"data", x}});
+  auto out_f = exe_f->run({{"data", x}});
+  ASSERT_TRUE(ref && out_a && out_f);
+  EXPECT_LT(relative_error((*out_a)[0], (*ref)[0]), kTolerance);
+  EXPECT_LT(relative_error((*out_f)[0], (*ref)[0]), kTolerance);
+  fs::remove(db);
 }
 
 // DESIGN's measurement section and the user report behind it: the per-step profile's sum must

@@ -1,0 +1,123 @@
+#include "compiler/backend/block_selection.h"
+
+#include <algorithm>
+
+namespace tensortune::backend {
+
+namespace ss = schedule_space;
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+
+namespace {
+
+/// Which workload decides the block of a value: its producing conv2d's, or the one its data
+/// input's producer inherits (element-wise ops, pooling, batch norm, depthwise convolutions
+/// keep the block of their input, as AlterOpLayout does); -1: plain or unknown.
+struct Analysis {
+  std::vector<int> decider;                  ///< by value: workload index or -1
+  std::vector<int> node_workload;            ///< by node: workload index of a conv2d, or -1
+  struct Edge {
+    int a, b;          ///< workload indices
+    bool b_input;      ///< true: a's output block against b's input block; false: both outputs
+    double bytes;
+  };
+  std::vector<Edge> edges;
+};
+
+double bytes_of(const Graph& g, ValueId v) { return 4.0 * double(graph::num_elements(g.type(v).shape)); }
+
+}  // namespace
+
+BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned, const ss::Target& target) {
+  BlockSelection out;
+  std::vector<std::string> names;
+  std::vector<std::vector<compiler::TunedConfigs::Candidate>> candidates;
+  std::map<std::string, int> index;
+  Analysis an;
+  an.decider.assign(g.values().size(), -1);
+  an.node_workload.assign(g.nodes().size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const graph::Node& n = g.nodes()[i];
+    ValueId data = graph::kNoValue;
+    for (ValueId in : n.inputs)
+      if (!g.is_constant(in)) {
+        data = in;
+        break;
+      }
+    if (n.op == OpKind::kConv2d && n.attrs.get_int("groups", 1) == 1 && g.is_constant(n.inputs[1])) {
+      auto w = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape, n.attrs.get_ints("strides"),
+                                   n.attrs.get_ints("pads"), n.attrs.get_ints("dilations"));
+      if (!w) continue;
+      const std::string name = ss::describe_workload(*w);
+      auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));
+      if (inserted) {
+        names.push_back(name);
+        candidates.push_back(tuned.candidates(*w, target));
+      }
+      const int k = it->second;
+      an.node_workload[i] = k;
+      an.decider[n.output] = k;
+      if (an.decider[n.inputs[0]] >= 0)
+        an.edges.push_back({an.decider[n.inputs[0]], k, true, bytes_of(g, n.inputs[0])});
+      continue;
+    }
+    if (data == graph::kNoValue) continue;
+    if (n.op == OpKind::kFlatten || n.op == OpKind::kReshape || n.op == OpKind::kDense) continue;
+    an.decider[n.output] = an.decider[data];
+    if (graph::is_binary_elementwise(n.op) && n.inputs.size() == 2 && !g.is_constant(n.inputs[0]) &&
+        !g.is_constant(n.inputs[1])) {
+      const int a = an.decider[n.inputs[0]], b = an.decider[n.inputs[1]];
+      // A mismatch re-blocks the second operand and keeps the add out of the conv's epilogue.
+      if (a >= 0 && b >= 0) an.edges.push_back({a, b, false, 1.5 * bytes_of(g, n.inputs[1])});
+    }
+  }
+  if (names.empty()) return out;
+
+  // Assignment: a candidate index per workload (workloads without candidates are fixed).
+  std::vector<int> pick(names.size(), 0);
+  auto cost = [&](const std::vector<int>& p) {
+    double s = 0;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+      const int k = an.node_workload[i];
+      if (k >= 0 && !candidates[k].empty()) s += candidates[k][p[k]].seconds;
+    }
+    for (const auto& e : an.edges) {
+      if (candidates[e.a].empty() || candidates[e.b].empty()) continue;
+      const auto& sa = candidates[e.a][p[e.a]].schedule;
+      const auto& sb = candidates[e.b][p[e.b]].schedule;
+      const int64_t want = e.b_input ? sb.ic_bn : sb.oc_bn;
+      if (sa.oc_bn != want) s += e.bytes / kTransformBytesPerSecond;
+    }
+    return s;
+  };
+  out.fastest_cost_s = cost(pick);
+  double best = out.fastest_cost_s;
+  for (int sweep = 0; sweep < 20; ++sweep) {
+    bool improved = false;
+    for (size_t k = 0; k < names.size(); ++k) {
+      for (size_t c = 0; c < candidates[k].size(); ++c) {
+        if (static_cast<int>(c) == pick[k]) continue;
+        const int old = pick[k];
+        pick[k] = static_cast<int>(c);
+        const double s = cost(pick);
+        if (s < best - 1e-9) {
+          best = s;
+          improved = true;
+        } else {
+          pick[k] = old;
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  out.chosen_cost_s = best;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (candidates[k].empty()) continue;
+    out.chosen[names[k]] = candidates[k][pick[k]].schedule;
+    out.changed += pick[k] != 0;
+  }
+  return out;
+}
+
+}  // namespace tensortune::backend

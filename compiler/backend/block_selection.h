@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// Choosing each conv2d_NCHWc workload's record with the layers around it in mind: the fastest
+/// record of every workload alone leaves neighbouring layers with different blocks, and every
+/// mismatch costs a layout transform (and, on a residual add, the add's fusion). A small
+/// stand-in for AutoTVM's graph tuner: candidates are each workload's fastest record per block
+/// pair; the cost of an assignment is the records' kernel times plus, for every mismatched
+/// edge, the transform's estimated time (the tensor's bytes at kTransformBytesPerSecond);
+/// coordinate descent from the fastest records until no single change helps.
+#include <map>
+#include <string>
+
+#include "compiler/graph/graph.h"
+#include "compiler/tuned_configs.h"
+
+namespace tensortune::backend {
+
+/// Measured on this kind of machine: a 0.8 MB activation re-blocked in about 0.13 ms.
+inline constexpr double kTransformBytesPerSecond = 6e9;
+
+struct BlockSelection {
+  /// By described workload (schedule_space::describe_workload); workloads without records are
+  /// absent.
+  std::map<std::string, schedule_space::Conv2dSchedule> chosen;
+  double fastest_cost_s = 0;  ///< estimated network cost with every workload's fastest record
+  double chosen_cost_s = 0;   ///< ... with the chosen ones
+  int changed = 0;            ///< workloads that do not take their fastest record
+};
+
+/// `model` is the graph before AlterOpLayout (NCHW convolutions).
+BlockSelection select_blocks(const graph::Graph& model, const compiler::TunedConfigs& tuned,
+                             const schedule_space::Target& target);
+
+}  // namespace tensortune::backend
