@@ -87,9 +87,11 @@ for (let p = 0; p < passes; ++p) {
     for (const t of threads) {
       const key = `${m}/${t}`;
       samples[key] = samples[key] || { ort: [], default: [], tuned: [] };
+      // Tuned right after ORT: their ratio within a pass is the least exposed to the machine's
+      // swings (seen here: the same kernels at 77 and 123 GFLOPS a minute apart).
       samples[key].ort.push(ort(variants[m].onnx, t));
-      samples[key].default.push(ours(variants[m].default, t));
       if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned, t));
+      samples[key].default.push(ours(variants[m].default, t));
       process.stderr.write(`pass ${p + 1}/${passes} ${key} done\n`);
     }
   }
@@ -101,15 +103,17 @@ console.log(`End-to-end latency, batch 1, fp32, opt level 3; ${new Date().toISOS
 console.log(`Each figure: median over ${passes} interleaved passes of a median over ${repeat} rounds ` +
             '(1 warm-up run not counted; rounds of >= 100 ms). Ratio = ours / ONNX Runtime (below 1: we are faster).');
 console.log('');
-console.log('| model | threads | ONNX Runtime ms | ours, default configs ms | ratio | ours, tuned records ms | ratio |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log('| model | threads | ONNX Runtime ms | ours, default configs ms | ratio | ours, tuned records ms | ratio | tuned/ORT per pass (median; min-max) |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---|');
 for (const m of models) {
   for (const t of threads) {
     const s = samples[`${m}/${t}`];
     const o = median(s.ort), d = median(s.default);
     const tu = s.tuned.length ? median(s.tuned) : NaN;
+    const perPass = s.tuned.map((x, i) => x / s.ort[i]);
+    const pp = perPass.length ? `${median(perPass).toFixed(3)}; ${Math.min(...perPass).toFixed(3)}-${Math.max(...perPass).toFixed(3)}` : '-';
     console.log(`| ${m} | ${t} | ${o.toFixed(2)} | ${d.toFixed(2)} | ${(d / o).toFixed(3)} | ` +
-                `${s.tuned.length ? tu.toFixed(2) : '-'} | ${s.tuned.length ? (tu / o).toFixed(3) : '-'} |`);
+                `${s.tuned.length ? tu.toFixed(2) : '-'} | ${s.tuned.length ? (tu / o).toFixed(3) : '-'} | ${pp} |`);
   }
 }
 console.log('');
