@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -46,15 +47,18 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads, bo
 void print_summary(const CompiledNetwork& net) {
   int kinds[3] = {0, 0, 0};
   std::map<std::string, int> interpreted;
+  std::set<std::string> symbols;
   for (const Step& s : net.steps) {
     ++kinds[static_cast<int>(s.kind)];
+    if (s.kind == Step::Kind::kKernel) symbols.insert(s.symbol);
     if (s.kind == Step::Kind::kInterpret) ++interpreted[s.label];
   }
   int tuned = 0;
   for (const auto& s : net.schedules) tuned += s.tuned;
-  std::printf("%s at opt level %d for %s (cpu %s): %zu steps: %d generated kernels, %d native, %d interpreted\n",
+  std::printf("%s at opt level %d for %s (cpu %s): %zu steps: %d run generated code (%zu distinct kernels), "
+              "%d native, %d interpreted\n",
               net.model.c_str(), net.opt_level, net.cpu.triple.c_str(), net.cpu.cpu.c_str(), net.steps.size(), kinds[0],
-              kinds[1], kinds[2]);
+              symbols.size(), kinds[1], kinds[2]);
   for (const auto& [label, count] : interpreted)
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
   std::printf("conv2d_NCHWc schedules: %d tuned, %zu default (records: %s)\n", tuned, net.schedules.size() - tuned,
