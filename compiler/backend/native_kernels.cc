@@ -14,13 +14,12 @@ namespace {
 
 /// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW), one (n, output channel chunk) per
 /// iteration.
-NativeKernel layout_transform(const Shape& in_shape, const Shape& out_shape, int64_t from_block,
-                              int64_t to_block, const float* in, float* out) {
+NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t to_block, const float* in,
+                              float* out) {
   const int64_t N = in_shape[0], H = in_shape[2], W = in_shape[3];
   const int64_t C = from_block ? in_shape[1] * from_block : in_shape[1];
   const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
   const int64_t HW = H * W, chunks = C / tb;
-  (void)out_shape;
   if (tb < fb && tb < 4) {
     // To blocks of 1-3 (short output runs): input order (contiguous reads), each input block scattered to
     // fb / tb output blocks at once.
@@ -90,7 +89,7 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
   const Shape& out_shape = g.type(node.output).shape;
   switch (node.op) {
     case OpKind::kLayoutTransform:
-      return layout_transform(in_shape, out_shape, node.attrs.get_int("from_block", 0),
+      return layout_transform(in_shape, node.attrs.get_int("from_block", 0),
                               node.attrs.get_int("to_block", 0), in, out);
     case OpKind::kGlobalAvgPool2d:
       return global_avg_pool(in_shape, in, out);

@@ -57,8 +57,7 @@ class ConvEmitter {
     occ_ = w.out_channels / s.oc_bn;
     oh_ = w.out_height();
     ow_ = w.out_width();
-    for (int64_t c = 0; c < s.oc_bn; c += lanes)
-      widths_.push_back(static_cast<int>(std::min<int64_t>(lanes, s.oc_bn - c)));
+    widths_ = lane_widths(s.oc_bn, lanes);
     columns_ = classify_columns(w, s.reg_n);
     const bool rows_may_leave_input =
         w.pad_top > 0 || w.pad_bottom > 0 ||

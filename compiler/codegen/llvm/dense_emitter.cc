@@ -17,8 +17,7 @@ void emit_packed(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorklo
   llvm::Value *A = args.data, *W = args.weight, *C = args.out;
   const int64_t M = w.batch, N = w.out_features, K = w.in_features, bn = s.xi;
   const int64_t ytiles = M / (s.yo * s.yi);
-  std::vector<int> widths;
-  for (int64_t c = 0; c < bn; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, bn - c)));
+  const std::vector<int> widths = lane_widths(bn, lanes);
   auto mul = [&](llvm::Value* a, int64_t c) { return b.CreateMul(a, i64(b, c), "", false, true); };
   auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", false, true); };
   emit_for(b, args.begin, args.end, "fused", [&](llvm::Value* fused) {

@@ -14,12 +14,7 @@ void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args, const sc
                           const schedule_space::Conv2dSchedule& s, int lanes) {
   const int64_t blk = s.oc_bn, chunks = w.out_channels / blk;
   const int64_t OH = w.out_height(), OW = w.out_width(), H = w.in_height, W = w.in_width;
-  std::vector<int> widths;
-  for (int64_t c = 0; c < blk; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, blk - c)));
-  auto clamp = [&](llvm::Value* v, int64_t hi) {
-    llvm::Value* lo_clamped = b.CreateSelect(b.CreateICmpSLT(v, i64(b, 0)), i64(b, 0), v);
-    return b.CreateSelect(b.CreateICmpSGT(lo_clamped, i64(b, hi - 1)), i64(b, hi - 1), lo_clamped);
-  };
+  const std::vector<int> widths = lane_widths(blk, lanes);
   auto in_range = [&](llvm::Value* v, int64_t hi) { return b.CreateICmpULT(v, i64(b, hi)); };
   emit_for(b, args.begin, args.end, "row", [&](llvm::Value* f) {
     llvm::Value* oh = b.CreateSRem(f, i64(b, OH), "oh");
@@ -36,7 +31,7 @@ void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args, const sc
       for (int64_t kh = 0; kh < w.kernel_h; ++kh) {
         llvm::Value* ih = add_i64(b, mul_i64(b, oh, w.stride_h), kh * w.dilation_h - w.pad_top);
         llvm::Value* row_ok = in_range(ih, H);
-        llvm::Value* row = mul_i64(b, add_i64(b, plane, clamp(ih, H)), W);
+        llvm::Value* row = mul_i64(b, add_i64(b, plane, clamp_index(b, ih, H)), W);
         for (int64_t kw = 0; kw < w.kernel_w; ++kw) {
           std::vector<llvm::Value*> wv;
           for (size_t v = 0; v < widths.size(); ++v)
@@ -47,7 +42,7 @@ void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args, const sc
           for (int64_t p = 0; p < s.reg_n; ++p) {
             llvm::Value* iw = add_i64(b, mul_i64(b, add_i64(b, ow0, p), w.stride_w), kw * w.dilation_w - w.pad_left);
             llvm::Value* ok = b.CreateAnd(row_ok, in_range(iw, W));
-            llvm::Value* base = mul_i64(b, add_i64(b, row, clamp(iw, W)), blk);
+            llvm::Value* base = mul_i64(b, add_i64(b, row, clamp_index(b, iw, W)), blk);
             for (size_t v = 0; v < widths.size(); ++v) {
               llvm::Value* x = load_vector(b, args.data, add_i64(b, base, static_cast<int64_t>(v) * lanes), widths[v]);
               x = b.CreateSelect(ok, x, llvm::Constant::getNullValue(x->getType()));

@@ -128,22 +128,11 @@ class ElementwiseEmitter {
 
 void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
                       int lanes) {
-  llvm::LLVMContext& ctx = m.getContext();
-  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
-  auto* i64t = llvm::Type::getInt64Ty(ctx);
-  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr->getPointerTo(), i64t, i64t}, false);
-  auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  f->addFnAttr("prefer-vector-width", std::to_string(lanes * 32));
-  f->addFnAttr("min-legal-vector-width", std::to_string(lanes * 32));
-  llvm::IRBuilder<> b(ctx);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
-  auto pointer = [&](unsigned i) {
-    return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)), llvm::Align(8));
-  };
-  llvm::Value* out = pointer(0);
+  llvm::IRBuilder<> b(m.getContext());
+  llvm::Function* f = create_network_function(m, b, name, lanes * 32);
+  llvm::Value* out = network_arg(b, f, 0);
   std::vector<llvm::Value*> operands;
-  for (size_t k = 0; k < spec.operand_strides.size(); ++k) operands.push_back(pointer(static_cast<unsigned>(k + 1)));
+  for (size_t k = 0; k < spec.operand_strides.size(); ++k) operands.push_back(network_arg(b, f, static_cast<unsigned>(k + 1)));
   ElementwiseEmitter(b, spec, lanes).emit(out, operands, f->getArg(1), f->getArg(2));
   b.CreateRetVoid();
 }

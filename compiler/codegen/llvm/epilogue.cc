@@ -13,18 +13,6 @@ std::vector<EpilogueOp> epilogue_of(const KernelOptions& options) {
   return ops;
 }
 
-namespace {
-
-void set_vector_attributes(llvm::Function* f, int lanes) {
-  // Without these, CPUs whose tuning prefers 256-bit vectors split our 512-bit operations.
-  const std::string bits = std::to_string(lanes * 32);
-  f->addFnAttr("prefer-vector-width", bits);
-  f->addFnAttr("min-legal-vector-width", bits);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-}
-
-}  // namespace
-
 AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
                                  int lanes, bool network, size_t operands) {
   AnchorArgs args;
@@ -50,18 +38,11 @@ AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const st
   auto* body_type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
   auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + ".body", m);
   for (unsigned i = 0; i < 3 + operands; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
-  set_vector_attributes(body, lanes);
+  set_vector_attributes(body, lanes * 32);
 
-  auto* wrapper_type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
-                                               {fptr->getPointerTo(), i64t, i64t}, false);
-  auto* wrapper = llvm::Function::Create(wrapper_type, llvm::Function::ExternalLinkage, name, m);
-  set_vector_attributes(wrapper, lanes);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  llvm::Function* wrapper = create_network_function(m, b, name, lanes * 32);
   std::vector<llvm::Value*> call_args;
-  for (unsigned i = 0; i < 3 + operands; ++i) {
-    llvm::Value* slot = b.CreateInBoundsGEP(fptr, wrapper->getArg(0), b.getInt64(i));
-    call_args.push_back(b.CreateAlignedLoad(fptr, slot, llvm::Align(8)));
-  }
+  for (unsigned i = 0; i < 3 + operands; ++i) call_args.push_back(network_arg(b, wrapper, i));
   call_args.push_back(wrapper->getArg(1));
   call_args.push_back(wrapper->getArg(2));
   b.CreateCall(body, call_args);

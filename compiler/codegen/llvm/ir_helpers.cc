@@ -102,12 +102,43 @@ llvm::Function* create_kernel_function(llvm::Module& m, const std::string& name,
     f->getArg(i)->setName(names[i]);
     if (i < 4) f->addParamAttr(i, llvm::Attribute::NoAlias);
   }
-  // Without these, CPUs whose tuning prefers 256-bit vectors split our 512-bit operations.
+  set_vector_attributes(f, vector_bits);
+  return f;
+}
+
+void set_vector_attributes(llvm::Function* f, int vector_bits) {
   const std::string bits = std::to_string(vector_bits);
   f->addFnAttr("prefer-vector-width", bits);
   f->addFnAttr("min-legal-vector-width", bits);
   f->addFnAttr(llvm::Attribute::NoUnwind);
+}
+
+llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
+                                        int vector_bits) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
+  auto* i64t = llvm::Type::getInt64Ty(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr->getPointerTo(), i64t, i64t}, false);
+  auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  set_vector_attributes(f, vector_bits);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
   return f;
+}
+
+llvm::Value* network_arg(llvm::IRBuilder<>& b, llvm::Function* f, unsigned i) {
+  auto* fptr = b.getFloatTy()->getPointerTo();
+  return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)), llvm::Align(8));
+}
+
+std::vector<int> lane_widths(int64_t block, int lanes) {
+  std::vector<int> widths;
+  for (int64_t c = 0; c < block; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, block - c)));
+  return widths;
+}
+
+llvm::Value* clamp_index(llvm::IRBuilder<>& b, llvm::Value* v, int64_t hi) {
+  llvm::Value* lo = b.CreateSelect(b.CreateICmpSLT(v, b.getInt64(0)), b.getInt64(0), v);
+  return b.CreateSelect(b.CreateICmpSGT(lo, b.getInt64(hi - 1)), b.getInt64(hi - 1), lo);
 }
 
 llvm::AllocaInst* entry_alloca(llvm::IRBuilder<>& b, llvm::Type* type, const std::string& name) {

@@ -46,6 +46,25 @@ llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Val
 /// attributes that let the backend use the widest vector registers.
 llvm::Function* create_kernel_function(llvm::Module& m, const std::string& name, int vector_bits);
 
+/// Marks `f` nounwind and lets the backend use vectors of `vector_bits` (without this, CPUs
+/// whose tuning prefers 256-bit vectors split our 512-bit operations).
+void set_vector_attributes(llvm::Function* f, int vector_bits);
+
+/// Creates an exported function with the network ABI of compiler/network_kernels.h,
+/// void name(const float* const* args, int64_t begin, int64_t end), and places the builder in
+/// its entry block.
+llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
+                                        int vector_bits);
+
+/// Loads args[i] of a network function.
+llvm::Value* network_arg(llvm::IRBuilder<>& b, llvm::Function* f, unsigned i);
+
+/// The lane widths covering a block of `block` floats: full vectors of `lanes`, then the rest.
+std::vector<int> lane_widths(int64_t block, int lanes);
+
+/// min(max(v, 0), hi - 1) on i64: an index kept inside [0, hi) (taps outside are masked).
+llvm::Value* clamp_index(llvm::IRBuilder<>& b, llvm::Value* v, int64_t hi);
+
 /// An alloca in the function's entry block (so that SROA promotes it to registers).
 llvm::AllocaInst* entry_alloca(llvm::IRBuilder<>& b, llvm::Type* type, const std::string& name);
 

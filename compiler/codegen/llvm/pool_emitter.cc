@@ -11,28 +11,12 @@
 namespace tensortune::compiler::codegen {
 
 void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& p, int lanes) {
-  llvm::LLVMContext& ctx = m.getContext();
-  auto* fptr = llvm::Type::getFloatPtrTy(ctx);
-  auto* i64t = llvm::Type::getInt64Ty(ctx);
-  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr->getPointerTo(), i64t, i64t}, false);
-  auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  f->addFnAttr("prefer-vector-width", std::to_string(lanes * 32));
-  f->addFnAttr("min-legal-vector-width", std::to_string(lanes * 32));
-  llvm::IRBuilder<> b(ctx);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
-  auto pointer = [&](unsigned i) {
-    return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)), llvm::Align(8));
-  };
-  llvm::Value* out = pointer(0);
-  llvm::Value* in = pointer(1);
+  llvm::IRBuilder<> b(m.getContext());
+  llvm::Function* f = create_network_function(m, b, name, lanes * 32);
+  llvm::Value* out = network_arg(b, f, 0);
+  llvm::Value* in = network_arg(b, f, 1);
   const int64_t H = p.in_shape[2], W = p.in_shape[3], blk = p.in_shape[4];
-  std::vector<int> widths;
-  for (int64_t c = 0; c < blk; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, blk - c)));
-  auto clamp = [&](llvm::Value* v, int64_t hi) {
-    llvm::Value* lo = b.CreateSelect(b.CreateICmpSLT(v, i64(b, 0)), i64(b, 0), v);
-    return b.CreateSelect(b.CreateICmpSGT(lo, i64(b, hi - 1)), i64(b, hi - 1), lo);
-  };
+  const std::vector<int> widths = lane_widths(blk, lanes);
   emit_for(b, f->getArg(1), f->getArg(2), "row", [&](llvm::Value* r) {
     llvm::Value* oh = b.CreateSRem(r, i64(b, p.out_h), "oh");
     llvm::Value* plane = b.CreateSDiv(r, i64(b, p.out_h), "plane");  // n * (C / b) + chunk
@@ -45,11 +29,11 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
       for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
         llvm::Value* ih = add_i64(b, mul_i64(b, oh, p.stride_h), kh * p.dilation_h - p.pad_top);
         llvm::Value* row_ok = b.CreateICmpULT(ih, i64(b, H));
-        llvm::Value* row = mul_i64(b, add_i64(b, mul_i64(b, plane, H), clamp(ih, H)), W);
+        llvm::Value* row = mul_i64(b, add_i64(b, mul_i64(b, plane, H), clamp_index(b, ih, H)), W);
         for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
           llvm::Value* iw = add_i64(b, mul_i64(b, ow, p.stride_w), kw * p.dilation_w - p.pad_left);
           llvm::Value* ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i64(b, W)));
-          llvm::Value* base = mul_i64(b, add_i64(b, row, clamp(iw, W)), blk);
+          llvm::Value* base = mul_i64(b, add_i64(b, row, clamp_index(b, iw, W)), blk);
           for (size_t v = 0; v < widths.size(); ++v) {
             llvm::Value* offset = add_i64(b, base, static_cast<int64_t>(v) * lanes);
             llvm::Value* x = widths[v] == 1 ? load_scalar(b, in, offset) : load_vector(b, in, offset, widths[v]);
