@@ -27,8 +27,11 @@ class Session {
           const std::atomic<bool>& stop)
       : o_(o), workers_(workers), stop_(stop) {}
 
-  // Returns true when it registered (so the caller resets its back-off).
-  bool run(v1::DeviceLink::Stub& stub) {
+  enum class Outcome { kServed, kTransient, kRefused };
+
+  // kServed when it registered (so the caller resets its back-off); kRefused when the tracker
+  // turned the registration down for a reason that retrying cannot mend (refusal()).
+  Outcome run(v1::DeviceLink::Stub& stub) {
     grpc::ClientContext ctx;
     wire::add_token(ctx, o_.tracker.token);
     stream_ = stub.Connect(&ctx);
@@ -46,8 +49,12 @@ class Session {
     r->mutable_target()->set_vector_lanes(target.vector_lanes);
     v1::TrackerMessage first;
     if (!stream_->Write(reg) || !stream_->Read(&first) || !first.has_registered()) {
-      finish("registration");
-      return false;
+      const grpc::Status s = finish("registration");
+      if (is_permanent(s)) {
+        refusal_ = "the tracker " + o_.tracker.address + " refused this device: " + wire::describe(s);
+        return Outcome::kRefused;
+      }
+      return Outcome::kTransient;
     }
     // The tracker says how often it needs to hear from us; never slower than asked.
     heartbeat_s_ = o_.heartbeat_interval_s;
@@ -80,15 +87,30 @@ class Session {
     for (auto& t : threads) t.join();
     watcher.join();
     finish("stream");
-    return true;
+    return Outcome::kServed;
   }
 
+  const std::string& refusal() const { return refusal_; }
+
  private:
-  void finish(const char* stage) {
+  // A wrong token, a key the tracker does not accept, a tracker of another protocol: the same
+  // registration would fail the same way forever.
+  static bool is_permanent(const grpc::Status& s) {
+    switch (s.error_code()) {
+      case grpc::StatusCode::UNAUTHENTICATED:
+      case grpc::StatusCode::PERMISSION_DENIED:
+      case grpc::StatusCode::INVALID_ARGUMENT:
+      case grpc::StatusCode::UNIMPLEMENTED: return true;
+      default: return false;
+    }
+  }
+
+  grpc::Status finish(const char* stage) {
     grpc::Status s = stream_->Finish();
     if (!stop_)
       logger("device")->warn("connection to {} ended at {}: {}", o_.tracker.address, stage,
                              wire::describe(s));
+    return s;
   }
 
   bool send(const v1::DeviceMessage& m) {
@@ -155,7 +177,23 @@ class Session {
   bool done_ = false;
   int busy_ = 0;
   double heartbeat_s_ = 2;
+  std::string refusal_;
 };
+
+// Blocks until the channel is connected or `stop`: gRPC re-dials with its own back-off
+// (capped at 0.5 s by make_tracker_channel), so a restarted tracker is found within about
+// half a second of listening. Says once every 10 s that it is still waiting.
+void wait_for_tracker(grpc::Channel& channel, const std::string& address, const std::atomic<bool>& stop) {
+  auto next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!stop) {
+    if (channel.WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(200))) return;
+    if (std::chrono::steady_clock::now() > next_note) {
+      logger("device")->info("waiting for the tracker at {} ({})", address,
+                             channel.GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE ? "unreachable" : "connecting");
+      next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    }
+  }
+}
 
 }  // namespace
 
@@ -180,15 +218,21 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   }
   TT_ASSIGN_OR_RETURN(auto channel, wire::make_tracker_channel(o.tracker));
   auto stub = v1::DeviceLink::NewStub(channel);
-  double backoff = 0.2;
+  // Back-off between sessions that fail after connecting (a tracker that accepts and then
+  // drops us); the wait for a tracker that is away is wait_for_tracker's.
+  double backoff = 0.1;
   while (!stop) {
+    wait_for_tracker(*channel, o.tracker.address, stop);
+    if (stop) break;
     Session session(o, workers, stop);
-    if (session.run(*stub)) backoff = 0.2;
+    const Session::Outcome outcome = session.run(*stub);
+    if (outcome == Session::Outcome::kRefused) return Error{ErrorCode::kFailedPrecondition, session.refusal()};
+    if (outcome == Session::Outcome::kServed) backoff = 0.1;
     if (stop) break;
     logger("device")->info("reconnecting to {} in {:.1f} s", o.tracker.address, backoff);
     for (double waited = 0; waited < backoff && !stop; waited += 0.05)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    backoff = std::min(backoff * 2, 5.0);
+    backoff = std::min(backoff * 2, 1.0);
   }
   return ok_status();
 }

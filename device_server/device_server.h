@@ -1,9 +1,12 @@
 #pragma once
 /// \file
 /// The device server: dials out to the tracker, registers its key and slots, and measures
-/// what it is sent, one item per slot at a time, each in a worker process. It reconnects
-/// with back-off (0.2 s doubling to 5 s) whenever the tracker goes away, for as long as it
-/// runs. It builds kernels from (workload, config, target) only; no code crosses the wire.
+/// what it is sent, one item per slot at a time, each in a worker process. Whenever the
+/// tracker goes away it waits for it (re-dialling every 0.5 s at most) and registers again
+/// within about a second of the tracker listening, for as long as it runs. A registration the
+/// tracker refuses (wrong token, invalid key) ends it with the tracker's reason: that is not
+/// a transient failure. It builds kernels from (workload, config, target) only; no code
+/// crosses the wire.
 #include <atomic>
 #include <string>
 
@@ -26,7 +29,7 @@ struct DeviceServerOptions {
   double heartbeat_interval_s = 2;
 };
 
-/// Runs until `stop` becomes true. Fails only on bad options.
+/// Runs until `stop` becomes true. Fails on bad options and on a refused registration.
 Status run_device_server(const DeviceServerOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace tensortune::device

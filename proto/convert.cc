@@ -133,8 +133,16 @@ Expected<ss::Config> config_from_proto(const ss::ConfigSpace& space, const v1::C
     }
     entity.emplace_back(kv.name(), std::move(value));
   }
-  auto c = space.config_from_entity(entity);
-  if (!c) return c.error().with_context("config " + std::to_string(config.index()));
+  const std::string where = "config.index = " + std::to_string(config.index());
+  if (config.index() < 0 || config.index() >= space.size())
+    return Error{ErrorCode::kOutOfRange, where + " is outside " + space.template_name() +
+                                             "'s space [0, " + std::to_string(space.size()) + ")"};
+  // The entity names the config; without one the index does. Both given: they must agree.
+  auto c = entity.empty() ? space.config_at(config.index()) : space.config_from_entity(entity);
+  if (!c) return c.error().with_context(where);
+  if (c->index != config.index())
+    return invalid_argument(where + " does not match its entity (" + space.describe(*c) +
+                            " is index " + std::to_string(c->index) + ")");
   if (!space.is_valid(*c))
     return invalid_argument("config " + std::to_string(config.index()) + " (" +
                             space.describe(*c) + ") is not a valid point of " +

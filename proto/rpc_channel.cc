@@ -72,9 +72,10 @@ Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpo
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(e.max_message_bytes);
   args.SetMaxSendMessageSize(e.max_message_bytes);
-  // Reconnect quickly after a tracker restart (gRPC's default back-off grows to 2 minutes).
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  // Reconnect within a second of a tracker restart (gRPC's default back-off grows to 2
+  // minutes): re-dial at most every 0.5 s while it is away.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   return grpc::CreateCustomChannel(e.address, creds, args);
 }
 

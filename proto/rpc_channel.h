@@ -22,6 +22,10 @@ struct TrackerEndpoint {
 /// The whole file; `what` names it in the error ("TLS CA file").
 Expected<std::string> read_text_file(const std::string& path, const std::string& what);
 
+/// Trailing metadata of a Measure call that the tracker failed by its own decision (its value
+/// says which: "no-device"); a client must not retry such a job.
+inline constexpr char kJobVerdictKey[] = "tt-job-verdict";
+
 /// Reads a token file (first line, surrounding whitespace removed); an empty file is an error.
 Expected<std::string> read_token_file(const std::string& path);
 

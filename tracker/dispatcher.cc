@@ -1,5 +1,7 @@
 #include "tracker/dispatcher.h"
 
+#include <algorithm>
+
 #include "support/log.h"
 
 namespace tensortune::tracker {
@@ -36,7 +38,7 @@ uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::st
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    devices_[id] = Device{key, name, slots, 0, Clock::now(), std::move(send), std::move(disconnect)};
+    devices_[id] = Device{key, name, slots, 0, {}, Clock::now(), std::move(send), std::move(disconnect)};
     sends = dispatch_locked(Clock::now());
   }
   logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
@@ -110,6 +112,7 @@ void Dispatcher::cancel_job(uint64_t job_id) {
   for (uint64_t item : job.queue) items_.erase(item);
   job.total -= static_cast<int>(job.queue.size());
   job.queue.clear();
+  if (job.is_finished()) job.finished = Clock::now();
 }
 
 bool Dispatcher::job_finished(uint64_t job_id) const {
@@ -122,27 +125,40 @@ bool Dispatcher::complete(uint64_t device_id, uint64_t item_id, uint64_t lease_i
                           ss::MeasureResult result) {
   std::vector<Send> sends;
   std::vector<Notify> notes;
+  bool accepted = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const auto now = Clock::now();
+    auto dev = devices_.find(device_id);
     auto it = items_.find(item_id);
-    if (it == items_.end() || it->second.state != Item::State::kLeased ||
-        it->second.lease != lease_id || it->second.device != device_id) {
+    if (dev != devices_.end() && dev->second.expired_leases.erase(lease_id)) {
+      // The answer to an expired lease: the device is free again, the result is not needed.
+      --dev->second.busy;
+      dev->second.last_seen = now;
+      ++dropped_;
+      logger("tracker")->warn("dropped a late result for item {} from device {} '{}': its lease "
+                              "expired; the slot is free again",
+                              item_id, device_id, dev->second.name);
+    } else if (it == items_.end() || it->second.state != Item::State::kLeased ||
+               it->second.lease != lease_id || it->second.device != device_id) {
       ++dropped_;
       logger("tracker")->warn("dropped a result for item {} lease {} from device {}: {}", item_id,
                               lease_id, device_id,
                               it == items_.end() ? "unknown item" : "not its current lease");
       return false;
+    } else {
+      if (dev != devices_.end()) {
+        --dev->second.busy;
+        dev->second.last_seen = now;
+      }
+      --jobs_[it->second.job].running;
+      finish_locked(item_id, std::move(result), /*record=*/true, notes);
+      accepted = true;
     }
-    if (auto d = devices_.find(device_id); d != devices_.end()) {
-      --d->second.busy;
-      d->second.last_seen = Clock::now();
-    }
-    --jobs_[it->second.job].running;
-    finish_locked(item_id, std::move(result), /*record=*/true, notes);
-    sends = dispatch_locked(Clock::now());
+    sends = dispatch_locked(now);
   }
   run(std::move(sends), std::move(notes), {});
-  return true;
+  return accepted;
 }
 
 void Dispatcher::expire(Clock::time_point now) {
@@ -151,6 +167,19 @@ void Dispatcher::expire(Clock::time_point now) {
   std::vector<std::function<void()>> disconnects;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const double gap = seconds_between(last_expire_, now);
+    if (gap > options_.pause_gap_s) {
+      // We were not running (stopped, migrated, starved): whatever the devices sent meanwhile
+      // is still waiting in their streams, so their clocks restart where ours stopped.
+      const Clock::duration shift = now - last_expire_;
+      for (auto& [id, d] : devices_) d.last_seen = std::min(now, d.last_seen + shift);
+      for (auto& [id, item] : items_)
+        if (item.state == Item::State::kLeased) item.deadline += shift;
+      logger("tracker")->warn("the tracker did not run for {:.1f} s: heartbeat and lease clocks "
+                              "extended by that much",
+                              gap);
+    }
+    if (now > last_expire_) last_expire_ = now;
     std::vector<uint64_t> silent;
     for (const auto& [id, d] : devices_)
       if (seconds_between(d.last_seen, now) > options_.heartbeat_timeout_s) silent.push_back(id);
@@ -164,10 +193,14 @@ void Dispatcher::expire(Clock::time_point now) {
       if (item.state == Item::State::kLeased && now > item.deadline) expired.push_back(id);
     for (uint64_t id : expired) {
       Item& item = items_[id];
-      if (auto d = devices_.find(item.device); d != devices_.end()) --d->second.busy;
+      // The device may still be measuring it: its slot stays busy until it answers.
+      if (auto d = devices_.find(item.device); d != devices_.end())
+        d->second.expired_leases.insert(item.lease);
+      item.avoid.insert(item.device);
       --jobs_[item.job].running;
       requeue_locked(id, notes, "lease expired on device " + std::to_string(item.device));
     }
+    prune_finished_jobs_locked(now);
     sends = dispatch_locked(now);
   }
   run(std::move(sends), std::move(notes), std::move(disconnects));
@@ -197,11 +230,11 @@ void Dispatcher::requeue_locked(uint64_t item_id, std::vector<Notify>& notes,
   item.state = Item::State::kQueued;
   item.lease = 0;
   if (++item.attempts >= options_.max_attempts) {
-    finish_locked(item_id,
-                  error_result(item.work.config().index(), ss::MeasureErrorNo::kRuntimeDevice,
-                               why + "; gave up after " + std::to_string(item.attempts) +
-                                   " attempts"),
-                  /*record=*/true, notes);
+    ss::MeasureResult gave_up =
+        error_result(item.work.config().index(), ss::MeasureErrorNo::kRuntimeDevice,
+                     why + "; gave up after " + std::to_string(item.attempts) + " attempts");
+    gave_up.device_key = jobs_[item.job].spec.device_key;  // where it was tried
+    finish_locked(item_id, std::move(gave_up), /*record=*/true, notes);
     return;
   }
   Job& job = jobs_[item.job];
@@ -218,31 +251,45 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
   Job& job = jobs_[item.job];
   ++job.done;
   if (!result.ok()) ++job.failed;
+  if (job.is_finished()) job.finished = Clock::now();
   notes.push_back(
       Notify{item.index, job.sink, job.spec.record_context, std::move(result), record});
   items_.erase(item_id);
 }
 
 void Dispatcher::prune_finished_jobs_locked(Clock::time_point now) {
-  // Finished jobs stay visible in status for ten minutes.
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const Job& j = it->second;
-    const bool finished = j.done >= j.total && j.running == 0;
-    if (finished && seconds_between(j.created, now) > 600)
+    if (j.is_finished() && seconds_between(j.finished, now) > options_.finished_job_ttl_s)
       it = jobs_.erase(it);
     else
       ++it;
   }
 }
 
-std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key) {
-  // Highest priority with queued items; among equals, the first job after the one served
+bool Dispatcher::may_take_locked(const Item& item, uint64_t device_id,
+                                 const std::string& key) const {
+  if (!item.avoid.count(device_id)) return true;
+  // It expired here before: only when every registered device of the key has failed it too.
+  for (const auto& [id, d] : devices_)
+    if (d.key == key && !item.avoid.count(id)) return false;
+  return true;
+}
+
+std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key, uint64_t device_id) {
+  // The first item of a job's queue that this device may take.
+  auto takeable = [&](Job& job) {
+    return std::find_if(job.queue.begin(), job.queue.end(), [&](uint64_t item) {
+      return may_take_locked(items_[item], device_id, key);
+    });
+  };
+  // Highest priority with takeable items; among equals, the first job after the one served
   // last (ids increase with submission, so this is round robin in submission order).
   int best_priority = 0;
   bool found = false;
-  for (const auto& [id, job] : jobs_)
-    if (!job.queue.empty() && job.spec.device_key == key &&
-        (!found || job.spec.priority > best_priority)) {
+  for (auto& [id, job] : jobs_)
+    if (job.spec.device_key == key && (!found || job.spec.priority > best_priority) &&
+        takeable(job) != job.queue.end()) {
       best_priority = job.spec.priority;
       found = true;
     }
@@ -250,28 +297,25 @@ std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key) {
   // Turns are kept per priority, so a burst of high-priority work does not reset them.
   const std::string turn = key + "/" + std::to_string(best_priority);
   const uint64_t last = last_served_.count(turn) ? last_served_[turn] : 0;
-  Job* chosen = nullptr;
-  uint64_t chosen_id = 0;
-  for (int pass = 0; pass < 2 && !chosen; ++pass)
+  for (int pass = 0; pass < 2; ++pass)
     for (auto& [id, job] : jobs_) {
-      if (job.queue.empty() || job.spec.device_key != key || job.spec.priority != best_priority)
-        continue;
+      if (job.spec.device_key != key || job.spec.priority != best_priority) continue;
       if (pass == 0 && id <= last) continue;
-      chosen = &job;
-      chosen_id = id;
-      break;
+      auto pos = takeable(job);
+      if (pos == job.queue.end()) continue;
+      last_served_[turn] = id;
+      const uint64_t item = *pos;
+      job.queue.erase(pos);
+      return item;
     }
-  last_served_[turn] = chosen_id;
-  const uint64_t item = chosen->queue.front();
-  chosen->queue.pop_front();
-  return item;
+  return std::nullopt;
 }
 
 std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now) {
   std::vector<Send> sends;
   for (auto& [device_id, dev] : devices_) {
     while (dev.busy < dev.slots) {
-      auto item_id = next_item_locked(dev.key);
+      auto item_id = next_item_locked(dev.key, device_id);
       if (!item_id) break;
       Item& item = items_[*item_id];
       item.state = Item::State::kLeased;
@@ -339,6 +383,8 @@ v1::StatusReply Dispatcher::status() const {
     j->set_done(job.done);
     j->set_failed(job.failed);
     j->set_age_s(seconds_between(job.created, now));
+    j->set_finished(job.is_finished());
+    if (job.is_finished()) j->set_finished_age_s(seconds_between(job.finished, now));
   }
   for (auto& [key, q] : queues) *reply.add_queues() = q;
   reply.set_uptime_s(seconds_between(started_, now));

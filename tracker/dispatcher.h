@@ -9,6 +9,15 @@
 /// items for K; jobs of equal priority take turns (round robin). Items of one job go in
 /// order. A re-queued item goes to the front of its job's queue.
 ///
+/// Leases: an expired lease re-queues its item, but the device keeps that slot busy until it
+/// answers (its late result is dropped) or is dropped: a slow device that is still measuring
+/// must not be handed a second measurement at once. The re-queued item avoids the devices
+/// whose lease on it expired while any other device of its key is registered.
+///
+/// Pauses: a tracker that was itself stopped (SIGSTOP, VM migration) sees a gap between two
+/// expire() calls; the gap is not the devices' silence, so it extends every heartbeat and
+/// lease clock instead of dropping devices whose heartbeats are waiting in their streams.
+///
 /// Exactly once: an item is completed by the first result that arrives for its current
 /// lease; a result for an older lease (from a device presumed dead) or for a finished item
 /// is dropped and counted.
@@ -20,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +48,11 @@ struct DispatcherOptions {
   double lease_margin_s = 30.0;
   /// An item whose device was lost this many times is completed as RUNTIME_DEVICE.
   int max_attempts = 3;
+  /// Finished jobs stay in status() for this long after their last result.
+  double finished_job_ttl_s = 600;
+  /// expire() is called every fraction of a second; a longer gap between two calls means the
+  /// tracker itself was not running, and the gap does not count as anyone's silence.
+  double pause_gap_s = 1.0;
 };
 
 /// What a job is made of: the work items (ids filled in by the dispatcher).
@@ -82,7 +97,8 @@ class Dispatcher {
   bool complete(uint64_t device_id, uint64_t item_id, uint64_t lease_id,
                 schedule_space::MeasureResult result);
 
-  /// Expires leases and silent devices as of `now`.
+  /// Expires leases and silent devices as of `now`. Called periodically (the housekeeping
+  /// thread); see "Pauses" above for a gap longer than options.pause_gap_s.
   void expire(Clock::time_point now);
 
   /// Registered devices with this key.
@@ -95,7 +111,8 @@ class Dispatcher {
   struct Device {
     std::string key, name;
     int slots = 1;
-    int busy = 0;
+    int busy = 0;  ///< leased items, plus expired leases not yet answered
+    std::set<uint64_t> expired_leases;
     Clock::time_point last_seen;
     SendWork send;
     std::function<void()> disconnect;
@@ -108,6 +125,7 @@ class Dispatcher {
     uint64_t device = 0, lease = 0;
     Clock::time_point deadline;
     int attempts = 0;
+    std::set<uint64_t> avoid;  ///< devices whose lease on this item expired
   };
   struct Job {
     JobSpec spec;
@@ -115,7 +133,8 @@ class Dispatcher {
     std::deque<uint64_t> queue;  // item ids waiting
     int total = 0, running = 0, done = 0, failed = 0;
     bool cancelled = false;
-    Clock::time_point created;
+    Clock::time_point created, finished;
+    bool is_finished() const { return done >= total && running == 0; }
   };
   struct Send {
     uint64_t device;
@@ -132,7 +151,8 @@ class Dispatcher {
 
   // Fills free slots; returns the sends to perform outside the lock.
   std::vector<Send> dispatch_locked(Clock::time_point now);
-  std::optional<uint64_t> next_item_locked(const std::string& key);
+  std::optional<uint64_t> next_item_locked(const std::string& key, uint64_t device_id);
+  bool may_take_locked(const Item& item, uint64_t device_id, const std::string& key) const;
   void prune_finished_jobs_locked(Clock::time_point now);
   void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
   void finish_locked(uint64_t item_id, schedule_space::MeasureResult result, bool record,
@@ -152,6 +172,7 @@ class Dispatcher {
   uint64_t next_id_ = 1;
   int64_t dropped_ = 0;
   Clock::time_point started_ = Clock::now();
+  Clock::time_point last_expire_ = Clock::now();
 };
 
 }  // namespace tensortune::tracker

@@ -61,7 +61,13 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
     ++received;
   }
   grpc::Status s = reader->Finish();
-  if (!s.ok()) return rpc_error("Measure", s);
+  if (!s.ok()) {
+    const auto& trailers = ctx.GetServerTrailingMetadata();
+    if (trailers.find(wire::kJobVerdictKey) != trailers.end())
+      return Error{ErrorCode::kFailedPrecondition,
+                   "tracker " + endpoint_.address + " failed job '" + job_name + "': " + wire::describe(s)};
+    return rpc_error("Measure", s);
+  }
   if (received != configs.size())
     return unavailable("tracker " + endpoint_.address + " ended job '" + job_name + "' after " +
                        std::to_string(received) + " of " + std::to_string(configs.size()) +

@@ -29,7 +29,9 @@ class TrackerClient {
   static Expected<std::unique_ptr<TrackerClient>> connect(const wire::TrackerEndpoint& endpoint);
 
   /// One job: results in the order of `configs`. `on_result` (optional) sees each as it
-  /// arrives (index into configs, result, whether it came from the archive).
+  /// arrives (index into configs, result, whether it came from the archive). Fails with
+  /// kUnavailable when the tracker cannot be reached (worth retrying) and kFailedPrecondition
+  /// when the tracker itself failed the job (no device of the key registered in time).
   Expected<std::vector<schedule_space::MeasureResult>> measure(
       const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
       const std::vector<schedule_space::Config>& configs, const FarmTiming& timing,

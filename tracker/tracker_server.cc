@@ -1,6 +1,12 @@
 #include "tracker/tracker_server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <grpcpp/health_check_service_interface.h>
 
 #include <condition_variable>
@@ -33,6 +39,29 @@ bool same_token(const std::string& a, const std::string& b) {
 }
 
 std::string peer_of(const grpc::ServerContext* ctx) { return ctx->peer(); }
+
+// gRPC says only that it could not bind; a plain bind() of the same address says why.
+std::string bind_failure(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || !found)
+    return "'" + host + "' is not an address of this machine";
+  std::string why = "unknown reason";
+  const int fd = ::socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  if (fd >= 0) {
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+      why = errno == EADDRINUSE ? "port " + service + " is in use (another tracker?)" : std::strerror(errno);
+    } else {
+      why = "gRPC could not bind it (not a local address?)";
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return why;
+}
 
 // Device keys name queues and appear in tables and logs: a short, plain token.
 grpc::Status check_device_key(const std::string& field, const std::string& key) {
@@ -240,6 +269,9 @@ struct TrackerServer::Impl : public v1::DeviceLink::Service, public v1::Tracker:
         dispatcher->cancel_job(job_id);
         logger("tracker")->warn("job {}: no device with key '{}' for {:.0f} s; failed", job_id,
                                 m.device_key(), options.no_device_timeout_s);
+        // Tells the client that the tracker itself decided (retrying cannot help), unlike an
+        // UNAVAILABLE from a tracker that cannot be reached.
+        ctx->AddTrailingMetadata(std::string(wire::kJobVerdictKey), "no-device");
         return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                             "no device with key '" + m.device_key() + "' has been registered for " +
                                 std::to_string(static_cast<int>(options.no_device_timeout_s)) +
@@ -331,6 +363,9 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   const std::string address = options.host + ":" + std::to_string(options.port);
+  // gRPC sets SO_REUSEPORT by default: a second tracker on the same port would then split the
+  // farm's devices and clients between two archives at random. One port, one tracker.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, creds, &impl->bound_port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
@@ -340,7 +375,7 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   impl->server = builder.BuildAndStart();
   if (!impl->server || impl->bound_port == 0)
-    return unavailable("cannot listen on " + address + " (in use, or not a local address?)");
+    return unavailable("cannot listen on " + address + ": " + bind_failure(options.host, options.port));
   impl->housekeeping = std::thread([raw] {
     std::unique_lock<std::mutex> lock(raw->stop_mu);
     while (!raw->stopping) {

@@ -44,6 +44,19 @@ ss::MeasureResult ok(int64_t index) {
   return r;
 }
 
+// The tracker's housekeeping: expire() every 0.25 s for `seconds` from `from`, calling
+// `between` before each round (a device's heartbeat); returns the last time used.
+Clock::time_point run_housekeeping(Dispatcher& d, double seconds, Clock::time_point from = Clock::now(),
+                                   const std::function<void()>& between = nullptr) {
+  Clock::time_point t = from;
+  for (double s = 0.25; s <= seconds + 1e-9; s += 0.25) {
+    if (between) between();
+    t = from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    d.expire(t);
+  }
+  return t;
+}
+
 struct Recorder {
   std::vector<std::string> order;  // "<job>:<index>" in completion order
   JobSink sink(const std::string& name) {
@@ -74,7 +87,7 @@ TEST(Dispatcher, JobsOfEqualPriorityTakeTurnsAndHigherPriorityGoesFirst) {
   EXPECT_EQ(rec.order, (std::vector<std::string>{"A:0", "B:0", "A:1", "P:0", "P:1", "B:1", "A:2", "B:2"}));
 }
 
-TEST(Dispatcher, ExpiredLeaseIsRequeuedAndItsLateResultDropped) {
+TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches) {
   DispatcherOptions o;
   o.lease_margin_s = 0;  // lease = 2 x the item's 1 s timeout
   Recorder rec;
@@ -87,17 +100,93 @@ TEST(Dispatcher, ExpiredLeaseIsRequeuedAndItsLateResultDropped) {
   const v1::WorkItem first = dev.inbox.front();
   dev.inbox.pop_front();
   d.heartbeat(id);
-  d.expire(Clock::now() + std::chrono::seconds(3));  // past the lease, within the heartbeat timeout
-  ASSERT_EQ(dev.inbox.size(), 1u) << "re-dispatched";
+  run_housekeeping(d, 3);  // past the lease, within the heartbeat timeout
+  EXPECT_TRUE(dev.inbox.empty()) << "the device is still on the first lease: no second item at once";
+  EXPECT_EQ(d.status().devices(0).busy(), 1);
+  EXPECT_FALSE(d.complete(id, first.item_id(), first.lease_id(), ok(0))) << "stale lease";
+  ASSERT_EQ(dev.inbox.size(), 1u) << "re-dispatched once the slot was free";
   const v1::WorkItem second = dev.inbox.front();
   EXPECT_EQ(second.item_id(), first.item_id());
   EXPECT_NE(second.lease_id(), first.lease_id());
-  EXPECT_FALSE(d.complete(id, first.item_id(), first.lease_id(), ok(0))) << "stale lease";
   EXPECT_TRUE(d.complete(id, second.item_id(), second.lease_id(), ok(0)));
   EXPECT_FALSE(d.complete(id, second.item_id(), second.lease_id(), ok(0))) << "duplicate";
   EXPECT_EQ(rec.order, std::vector<std::string>{"A:0"});
   EXPECT_EQ(recorded, 1);
   EXPECT_EQ(d.dropped_results(), 2);
+  EXPECT_EQ(d.status().devices(0).busy(), 0);
+}
+
+TEST(Dispatcher, ExpiredItemGoesToAnotherDeviceNotBackToTheSlowOne) {
+  DispatcherOptions o;
+  o.lease_margin_s = 0;
+  Recorder rec;
+  Dispatcher d(o);
+  FakeDevice slow, fast;
+  const uint64_t is = d.add_device("k", 1, "slow", slow.sender(), nullptr);
+  d.submit(job("A", 1), rec.sink("A"));
+  ASSERT_EQ(slow.inbox.size(), 1u);
+  const uint64_t iff = d.add_device("k", 1, "fast", fast.sender(), nullptr);
+  EXPECT_TRUE(fast.inbox.empty());
+  run_housekeeping(d, 3, Clock::now(), [&] { d.heartbeat(is); });
+  ASSERT_EQ(fast.inbox.size(), 1u) << "the re-queued item avoids the device whose lease expired";
+  EXPECT_EQ(slow.inbox.size(), 1u) << "nothing more for the slow device";
+  const v1::StatusReply s = d.status();
+  for (const auto& dev : s.devices()) EXPECT_EQ(dev.busy(), 1) << dev.name();
+  const v1::WorkItem late = slow.inbox.front();
+  const v1::WorkItem retry = fast.inbox.front();
+  EXPECT_FALSE(d.complete(is, late.item_id(), late.lease_id(), ok(0)));
+  EXPECT_TRUE(d.complete(iff, retry.item_id(), retry.lease_id(), ok(0)));
+  EXPECT_EQ(rec.order, std::vector<std::string>{"A:0"});
+  const v1::StatusReply after = d.status();
+  for (const auto& dev : after.devices()) EXPECT_EQ(dev.busy(), 0) << dev.name();
+}
+
+TEST(Dispatcher, TrackerPauseIsNotDeviceSilenceAndKeepsFinishedWork) {
+  DispatcherOptions o;
+  o.heartbeat_timeout_s = 1;
+  o.lease_margin_s = 0;  // lease 2 s
+  Recorder rec;
+  Dispatcher d(o);
+  FakeDevice dev;
+  bool disconnected = false;
+  const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), [&] { disconnected = true; });
+  d.submit(job("A", 1), rec.sink("A"));
+  ASSERT_EQ(dev.inbox.size(), 1u);
+  const Clock::time_point t0 = Clock::now();
+  d.expire(t0 + std::chrono::milliseconds(250));
+  // The tracker is stopped for 10 s: its next housekeeping round comes late.
+  const Clock::time_point resumed = t0 + std::chrono::seconds(10);
+  d.expire(resumed);
+  EXPECT_FALSE(disconnected) << "the device's heartbeats are waiting in its stream";
+  EXPECT_EQ(d.devices_for_key("k"), 1);
+  const v1::WorkItem w = dev.inbox.front();
+  EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(0))) << "a result finished during the pause is kept";
+  EXPECT_EQ(rec.order, std::vector<std::string>{"A:0"});
+  // Real silence after the pause is still silence.
+  run_housekeeping(d, 1.5, resumed);
+  EXPECT_TRUE(disconnected);
+}
+
+TEST(Dispatcher, FinishedJobsStayForTheirTtlAndAreMarkedFinished) {
+  DispatcherOptions o;
+  o.finished_job_ttl_s = 2;
+  Dispatcher d(o);
+  FakeDevice dev;
+  const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), nullptr);
+  Recorder rec;
+  d.submit(job("A", 1), rec.sink("A"));
+  d.submit(job("B", 2), rec.sink("B"));
+  const v1::WorkItem w = dev.inbox.front();
+  dev.inbox.pop_front();
+  ASSERT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(0)));
+  v1::StatusReply s = d.status();
+  ASSERT_EQ(s.jobs_size(), 2);
+  EXPECT_TRUE(s.jobs(0).finished());
+  EXPECT_FALSE(s.jobs(1).finished());
+  run_housekeeping(d, 3, Clock::now(), [&] { d.heartbeat(id); });
+  s = d.status();
+  ASSERT_EQ(s.jobs_size(), 1) << "A was dropped after its TTL, B still runs";
+  EXPECT_EQ(s.jobs(0).name(), "B");
 }
 
 TEST(Dispatcher, LostDevicesRequeueUntilTheItemGivesUp) {
@@ -121,6 +210,7 @@ TEST(Dispatcher, LostDevicesRequeueUntilTheItemGivesUp) {
   ASSERT_EQ(results, 1);
   EXPECT_EQ(last.error_no, ss::MeasureErrorNo::kRuntimeDevice);
   EXPECT_NE(last.error_msg.find("gave up after 2 attempts"), std::string::npos) << last.error_msg;
+  EXPECT_EQ(last.device_key, "k") << "a given-up item keeps the key it was tried on";
 }
 
 TEST(Dispatcher, SilentDeviceIsDroppedAndDisconnected) {
@@ -130,7 +220,7 @@ TEST(Dispatcher, SilentDeviceIsDroppedAndDisconnected) {
   FakeDevice dev;
   bool disconnected = false;
   d.add_device("k", 2, "quiet", dev.sender(), [&] { disconnected = true; });
-  d.expire(Clock::now() + std::chrono::seconds(2));
+  run_housekeeping(d, 2);
   EXPECT_TRUE(disconnected);
   EXPECT_EQ(d.devices_for_key("k"), 0);
   const v1::StatusReply s = d.status();

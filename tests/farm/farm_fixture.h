@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +58,25 @@ class Process {
     pid_ = -1;
   }
   bool alive() const { return pid_ > 0 && ::kill(pid_, 0) == 0; }
+  void signal(int sig) const {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+  /// The exit code once the process exits by itself within `timeout_s` (-1 when a signal
+  /// ended it); nullopt while it still runs.
+  std::optional<int> wait_exit(double timeout_s) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (pid_ > 0) {
+      int status = 0;
+      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      if (std::chrono::steady_clock::now() > end) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
+  }
 
  private:
   pid_t pid_ = -1;
