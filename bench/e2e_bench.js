@@ -5,8 +5,11 @@
 // passes of each measurement's median, so a noisy minute hits every column alike.
 //
 //   node bench/e2e_bench.js [--tensortune build/cli/tensortune] [--records-resnet-18 r18.db]
-//        [--records-resnet-50 r50.db] [--models resnet-18,resnet-50] [--threads 1,2]
-//        [--passes 3] [--repeat 10] [--work-dir build/e2e_bench]
+//        [--records-resnet-50 r50.db] [--borrowed-resnet-18 other.db] [--models resnet-18,resnet-50]
+//        [--threads 1,2] [--passes 3] [--repeat 10] [--work-dir build/e2e_bench]
+//
+// --borrowed-MODEL DB adds a column: the model compiled with another model's records, so that
+// its untuned workloads borrow the configs of the nearest tuned ones (issue 18).
 //
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
@@ -64,6 +67,13 @@ for (const m of models) {
                          '-o', variants[m].tuned]);
     variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
   }
+  const borrowedFrom = opts[`borrowed-${m}`];
+  if (borrowedFrom) {
+    variants[m].borrowed = path.join(work, `${m}-borrowed.tt`);
+    const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records',
+                         borrowedFrom, '-o', variants[m].borrowed]);
+    variants[m].borrowedSchedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+  }
 }
 
 function ours(artifact, t) {
@@ -86,11 +96,12 @@ for (let p = 0; p < passes; ++p) {
   for (const m of models) {
     for (const t of threads) {
       const key = `${m}/${t}`;
-      samples[key] = samples[key] || { ort: [], default: [], tuned: [] };
+      samples[key] = samples[key] || { ort: [], default: [], tuned: [], borrowed: [] };
       // Tuned right after ORT: their ratio within a pass is the least exposed to the machine's
       // swings (seen here: the same kernels at 77 and 123 GFLOPS a minute apart).
       samples[key].ort.push(ort(variants[m].onnx, t));
       if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned, t));
+      if (variants[m].borrowed) samples[key].borrowed.push(ours(variants[m].borrowed, t));
       samples[key].default.push(ours(variants[m].default, t));
       process.stderr.write(`pass ${p + 1}/${passes} ${key} done\n`);
     }
@@ -103,8 +114,10 @@ console.log(`End-to-end latency, batch 1, fp32, opt level 3; ${new Date().toISOS
 console.log(`Each figure: median over ${passes} interleaved passes of a median over ${repeat} rounds ` +
             '(1 warm-up run not counted; rounds of >= 100 ms). Ratio = ours / ONNX Runtime (below 1: we are faster).');
 console.log('');
-console.log('| model | threads | ONNX Runtime ms | ours, default configs ms | ratio | ours, tuned records ms | ratio | tuned/ORT per pass (median; min-max) |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+const anyBorrowed = models.some((m) => variants[m].borrowed);
+console.log('| model | threads | ONNX Runtime ms | ours, default configs ms | ratio | ours, tuned records ms | ratio | ' +
+            'tuned/ORT per pass (median; min-max) |' + (anyBorrowed ? ' ours, borrowed configs ms | ratio | borrowed/tuned |' : ''));
+console.log('|---|---:|---:|---:|---:|---:|---:|---|' + (anyBorrowed ? '---:|---:|---:|' : ''));
 for (const m of models) {
   for (const t of threads) {
     const s = samples[`${m}/${t}`];
@@ -112,12 +125,21 @@ for (const m of models) {
     const tu = s.tuned.length ? median(s.tuned) : NaN;
     const perPass = s.tuned.map((x, i) => x / s.ort[i]);
     const pp = perPass.length ? `${median(perPass).toFixed(3)}; ${Math.min(...perPass).toFixed(3)}-${Math.max(...perPass).toFixed(3)}` : '-';
+    let borrowed = '';
+    if (anyBorrowed) {
+      const b = s.borrowed.length ? median(s.borrowed) : NaN;
+      borrowed = s.borrowed.length ? ` ${b.toFixed(2)} | ${(b / o).toFixed(3)} | ${s.tuned.length ? (b / tu).toFixed(3) : '-'} |`
+                                   : ' - | - | - |';
+    }
     console.log(`| ${m} | ${t} | ${o.toFixed(2)} | ${d.toFixed(2)} | ${(d / o).toFixed(3)} | ` +
-                `${s.tuned.length ? tu.toFixed(2) : '-'} | ${s.tuned.length ? (tu / o).toFixed(3) : '-'} | ${pp} |`);
+                `${s.tuned.length ? tu.toFixed(2) : '-'} | ${s.tuned.length ? (tu / o).toFixed(3) : '-'} | ${pp} |` + borrowed);
   }
 }
 console.log('');
 for (const m of models) if (variants[m].schedules) console.log(`${m} tuned: ${variants[m].schedules}`);
+for (const m of models) {
+  if (variants[m].borrowedSchedules) console.log(`${m} borrowed (${opts[`borrowed-${m}`]}): ${variants[m].borrowedSchedules}`);
+}
 
 // The per-layer profile of the headline configuration, beside the table.
 const headline = models.includes('resnet-18') ? 'resnet-18' : models[0];

@@ -36,6 +36,7 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads, bo
   options.records = flags.records;
   options.device_key = flags.device_key;
   options.layout_aware = layout_aware;
+  options.borrow_configs = !flags.no_borrow;
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
@@ -53,16 +54,16 @@ void print_summary(const CompiledNetwork& net) {
     if (s.kind == Step::Kind::kKernel) symbols.insert(s.symbol);
     if (s.kind == Step::Kind::kInterpret) ++interpreted[s.label];
   }
-  int tuned = 0;
-  for (const auto& s : net.schedules) tuned += s.tuned;
+  int tuned = 0, borrowed = 0;
+  for (const auto& s : net.schedules) tuned += s.tuned, borrowed += !s.borrowed_from.empty();
   std::printf("%s at opt level %d for %s (cpu %s): %zu steps: %d run generated code (%zu distinct kernels), "
               "%d native, %d interpreted\n",
               net.model.c_str(), net.opt_level, net.cpu.triple.c_str(), net.cpu.cpu.c_str(), net.steps.size(), kinds[0],
               symbols.size(), kinds[1], kinds[2]);
   for (const auto& [label, count] : interpreted)
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
-  std::printf("conv2d_NCHWc schedules: %d tuned, %zu default (records: %s)\n", tuned, net.schedules.size() - tuned,
-              net.records_source.c_str());
+  std::printf("conv2d_NCHWc schedules: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned, borrowed,
+              net.schedules.size() - tuned - borrowed, net.records_source.c_str());
 }
 
 struct CompileFlags {
@@ -80,7 +81,10 @@ Status compile(const CompileFlags& f) {
   print_summary(net);
   if (f.verbose)
     for (const auto& s : net.schedules)
-      std::printf("  %-55s %s (%s)\n", s.workload.c_str(), s.schedule.c_str(), s.tuned ? "tuned" : "default");
+      std::printf("  %-55s %s (%s)\n", s.workload.c_str(), s.schedule.c_str(),
+                  s.tuned                     ? "tuned"
+                  : s.borrowed_from.empty() ? "default"
+                                            : ("borrowed from " + s.borrowed_from).c_str());
   std::printf("wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it with "
               "`tensortune bench %s --profile`\n",
               f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),

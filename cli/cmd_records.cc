@@ -27,6 +27,7 @@ struct RecordsFlags {
   std::string workload;
   bool json = false;
   std::string format = "autotvm";
+  bool skip_unsupported = false;
   std::string log;
   std::string device_key;
   std::string tracker, token_file, tls_ca;
@@ -125,12 +126,25 @@ Status run_import(const RecordsFlags& f) {
   std::ifstream in(f.log);
   if (!in) return not_found("cannot open log " + f.log);
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-  const std::string key = f.device_key.empty() ? compiler::host_device_key() : f.device_key;
-  auto stats = records::import_autotvm_log(*store, in, f.log, key, compiler::host_target().vector_lanes);
-  if (!stats) return stats.error().with_context("import failed, nothing was written");
+  records::ImportOptions options;
+  options.device_key = f.device_key;
+  options.vector_lanes = compiler::host_target().vector_lanes;
+  options.skip_unsupported = f.skip_unsupported;
+  auto stats = records::import_autotvm_log(*store, in, f.log, options);
+  if (!stats) {
+    Error e = stats.error().with_context("import failed, nothing was written");
+    if (stats.error().code == ErrorCode::kUnimplemented)
+      e.message += " (--skip-unsupported imports the records tensortune can use and counts the rest)";
+    return e;
+  }
+  std::string keys;
+  for (const auto& k : stats->device_keys) keys += (keys.empty() ? "" : ", ") + k;
   std::printf("imported %lld records from %s (%lld lines) into %s under device key %s\n",
               static_cast<long long>(stats->imported), f.log.c_str(), static_cast<long long>(stats->lines),
-              f.db.c_str(), key.c_str());
+              f.db.c_str(), keys.empty() ? "-" : keys.c_str());
+  for (const auto& [name, skipped] : stats->skipped)
+    std::printf("skipped %lld records of %s: %s\n", static_cast<long long>(skipped.count), name.c_str(),
+                skipped.reason.c_str());
   return ok_status();
 }
 
@@ -228,8 +242,16 @@ void add_records_command(CLI::App& app, int& exit_code) {
   CLI::App* imp = records->add_subcommand("import", "Add the records of an AutoTVM JSON-lines log (all or nothing)");
   imp->add_option("--db", flags->db, "record DB")->capture_default_str();
   imp->add_option("log", flags->log, "AutoTVM log file")->required();
-  imp->add_option("--device-key", flags->device_key, "device key to file the results under (default: this host's)");
-  imp->footer("\nA malformed line stops the import with its line number; nothing of that log is written.");
+  imp->add_option("--device-key", flags->device_key,
+                  "device key to file the results under (default: the target's -model, else its -mcpu, "
+                  "e.g. skylake-avx512)");
+  imp->add_flag("--skip-unsupported", flags->skip_unsupported,
+                "import the records tensortune can use; count the others (templates, dtypes, layouts it "
+                "lacks) per template instead of refusing the log");
+  imp->footer("\nReads every AutoTVM version's form (split sizes with -1 or the outer factor first, knobs in\n"
+              "any order, keyed targets). A malformed line stops the import with its line number; nothing of\n"
+              "that log is written.\n"
+              "Example: tensortune records import --db tuned.db --skip-unsupported --device-key x86-avx512 tophub.log");
   imp->callback([flags, finish] { finish(run_import(*flags)); });
 
   CLI::App* plot = records->add_subcommand("plot", "Plot best GFLOPS against trial number, one curve per tuning run and task");

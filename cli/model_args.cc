@@ -39,7 +39,10 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model
   cmd->add_option("--records", flags.records,
                   "tuned records (a tensortune DB or an AutoTVM log): each conv2d_NCHWc workload's best "
                   "config (block sizes for AlterOpLayout, the rest for code generation); workloads "
-                  "without one take the default config, with a warning");
+                  "without one borrow the config of the nearest tuned workload, with a warning");
+  cmd->add_flag("--no-fallback-from-records", flags.no_borrow,
+                "with --records: workloads without a record take the template's default config instead of "
+                "borrowing one");
   cmd->add_option("--device-key", flags.device_key,
                   "with --records: use records of this device key (default: this host's)");
 }
@@ -106,7 +109,7 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
     TT_ASSIGN_OR_RETURN(*tuned, compiler::TunedConfigs::load(
                                     flags.records,
                                     flags.device_key.empty() ? compiler::host_device_key() : flags.device_key,
-                                    target.vector_lanes));
+                                    target.vector_lanes, !flags.no_borrow));
   }
   options.layout.choose_blocks = [tuned, target](const schedule_space::Conv2dWorkload& w) {
     const auto s = tuned->conv2d_schedule(w, target);

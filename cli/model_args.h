@@ -22,6 +22,7 @@ struct ModelFlags {
   bool print_after_each = false;
   std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
   std::string device_key;  ///< records of this device key only (default: this host's)
+  bool no_borrow = false;  ///< untuned workloads take the default config, not a borrowed one
 };
 
 /// --model and --input-shape; with `optimise`, also --opt-level, --print-after-each, --records

@@ -2,8 +2,10 @@
 
 #include <fstream>
 #include <algorithm>
+#include <set>
 
 #include "records/autotvm_log.h"
+#include "schedule_space/config_transfer.h"
 #include "records/record_store.h"
 #include "support/log.h"
 
@@ -12,7 +14,7 @@ namespace tensortune::compiler {
 namespace ss = schedule_space;
 
 Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::string& device_key,
-                                          int vector_lanes) {
+                                          int vector_lanes, bool borrow) {
   std::ifstream probe(path, std::ios::binary);
   if (!probe) return not_found("cannot open records file " + path);
   char magic[16] = {};
@@ -25,18 +27,26 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
     // An AutoTVM log: read it into a private in-memory store, whose best query does the rest.
     TT_ASSIGN_OR_RETURN(store, records::RecordStore::open(":memory:"));
     std::ifstream log(path);
-    TT_ASSIGN_OR_RETURN(auto stats, records::import_autotvm_log(*store, log, path,
-                                                                device_key.empty() ? "autotvm-log" : device_key,
-                                                                vector_lanes));
-    (void)stats;
+    records::ImportOptions import;
+    import.device_key = device_key.empty() ? "autotvm-log" : device_key;
+    import.vector_lanes = vector_lanes;
+    import.skip_unsupported = true;  // a log mixes templates; use what maps
+    TT_ASSIGN_OR_RETURN(auto stats, records::import_autotvm_log(*store, log, path, import));
+    for (const auto& [name, skipped] : stats.skipped)
+      logger("compiler")->warn("{}: {} records of {} skipped: {}", path, skipped.count, name, skipped.reason);
   }
   TT_ASSIGN_OR_RETURN(auto best, store->best_all());
   TunedConfigs out;
   out.source_ = path;
+  out.borrow_ = borrow;
+  std::set<std::string> other_keys;
   std::map<std::string, double> gflops;
   for (const auto& b : best) {
     if (!b.record.result.ok()) continue;
-    if (sqlite && !device_key.empty() && b.record.result.device_key != device_key) continue;
+    if (sqlite && !device_key.empty() && b.record.result.device_key != device_key) {
+      other_keys.insert(b.record.result.device_key);
+      continue;
+    }
     const std::string& key = b.record.task.workload_key;
     if (gflops.count(key) && gflops[key] >= b.gflops) continue;
     gflops[key] = b.gflops;
@@ -49,6 +59,12 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
     out.all_[r.task.workload_key].emplace_back(r.entity_json, r.result.mean_cost());
   }
   logger("compiler")->info("{} tuned workloads from {}", out.best_.size(), path);
+  if (out.best_.empty() && !other_keys.empty()) {
+    std::string keys;
+    for (const auto& k : other_keys) keys += (keys.empty() ? "" : ", ") + k;
+    logger("compiler")->warn("{} has no records of device key {}, only of: {} (choose one with --device-key)", path,
+                             device_key, keys);
+  }
   return out;
 }
 
@@ -75,6 +91,44 @@ std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWo
   return out;
 }
 
+std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkload& w, const ss::Target& target) {
+  if (!borrow_) return std::nullopt;
+  if (!references_built_) {
+    references_built_ = true;
+    for (const auto& [key, entity_json] : best_) {
+      auto task = records::task_from_workload_key(key, target.spec, target.vector_lanes);
+      if (!task || task->template_name != ss::kConv2dNCHWc) continue;
+      auto entity = records::entity_from_json(entity_json);
+      auto space = ss::make_config_space(*task);
+      if (!entity || !space) continue;
+      auto config = space->config_from_entity(*entity);
+      if (!config) continue;
+      references_.push_back({std::get<ss::Conv2dWorkload>(task->workload), std::move(space).value(), *config});
+    }
+  }
+  const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
+  const Reference* nearest = nullptr;
+  double best_score = 0;
+  for (const Reference& r : references_) {
+    // Same kernel and stride first (they shape the loop nest), then the divisor overlap.
+    const double score = ss::transfer_affinity(space, r.space) +
+                         2.0 * (r.workload.kernel_h == w.kernel_h && r.workload.kernel_w == w.kernel_w) +
+                         1.0 * (r.workload.stride_h == w.stride_h && r.workload.stride_w == w.stride_w);
+    if (score > best_score) {
+      best_score = score;
+      nearest = &r;
+    }
+  }
+  if (!nearest) return std::nullopt;
+  auto config = ss::transfer_config(space, nearest->space, nearest->config);
+  if (!config) return std::nullopt;
+  const std::string described = ss::describe_workload(w);
+  if (borrowed_.emplace(described, ss::describe_workload(nearest->workload)).second)
+    logger("compiler")->warn("no tuned record for conv2d_NCHWc.x86 {} in {}: borrowing the config of {} ({})",
+                             described, source_, ss::describe_workload(nearest->workload), space.describe(*config));
+  return ss::conv2d_nchwc_schedule(space, *config);
+}
+
 ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
                                                  const ss::Target& target) {
   const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
@@ -86,11 +140,22 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
       if (entity) {
         auto config = space.config_from_entity(*entity);
         if (config && space.is_valid(*config)) return ss::conv2d_nchwc_schedule(space, *config);
+        // A record from elsewhere (AutoTVM has no register budget) whose register tile does
+        // not fit ours: keep its blocks, shrink the tile.
+        if (config) {
+          if (auto fitted = ss::transfer_config(space, space, *config)) {
+            if (warned_.insert(ss::describe_workload(w)).second)
+              logger("compiler")->warn("the record for {} ({}) exceeds the register budget; using {}",
+                                       ss::describe_workload(w), space.describe(*config), space.describe(*fitted));
+            return ss::conv2d_nchwc_schedule(space, *fitted);
+          }
+        }
       }
       logger("compiler")->warn("the record for {} does not fit this template; using the default",
                                ss::describe_workload(w));
     }
   }
+  if (auto borrowed = borrow_for(w, target)) return *borrowed;
   const std::string described = ss::describe_workload(w);
   if (warned_.insert(described).second) {
     fallbacks_.push_back(described);

@@ -4,6 +4,7 @@
 /// AutoTVM log, as the compiler consumes it. A workload with no record gets the template's
 /// default config and one warning naming it, as AutoTVM falls back; never silence.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,12 +22,16 @@ class TunedConfigs {
   TunedConfigs() = default;
 
   /// `path` is a tensortune record DB or an AutoTVM JSON-lines log (told apart by content).
-  /// Only records measured on `device_key` count, unless it is empty. Fails naming the file.
+  /// Only records measured on `device_key` count, unless it is empty (a log's records all
+  /// count; its records of templates tensortune lacks are skipped with one warning per
+  /// template). `borrow`: untuned workloads borrow from the nearest tuned one (AutoTVM's
+  /// fallback_with_reference_log); false: they take the default config. Fails naming the file.
   static Expected<TunedConfigs> load(const std::string& path, const std::string& device_key,
-                                     int vector_lanes);
+                                     int vector_lanes, bool borrow = true);
 
-  /// The conv2d_NCHWc schedule for the workload on the target: the best record's, or the
-  /// default config (recorded in fallbacks(), warned about once).
+  /// The conv2d_NCHWc schedule for the workload on the target: the best record's, else one
+  /// borrowed from the nearest tuned workload (recorded in borrowed()), else the default
+  /// config (recorded in fallbacks()); warned about once per workload.
   schedule_space::Conv2dSchedule conv2d_schedule(const schedule_space::Conv2dWorkload& workload,
                                                  const schedule_space::Target& target);
 
@@ -44,8 +49,22 @@ class TunedConfigs {
   const std::string& source() const { return source_; }
   /// Workloads that took the default config, described ("conv2d 1x64x56x56 k64x3x3 ...").
   const std::vector<std::string>& fallbacks() const { return fallbacks_; }
+  /// Workloads that borrowed a config: described workload -> the tuned one it came from.
+  const std::map<std::string, std::string>& borrowed() const { return borrowed_; }
 
  private:
+  struct Reference {
+    schedule_space::Conv2dWorkload workload;
+    schedule_space::ConfigSpace space;
+    schedule_space::Config config;
+  };
+  std::optional<schedule_space::Conv2dSchedule> borrow_for(const schedule_space::Conv2dWorkload& workload,
+                                                           const schedule_space::Target& target);
+
+  bool borrow_ = true;
+  std::vector<Reference> references_;  // the tuned conv2d_NCHWc workloads, built on first use
+  bool references_built_ = false;
+  std::map<std::string, std::string> borrowed_;
   std::string source_ = "no records (none were given)";
   std::map<std::string, std::string> best_;  // workload key -> entity JSON
   /// Every error-free record per workload key: entity JSON and mean cost in seconds.

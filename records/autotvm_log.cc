@@ -2,14 +2,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 namespace tensortune::records {
 
 namespace ss = schedule_space;
 using nlohmann::json;
 
-std::string to_autotvm_line(const StoredRecord& r) {
-  json key = json::parse(r.task.workload_key);  // ["template", [args...]]
-  json entity = json::parse(r.entity_json);
+Expected<std::string> to_autotvm_line(const StoredRecord& r) {
+  json key, entity;
+  try {
+    key = json::parse(r.task.workload_key);  // ["template", [args...]]
+    entity = json::parse(r.entity_json);
+  } catch (const json::exception& e) {
+    return data_loss("record of config " + std::to_string(r.config_index) + " of " + r.task.workload_key +
+                     ": stored JSON is damaged: " + e.what());
+  }
+  if (!key.is_array() || key.size() != 2)
+    return data_loss("stored workload key " + r.task.workload_key + " is not [task_name, args]");
   json costs = r.result.ok() ? json(r.result.costs) : json::array({ss::kErrorCost});
   json line;
   line["input"] = json::array({r.task.target, key[0], key[1], json::object()});
@@ -40,7 +50,8 @@ Expected<std::vector<int64_t>> int_list(const json& v, const std::string& field)
 Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& field) {
   if (!v.is_array() || v.size() != 3 || v[0] != "TENSOR")
     return field_error(field, v.dump() + " is not [\"TENSOR\", shape, dtype]");
-  if (v[2] != "float32") return field_error(field, "dtype " + v[2].dump() + " is not supported (float32 only)");
+  if (v[2] != "float32")
+    return unimplemented(field + ": dtype " + v[2].dump() + " is not supported (float32 only)");
   return int_list(v[1], field + " shape");
 }
 
@@ -52,7 +63,7 @@ Expected<ss::Workload> parse_conv_args(const json& a) {
   TT_ASSIGN_OR_RETURN(auto pads, int_list(a[3], "input[2][3] padding"));
   TT_ASSIGN_OR_RETURN(auto dil, int_list(a[4], "input[2][4] dilation"));
   if (a.size() > 5 && a[5].is_string() && a[5] != "NCHW")
-    return field_error("input[2][5]", "data layout " + a[5].dump() + " is not supported (NCHW only)");
+    return unimplemented("input[2][5]: data layout " + a[5].dump() + " is not supported (NCHW only)");
   auto w = ss::conv2d_workload(data, kernel, strides, pads, dil);
   if (!w) return w.error().with_context("input[2]");
   return ss::Workload(*w);
@@ -76,7 +87,7 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   } else if (name == ss::kDensePack || name == ss::kDenseNopack) {
     workload = parse_dense_args(args);
   } else {
-    return field_error("input[1]", "task '" + name + "' is not a template tensortune knows");
+    return unimplemented("input[1]: task '" + name + "' is not a template tensortune has");
   }
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});
@@ -84,7 +95,53 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   return task;
 }
 
+// input[1] of a line that failed to parse, for grouping skipped records; "?" when absent.
+std::string task_name_of(const std::string& line) {
+  try {
+    const json j = json::parse(line);
+    if (j.contains("input") && j["input"].is_array() && j["input"].size() > 1 && j["input"][1].is_string())
+      return j["input"][1].get<std::string>();
+  } catch (const json::exception&) {
+  }
+  return "?";
+}
+
 }  // namespace
+
+Expected<TargetString> parse_target_string(const std::string& spec) {
+  TargetString t;
+  std::istringstream words(spec);
+  std::string word;
+  while (words >> word) {
+    if (t.kind.empty()) {
+      if (word[0] == '-') return invalid_argument("target '" + spec + "' does not start with its kind (llvm, cuda...)");
+      t.kind = word;
+      continue;
+    }
+    if (word.size() < 2 || word[0] != '-')
+      return invalid_argument("target '" + spec + "': '" + word + "' is not -name or -name=value");
+    const size_t eq = word.find('=');
+    const size_t start = word[1] == '-' ? 2 : 1;  // -mcpu or --mcpu
+    const std::string name = word.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
+    const std::string value = eq == std::string::npos ? "true" : word.substr(eq + 1);
+    if (name == "keys") {
+      std::istringstream list(value);
+      std::string key;
+      while (std::getline(list, key, ','))
+        if (!key.empty()) t.keys.push_back(key);
+    } else {
+      t.attrs[name] = value;
+    }
+  }
+  if (t.kind.empty()) return invalid_argument("target is empty");
+  return t;
+}
+
+std::string device_key_from_target(const TargetString& target) {
+  for (const char* attr : {"model", "mcpu"})
+    if (auto it = target.attrs.find(attr); it != target.attrs.end() && !it->second.empty()) return it->second;
+  return target.kind;
+}
 
 Expected<ss::Task> task_from_workload_key(const std::string& workload_key, const std::string& target,
                                           int vector_lanes) {
@@ -141,7 +198,7 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
 }
 
 Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in, const std::string& source,
-                                         const std::string& device_key, int vector_lanes) {
+                                         const ImportOptions& options) {
   ImportStats stats;
   TT_RETURN_IF_ERROR(store.transaction([&]() -> Status {
     std::string line;
@@ -150,12 +207,24 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in, c
       const size_t first = line.find_first_not_of(" \t\r");
       if (first == std::string::npos || line[first] == '#') continue;
       const std::string where = source + ":" + std::to_string(stats.lines);
-      auto parsed = parse_autotvm_line(line, vector_lanes);
+      auto parsed = parse_autotvm_line(line, options.vector_lanes);
+      if (!parsed && options.skip_unsupported && parsed.error().code == ErrorCode::kUnimplemented) {
+        ImportStats::Skipped& skipped = stats.skipped[task_name_of(line)];
+        if (skipped.count++ == 0) skipped.reason = parsed.error().message;
+        continue;
+      }
       if (!parsed) return parsed.error().with_context(where);
       auto space = ss::make_config_space(parsed->task);
       if (!space) return space.error().with_context(where);
       auto config = space->config_from_entity(parsed->entity);
       if (!config) return config.error().with_context(where + ": config.entity");
+      std::string device_key = options.device_key;
+      if (device_key.empty()) {
+        auto target = parse_target_string(parsed->task.target.spec);
+        if (!target) return target.error().with_context(where + ": input[0]");
+        device_key = device_key_from_target(*target);
+      }
+      stats.device_keys.insert(device_key);
       TT_ASSIGN_OR_RETURN(int64_t task_id, store.ensure_task(task_info(parsed->task, *space)));
       parsed->result.config_index = config->index;
       parsed->result.device_key = device_key;
@@ -169,7 +238,10 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in, c
 
 Expected<int64_t> export_autotvm_log(RecordStore& store, std::ostream& out) {
   TT_ASSIGN_OR_RETURN(auto records, store.all_records());
-  for (const StoredRecord& r : records) out << to_autotvm_line(r) << "\n";
+  for (const StoredRecord& r : records) {
+    TT_ASSIGN_OR_RETURN(std::string line, to_autotvm_line(r));
+    out << line << "\n";
+  }
   return static_cast<int64_t>(records.size());
 }
 

@@ -57,9 +57,15 @@ Expected<Config> ConfigSpace::config_from_entity(const Entity& entity) const {
                               ")");
     }
     const Knob& k = knobs_[pos];
+    KnobValue wanted = value;
+    if (const auto* sizes = std::get_if<std::vector<int64_t>>(&value)) {
+      auto canonical = canonical_split(k, *sizes);
+      if (!canonical) return canonical.error().with_context(template_name_);
+      wanted = std::move(canonical).value();
+    }
     int found = -1;
     for (size_t i = 0; i < k.options.size(); ++i) {
-      if (k.options[i] == value) {
+      if (k.options[i] == wanted) {
         found = static_cast<int>(i);
         break;
       }

@@ -47,8 +47,10 @@ class ConfigSpace {
   Expected<Config> config_at(int64_t index) const;
   /// Fails when a digit is out of its knob's range.
   Expected<Config> config_from_digits(const std::vector<int32_t>& digits) const;
-  /// Maps names to digits; knobs the entity omits take candidate 0. Fails on an unknown knob
-  /// name or a value that is not one of the knob's candidates.
+  /// Maps names to digits, in any order; knobs the entity omits take candidate 0. A split may
+  /// spell out its outermost factor (older AutoTVM logs) instead of -1 (canonical_split).
+  /// Fails on an unknown knob name, a split that does not split its axis, or a value that is
+  /// not one of the knob's candidates.
   Expected<Config> config_from_entity(const Entity& entity) const;
   Entity entity_of(const Config& config) const;
 

@@ -53,11 +53,31 @@ Knob make_split_knob(std::string name, int64_t n, int num_outputs, SplitPolicy p
   std::vector<int64_t> factors;
   for (int64_t f : candidates)
     if (f <= max_factor) factors.push_back(f);
-  Knob knob{std::move(name), KnobKind::kSplit, {}};
+  Knob knob{std::move(name), KnobKind::kSplit, {}, n, policy == SplitPolicy::kVerbose};
   std::vector<int64_t> current{-1};
   enumerate(factors, n, policy == SplitPolicy::kVerbose, 0, num_outputs - 1, 1, current,
             knob.options);
   return knob;
+}
+
+Expected<std::vector<int64_t>> canonical_split(const Knob& knob, const std::vector<int64_t>& sizes) {
+  if (sizes.empty() || sizes[0] == -1 || knob.kind != KnobKind::kSplit) return sizes;
+  const std::string value = knob_value_to_string(sizes);
+  const int64_t n = knob.axis_length;
+  int64_t inner = 1;  // 0 marks a factor below 1; stops growing past n (no overflow)
+  for (size_t i = 1; i < sizes.size() && inner >= 1 && inner <= n; ++i)
+    inner = sizes[i] < 1 ? 0 : inner * std::min(sizes[i], n + 1);
+  const int64_t outer = inner > 0 && inner <= n ? (n + inner - 1) / inner : 0;
+  const bool exact = outer * inner == n;
+  if (sizes[0] < 1 || inner < 1 || inner > n || sizes[0] != outer || (!exact && !knob.allows_tail))
+    return invalid_argument("knob " + knob.name + " split " + value + " does not split its axis of length " +
+                            std::to_string(n) +
+                            (inner >= 1 && inner <= n && (exact || knob.allows_tail)
+                                 ? " (the outermost factor would be " + std::to_string(outer) + ")"
+                                 : ""));
+  std::vector<int64_t> out = sizes;
+  out[0] = -1;
+  return out;
 }
 
 Knob make_other_knob(std::string name, std::vector<KnobValue> options) {

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "support/error.h"
+
 namespace tensortune::schedule_space {
 
 enum class KnobKind { kSplit, kOther, kAnnotate };
@@ -25,7 +27,18 @@ struct Knob {
   std::string name;
   KnobKind kind = KnobKind::kOther;
   std::vector<KnobValue> options;
+  /// Splits: the length of the split axis, and whether the inner factors may leave a tail
+  /// (their product need not divide it). Used to read entities that spell out the outermost
+  /// factor instead of -1.
+  int64_t axis_length = 0;
+  bool allows_tail = false;
 };
+
+/// A split value in the canonical form of the candidates: [-1, inner factors...]. Older
+/// AutoTVM logs write the outermost factor ([2, 32] for an axis of 64); it must be the one
+/// the inner factors leave (axis / product, rounded up where the knob allows a tail).
+/// Fails naming the knob, the value and the axis length.
+Expected<std::vector<int64_t>> canonical_split(const Knob& knob, const std::vector<int64_t>& sizes);
 
 /// How split candidates are generated for an axis of length n (AutoTVM's policies).
 enum class SplitPolicy {

@@ -26,6 +26,9 @@ struct CompileOptions {
   /// With records: choose among each workload's records with the layout transforms between
   /// layers in the cost (block_selection.h); false: every workload's fastest record.
   bool layout_aware = true;
+  /// With records: a workload without one borrows the config of the nearest tuned workload
+  /// (false: the template's default config).
+  bool borrow_configs = true;
   /// Chooses each conv2d_NCHWc schedule instead of the records (tests pick non-default ones).
   std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)> conv_schedule;
   /// Called after every pass (`--print-after-each`).

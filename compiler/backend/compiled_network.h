@@ -43,6 +43,7 @@ struct ScheduleUse {
   std::string workload;  ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111"
   std::string schedule;  ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0"
   bool tuned = false;    ///< false: the default config (warned about at compile time)
+  std::string borrowed_from;  ///< not tuned but borrowed from this tuned workload (described)
 };
 
 struct CompiledNetwork {

@@ -118,9 +118,16 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   CmdResult c = run("compile --model " + path("r18.onnx") + " --records " + db + " --threads 2 -v -o " +
                     path("r18.tt"));
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  EXPECT_NE(c.output.find("1 tuned, 10 default"), std::string::npos) << c.output;
+  // The ten untuned workloads borrow the one tuned workload's config...
+  EXPECT_NE(c.output.find("1 tuned, 10 borrowed, 0 default"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("0 interpreted"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("no tuned record for conv2d_NCHWc.x86"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("(borrowed from conv2d "), std::string::npos) << c.output;
+  // ...or take the default config when asked.
+  CmdResult d = run("compile --model " + path("r18.onnx") + " --records " + db +
+                    " --no-fallback-from-records -o " + path("r18d.tt"));
+  ASSERT_EQ(d.exit_code, 0) << d.output;
+  EXPECT_NE(d.output.find("1 tuned, 0 borrowed, 10 default"), std::string::npos) << d.output;
 
   tensortune::NdArray x({1, 3, 64, 64});
   tensortune::fill_uniform(x, 3);

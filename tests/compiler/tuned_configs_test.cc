@@ -51,7 +51,7 @@ std::string make_db() {
 
 TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   const std::string db = make_db();
-  auto tuned = TunedConfigs::load(db, "test-key", 16);
+  auto tuned = TunedConfigs::load(db, "test-key", 16, /*borrow=*/false);
   ASSERT_TRUE(tuned) << tuned.error().message;
   EXPECT_EQ(tuned->size(), 1u);
   const auto s = tuned->conv2d_schedule(kLayer, kTarget);
@@ -63,6 +63,16 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   EXPECT_EQ(d.oc_bn, 16);  // the default: largest divisor of OC <= 16 lanes
   ASSERT_EQ(tuned->fallbacks().size(), 1u);
   EXPECT_NE(tuned->fallbacks()[0].find("1x128x28x28"), std::string::npos);
+
+  // By default the untuned workload borrows the tuned one's blocks (both divide 128).
+  auto borrowing = TunedConfigs::load(db, "test-key", 16);
+  ASSERT_TRUE(borrowing);
+  const auto b = borrowing->conv2d_schedule(other, kTarget);
+  EXPECT_EQ(b.ic_bn, 32);
+  EXPECT_EQ(b.oc_bn, 32);
+  EXPECT_TRUE(borrowing->fallbacks().empty());
+  ASSERT_EQ(borrowing->borrowed().size(), 1u);
+  EXPECT_NE(borrowing->borrowed().begin()->second.find("1x64x56x56"), std::string::npos);
 
   auto wrong_device = TunedConfigs::load(db, "another-key", 16);
   ASSERT_TRUE(wrong_device);
@@ -96,7 +106,8 @@ TEST(TunedConfigs, BadFilesAreRefusedByName) {
 
 TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
   const std::string db = make_db();
-  auto tuned = std::make_shared<TunedConfigs>(std::move(TunedConfigs::load(db, "test-key", 16)).value());
+  auto tuned =
+      std::make_shared<TunedConfigs>(std::move(TunedConfigs::load(db, "test-key", 16, /*borrow=*/false)).value());
   passes::PipelineOptions options;
   options.layout.choose_blocks = [tuned](const ss::Conv2dWorkload& w) {
     const auto s = tuned->conv2d_schedule(w, kTarget);

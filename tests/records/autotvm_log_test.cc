@@ -3,9 +3,10 @@
 #include <gtest/gtest.h>
 
 
-#include "tests/support/test_paths.h"
+#include <set>
 #include <sstream>
 
+#include "tests/support/test_paths.h"
 #include "records/autotvm_log.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 
@@ -13,6 +14,15 @@ namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
 
 namespace {
+
+tt::records::ImportOptions import_options(std::string device_key, bool skip_unsupported = false) {
+  tt::records::ImportOptions o;
+  o.device_key = std::move(device_key);
+  o.vector_lanes = 16;
+  o.skip_unsupported = skip_unsupported;
+  return o;
+}
+const tt::records::ImportOptions kImport = import_options("x86-avx512");
 
 // Two lines of a log written by TVM 0.10 for ResNet-18's first conv (RESEARCH.md 2.2).
 const char* kTvmLog =
@@ -31,7 +41,7 @@ const char* kTvmLog =
 TEST(AutoTvmLog, RealTvmLogImports) {
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_real"));
   std::istringstream in(kTvmLog);
-  auto stats = tt::records::import_autotvm_log(*store, in, "tvm.log", "x86-avx512", 16);
+  auto stats = tt::records::import_autotvm_log(*store, in, "tvm.log", kImport);
   ASSERT_TRUE(stats.has_value()) << stats.error().message;
   EXPECT_EQ(stats->lines, 3);
   EXPECT_EQ(stats->imported, 2);
@@ -61,12 +71,12 @@ TEST(AutoTvmLog, RealTvmLogImports) {
 TEST(AutoTvmLog, ExportImportRoundTrip) {
   auto a = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_a"));
   std::istringstream in(kTvmLog);
-  ASSERT_TRUE(tt::records::import_autotvm_log(*a, in, "tvm.log", "x86-avx512", 16).has_value());
+  ASSERT_TRUE(tt::records::import_autotvm_log(*a, in, "tvm.log", kImport).has_value());
   std::ostringstream exported;
   ASSERT_EQ(*tt::records::export_autotvm_log(*a, exported), 2);
   auto b = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_b"));
   std::istringstream again(exported.str());
-  ASSERT_TRUE(tt::records::import_autotvm_log(*b, again, "export.log", "x86-avx512", 16).has_value());
+  ASSERT_TRUE(tt::records::import_autotvm_log(*b, again, "export.log", kImport).has_value());
   auto ra = *a->all_records();
   auto rb = *b->all_records();
   ASSERT_EQ(ra.size(), rb.size());
@@ -113,7 +123,7 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
   for (const BadLine& c : cases) {
     auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_bad"));
     std::istringstream in(good + "\n" + c.line + "\n");
-    auto stats = tt::records::import_autotvm_log(*store, in, "tvm.log", "x86-avx512", 16);
+    auto stats = tt::records::import_autotvm_log(*store, in, "tvm.log", kImport);
     ASSERT_FALSE(stats.has_value()) << c.fragment;
     EXPECT_NE(stats.error().message.find("tvm.log:2"), std::string::npos) << stats.error().message;
     EXPECT_NE(stats.error().message.find(c.fragment), std::string::npos) << stats.error().message;
@@ -124,10 +134,151 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
 TEST(AutoTvmLog, ImportIntoExistingDbKeepsWhatWasThere) {
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_keep"));
   std::istringstream first(kTvmLog);
-  ASSERT_TRUE(tt::records::import_autotvm_log(*store, first, "tvm.log", "x86-avx512", 16).has_value());
+  ASSERT_TRUE(tt::records::import_autotvm_log(*store, first, "tvm.log", kImport).has_value());
   std::istringstream bad(std::string(kTvmLog) + "garbage\n");
-  ASSERT_FALSE(tt::records::import_autotvm_log(*store, bad, "bad.log", "x86-avx512", 16).has_value());
+  ASSERT_FALSE(tt::records::import_autotvm_log(*store, bad, "bad.log", kImport).has_value());
   EXPECT_EQ(*store->result_count(), 2);
+}
+
+// The forms of older and other AutoTVM versions, written from RESEARCH.md 2.2's facts: a
+// TopHub-era x86 line (every split factor written out, keyed target, knobs out of order), the
+// same config in the newer -1 form, a 1x1 record with tile_oh, a dense_nopack record, and
+// records of templates tensortune lacks (CUDA, depthwise, winograd) in the same file.
+const char* kConvArgs =
+    "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], "
+    "[1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
+const char* k1x1Args =
+    "[[\"TENSOR\", [1, 64, 56, 56], \"float32\"], [\"TENSOR\", [128, 64, 1, 1], \"float32\"], [2, 2], [0, 0, 0, 0], "
+    "[1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
+
+std::string line(const std::string& target, const std::string& task, const std::string& args,
+                 const std::string& entity, double cost) {
+  return "{\"input\": [\"" + target + "\", \"" + task + "\", " + args + ", {}], \"config\": {\"index\": 9, " +
+         "\"code_hash\": null, \"entity\": " + entity + "}, \"result\": [[" + std::to_string(cost) +
+         "], 0, 1.5, 1550000000.0], \"version\": 0.2, \"tvm_version\": \"0.6.dev\"}\n";
+}
+
+std::string mixed_log() {
+  const std::string skx = "llvm -mcpu=skylake-avx512 -keys=cpu";
+  return line(skx, "conv2d_NCHWc.x86", kConvArgs,
+              "[[\"unroll_kw\", \"ot\", false], [\"tile_ic\", \"sp\", [1, 3]], [\"tile_oc\", \"sp\", [2, 32]], "
+              "[\"tile_ow\", \"sp\", [14, 8]]]",
+              0.002) +
+         line("llvm -keys=cpu", "conv2d_NCHWc.x86", kConvArgs,
+              "[[\"tile_ic\", \"sp\", [-1, 3]], [\"tile_oc\", \"sp\", [-1, 16]], [\"tile_ow\", \"sp\", [-1, 16]], "
+              "[\"unroll_kw\", \"ot\", true]]",
+              0.003) +
+         line(skx, "conv2d_NCHWc.x86", k1x1Args,
+              "[[\"tile_ic\", \"sp\", [4, 16]], [\"tile_oc\", \"sp\", [4, 32]], [\"tile_ow\", \"sp\", [4, 7]], "
+              "[\"tile_oh\", \"ot\", 2]]",
+              0.0004) +
+         line(skx, "dense_nopack.x86",
+              "[[\"TENSOR\", [1, 512], \"float32\"], [\"TENSOR\", [1000, 512], \"float32\"], null, \"float32\"]",
+              "[[\"tile_y\", \"sp\", [1, 1]], [\"tile_x\", \"sp\", [250, 4]], [\"tile_k\", \"sp\", [32, 16]]]", 0.0001) +
+         line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs,
+              "[[\"tile_f\", \"sp\", [2, 2, 16, 1]], [\"tile_y\", \"sp\", [112, 1, 1, 1]], [\"tile_x\", \"sp\", "
+              "[4, 1, 28, 1]], [\"tile_rc\", \"sp\", [3, 1]], [\"tile_rx\", \"sp\", [1, 7]], [\"tile_ry\", \"sp\", "
+              "[7, 1]], [\"auto_unroll_max_step\", \"ot\", 512], [\"unroll_explicit\", \"ot\", 1]]",
+              0.0001) +
+         line(skx, "depthwise_conv2d_NCHWc.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
+         line(skx, "conv2d_NCHWc_winograd.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
+         line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs, "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
+}
+
+TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefused) {
+  {
+    auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_mixed_strict"));
+    std::istringstream in(mixed_log());
+    auto stats = tt::records::import_autotvm_log(*store, in, "tophub.log", import_options(""));
+    ASSERT_FALSE(stats) << "all or nothing by default";
+    EXPECT_NE(stats.error().message.find("tophub.log:5"), std::string::npos) << stats.error().message;
+    EXPECT_NE(stats.error().message.find("conv2d_nchw.cuda"), std::string::npos) << stats.error().message;
+    EXPECT_EQ(stats.error().code, tt::ErrorCode::kUnimplemented);
+    EXPECT_EQ(*store->result_count(), 0);
+  }
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_mixed"));
+  std::istringstream in(mixed_log());
+  auto stats = tt::records::import_autotvm_log(*store, in, "tophub.log", import_options("", /*skip=*/true));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 4);
+  ASSERT_EQ(stats->skipped.size(), 3u);
+  EXPECT_EQ(stats->skipped.at("conv2d_nchw.cuda").count, 2);
+  EXPECT_EQ(stats->skipped.at("depthwise_conv2d_NCHWc.x86").count, 1);
+  EXPECT_EQ(stats->skipped.at("conv2d_NCHWc_winograd.x86").count, 1);
+  EXPECT_NE(stats->skipped.at("conv2d_nchw.cuda").reason.find("not a template"), std::string::npos);
+  // Device keys from the targets: -mcpu, else the kind.
+  EXPECT_EQ(stats->device_keys, (std::set<std::string>{"llvm", "skylake-avx512"}));
+
+  // Every record's entity is the canonical (-1 first) form of what the line said.
+  auto all = *store->all_records();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].entity_json.find("[1,3]"), std::string::npos) << all[0].entity_json;
+  auto entity = *tt::records::entity_from_json(all[0].entity_json);
+  auto space = ss::conv2d_nchwc_space(ss::square_conv2d(3, 224, 64, 7, 2), 16);
+  auto s = ss::conv2d_nchwc_schedule(space, *space.config_from_entity(entity));
+  EXPECT_EQ(s.ic_bn, 3);
+  EXPECT_EQ(s.oc_bn, 32);
+  EXPECT_EQ(s.reg_n, 8);
+  EXPECT_FALSE(s.unroll_kw);
+  EXPECT_EQ(all[0].result.device_key, "skylake-avx512");
+  EXPECT_EQ(all[1].result.device_key, "llvm");
+  EXPECT_DOUBLE_EQ(all[2].result.costs.at(0), 0.0004);
+
+  // Export writes the -1 form; importing it again gives the same entities and costs.
+  std::ostringstream exported;
+  ASSERT_EQ(*tt::records::export_autotvm_log(*store, exported), 4);
+  EXPECT_EQ(exported.str().find("[1,3]"), std::string::npos);
+  EXPECT_NE(exported.str().find("[-1,3]"), std::string::npos) << exported.str();
+  auto again = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_mixed_again"));
+  std::istringstream back(exported.str());
+  auto stats2 = tt::records::import_autotvm_log(*again, back, "export.log", import_options(""));
+  ASSERT_TRUE(stats2) << stats2.error().message;
+  auto all2 = *again->all_records();
+  ASSERT_EQ(all2.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all2[i].entity_json, all[i].entity_json);
+    EXPECT_EQ(all2[i].result.costs, all[i].result.costs);
+    EXPECT_EQ(all2[i].result.device_key, all[i].result.device_key);
+    EXPECT_EQ(all2[i].task.workload_key, all[i].task.workload_key);
+  }
+}
+
+TEST(AutoTvmLog, SplitsThatDoNotSplitTheirAxisAreRefusedNamingLineAndKnob) {
+  struct Case {
+    std::string entity, fragment;
+  };
+  const std::vector<Case> cases = {
+      {"[[\"tile_ic\", \"sp\", [2, 3]]]", "knob tile_ic split [2, 3] does not split its axis of length 3"},
+      {"[[\"tile_oc\", \"sp\", [3, 32]]]", "knob tile_oc split [3, 32] does not split its axis of length 64 (the "
+                                            "outermost factor would be 2)"},
+      {"[[\"tile_oc\", \"sp\", [1, 0]]]", "knob tile_oc split [1, 0] does not split"},
+      {"[[\"tile_ow\", \"sp\", [1, 4611686018427387904]]]", "knob tile_ow split"},
+      {"[[\"tile_zz\", \"sp\", [1, 3]]]", "unknown knob 'tile_zz'"},
+  };
+  for (const Case& c : cases) {
+    auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_split"));
+    std::istringstream in(line("llvm", "conv2d_NCHWc.x86", kConvArgs, c.entity, 0.001));
+    auto stats = tt::records::import_autotvm_log(*store, in, "old.log", import_options("", true));
+    ASSERT_FALSE(stats) << c.entity;
+    EXPECT_NE(stats.error().message.find("old.log:1"), std::string::npos) << stats.error().message;
+    EXPECT_NE(stats.error().message.find(c.fragment), std::string::npos) << stats.error().message;
+    EXPECT_EQ(*store->result_count(), 0);
+  }
+}
+
+TEST(AutoTvmLog, TargetStringsComeApart) {
+  auto t = *tt::records::parse_target_string("llvm -mcpu=skylake-avx512 -keys=cpu,x86 -fast-math");
+  EXPECT_EQ(t.kind, "llvm");
+  EXPECT_EQ(t.keys, (std::vector<std::string>{"cpu", "x86"}));
+  EXPECT_EQ(t.attrs.at("mcpu"), "skylake-avx512");
+  EXPECT_EQ(t.attrs.at("fast-math"), "true");
+  EXPECT_EQ(tt::records::device_key_from_target(t), "skylake-avx512");
+  auto cuda = *tt::records::parse_target_string("cuda -model=titanx -mcpu=sm_52");
+  EXPECT_EQ(tt::records::device_key_from_target(cuda), "titanx") << "-model goes before -mcpu";
+  EXPECT_EQ(tt::records::device_key_from_target(*tt::records::parse_target_string("llvm -keys=cpu ")), "llvm");
+  EXPECT_FALSE(tt::records::parse_target_string(""));
+  EXPECT_FALSE(tt::records::parse_target_string("-mcpu=x"));
+  EXPECT_FALSE(tt::records::parse_target_string("llvm mcpu"));
 }
 
 }  // namespace
