@@ -62,8 +62,8 @@ void print_summary(const CompiledNetwork& net) {
               symbols.size(), kinds[1], kinds[2]);
   for (const auto& [label, count] : interpreted)
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
-  std::printf("conv2d_NCHWc schedules: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned, borrowed,
-              net.schedules.size() - tuned - borrowed, net.records_source.c_str());
+  std::printf("conv2d_NCHWc schedules: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned,
+              borrowed, net.schedules.size() - tuned - borrowed, net.records_source.c_str());
 }
 
 struct CompileFlags {
@@ -82,7 +82,7 @@ Status compile(const CompileFlags& f) {
   if (f.verbose)
     for (const auto& s : net.schedules)
       std::printf("  %-55s %s (%s)\n", s.workload.c_str(), s.schedule.c_str(),
-                  s.tuned                     ? "tuned"
+                  s.tuned                   ? "tuned"
                   : s.borrowed_from.empty() ? "default"
                                             : ("borrowed from " + s.borrowed_from).c_str());
   std::printf("wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it with "

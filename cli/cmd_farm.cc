@@ -96,10 +96,17 @@ Status print_status(StatusFlags f) {
       j["queues"].push_back({{"key", q.device_key()}, {"devices", q.devices()}, {"slots", q.slots()},
                              {"free", q.free_slots()}, {"queued", q.queued()}, {"running", q.running()}});
     for (const auto& job : s.jobs())
-      j["jobs"].push_back({{"id", job.job_id()}, {"name", job.name()}, {"key", job.device_key()},
-                           {"priority", job.priority()}, {"total", job.total()}, {"queued", job.queued()},
-                           {"running", job.running()}, {"done", job.done()}, {"failed", job.failed()},
-                           {"finished", job.finished()}, {"age_s", job.age_s()},
+      j["jobs"].push_back({{"id", job.job_id()},
+                           {"name", job.name()},
+                           {"key", job.device_key()},
+                           {"priority", job.priority()},
+                           {"total", job.total()},
+                           {"queued", job.queued()},
+                           {"running", job.running()},
+                           {"done", job.done()},
+                           {"failed", job.failed()},
+                           {"finished", job.finished()},
+                           {"age_s", job.age_s()},
                            {"finished_age_s", job.finished_age_s()}});
     std::printf("%s\n", j.dump(2).c_str());
     return ok_status();
@@ -118,17 +125,17 @@ Status print_status(StatusFlags f) {
                 d.device_key().c_str(), d.name().c_str(), d.slots(), d.busy(), d.last_heartbeat_age_s());
   // Running jobs first: they are what an operator watches; finished ones are history.
   for (const bool finished : {false, true}) {
-    std::printf("\n%s jobs\n%-5s %-28s %-14s %4s %6s %6s %7s %6s %6s %9s\n", finished ? "Finished" : "Running", "id",
-                "name", "key", "prio", "total", "queued", "running", "done", "failed",
-                finished ? "ended" : "age");
+    std::printf("\n%s jobs\n%-5s %-28s %-14s %4s %6s %6s %7s %6s %6s %9s\n",
+                finished ? "Finished" : "Running", "id", "name", "key", "prio", "total", "queued",
+                "running", "done", "failed", finished ? "ended" : "age");
     int shown = 0;
     for (const auto& j : s.jobs()) {
       if (j.finished() != finished) continue;
       ++shown;
       std::printf("%-5llu %-28s %-14s %4d %6d %6d %7d %6d %6d %7.0f s\n",
-                  static_cast<unsigned long long>(j.job_id()), j.name().c_str(), j.device_key().c_str(),
-                  j.priority(), j.total(), j.queued(), j.running(), j.done(), j.failed(),
-                  finished ? j.finished_age_s() : j.age_s());
+                  static_cast<unsigned long long>(j.job_id()), j.name().c_str(),
+                  j.device_key().c_str(), j.priority(), j.total(), j.queued(), j.running(),
+                  j.done(), j.failed(), finished ? j.finished_age_s() : j.age_s());
     }
     if (shown == 0) std::printf("(none)\n");
   }
@@ -193,10 +200,13 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "benchmarks of the farm: build nothing, answer every item after this many ms")
       ->check(at_least(0))
       ->group("Testing");
-  d->footer("\nExample:\n  tensortune device --tracker 10.0.0.5:9190 --key x86-avx512 --token-file token.txt\n"
-            "Each measurement runs in a worker process: a crash or hang costs one result (RUNTIME_DEVICE,\n"
-            "RUN_TIMEOUT), not the server. It reconnects by itself when the tracker restarts, and exits\n"
-            "with the tracker's reason when its registration is refused (wrong token, invalid key).");
+  d->footer(
+      "\nExample:\n  tensortune device --tracker 10.0.0.5:9190 --key x86-avx512 --token-file "
+      "token.txt\n"
+      "Each measurement runs in a worker process: a crash or hang costs one result "
+      "(RUNTIME_DEVICE,\n"
+      "RUN_TIMEOUT), not the server. It reconnects by itself when the tracker restarts, and exits\n"
+      "with the tracker's reason when its registration is refused (wrong token, invalid key).");
   d->callback([&exit_code, df] {
     if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
   });

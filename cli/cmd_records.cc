@@ -134,17 +134,19 @@ Status run_import(const RecordsFlags& f) {
   if (!stats) {
     Error e = stats.error().with_context("import failed, nothing was written");
     if (stats.error().code == ErrorCode::kUnimplemented)
-      e.message += " (--skip-unsupported imports the records tensortune can use and counts the rest)";
+      e.message +=
+          " (--skip-unsupported imports the records tensortune can use and counts the rest)";
     return e;
   }
   std::string keys;
   for (const auto& k : stats->device_keys) keys += (keys.empty() ? "" : ", ") + k;
   std::printf("imported %lld records from %s (%lld lines) into %s under device key %s\n",
-              static_cast<long long>(stats->imported), f.log.c_str(), static_cast<long long>(stats->lines),
-              f.db.c_str(), keys.empty() ? "-" : keys.c_str());
+              static_cast<long long>(stats->imported), f.log.c_str(),
+              static_cast<long long>(stats->lines), f.db.c_str(),
+              keys.empty() ? "-" : keys.c_str());
   for (const auto& [name, skipped] : stats->skipped)
-    std::printf("skipped %lld records of %s: %s\n", static_cast<long long>(skipped.count), name.c_str(),
-                skipped.reason.c_str());
+    std::printf("skipped %lld records of %s: %s\n", static_cast<long long>(skipped.count),
+                name.c_str(), skipped.reason.c_str());
   return ok_status();
 }
 
@@ -242,16 +244,22 @@ void add_records_command(CLI::App& app, int& exit_code) {
   CLI::App* imp = records->add_subcommand("import", "Add the records of an AutoTVM JSON-lines log (all or nothing)");
   imp->add_option("--db", flags->db, "record DB")->capture_default_str();
   imp->add_option("log", flags->log, "AutoTVM log file")->required();
-  imp->add_option("--device-key", flags->device_key,
-                  "device key to file the results under (default: the target's -model, else its -mcpu, "
-                  "e.g. skylake-avx512)");
-  imp->add_flag("--skip-unsupported", flags->skip_unsupported,
-                "import the records tensortune can use; count the others (templates, dtypes, layouts it "
-                "lacks) per template instead of refusing the log");
-  imp->footer("\nReads every AutoTVM version's form (split sizes with -1 or the outer factor first, knobs in\n"
-              "any order, keyed targets). A malformed line stops the import with its line number; nothing of\n"
-              "that log is written.\n"
-              "Example: tensortune records import --db tuned.db --skip-unsupported --device-key x86-avx512 tophub.log");
+  imp->add_option(
+      "--device-key", flags->device_key,
+      "device key to file the results under (default: the target's -model, else its -mcpu, "
+      "e.g. skylake-avx512)");
+  imp->add_flag(
+      "--skip-unsupported", flags->skip_unsupported,
+      "import the records tensortune can use; count the others (templates, dtypes, layouts it "
+      "lacks) per template instead of refusing the log");
+  imp->footer(
+      "\nReads every AutoTVM version's form (split sizes with -1 or the outer factor first, knobs "
+      "in\n"
+      "any order, keyed targets). A malformed line stops the import with its line number; nothing "
+      "of\n"
+      "that log is written.\n"
+      "Example: tensortune records import --db tuned.db --skip-unsupported --device-key x86-avx512 "
+      "tophub.log");
   imp->callback([flags, finish] { finish(run_import(*flags)); });
 
   CLI::App* plot = records->add_subcommand("plot", "Plot best GFLOPS against trial number, one curve per tuning run and task");

@@ -36,13 +36,15 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model
       ->capture_default_str();
   cmd->add_flag("--print-after-each", flags.print_after_each,
                 "print the graph after every pass that runs");
-  cmd->add_option("--records", flags.records,
-                  "tuned records (a tensortune DB or an AutoTVM log): each conv2d_NCHWc workload's best "
-                  "config (block sizes for AlterOpLayout, the rest for code generation); workloads "
-                  "without one borrow the config of the nearest tuned workload, with a warning");
-  cmd->add_flag("--no-fallback-from-records", flags.no_borrow,
-                "with --records: workloads without a record take the template's default config instead of "
-                "borrowing one");
+  cmd->add_option(
+      "--records", flags.records,
+      "tuned records (a tensortune DB or an AutoTVM log): each conv2d_NCHWc workload's best "
+      "config (block sizes for AlterOpLayout, the rest for code generation); workloads "
+      "without one borrow the config of the nearest tuned workload, with a warning");
+  cmd->add_flag(
+      "--no-fallback-from-records", flags.no_borrow,
+      "with --records: workloads without a record take the template's default config instead of "
+      "borrowing one");
   cmd->add_option("--device-key", flags.device_key,
                   "with --records: use records of this device key (default: this host's)");
 }
@@ -106,10 +108,11 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
   options.layout.vector_lanes = target.vector_lanes;
   auto tuned = std::make_shared<compiler::TunedConfigs>();
   if (!flags.records.empty()) {
-    TT_ASSIGN_OR_RETURN(*tuned, compiler::TunedConfigs::load(
-                                    flags.records,
-                                    flags.device_key.empty() ? compiler::host_device_key() : flags.device_key,
-                                    target.vector_lanes, !flags.no_borrow));
+    TT_ASSIGN_OR_RETURN(
+        *tuned, compiler::TunedConfigs::load(
+                    flags.records,
+                    flags.device_key.empty() ? compiler::host_device_key() : flags.device_key,
+                    target.vector_lanes, !flags.no_borrow));
   }
   options.layout.choose_blocks = [tuned, target](const schedule_space::Conv2dWorkload& w) {
     const auto s = tuned->conv2d_schedule(w, target);

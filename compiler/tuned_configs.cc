@@ -1,12 +1,12 @@
 #include "compiler/tuned_configs.h"
 
-#include <fstream>
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "records/autotvm_log.h"
-#include "schedule_space/config_transfer.h"
 #include "records/record_store.h"
+#include "schedule_space/config_transfer.h"
 #include "support/log.h"
 
 namespace tensortune::compiler {
@@ -33,7 +33,8 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
     import.skip_unsupported = true;  // a log mixes templates; use what maps
     TT_ASSIGN_OR_RETURN(auto stats, records::import_autotvm_log(*store, log, path, import));
     for (const auto& [name, skipped] : stats.skipped)
-      logger("compiler")->warn("{}: {} records of {} skipped: {}", path, skipped.count, name, skipped.reason);
+      logger("compiler")
+          ->warn("{}: {} records of {} skipped: {}", path, skipped.count, name, skipped.reason);
   }
   TT_ASSIGN_OR_RETURN(auto best, store->best_all());
   TunedConfigs out;
@@ -62,8 +63,9 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   if (out.best_.empty() && !other_keys.empty()) {
     std::string keys;
     for (const auto& k : other_keys) keys += (keys.empty() ? "" : ", ") + k;
-    logger("compiler")->warn("{} has no records of device key {}, only of: {} (choose one with --device-key)", path,
-                             device_key, keys);
+    logger("compiler")
+        ->warn("{} has no records of device key {}, only of: {} (choose one with --device-key)",
+               path, device_key, keys);
   }
   return out;
 }
@@ -91,7 +93,8 @@ std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWo
   return out;
 }
 
-std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkload& w, const ss::Target& target) {
+std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkload& w,
+                                                           const ss::Target& target) {
   if (!borrow_) return std::nullopt;
   if (!references_built_) {
     references_built_ = true;
@@ -103,7 +106,8 @@ std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkl
       if (!entity || !space) continue;
       auto config = space->config_from_entity(*entity);
       if (!config) continue;
-      references_.push_back({std::get<ss::Conv2dWorkload>(task->workload), std::move(space).value(), *config});
+      references_.push_back(
+          {std::get<ss::Conv2dWorkload>(task->workload), std::move(space).value(), *config});
     }
   }
   const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
@@ -111,9 +115,10 @@ std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkl
   double best_score = 0;
   for (const Reference& r : references_) {
     // Same kernel and stride first (they shape the loop nest), then the divisor overlap.
-    const double score = ss::transfer_affinity(space, r.space) +
-                         2.0 * (r.workload.kernel_h == w.kernel_h && r.workload.kernel_w == w.kernel_w) +
-                         1.0 * (r.workload.stride_h == w.stride_h && r.workload.stride_w == w.stride_w);
+    const double score =
+        ss::transfer_affinity(space, r.space) +
+        2.0 * (r.workload.kernel_h == w.kernel_h && r.workload.kernel_w == w.kernel_w) +
+        1.0 * (r.workload.stride_h == w.stride_h && r.workload.stride_w == w.stride_w);
     if (score > best_score) {
       best_score = score;
       nearest = &r;
@@ -124,8 +129,10 @@ std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkl
   if (!config) return std::nullopt;
   const std::string described = ss::describe_workload(w);
   if (borrowed_.emplace(described, ss::describe_workload(nearest->workload)).second)
-    logger("compiler")->warn("no tuned record for conv2d_NCHWc.x86 {} in {}: borrowing the config of {} ({})",
-                             described, source_, ss::describe_workload(nearest->workload), space.describe(*config));
+    logger("compiler")
+        ->warn("no tuned record for conv2d_NCHWc.x86 {} in {}: borrowing the config of {} ({})",
+               described, source_, ss::describe_workload(nearest->workload),
+               space.describe(*config));
   return ss::conv2d_nchwc_schedule(space, *config);
 }
 
@@ -145,8 +152,10 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
         if (config) {
           if (auto fitted = ss::transfer_config(space, space, *config)) {
             if (warned_.insert(ss::describe_workload(w)).second)
-              logger("compiler")->warn("the record for {} ({}) exceeds the register budget; using {}",
-                                       ss::describe_workload(w), space.describe(*config), space.describe(*fitted));
+              logger("compiler")
+                  ->warn("the record for {} ({}) exceeds the register budget; using {}",
+                         ss::describe_workload(w), space.describe(*config),
+                         space.describe(*fitted));
             return ss::conv2d_nchwc_schedule(space, *fitted);
           }
         }

@@ -51,7 +51,8 @@ class Session {
     if (!stream_->Write(reg) || !stream_->Read(&first) || !first.has_registered()) {
       const grpc::Status s = finish("registration");
       if (is_permanent(s)) {
-        refusal_ = "the tracker " + o_.tracker.address + " refused this device: " + wire::describe(s);
+        refusal_ =
+            "the tracker " + o_.tracker.address + " refused this device: " + wire::describe(s);
         return Outcome::kRefused;
       }
       return Outcome::kTransient;
@@ -100,8 +101,10 @@ class Session {
       case grpc::StatusCode::UNAUTHENTICATED:
       case grpc::StatusCode::PERMISSION_DENIED:
       case grpc::StatusCode::INVALID_ARGUMENT:
-      case grpc::StatusCode::UNIMPLEMENTED: return true;
-      default: return false;
+      case grpc::StatusCode::UNIMPLEMENTED:
+        return true;
+      default:
+        return false;
     }
   }
 
@@ -183,13 +186,16 @@ class Session {
 // Blocks until the channel is connected or `stop`: gRPC re-dials with its own back-off
 // (capped at 0.5 s by make_tracker_channel), so a restarted tracker is found within about
 // half a second of listening. Says once every 10 s that it is still waiting.
-void wait_for_tracker(grpc::Channel& channel, const std::string& address, const std::atomic<bool>& stop) {
+void wait_for_tracker(grpc::Channel& channel, const std::string& address,
+                      const std::atomic<bool>& stop) {
   auto next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!stop) {
-    if (channel.WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(200))) return;
+    if (channel.WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(200)))
+      return;
     if (std::chrono::steady_clock::now() > next_note) {
-      logger("device")->info("waiting for the tracker at {} ({})", address,
-                             channel.GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE ? "unreachable" : "connecting");
+      logger("device")->info(
+          "waiting for the tracker at {} ({})", address,
+          channel.GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE ? "unreachable" : "connecting");
       next_note = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     }
   }
@@ -226,7 +232,8 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
     if (stop) break;
     Session session(o, workers, stop);
     const Session::Outcome outcome = session.run(*stub);
-    if (outcome == Session::Outcome::kRefused) return Error{ErrorCode::kFailedPrecondition, session.refusal()};
+    if (outcome == Session::Outcome::kRefused)
+      return Error{ErrorCode::kFailedPrecondition, session.refusal()};
     if (outcome == Session::Outcome::kServed) backoff = 0.1;
     if (stop) break;
     logger("device")->info("reconnecting to {} in {:.1f} s", o.tracker.address, backoff);

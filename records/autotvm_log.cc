@@ -1,7 +1,6 @@
 #include "records/autotvm_log.h"
 
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 
 namespace tensortune::records {
@@ -15,8 +14,8 @@ Expected<std::string> to_autotvm_line(const StoredRecord& r) {
     key = json::parse(r.task.workload_key);  // ["template", [args...]]
     entity = json::parse(r.entity_json);
   } catch (const json::exception& e) {
-    return data_loss("record of config " + std::to_string(r.config_index) + " of " + r.task.workload_key +
-                     ": stored JSON is damaged: " + e.what());
+    return data_loss("record of config " + std::to_string(r.config_index) + " of " +
+                     r.task.workload_key + ": stored JSON is damaged: " + e.what());
   }
   if (!key.is_array() || key.size() != 2)
     return data_loss("stored workload key " + r.task.workload_key + " is not [task_name, args]");
@@ -63,7 +62,8 @@ Expected<ss::Workload> parse_conv_args(const json& a) {
   TT_ASSIGN_OR_RETURN(auto pads, int_list(a[3], "input[2][3] padding"));
   TT_ASSIGN_OR_RETURN(auto dil, int_list(a[4], "input[2][4] dilation"));
   if (a.size() > 5 && a[5].is_string() && a[5] != "NCHW")
-    return unimplemented("input[2][5]: data layout " + a[5].dump() + " is not supported (NCHW only)");
+    return unimplemented("input[2][5]: data layout " + a[5].dump() +
+                         " is not supported (NCHW only)");
   auto w = ss::conv2d_workload(data, kernel, strides, pads, dil);
   if (!w) return w.error().with_context("input[2]");
   return ss::Workload(*w);
@@ -99,7 +99,8 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
 std::string task_name_of(const std::string& line) {
   try {
     const json j = json::parse(line);
-    if (j.contains("input") && j["input"].is_array() && j["input"].size() > 1 && j["input"][1].is_string())
+    if (j.contains("input") && j["input"].is_array() && j["input"].size() > 1 &&
+        j["input"][1].is_string())
       return j["input"][1].get<std::string>();
   } catch (const json::exception&) {
   }
@@ -114,7 +115,9 @@ Expected<TargetString> parse_target_string(const std::string& spec) {
   std::string word;
   while (words >> word) {
     if (t.kind.empty()) {
-      if (word[0] == '-') return invalid_argument("target '" + spec + "' does not start with its kind (llvm, cuda...)");
+      if (word[0] == '-')
+        return invalid_argument("target '" + spec +
+                                "' does not start with its kind (llvm, cuda...)");
       t.kind = word;
       continue;
     }
@@ -122,7 +125,8 @@ Expected<TargetString> parse_target_string(const std::string& spec) {
       return invalid_argument("target '" + spec + "': '" + word + "' is not -name or -name=value");
     const size_t eq = word.find('=');
     const size_t start = word[1] == '-' ? 2 : 1;  // -mcpu or --mcpu
-    const std::string name = word.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
+    const std::string name =
+        word.substr(start, eq == std::string::npos ? std::string::npos : eq - start);
     const std::string value = eq == std::string::npos ? "true" : word.substr(eq + 1);
     if (name == "keys") {
       std::istringstream list(value);
@@ -139,7 +143,8 @@ Expected<TargetString> parse_target_string(const std::string& spec) {
 
 std::string device_key_from_target(const TargetString& target) {
   for (const char* attr : {"model", "mcpu"})
-    if (auto it = target.attrs.find(attr); it != target.attrs.end() && !it->second.empty()) return it->second;
+    if (auto it = target.attrs.find(attr); it != target.attrs.end() && !it->second.empty())
+      return it->second;
   return target.kind;
 }
 
@@ -197,8 +202,8 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
   return out;
 }
 
-Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in, const std::string& source,
-                                         const ImportOptions& options) {
+Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
+                                         const std::string& source, const ImportOptions& options) {
   ImportStats stats;
   TT_RETURN_IF_ERROR(store.transaction([&]() -> Status {
     std::string line;

@@ -6,7 +6,9 @@
 namespace tensortune::schedule_space {
 namespace {
 
-const std::vector<int64_t>& sizes_of(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
+const std::vector<int64_t>& sizes_of(const KnobValue& v) {
+  return std::get<std::vector<int64_t>>(v);
+}
 
 // Candidate `a` is no larger than `b` in every inner factor.
 bool fits_under(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
@@ -55,7 +57,8 @@ double transfer_affinity(const ConfigSpace& target, const ConfigSpace& reference
     const std::vector<int64_t> ours = divisors(k.axis_length);
     const std::vector<int64_t> theirs = divisors(r.axis_length);
     std::vector<int64_t> shared;
-    std::set_intersection(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(shared));
+    std::set_intersection(ours.begin(), ours.end(), theirs.begin(), theirs.end(),
+                          std::back_inserter(shared));
     score += static_cast<double>(shared.size()) / static_cast<double>(ours.size());
   }
   return score + (same_knobs ? 1.0 : 0.0);
@@ -79,7 +82,8 @@ Expected<Config> transfer_config(const ConfigSpace& target, const ConfigSpace& r
     } else if (const auto* v = std::get_if<int64_t>(&theirs)) {
       // An integer knob whose value we lack (tile_oh 4 where our axis allows 2): the largest below.
       for (size_t i = 0; i < k.options.size(); ++i)
-        if (const auto* c = std::get_if<int64_t>(&k.options[i]); c && *c <= *v) digits[j] = static_cast<int32_t>(i);
+        if (const auto* c = std::get_if<int64_t>(&k.options[i]); c && *c <= *v)
+          digits[j] = static_cast<int32_t>(i);
     }
   }
   // Shrink until valid: one candidate step down at a time of a split or integer knob, last
@@ -91,7 +95,8 @@ Expected<Config> transfer_config(const ConfigSpace& target, const ConfigSpace& r
     bool stepped = false;
     for (int j = static_cast<int>(digits.size()) - 1; j >= 0 && !stepped; --j) {
       const Knob& k = target.knobs()[j];
-      const bool sized = k.kind == KnobKind::kSplit || std::holds_alternative<int64_t>(k.options[0]);
+      const bool sized =
+          k.kind == KnobKind::kSplit || std::holds_alternative<int64_t>(k.options[0]);
       if (sized && digits[j] > 0) {
         --digits[j];
         stepped = true;

@@ -60,7 +60,8 @@ Knob make_split_knob(std::string name, int64_t n, int num_outputs, SplitPolicy p
   return knob;
 }
 
-Expected<std::vector<int64_t>> canonical_split(const Knob& knob, const std::vector<int64_t>& sizes) {
+Expected<std::vector<int64_t>> canonical_split(const Knob& knob,
+                                               const std::vector<int64_t>& sizes) {
   if (sizes.empty() || sizes[0] == -1 || knob.kind != KnobKind::kSplit) return sizes;
   const std::string value = knob_value_to_string(sizes);
   const int64_t n = knob.axis_length;
@@ -70,8 +71,8 @@ Expected<std::vector<int64_t>> canonical_split(const Knob& knob, const std::vect
   const int64_t outer = inner > 0 && inner <= n ? (n + inner - 1) / inner : 0;
   const bool exact = outer * inner == n;
   if (sizes[0] < 1 || inner < 1 || inner > n || sizes[0] != outer || (!exact && !knob.allows_tail))
-    return invalid_argument("knob " + knob.name + " split " + value + " does not split its axis of length " +
-                            std::to_string(n) +
+    return invalid_argument("knob " + knob.name + " split " + value +
+                            " does not split its axis of length " + std::to_string(n) +
                             (inner >= 1 && inner <= n && (exact || knob.allows_tail)
                                  ? " (the outermost factor would be " + std::to_string(outer) + ")"
                                  : ""));

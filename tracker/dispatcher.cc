@@ -38,7 +38,8 @@ uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::st
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    devices_[id] = Device{key, name, slots, 0, {}, Clock::now(), std::move(send), std::move(disconnect)};
+    devices_[id] =
+        Device{key, name, slots, 0, {}, Clock::now(), std::move(send), std::move(disconnect)};
     sends = dispatch_locked(Clock::now());
   }
   logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
@@ -136,9 +137,10 @@ bool Dispatcher::complete(uint64_t device_id, uint64_t item_id, uint64_t lease_i
       --dev->second.busy;
       dev->second.last_seen = now;
       ++dropped_;
-      logger("tracker")->warn("dropped a late result for item {} from device {} '{}': its lease "
-                              "expired; the slot is free again",
-                              item_id, device_id, dev->second.name);
+      logger("tracker")->warn(
+          "dropped a late result for item {} from device {} '{}': its lease "
+          "expired; the slot is free again",
+          item_id, device_id, dev->second.name);
     } else if (it == items_.end() || it->second.state != Item::State::kLeased ||
                it->second.lease != lease_id || it->second.device != device_id) {
       ++dropped_;
@@ -175,9 +177,10 @@ void Dispatcher::expire(Clock::time_point now) {
       for (auto& [id, d] : devices_) d.last_seen = std::min(now, d.last_seen + shift);
       for (auto& [id, item] : items_)
         if (item.state == Item::State::kLeased) item.deadline += shift;
-      logger("tracker")->warn("the tracker did not run for {:.1f} s: heartbeat and lease clocks "
-                              "extended by that much",
-                              gap);
+      logger("tracker")->warn(
+          "the tracker did not run for {:.1f} s: heartbeat and lease clocks "
+          "extended by that much",
+          gap);
     }
     if (now > last_expire_) last_expire_ = now;
     std::vector<uint64_t> silent;

@@ -64,8 +64,9 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
   if (!s.ok()) {
     const auto& trailers = ctx.GetServerTrailingMetadata();
     if (trailers.find(wire::kJobVerdictKey) != trailers.end())
-      return Error{ErrorCode::kFailedPrecondition,
-                   "tracker " + endpoint_.address + " failed job '" + job_name + "': " + wire::describe(s)};
+      return Error{
+          ErrorCode::kFailedPrecondition,
+          "tracker " + endpoint_.address + " failed job '" + job_name + "': " + wire::describe(s)};
     return rpc_error("Measure", s);
   }
   if (received != configs.size())

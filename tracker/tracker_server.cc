@@ -1,15 +1,14 @@
 #include "tracker/tracker_server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <grpcpp/health_check_service_interface.h>
-
 #include <condition_variable>
+#include <cstring>
 #include <regex>
 #include <thread>
 
@@ -53,7 +52,8 @@ std::string bind_failure(const std::string& host, int port) {
   const int fd = ::socket(found->ai_family, found->ai_socktype, found->ai_protocol);
   if (fd >= 0) {
     if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
-      why = errno == EADDRINUSE ? "port " + service + " is in use (another tracker?)" : std::strerror(errno);
+      why = errno == EADDRINUSE ? "port " + service + " is in use (another tracker?)"
+                                : std::strerror(errno);
     } else {
       why = "gRPC could not bind it (not a local address?)";
     }
@@ -375,7 +375,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   impl->server = builder.BuildAndStart();
   if (!impl->server || impl->bound_port == 0)
-    return unavailable("cannot listen on " + address + ": " + bind_failure(options.host, options.port));
+    return unavailable("cannot listen on " + address + ": " +
+                       bind_failure(options.host, options.port));
   impl->housekeeping = std::thread([raw] {
     std::unique_lock<std::mutex> lock(raw->stop_mu);
     while (!raw->stopping) {

@@ -97,8 +97,10 @@ std::string serialize_network(const CompiledNetwork& net) {
   header["records_source"] = net.records_source;
   json schedules = json::array();
   for (const auto& s : net.schedules)
-    schedules.push_back(
-        {{"workload", s.workload}, {"schedule", s.schedule}, {"tuned", s.tuned}, {"borrowed_from", s.borrowed_from}});
+    schedules.push_back({{"workload", s.workload},
+                         {"schedule", s.schedule},
+                         {"tuned", s.tuned},
+                         {"borrowed_from", s.borrowed_from}});
   header["schedules"] = schedules;
   header["graph"] = encode_graph(net.graph, blobs);
   json params = json::array();
@@ -252,8 +254,9 @@ struct Decoder {
                cpu.at("features").get<std::vector<std::string>>(), cpu.at("vector_lanes").get<int>()};
     net.records_source = h.at("records_source").get<std::string>();
     for (const auto& s : h.at("schedules"))
-      net.schedules.push_back({s.at("workload").get<std::string>(), s.at("schedule").get<std::string>(),
-                               s.at("tuned").get<bool>(), s.value("borrowed_from", std::string())});
+      net.schedules.push_back({s.at("workload").get<std::string>(),
+                               s.at("schedule").get<std::string>(), s.at("tuned").get<bool>(),
+                               s.value("borrowed_from", std::string())});
     TT_ASSIGN_OR_RETURN(net.graph, graph(h.at("graph")));
     for (const auto& p : h.at("params")) {
       TT_ASSIGN_OR_RETURN(Tensor t, tensor(p.at("dtype").get<std::string>(), p.at("shape").get<graph::Shape>(), p.at("blob").get<int64_t>()));

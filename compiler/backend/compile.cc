@@ -54,10 +54,11 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
   // code generation the rest, so the two always agree.
   auto tuned = std::make_shared<compiler::TunedConfigs>();
   if (!options.records.empty()) {
-    TT_ASSIGN_OR_RETURN(*tuned, compiler::TunedConfigs::load(
-                                    options.records,
-                                    options.device_key.empty() ? compiler::host_device_key() : options.device_key,
-                                    target.vector_lanes, options.borrow_configs));
+    TT_ASSIGN_OR_RETURN(
+        *tuned, compiler::TunedConfigs::load(
+                    options.records,
+                    options.device_key.empty() ? compiler::host_device_key() : options.device_key,
+                    target.vector_lanes, options.borrow_configs));
   }
   auto selection = std::make_shared<BlockSelection>();
   if (!options.records.empty() && options.layout_aware && !options.conv_schedule) {
@@ -79,8 +80,9 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
     const auto& fallbacks = tuned->fallbacks();
     const auto borrowed = tuned->borrowed().find(described);
     const bool is_borrowed = !options.conv_schedule && borrowed != tuned->borrowed().end();
-    const bool tuned_record = options.conv_schedule ||
-                              (!is_borrowed && std::find(fallbacks.begin(), fallbacks.end(), described) == fallbacks.end());
+    const bool tuned_record =
+        options.conv_schedule || (!is_borrowed && std::find(fallbacks.begin(), fallbacks.end(),
+                                                            described) == fallbacks.end());
     chosen->emplace(described, ScheduleUse{described, describe_schedule(s), tuned_record,
                                            is_borrowed ? borrowed->second : std::string()});
     return s;

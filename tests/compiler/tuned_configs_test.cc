@@ -106,8 +106,8 @@ TEST(TunedConfigs, BadFilesAreRefusedByName) {
 
 TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
   const std::string db = make_db();
-  auto tuned =
-      std::make_shared<TunedConfigs>(std::move(TunedConfigs::load(db, "test-key", 16, /*borrow=*/false)).value());
+  auto tuned = std::make_shared<TunedConfigs>(
+      std::move(TunedConfigs::load(db, "test-key", 16, /*borrow=*/false)).value());
   passes::PipelineOptions options;
   options.layout.choose_blocks = [tuned](const ss::Conv2dWorkload& w) {
     const auto s = tuned->conv2d_schedule(w, kTarget);

@@ -46,7 +46,8 @@ ss::MeasureResult ok(int64_t index) {
 
 // The tracker's housekeeping: expire() every 0.25 s for `seconds` from `from`, calling
 // `between` before each round (a device's heartbeat); returns the last time used.
-Clock::time_point run_housekeeping(Dispatcher& d, double seconds, Clock::time_point from = Clock::now(),
+Clock::time_point run_housekeeping(Dispatcher& d, double seconds,
+                                   Clock::time_point from = Clock::now(),
                                    const std::function<void()>& between = nullptr) {
   Clock::time_point t = from;
   for (double s = 0.25; s <= seconds + 1e-9; s += 0.25) {
@@ -101,7 +102,8 @@ TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches)
   dev.inbox.pop_front();
   d.heartbeat(id);
   run_housekeeping(d, 3);  // past the lease, within the heartbeat timeout
-  EXPECT_TRUE(dev.inbox.empty()) << "the device is still on the first lease: no second item at once";
+  EXPECT_TRUE(dev.inbox.empty())
+      << "the device is still on the first lease: no second item at once";
   EXPECT_EQ(d.status().devices(0).busy(), 1);
   EXPECT_FALSE(d.complete(id, first.item_id(), first.lease_id(), ok(0))) << "stale lease";
   ASSERT_EQ(dev.inbox.size(), 1u) << "re-dispatched once the slot was free";
@@ -160,7 +162,8 @@ TEST(Dispatcher, TrackerPauseIsNotDeviceSilenceAndKeepsFinishedWork) {
   EXPECT_FALSE(disconnected) << "the device's heartbeats are waiting in its stream";
   EXPECT_EQ(d.devices_for_key("k"), 1);
   const v1::WorkItem w = dev.inbox.front();
-  EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(0))) << "a result finished during the pause is kept";
+  EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(0)))
+      << "a result finished during the pause is kept";
   EXPECT_EQ(rec.order, std::vector<std::string>{"A:0"});
   // Real silence after the pause is still silence.
   run_housekeeping(d, 1.5, resumed);

@@ -310,14 +310,16 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
     c->set_index(index);
     s = call(bad_index);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << index;
-    EXPECT_NE(s.error_message().find("config.index = " + std::to_string(index) + " is outside"), std::string::npos)
+    EXPECT_NE(s.error_message().find("config.index = " + std::to_string(index) + " is outside"),
+              std::string::npos)
         << s.error_message();
   }
   v1::MeasureJobRequest wrong_index = req;
   wrong_index.mutable_request()->mutable_configs(0)->set_index(configs[0].index + 1);
   s = call(wrong_index);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("does not match its entity"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("does not match its entity"), std::string::npos)
+      << s.error_message();
 
   v1::MeasureJobRequest bad_timing = req;
   bad_timing.mutable_request()->mutable_timing()->set_repeat(0);
@@ -365,7 +367,8 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   EXPECT_NE(status.find("tune-op random-seed0"), std::string::npos) << status;
   const size_t finished = status.find("Finished jobs");
   ASSERT_NE(finished, std::string::npos) << status;
-  EXPECT_GT(status.find("tune-op random-seed0"), finished) << "the finished job is listed apart: " << status;
+  EXPECT_GT(status.find("tune-op random-seed0"), finished)
+      << "the finished job is listed apart: " << status;
   auto [bcode, best] = run_cli("records best --tracker " + tracker);
   EXPECT_EQ(bcode, 0) << best;
   EXPECT_NE(best.find("dense_pack.x86"), std::string::npos) << best;
@@ -386,13 +389,15 @@ TEST_F(Farm, JobOnAKeyWithoutDevicesFailsInsteadOfWaitingForever) {
   ASSERT_FALSE(r);
   // The tracker's verdict, not an unreachable tracker: a client must not retry it.
   EXPECT_EQ(r.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_NE(r.error().message.find("UNAVAILABLE: no device with key 'simm'"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("UNAVAILABLE: no device with key 'simm'"), std::string::npos)
+      << r.error().message;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
   EXPECT_TRUE(archive_counts().empty());
   // tune-op surfaces it at once instead of retrying for two minutes.
   const auto t1 = std::chrono::steady_clock::now();
-  auto [code, out] = run_cli("tune-op --op dense --data 1x64 --weight 64x64 --trials 2 --tracker 127.0.0.1:" +
-                             std::to_string(port_) + " --key simm --db " + path("client.db"));
+  auto [code, out] =
+      run_cli("tune-op --op dense --data 1x64 --weight 64x64 --trials 2 --tracker 127.0.0.1:" +
+              std::to_string(port_) + " --key simm --db " + path("client.db"));
   EXPECT_NE(code, 0) << out;
   EXPECT_NE(out.find("no device with key 'simm'"), std::string::npos) << out;
   EXPECT_EQ(out.find("retrying"), std::string::npos) << out;
@@ -402,12 +407,16 @@ TEST_F(Farm, JobOnAKeyWithoutDevicesFailsInsteadOfWaitingForever) {
 TEST_F(Farm, SecondTrackerOnTheSamePortRefusesToStart) {
   const int port = start_tracker();
   ASSERT_GT(port, 0);
-  Process second(kBinary, {"tracker", "--host", "127.0.0.1", "--port", std::to_string(port), "--db", path("b.db")},
-                 path("second.log"));
+  Process second(
+      kBinary,
+      {"tracker", "--host", "127.0.0.1", "--port", std::to_string(port), "--db", path("b.db")},
+      path("second.log"));
   const auto code = second.wait_exit(20);
-  ASSERT_TRUE(code.has_value()) << "the second tracker is still running: " << read_text(path("second.log"));
+  ASSERT_TRUE(code.has_value()) << "the second tracker is still running: "
+                                << read_text(path("second.log"));
   EXPECT_NE(*code, 0);
-  EXPECT_NE(read_text(path("second.log")).find("port " + std::to_string(port) + " is in use"), std::string::npos)
+  EXPECT_NE(read_text(path("second.log")).find("port " + std::to_string(port) + " is in use"),
+            std::string::npos)
       << read_text(path("second.log"));
   EXPECT_TRUE(tracker_->alive());
   EXPECT_TRUE(client()->status()) << "the first tracker still serves";
@@ -415,7 +424,7 @@ TEST_F(Farm, SecondTrackerOnTheSamePortRefusesToStart) {
 
 TEST_F(Farm, SlowDeviceDoesNotGetItsExpiredLeaseBack) {
   ASSERT_GT(start_tracker(0, {"--lease-margin", "0"}), 0);  // lease = 2 x the 1 s timeout
-  start_device("sim", {"--simulate-ms", "8000"});            // dev0: slow, registered first
+  start_device("sim", {"--simulate-ms", "8000"});           // dev0: slow, registered first
   auto c = client();
   ASSERT_TRUE(wait_for_devices(*c, 1));
   start_device("sim", {"--simulate-ms", "20"});  // dev1: fast
@@ -433,7 +442,8 @@ TEST_F(Farm, SlowDeviceDoesNotGetItsExpiredLeaseBack) {
   auto s = c->status();
   ASSERT_TRUE(s);
   for (const auto& d : s->devices())
-    EXPECT_EQ(d.busy(), d.name() == "dev0" ? 1 : 0) << d.name() << ": the slow one is still measuring";
+    EXPECT_EQ(d.busy(), d.name() == "dev0" ? 1 : 0)
+        << d.name() << ": the slow one is still measuring";
   const std::string log = read_text(path("tracker.log"));
   EXPECT_NE(log.find("re-queued: lease expired"), std::string::npos) << log;
   EXPECT_EQ(log.find("gave up"), std::string::npos) << log;
@@ -451,7 +461,8 @@ TEST_F(Farm, DevicesRegisterAgainWithinASecondOfTheTrackerListening) {
   ASSERT_EQ(start_tracker(port), port) << read_text(path("tracker.log"));
   const auto listening = std::chrono::steady_clock::now();
   ASSERT_TRUE(wait_for_devices(*c, 2, 20)) << "the devices did not come back";
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - listening).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - listening).count();
   RecordProperty("reregistration_s", std::to_string(seconds));
   std::printf("both devices registered again %.2f s after the tracker listened\n", seconds);
   // The goal is 1 s; the bound leaves room for a loaded CI machine (it was 8-14 s before).
@@ -500,14 +511,17 @@ TEST_F(Farm, RefusedDevicesExitWithTheReasonInsteadOfRetrying) {
   auto code = wrong.wait_exit(20);
   ASSERT_TRUE(code.has_value()) << "still retrying: " << read_text(path("device0.log"));
   EXPECT_EQ(*code, 1);
-  EXPECT_NE(read_text(path("device0.log")).find("refused this device: UNAUTHENTICATED: wrong token"),
-            std::string::npos)
+  EXPECT_NE(
+      read_text(path("device0.log")).find("refused this device: UNAUTHENTICATED: wrong token"),
+      std::string::npos)
       << read_text(path("device0.log"));
-  Process& bad_key = start_device("bad key!", {"--simulate-ms", "5", "--token-file", path("token")});
+  Process& bad_key =
+      start_device("bad key!", {"--simulate-ms", "5", "--token-file", path("token")});
   code = bad_key.wait_exit(20);
   ASSERT_TRUE(code.has_value()) << "still retrying: " << read_text(path("device1.log"));
   EXPECT_EQ(*code, 1);
-  EXPECT_NE(read_text(path("device1.log")).find("register.device_key = 'bad key!'"), std::string::npos)
+  EXPECT_NE(read_text(path("device1.log")).find("register.device_key = 'bad key!'"),
+            std::string::npos)
       << read_text(path("device1.log"));
 }
 

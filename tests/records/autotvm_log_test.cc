@@ -1,14 +1,14 @@
 // AutoTVM logs: a real TVM line imports and decodes; export -> import round trips; every
 // malformed line is refused with its line number and nothing is written.
-#include <gtest/gtest.h>
+#include "records/autotvm_log.h"
 
+#include <gtest/gtest.h>
 
 #include <set>
 #include <sstream>
 
-#include "tests/support/test_paths.h"
-#include "records/autotvm_log.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "tests/support/test_paths.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -145,44 +145,58 @@ TEST(AutoTvmLog, ImportIntoExistingDbKeepsWhatWasThere) {
 // same config in the newer -1 form, a 1x1 record with tile_oh, a dense_nopack record, and
 // records of templates tensortune lacks (CUDA, depthwise, winograd) in the same file.
 const char* kConvArgs =
-    "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], "
+    "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, "
+    "2], [3, 3, 3, 3], "
     "[1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
 const char* k1x1Args =
-    "[[\"TENSOR\", [1, 64, 56, 56], \"float32\"], [\"TENSOR\", [128, 64, 1, 1], \"float32\"], [2, 2], [0, 0, 0, 0], "
+    "[[\"TENSOR\", [1, 64, 56, 56], \"float32\"], [\"TENSOR\", [128, 64, 1, 1], \"float32\"], [2, "
+    "2], [0, 0, 0, 0], "
     "[1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
 
 std::string line(const std::string& target, const std::string& task, const std::string& args,
                  const std::string& entity, double cost) {
-  return "{\"input\": [\"" + target + "\", \"" + task + "\", " + args + ", {}], \"config\": {\"index\": 9, " +
-         "\"code_hash\": null, \"entity\": " + entity + "}, \"result\": [[" + std::to_string(cost) +
+  return "{\"input\": [\"" + target + "\", \"" + task + "\", " + args +
+         ", {}], \"config\": {\"index\": 9, " + "\"code_hash\": null, \"entity\": " + entity +
+         "}, \"result\": [[" + std::to_string(cost) +
          "], 0, 1.5, 1550000000.0], \"version\": 0.2, \"tvm_version\": \"0.6.dev\"}\n";
 }
 
 std::string mixed_log() {
   const std::string skx = "llvm -mcpu=skylake-avx512 -keys=cpu";
   return line(skx, "conv2d_NCHWc.x86", kConvArgs,
-              "[[\"unroll_kw\", \"ot\", false], [\"tile_ic\", \"sp\", [1, 3]], [\"tile_oc\", \"sp\", [2, 32]], "
+              "[[\"unroll_kw\", \"ot\", false], [\"tile_ic\", \"sp\", [1, 3]], [\"tile_oc\", "
+              "\"sp\", [2, 32]], "
               "[\"tile_ow\", \"sp\", [14, 8]]]",
               0.002) +
          line("llvm -keys=cpu", "conv2d_NCHWc.x86", kConvArgs,
-              "[[\"tile_ic\", \"sp\", [-1, 3]], [\"tile_oc\", \"sp\", [-1, 16]], [\"tile_ow\", \"sp\", [-1, 16]], "
+              "[[\"tile_ic\", \"sp\", [-1, 3]], [\"tile_oc\", \"sp\", [-1, 16]], [\"tile_ow\", "
+              "\"sp\", [-1, 16]], "
               "[\"unroll_kw\", \"ot\", true]]",
               0.003) +
          line(skx, "conv2d_NCHWc.x86", k1x1Args,
-              "[[\"tile_ic\", \"sp\", [4, 16]], [\"tile_oc\", \"sp\", [4, 32]], [\"tile_ow\", \"sp\", [4, 7]], "
+              "[[\"tile_ic\", \"sp\", [4, 16]], [\"tile_oc\", \"sp\", [4, 32]], [\"tile_ow\", "
+              "\"sp\", [4, 7]], "
               "[\"tile_oh\", \"ot\", 2]]",
               0.0004) +
          line(skx, "dense_nopack.x86",
-              "[[\"TENSOR\", [1, 512], \"float32\"], [\"TENSOR\", [1000, 512], \"float32\"], null, \"float32\"]",
-              "[[\"tile_y\", \"sp\", [1, 1]], [\"tile_x\", \"sp\", [250, 4]], [\"tile_k\", \"sp\", [32, 16]]]", 0.0001) +
+              "[[\"TENSOR\", [1, 512], \"float32\"], [\"TENSOR\", [1000, 512], \"float32\"], null, "
+              "\"float32\"]",
+              "[[\"tile_y\", \"sp\", [1, 1]], [\"tile_x\", \"sp\", [250, 4]], [\"tile_k\", \"sp\", "
+              "[32, 16]]]",
+              0.0001) +
          line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs,
-              "[[\"tile_f\", \"sp\", [2, 2, 16, 1]], [\"tile_y\", \"sp\", [112, 1, 1, 1]], [\"tile_x\", \"sp\", "
-              "[4, 1, 28, 1]], [\"tile_rc\", \"sp\", [3, 1]], [\"tile_rx\", \"sp\", [1, 7]], [\"tile_ry\", \"sp\", "
+              "[[\"tile_f\", \"sp\", [2, 2, 16, 1]], [\"tile_y\", \"sp\", [112, 1, 1, 1]], "
+              "[\"tile_x\", \"sp\", "
+              "[4, 1, 28, 1]], [\"tile_rc\", \"sp\", [3, 1]], [\"tile_rx\", \"sp\", [1, 7]], "
+              "[\"tile_ry\", \"sp\", "
               "[7, 1]], [\"auto_unroll_max_step\", \"ot\", 512], [\"unroll_explicit\", \"ot\", 1]]",
               0.0001) +
-         line(skx, "depthwise_conv2d_NCHWc.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
-         line(skx, "conv2d_NCHWc_winograd.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
-         line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs, "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
+         line(skx, "depthwise_conv2d_NCHWc.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]",
+              0.001) +
+         line(skx, "conv2d_NCHWc_winograd.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]",
+              0.001) +
+         line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs,
+              "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
 }
 
 TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefused) {
@@ -191,14 +205,17 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
     std::istringstream in(mixed_log());
     auto stats = tt::records::import_autotvm_log(*store, in, "tophub.log", import_options(""));
     ASSERT_FALSE(stats) << "all or nothing by default";
-    EXPECT_NE(stats.error().message.find("tophub.log:5"), std::string::npos) << stats.error().message;
-    EXPECT_NE(stats.error().message.find("conv2d_nchw.cuda"), std::string::npos) << stats.error().message;
+    EXPECT_NE(stats.error().message.find("tophub.log:5"), std::string::npos)
+        << stats.error().message;
+    EXPECT_NE(stats.error().message.find("conv2d_nchw.cuda"), std::string::npos)
+        << stats.error().message;
     EXPECT_EQ(stats.error().code, tt::ErrorCode::kUnimplemented);
     EXPECT_EQ(*store->result_count(), 0);
   }
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_mixed"));
   std::istringstream in(mixed_log());
-  auto stats = tt::records::import_autotvm_log(*store, in, "tophub.log", import_options("", /*skip=*/true));
+  auto stats =
+      tt::records::import_autotvm_log(*store, in, "tophub.log", import_options("", /*skip=*/true));
   ASSERT_TRUE(stats) << stats.error().message;
   EXPECT_EQ(stats->imported, 4);
   ASSERT_EQ(stats->skipped.size(), 3u);
@@ -248,9 +265,11 @@ TEST(AutoTvmLog, SplitsThatDoNotSplitTheirAxisAreRefusedNamingLineAndKnob) {
     std::string entity, fragment;
   };
   const std::vector<Case> cases = {
-      {"[[\"tile_ic\", \"sp\", [2, 3]]]", "knob tile_ic split [2, 3] does not split its axis of length 3"},
-      {"[[\"tile_oc\", \"sp\", [3, 32]]]", "knob tile_oc split [3, 32] does not split its axis of length 64 (the "
-                                            "outermost factor would be 2)"},
+      {"[[\"tile_ic\", \"sp\", [2, 3]]]",
+       "knob tile_ic split [2, 3] does not split its axis of length 3"},
+      {"[[\"tile_oc\", \"sp\", [3, 32]]]",
+       "knob tile_oc split [3, 32] does not split its axis of length 64 (the "
+       "outermost factor would be 2)"},
       {"[[\"tile_oc\", \"sp\", [1, 0]]]", "knob tile_oc split [1, 0] does not split"},
       {"[[\"tile_ow\", \"sp\", [1, 4611686018427387904]]]", "knob tile_ow split"},
       {"[[\"tile_zz\", \"sp\", [1, 3]]]", "unknown knob 'tile_zz'"},
@@ -275,7 +294,9 @@ TEST(AutoTvmLog, TargetStringsComeApart) {
   EXPECT_EQ(tt::records::device_key_from_target(t), "skylake-avx512");
   auto cuda = *tt::records::parse_target_string("cuda -model=titanx -mcpu=sm_52");
   EXPECT_EQ(tt::records::device_key_from_target(cuda), "titanx") << "-model goes before -mcpu";
-  EXPECT_EQ(tt::records::device_key_from_target(*tt::records::parse_target_string("llvm -keys=cpu ")), "llvm");
+  EXPECT_EQ(
+      tt::records::device_key_from_target(*tt::records::parse_target_string("llvm -keys=cpu ")),
+      "llvm");
   EXPECT_FALSE(tt::records::parse_target_string(""));
   EXPECT_FALSE(tt::records::parse_target_string("-mcpu=x"));
   EXPECT_FALSE(tt::records::parse_target_string("llvm mcpu"));

@@ -1,7 +1,8 @@
 // Borrowing configs between workloads: checked against brute force over the target space.
+#include "schedule_space/config_transfer.h"
+
 #include <gtest/gtest.h>
 
-#include "schedule_space/config_transfer.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/dense_template.h"
 
@@ -15,8 +16,9 @@ int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).bac
 // when that choice alone is valid (brute force over the candidates).
 TEST(ConfigTransfer, SplitsTakeTheLargestFactorNotAboveTheReferencesAndStayValid) {
   const ConfigSpace reference = conv2d_nchwc_space(square_conv2d(64, 56, 64, 3, 1), 16);
-  const std::vector<Conv2dWorkload> targets = {square_conv2d(96, 28, 192, 3, 1), square_conv2d(3, 224, 64, 7, 2),
-                                               square_conv2d(256, 14, 256, 3, 1), square_conv2d(48, 17, 80, 3, 2)};
+  const std::vector<Conv2dWorkload> targets = {
+      square_conv2d(96, 28, 192, 3, 1), square_conv2d(3, 224, 64, 7, 2),
+      square_conv2d(256, 14, 256, 3, 1), square_conv2d(48, 17, 80, 3, 2)};
   for (const auto& w : targets) {
     const ConfigSpace target = conv2d_nchwc_space(w, 16);
     for (int64_t i = 0; i < reference.size(); i += 7) {
@@ -31,10 +33,12 @@ TEST(ConfigTransfer, SplitsTakeTheLargestFactorNotAboveTheReferencesAndStayValid
         int64_t best = 0;
         for (const KnobValue& c : target.knobs()[target.knob_position(knob)].options)
           if (inner(c) <= wanted) best = std::max(best, inner(c));
-        EXPECT_EQ(inner(target.value(*moved, knob)), best) << knob << " from " << reference.describe(ref);
+        EXPECT_EQ(inner(target.value(*moved, knob)), best)
+            << knob << " from " << reference.describe(ref);
       }
       EXPECT_LE(inner(target.value(*moved, "tile_ow")), inner(reference.value(ref, "tile_ow")));
-      EXPECT_EQ(std::get<bool>(target.value(*moved, "oc_inner")), std::get<bool>(reference.value(ref, "oc_inner")));
+      EXPECT_EQ(std::get<bool>(target.value(*moved, "oc_inner")),
+                std::get<bool>(reference.value(ref, "oc_inner")));
     }
   }
 }
@@ -42,7 +46,8 @@ TEST(ConfigTransfer, SplitsTakeTheLargestFactorNotAboveTheReferencesAndStayValid
 TEST(ConfigTransfer, AnInvalidRecordShrinksItsRegisterTileNotItsBlocks) {
   const ConfigSpace space = conv2d_nchwc_space(square_conv2d(64, 56, 128, 3, 1), 16);
   // oc_bn 64 (4 vectors) x reg_n 28 x 1 row = 112 accumulators: over the budget of 28.
-  Entity e = {{"tile_ic", std::vector<int64_t>{-1, 16}}, {"tile_oc", std::vector<int64_t>{-1, 64}},
+  Entity e = {{"tile_ic", std::vector<int64_t>{-1, 16}},
+              {"tile_oc", std::vector<int64_t>{-1, 64}},
               {"tile_ow", std::vector<int64_t>{-1, 28}}};
   const Config big = *space.config_from_entity(e);
   ASSERT_FALSE(space.is_valid(big));
@@ -62,7 +67,8 @@ TEST(ConfigTransfer, AffinityPrefersSharedDivisorsAndTheSameTemplate) {
   const ConfigSpace other_kind = conv2d_nchwc_space(square_conv2d(128, 28, 128, 1, 1), 16);
   EXPECT_GT(transfer_affinity(target, target), transfer_affinity(target, near));
   EXPECT_GT(transfer_affinity(target, near), transfer_affinity(target, far));
-  EXPECT_GT(transfer_affinity(target, near), transfer_affinity(target, other_kind)) << "1x1 has other knobs";
+  EXPECT_GT(transfer_affinity(target, near), transfer_affinity(target, other_kind))
+      << "1x1 has other knobs";
   EXPECT_EQ(transfer_affinity(target, dense_space(DenseWorkload{1, 128, 128}, true, 16)), 0);
 }
 
