@@ -75,7 +75,7 @@ Status compile_and_time_resnet18(const std::string& db) {
   const auto level = log->level();
   log->set_level(spdlog::level::err);  // the default-config warnings are the point here, not news
   double ms[2] = {0, 0};
-  int tuned = 0, total = 0;
+  int tuned = 0, borrowed = 0, total = 0;
   for (int with_records = 0; with_records < 2; ++with_records) {
     backend::CompileOptions options;
     if (with_records) options.records = db;
@@ -85,7 +85,8 @@ Status compile_and_time_resnet18(const std::string& db) {
       return net.error();
     }
     if (with_records)
-      for (const auto& s : net->schedules) tuned += s.tuned, ++total;
+      for (const auto& s : net->schedules)
+        tuned += s.tuned, borrowed += !s.borrowed_from.empty(), ++total;
     TT_ASSIGN_OR_RETURN(auto exe, backend::Executable::load(std::make_shared<backend::CompiledNetwork>(std::move(*net)), 1));
     NdArray x({1, 3, 224, 224});
     fill_uniform(x, 0);
@@ -96,8 +97,11 @@ Status compile_and_time_resnet18(const std::string& db) {
     ms[with_records] = r.median_ms;
   }
   log->set_level(level);
-  std::printf("  default configs: %.2f ms; with the demo's records (%d of %d conv workloads tuned): %.2f ms (%.2fx)\n",
-              ms[0], tuned, total, ms[1], ms[0] / ms[1]);
+  std::printf(
+      "  default configs: %.2f ms; with the demo's records (%d of %d conv workloads tuned, %d "
+      "borrowing "
+      "a tuned one's config): %.2f ms (%.2fx)\n",
+      ms[0], tuned, total, borrowed, ms[1], ms[0] / ms[1]);
   std::printf("  The same from the command line: tensortune compile --model resnet-18 --records %s -o r18.tt; "
               "tensortune bench r18.tt --profile\n", db.c_str());
   return ok_status();

@@ -253,13 +253,10 @@ void add_records_command(CLI::App& app, int& exit_code) {
       "import the records tensortune can use; count the others (templates, dtypes, layouts it "
       "lacks) per template instead of refusing the log");
   imp->footer(
-      "\nReads every AutoTVM version's form (split sizes with -1 or the outer factor first, knobs "
-      "in\n"
-      "any order, keyed targets). A malformed line stops the import with its line number; nothing "
-      "of\n"
-      "that log is written.\n"
-      "Example: tensortune records import --db tuned.db --skip-unsupported --device-key x86-avx512 "
-      "tophub.log");
+      "\nReads every AutoTVM version's form (split sizes with -1 or the outer factor first,\n"
+      "knobs in any order, keyed targets). A malformed line stops the import with its line\n"
+      "number; nothing of that log is written.\n"
+      "Example: tensortune records import --db tuned.db --skip-unsupported tophub.log");
   imp->callback([flags, finish] { finish(run_import(*flags)); });
 
   CLI::App* plot = records->add_subcommand("plot", "Plot best GFLOPS against trial number, one curve per tuning run and task");

@@ -94,6 +94,7 @@ std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWo
 }
 
 std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkload& w,
+                                                           const ss::ConfigSpace& space,
                                                            const ss::Target& target) {
   if (!borrow_) return std::nullopt;
   if (!references_built_) {
@@ -110,7 +111,6 @@ std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkl
           {std::get<ss::Conv2dWorkload>(task->workload), std::move(space).value(), *config});
     }
   }
-  const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
   const Reference* nearest = nullptr;
   double best_score = 0;
   for (const Reference& r : references_) {
@@ -164,7 +164,7 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
                                ss::describe_workload(w));
     }
   }
-  if (auto borrowed = borrow_for(w, target)) return *borrowed;
+  if (auto borrowed = borrow_for(w, space, target)) return *borrowed;
   const std::string described = ss::describe_workload(w);
   if (warned_.insert(described).second) {
     fallbacks_.push_back(described);

@@ -58,8 +58,10 @@ class TunedConfigs {
     schedule_space::ConfigSpace space;
     schedule_space::Config config;
   };
+  /// `space` is the workload's config space on `target`.
   std::optional<schedule_space::Conv2dSchedule> borrow_for(
-      const schedule_space::Conv2dWorkload& workload, const schedule_space::Target& target);
+      const schedule_space::Conv2dWorkload& workload, const schedule_space::ConfigSpace& space,
+      const schedule_space::Target& target);
 
   bool borrow_ = true;
   std::vector<Reference> references_;  // the tuned conv2d_NCHWc workloads, built on first use

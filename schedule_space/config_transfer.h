@@ -18,9 +18,10 @@ double transfer_affinity(const ConfigSpace& target, const ConfigSpace& reference
 
 /// `reference_config` (a point of `reference`) carried into `target`: each split takes the
 /// largest inner factors of our candidates that do not exceed the reference's; other knobs
-/// take the reference's value where it is one of our candidates, else our candidate 0. If the
-/// result is invalid in `target` (a register tile that does not fit), split knobs shrink
-/// from the last knob backwards until it is valid. Fails when no valid point is reached.
+/// take the reference's value where it is one of our candidates (integers: the largest not
+/// above it), else our candidate 0. If the result is invalid in `target` (a register tile that
+/// does not fit), split and integer knobs step down one candidate at a time, last knob first,
+/// until it is valid; booleans keep their value. Fails when no valid point is reached.
 Expected<Config> transfer_config(const ConfigSpace& target, const ConfigSpace& reference,
                                  const Config& reference_config);
 
