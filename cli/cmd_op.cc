@@ -82,7 +82,7 @@ void add_op_command(CLI::App& app, int& exit_code) {
       "      --pads 1,1,1,1 --dilation 1,1 --db resnet.db --out y.npy\n"
       "The data and weight are packed into the config's NCHW[x]c / OIHW[x]i[y]o layouts, the kernel runs, and\n"
       "the result is written back in NCHW (or (M, N) for dense) as float32.");
-  run->add_option("--op", flags->op.op, "operator: conv2d_NCHWc, dense, dense_pack, dense_nopack")->required();
+  run->add_option("--op", flags->op.op, "operator: " + op_names())->required();
   run->add_option("--data", flags->data, "input .npy: NCHW for conv2d, (M, K) for dense")->required()->check(CLI::ExistingFile);
   run->add_option("--weight", flags->weight, "weight .npy: OIHW for conv2d, (N, K) for dense")->required()->check(CLI::ExistingFile);
   run->add_option("--bias", flags->bias, "optional bias .npy of shape (OC) or (N)")->check(CLI::ExistingFile);

@@ -23,7 +23,7 @@ struct TuneOpFlags {
 Status run_tune_op(const TuneOpFlags& f) {
   TT_ASSIGN_OR_RETURN(auto data, parse_shape(f.data, "--data"));
   TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(f.op.op));
-  const bool conv = tmpl == schedule_space::kConv2dNCHWc;
+  const bool conv = takes_conv2d_shapes(tmpl);
   const std::string& wtext = conv ? f.kernel : f.weight;
   if (wtext.empty()) return invalid_argument(conv ? "--kernel is required for conv2d_NCHWc (OIHW, e.g. 64x64x3x3)"
                                                   : "--weight is required for dense (out_features x in_features)");
@@ -55,7 +55,7 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
       "Pads are top,left,bottom,right. Rerunning the same command resumes it: the run (tuner and seed) keeps\n"
       "its trial count, and no config already in the DB is measured again. Inspect results with\n"
       "`tensortune records best --db FILE` and `tensortune records plot --db FILE -o curves.png`.");
-  cmd->add_option("--op", flags->op.op, "operator: conv2d_NCHWc, dense (= dense_pack), dense_pack, dense_nopack")->required();
+  cmd->add_option("--op", flags->op.op, "operator: " + op_names())->required();
   cmd->add_option("--data", flags->data, "input shape: NxCxHxW for conv2d, MxK for dense")->required();
   cmd->add_option("--kernel", flags->kernel, "conv2d weight shape OxIxKHxKW");
   cmd->add_option("--weight", flags->weight, "dense weight shape NxK (out_features x in_features)");

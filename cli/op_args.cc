@@ -41,16 +41,29 @@ Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std
 }
 
 Expected<std::string> template_for_op(const std::string& op) {
-  if (op == "conv2d_NCHWc" || op == "conv2d" || op == ss::kConv2dNCHWc) return std::string(ss::kConv2dNCHWc);
-  if (op == "dense" || op == "dense_pack" || op == ss::kDensePack) return std::string(ss::kDensePack);
-  if (op == "dense_nopack" || op == ss::kDenseNopack) return std::string(ss::kDenseNopack);
-  return invalid_argument("--op = '" + op + "' is not one of conv2d_NCHWc, dense, dense_pack, dense_nopack");
+  if (const ss::Template* t = ss::find_template_by_op(op)) return std::string(t->name());
+  return invalid_argument("--op = '" + op + "' is not one of " + op_names());
+}
+
+std::string op_names() {
+  std::string names;
+  for (const ss::Template* t : ss::all_templates()) {
+    const std::string_view name = t->name();
+    names += (names.empty() ? "" : ", ") + std::string(name.substr(0, name.rfind('.')));
+    for (std::string_view alias : t->aliases()) names += " (or " + std::string(alias) + ")";
+  }
+  return names;
+}
+
+bool takes_conv2d_shapes(const std::string& template_name) {
+  const ss::Template* t = ss::find_template(template_name);
+  return t && t->operator_kind() == ss::OperatorKind::kConv2d;
 }
 
 Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& data,
                                 const std::vector<int64_t>& weight, const ss::Target& target) {
   TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(args.op));
-  if (tmpl == ss::kConv2dNCHWc) {
+  if (takes_conv2d_shapes(tmpl)) {
     TT_ASSIGN_OR_RETURN(auto strides, parse_int_list(args.strides, "--strides"));
     TT_ASSIGN_OR_RETURN(auto pads, parse_int_list(args.pads, "--pads"));
     TT_ASSIGN_OR_RETURN(auto dil, parse_int_list(args.dilation, "--dilation"));

@@ -14,7 +14,7 @@
 namespace tensortune::cli {
 
 struct OpArgs {
-  std::string op;  ///< conv2d_NCHWc, dense (= dense_pack), dense_pack, dense_nopack
+  std::string op;  ///< see op_names()
   std::string strides = "1,1";
   std::string pads = "0,0,0,0";
   std::string dilation = "1,1";
@@ -25,8 +25,12 @@ Expected<std::vector<int64_t>> parse_shape(const std::string& text, const std::s
 /// "1,2" -> {1, 2}.
 Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std::string& field);
 
-/// The template name for --op.
+/// The template name for --op (a template's name, without or with its suffix, or an alias).
 Expected<std::string> template_for_op(const std::string& op);
+/// What --op accepts, for --help: "conv2d_NCHWc (or conv2d), dense_pack (or dense), ...".
+std::string op_names();
+/// Whether the template's operator takes conv2d flags (--kernel, --strides, ...).
+bool takes_conv2d_shapes(const std::string& template_name);
 
 /// Builds and validates the task from the op, the data and weight shapes (NCHW and OIHW for
 /// conv2d, (M, K) and (N, K) for dense) and the flags.

@@ -5,17 +5,19 @@
 /// Every generated kernel has one ABI:
 ///   void kernel(const float* data, const float* weight, const float* bias, float* out,
 ///               int64_t begin, int64_t end)
-/// in the template's blocked layouts (see kernel_signature); it computes the slice
+/// in the template's layouts (see schedule_space::KernelSignature); it computes the slice
 /// [begin, end) of its outer fused parallel loop, so a thread pool runs one slice per thread.
 /// LLVM stays behind this header: nothing here includes it.
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template.h"
 #include "support/error.h"
 #include "support/thread_pool.h"
 
@@ -29,14 +31,8 @@ struct KernelOptions {
 
 using KernelFn = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t);
 
-/// Buffer shapes in the kernel's layouts, and its parallel loop extent.
-struct KernelSignature {
-  std::vector<int64_t> data_shape;    ///< conv2d: N, IC/x, H, W, x;   dense: M, K
-  std::vector<int64_t> weight_shape;  ///< conv2d: OC/y, IC/x, KH, KW, x, y; dense_pack: N/bn, K, bn
-  std::vector<int64_t> out_shape;     ///< conv2d: N, OC/y, OH, OW, y; dense: M, N
-  int64_t parallel_extent = 1;
-  int64_t ic_block = 1, oc_block = 1;  ///< conv2d data and output blocks; dense_pack: oc_block = bn
-};
+/// Buffer shapes in the kernel's layouts, and its parallel loop extent (the template's).
+using schedule_space::KernelSignature;
 
 class CompiledKernel {
  public:
@@ -54,14 +50,18 @@ class CompiledKernel {
   std::shared_ptr<const Impl> impl_;
 };
 
-/// Fails (kFailedPrecondition, INSTANTIATION_ERROR when measuring) for a config the template
-/// marks invalid.
+/// The template's signature of the config. Fails (kFailedPrecondition, INSTANTIATION_ERROR
+/// when measuring) for a config the template marks invalid.
 Expected<KernelSignature> kernel_signature(const schedule_space::Task& task,
                                            const schedule_space::ConfigSpace& space,
                                            const schedule_space::Config& config);
 
-/// Emits LLVM IR, optimises it at O3 and JIT-compiles it for the host CPU with ORC.
-/// kFailedPrecondition: the config is invalid; kInternal: LLVM failed.
+/// Whether this build can generate code for the template (its backend's emitter list names it).
+bool can_compile_template(std::string_view template_name);
+
+/// Emits LLVM IR, optimises it (LLVM's O3 pipeline) and JIT-compiles it for the host CPU with
+/// ORC. kFailedPrecondition: the config is invalid; kUnimplemented: the template has no emitter
+/// here; kInternal: LLVM failed.
 Expected<CompiledKernel> compile_kernel(const schedule_space::Task& task,
                                         const schedule_space::ConfigSpace& space,
                                         const schedule_space::Config& config,

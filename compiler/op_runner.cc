@@ -1,7 +1,6 @@
 #include "compiler/op_runner.h"
 
 #include "compiler/aligned_buffer.h"
-#include "compiler/layout.h"
 
 namespace tensortune::compiler {
 
@@ -19,30 +18,20 @@ Status expect_shape(const char* what, const NdArray& a, const std::vector<int64_
 }  // namespace
 
 Status check_operator_inputs(const ss::Task& task, const OperatorInputs& in) {
-  if (const auto* w = std::get_if<ss::Conv2dWorkload>(&task.workload)) {
-    TT_RETURN_IF_ERROR(expect_shape("data", in.data, {w->batch, w->in_channels, w->in_height, w->in_width}));
-    TT_RETURN_IF_ERROR(expect_shape("weight", in.weight, {w->out_channels, w->in_channels, w->kernel_h, w->kernel_w}));
-    if (in.bias) TT_RETURN_IF_ERROR(expect_shape("bias", *in.bias, {w->out_channels}));
-  } else {
-    const auto& d = std::get<ss::DenseWorkload>(task.workload);
-    TT_RETURN_IF_ERROR(expect_shape("data", in.data, {d.batch, d.in_features}));
-    TT_RETURN_IF_ERROR(expect_shape("weight", in.weight, {d.out_features, d.in_features}));
-    if (in.bias) TT_RETURN_IF_ERROR(expect_shape("bias", *in.bias, {d.out_features}));
-  }
+  const ss::OperandShapes want = ss::operand_shapes(task.workload);
+  TT_RETURN_IF_ERROR(expect_shape("data", in.data, want.data));
+  TT_RETURN_IF_ERROR(expect_shape("weight", in.weight, want.weight));
+  if (in.bias) TT_RETURN_IF_ERROR(expect_shape("bias", *in.bias, want.bias));
   return ok_status();
 }
 
 PackedOperands pack_operands(const ss::Task& task, const KernelSignature& sig, const NdArray& data,
                              const NdArray& weight) {
-  if (task.template_name == ss::kConv2dNCHWc)
-    return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
-  if (task.template_name == ss::kDensePack) return {data, pack_dense_weight(weight, sig.oc_block)};
-  return {data, weight};
+  return ss::template_of(task).pack_operands(sig, data, weight);
 }
 
 NdArray unpack_output(const ss::Task& task, const KernelSignature& sig, const NdArray& out) {
-  if (task.template_name == ss::kConv2dNCHWc) return unpack_nchwc(out);
-  return out;
+  return ss::template_of(task).output_to_plain(sig, out);
 }
 
 Expected<NdArray> run_operator(const ss::Task& task, const ss::ConfigSpace& space,

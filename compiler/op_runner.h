@@ -21,9 +21,7 @@ struct OperatorInputs {
 Status check_operator_inputs(const schedule_space::Task& task, const OperatorInputs& inputs);
 
 /// Packs data and weight into the kernel's layouts (what the measurer and the compiler do once).
-struct PackedOperands {
-  NdArray data, weight;
-};
+using schedule_space::PackedOperands;
 PackedOperands pack_operands(const schedule_space::Task& task, const KernelSignature& sig,
                              const NdArray& data, const NdArray& weight);
 /// The kernel output back in the plain layout (NCHW or (M, N)).

@@ -55,7 +55,8 @@ Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& fi
 }
 
 Expected<ss::Workload> parse_conv_args(const json& a) {
-  if (!a.is_array() || a.size() < 5) return field_error("input[2]", "conv2d_NCHWc args need at least 5 entries");
+  if (!a.is_array() || a.size() < 5)
+    return field_error("input[2]", "conv2d args need at least 5 entries");
   TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
   TT_ASSIGN_OR_RETURN(auto kernel, tensor_shape(a[1], "input[2][1]"));
   TT_ASSIGN_OR_RETURN(auto strides, int_list(a[2], "input[2][2] strides"));
@@ -81,14 +82,12 @@ Expected<ss::Workload> parse_dense_args(const json& a) {
 Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target, int lanes) {
   if (!name_json.is_string()) return field_error("input[1]", "task name " + name_json.dump() + " is not a string");
   const std::string name = name_json.get<std::string>();
-  Expected<ss::Workload> workload = invalid_argument("");
-  if (name == ss::kConv2dNCHWc) {
-    workload = parse_conv_args(args);
-  } else if (name == ss::kDensePack || name == ss::kDenseNopack) {
-    workload = parse_dense_args(args);
-  } else {
-    return unimplemented("input[1]: task '" + name + "' is not a template tensortune has");
-  }
+  const ss::Template* tmpl = ss::find_template(name);
+  if (!tmpl) return unimplemented("input[1]: task '" + name + "' is not a template tensortune has");
+  // AutoTVM's argument list is the operator's (every conv2d template takes the same one).
+  Expected<ss::Workload> workload = tmpl->operator_kind() == ss::OperatorKind::kConv2d
+                                        ? parse_conv_args(args)
+                                        : parse_dense_args(args);
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});
   if (!task) return task.error().with_context("input");

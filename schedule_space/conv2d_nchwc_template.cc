@@ -1,6 +1,10 @@
 #include "schedule_space/conv2d_nchwc_template.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "schedule_space/layout.h"
+#include "schedule_space/task.h"
 
 namespace tensortune::schedule_space {
 namespace {
@@ -21,6 +25,9 @@ int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
 }
 
 bool is_1x1(const Conv2dWorkload& w) { return w.kernel_h == 1 && w.kernel_w == 1; }
+
+float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -78,6 +85,106 @@ Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, i
   auto c = space.config_from_digits(digits);
   TT_CHECK(c.has_value()) << c.error().message;
   return *c;
+}
+
+namespace {
+
+class Conv2dNCHWcTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "conv2d_NCHWc.x86"; }
+  std::vector<std::string_view> aliases() const override { return {"conv2d"}; }
+  OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+
+  ConfigSpace config_space(const Task& task) const override {
+    return conv2d_nchwc_space(workload(task), task.target.vector_lanes);
+  }
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    return conv2d_nchwc_default(space, workload(task), task.target.vector_lanes);
+  }
+
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{
+        "ic_bn",        "oc_bn",          "reg_n",        "reg_h",      "unroll_kw",
+        "vectors",      "accumulators",   "full_vectors", "ow_tail",    "oh_tail",
+        "parallel",     "tiles_per_task", "reduction",    "inner_trip", "input_tile_bytes",
+        "weight_bytes", "output_bytes",   "fma_per_load", "oc_inner"};
+    return names;
+  }
+
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const int64_t lanes = task.target.vector_lanes;
+    const Conv2dWorkload& w = workload(task);
+    const Conv2dSchedule s = conv2d_nchwc_schedule(space, config);
+    const int64_t oh = w.out_height(), ow = w.out_width();
+    const int64_t vectors = ceil_div(s.oc_bn, lanes);
+    const int64_t acc = s.reg_h * s.reg_n * vectors;
+    const int64_t row_tiles = ceil_div(oh, s.reg_h);
+    const int64_t parallel = w.batch * (w.out_channels / s.oc_bn) * row_tiles;
+    const int64_t in_rows = (s.reg_h - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h + 1;
+    const int64_t in_cols = (s.reg_n - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;
+    return {lg(s.ic_bn),
+            lg(s.oc_bn),
+            lg(s.reg_n),
+            static_cast<float>(s.reg_h),
+            s.unroll_kw ? 1.0f : 0.0f,
+            static_cast<float>(vectors),
+            static_cast<float>(acc),
+            s.oc_bn % lanes == 0 ? 1.0f : 0.0f,
+            static_cast<float>(ow % s.reg_n) / static_cast<float>(s.reg_n),
+            static_cast<float>(oh % s.reg_h) / static_cast<float>(s.reg_h),
+            lg(parallel),
+            lg(ceil_div(ow, s.reg_n)),
+            lg(w.in_channels * w.kernel_h * w.kernel_w),
+            lg(s.ic_bn),
+            lg(4.0 * in_rows * in_cols * w.in_channels),
+            lg(4.0 * w.in_channels * w.kernel_h * w.kernel_w * s.oc_bn),
+            lg(4.0 * acc * lanes),
+            static_cast<float>(acc) / static_cast<float>(vectors + s.reg_h * s.reg_n),
+            s.oc_inner ? 1.0f : 0.0f};
+  }
+
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const Conv2dWorkload& w = workload(task);
+    const Conv2dSchedule s = conv2d_nchwc_schedule(space, config);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
+    sig.weight_shape = {w.out_channels / s.oc_bn,
+                        w.in_channels / s.ic_bn,
+                        w.kernel_h,
+                        w.kernel_w,
+                        s.ic_bn,
+                        s.oc_bn};
+    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
+    sig.parallel_extent = w.batch * (w.out_channels / s.oc_bn) * ceil_div(w.out_height(), s.reg_h);
+    sig.ic_block = s.ic_bn;
+    sig.oc_block = s.oc_bn;
+    return sig;
+  }
+
+  PackedOperands pack_operands(const KernelSignature& sig, const NdArray& data,
+                               const NdArray& weight) const override {
+    return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
+  }
+  NdArray output_to_plain(const KernelSignature&, const NdArray& out) const override {
+    return unpack_nchwc(out);
+  }
+  NdArray output_from_plain(const KernelSignature& sig, const NdArray& plain) const override {
+    return pack_nchwc(plain, sig.oc_block);
+  }
+
+ private:
+  static const Conv2dWorkload& workload(const Task& task) {
+    return std::get<Conv2dWorkload>(task.workload);
+  }
+};
+
+}  // namespace
+
+const Template& conv2d_nchwc_template() {
+  static const Conv2dNCHWcTemplate instance;
+  return instance;
 }
 
 }  // namespace tensortune::schedule_space

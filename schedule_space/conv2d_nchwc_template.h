@@ -21,11 +21,13 @@
 #include <cstdint>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 
 namespace tensortune::schedule_space {
 
-struct Target;
+/// The template object (registered in template_registry.cc).
+const Template& conv2d_nchwc_template();
 
 struct Conv2dSchedule {
   int64_t ic_bn = 1;

@@ -1,6 +1,10 @@
 #include "schedule_space/dense_template.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "schedule_space/layout.h"
+#include "schedule_space/task.h"
 
 namespace tensortune::schedule_space {
 namespace {
@@ -8,6 +12,7 @@ namespace {
 const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
 
 int find_sizes(const Knob& k, const std::vector<int64_t>& want) {
   for (size_t i = 0; i < k.options.size(); ++i)
@@ -88,6 +93,101 @@ Config dense_default(const ConfigSpace& space, const DenseWorkload& w, bool pack
   auto c = space.config_from_digits(digits);
   TT_CHECK(c.has_value()) << c.error().message;
   return *c;
+}
+
+namespace {
+
+/// dense_pack.x86 and dense_nopack.x86: one class, the weight layout chosen by `packed`.
+class DenseTemplate final : public Template {
+ public:
+  explicit DenseTemplate(bool packed) : packed_(packed) {}
+
+  std::string_view name() const override { return packed_ ? "dense_pack.x86" : "dense_nopack.x86"; }
+  std::vector<std::string_view> aliases() const override {
+    if (packed_) return {"dense"};
+    return {};
+  }
+  OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+
+  ConfigSpace config_space(const Task& task) const override {
+    return dense_space(workload(task), packed_, task.target.vector_lanes);
+  }
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    return dense_default(space, workload(task), packed_, task.target.vector_lanes);
+  }
+
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{
+        "yi",           "xi",           "kf",       "yo",     "xo",           "vectors",
+        "accumulators", "full_vectors", "parallel", "k_trip", "weight_bytes", "packed"};
+    return names;
+  }
+
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const int64_t lanes = task.target.vector_lanes;
+    const DenseWorkload& d = workload(task);
+    const DenseSchedule s = dense_schedule(space, config, packed_);
+    const int64_t vectors = packed_ ? ceil_div(s.xi, lanes) : ceil_div(s.kf, lanes);
+    const int64_t acc = packed_ ? s.yi * vectors : s.yi * s.xi * vectors;
+    const int64_t parallel =
+        packed_ ? ceil_div(d.batch, s.yo * s.yi) * ceil_div(d.out_features, s.xo * s.xi)
+                : (d.batch / s.yi) * (d.out_features / s.xi);
+    return {lg(s.yi),
+            lg(s.xi),
+            lg(s.kf),
+            lg(s.yo),
+            lg(s.xo),
+            static_cast<float>(vectors),
+            static_cast<float>(acc),
+            ((packed_ ? s.xi : s.kf) % lanes == 0) ? 1.0f : 0.0f,
+            lg(parallel),
+            lg(packed_ ? d.in_features : d.in_features / s.kf),
+            lg(4.0 * d.out_features * d.in_features),
+            packed_ ? 1.0f : 0.0f};
+  }
+
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const DenseWorkload& w = workload(task);
+    const DenseSchedule s = dense_schedule(space, config, packed_);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_features};
+    sig.out_shape = {w.batch, w.out_features};
+    if (packed_) {
+      sig.weight_shape = {w.out_features / s.xi, w.in_features, s.xi};
+      sig.parallel_extent = (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
+      sig.oc_block = s.xi;
+    } else {
+      sig.weight_shape = {w.out_features, w.in_features};
+      sig.parallel_extent = (w.batch / s.yi) * (w.out_features / s.xi);
+    }
+    return sig;
+  }
+
+  PackedOperands pack_operands(const KernelSignature& sig, const NdArray& data,
+                               const NdArray& weight) const override {
+    if (!packed_) return {data, weight};
+    return {data, pack_dense_weight(weight, sig.oc_block)};
+  }
+
+ private:
+  static const DenseWorkload& workload(const Task& task) {
+    return std::get<DenseWorkload>(task.workload);
+  }
+  bool packed_;
+};
+
+}  // namespace
+
+const Template& dense_pack_template() {
+  static const DenseTemplate instance(true);
+  return instance;
+}
+
+const Template& dense_nopack_template() {
+  static const DenseTemplate instance(false);
+  return instance;
 }
 
 }  // namespace tensortune::schedule_space

@@ -14,9 +14,14 @@
 #include <cstdint>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 
 namespace tensortune::schedule_space {
+
+/// The template objects (registered in template_registry.cc).
+const Template& dense_pack_template();
+const Template& dense_nopack_template();
 
 struct DenseSchedule {
   bool packed = true;

@@ -3,6 +3,7 @@
 /// A fixed-length numeric feature vector per config, for cost models: knob values plus loop
 /// structure derived from the template (trip counts, vector length, unroll, parallel extent,
 /// footprints). Counts enter as log2(1 + x) so that trees split on orders of magnitude.
+/// Each template computes its own (Template::features); these are the tuners' entry points.
 
 #include <string>
 #include <vector>

@@ -1,8 +1,5 @@
 #include "schedule_space/task.h"
 
-#include "schedule_space/conv2d_nchwc_template.h"
-#include "schedule_space/dense_template.h"
-
 namespace tensortune::schedule_space {
 namespace {
 
@@ -20,26 +17,24 @@ std::string tensor(std::initializer_list<int64_t> shape) {
   return "[\"TENSOR\", " + ints(shape) + ", \"float32\"]";
 }
 
-bool is_conv_template(const std::string& name) { return name == kConv2dNCHWc; }
-bool is_dense_template(const std::string& name) { return name == kDensePack || name == kDenseNopack; }
-
 }  // namespace
 
-const std::vector<std::string>& template_names() {
-  static const std::vector<std::string> names{kConv2dNCHWc, kDensePack, kDenseNopack};
+std::vector<std::string> template_names() {
+  std::vector<std::string> names;
+  for (const Template* t : all_templates()) names.emplace_back(t->name());
   return names;
 }
 
 Expected<Task> make_task(std::string template_name, Workload workload, Target target) {
-  if (!is_conv_template(template_name) && !is_dense_template(template_name)) {
+  const Template* tmpl = find_template(template_name);
+  if (!tmpl) {
     std::string known;
     for (const auto& n : template_names()) known += (known.empty() ? "" : ", ") + n;
     return invalid_argument("unknown template '" + template_name + "' (known: " + known + ")");
   }
-  const bool conv = std::holds_alternative<Conv2dWorkload>(workload);
-  if (conv != is_conv_template(template_name))
+  if (operator_kind(workload) != tmpl->operator_kind())
     return invalid_argument("template " + template_name + " does not take a " +
-                            (conv ? "conv2d" : "dense") + " workload");
+                            operator_kind_name(operator_kind(workload)) + " workload");
   TT_RETURN_IF_ERROR(validate(workload));
   if (target.vector_lanes < 1 || target.vector_lanes > 64)
     return invalid_argument("target vector_lanes = " + std::to_string(target.vector_lanes) +
@@ -79,24 +74,27 @@ std::string describe_workload(const Workload& w) {
          std::to_string(d.out_features) + "x" + std::to_string(d.in_features);
 }
 
+const Template& template_of(const Task& task) {
+  const Template* tmpl = find_template(task.template_name);
+  TT_CHECK(tmpl != nullptr) << "task of unknown template '" << task.template_name
+                            << "' (tasks come from make_task)";
+  return *tmpl;
+}
+
 Expected<ConfigSpace> make_config_space(const Task& task) {
   TT_RETURN_IF_ERROR(validate(task.workload));
-  if (task.template_name == kConv2dNCHWc)
-    return conv2d_nchwc_space(std::get<Conv2dWorkload>(task.workload), task.target.vector_lanes);
-  if (is_dense_template(task.template_name))
-    return dense_space(std::get<DenseWorkload>(task.workload), task.template_name == kDensePack,
-                       task.target.vector_lanes);
-  return invalid_argument("unknown template '" + task.template_name + "'");
+  const Template* tmpl = find_template(task.template_name);
+  if (!tmpl) return invalid_argument("unknown template '" + task.template_name + "'");
+  if (operator_kind(task.workload) != tmpl->operator_kind())
+    return invalid_argument("template " + task.template_name + " does not take a " +
+                            operator_kind_name(operator_kind(task.workload)) + " workload");
+  return tmpl->config_space(task);
 }
 
 Config default_config(const Task& task, const ConfigSpace& space) {
-  if (task.template_name == kConv2dNCHWc)
-    return conv2d_nchwc_default(space, std::get<Conv2dWorkload>(task.workload),
-                                task.target.vector_lanes);
-  return dense_default(space, std::get<DenseWorkload>(task.workload),
-                       task.template_name == kDensePack, task.target.vector_lanes);
+  return template_of(task).default_config(task, space);
 }
 
-double task_flop(const Task& task) { return workload_flop(task.workload); }
+double task_flop(const Task& task) { return template_of(task).flop(task); }
 
 }  // namespace tensortune::schedule_space

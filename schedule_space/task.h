@@ -1,17 +1,19 @@
 #pragma once
 /// \file
-/// A tuning task: template + workload + target, its canonical workload key, and the entry
-/// points every template provides (its config space, its default config, its FLOP count).
+/// A tuning task: template + workload + target, its canonical workload key, and shortcuts to
+/// its template's entry points (config space, default config, FLOP count).
 
 #include <string>
 #include <vector>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 #include "support/error.h"
 
 namespace tensortune::schedule_space {
 
+/// The names of the registered templates (template_registry.cc), for call sites that pick one.
 inline constexpr char kConv2dNCHWc[] = "conv2d_NCHWc.x86";
 inline constexpr char kDensePack[] = "dense_pack.x86";
 inline constexpr char kDenseNopack[] = "dense_nopack.x86";
@@ -31,12 +33,15 @@ struct Task {
   Target target;
 };
 
-/// The template names we know, in a stable order.
-const std::vector<std::string>& template_names();
+/// The registered templates' names, in registry order.
+std::vector<std::string> template_names();
 
-/// Validates the workload and that the template fits it (conv2d templates take a
-/// Conv2dWorkload, dense templates a DenseWorkload).
+/// Validates the workload and that the template exists and computes its operator (conv2d
+/// templates take a Conv2dWorkload, dense templates a DenseWorkload).
 Expected<Task> make_task(std::string template_name, Workload workload, Target target);
+
+/// The task's template. The task must come from make_task (its template exists).
+const Template& template_of(const Task& task);
 
 /// Canonical, stable key: AutoTVM's workload tuple as compact JSON,
 /// ["conv2d_NCHWc.x86", [["TENSOR", [1, 64, 56, 56], "float32"], ...]].

@@ -181,4 +181,23 @@ PadPair auto_pad(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64
   return {total - small, small};
 }
 
+OperandShapes operand_shapes(const Workload& workload) {
+  if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
+    return {{w->batch, w->in_channels, w->in_height, w->in_width},
+            {w->out_channels, w->in_channels, w->kernel_h, w->kernel_w},
+            {w->out_channels},
+            {w->batch, w->out_channels, w->out_height(), w->out_width()}};
+  const auto& d = std::get<DenseWorkload>(workload);
+  return {{d.batch, d.in_features},
+          {d.out_features, d.in_features},
+          {d.out_features},
+          {d.batch, d.out_features}};
+}
+
+int64_t reduction_length(const Workload& workload) {
+  if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
+    return w->in_channels * w->kernel_h * w->kernel_w;
+  return std::get<DenseWorkload>(workload).in_features;
+}
+
 }  // namespace tensortune::schedule_space

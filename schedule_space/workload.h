@@ -49,6 +49,15 @@ Status validate(const Workload& w);
 
 double workload_flop(const Workload& w);
 
+/// The plain-layout shapes of an operator's buffers: conv2d NCHW data, OIHW weight, (OC) bias,
+/// NCHW output; dense (M, K) data, (N, K) weight, (N) bias, (M, N) output.
+struct OperandShapes {
+  std::vector<int64_t> data, weight, bias, out;
+};
+OperandShapes operand_shapes(const Workload& w);
+/// Products summed into each output element (IC*KH*KW, or K): the size of its rounding error.
+int64_t reduction_length(const Workload& w);
+
 /// Builds a conv2d workload from an NCHW data shape and an OIHW kernel shape. Strides and
 /// dilation take 1 or 2 values (h, w); pads take 1 (all sides), 2 (vertical, horizontal) or 4
 /// (top, left, bottom, right). Validates the result; messages name "strides", "pads", ...

@@ -2,14 +2,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <optional>
-#include <thread>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <thread>
 
 #include "compiler/aligned_buffer.h"
 #include "compiler/kernel.h"
-#include "compiler/layout.h"
 #include "compiler/op_runner.h"
 #include "compiler/reference/reference_ops.h"
 #include "support/log.h"
@@ -62,43 +61,33 @@ Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task, Me
   if (options.device_key.empty()) options.device_key = host_device_key();
   std::unique_ptr<LocalMeasurer> m(new LocalMeasurer(std::move(task), std::move(options)));
   const ss::Task& t = m->task_;
-  if (const auto* w = std::get_if<ss::Conv2dWorkload>(&t.workload)) {
-    m->data_ = NdArray({w->batch, w->in_channels, w->in_height, w->in_width});
-    m->weight_ = NdArray({w->out_channels, w->in_channels, w->kernel_h, w->kernel_w});
-    m->reduction_length_ = w->in_channels * w->kernel_h * w->kernel_w;
-  } else {
-    const auto& d = std::get<ss::DenseWorkload>(t.workload);
-    m->data_ = NdArray({d.batch, d.in_features});
-    m->weight_ = NdArray({d.out_features, d.in_features});
-    m->reduction_length_ = d.in_features;
-  }
+  const ss::OperandShapes shapes = ss::operand_shapes(t.workload);
+  m->data_ = NdArray(shapes.data);
+  m->weight_ = NdArray(shapes.weight);
+  m->reduction_length_ = ss::reduction_length(t.workload);
   fill_uniform(m->data_, 1);
   fill_uniform(m->weight_, 2);
-  if (m->options_.check_correctness) {
-    if (const auto* w = std::get_if<ss::Conv2dWorkload>(&t.workload)) {
-      m->reference_ = conv2d_nchw_reference(m->data_, m->weight_, nullptr, *w);
-    } else {
-      m->reference_ = dense_reference(m->data_, m->weight_, nullptr, std::get<ss::DenseWorkload>(t.workload));
-    }
-  }
+  if (m->options_.check_correctness)
+    m->reference_ = reference_output(t.workload, m->data_, m->weight_, nullptr);
   m->pool_ = std::make_unique<ThreadPool>(m->options_.threads);
   return m;
 }
 
-const LocalMeasurer::Packed& LocalMeasurer::packed_for(int64_t ic_block, int64_t oc_block,
-                                                       const KernelSignature& sig) {
-  auto key = std::make_pair(ic_block, oc_block);
-  auto it = packed_.find(key);
-  if (it != packed_.end()) return *it->second;
+const LocalMeasurer::Packed& LocalMeasurer::packed_for(const KernelSignature& sig) {
+  // Operands depend on the layouts only, not on the loop structure: configs that share the
+  // blocks share them.
+  KernelSignature key = sig;
+  key.parallel_extent = 0;
+  for (const auto& [layouts, packed] : packed_)
+    if (layouts == key) return *packed;
+  const ss::Template& tmpl = ss::template_of(task_);
   auto p = std::make_unique<Packed>();
-  PackedOperands ops = pack_operands(task_, sig, data_, weight_);
+  PackedOperands ops = tmpl.pack_operands(sig, data_, weight_);
   p->data = AlignedBuffer(ops.data.data);
   p->weight = AlignedBuffer(ops.weight.data);
-  if (options_.check_correctness) {
-    p->reference = task_.template_name == ss::kConv2dNCHWc ? pack_nchwc(reference_, sig.oc_block).data
-                                                           : reference_.data;
-  }
-  return *packed_.emplace(key, std::move(p)).first->second;
+  if (options_.check_correctness) p->reference = tmpl.output_from_plain(sig, reference_).data;
+  packed_.emplace_back(std::move(key), std::move(p));
+  return *packed_.back().second;
 }
 
 struct LocalMeasurer::Built {
@@ -164,7 +153,7 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
     }
     r.compile_s = kernel->compile_seconds();
     const KernelSignature& sig = kernel->signature();
-    const Packed& p = packed_for(sig.ic_block, sig.oc_block, sig);
+    const Packed& p = packed_for(sig);
     AlignedBuffer out(NdArray::num_elements(sig.out_shape));
     if (options_.check_correctness) {
       std::fill(out.data(), out.data() + out.size(), std::numeric_limits<float>::quiet_NaN());

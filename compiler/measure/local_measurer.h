@@ -6,7 +6,7 @@
 /// becomes a MeasureResult error code; nothing here throws or crashes on a bad config.
 ///
 /// Inputs and the reference output are computed once per task; packed operands are cached per
-/// block size.
+/// kernel layout.
 
 #include <map>
 #include <memory>
@@ -18,6 +18,7 @@
 #include "schedule_space/config_space.h"
 #include "schedule_space/measure.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template.h"
 #include "support/error.h"
 #include "support/ndarray.h"
 #include "support/thread_pool.h"
@@ -63,7 +64,7 @@ class LocalMeasurer {
   schedule_space::MeasureResult measure_one(const schedule_space::ConfigSpace& space,
                                             const schedule_space::Config& config, Built& built);
   struct Packed;
-  const Packed& packed_for(int64_t ic_block, int64_t oc_block, const struct KernelSignature& sig);
+  const Packed& packed_for(const schedule_space::KernelSignature& sig);
 
   schedule_space::Task task_;
   MeasureOptions options_;
@@ -71,7 +72,8 @@ class LocalMeasurer {
   int64_t reduction_length_ = 1;
   double best_cost_s_ = 0;  ///< best mean cost measured so far (0: none yet)
   std::unique_ptr<ThreadPool> pool_;
-  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Packed>> packed_;
+  /// Packed operands by layouts (the signature without its parallel extent); a handful per task.
+  std::vector<std::pair<schedule_space::KernelSignature, std::unique_ptr<Packed>>> packed_;
 };
 
 }  // namespace tensortune::compiler

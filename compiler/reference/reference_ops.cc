@@ -42,4 +42,11 @@ NdArray dense_reference(const NdArray& data, const NdArray& weight, const NdArra
   return out;
 }
 
+NdArray reference_output(const schedule_space::Workload& w, const NdArray& data,
+                         const NdArray& weight, const NdArray* bias) {
+  if (const auto* c = std::get_if<schedule_space::Conv2dWorkload>(&w))
+    return conv2d_nchw_reference(data, weight, bias, *c);
+  return dense_reference(data, weight, bias, std::get<schedule_space::DenseWorkload>(w));
+}
+
 }  // namespace tensortune::compiler

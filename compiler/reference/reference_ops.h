@@ -17,4 +17,8 @@ NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const 
 NdArray dense_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
                         const schedule_space::DenseWorkload& w);
 
+/// The reference of any workload (plain layouts, see schedule_space::operand_shapes).
+NdArray reference_output(const schedule_space::Workload& w, const NdArray& data,
+                         const NdArray& weight, const NdArray* bias);
+
 }  // namespace tensortune::compiler

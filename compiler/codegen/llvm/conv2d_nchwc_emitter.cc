@@ -261,4 +261,12 @@ void emit_conv2d_nchwc(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& 
   emitter.emit(args.begin, args.end);
 }
 
+void emit_conv2d_nchwc_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                            const schedule_space::Task& task,
+                            const schedule_space::ConfigSpace& space,
+                            const schedule_space::Config& config) {
+  emit_conv2d_nchwc(m, b, args, std::get<Conv2dWorkload>(task.workload),
+                    schedule_space::conv2d_nchwc_schedule(space, config), task.target.vector_lanes);
+}
+
 }  // namespace tensortune::compiler::codegen

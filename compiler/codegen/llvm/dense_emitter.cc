@@ -123,4 +123,20 @@ void emit_dense(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorkloa
   }
 }
 
+void emit_dense_pack_task(llvm::Module&, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                          const schedule_space::Task& task,
+                          const schedule_space::ConfigSpace& space,
+                          const schedule_space::Config& config) {
+  emit_dense(b, args, std::get<DenseWorkload>(task.workload),
+             schedule_space::dense_schedule(space, config, true), task.target.vector_lanes);
+}
+
+void emit_dense_nopack_task(llvm::Module&, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                            const schedule_space::Task& task,
+                            const schedule_space::ConfigSpace& space,
+                            const schedule_space::Config& config) {
+  emit_dense(b, args, std::get<DenseWorkload>(task.workload),
+             schedule_space::dense_schedule(space, config, false), task.target.vector_lanes);
+}
+
 }  // namespace tensortune::compiler::codegen

@@ -3,10 +3,10 @@
 /// Private to compiler/codegen/llvm: the IR emitters of each template. Each adds one function
 /// with the common kernel ABI (see compiler/kernel.h) to a module.
 
-#include <string>
-
 #include <llvm/IR/IRBuilder.h>
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/kernel.h"
@@ -32,6 +32,29 @@ struct AnchorArgs {
   llvm::Value* end = nullptr;
   std::vector<EpilogueOp> epilogue;
 };
+
+/// Emits the body of one template's tuning kernel for (task, config) into the function whose
+/// arguments are `args` (the config is valid). Each template's emitter file defines one; the
+/// list that maps template names to them is template_emitters.cc.
+using TemplateEmitFn = void (*)(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                                const schedule_space::Task& task,
+                                const schedule_space::ConfigSpace& space,
+                                const schedule_space::Config& config);
+/// nullptr when the template has no LLVM emitter.
+TemplateEmitFn find_template_emitter(std::string_view template_name);
+
+void emit_conv2d_nchwc_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                            const schedule_space::Task& task,
+                            const schedule_space::ConfigSpace& space,
+                            const schedule_space::Config& config);
+void emit_dense_pack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                          const schedule_space::Task& task,
+                          const schedule_space::ConfigSpace& space,
+                          const schedule_space::Config& config);
+void emit_dense_nopack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                            const schedule_space::Task& task,
+                            const schedule_space::ConfigSpace& space,
+                            const schedule_space::Config& config);
 
 /// Tuning's KernelOptions as an epilogue over (bias).
 std::vector<EpilogueOp> epilogue_of(const KernelOptions& options);

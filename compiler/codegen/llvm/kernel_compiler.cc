@@ -1,9 +1,4 @@
 // Implements compiler/kernel.h: IR emission, the O3 pipeline and ORC JIT compilation.
-#include "compiler/kernel.h"
-
-#include <chrono>
-#include <mutex>
-
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -16,10 +11,12 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <chrono>
+#include <mutex>
+
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/llvm_target.h"
-#include "schedule_space/conv2d_nchwc_template.h"
-#include "schedule_space/dense_template.h"
+#include "compiler/kernel.h"
 
 namespace tensortune::compiler {
 
@@ -64,19 +61,14 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(llvm::LLVMContext& ctx, cons
                                                     const ss::Config& config,
                                                     const KernelOptions& options) {
   if (!space.is_valid(config)) return invalid_config(space, config);
+  const codegen::TemplateEmitFn emit = codegen::find_template_emitter(task.template_name);
+  if (!emit) return unimplemented("template " + task.template_name + " has no LLVM emitter");
   auto m = std::make_unique<llvm::Module>("tensortune_kernel", ctx);
   const int lanes = task.target.vector_lanes;
   llvm::IRBuilder<> b(ctx);
   codegen::AnchorArgs args = codegen::begin_anchor_function(*m, b, "kernel", lanes, false, 1);
   args.epilogue = codegen::epilogue_of(options);
-  if (task.template_name == ss::kConv2dNCHWc) {
-    codegen::emit_conv2d_nchwc(*m, b, args, std::get<ss::Conv2dWorkload>(task.workload),
-                               ss::conv2d_nchwc_schedule(space, config), lanes);
-  } else {
-    const bool packed = task.template_name == ss::kDensePack;
-    codegen::emit_dense(b, args, std::get<ss::DenseWorkload>(task.workload),
-                        ss::dense_schedule(space, config, packed), lanes);
-  }
+  emit(*m, b, args, task, space, config);
   b.CreateRetVoid();
   std::string err;
   llvm::raw_string_ostream es(err);
@@ -90,33 +82,11 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(llvm::LLVMContext& ctx, cons
 Expected<KernelSignature> kernel_signature(const ss::Task& task, const ss::ConfigSpace& space,
                                            const ss::Config& config) {
   if (!space.is_valid(config)) return invalid_config(space, config);
-  KernelSignature sig;
-  if (task.template_name == ss::kConv2dNCHWc) {
-    const auto& w = std::get<ss::Conv2dWorkload>(task.workload);
-    const auto s = ss::conv2d_nchwc_schedule(space, config);
-    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
-    sig.weight_shape = {w.out_channels / s.oc_bn, w.in_channels / s.ic_bn, w.kernel_h, w.kernel_w,
-                        s.ic_bn, s.oc_bn};
-    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = w.batch * (w.out_channels / s.oc_bn) * ((w.out_height() + s.reg_h - 1) / s.reg_h);
-    sig.ic_block = s.ic_bn;
-    sig.oc_block = s.oc_bn;
-  } else {
-    const auto& w = std::get<ss::DenseWorkload>(task.workload);
-    const bool packed = task.template_name == ss::kDensePack;
-    const auto s = ss::dense_schedule(space, config, packed);
-    sig.data_shape = {w.batch, w.in_features};
-    sig.out_shape = {w.batch, w.out_features};
-    if (packed) {
-      sig.weight_shape = {w.out_features / s.xi, w.in_features, s.xi};
-      sig.parallel_extent = (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
-      sig.oc_block = s.xi;
-    } else {
-      sig.weight_shape = {w.out_features, w.in_features};
-      sig.parallel_extent = (w.batch / s.yi) * (w.out_features / s.xi);
-    }
-  }
-  return sig;
+  return ss::template_of(task).signature(task, space, config);
+}
+
+bool can_compile_template(std::string_view template_name) {
+  return codegen::find_template_emitter(template_name) != nullptr;
 }
 
 Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSpace& space,

@@ -1,11 +1,12 @@
-#include "compiler/layout.h"
+#include "schedule_space/layout.h"
 
 #include "support/error.h"
 
-namespace tensortune::compiler {
+namespace tensortune::schedule_space {
 
 NdArray pack_nchwc(const NdArray& in, int64_t x) {
-  TT_CHECK(in.shape.size() == 4 && in.shape[1] % x == 0) << shape_to_string(in.shape) << " by " << x;
+  TT_CHECK(in.shape.size() == 4 && in.shape[1] % x == 0)
+      << shape_to_string(in.shape) << " by " << x;
   const int64_t n = in.shape[0], c = in.shape[1], h = in.shape[2], w = in.shape[3];
   NdArray out({n, c / x, h, w, x});
   for (int64_t i = 0; i < n; ++i)
@@ -19,7 +20,8 @@ NdArray pack_nchwc(const NdArray& in, int64_t x) {
 
 NdArray unpack_nchwc(const NdArray& in) {
   TT_CHECK(in.shape.size() == 5) << shape_to_string(in.shape);
-  const int64_t n = in.shape[0], cc = in.shape[1], h = in.shape[2], w = in.shape[3], x = in.shape[4];
+  const int64_t n = in.shape[0], cc = in.shape[1], h = in.shape[2], w = in.shape[3],
+                x = in.shape[4];
   NdArray out({n, cc * x, h, w});
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < cc * x; ++ch)
@@ -53,4 +55,4 @@ NdArray pack_dense_weight(const NdArray& in, int64_t bn) {
   return out;
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::schedule_space

@@ -1,20 +1,20 @@
 #pragma once
 /// \file
 /// Layout transforms between the plain layouts users hold and the blocked layouts kernels use.
-///   NCHW <-> NCHW[x]c:   (N, C, H, W) <-> (N, C/x, H, W, x); element (n,c,h,w) at [n, c/x, h, w, c%x]
-///   OIHW -> OIHW[x]i[y]o: (O, I, KH, KW) -> (O/y, I/x, KH, KW, x, y)
-///   dense (N, K) -> (N/bn, K, bn)
+///   NCHW <-> NCHW[x]c:   (N, C, H, W) <-> (N, C/x, H, W, x); element (n,c,h,w) at [n, c/x, h, w,
+///   c%x] OIHW -> OIHW[x]i[y]o: (O, I, KH, KW) -> (O/y, I/x, KH, KW, x, y) dense (N, K) -> (N/bn,
+///   K, bn)
 /// Block sizes must divide the blocked axis (TT_CHECKed: callers validate first).
 
 #include <cstdint>
 
 #include "support/ndarray.h"
 
-namespace tensortune::compiler {
+namespace tensortune::schedule_space {
 
 NdArray pack_nchwc(const NdArray& nchw, int64_t block);
 NdArray unpack_nchwc(const NdArray& nchwc);
 NdArray pack_oihwio(const NdArray& oihw, int64_t ic_block, int64_t oc_block);
 NdArray pack_dense_weight(const NdArray& nk, int64_t block);
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,29 @@
+// The LLVM backend's list of template emitters: one line per template whose backend is "llvm".
+// A template without a line here cannot be compiled (compile_kernel says so); the test
+// `Kernels.EveryLlvmTemplateHasAnEmitter` keeps the two lists in step.
+#include "compiler/codegen/llvm/emitters.h"
+#include "schedule_space/task.h"
+
+namespace tensortune::compiler::codegen {
+namespace {
+
+struct Registered {
+  std::string_view template_name;
+  TemplateEmitFn emit;
+};
+
+constexpr Registered kEmitters[] = {
+    {schedule_space::kConv2dNCHWc, emit_conv2d_nchwc_task},
+    {schedule_space::kDensePack, emit_dense_pack_task},
+    {schedule_space::kDenseNopack, emit_dense_nopack_task},
+};
+
+}  // namespace
+
+TemplateEmitFn find_template_emitter(std::string_view template_name) {
+  for (const Registered& r : kEmitters)
+    if (r.template_name == template_name) return r.emit;
+  return nullptr;
+}
+
+}  // namespace tensortune::compiler::codegen

@@ -1,0 +1,102 @@
+#pragma once
+/// \file
+/// The contract of a schedule template, and the one list of them.
+///
+/// A template is everything tensortune knows about one way of computing one operator: its
+/// config space, its fallback config, the cost-model features of a config, the buffers its
+/// kernel reads and writes for a config (layouts and parallel extent), and how plain operands
+/// are packed into those layouts. Every part of the system that used to match a template's
+/// name goes through this interface; only the code generator's emitter lives elsewhere
+/// (compiler/codegen/<backend>/, which schedule_space must not depend on), registered there
+/// under the same name.
+///
+/// Adding a template: implement Template in one file of schedule_space/ (see
+/// conv2d_nchwc_template.cc), add one line to the list in template_registry.cc, and add its
+/// emitter to its backend's list (compiler/codegen/llvm/template_emitters.cc). Nothing else
+/// dispatches on template names.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/workload.h"
+#include "support/ndarray.h"
+
+namespace tensortune::schedule_space {
+
+struct Task;
+
+/// Which Workload alternative a template computes.
+enum class OperatorKind { kConv2d, kDense };
+OperatorKind operator_kind(const Workload& w);
+/// "conv2d", "dense".
+const char* operator_kind_name(OperatorKind kind);
+
+/// The buffers of a kernel in its own layouts, and its parallel loop.
+///
+/// Every generated kernel computes the slice [begin, end) of one fused parallel loop of
+/// `parallel_extent` iterations, so a thread pool runs one slice per thread.
+struct KernelSignature {
+  std::vector<int64_t> data_shape;  ///< conv2d_NCHWc: N, IC/x, H, W, x;   dense: M, K
+  std::vector<int64_t>
+      weight_shape;  ///< conv2d_NCHWc: OC/y, IC/x, KH, KW, x, y; dense_pack: N/bn, K, bn
+  std::vector<int64_t> out_shape;  ///< conv2d_NCHWc: N, OC/y, OH, OW, y; dense: M, N
+  int64_t parallel_extent = 1;
+  int64_t ic_block = 1, oc_block = 1;  ///< conv2d data and output blocks; dense_pack: oc_block = bn
+  friend bool operator==(const KernelSignature&, const KernelSignature&) = default;
+};
+
+/// Data and weight in a kernel's layouts.
+struct PackedOperands {
+  NdArray data, weight;
+};
+
+class Template {
+ public:
+  virtual ~Template() = default;
+
+  /// AutoTVM's task name ("conv2d_NCHWc.x86"): the key of records and logs.
+  virtual std::string_view name() const = 0;
+  /// Other names `--op` accepts for it ("conv2d"); the name without its ".x86"-style suffix is
+  /// always accepted.
+  virtual std::vector<std::string_view> aliases() const { return {}; }
+  /// The code generator that builds its kernels ("llvm"; AutoTVM's target kind).
+  virtual std::string_view backend() const { return "llvm"; }
+  virtual OperatorKind operator_kind() const = 0;
+
+  /// The space of the task's workload on the task's target.
+  virtual ConfigSpace config_space(const Task& task) const = 0;
+  /// The config used when no record exists (AutoTVM's fallback); always valid.
+  virtual Config default_config(const Task& task, const ConfigSpace& space) const = 0;
+
+  /// Cost-model features: the same length and names for every config of the template.
+  virtual const std::vector<std::string>& feature_names() const = 0;
+  virtual std::vector<float> features(const Task& task, const ConfigSpace& space,
+                                      const Config& config) const = 0;
+
+  /// The kernel's buffers for a valid config.
+  virtual KernelSignature signature(const Task& task, const ConfigSpace& space,
+                                    const Config& config) const = 0;
+  /// Plain operands (NCHW / OIHW, or (M, K) / (N, K)) into the kernel's layouts. Default: as
+  /// they are.
+  virtual PackedOperands pack_operands(const KernelSignature& sig, const NdArray& data,
+                                       const NdArray& weight) const;
+  /// The kernel's output to the plain layout and back (the reference check compares in the
+  /// kernel's layout). Default: as it is.
+  virtual NdArray output_to_plain(const KernelSignature& sig, const NdArray& out) const;
+  virtual NdArray output_from_plain(const KernelSignature& sig, const NdArray& plain) const;
+
+  /// Floating-point operations of one run (the workload's, unless the template does more).
+  virtual double flop(const Task& task) const;
+};
+
+/// Every template, in a stable order (the registry: template_registry.cc).
+const std::vector<const Template*>& all_templates();
+/// nullptr when no template has that name.
+const Template* find_template(std::string_view name);
+/// The template `--op`-style text names: its name, the name without its suffix, or an alias.
+const Template* find_template_by_op(std::string_view op);
+
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,63 @@
+// The one list of templates, and the defaults of the Template interface.
+#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/dense_template.h"
+#include "schedule_space/task.h"
+#include "schedule_space/template.h"
+
+namespace tensortune::schedule_space {
+
+const std::vector<const Template*>& all_templates() {
+  // Explicit, in one place: the order is the order of `--help` texts and error messages.
+  static const std::vector<const Template*> templates{
+      &conv2d_nchwc_template(),
+      &dense_pack_template(),
+      &dense_nopack_template(),
+  };
+  return templates;
+}
+
+const Template* find_template(std::string_view name) {
+  for (const Template* t : all_templates())
+    if (t->name() == name) return t;
+  return nullptr;
+}
+
+const Template* find_template_by_op(std::string_view op) {
+  for (const Template* t : all_templates()) {
+    const std::string_view name = t->name();
+    if (op == name || op == name.substr(0, name.rfind('.'))) return t;
+  }
+  for (const Template* t : all_templates())
+    for (std::string_view alias : t->aliases())
+      if (op == alias) return t;
+  return nullptr;
+}
+
+OperatorKind operator_kind(const Workload& w) {
+  return std::holds_alternative<Conv2dWorkload>(w) ? OperatorKind::kConv2d : OperatorKind::kDense;
+}
+
+const char* operator_kind_name(OperatorKind kind) {
+  switch (kind) {
+    case OperatorKind::kConv2d:
+      return "conv2d";
+    case OperatorKind::kDense:
+      return "dense";
+  }
+  return "?";
+}
+
+PackedOperands Template::pack_operands(const KernelSignature&, const NdArray& data,
+                                       const NdArray& weight) const {
+  return {data, weight};
+}
+
+NdArray Template::output_to_plain(const KernelSignature&, const NdArray& out) const { return out; }
+
+NdArray Template::output_from_plain(const KernelSignature&, const NdArray& plain) const {
+  return plain;
+}
+
+double Template::flop(const Task& task) const { return workload_flop(task.workload); }
+
+}  // namespace tensortune::schedule_space

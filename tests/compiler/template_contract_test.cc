@@ -1,0 +1,98 @@
+// Every registered template keeps the contract of schedule_space/template.h, checked the same
+// way for each: a new template gets these checks by being in the list.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/kernel.h"
+#include "compiler/op_runner.h"
+#include "compiler/reference/reference_ops.h"
+#include "schedule_space/task.h"
+#include "schedule_space/template.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+using tt::NdArray;
+
+namespace {
+
+// A small workload of the template's operator, with padding and odd sizes.
+ss::Workload small_workload(ss::OperatorKind kind) {
+  switch (kind) {
+    case ss::OperatorKind::kConv2d: {
+      ss::Conv2dWorkload w = ss::square_conv2d(8, 7, 16, 3, 1);
+      w.pad_right = 0;
+      return w;
+    }
+    case ss::OperatorKind::kDense:
+      return ss::DenseWorkload{3, 16, 12};
+  }
+  return ss::DenseWorkload{1, 1, 1};
+}
+
+class TemplateContract : public testing::TestWithParam<const ss::Template*> {};
+
+TEST_P(TemplateContract, NamesItsTaskAndCanBeFoundByOp) {
+  const ss::Template& t = *GetParam();
+  EXPECT_EQ(ss::find_template(t.name()), &t);
+  EXPECT_EQ(ss::find_template_by_op(t.name()), &t);
+  const std::string_view stem = t.name().substr(0, t.name().rfind('.'));
+  EXPECT_EQ(ss::find_template_by_op(stem), &t);
+  EXPECT_TRUE(tt::compiler::can_compile_template(t.name()))
+      << t.name() << " has no emitter in compiler/codegen/llvm/template_emitters.cc";
+}
+
+TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReference) {
+  const ss::Template& t = *GetParam();
+  auto task = ss::make_task(std::string(t.name()), small_workload(t.operator_kind()),
+                            tt::compiler::host_target());
+  ASSERT_TRUE(task.has_value()) << task.error().message;
+  auto space = ss::make_config_space(*task);
+  ASSERT_TRUE(space.has_value());
+  const ss::Config fallback = t.default_config(*task, *space);
+  EXPECT_TRUE(space->is_valid(fallback)) << space->describe(fallback);
+
+  const ss::OperandShapes shapes = ss::operand_shapes(task->workload);
+  tt::compiler::OperatorInputs in{NdArray(shapes.data), NdArray(shapes.weight),
+                                  NdArray(shapes.bias)};
+  tt::fill_uniform(in.data, 11);
+  tt::fill_uniform(in.weight, 12);
+  tt::fill_uniform(*in.bias, 13);
+  const NdArray want =
+      tt::compiler::reference_output(task->workload, in.data, in.weight, &*in.bias);
+  ASSERT_EQ(want.shape, shapes.out);
+
+  int checked = 0;
+  for (int64_t i = 0; i < space->size() && checked < 12; i += 1 + space->size() / 12) {
+    const ss::Config c = i == 0 ? fallback : *space->config_at(i);
+    if (!space->is_valid(c)) continue;
+    EXPECT_EQ(t.features(*task, *space, c).size(), t.feature_names().size());
+    const ss::KernelSignature sig = t.signature(*task, *space, c);
+    EXPECT_GT(sig.parallel_extent, 0);
+    const ss::PackedOperands packed = t.pack_operands(sig, in.data, in.weight);
+    EXPECT_EQ(packed.data.shape, sig.data_shape);
+    EXPECT_EQ(packed.weight.shape, sig.weight_shape);
+    const NdArray out = t.output_from_plain(sig, want);
+    EXPECT_EQ(out.shape, sig.out_shape);
+    EXPECT_EQ(t.output_to_plain(sig, out).data, want.data);
+
+    auto got = tt::compiler::run_operator(*task, *space, c, in, 2);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    ASSERT_EQ(got->shape, want.shape);
+    for (size_t j = 0; j < want.data.size(); ++j)
+      ASSERT_NEAR(got->data[j], want.data[j], 1e-4 * (1 + std::fabs(want.data[j])))
+          << space->describe(c) << " element " << j;
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, TemplateContract, testing::ValuesIn(ss::all_templates()),
+                         [](const testing::TestParamInfo<const ss::Template*>& info) {
+                           std::string name(info.param->name());
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+}  // namespace
