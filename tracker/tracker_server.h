@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// The tracker process: the DeviceLink and Tracker gRPC services over one Dispatcher and one
-/// Archive, the gRPC health service, token checks, TLS and message-size limits, and a
-/// housekeeping thread that expires leases and silent devices.
+/// The tracker process: the DeviceLink service (device_link_service.h) and the Tracker service
+/// (tuning_service.h) over one ServerCore (server_core.h: Dispatcher, Archive, token checks),
+/// the gRPC health service, TLS and message-size limits, and a housekeeping thread that
+/// expires leases and silent devices and fails jobs left without devices.
 #include <memory>
 #include <string>
 

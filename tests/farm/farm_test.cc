@@ -404,6 +404,51 @@ TEST_F(Farm, JobOnAKeyWithoutDevicesFailsInsteadOfWaitingForever) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), 30);
 }
 
+TEST_F(Farm, ClientThatGoesAwayHasItsQueuedItemsDroppedAtOnce) {
+  ASSERT_GT(start_tracker(), 0);
+  start_device("sim", {"--simulate-ms", "300"});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 40);
+  v1::MeasureJobRequest req;
+  auto* m = req.mutable_request();
+  wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
+  for (const auto& config : configs) wire::config_to_proto(space, config, m->add_configs());
+  m->mutable_timing()->set_number(1);
+  m->mutable_timing()->set_repeat(1);
+  m->mutable_timing()->set_threads(1);
+  m->set_device_key("sim");
+  req.set_job_name("leaver");
+  auto stub = v1::Tracker::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                                       grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    auto reader = stub->Measure(&ctx, req);
+    v1::MeasureJobUpdate u;
+    ASSERT_TRUE(reader->Read(&u));  // the job runs
+    ctx.TryCancel();
+    while (reader->Read(&u)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  // The tracker learns of it from gRPC, not from its next write: the job stops queueing work
+  // with 40 configs of 300 ms still to go.
+  bool dropped = false;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!dropped && std::chrono::steady_clock::now() < end) {
+    auto s = c->status();
+    ASSERT_TRUE(s) << s.error().message;
+    for (const auto& j : s->jobs())
+      if (j.name() == "leaver" && j.queued() == 0) dropped = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(dropped) << read_text(path("tracker.log"));
+  EXPECT_NE(read_text(path("tracker.log")).find("client went away"), std::string::npos);
+  EXPECT_LT(archive_counts().size(), configs.size());
+}
+
 TEST_F(Farm, SecondTrackerOnTheSamePortRefusesToStart) {
   const int port = start_tracker();
   ASSERT_GT(port, 0);

@@ -1,0 +1,35 @@
+// The Tracker service's read-only calls: Status and BestRecords.
+#include "tracker/tuning_service.h"
+
+namespace tensortune::tracker {
+
+grpc::Status TuningService::Status(grpc::ServerContext* ctx, const v1::StatusRequest*,
+                                   v1::StatusReply* reply) {
+  if (auto s = core_.authorize(*ctx, "Status"); !s.ok()) return s;
+  *reply = core_.dispatcher->status();
+  if (auto n = core_.archive->result_count()) reply->set_archived_results(*n);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::BestRecordsRequest* req,
+                                        v1::BestRecordsReply* reply) {
+  if (auto s = core_.authorize(*ctx, "BestRecords"); !s.ok()) return s;
+  auto best = core_.archive->best_all();
+  if (!best) return grpc::Status(grpc::StatusCode::INTERNAL, best.error().message);
+  for (const auto& b : *best) {
+    if (!req->device_key().empty() && b.record.result.device_key != req->device_key()) continue;
+    auto* r = reply->add_records();
+    r->set_workload_key(b.record.task.workload_key);
+    r->set_template_name(b.record.task.template_name);
+    r->set_target(b.record.task.target);
+    r->set_device_key(b.record.result.device_key);
+    r->set_config_index(b.record.config_index);
+    r->set_entity_json(b.record.entity_json);
+    r->set_mean_cost_s(b.record.result.mean_cost());
+    r->set_gflops(b.gflops);
+    r->set_measured(b.measured);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace tensortune::tracker

@@ -1,0 +1,87 @@
+#include "tracker/device_link_service.h"
+
+#include <memory>
+#include <mutex>
+
+#include "proto/convert.h"
+#include "support/log.h"
+
+namespace tensortune::tracker {
+
+namespace ss = schedule_space;
+
+grpc::Status DeviceLinkService::Connect(
+    grpc::ServerContext* ctx,
+    grpc::ServerReaderWriter<v1::TrackerMessage, v1::DeviceMessage>* stream) {
+  if (auto s = core_.authorize(*ctx, "Connect"); !s.ok()) return s;
+  v1::DeviceMessage first;
+  if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no Register");
+  if (!first.has_register_())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message must be Register");
+  const v1::Register& reg = first.register_();
+  if (auto s = check_device_key("register.device_key", reg.device_key()); !s.ok()) return s;
+  if (reg.slots() < 1 || reg.slots() > 256)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "register.slots = " + std::to_string(reg.slots()) + ", must be 1..256");
+  // The dispatcher may call `send` from another thread just as this stream ends; the
+  // stream object dies when this handler returns, so sends check `closed` under the lock.
+  struct Link {
+    std::mutex mu;
+    bool closed = false;
+  };
+  auto link = std::make_shared<Link>();
+  auto write_mu = std::shared_ptr<std::mutex>(link, &link->mu);
+  auto send = [stream, link](const v1::WorkItem& work) {
+    v1::TrackerMessage m;
+    *m.mutable_work() = work;
+    std::lock_guard<std::mutex> lock(link->mu);
+    return !link->closed && stream->Write(m);
+  };
+  const std::string name =
+      reg.name().substr(0, 256).empty() ? ctx->peer() : reg.name().substr(0, 256);
+  {
+    v1::TrackerMessage hello;
+    hello.mutable_registered()->set_heartbeat_interval_s(
+        core_.options.dispatcher.heartbeat_timeout_s / 3);
+    std::lock_guard<std::mutex> lock(*write_mu);
+    // The id is sent after add_device; a device treats Registered as "you are in".
+    if (!stream->Write(hello)) return grpc::Status::CANCELLED;
+  }
+  const uint64_t id =
+      core_.dispatcher->add_device(reg.device_key(), reg.slots(), name, send, [ctx, link] {
+        std::lock_guard<std::mutex> lock(link->mu);
+        if (!link->closed) ctx->TryCancel();
+      });
+  v1::DeviceMessage msg;
+  while (stream->Read(&msg)) {
+    if (msg.has_heartbeat()) {
+      core_.dispatcher->heartbeat(id);
+    } else if (msg.has_result()) {
+      const auto& r = msg.result();
+      auto result = wire::result_from_proto(r.result());
+      if (!result) {
+        // A device that answers garbage costs the item an error code, not a crash.
+        logger("tracker")->warn("device {} '{}' sent an invalid result for item {}: {}", id, name,
+                                r.item_id(), result.error().message);
+        ss::MeasureResult bad;
+        bad.config_index = r.result().config_index();
+        bad.costs = {ss::kErrorCost};
+        bad.error_no = ss::MeasureErrorNo::kUnknownError;
+        bad.error_msg = "device '" + name + "' sent an invalid result: " + result.error().message;
+        bad.device_key = reg.device_key();
+        core_.dispatcher->complete(id, r.item_id(), r.lease_id(), std::move(bad));
+      } else {
+        result->device_key = reg.device_key();
+        core_.dispatcher->complete(id, r.item_id(), r.lease_id(), std::move(result).value());
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(link->mu);
+    link->closed = true;
+  }
+  core_.dispatcher->remove_device(id);
+  return grpc::Status::OK;
+}
+
+}  // namespace tensortune::tracker
