@@ -200,6 +200,10 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "benchmarks of the farm: build nothing, answer every item after this many ms")
       ->check(at_least(0))
       ->group("Testing");
+  d->add_option("--fault-inject", df->options.fault_inject,
+                "tests of the farm: workers crash, hang or lie for these config indices "
+                "(crash@3,hang@5,garbage@7)")
+      ->group("Testing");
   d->footer(
       "\nExample:\n  tensortune device --tracker 10.0.0.5:9190 --key x86-avx512 --token-file "
       "token.txt\n"
@@ -211,9 +215,12 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
     if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
   });
 
+  auto wf = std::make_shared<device::WorkerOptions>();
   CLI::App* w = app.add_subcommand("device-worker", "");  // hidden: spawned by `device`
   w->group("");
-  w->callback([&exit_code] { exit_code = device::run_device_worker(); });
+  w->add_option("--device-key", wf->device_key);
+  w->add_option("--fault-inject", wf->fault_inject);
+  w->callback([&exit_code, wf] { exit_code = device::run_device_worker(*wf); });
 
   auto sf = std::make_shared<StatusFlags>();
   CLI::App* st = app.add_subcommand("status", "Show a tracker's devices, queues and jobs");

@@ -21,6 +21,13 @@ namespace tensortune::cli {
 
 namespace {
 
+// A damaged entity in the DB shows as its text, not as an exception.
+nlohmann::json entity_or_text(const std::string& text) {
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? nlohmann::json(text) : parsed;
+}
+
+
 struct RecordsFlags {
   std::string db = "tensortune.db";
   std::string output;
@@ -75,7 +82,7 @@ Status run_best(const RecordsFlags& f) {
                      {"gflops", b.gflops},
                      {"mean_cost_s", r.result.ok() ? nlohmann::json(r.result.mean_cost()) : nlohmann::json(nullptr)},
                      {"config_index", r.config_index},
-                     {"entity", nlohmann::json::parse(r.entity_json)},
+                     {"entity", entity_or_text(r.entity_json)},
                      {"threads", r.result.threads},
                      {"measured", b.measured}});
     }

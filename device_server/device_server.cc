@@ -216,9 +216,10 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   // Workers start before any gRPC thread exists, and are replaced by spawn (never fork).
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   if (o.simulate_ms <= 0) {
-    ::setenv("TT_DEVICE_KEY", o.device_key.c_str(), 1);
+    if (auto faults = parse_fault_injection(o.fault_inject); !faults) return faults.error();
     for (int s = 0; s < o.slots; ++s) {
-      workers.push_back(std::make_unique<WorkerProcess>(o.worker_executable));
+      workers.push_back(std::make_unique<WorkerProcess>(
+          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject}));
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }

@@ -27,6 +27,8 @@ struct DeviceServerOptions {
   /// succeeds (for benchmarks of the farm itself).
   double simulate_ms = 0;
   double heartbeat_interval_s = 2;
+  /// Test-only: faults the workers inject (see WorkerOptions::fault_inject).
+  std::string fault_inject;
 };
 
 /// Runs until `stop` becomes true. Fails on bad options and on a refused registration.

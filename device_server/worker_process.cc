@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "compiler/measure/local_measurer.h"
 #include "device_server/worker_protocol.h"
@@ -40,7 +43,8 @@ v1::MeasureResult failure(const v1::WorkItem& item, ss::MeasureErrorNo code, std
 
 }  // namespace
 
-WorkerProcess::WorkerProcess(std::string executable) : executable_(std::move(executable)) {}
+WorkerProcess::WorkerProcess(std::string executable, WorkerOptions options)
+    : executable_(std::move(executable)), options_(std::move(options)) {}
 
 WorkerProcess::~WorkerProcess() { stop(); }
 
@@ -52,9 +56,16 @@ Status WorkerProcess::start() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, down[0], 0);
   posix_spawn_file_actions_adddup2(&actions, up[1], 1);
-  std::string arg0 = executable_, arg1 = "device-worker";
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-  const int rc = posix_spawn(&pid_, executable_.c_str(), &actions, nullptr, argv, environ);
+  std::vector<std::string> args = {executable_, "device-worker", "--device-key",
+                                   options_.device_key};
+  if (!options_.fault_inject.empty()) {
+    args.push_back("--fault-inject");
+    args.push_back(options_.fault_inject);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, executable_.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(down[0]);
   ::close(up[1]);
@@ -126,37 +137,50 @@ v1::MeasureResult WorkerProcess::measure(const v1::WorkItem& item, double deadli
 
 namespace {
 
-// TT_FAULT_INJECT="crash@3,hang@5,garbage@7": test-only faults by config index.
-std::map<int64_t, std::string> parse_faults() {
+}  // namespace
+
+Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string& spec) {
   std::map<int64_t, std::string> faults;
-  const char* env = std::getenv("TT_FAULT_INJECT");
-  if (!env) return faults;
-  std::string s = env;
   size_t start = 0;
-  while (start < s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    const std::string item = s.substr(start, end - start);
+  while (start < spec.size()) {
+    size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(start, end - start);
     const size_t at = item.find('@');
-    if (at != std::string::npos) faults[std::stoll(item.substr(at + 1))] = item.substr(0, at);
+    const std::string kind = item.substr(0, at);
+    if (at == std::string::npos || (kind != "crash" && kind != "hang" && kind != "garbage"))
+      return invalid_argument("--fault-inject item '" + item +
+                              "' is not crash@INDEX, hang@INDEX or garbage@INDEX");
+    const std::string index = item.substr(at + 1);
+    char* rest = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(index.c_str(), &rest, 10);
+    if (index.empty() || *rest != '\0' || errno != 0 || value < 0)
+      return invalid_argument("--fault-inject item '" + item + "': '" + index +
+                              "' is not a config index");
+    faults[value] = kind;
     start = end + 1;
   }
   return faults;
 }
 
-}  // namespace
-
-int run_device_worker() {
+int run_device_worker(const WorkerOptions& options) {
   // Die with the device server, even while stuck in a kernel.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 0;
   // The protocol owns stdout: anything printed goes to stderr instead.
   const int out = ::dup(1);
   ::dup2(2, 1);
-  const auto faults = parse_faults();
+  const auto parsed = parse_fault_injection(options.fault_inject);
+  if (!parsed) {
+    logger("worker")->error("{}", parsed.error().message);
+    return 2;
+  }
+  const std::map<int64_t, std::string>& faults = *parsed;
   std::string cached_key;
   std::unique_ptr<compiler::LocalMeasurer> measurer;
   std::unique_ptr<ss::ConfigSpace> space;
+  std::string prepare_error;
   for (;;) {
     v1::WorkItem item;
     const ReadOutcome o = read_frame(0, &item, -1);
@@ -176,29 +200,32 @@ int run_device_worker() {
       const auto& t = item.timing();
       const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
       if (key != cached_key || !measurer) {
-        compiler::MeasureOptions options;
-        options.timing.number = t.number();
-        options.timing.repeat = t.repeat();
-        options.timing.min_repeat_ms = t.min_repeat_ms();
-        if (t.timeout_s() > 0) options.timing.timeout_s = t.timeout_s();
-        options.threads = std::max(1, t.threads());
-        options.flush_cache = t.flush_cache();
-        options.compile_threads = 1;
-        options.device_key = std::getenv("TT_DEVICE_KEY") ? std::getenv("TT_DEVICE_KEY") : "";
-        auto m = compiler::LocalMeasurer::create(*task, options);
+        compiler::MeasureOptions measure_options;
+        measure_options.timing.number = t.number();
+        measure_options.timing.repeat = t.repeat();
+        measure_options.timing.min_repeat_ms = t.min_repeat_ms();
+        if (t.timeout_s() > 0) measure_options.timing.timeout_s = t.timeout_s();
+        measure_options.threads = std::max(1, t.threads());
+        measure_options.flush_cache = t.flush_cache();
+        measure_options.compile_threads = 1;
+        measure_options.device_key = options.device_key;
+        auto m = compiler::LocalMeasurer::create(*task, measure_options);
         auto sp = ss::make_config_space(*task);
-        if (m && sp) {
+        measurer.reset();
+        cached_key.clear();
+        if (!m) {
+          prepare_error = m.error().message;
+        } else if (!sp) {
+          prepare_error = sp.error().message;
+        } else {
           measurer = std::move(m).value();
           space = std::make_unique<ss::ConfigSpace>(std::move(sp).value());
           cached_key = key;
-        } else {
-          measurer.reset();
-          cached_key.clear();
         }
       }
       if (!measurer) {
         answer = failure(item, ss::MeasureErrorNo::kInstantiationError,
-                         "cannot prepare the task on this device");
+                         "cannot prepare the task on this device: " + prepare_error);
       } else {
         auto config = wire::config_from_proto(*space, item.config());
         if (!config) {

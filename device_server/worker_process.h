@@ -6,6 +6,8 @@
 /// kills what is left of it and starts a fresh one, so the server lives on.
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "proto/tuning.pb.h"
@@ -14,10 +16,21 @@
 
 namespace tensortune::device {
 
+/// What a worker is told on its command line (never through the environment).
+struct WorkerOptions {
+  std::string device_key;  ///< stamped on every result
+  /// Test-only faults by config index, "crash@3,hang@5,garbage@7": the worker crashes, hangs or
+  /// answers NaN with NO_ERROR for those configs (the farm tests' misbehaving kernels).
+  std::string fault_inject;
+};
+
+/// The faults of WorkerOptions::fault_inject by config index; errors name the item.
+Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string& spec);
+
 class WorkerProcess {
  public:
   /// `executable` is the tensortune binary (its `device-worker` subcommand runs the loop).
-  explicit WorkerProcess(std::string executable);
+  WorkerProcess(std::string executable, WorkerOptions options);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -31,11 +44,12 @@ class WorkerProcess {
  private:
   void stop();
   std::string executable_;
+  WorkerOptions options_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
 };
 
 /// The `device-worker` loop (stdin/stdout pipes); returns the process exit code.
-int run_device_worker();
+int run_device_worker(const WorkerOptions& options);
 
 }  // namespace tensortune::device

@@ -77,14 +77,15 @@ Expected<ss::Entity> entity_from_json(const std::string& text) {
 }
 
 Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  DbHandle owned(raw);  // sqlite3_open_v2 may hand back a handle even when it fails
   if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return unavailable("cannot open record DB " + path + ": " + msg);
+    return unavailable("cannot open record DB " + path + ": " +
+                       (raw ? sqlite3_errmsg(raw) : "out of memory"));
   }
-  std::unique_ptr<RecordStore> store(new RecordStore(db, path));
+  sqlite3* db = raw;
+  std::unique_ptr<RecordStore> store(new RecordStore(std::move(owned), path));
   sqlite3_busy_timeout(db, 10000);
   // Reading the schema first fails with SQLITE_NOTADB on a file that is not a database,
   // before anything is written to it.
@@ -132,11 +133,13 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
   return store;
 }
 
-RecordStore::~RecordStore() { sqlite3_close(db_); }
+void RecordStore::CloseDb::operator()(sqlite3* db) const { sqlite3_close(db); }
+
+RecordStore::~RecordStore() = default;
 
 Status RecordStore::exec(const std::string& sql) {
   char* err = nullptr;
-  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  const int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
@@ -163,7 +166,7 @@ Status RecordStore::transaction(const std::function<Status()>& fn) {
 Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
   int64_t id = -1;
   TT_RETURN_IF_ERROR(transaction([&]() -> Status {
-    Statement ins(db_, "INSERT OR IGNORE INTO tasks(workload_key, template, target, flop, space_size) VALUES (?, ?, ?, ?, ?)");
+    Statement ins(db_.get(), "INSERT OR IGNORE INTO tasks(workload_key, template, target, flop, space_size) VALUES (?, ?, ?, ?, ?)");
     TT_RETURN_IF_ERROR(ins.prepared());
     ins.bind(1, t.workload_key);
     ins.bind(2, t.template_name);
@@ -171,7 +174,7 @@ Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
     ins.bind(4, t.flop);
     ins.bind(5, t.space_size);
     TT_RETURN_IF_ERROR(ins.run());
-    Statement get(db_, "SELECT id FROM tasks WHERE workload_key = ? AND target = ?");
+    Statement get(db_.get(), "SELECT id FROM tasks WHERE workload_key = ? AND target = ?");
     TT_RETURN_IF_ERROR(get.prepared());
     get.bind(1, t.workload_key);
     get.bind(2, t.target);
@@ -184,13 +187,13 @@ Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
 
 Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space, const ss::Config& config,
                                   const ss::MeasureResult& r, const RunInfo& run, int64_t trial) {
-  Statement cfg(db_, "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)");
+  Statement cfg(db_.get(), "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)");
   TT_RETURN_IF_ERROR(cfg.prepared());
   cfg.bind(1, task_id);
   cfg.bind(2, config.index);
   cfg.bind(3, entity_to_json(space.entity_of(config)));
   TT_RETURN_IF_ERROR(cfg.run());
-  Statement ins(db_,
+  Statement ins(db_.get(),
                 "INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg, "
                 "all_cost, compile_s, timestamp, threads, number, tuner, run_id, trial) "
                 "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM configs WHERE task_id = ? AND config_index = ?");
@@ -229,7 +232,7 @@ Status RecordStore::add_results(int64_t task_id, const ss::ConfigSpace& space,
 }
 
 Expected<std::set<int64_t>> RecordStore::measured_indices(int64_t task_id, const std::string& device_key) {
-  Statement q(db_,
+  Statement q(db_.get(),
               "SELECT DISTINCT c.config_index FROM results r JOIN configs c ON r.config_id = c.id "
               "WHERE c.task_id = ? AND r.device_key = ?");
   TT_RETURN_IF_ERROR(q.prepared());
@@ -278,7 +281,7 @@ StoredRecord read_record(const Statement& q) {
 Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workload_key,
                                                       const std::string& target,
                                                       const std::string& device_key) {
-  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
                        " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
                        "WHERE t.workload_key = ? AND (? = '' OR t.target = ?) AND r.device_key = ? "
                        "AND r.error_no = 0 ORDER BY r.mean_cost ASC, r.id ASC LIMIT 1");
@@ -299,7 +302,7 @@ Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workloa
 
 Expected<std::vector<BestRecord>> RecordStore::best_all() {
   // SQLite returns the bare columns of the row holding min(mean_cost) in an aggregate query.
-  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
                        ", min(r.mean_cost), count(*) FROM results r JOIN configs c ON r.config_id = c.id "
                        "JOIN tasks t ON c.task_id = t.id GROUP BY t.id, r.device_key ORDER BY t.id");
   TT_RETURN_IF_ERROR(q.prepared());
@@ -316,7 +319,7 @@ Expected<std::vector<BestRecord>> RecordStore::best_all() {
 }
 
 Expected<std::vector<StoredRecord>> RecordStore::all_records() {
-  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
                        " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id ORDER BY r.id");
   TT_RETURN_IF_ERROR(q.prepared());
   std::vector<StoredRecord> out;
@@ -326,7 +329,7 @@ Expected<std::vector<StoredRecord>> RecordStore::all_records() {
 }
 
 Expected<std::vector<StoredRecord>> RecordStore::task_records(int64_t task_id, const std::string& device_key) {
-  Statement q(db_, std::string("SELECT ") + kRecordColumns +
+  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
                        " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
                        "WHERE t.id = ? AND r.device_key = ? ORDER BY r.id");
   TT_RETURN_IF_ERROR(q.prepared());
@@ -339,7 +342,7 @@ Expected<std::vector<StoredRecord>> RecordStore::task_records(int64_t task_id, c
 }
 
 Expected<int64_t> RecordStore::result_count() {
-  Statement q(db_, "SELECT count(*) FROM results");
+  Statement q(db_.get(), "SELECT count(*) FROM results");
   TT_RETURN_IF_ERROR(q.prepared());
   q.step();
   TT_RETURN_IF_ERROR(q.status());

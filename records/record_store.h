@@ -107,13 +107,19 @@ class RecordStore {
   Status transaction(const std::function<Status()>& fn);
 
  private:
-  RecordStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  /// Closes the connection however the store goes away.
+  struct CloseDb {
+    void operator()(sqlite3* db) const;
+  };
+  using DbHandle = std::unique_ptr<sqlite3, CloseDb>;
+
+  RecordStore(DbHandle db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
   Status exec(const std::string& sql);
   Status insert_result(int64_t task_id, const schedule_space::ConfigSpace& space,
                        const schedule_space::Config& config,
                        const schedule_space::MeasureResult& r, const RunInfo& run, int64_t trial);
 
-  sqlite3* db_;
+  DbHandle db_;
   std::string path_;
   int transaction_depth_ = 0;
 };

@@ -62,9 +62,11 @@ Expected<std::unique_ptr<XgbCostModel>> XgbCostModel::create(XgbOptions options)
   return std::unique_ptr<XgbCostModel>(new XgbCostModel(std::move(options)));
 }
 
-XgbCostModel::~XgbCostModel() {
-  if (booster_) XGBoosterFree(static_cast<BoosterHandle>(booster_));
+void XgbCostModel::FreeBooster::operator()(void* booster) const {
+  XGBoosterFree(static_cast<BoosterHandle>(booster));
 }
+
+XgbCostModel::~XgbCostModel() = default;
 
 Status XgbCostModel::fit(const FeatureMatrix& features, const std::vector<float>& labels) {
   if (features.rows != labels.size())
@@ -77,8 +79,10 @@ Status XgbCostModel::fit(const FeatureMatrix& features, const std::vector<float>
     const unsigned group[] = {static_cast<unsigned>(features.rows)};
     if (XGDMatrixSetUIntInfo(train.h, "group", group, 1) != 0) return xgb_error("setting the ranking group");
   }
-  BoosterHandle booster = nullptr;
-  if (XGBoosterCreate(&train.h, 1, &booster) != 0) return xgb_error("creating the booster");
+  BoosterHandle created = nullptr;
+  if (XGBoosterCreate(&train.h, 1, &created) != 0) return xgb_error("creating the booster");
+  std::unique_ptr<void, FreeBooster> owned(created);
+  BoosterHandle booster = created;
   const std::pair<const char*, std::string> params[] = {
       {"max_depth", "3"},
       {"gamma", "0.0001"},
@@ -93,26 +97,17 @@ Status XgbCostModel::fit(const FeatureMatrix& features, const std::vector<float>
       {"seed", std::to_string(options_.seed)},
   };
   for (const auto& [k, v] : params) {
-    if (XGBoosterSetParam(booster, k, v.c_str()) != 0) {
-      XGBoosterFree(booster);
-      return xgb_error("setting a parameter");
-    }
+    if (XGBoosterSetParam(booster, k, v.c_str()) != 0) return xgb_error("setting a parameter");
   }
   double best_recall = -1;
   int best_round = 0, rounds = 0;
   for (int round = 0; round < options_.max_rounds; ++round) {
-    if (XGBoosterUpdateOneIter(booster, round, train.h) != 0) {
-      XGBoosterFree(booster);
-      return xgb_error("training");
-    }
+    if (XGBoosterUpdateOneIter(booster, round, train.h) != 0) return xgb_error("training");
     rounds = round + 1;
     if (round % 2 != 1) continue;
     bst_ulong n = 0;
     const float* out = nullptr;
-    if (XGBoosterPredict(booster, train.h, 0, 0, 0, &n, &out) != 0) {
-      XGBoosterFree(booster);
-      return xgb_error("evaluating");
-    }
+    if (XGBoosterPredict(booster, train.h, 0, 0, 0, &n, &out) != 0) return xgb_error("evaluating");
     const double recall = recall_at(std::vector<float>(out, out + n), labels, options_.recall_n);
     if (recall > best_recall + 1e-9) {
       best_recall = recall;
@@ -121,8 +116,7 @@ Status XgbCostModel::fit(const FeatureMatrix& features, const std::vector<float>
       break;
     }
   }
-  if (booster_) XGBoosterFree(static_cast<BoosterHandle>(booster_));
-  booster_ = booster;
+  booster_ = std::move(owned);
   rounds_ = rounds;
   return ok_status();
 }
@@ -134,7 +128,7 @@ Expected<std::vector<float>> XgbCostModel::predict(const FeatureMatrix& features
   TT_RETURN_IF_ERROR(make_dmatrix(features, m));
   bst_ulong n = 0;
   const float* out = nullptr;
-  if (XGBoosterPredict(static_cast<BoosterHandle>(booster_), m.h, 0, 0, 0, &n, &out) != 0) return xgb_error("predicting");
+  if (XGBoosterPredict(static_cast<BoosterHandle>(booster_.get()), m.h, 0, 0, 0, &n, &out) != 0) return xgb_error("predicting");
   return std::vector<float>(out, out + n);
 }
 

@@ -34,7 +34,11 @@ class XgbCostModel final : public CostModel {
  private:
   explicit XgbCostModel(XgbOptions options) : options_(std::move(options)) {}
   XgbOptions options_;
-  void* booster_ = nullptr;  // BoosterHandle
+  /// Frees an XGBoost booster (a BoosterHandle; xgboost's header stays in the .cc).
+  struct FreeBooster {
+    void operator()(void* booster) const;
+  };
+  std::unique_ptr<void, FreeBooster> booster_;
   int rounds_ = 0;
 };
 

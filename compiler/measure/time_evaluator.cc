@@ -10,15 +10,17 @@
 namespace tensortune::compiler {
 
 namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
 TimingResult time_evaluator(const std::function<void()>& fn, const std::function<void()>& before_round,
                             const TimeEvaluatorOptions& o) {
+  const std::function<double()> clock = o.clock ? o.clock : std::function<double()>(steady_seconds);
+  auto seconds_since = [&clock](double t) { return clock() - t; };
   TimingResult r;
-  auto t0 = std::chrono::steady_clock::now();
+  double t0 = clock();
   fn();
   r.warmup_seconds = seconds_since(t0);
   int64_t number = std::max<int64_t>(1, o.number);
@@ -29,7 +31,7 @@ TimingResult time_evaluator(const std::function<void()>& fn, const std::function
   const double min_s = o.min_repeat_ms / 1000.0;
   if (o.cutoff_s > 0 && r.warmup_seconds > o.cutoff_s) {
     if (before_round) before_round();
-    t0 = std::chrono::steady_clock::now();
+    t0 = clock();
     fn();
     r.round_seconds.push_back(seconds_since(t0));
     r.number = 1;
@@ -43,7 +45,7 @@ TimingResult time_evaluator(const std::function<void()>& fn, const std::function
     double duration = 0;
     int zero_readings = 0;
     while (true) {
-      t0 = std::chrono::steady_clock::now();
+      t0 = clock();
       for (int64_t i = 0; i < number; ++i) fn();
       duration = seconds_since(t0);
       if (duration >= min_s) break;

@@ -26,6 +26,10 @@ struct TimeEvaluatorOptions {
   double timeout_s = 10;
   /// Warm-up slower than this: one round of one call (0 disables).
   double cutoff_s = 0;
+  /// Seconds from any fixed origin, read around the warm-up and each round (never inside
+  /// one). Empty: the steady clock. Tests pass a simulated clock to check the protocol
+  /// without depending on how fast this machine is.
+  std::function<double()> clock;
 };
 
 struct TimingResult {

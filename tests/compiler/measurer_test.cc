@@ -72,47 +72,71 @@ TEST(LocalMeasurer, CacheFlushAndTwoThreadsStillMeasureCorrectly) {
 
 TEST(TimeEvaluator, RunsBeforeRoundOncePerRoundAndCutsSlowCallsShort) {
   int calls = 0, flushes = 0;
+  double now = 0;  // a simulated clock: each call of the timed function takes what it says
   tt::compiler::TimeEvaluatorOptions o;
+  o.clock = [&] { return now; };
   o.number = 3;
   o.repeat = 4;
   o.min_repeat_ms = 0;
-  auto r = tt::compiler::time_evaluator([&] { ++calls; }, [&] { ++flushes; }, o);
+  auto r = tt::compiler::time_evaluator([&] { ++calls, now += 1e-6; }, [&] { ++flushes; }, o);
   EXPECT_EQ(flushes, 4);
   EXPECT_EQ(calls, 1 + 4 * 3);  // warm-up + repeat * number
   EXPECT_EQ(r.round_seconds.size(), 4u);
   calls = 0;
   o.cutoff_s = 1e-4;
-  auto slow = tt::compiler::time_evaluator(
-      [&] {
-        ++calls;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      },
-      nullptr, o);
+  auto slow = tt::compiler::time_evaluator([&] { ++calls, now += 2e-3; }, nullptr, o);
   EXPECT_TRUE(slow.cut_short);
   EXPECT_EQ(calls, 2);  // warm-up + one timed call
   EXPECT_EQ(slow.number, 1);
+  EXPECT_DOUBLE_EQ(slow.round_seconds.at(0), 2e-3);
 }
 
 TEST(TimeEvaluator, GrowsNumberUntilMinRepeatMs) {
   int calls = 0;
+  double now = 0;
   auto fn = [&] {
     ++calls;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    now += 200e-6;
   };
   tt::compiler::TimeEvaluatorOptions o;
+  o.clock = [&] { return now; };
   o.number = 1;
   o.repeat = 2;
   o.min_repeat_ms = 5;
   auto r = tt::compiler::time_evaluator(fn, nullptr, o);
   ASSERT_EQ(r.round_seconds.size(), 2u);
   EXPECT_GE(r.number, 5);  // 5 ms / 0.2 ms per call
-  EXPECT_GE(r.round_seconds[0], 200e-6);
+  EXPECT_NEAR(r.round_seconds[0], 200e-6, 1e-12);
   EXPECT_LT(r.round_seconds[0], 5e-3);
+  // Exactly: the warm-up sets number = 5 ms / 0.2 ms + 1, and no round is timed twice.
+  EXPECT_EQ(r.number, 26);
+  EXPECT_EQ(calls, 1 + 2 * 26);
+}
+
+TEST(TimeEvaluator, GrowsAgainWhenTheWarmUpWasSlowerThanTheCalls) {
+  double now = 0;
+  int calls = 0;
+  // Binary fractions, so that the arithmetic is exact. A cold first call (2^-10 s), then
+  // 2^-14 s calls, at least 2^-8 s per round: number starts at 2^-8 / 2^-10 + 1 = 5 (from the
+  // warm-up), the round lasts 5 * 2^-14 s, too short, so number grows to 2^-8 / 2^-14 + 1 = 65
+  // and the round is timed again.
+  auto fn = [&] { now += std::ldexp(1.0, calls++ == 0 ? -10 : -14); };
+  tt::compiler::TimeEvaluatorOptions o;
+  o.clock = [&] { return now; };
+  o.number = 1;
+  o.repeat = 1;
+  o.min_repeat_ms = 1000 * std::ldexp(1.0, -8);
+  auto r = tt::compiler::time_evaluator(fn, nullptr, o);
+  EXPECT_EQ(r.number, 65);
+  EXPECT_EQ(calls, 1 + 5 + 65);
+  EXPECT_DOUBLE_EQ(r.round_seconds.at(0), std::ldexp(1.0, -14));
 }
 
 TEST(TimeEvaluator, PredictedOverrunIsATimeout) {
-  auto fn = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  double now = 0;
+  auto fn = [&] { now += 20e-3; };
   tt::compiler::TimeEvaluatorOptions o;
+  o.clock = [&] { return now; };
   o.number = 10;
   o.repeat = 3;
   o.timeout_s = 0.1;

@@ -1,9 +1,11 @@
 // The wire contract agrees with the in-process types: AutoTVM's error numbers are the same on
-// both sides, and a measurement survives serialization.
+// both sides, and tasks, configs and results survive our conversions both ways.
 #include <gtest/gtest.h>
 
+#include "proto/convert.h"
 #include "proto/tuning.pb.h"
 #include "schedule_space/measure.h"
+#include "schedule_space/task.h"
 
 namespace ss = tensortune::schedule_space;
 
@@ -16,30 +18,56 @@ TEST(ProtoContract, ErrorNumbersMatchAutoTvmAndOurEnum) {
   EXPECT_FALSE(tensortune::v1::MeasureErrorNo_IsValid(9));
 }
 
-TEST(ProtoContract, MeasureRequestAndResultRoundTrip) {
-  tensortune::v1::MeasureRequest req;
-  req.mutable_workload()->set_template_name("conv2d_NCHWc.x86");
-  auto* c = req.mutable_workload()->mutable_conv2d();
-  c->set_batch(1);
-  c->set_in_channels(64);
-  c->set_pad_top(0);
-  c->set_pad_bottom(1);
-  auto* cfg = req.add_configs();
-  cfg->set_index(626);
-  auto* k = cfg->add_entity();
-  k->set_name("tile_ic");
-  k->mutable_split()->add_sizes(-1);
-  k->mutable_split()->add_sizes(8);
-  req.mutable_timing()->set_min_repeat_ms(100);
-  tensortune::v1::MeasureRequest back;
-  ASSERT_TRUE(back.ParseFromString(req.SerializeAsString()));
-  EXPECT_EQ(back.workload().conv2d().pad_bottom(), 1);
-  EXPECT_EQ(back.configs(0).entity(0).split().sizes(1), 8);
+// Our conversions, not protobuf's serialization: every registered template's task, every
+// config of a small space (by entity, the way a device reads it) and a result survive
+// Task -> message -> bytes -> message -> Task.
+TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
+  const ss::Workload conv = ss::square_conv2d(8, 9, 16, 3, 2);
+  const ss::Workload dense = ss::DenseWorkload{3, 24, 20};
+  for (const ss::Template* t : ss::all_templates()) {
+    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kConv2d ? conv : dense;
+    const ss::Task task = *ss::make_task(std::string(t->name()), w, ss::Target{"llvm -keys=cpu", 8});
+    tensortune::v1::MeasureRequest req;
+    tensortune::wire::task_to_proto(task, req.mutable_workload(), req.mutable_target());
+    const ss::ConfigSpace space = *ss::make_config_space(task);
+    for (int64_t i = 0; i < space.size(); ++i)
+      if (space.is_valid_index(i))
+        tensortune::wire::config_to_proto(space, *space.config_at(i), req.add_configs());
+    tensortune::v1::MeasureRequest back;
+    ASSERT_TRUE(back.ParseFromString(req.SerializeAsString()));
+    auto task_back = tensortune::wire::task_from_proto(back.workload(), back.target());
+    ASSERT_TRUE(task_back) << task_back.error().message;
+    EXPECT_EQ(task_back->template_name, task.template_name);
+    EXPECT_EQ(task_back->workload, task.workload);
+    EXPECT_EQ(task_back->target, task.target);
+    int k = 0;
+    for (int64_t i = 0; i < space.size(); ++i) {
+      if (!space.is_valid_index(i)) continue;
+      auto c = tensortune::wire::config_from_proto(space, back.configs(k++));
+      ASSERT_TRUE(c) << t->name() << " config " << i << ": " << c.error().message;
+      EXPECT_EQ(c->index, i);
+    }
+    EXPECT_GT(k, 0);
+  }
 
-  tensortune::v1::MeasureResult r;
-  r.set_error_no(tensortune::v1::WRONG_ANSWER);
-  r.add_costs_s(1e9);
-  tensortune::v1::MeasureResult rb;
-  ASSERT_TRUE(rb.ParseFromString(r.SerializeAsString()));
-  EXPECT_EQ(static_cast<ss::MeasureErrorNo>(rb.error_no()), ss::MeasureErrorNo::kWrongAnswer);
+  ss::MeasureResult r;
+  r.config_index = 626;
+  r.costs = {1.5e-3, 1.25e-3};
+  r.error_no = ss::MeasureErrorNo::kWrongAnswer;
+  r.error_msg = "element 3 is 1.0, reference 2.0";
+  r.all_cost_s = 0.75;
+  r.timestamp = 1.7e9;
+  r.threads = 4;
+  r.number = 12;
+  tensortune::v1::MeasureResult wire_r;
+  tensortune::wire::result_to_proto(r, &wire_r);
+  tensortune::v1::MeasureResult wire_back;
+  ASSERT_TRUE(wire_back.ParseFromString(wire_r.SerializeAsString()));
+  auto back = tensortune::wire::result_from_proto(wire_back);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->config_index, r.config_index);
+  EXPECT_EQ(back->costs, r.costs);
+  EXPECT_EQ(back->error_no, r.error_no);
+  EXPECT_EQ(back->error_msg, r.error_msg);
+  EXPECT_EQ(back->threads, r.threads);
 }
