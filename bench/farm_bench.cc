@@ -88,7 +88,8 @@ struct Farm {
 };
 
 ss::Task bench_task() {  // a space with thousands of valid configs
-  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(64, 56, 64, 3, 1), ss::Target{"llvm -keys=cpu", 16});
+  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(64, 56, 64, 3, 1),
+                        ss::Target{"llvm -keys=cpu", 16});
 }
 
 std::vector<ss::Config> configs_of(const ss::ConfigSpace& space, size_t n) {

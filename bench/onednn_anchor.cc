@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <numeric>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 namespace tensortune::bench {
@@ -17,11 +16,13 @@ using dt = memory::data_type;
 void fill(memory& m) {
   float* p = static_cast<float*>(m.get_data_handle());
   const size_t n = m.get_desc().get_size() / sizeof(float);
-  for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+  for (size_t i = 0; i < n; ++i)
+    p[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
 }
 
-AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s, std::unordered_map<int, memory>& args,
-                            double flop, const compiler::TimeEvaluatorOptions& timing, std::string impl) {
+AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
+                            std::unordered_map<int, memory>& args, double flop,
+                            const compiler::TimeEvaluatorOptions& timing, std::string impl) {
   auto run = [&] {
     prim.execute(s, args);
     s.wait();
@@ -37,7 +38,8 @@ AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s, std::unorder
 
 }  // namespace
 
-AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w, const compiler::TimeEvaluatorOptions& timing) {
+AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
+                           const compiler::TimeEvaluatorOptions& timing) {
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
@@ -49,18 +51,21 @@ AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w, const compil
   const memory::dims pad_l{w.pad_top, w.pad_left}, pad_r{w.pad_bottom, w.pad_right};
   memory::desc src_md(src, dt::f32, tag::nChw16c), dst_md(dst, dt::f32, tag::nChw16c);
   memory::desc wei_md(wei, dt::f32, tag::any);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-                                    wei_md, dst_md, strides, dilates, pad_l, pad_r);
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::convolution_direct, src_md, wei_md, dst_md,
+                                    strides, dilates, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(d, eng);
   memory src_m(pd.src_desc(), eng), wei_m(pd.weights_desc(), eng), dst_m(pd.dst_desc(), eng);
   fill(src_m);
   fill(wei_m);
   dnnl::convolution_forward conv(pd);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
   return time_primitive(conv, s, args, w.flop(), timing, pd.impl_info_str());
 }
 
-AnchorResult onednn_dense(const schedule_space::DenseWorkload& w, const compiler::TimeEvaluatorOptions& timing) {
+AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
+                          const compiler::TimeEvaluatorOptions& timing) {
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
@@ -73,7 +78,8 @@ AnchorResult onednn_dense(const schedule_space::DenseWorkload& w, const compiler
   fill(src_m);
   fill(wei_m);
   dnnl::inner_product_forward ip(pd);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
   return time_primitive(ip, s, args, w.flop(), timing, pd.impl_info_str());
 }
 

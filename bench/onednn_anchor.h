@@ -12,10 +12,12 @@ namespace tensortune::bench {
 struct AnchorResult {
   double seconds = 0;  ///< mean of the kept rounds
   double gflops = 0;
-  std::string impl;    ///< oneDNN's implementation name (e.g. jit:avx512_core)
+  std::string impl;  ///< oneDNN's implementation name (e.g. jit:avx512_core)
 };
 
-AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w, const compiler::TimeEvaluatorOptions& timing);
-AnchorResult onednn_dense(const schedule_space::DenseWorkload& w, const compiler::TimeEvaluatorOptions& timing);
+AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
+                           const compiler::TimeEvaluatorOptions& timing);
+AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
+                          const compiler::TimeEvaluatorOptions& timing);
 
 }  // namespace tensortune::bench

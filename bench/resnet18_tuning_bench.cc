@@ -4,13 +4,12 @@
 //
 // The best config found by tuning is measured again beside oneDNN, alternating, and each side
 // reports its median, so that a lucky draw during tuning does not flatter us.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-
-#include <CLI/CLI.hpp>
 
 #include "bench/onednn_anchor.h"
 #include "compiler/kernel.h"
@@ -34,7 +33,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ResNet-18 layer tuning benchmark: tensortune (random tuner) vs oneDNN nChw16c, one thread"};
+  CLI::App app{
+      "ResNet-18 layer tuning benchmark: tensortune (random tuner) vs oneDNN nChw16c, one thread"};
   int64_t trials = 300;
   uint64_t seed = 0;
   std::string only;
@@ -56,7 +56,9 @@ int main(int argc, char** argv) {
   for (const auto& t : tt::tuner::resnet18_workloads())
     if (t.name.rfind("conv1", 0) != 0) layers.push_back(t);
   if (db_path.empty())
-    db_path = (std::filesystem::temp_directory_path() / ("tt_bench_" + std::to_string(::getpid()) + ".db")).string();
+    db_path = (std::filesystem::temp_directory_path() /
+               ("tt_bench_" + std::to_string(::getpid()) + ".db"))
+                  .string();
   auto store = tt::records::RecordStore::open(db_path);
   if (!store) {
     std::fprintf(stderr, "error: %s\n", store.error().message.c_str());
@@ -67,11 +69,14 @@ int main(int argc, char** argv) {
   timing.number = number;
   timing.repeat = repeat;
   timing.min_repeat_ms = min_repeat_ms;
-  std::printf("# tensortune vs oneDNN, one thread, %s, random tuner, %lld trials per layer, protocol number=%lld "
-              "repeat=%d min_repeat_ms=%.0f\n",
-              target.spec.c_str(), static_cast<long long>(trials), static_cast<long long>(number), repeat,
-              min_repeat_ms);
-  std::printf("%-26s %10s %10s %7s %8s %9s  %s\n", "layer", "ours", "oneDNN", "ratio", "s/trial", "compile", "best config");
+  std::printf(
+      "# tensortune vs oneDNN, one thread, %s, random tuner, %lld trials per layer, protocol "
+      "number=%lld "
+      "repeat=%d min_repeat_ms=%.0f\n",
+      target.spec.c_str(), static_cast<long long>(trials), static_cast<long long>(number), repeat,
+      min_repeat_ms);
+  std::printf("%-26s %10s %10s %7s %8s %9s  %s\n", "layer", "ours", "oneDNN", "ratio", "s/trial",
+              "compile", "best config");
   double log_ratio_sum = 0;
   int ratio_count = 0;
   std::vector<double> all_compile, all_trial;
@@ -88,13 +93,14 @@ int main(int argc, char** argv) {
     to.trials = trials;
     to.run_id = "bench-" + l.name;
     const auto t0 = std::chrono::steady_clock::now();
-    auto result = tt::tuner::tune_task(*task, *space, tuner, measurer, store->get(), to,
-                                       [&](const tt::tuner::TuneProgress& p) {
-                                         std::fprintf(stderr, "\r%-26s %lld/%lld best %.1f GFLOPS  ", l.name.c_str(),
-                                                      static_cast<long long>(p.done), static_cast<long long>(p.total),
-                                                      p.best_gflops);
-                                       });
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto result = tt::tuner::tune_task(
+        *task, *space, tuner, measurer, store->get(), to, [&](const tt::tuner::TuneProgress& p) {
+          std::fprintf(stderr, "\r%-26s %lld/%lld best %.1f GFLOPS  ", l.name.c_str(),
+                       static_cast<long long>(p.done), static_cast<long long>(p.total),
+                       p.best_gflops);
+        });
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "\n");
     if (!result || !result->best_config) {
       std::printf("%-26s tuning failed\n", l.name.c_str());
@@ -103,7 +109,8 @@ int main(int argc, char** argv) {
     auto records = (*store)->all_records();
     std::vector<double> compile;
     for (const auto& r : *records)
-      if (r.task.workload_key == ss::workload_key(*task) && r.result.compile_s > 0) compile.push_back(r.result.compile_s);
+      if (r.task.workload_key == ss::workload_key(*task) && r.result.compile_s > 0)
+        compile.push_back(r.result.compile_s);
     all_compile.insert(all_compile.end(), compile.begin(), compile.end());
     const double per_trial = result->measured ? wall / static_cast<double>(result->measured) : 0;
     all_trial.push_back(per_trial);
@@ -114,9 +121,10 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 3; ++round) {
       auto r = measurer.measure(*space, {*result->best_config});
       if (r && (*r)[0].ok()) ours.push_back(ss::task_flop(*task) / (*r)[0].mean_cost() / 1e9);
-      tt::bench::AnchorResult a = std::holds_alternative<ss::Conv2dWorkload>(l.workload)
-                                      ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing)
-                                      : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), timing);
+      tt::bench::AnchorResult a =
+          std::holds_alternative<ss::Conv2dWorkload>(l.workload)
+              ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing)
+              : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), timing);
       anchor.push_back(a.gflops);
       impl = a.impl;
     }
@@ -126,13 +134,17 @@ int main(int argc, char** argv) {
       log_ratio_sum += std::log(ratio);
       ++ratio_count;
     }
-    std::printf("%-26s %10.2f %10.2f %7.3f %8.3f %7.1fms  %s [oneDNN %s]\n", l.name.c_str(), o, a, ratio, per_trial,
-                median(compile) * 1e3, space->describe(*result->best_config).c_str(), impl.c_str());
+    std::printf("%-26s %10.2f %10.2f %7.3f %8.3f %7.1fms  %s [oneDNN %s]\n", l.name.c_str(), o, a,
+                ratio, per_trial, median(compile) * 1e3,
+                space->describe(*result->best_config).c_str(), impl.c_str());
     std::fflush(stdout);
   }
   if (ratio_count)
-    std::printf("geomean ratio ours/oneDNN: %.3f over %d layers | median s/trial %.3f | median JIT compile %.1f ms\n",
-                std::exp(log_ratio_sum / ratio_count), ratio_count, median(all_trial), median(all_compile) * 1e3);
+    std::printf(
+        "geomean ratio ours/oneDNN: %.3f over %d layers | median s/trial %.3f | median JIT compile "
+        "%.1f ms\n",
+        std::exp(log_ratio_sum / ratio_count), ratio_count, median(all_trial),
+        median(all_compile) * 1e3);
   std::printf("records: %s\n", db_path.c_str());
   return 0;
 }

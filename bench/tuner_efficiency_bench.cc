@@ -8,14 +8,13 @@
 // (exhaustive over the space with --exhaustive-below N for spaces of fewer than N valid
 // configs). XGB's training and search time is reported as a share of the tuning wall-clock it
 // would have had with real measurements: its own time plus the measured cost of its trials.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-
-#include <CLI/CLI.hpp>
 
 #include "compiler/kernel.h"
 #include "compiler/measure/local_measurer.h"
@@ -35,7 +34,8 @@ class MemoMeasurer final : public tt::tuner::Measurer {
   explicit MemoMeasurer(std::unique_ptr<tt::compiler::LocalMeasurer> m) : m_(std::move(m)) {}
   /// Seeds the memo with earlier measurements (so that a longer rerun sees the same numbers).
   void prefill(int64_t index, const ss::MeasureResult& r) { memo_.emplace(index, r); }
-  tt::Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
+  tt::Expected<std::vector<ss::MeasureResult>> measure(
+      const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
     std::vector<ss::Config> fresh;
     for (const auto& c : configs)
       if (!memo_.count(c.index)) fresh.push_back(c);
@@ -61,7 +61,9 @@ class MemoMeasurer final : public tt::tuner::Measurer {
   std::map<int64_t, ss::MeasureResult> memo_;
 };
 
-double gflops(const ss::Task& t, const ss::MeasureResult& r) { return tt::tuner::result_gflops(t, r); }
+double gflops(const ss::Task& t, const ss::MeasureResult& r) {
+  return tt::tuner::result_gflops(t, r);
+}
 
 struct RunStats {
   int trials_to_95 = -1;  ///< -1: not reached within the budget
@@ -78,7 +80,9 @@ double geomean(const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tuner efficiency on ResNet-18 conv2d_NCHWc tasks: trials to 95% of the best known, per tuner"};
+  CLI::App app{
+      "Tuner efficiency on ResNet-18 conv2d_NCHWc tasks: trials to 95% of the best known, per "
+      "tuner"};
   int64_t budget = 200;
   std::vector<std::string> only;
   std::string replay_db;
@@ -91,14 +95,18 @@ int main(int argc, char** argv) {
   app.add_option("--trials", budget, "trial budget per tuner run")->capture_default_str();
   app.add_option("--only", only, "run only tasks whose name contains one of these");
   app.add_option("--replay-db", replay_db,
-                 "reuse the measurements of an earlier run's DB (same numbers; only new configs are measured)");
-  app.add_option("--random-trials", random_trials,
-                 "budget of the random tuner if larger than --trials (so that its t95 is not censored); "
-                 "best% columns still use the first --trials trials");
+                 "reuse the measurements of an earlier run's DB (same numbers; only new configs "
+                 "are measured)");
+  app.add_option(
+      "--random-trials", random_trials,
+      "budget of the random tuner if larger than --trials (so that its t95 is not censored); "
+      "best% columns still use the first --trials trials");
   app.add_option("--db", db_path, "record DB for the curves (records plot)")->capture_default_str();
-  app.add_option("--exhaustive-below", exhaustive_below, "measure every valid config of spaces smaller than this")
+  app.add_option("--exhaustive-below", exhaustive_below,
+                 "measure every valid config of spaces smaller than this")
       ->capture_default_str();
-  app.add_option("--min-repeat-ms", min_repeat_ms, "time_evaluator min_repeat_ms (number=10, repeat=3)")
+  app.add_option("--min-repeat-ms", min_repeat_ms,
+                 "time_evaluator min_repeat_ms (number=10, repeat=3)")
       ->capture_default_str();
   app.add_option("--tuners", tuners, "tuners to compare")->capture_default_str();
   app.add_option("--seeds", seeds, "seeds per tuner")->capture_default_str();
@@ -110,9 +118,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const ss::Target target = tt::compiler::host_target();
-  std::printf("# tuner efficiency, %s, one thread, budget %lld trials, seeds %zu, protocol number=10 repeat=3 "
-              "min_repeat_ms=%.0f; t95 = trials to reach 95%% of the best known ('>' = not within budget)\n",
-              target.spec.c_str(), static_cast<long long>(budget), seeds.size(), min_repeat_ms);
+  std::printf(
+      "# tuner efficiency, %s, one thread, budget %lld trials, seeds %zu, protocol number=10 "
+      "repeat=3 "
+      "min_repeat_ms=%.0f; t95 = trials to reach 95%% of the best known ('>' = not within "
+      "budget)\n",
+      target.spec.c_str(), static_cast<long long>(budget), seeds.size(), min_repeat_ms);
   std::printf("%-26s %6s %9s", "task", "valid", "bestGF");
   for (const auto& t : tuners) std::printf(" %18s", (t + " t95").c_str());
   for (const auto& t : tuners) std::printf(" %10s", (t + " best%").c_str());
@@ -161,11 +172,13 @@ int main(int argc, char** argv) {
         tt::tuner::TuneOptions o;
         o.trials = tname == "random" ? std::max(budget, random_trials) : budget;
         o.batch_size = 8;
-        auto r = tt::tuner::tune_task(task, space, **tuner, memo, nullptr, o, [&](const tt::tuner::TuneProgress& p) {
-          std::fprintf(stderr, "\r%-26s %-6s seed %llu %lld/%lld (distinct measured %zu)   ", named.name.c_str(),
-                       tname.c_str(), static_cast<unsigned long long>(seed), static_cast<long long>(p.done),
-                       static_cast<long long>(p.total), memo.memo().size());
-        });
+        auto r = tt::tuner::tune_task(
+            task, space, **tuner, memo, nullptr, o, [&](const tt::tuner::TuneProgress& p) {
+              std::fprintf(stderr, "\r%-26s %-6s seed %llu %lld/%lld (distinct measured %zu)   ",
+                           named.name.c_str(), tname.c_str(), static_cast<unsigned long long>(seed),
+                           static_cast<long long>(p.done), static_cast<long long>(p.total),
+                           memo.memo().size());
+            });
         RunStats s;
         s.tuner_s = r->tuner_seconds;
         for (const auto& res : memo.log_results) s.measure_s += res.all_cost_s;
@@ -181,7 +194,8 @@ int main(int argc, char** argv) {
       for (int64_t i = 0; i < space.size(); ++i)
         if (space.is_valid_index(i)) all.push_back(*space.config_at(i));
       for (size_t b = 0; b < all.size(); b += 16)
-        (void)memo.measure(space, std::vector<ss::Config>(all.begin() + b, all.begin() + std::min(all.size(), b + 16)));
+        (void)memo.measure(space, std::vector<ss::Config>(
+                                      all.begin() + b, all.begin() + std::min(all.size(), b + 16)));
     }
     double best_known = 0;
     for (const auto& [i, r] : memo.memo()) best_known = std::max(best_known, gflops(task, r));
@@ -195,15 +209,20 @@ int main(int argc, char** argv) {
         const auto& seq = sequences[tname][k];
         for (size_t t = 0; t < seq.size(); ++t) {
           best = std::max(best, gflops(task, memo.memo().at(seq[t].index)));
-          if (s.trials_to_95 < 0 && best >= 0.95 * best_known) s.trials_to_95 = static_cast<int>(t + 1);
-          if (static_cast<int64_t>(t + 1) == budget) s.best_fraction = best_known > 0 ? best / best_known : 0;
+          if (s.trials_to_95 < 0 && best >= 0.95 * best_known)
+            s.trials_to_95 = static_cast<int>(t + 1);
+          if (static_cast<int64_t>(t + 1) == budget)
+            s.best_fraction = best_known > 0 ? best / best_known : 0;
         }
-        if (static_cast<int64_t>(seq.size()) < budget) s.best_fraction = best_known > 0 ? best / best_known : 0;
+        if (static_cast<int64_t>(seq.size()) < budget)
+          s.best_fraction = best_known > 0 ? best / best_known : 0;
         const int64_t run_budget = static_cast<int64_t>(seq.size());
-        cells += (k ? "/" : "") +
-                 (s.trials_to_95 < 0 ? ">" + std::to_string(run_budget) : std::to_string(s.trials_to_95));
-        // Unreached runs count as their budget + 1 in the geometric mean (a lower bound on their cost).
-        t95_all[tname].push_back(s.trials_to_95 < 0 ? static_cast<double>(run_budget + 1) : s.trials_to_95);
+        cells += (k ? "/" : "") + (s.trials_to_95 < 0 ? ">" + std::to_string(run_budget)
+                                                      : std::to_string(s.trials_to_95));
+        // Unreached runs count as their budget + 1 in the geometric mean (a lower bound on their
+        // cost).
+        t95_all[tname].push_back(s.trials_to_95 < 0 ? static_cast<double>(run_budget + 1)
+                                                    : s.trials_to_95);
       }
       std::printf(" %18s", cells.c_str());
     }
@@ -231,8 +250,11 @@ int main(int argc, char** argv) {
     std::printf("  | xgb/random %.3f", geomean(t95_all["xgb"]) / geomean(t95_all["random"]));
   double share_mean = 0;
   for (double s : xgb_share) share_mean += s;
-  if (!xgb_share.empty()) std::printf("  | xgb model time %.1f%% of tuning wall-clock", 100 * share_mean / xgb_share.size());
-  std::printf("\nrecords: %s (curves: tensortune records plot --db %s --workload ... -o curves.png)\n", db_path.c_str(),
-              db_path.c_str());
+  if (!xgb_share.empty())
+    std::printf("  | xgb model time %.1f%% of tuning wall-clock",
+                100 * share_mean / xgb_share.size());
+  std::printf(
+      "\nrecords: %s (curves: tensortune records plot --db %s --workload ... -o curves.png)\n",
+      db_path.c_str(), db_path.c_str());
   return 0;
 }

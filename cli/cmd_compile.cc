@@ -1,13 +1,12 @@
 // The back-end commands: `compile` (a model to a .tt artifact), `run` (an artifact or a model,
 // compiled or --reference) and `bench` (end-to-end time and --profile).
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
@@ -28,7 +27,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads, bool layout_aware = true) {
+Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
+                                        bool layout_aware = true) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   backend::CompileOptions options;
   options.opt_level = flags.opt_level;
@@ -56,10 +56,12 @@ void print_summary(const CompiledNetwork& net) {
   }
   int tuned = 0, borrowed = 0;
   for (const auto& s : net.schedules) tuned += s.tuned, borrowed += !s.borrowed_from.empty();
-  std::printf("%s at opt level %d for %s (cpu %s): %zu steps: %d run generated code (%zu distinct kernels), "
-              "%d native, %d interpreted\n",
-              net.model.c_str(), net.opt_level, net.cpu.triple.c_str(), net.cpu.cpu.c_str(), net.steps.size(), kinds[0],
-              symbols.size(), kinds[1], kinds[2]);
+  std::printf(
+      "%s at opt level %d for %s (cpu %s): %zu steps: %d run generated code (%zu distinct "
+      "kernels), "
+      "%d native, %d interpreted\n",
+      net.model.c_str(), net.opt_level, net.cpu.triple.c_str(), net.cpu.cpu.c_str(),
+      net.steps.size(), kinds[0], symbols.size(), kinds[1], kinds[2]);
   for (const auto& [label, count] : interpreted)
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
   std::printf("conv2d_NCHWc schedules: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned,
@@ -85,10 +87,12 @@ Status compile(const CompileFlags& f) {
                   s.tuned                   ? "tuned"
                   : s.borrowed_from.empty() ? "default"
                                             : ("borrowed from " + s.borrowed_from).c_str());
-  std::printf("wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it with "
-              "`tensortune bench %s --profile`\n",
-              f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),
-              f.output.c_str(), f.output.c_str());
+  std::printf(
+      "wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it "
+      "with "
+      "`tensortune bench %s --profile`\n",
+      f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),
+      f.output.c_str(), f.output.c_str());
   return ok_status();
 }
 
@@ -101,8 +105,8 @@ struct RunFlags {
   std::vector<std::string> outputs;
 };
 
-Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifact, const ModelFlags& model,
-                                                      int threads) {
+Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifact,
+                                                       const ModelFlags& model, int threads) {
   if (!artifact.empty() && !model.model.empty())
     return invalid_argument("give an artifact or --model, not both");
   if (artifact.empty() && model.model.empty())
@@ -122,17 +126,19 @@ Status run(const RunFlags& f) {
   const auto start = std::chrono::steady_clock::now();
   if (f.reference) {
     TT_ASSIGN_OR_RETURN(outputs, graph::interpret(net->graph, inputs));
-    std::printf("ran %s (opt level %d) with the reference interpreter in %.2f s\n", net->model.c_str(),
-                net->opt_level, seconds_since(start));
+    std::printf("ran %s (opt level %d) with the reference interpreter in %.2f s\n",
+                net->model.c_str(), net->opt_level, seconds_since(start));
   } else {
     const int threads = f.threads > 0 ? f.threads : net->threads;
     TT_ASSIGN_OR_RETURN(auto exe, backend::Executable::load(net, threads));
     const double load_s = seconds_since(start);
     const auto run_start = std::chrono::steady_clock::now();
     TT_ASSIGN_OR_RETURN(outputs, exe->run(inputs));
-    std::printf("ran %s (opt level %d, compiled, %d thread%s) in %.2f ms (first run; loading took %.2f s)\n",
-                net->model.c_str(), net->opt_level, threads, threads == 1 ? "" : "s", seconds_since(run_start) * 1e3,
-                load_s);
+    std::printf(
+        "ran %s (opt level %d, compiled, %d thread%s) in %.2f ms (first run; loading took %.2f "
+        "s)\n",
+        net->model.c_str(), net->opt_level, threads, threads == 1 ? "" : "s",
+        seconds_since(run_start) * 1e3, load_s);
   }
   return report_outputs(net->graph, outputs, f.outputs);
 }
@@ -153,18 +159,23 @@ Status bench(const BenchFlags& f) {
   for (auto in : net->graph.inputs()) {
     NdArray a(net->graph.type(in).shape);
     fill_uniform(a, 0);
-    TT_RETURN_IF_ERROR(exe->set_input(net->graph.value(in).name, graph::Tensor::from_ndarray(std::move(a))));
+    TT_RETURN_IF_ERROR(
+        exe->set_input(net->graph.value(in).name, graph::Tensor::from_ndarray(std::move(a))));
   }
   TT_ASSIGN_OR_RETURN(backend::BenchResult r, backend::benchmark(*exe, f.options));
   if (f.json) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : r.steps)
-      steps.push_back({{"label", s.label}, {"kind", backend::step_kind_name(s.kind)}, {"calls", s.calls},
-                       {"mean_ms", s.mean_ms}, {"gflops", s.gflops}});
-    nlohmann::json out = {{"model", net->model}, {"opt_level", net->opt_level}, {"threads", r.threads},
-                          {"repeat", r.repeat}, {"number", r.number}, {"median_ms", r.median_ms},
-                          {"min_ms", r.min_ms}, {"max_ms", r.max_ms}, {"round_ms", r.round_ms},
-                          {"warmup_ms", r.warmup_ms}, {"gflops", r.gflops}};
+      steps.push_back({{"label", s.label},
+                       {"kind", backend::step_kind_name(s.kind)},
+                       {"calls", s.calls},
+                       {"mean_ms", s.mean_ms},
+                       {"gflops", s.gflops}});
+    nlohmann::json out = {
+        {"model", net->model},      {"opt_level", net->opt_level}, {"threads", r.threads},
+        {"repeat", r.repeat},       {"number", r.number},          {"median_ms", r.median_ms},
+        {"min_ms", r.min_ms},       {"max_ms", r.max_ms},          {"round_ms", r.round_ms},
+        {"warmup_ms", r.warmup_ms}, {"gflops", r.gflops}};
     if (f.options.profile) {
       out["profile"] = steps;
       out["profile_sum_ms"] = r.profile_sum_ms;
@@ -173,10 +184,12 @@ Status bench(const BenchFlags& f) {
     std::printf("%s\n", out.dump(2).c_str());
     return ok_status();
   }
-  std::printf("%s (opt level %d): median %.3f ms per run (min %.3f, max %.3f; %.1f GFLOPS), %d rounds x %lld runs "
-              "after 1 warm-up run, %d thread%s\n",
-              net->model.c_str(), net->opt_level, r.median_ms, r.min_ms, r.max_ms, r.gflops, r.repeat,
-              static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
+  std::printf(
+      "%s (opt level %d): median %.3f ms per run (min %.3f, max %.3f; %.1f GFLOPS), %d rounds x "
+      "%lld runs "
+      "after 1 warm-up run, %d thread%s\n",
+      net->model.c_str(), net->opt_level, r.median_ms, r.min_ms, r.max_ms, r.gflops, r.repeat,
+      static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   if (f.options.profile) std::printf("%s", backend::format_profile(*exe, r).c_str());
   return ok_status();
 }
@@ -185,21 +198,28 @@ Status bench(const BenchFlags& f) {
 
 void add_compile_commands(CLI::App& app, int& exit_code) {
   auto cf = std::make_shared<CompileFlags>();
-  CLI::App* c = app.add_subcommand("compile", "Compile a model with tuned records into a .tt artifact");
+  CLI::App* c =
+      app.add_subcommand("compile", "Compile a model with tuned records into a .tt artifact");
   add_model_flags(c, cf->model, true);
   c->add_option("--threads", cf->threads, "the default thread count of run and bench")
       ->check(at_least(1))
       ->capture_default_str();
   c->add_option("-o,--output", cf->output, "the artifact to write (net.tt)")->required();
-  c->add_flag("-v,--verbose", cf->verbose, "list every conv2d_NCHWc workload's schedule and its source");
-  c->add_flag("--fastest-records", cf->fastest_records,
-              "with --records: take every workload's fastest record, even where its blocks differ from its "
-              "neighbours' (by default the choice counts the layout transforms between layers, as AutoTVM's "
-              "graph tuner does)");
-  c->footer("\nThe artifact holds the object code for this CPU, the optimised graph, the packed parameters, "
-            "the target and the records used.\n"
-            "Examples:\n  tensortune compile --model resnet-18 --records tuning.db -o r18.tt\n"
-            "  tensortune compile --model model.onnx --input-shape input=1x3x224x224 --opt-level 3 --threads 2 -o net.tt");
+  c->add_flag("-v,--verbose", cf->verbose,
+              "list every conv2d_NCHWc workload's schedule and its source");
+  c->add_flag(
+      "--fastest-records", cf->fastest_records,
+      "with --records: take every workload's fastest record, even where its blocks differ from its "
+      "neighbours' (by default the choice counts the layout transforms between layers, as "
+      "AutoTVM's "
+      "graph tuner does)");
+  c->footer(
+      "\nThe artifact holds the object code for this CPU, the optimised graph, the packed "
+      "parameters, "
+      "the target and the records used.\n"
+      "Examples:\n  tensortune compile --model resnet-18 --records tuning.db -o r18.tt\n"
+      "  tensortune compile --model model.onnx --input-shape input=1x3x224x224 --opt-level 3 "
+      "--threads 2 -o net.tt");
   c->callback([&exit_code, cf] {
     if (Status s = compile(*cf); !s) exit_code = report_error(s.error());
   });
@@ -208,35 +228,46 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   CLI::App* r = app.add_subcommand("run", "Run a compiled artifact (or a model) on .npy inputs");
   r->add_option("artifact", rf->artifact, "a .tt artifact from tensortune compile");
   add_model_flags(r, rf->model, true, false);
-  r->add_flag("--reference", rf->reference, "run the reference interpreter on the (optimised) graph instead");
+  r->add_flag("--reference", rf->reference,
+              "run the reference interpreter on the (optimised) graph instead");
   r->add_option("--threads", rf->threads, "threads (default: the artifact's)")->check(at_least(1));
-  r->add_option("--input", rf->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")->required();
+  r->add_option("--input", rf->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")
+      ->required();
   r->add_option("-o,--output", rf->outputs, "write each graph output to this .npy (in order)");
-  r->footer("\nExamples:\n  tensortune run r18.tt --input data=x.npy --output y.npy\n"
-            "  tensortune run r18.tt --reference --input data=x.npy --output y_ref.npy\n"
-            "  tensortune run --model resnet-18 --opt-level 0 --reference --input data=random");
+  r->footer(
+      "\nExamples:\n  tensortune run r18.tt --input data=x.npy --output y.npy\n"
+      "  tensortune run r18.tt --reference --input data=x.npy --output y_ref.npy\n"
+      "  tensortune run --model resnet-18 --opt-level 0 --reference --input data=random");
   r->callback([&exit_code, rf] {
     if (Status s = run(*rf); !s) exit_code = report_error(s.error());
   });
 
   auto bf = std::make_shared<BenchFlags>();
-  CLI::App* b = app.add_subcommand("bench", "Time a compiled artifact end to end (--profile: per fusion group)");
+  CLI::App* b = app.add_subcommand(
+      "bench", "Time a compiled artifact end to end (--profile: per fusion group)");
   b->add_option("artifact", bf->artifact, "a .tt artifact from tensortune compile");
   add_model_flags(b, bf->model, true, false);
   b->add_option("--threads", bf->threads, "threads (default: the artifact's)")->check(at_least(1));
   b->add_option("--repeat", bf->options.repeat, "timed rounds; the median is reported")
       ->check(at_least(1))
       ->capture_default_str();
-  b->add_option("--number", bf->options.number, "runs per round (grown until a round lasts --min-repeat-ms)")
+  b->add_option("--number", bf->options.number,
+                "runs per round (grown until a round lasts --min-repeat-ms)")
       ->check(at_least(1))
       ->capture_default_str();
-  b->add_option("--min-repeat-ms", bf->options.min_repeat_ms, "shortest round")->check(at_least(0))->capture_default_str();
+  b->add_option("--min-repeat-ms", bf->options.min_repeat_ms, "shortest round")
+      ->check(at_least(0))
+      ->capture_default_str();
   b->add_flag("--profile", bf->options.profile,
-              "also time every step (fusion group) under the same protocol and compare the sum with the end-to-end time");
+              "also time every step (fusion group) under the same protocol and compare the sum "
+              "with the end-to-end time");
   b->add_flag("--json", bf->json, "print JSON");
-  b->footer("\nProtocol: 1 warm-up run not counted, then --repeat rounds of --number runs on the steady clock; "
-            "inputs are deterministic random data.\n"
-            "Examples:\n  tensortune bench r18.tt --repeat 20 --profile\n  tensortune bench r18.tt --threads 2");
+  b->footer(
+      "\nProtocol: 1 warm-up run not counted, then --repeat rounds of --number runs on the steady "
+      "clock; "
+      "inputs are deterministic random data.\n"
+      "Examples:\n  tensortune bench r18.tt --repeat 20 --profile\n  tensortune bench r18.tt "
+      "--threads 2");
   b->callback([&exit_code, bf] {
     if (Status s = bench(*bf); !s) exit_code = report_error(s.error());
   });

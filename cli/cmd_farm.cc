@@ -1,13 +1,12 @@
 // The farm's commands: `tracker`, `device`, `status`, and the hidden `device-worker`.
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
-#include <thread>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/commands.h"
 #include "device_server/device_server.h"
@@ -80,7 +79,8 @@ struct StatusFlags {
 };
 
 Status print_status(StatusFlags f) {
-  TT_ASSIGN_OR_RETURN(f.endpoint, wire::tracker_endpoint(f.endpoint.address, f.token_file, f.endpoint.tls_ca));
+  TT_ASSIGN_OR_RETURN(f.endpoint,
+                      wire::tracker_endpoint(f.endpoint.address, f.token_file, f.endpoint.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(f.endpoint));
   TT_ASSIGN_OR_RETURN(v1::StatusReply s, client->status());
   if (f.json) {
@@ -89,12 +89,19 @@ Status print_status(StatusFlags f) {
     j["uptime_s"] = s.uptime_s();
     j["archived_results"] = s.archived_results();
     for (const auto& d : s.devices())
-      j["devices"].push_back({{"id", d.device_id()}, {"key", d.device_key()}, {"name", d.name()},
-                              {"slots", d.slots()}, {"busy", d.busy()},
+      j["devices"].push_back({{"id", d.device_id()},
+                              {"key", d.device_key()},
+                              {"name", d.name()},
+                              {"slots", d.slots()},
+                              {"busy", d.busy()},
                               {"last_heartbeat_age_s", d.last_heartbeat_age_s()}});
     for (const auto& q : s.queues())
-      j["queues"].push_back({{"key", q.device_key()}, {"devices", q.devices()}, {"slots", q.slots()},
-                             {"free", q.free_slots()}, {"queued", q.queued()}, {"running", q.running()}});
+      j["queues"].push_back({{"key", q.device_key()},
+                             {"devices", q.devices()},
+                             {"slots", q.slots()},
+                             {"free", q.free_slots()},
+                             {"queued", q.queued()},
+                             {"running", q.running()}});
     for (const auto& job : s.jobs())
       j["jobs"].push_back({{"id", job.job_id()},
                            {"name", job.name()},
@@ -113,16 +120,17 @@ Status print_status(StatusFlags f) {
   }
   std::printf("Tracker %s (up %.0f s, %lld results archived)\n\n", f.endpoint.address.c_str(),
               s.uptime_s(), static_cast<long long>(s.archived_results()));
-  std::printf("Queue status\n%-20s %8s %6s %5s %7s %8s\n", "key", "devices", "slots", "free", "queued",
-              "running");
+  std::printf("Queue status\n%-20s %8s %6s %5s %7s %8s\n", "key", "devices", "slots", "free",
+              "queued", "running");
   for (const auto& q : s.queues())
     std::printf("%-20s %8d %6d %5d %7d %8d\n", q.device_key().c_str(), q.devices(), q.slots(),
                 q.free_slots(), q.queued(), q.running());
   std::printf("\nDevices\n%-5s %-20s %-28s %6s %5s %10s\n", "id", "key", "name", "slots", "busy",
               "heartbeat");
   for (const auto& d : s.devices())
-    std::printf("%-5llu %-20s %-28s %6d %5d %8.1f s\n", static_cast<unsigned long long>(d.device_id()),
-                d.device_key().c_str(), d.name().c_str(), d.slots(), d.busy(), d.last_heartbeat_age_s());
+    std::printf("%-5llu %-20s %-28s %6d %5d %8.1f s\n",
+                static_cast<unsigned long long>(d.device_id()), d.device_key().c_str(),
+                d.name().c_str(), d.slots(), d.busy(), d.last_heartbeat_age_s());
   // Running jobs first: they are what an operator watches; finished ones are history.
   for (const bool finished : {false, true}) {
     std::printf("\n%s jobs\n%-5s %-28s %-14s %4s %6s %6s %7s %6s %6s %9s\n",
@@ -146,13 +154,16 @@ Status print_status(StatusFlags f) {
 
 void add_farm_commands(CLI::App& app, int& exit_code) {
   auto tf = std::make_shared<TrackerFlags>();
-  CLI::App* t = app.add_subcommand("tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
+  CLI::App* t = app.add_subcommand(
+      "tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
   t->add_option("--host", tf->options.host, "address to listen on")->capture_default_str();
   t->add_option("--port", tf->options.port, "port to listen on (0: any free port; see --port-file)")
       ->check(at_least(0, 65535))
       ->capture_default_str();
-  t->add_option("--db", tf->options.db_path, "SQLite archive of every result")->capture_default_str();
-  t->add_option("--token-file", tf->token_file, "require this shared token from devices and clients");
+  t->add_option("--db", tf->options.db_path, "SQLite archive of every result")
+      ->capture_default_str();
+  t->add_option("--token-file", tf->token_file,
+                "require this shared token from devices and clients");
   t->add_option("--tls-cert", tf->options.tls_cert, "PEM certificate: serve TLS (with --tls-key)");
   t->add_option("--tls-key", tf->options.tls_key, "PEM private key of --tls-cert");
   t->add_option("--max-message-bytes", tf->options.max_message_bytes, "largest request accepted")
@@ -175,25 +186,32 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
       ->check(at_least(0))
       ->capture_default_str();
   t->add_option("--port-file", tf->port_file, "write the bound port here once listening");
-  t->footer("\nExample:\n  tensortune tracker --port 9190 --db tracker.db --token-file token.txt\n"
-            "Then start devices with `tensortune device --tracker HOST:9190 --key x86-avx512` and tune with\n"
-            "`tensortune tune-op ... --tracker HOST:9190 --key x86-avx512`. Stop with Ctrl-C.");
+  t->footer(
+      "\nExample:\n  tensortune tracker --port 9190 --db tracker.db --token-file token.txt\n"
+      "Then start devices with `tensortune device --tracker HOST:9190 --key x86-avx512` and tune "
+      "with\n"
+      "`tensortune tune-op ... --tracker HOST:9190 --key x86-avx512`. Stop with Ctrl-C.");
   t->callback([&exit_code, tf] {
     if (Status s = run_tracker(*tf); !s) exit_code = report_error(s.error());
   });
 
   auto df = std::make_shared<DeviceFlags>();
-  CLI::App* d = app.add_subcommand("device", "Run a device server: register with a tracker and measure its work");
+  CLI::App* d = app.add_subcommand(
+      "device", "Run a device server: register with a tracker and measure its work");
   d->add_option("--tracker", df->options.tracker.address, "HOST:PORT of the tracker")->required();
-  d->add_option("--key", df->options.device_key, "device key clients ask for, e.g. x86-avx512")->required();
-  d->add_option("--slots", df->options.slots, "measurements at once (one per socket: timings on a shared CPU are worthless)")
+  d->add_option("--key", df->options.device_key, "device key clients ask for, e.g. x86-avx512")
+      ->required();
+  d->add_option("--slots", df->options.slots,
+                "measurements at once (one per socket: timings on a shared CPU are worthless)")
       ->check(at_least(1, 256))
       ->capture_default_str();
   d->add_option("--token-file", df->token_file, "the tracker's shared token");
-  d->add_option("--tls-ca", df->options.tracker.tls_ca, "CA certificate (PEM) of the tracker's TLS certificate");
+  d->add_option("--tls-ca", df->options.tracker.tls_ca,
+                "CA certificate (PEM) of the tracker's TLS certificate");
   d->add_option("--name", df->options.name, "name in status tables (default host:pid)");
-  d->add_option("--worker-grace", df->options.worker_grace_s,
-                "seconds a worker may take beyond the item's timeout before it is killed (RUN_TIMEOUT)")
+  d->add_option(
+       "--worker-grace", df->options.worker_grace_s,
+       "seconds a worker may take beyond the item's timeout before it is killed (RUN_TIMEOUT)")
       ->check(at_least(0.1))
       ->capture_default_str();
   d->add_option("--simulate-ms", df->options.simulate_ms,

@@ -1,7 +1,6 @@
 // Whole-model commands: `tasks`, `inspect` and `export-onnx`.
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -26,8 +25,8 @@ std::string tune_op_flags(const ss::Task& task) {
   if (const auto* c = std::get_if<ss::Conv2dWorkload>(&task.workload))
     return "--op conv2d_NCHWc --data " +
            list({c->batch, c->in_channels, c->in_height, c->in_width}, 'x') + " --kernel " +
-           list({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}, 'x') +
-           " --strides " + list({c->stride_h, c->stride_w}, ',') + " --pads " +
+           list({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}, 'x') + " --strides " +
+           list({c->stride_h, c->stride_w}, ',') + " --pads " +
            list({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}, ',') + " --dilation " +
            list({c->dilation_h, c->dilation_w}, ',');
   const auto& d = std::get<ss::DenseWorkload>(task.workload);
@@ -46,10 +45,11 @@ Status list_tasks(const ModelFlags& flags, bool json) {
                      {"workload_key", t.workload_key},
                      {"flop", ss::task_flop(t.task)},
                      {"nodes", t.nodes}});
-    std::printf("%s\n", nlohmann::json{{"model", flags.model}, {"tasks", out},
-                                       {"untunable", extraction.untunable}}
-                            .dump(2)
-                            .c_str());
+    std::printf(
+        "%s\n",
+        nlohmann::json{{"model", flags.model}, {"tasks", out}, {"untunable", extraction.untunable}}
+            .dump(2)
+            .c_str());
     return ok_status();
   }
   std::printf("%d tasks in %s (target %s)\n", static_cast<int>(extraction.tasks.size()),
@@ -68,10 +68,11 @@ Status list_tasks(const ModelFlags& flags, bool json) {
   std::printf("%.3f GFLOP in tunable operators per run\n", total / 1e9);
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
   if (!extraction.tasks.empty())
-    std::printf("Tune them all with `tensortune tune --model %s --tuner xgb`, or task 1 alone with:\n"
-                "  tensortune tune-op %s --tuner xgb --trials 200\n"
-                "(--json prints every task's workload key)\n",
-                flags.model.c_str(), tune_op_flags(extraction.tasks.front().task).c_str());
+    std::printf(
+        "Tune them all with `tensortune tune --model %s --tuner xgb`, or task 1 alone with:\n"
+        "  tensortune tune-op %s --tuner xgb --trials 200\n"
+        "(--json prints every task's workload key)\n",
+        flags.model.c_str(), tune_op_flags(extraction.tasks.front().task).c_str());
   return ok_status();
 }
 
@@ -90,29 +91,34 @@ Status inspect(const ModelFlags& flags) {
 void add_model_commands(CLI::App& app, int& exit_code) {
   auto tasks_flags = std::make_shared<ModelFlags>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* tasks = app.add_subcommand("tasks", "List the tunable tasks of a model (deduplicated, with workload keys)");
+  CLI::App* tasks = app.add_subcommand(
+      "tasks", "List the tunable tasks of a model (deduplicated, with workload keys)");
   add_model_flags(tasks, *tasks_flags, false);
   tasks->add_flag("--json", *json, "print JSON with workload keys instead of a table");
-  tasks->footer("\nExamples:\n  tensortune tasks --model resnet-18\n"
-                "  tensortune tasks --model model.onnx --input-shape input=1x3x224x224 --json");
+  tasks->footer(
+      "\nExamples:\n  tensortune tasks --model resnet-18\n"
+      "  tensortune tasks --model model.onnx --input-shape input=1x3x224x224 --json");
   tasks->callback([&exit_code, tasks_flags, json] {
     if (Status s = list_tasks(*tasks_flags, *json); !s) exit_code = report_error(s.error());
   });
 
   auto inspect_flags = std::make_shared<ModelFlags>();
-  CLI::App* insp = app.add_subcommand("inspect", "Print a model's graph after the passes of an opt level");
+  CLI::App* insp =
+      app.add_subcommand("inspect", "Print a model's graph after the passes of an opt level");
   add_model_flags(insp, *inspect_flags, true);
-  insp->footer("\nExamples:\n  tensortune inspect --model resnet-18 --opt-level 3\n"
-               "  tensortune inspect --model mobilenet-v1 --opt-level 3 --print-after-each\n"
-               "Rule: a pipeline runs the passes whose level is <= --opt-level; each pass's "
-               "prerequisites run with it.");
+  insp->footer(
+      "\nExamples:\n  tensortune inspect --model resnet-18 --opt-level 3\n"
+      "  tensortune inspect --model mobilenet-v1 --opt-level 3 --print-after-each\n"
+      "Rule: a pipeline runs the passes whose level is <= --opt-level; each pass's "
+      "prerequisites run with it.");
   insp->callback([&exit_code, inspect_flags] {
     if (Status s = inspect(*inspect_flags); !s) exit_code = report_error(s.error());
   });
 
   auto export_flags = std::make_shared<ModelFlags>();
   auto path = std::make_shared<std::string>();
-  CLI::App* e = app.add_subcommand("export-onnx", "Write a model (a zoo model, typically) as an ONNX file");
+  CLI::App* e =
+      app.add_subcommand("export-onnx", "Write a model (a zoo model, typically) as an ONNX file");
   add_model_flags(e, *export_flags, false);
   e->add_option("-o,--output", *path, "the .onnx file to write")->required();
   e->footer("\nExample:\n  tensortune export-onnx --model resnet-18 -o resnet18.onnx");

@@ -1,7 +1,6 @@
 // `tensortune op run`: run one operator on .npy inputs with the best config in the DB.
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/op_args.h"
@@ -42,28 +41,34 @@ Status run_op(const OpRunFlags& f) {
     auto chosen = space.config_at(f.config_index);
     if (!chosen) return chosen.error().with_context("--config-index");
     if (!space.is_valid(*chosen))
-      return invalid_argument("--config-index = " + std::to_string(f.config_index) + " is an invalid config of " +
-                              task->template_name + ": " + space.describe(*chosen));
+      return invalid_argument("--config-index = " + std::to_string(f.config_index) +
+                              " is an invalid config of " + task->template_name + ": " +
+                              space.describe(*chosen));
     config = *chosen;
     source = "config " + std::to_string(f.config_index) + " (--config-index)";
   } else if (!f.db.empty()) {
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-    TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(*task), "", compiler::host_device_key()));
+    TT_ASSIGN_OR_RETURN(auto best,
+                        store->best(ss::workload_key(*task), "", compiler::host_device_key()));
     if (best) {
       TT_ASSIGN_OR_RETURN(auto entity, records::entity_from_json(best->record.entity_json));
       TT_ASSIGN_OR_RETURN(config, space.config_from_entity(entity));
       char buf[128];
-      std::snprintf(buf, sizeof buf, "the best record in %s (%.2f GFLOPS when tuned)", f.db.c_str(), best->gflops);
+      std::snprintf(buf, sizeof buf, "the best record in %s (%.2f GFLOPS when tuned)", f.db.c_str(),
+                    best->gflops);
       source = buf;
     } else {
-      source = "the default config: " + f.db + " has no record for this workload on " + compiler::host_device_key();
+      source = "the default config: " + f.db + " has no record for this workload on " +
+               compiler::host_device_key();
     }
   }
   std::fprintf(stderr, "%s %s: using %s: %s\n", task->template_name.c_str(),
-               ss::describe_workload(task->workload).c_str(), source.c_str(), space.describe(config).c_str());
+               ss::describe_workload(task->workload).c_str(), source.c_str(),
+               space.describe(config).c_str());
   compiler::KernelOptions options;
   options.relu = f.relu;
-  TT_ASSIGN_OR_RETURN(NdArray out, compiler::run_operator(*task, space, config, in, f.threads, options));
+  TT_ASSIGN_OR_RETURN(NdArray out,
+                      compiler::run_operator(*task, space, config, in, f.threads, options));
   TT_RETURN_IF_ERROR(write_npy(f.out, out));
   std::printf("wrote %s with shape %s\n", f.out.c_str(), shape_to_string(out.shape).c_str());
   return ok_status();
@@ -75,24 +80,37 @@ void add_op_command(CLI::App& app, int& exit_code) {
   CLI::App* op = app.add_subcommand("op", "Run single operators");
   op->require_subcommand(1);
   auto flags = std::make_shared<OpRunFlags>();
-  CLI::App* run = op->add_subcommand("run", "Run one operator on .npy inputs (NCHW / OIHW) with the best config in the DB");
+  CLI::App* run = op->add_subcommand(
+      "run", "Run one operator on .npy inputs (NCHW / OIHW) with the best config in the DB");
   run->footer(
       "\nExample:\n"
-      "  tensortune op run --op conv2d_NCHWc --data x.npy --weight w.npy --bias b.npy --strides 1,1 \\\n"
+      "  tensortune op run --op conv2d_NCHWc --data x.npy --weight w.npy --bias b.npy --strides "
+      "1,1 \\\n"
       "      --pads 1,1,1,1 --dilation 1,1 --db resnet.db --out y.npy\n"
-      "The data and weight are packed into the config's NCHW[x]c / OIHW[x]i[y]o layouts, the kernel runs, and\n"
+      "The data and weight are packed into the config's NCHW[x]c / OIHW[x]i[y]o layouts, the "
+      "kernel runs, and\n"
       "the result is written back in NCHW (or (M, N) for dense) as float32.");
   run->add_option("--op", flags->op.op, "operator: " + op_names())->required();
-  run->add_option("--data", flags->data, "input .npy: NCHW for conv2d, (M, K) for dense")->required()->check(CLI::ExistingFile);
-  run->add_option("--weight", flags->weight, "weight .npy: OIHW for conv2d, (N, K) for dense")->required()->check(CLI::ExistingFile);
-  run->add_option("--bias", flags->bias, "optional bias .npy of shape (OC) or (N)")->check(CLI::ExistingFile);
+  run->add_option("--data", flags->data, "input .npy: NCHW for conv2d, (M, K) for dense")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--weight", flags->weight, "weight .npy: OIHW for conv2d, (N, K) for dense")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--bias", flags->bias, "optional bias .npy of shape (OC) or (N)")
+      ->check(CLI::ExistingFile);
   run->add_option("--strides", flags->op.strides, "conv2d strides h,w")->capture_default_str();
-  run->add_option("--pads", flags->op.pads, "conv2d padding top,left,bottom,right")->capture_default_str();
+  run->add_option("--pads", flags->op.pads, "conv2d padding top,left,bottom,right")
+      ->capture_default_str();
   run->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
-  run->add_option("--db", flags->db, "record DB to take the best config from (default config without it)");
+  run->add_option("--db", flags->db,
+                  "record DB to take the best config from (default config without it)");
   run->add_option("--out", flags->out, "output .npy")->required();
-  run->add_option("--threads", flags->threads, "threads to run on")->check(tensortune::cli::at_least(1, 1024))->capture_default_str();
-  run->add_option("--config-index", flags->config_index, "run this config of the space instead of the best record");
+  run->add_option("--threads", flags->threads, "threads to run on")
+      ->check(tensortune::cli::at_least(1, 1024))
+      ->capture_default_str();
+  run->add_option("--config-index", flags->config_index,
+                  "run this config of the space instead of the best record");
   run->add_flag("--relu", flags->relu, "apply relu after the bias (fused into the kernel)");
   run->callback([flags, &exit_code] {
     Status st = run_op(*flags);

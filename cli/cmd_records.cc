@@ -1,21 +1,20 @@
 // `tensortune records best|export|import`.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <fstream>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/svg_plot.h"
 #include "compiler/kernel.h"
-#include "records/autotvm_log.h"
 #include "proto/rpc_channel.h"
+#include "records/autotvm_log.h"
 #include "records/record_store.h"
 #include "tracker/tracker_client.h"
-#include "cli/svg_plot.h"
 
 namespace tensortune::cli {
 
@@ -26,7 +25,6 @@ nlohmann::json entity_or_text(const std::string& text) {
   nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   return parsed.is_discarded() ? nlohmann::json(text) : parsed;
 }
-
 
 struct RecordsFlags {
   std::string db = "tensortune.db";
@@ -80,7 +78,8 @@ Status run_best(const RecordsFlags& f) {
                      {"device_key", r.result.device_key},
                      {"ok", r.result.ok()},
                      {"gflops", b.gflops},
-                     {"mean_cost_s", r.result.ok() ? nlohmann::json(r.result.mean_cost()) : nlohmann::json(nullptr)},
+                     {"mean_cost_s", r.result.ok() ? nlohmann::json(r.result.mean_cost())
+                                                   : nlohmann::json(nullptr)},
                      {"config_index", r.config_index},
                      {"entity", entity_or_text(r.entity_json)},
                      {"threads", r.result.threads},
@@ -93,12 +92,13 @@ Status run_best(const RecordsFlags& f) {
     std::printf("%s has no records yet\n", f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
     return ok_status();
   }
-  std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS", "mean ms", "trials",
-              "best config");
+  std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS",
+              "mean ms", "trials", "best config");
   for (const auto& b : best) {
     const auto& r = b.record;
     auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
-    const std::string workload = task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
+    const std::string workload =
+        task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
     std::string config = "-";
     if (task && r.result.ok()) {
       auto space = schedule_space::make_config_space(*task);
@@ -109,19 +109,21 @@ Status run_best(const RecordsFlags& f) {
       }
     }
     if (r.result.ok()) {
-      std::printf("%-17s %-50s %-11s %9.2f %9.4f %7lld  %s\n", r.task.template_name.c_str(), workload.c_str(),
-                  r.result.device_key.c_str(), b.gflops, r.result.mean_cost() * 1e3, static_cast<long long>(b.measured),
-                  config.c_str());
+      std::printf("%-17s %-50s %-11s %9.2f %9.4f %7lld  %s\n", r.task.template_name.c_str(),
+                  workload.c_str(), r.result.device_key.c_str(), b.gflops,
+                  r.result.mean_cost() * 1e3, static_cast<long long>(b.measured), config.c_str());
     } else {
-      std::printf("%-17s %-50s %-11s %9s %9s %7lld  %s\n", r.task.template_name.c_str(), workload.c_str(),
-                  r.result.device_key.c_str(), "-", "all fail", static_cast<long long>(b.measured), "-");
+      std::printf("%-17s %-50s %-11s %9s %9s %7lld  %s\n", r.task.template_name.c_str(),
+                  workload.c_str(), r.result.device_key.c_str(), "-", "all fail",
+                  static_cast<long long>(b.measured), "-");
     }
   }
   return ok_status();
 }
 
 Status run_export(const RecordsFlags& f) {
-  if (f.format != "autotvm") return invalid_argument("--format = '" + f.format + "' is not supported (autotvm)");
+  if (f.format != "autotvm")
+    return invalid_argument("--format = '" + f.format + "' is not supported (autotvm)");
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   TT_ASSIGN_OR_RETURN(int64_t n, records::export_autotvm_log(*store, std::cout));
   std::cout.flush();
@@ -188,14 +190,16 @@ Status run_plot(const RecordsFlags& f) {
       order.push_back(key);
       c.label = r.run_id + " | " + workload;
     }
-    const double g = r.result.ok() && r.result.mean_cost() > 0 ? r.task.flop / r.result.mean_cost() / 1e9 : 0.0;
+    const double g =
+        r.result.ok() && r.result.mean_cost() > 0 ? r.task.flop / r.result.mean_cost() / 1e9 : 0.0;
     c.best = std::max(c.best, g);
     ++c.count;
     const double x = r.trial >= 0 ? static_cast<double>(r.trial + 1) : static_cast<double>(c.count);
     c.points.emplace_back(x, c.best);
   }
   if (curves.empty())
-    return not_found(f.db + " has no tuning runs to plot" + (f.workload.empty() ? "" : " matching '" + f.workload + "'"));
+    return not_found(f.db + " has no tuning runs to plot" +
+                     (f.workload.empty() ? "" : " matching '" + f.workload + "'"));
   PlotSpec spec;
   spec.title = "Best GFLOPS by trial (" + f.db + ")";
   spec.x_label = "trial";
@@ -219,8 +223,8 @@ Status run_plot(const RecordsFlags& f) {
     const int rc = std::system(cmd.c_str());
     std::remove(svg_path.c_str());
     if (rc != 0)
-      return unavailable("converting to PNG failed (rsvg-convert from librsvg2-bin; exit " + std::to_string(rc) +
-                         "); write an .svg instead");
+      return unavailable("converting to PNG failed (rsvg-convert from librsvg2-bin; exit " +
+                         std::to_string(rc) + "); write an .svg instead");
   }
   std::printf("wrote %s: %zu curves\n", f.output.c_str(), spec.series.size());
   return ok_status();
@@ -232,23 +236,31 @@ void add_records_command(CLI::App& app, int& exit_code) {
   CLI::App* records = app.add_subcommand("records", "Query, export and import the record DB");
   records->require_subcommand(1);
   auto flags = std::make_shared<RecordsFlags>();
-  auto finish = [&exit_code](const Status& st) { exit_code = st.has_value() ? 0 : report_error(st.error()); };
+  auto finish = [&exit_code](const Status& st) {
+    exit_code = st.has_value() ? 0 : report_error(st.error());
+  };
 
-  CLI::App* best = records->add_subcommand("best", "The best record per (workload, target, device key)");
+  CLI::App* best =
+      records->add_subcommand("best", "The best record per (workload, target, device key)");
   best->add_option("--db", flags->db, "record DB")->capture_default_str();
   best->add_flag("--json", flags->json, "print JSON instead of a table");
-  best->add_option("--tracker", flags->tracker, "HOST:PORT: query the tracker's archive instead of --db");
+  best->add_option("--tracker", flags->tracker,
+                   "HOST:PORT: query the tracker's archive instead of --db");
   best->add_option("--token-file", flags->token_file, "with --tracker: the tracker's shared token");
-  best->add_option("--tls-ca", flags->tls_ca, "with --tracker: CA certificate (PEM) of the tracker");
+  best->add_option("--tls-ca", flags->tls_ca,
+                   "with --tracker: CA certificate (PEM) of the tracker");
   best->callback([flags, finish] { finish(run_best(*flags)); });
 
-  CLI::App* exp = records->add_subcommand("export", "Write every record as AutoTVM JSON lines to stdout");
+  CLI::App* exp =
+      records->add_subcommand("export", "Write every record as AutoTVM JSON lines to stdout");
   exp->add_option("--db", flags->db, "record DB")->capture_default_str();
-  exp->add_option("--format", flags->format, "log format (autotvm: version 0.2 JSON lines)")->capture_default_str();
+  exp->add_option("--format", flags->format, "log format (autotvm: version 0.2 JSON lines)")
+      ->capture_default_str();
   exp->footer("\nExample: tensortune records export --db resnet.db --format autotvm > resnet.log");
   exp->callback([flags, finish] { finish(run_export(*flags)); });
 
-  CLI::App* imp = records->add_subcommand("import", "Add the records of an AutoTVM JSON-lines log (all or nothing)");
+  CLI::App* imp = records->add_subcommand(
+      "import", "Add the records of an AutoTVM JSON-lines log (all or nothing)");
   imp->add_option("--db", flags->db, "record DB")->capture_default_str();
   imp->add_option("log", flags->log, "AutoTVM log file")->required();
   imp->add_option(
@@ -266,11 +278,15 @@ void add_records_command(CLI::App& app, int& exit_code) {
       "Example: tensortune records import --db tuned.db --skip-unsupported tophub.log");
   imp->callback([flags, finish] { finish(run_import(*flags)); });
 
-  CLI::App* plot = records->add_subcommand("plot", "Plot best GFLOPS against trial number, one curve per tuning run and task");
+  CLI::App* plot = records->add_subcommand(
+      "plot", "Plot best GFLOPS against trial number, one curve per tuning run and task");
   plot->add_option("--db", flags->db, "record DB")->capture_default_str();
-  plot->add_option("-o,--output", flags->output, "output image: .svg, or .png (needs rsvg-convert)")->required();
-  plot->add_option("--workload", flags->workload, "only workloads whose description contains this (e.g. '@56' or 'k64x3x3')");
-  plot->footer("\nExample: tensortune records plot --db resnet.db --workload 1x64x56x56 -o curves.png");
+  plot->add_option("-o,--output", flags->output, "output image: .svg, or .png (needs rsvg-convert)")
+      ->required();
+  plot->add_option("--workload", flags->workload,
+                   "only workloads whose description contains this (e.g. '@56' or 'k64x3x3')");
+  plot->footer(
+      "\nExample: tensortune records plot --db resnet.db --workload 1x64x56x56 -o curves.png");
   plot->callback([flags, finish] { finish(run_plot(*flags)); });
 }
 

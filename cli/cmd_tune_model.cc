@@ -1,9 +1,8 @@
 // `tensortune tune --model M`: every task of a network, one after the other (AutoTVM's
 // tune_tasks), locally or on a farm, with a summary table at the end.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <set>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
@@ -33,9 +32,9 @@ Status run_tune_model(const TuneModelFlags& f) {
       return invalid_argument("--only " + std::to_string(n) + ": the model has tasks 1.." +
                               std::to_string(extraction.tasks.size()));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-  std::printf("tuning %s: %zu tasks%s, %s tuner, %lld trials each, records in %s\n", f.model.model.c_str(),
-              extraction.tasks.size(), only.empty() ? "" : " (a subset)", f.tuning.tuner.c_str(),
-              static_cast<long long>(f.tuning.trials), f.db.c_str());
+  std::printf("tuning %s: %zu tasks%s, %s tuner, %lld trials each, records in %s\n",
+              f.model.model.c_str(), extraction.tasks.size(), only.empty() ? "" : " (a subset)",
+              f.tuning.tuner.c_str(), static_cast<long long>(f.tuning.trials), f.db.c_str());
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
   struct Row {
     int number;
@@ -51,15 +50,18 @@ Status run_tune_model(const TuneModelFlags& f) {
     const auto& t = extraction.tasks[i];
     auto summary = tune_one_task(t.task, f.tuning, store.get(), i + 1, count);
     if (!summary) return summary.error().with_context("task " + std::to_string(i + 1));
-    rows.push_back({i + 1, ss::describe_workload(t.task.workload), summary->result.progress.best_gflops,
-                    summary->result.progress.done, summary->result.progress.elapsed_s});
+    rows.push_back({i + 1, ss::describe_workload(t.task.workload),
+                    summary->result.progress.best_gflops, summary->result.progress.done,
+                    summary->result.progress.elapsed_s});
   }
   std::printf("\n%3s  %-52s %12s %7s %9s\n", "#", "workload", "best GFLOPS", "trials", "seconds");
   for (const Row& r : rows)
     std::printf("%3d  %-52s %12.2f %7lld %9.1f\n", r.number, r.workload.c_str(), r.best,
                 static_cast<long long>(r.trials), r.seconds);
-  std::printf("\nCompile-time use: `tensortune inspect --model %s --records %s` shows the tuned block sizes.\n",
-              f.model.model.c_str(), f.db.c_str());
+  std::printf(
+      "\nCompile-time use: `tensortune inspect --model %s --records %s` shows the tuned block "
+      "sizes.\n",
+      f.model.model.c_str(), f.db.c_str());
   return ok_status();
 }
 
@@ -67,15 +69,19 @@ Status run_tune_model(const TuneModelFlags& f) {
 
 void add_tune_model_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<TuneModelFlags>();
-  CLI::App* cmd = app.add_subcommand("tune", "Tune every task of a model (locally or on a farm with --tracker)");
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Tune every task of a model (locally or on a farm with --tracker)");
   add_model_flags(cmd, flags->model, false);
-  cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")->capture_default_str();
-  cmd->add_option("--only", flags->only, "tune only these task numbers (as `tensortune tasks` lists them)");
+  cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")
+      ->capture_default_str();
+  cmd->add_option("--only", flags->only,
+                  "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning);
-  cmd->footer("\nExamples:\n  tensortune tune --model resnet-18 --tuner xgb --trials 200 --db resnet18.db\n"
-              "  tensortune tune --model model.onnx --input-shape input=1x3x224x224 --only 2 5 \\\n"
-              "      --tracker farm:9190 --key x86-avx512\n"
-              "Rerunning the same command resumes every task where it stopped.");
+  cmd->footer(
+      "\nExamples:\n  tensortune tune --model resnet-18 --tuner xgb --trials 200 --db resnet18.db\n"
+      "  tensortune tune --model model.onnx --input-shape input=1x3x224x224 --only 2 5 \\\n"
+      "      --tracker farm:9190 --key x86-avx512\n"
+      "Rerunning the same command resumes every task where it stopped.");
   cmd->callback([flags, &exit_code] {
     Status st = run_tune_model(*flags);
     exit_code = st.has_value() ? 0 : report_error(st.error());

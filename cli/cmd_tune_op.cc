@@ -1,7 +1,6 @@
 // `tensortune tune-op`: tune one conv2d_NCHWc or dense operator on this machine.
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/op_args.h"
@@ -25,20 +24,23 @@ Status run_tune_op(const TuneOpFlags& f) {
   TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(f.op.op));
   const bool conv = takes_conv2d_shapes(tmpl);
   const std::string& wtext = conv ? f.kernel : f.weight;
-  if (wtext.empty()) return invalid_argument(conv ? "--kernel is required for conv2d_NCHWc (OIHW, e.g. 64x64x3x3)"
-                                                  : "--weight is required for dense (out_features x in_features)");
+  if (wtext.empty())
+    return invalid_argument(conv ? "--kernel is required for conv2d_NCHWc (OIHW, e.g. 64x64x3x3)"
+                                 : "--weight is required for dense (out_features x in_features)");
   TT_ASSIGN_OR_RETURN(auto weight, parse_shape(wtext, conv ? "--kernel" : "--weight"));
   TT_ASSIGN_OR_RETURN(auto task, make_op_task(f.op, data, weight, compiler::host_target()));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), 1, 1));
   const auto& p = summary.result.progress;
   std::printf("best: %.2f GFLOPS with %s\n", p.best_gflops, summary.best_config.c_str());
-  std::printf("measured %lld configs in %.1f s (%.3f s per trial), %lld errors; tuner %s took %.2f s (%.1f%%); "
-              "records in %s\n",
-              static_cast<long long>(summary.result.measured), p.elapsed_s,
-              summary.result.measured ? p.elapsed_s / summary.result.measured : 0.0, static_cast<long long>(p.errors),
-              f.tuning.tuner.c_str(), summary.result.tuner_seconds,
-              p.elapsed_s > 0 ? 100.0 * summary.result.tuner_seconds / p.elapsed_s : 0.0, f.db.c_str());
+  std::printf(
+      "measured %lld configs in %.1f s (%.3f s per trial), %lld errors; tuner %s took %.2f s "
+      "(%.1f%%); "
+      "records in %s\n",
+      static_cast<long long>(summary.result.measured), p.elapsed_s,
+      summary.result.measured ? p.elapsed_s / summary.result.measured : 0.0,
+      static_cast<long long>(p.errors), f.tuning.tuner.c_str(), summary.result.tuner_seconds,
+      p.elapsed_s > 0 ? 100.0 * summary.result.tuner_seconds / p.elapsed_s : 0.0, f.db.c_str());
   return ok_status();
 }
 
@@ -46,23 +48,31 @@ Status run_tune_op(const TuneOpFlags& f) {
 
 void add_tune_op_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<TuneOpFlags>();
-  CLI::App* cmd = app.add_subcommand("tune-op", "Tune one operator on this machine or on a farm (--tracker) and record every measurement");
+  CLI::App* cmd = app.add_subcommand(
+      "tune-op",
+      "Tune one operator on this machine or on a farm (--tracker) and record every measurement");
   cmd->footer(
       "\nExamples:\n"
-      "  tensortune tune-op --op conv2d_NCHWc --data 1x64x56x56 --kernel 64x64x3x3 --strides 1,1 \\\n"
+      "  tensortune tune-op --op conv2d_NCHWc --data 1x64x56x56 --kernel 64x64x3x3 --strides 1,1 "
+      "\\\n"
       "      --pads 1,1,1,1 --tuner random --trials 200 --db resnet.db\n"
       "  tensortune tune-op --op dense --data 1x2048 --weight 1000x2048 --trials 100\n"
-      "Pads are top,left,bottom,right. Rerunning the same command resumes it: the run (tuner and seed) keeps\n"
+      "Pads are top,left,bottom,right. Rerunning the same command resumes it: the run (tuner and "
+      "seed) keeps\n"
       "its trial count, and no config already in the DB is measured again. Inspect results with\n"
       "`tensortune records best --db FILE` and `tensortune records plot --db FILE -o curves.png`.");
   cmd->add_option("--op", flags->op.op, "operator: " + op_names())->required();
-  cmd->add_option("--data", flags->data, "input shape: NxCxHxW for conv2d, MxK for dense")->required();
+  cmd->add_option("--data", flags->data, "input shape: NxCxHxW for conv2d, MxK for dense")
+      ->required();
   cmd->add_option("--kernel", flags->kernel, "conv2d weight shape OxIxKHxKW");
   cmd->add_option("--weight", flags->weight, "dense weight shape NxK (out_features x in_features)");
   cmd->add_option("--strides", flags->op.strides, "conv2d strides h,w")->capture_default_str();
-  cmd->add_option("--pads", flags->op.pads, "conv2d zero padding top,left,bottom,right (or one value, or v,h)")->capture_default_str();
+  cmd->add_option("--pads", flags->op.pads,
+                  "conv2d zero padding top,left,bottom,right (or one value, or v,h)")
+      ->capture_default_str();
   cmd->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
-  cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")->capture_default_str();
+  cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")
+      ->capture_default_str();
   add_tuning_flags(*cmd, flags->tuning);
   cmd->callback([flags, &exit_code] {
     Status st = run_tune_op(*flags);

@@ -16,11 +16,15 @@ class FarmMeasurer final : public tuner::Measurer {
  public:
   FarmMeasurer(ss::Task task, std::unique_ptr<tracker::TrackerClient> client,
                tracker::FarmTiming timing, std::string key, std::string job, int priority)
-      : task_(std::move(task)), client_(std::move(client)), timing_(timing), key_(std::move(key)),
-        job_(std::move(job)), priority_(priority) {}
+      : task_(std::move(task)),
+        client_(std::move(client)),
+        timing_(timing),
+        key_(std::move(key)),
+        job_(std::move(job)),
+        priority_(priority) {}
 
-  Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space,
-                                                   const std::vector<ss::Config>& configs) override {
+  Expected<std::vector<ss::MeasureResult>> measure(
+      const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
     const auto start = std::chrono::steady_clock::now();
     double pause = 0.5;
     for (;;) {
@@ -47,7 +51,8 @@ class FarmMeasurer final : public tuner::Measurer {
 
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
                                                               const TuningFlags& f) {
-  if (f.farm_key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
+  if (f.farm_key.empty())
+    return invalid_argument("--tracker needs --key (the device key to measure on)");
   TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   tracker::FarmTiming t;
@@ -58,8 +63,8 @@ Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& ta
   t.flush_cache = f.flush_cache;
   t.threads = f.threads;
   return std::unique_ptr<tuner::Measurer>(std::make_unique<FarmMeasurer>(
-      task, std::move(client), t, f.farm_key, "tune-op " + f.tuner + "-seed" + std::to_string(f.seed),
-      f.priority));
+      task, std::move(client), t, f.farm_key,
+      "tune-op " + f.tuner + "-seed" + std::to_string(f.seed), f.priority));
 }
 
 }  // namespace tensortune::cli

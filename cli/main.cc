@@ -1,7 +1,6 @@
 // The one `tensortune` binary. The only place that turns an Error into an exit code.
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cli/commands.h"
 #include "support/log.h"
@@ -35,7 +34,8 @@ CLI::Validator at_least(double min, double max) {
         }
         return "";
       },
-      max < 1e300 ? "[" + std::to_string(static_cast<long long>(min)) + ".." + std::to_string(static_cast<long long>(max)) + "]"
+      max < 1e300 ? "[" + std::to_string(static_cast<long long>(min)) + ".." +
+                        std::to_string(static_cast<long long>(max)) + "]"
                   : ">=" + std::to_string(static_cast<long long>(min)));
 }
 
@@ -43,15 +43,21 @@ CLI::Validator at_least(double min, double max) {
 
 int main(int argc, char** argv) {
   namespace cli = tensortune::cli;
-  CLI::App app{"tensortune: autotuning of tensor programs (conv2d_NCHWc, dense) with real LLVM code generation,\n"
-               "a gRPC device farm, a SQLite record store, and a graph front end (model zoo, ONNX, passes)."};
+  CLI::App app{
+      "tensortune: autotuning of tensor programs (conv2d_NCHWc, dense) with real LLVM code "
+      "generation,\n"
+      "a gRPC device farm, a SQLite record store, and a graph front end (model zoo, ONNX, "
+      "passes)."};
   app.footer(
-      "\nStart with `tensortune demo`, then `tensortune tasks --model resnet-18` and `tensortune tune-op --help`;\n"
+      "\nStart with `tensortune demo`, then `tensortune tasks --model resnet-18` and `tensortune "
+      "tune-op --help`;\n"
       "for a farm, `tensortune tracker --help` and `tensortune device --help`.\n"
-      "Logs go to stderr; set the level with --log-level or SPDLOG_LEVEL (e.g. SPDLOG_LEVEL=measure=debug).");
+      "Logs go to stderr; set the level with --log-level or SPDLOG_LEVEL (e.g. "
+      "SPDLOG_LEVEL=measure=debug).");
   app.require_subcommand(1);
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
   int exit_code = 0;
   cli::add_tune_op_command(app, exit_code);
   cli::add_tune_model_command(app, exit_code);

@@ -1,11 +1,10 @@
 #include "cli/model_args.h"
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/op_args.h"
@@ -22,8 +21,7 @@ namespace tensortune::cli {
 void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model_required) {
   std::string zoo;
   for (const auto& n : frontend::zoo_model_names()) zoo += (zoo.empty() ? "" : ", ") + n;
-  cmd->add_option("--model", flags.model,
-                  "a zoo model (" + zoo + ") or an ONNX file")
+  cmd->add_option("--model", flags.model, "a zoo model (" + zoo + ") or an ONNX file")
       ->required(model_required);
   cmd->add_option("--input-shape", flags.input_shapes,
                   "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
@@ -58,7 +56,8 @@ Expected<std::map<std::string, graph::Shape>> parse_input_shapes(
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       return invalid_argument("--input-shape = '" + item + "' is not NAME=AxBx...");
-    TT_ASSIGN_OR_RETURN(auto shape, parse_shape(item.substr(eq + 1), "--input-shape " + item.substr(0, eq)));
+    TT_ASSIGN_OR_RETURN(auto shape,
+                        parse_shape(item.substr(eq + 1), "--input-shape " + item.substr(0, eq)));
     shapes[item.substr(0, eq)] = shape;
   }
   return shapes;
@@ -78,8 +77,8 @@ Expected<graph::Graph> load_model(const ModelFlags& flags) {
     graph::Shape shape = {1, 3, 224, 224};
     for (const auto& [name, s] : shapes) {
       if (name != "data")
-        return invalid_argument("--input-shape names '" + name + "', but zoo model " +
-                                flags.model + " has one input, 'data'");
+        return invalid_argument("--input-shape names '" + name + "', but zoo model " + flags.model +
+                                " has one input, 'data'");
       shape = s;
     }
     return frontend::zoo_model(flags.model, shape);
@@ -133,7 +132,8 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
     if (id == graph::kNoValue) {
       std::string names;
       for (auto in : g.inputs()) names += (names.empty() ? "" : ", ") + g.value(in).name;
-      return invalid_argument("--input names '" + name + "', which is not an input of the model (its inputs: " + names + ")");
+      return invalid_argument("--input names '" + name +
+                              "', which is not an input of the model (its inputs: " + names + ")");
     }
     if (source == "random") {
       NdArray a(g.type(id).shape);
@@ -146,16 +146,17 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
   }
   for (auto in : g.inputs())
     if (!inputs.count(g.value(in).name))
-      return invalid_argument("input '" + g.value(in).name + "' (" + graph::type_string(g.type(in)) +
-                              ") has no --input; pass --input " + g.value(in).name + "=x.npy or =random");
+      return invalid_argument("input '" + g.value(in).name + "' (" +
+                              graph::type_string(g.type(in)) + ") has no --input; pass --input " +
+                              g.value(in).name + "=x.npy or =random");
   return inputs;
 }
 
 Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& outputs,
                       const std::vector<std::string>& paths) {
   if (!paths.empty() && paths.size() != outputs.size())
-    return invalid_argument("--output was given " + std::to_string(paths.size()) + " times; the model has " +
-                            std::to_string(outputs.size()) + " outputs");
+    return invalid_argument("--output was given " + std::to_string(paths.size()) +
+                            " times; the model has " + std::to_string(outputs.size()) + " outputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& t = outputs[i];
     double lo = INFINITY, hi = -INFINITY;

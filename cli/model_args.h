@@ -27,7 +27,8 @@ struct ModelFlags {
 
 /// --model and --input-shape; with `optimise`, also --opt-level, --print-after-each, --records
 /// and --device-key.
-void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise, bool model_required = true);
+void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise,
+                     bool model_required = true);
 
 /// The zoo model or ONNX file named by --model, with --input-shape applied.
 Expected<graph::Graph> load_model(const ModelFlags& flags);

@@ -8,7 +8,8 @@ namespace ss = schedule_space;
 
 namespace {
 
-Expected<std::vector<int64_t>> parse_separated(const std::string& text, char sep, const std::string& field) {
+Expected<std::vector<int64_t>> parse_separated(const std::string& text, char sep,
+                                               const std::string& field) {
   std::vector<int64_t> out;
   if (text.empty()) return invalid_argument(field + " is empty");
   std::stringstream in(text);
@@ -23,7 +24,8 @@ Expected<std::vector<int64_t>> parse_separated(const std::string& text, char sep
       return invalid_argument(field + " = '" + text + "': '" + item + "' is not an integer");
     }
   }
-  if (!text.empty() && text.back() == sep) return invalid_argument(field + " = '" + text + "' ends with '" + sep + "'");
+  if (!text.empty() && text.back() == sep)
+    return invalid_argument(field + " = '" + text + "' ends with '" + sep + "'");
   return out;
 }
 
@@ -32,7 +34,9 @@ Expected<std::vector<int64_t>> parse_separated(const std::string& text, char sep
 Expected<std::vector<int64_t>> parse_shape(const std::string& text, const std::string& field) {
   TT_ASSIGN_OR_RETURN(auto dims, parse_separated(text, 'x', field));
   for (int64_t d : dims)
-    if (d <= 0) return invalid_argument(field + " = '" + text + "': dimension " + std::to_string(d) + " must be > 0");
+    if (d <= 0)
+      return invalid_argument(field + " = '" + text + "': dimension " + std::to_string(d) +
+                              " must be > 0");
   return dims;
 }
 

@@ -34,7 +34,8 @@ bool takes_conv2d_shapes(const std::string& template_name);
 
 /// Builds and validates the task from the op, the data and weight shapes (NCHW and OIHW for
 /// conv2d, (M, K) and (N, K) for dense) and the flags.
-Expected<schedule_space::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& data_shape,
+Expected<schedule_space::Task> make_op_task(const OpArgs& args,
+                                            const std::vector<int64_t>& data_shape,
                                             const std::vector<int64_t>& weight_shape,
                                             const schedule_space::Target& target);
 

@@ -13,11 +13,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -35,8 +44,10 @@ double tick_step(double hi, int n) {
 
 std::string fmt(double v) {
   char buf[32];
-  if (std::fabs(v - std::round(v)) < 1e-9) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%g", v);
+  if (std::fabs(v - std::round(v)) < 1e-9)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
@@ -65,38 +76,44 @@ std::string render_svg(const PlotSpec& spec) {
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"13\">\n";
   o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  o << "<text x=\"" << left + pw / 2 << "\" y=\"28\" text-anchor=\"middle\" font-size=\"17\">" << escape(spec.title)
-    << "</text>\n";
+  o << "<text x=\"" << left + pw / 2 << "\" y=\"28\" text-anchor=\"middle\" font-size=\"17\">"
+    << escape(spec.title) << "</text>\n";
   for (double x = 0; x <= xmax + 1e-9; x += xstep) {
-    o << "<line x1=\"" << sx(x) << "\" y1=\"" << top << "\" x2=\"" << sx(x) << "\" y2=\"" << top + ph
-      << "\" stroke=\"#e5e5e5\"/>\n";
-    o << "<text x=\"" << sx(x) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">" << fmt(x) << "</text>\n";
+    o << "<line x1=\"" << sx(x) << "\" y1=\"" << top << "\" x2=\"" << sx(x) << "\" y2=\""
+      << top + ph << "\" stroke=\"#e5e5e5\"/>\n";
+    o << "<text x=\"" << sx(x) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">"
+      << fmt(x) << "</text>\n";
   }
   for (double y = 0; y <= ymax + 1e-9; y += ystep) {
-    o << "<line x1=\"" << left << "\" y1=\"" << sy(y) << "\" x2=\"" << left + pw << "\" y2=\"" << sy(y)
-      << "\" stroke=\"#e5e5e5\"/>\n";
-    o << "<text x=\"" << left - 8 << "\" y=\"" << sy(y) + 4 << "\" text-anchor=\"end\">" << fmt(y) << "</text>\n";
+    o << "<line x1=\"" << left << "\" y1=\"" << sy(y) << "\" x2=\"" << left + pw << "\" y2=\""
+      << sy(y) << "\" stroke=\"#e5e5e5\"/>\n";
+    o << "<text x=\"" << left - 8 << "\" y=\"" << sy(y) + 4 << "\" text-anchor=\"end\">" << fmt(y)
+      << "</text>\n";
   }
   o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
     << "\" fill=\"none\" stroke=\"black\"/>\n";
-  o << "<text x=\"" << left + pw / 2 << "\" y=\"" << height - 22 << "\" text-anchor=\"middle\">" << escape(spec.x_label)
-    << "</text>\n";
-  o << "<text transform=\"translate(22," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">"
-    << escape(spec.y_label) << "</text>\n";
+  o << "<text x=\"" << left + pw / 2 << "\" y=\"" << height - 22 << "\" text-anchor=\"middle\">"
+    << escape(spec.x_label) << "</text>\n";
+  o << "<text transform=\"translate(22," << top + ph / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">" << escape(spec.y_label) << "</text>\n";
   for (size_t i = 0; i < spec.series.size(); ++i) {
     const auto& s = spec.series[i];
     const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];
-    const char* dash = (i / (sizeof kColors / sizeof kColors[0])) % 2 ? " stroke-dasharray=\"6,3\"" : "";
-    o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash << " points=\"";
+    const char* dash =
+        (i / (sizeof kColors / sizeof kColors[0])) % 2 ? " stroke-dasharray=\"6,3\"" : "";
+    o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash
+      << " points=\"";
     for (size_t k = 0; k < s.points.size(); ++k) {
-      if (spec.step && k > 0) o << sx(s.points[k].first) << "," << sy(s.points[k - 1].second) << " ";
+      if (spec.step && k > 0)
+        o << sx(s.points[k].first) << "," << sy(s.points[k - 1].second) << " ";
       o << sx(s.points[k].first) << "," << sy(s.points[k].second) << " ";
     }
     o << "\"/>\n";
     const double ly = top + 10 + 20 * static_cast<double>(i);
-    o << "<line x1=\"" << left + pw + 15 << "\" y1=\"" << ly << "\" x2=\"" << left + pw + 40 << "\" y2=\"" << ly
-      << "\" stroke=\"" << color << "\" stroke-width=\"3\"" << dash << "/>\n";
-    o << "<text x=\"" << left + pw + 46 << "\" y=\"" << ly + 4 << "\" font-size=\"12\">" << escape(s.label) << "</text>\n";
+    o << "<line x1=\"" << left + pw + 15 << "\" y1=\"" << ly << "\" x2=\"" << left + pw + 40
+      << "\" y2=\"" << ly << "\" stroke=\"" << color << "\" stroke-width=\"3\"" << dash << "/>\n";
+    o << "<text x=\"" << left + pw + 46 << "\" y=\"" << ly + 4 << "\" font-size=\"12\">"
+      << escape(s.label) << "</text>\n";
   }
   o << "</svg>\n";
   return o.str();

@@ -2,13 +2,11 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
-
 #include "cli/commands.h"
-
 #include "compiler/kernel.h"
 #include "tuner/tuner_factory.h"
 
@@ -18,74 +16,101 @@ namespace ss = schedule_space;
 
 void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
   cmd.add_option("--tuner", f.tuner,
-                 "search strategy: grid (every valid config in index order), random (uniform, never repeats), "
-                 "ga (genetic: crossover and mutation of knob values) or xgb (an XGBoost cost model plans each "
+                 "search strategy: grid (every valid config in index order), random (uniform, "
+                 "never repeats), "
+                 "ga (genetic: crossover and mutation of knob values) or xgb (an XGBoost cost "
+                 "model plans each "
                  "batch with simulated annealing; the fewest trials to a good config)")
       ->check(CLI::IsMember(tuner::tuner_names()))
       ->capture_default_str();
-  cmd.add_flag("--transfer", f.transfer, "xgb: pre-train the cost model on the DB's records of other workloads of the "
-                                         "same template and target");
-  cmd.add_option("--xgb-loss", f.xgb_loss, "xgb: rank (pairwise ranking) or reg (regression on relative throughput)")
+  cmd.add_flag("--transfer", f.transfer,
+               "xgb: pre-train the cost model on the DB's records of other workloads of the "
+               "same template and target");
+  cmd.add_option("--xgb-loss", f.xgb_loss,
+                 "xgb: rank (pairwise ranking) or reg (regression on relative throughput)")
       ->check(CLI::IsMember({"rank", "reg"}))
       ->capture_default_str();
-  cmd.add_option("--plan-size", f.plan_size, "xgb: measurements between model refits, and configs planned per refit")
+  cmd.add_option("--plan-size", f.plan_size,
+                 "xgb: measurements between model refits, and configs planned per refit")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_option("--trials", f.trials, "configs this tuner and seed measure for the task in total (its earlier "
-                                       "results in the DB count, so rerunning a command resumes it; configs measured by "
-                                       "any run are skipped and taught to the tuner)")
+  cmd.add_option("--trials", f.trials,
+                 "configs this tuner and seed measure for the task in total (its earlier "
+                 "results in the DB count, so rerunning a command resumes it; configs measured by "
+                 "any run are skipped and taught to the tuner)")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_option("--batch-size", f.batch_size, "configs per measurement batch (progress and DB writes happen per batch)")
+  cmd.add_option("--batch-size", f.batch_size,
+                 "configs per measurement batch (progress and DB writes happen per batch)")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_option("--early-stopping", f.early_stopping, "stop after this many trials without a new best (0: never)")
+  cmd.add_option("--early-stopping", f.early_stopping,
+                 "stop after this many trials without a new best (0: never)")
       ->check(tensortune::cli::at_least(0))
       ->capture_default_str();
-  cmd.add_option("--seed", f.seed, "random seed of the tuner; the same seed gives the same sequence")->capture_default_str();
-  cmd.add_option("--threads", f.threads, "threads each kernel runs on while measured (recorded with the result)")
+  cmd.add_option("--seed", f.seed,
+                 "random seed of the tuner; the same seed gives the same sequence")
+      ->capture_default_str();
+  cmd.add_option("--threads", f.threads,
+                 "threads each kernel runs on while measured (recorded with the result)")
       ->check(tensortune::cli::at_least(1, 1024))
       ->capture_default_str();
-  cmd.add_option("--number", f.number, "time_evaluator: runs per repeat before min-repeat-ms growth")
+  cmd.add_option("--number", f.number,
+                 "time_evaluator: runs per repeat before min-repeat-ms growth")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_option("--repeat", f.repeat, "time_evaluator: timed rounds; with more than 2 the fastest and slowest are dropped")
+  cmd.add_option(
+         "--repeat", f.repeat,
+         "time_evaluator: timed rounds; with more than 2 the fastest and slowest are dropped")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_option("--min-repeat-ms", f.min_repeat_ms, "time_evaluator: grow `number` until one round lasts this long")
+  cmd.add_option("--min-repeat-ms", f.min_repeat_ms,
+                 "time_evaluator: grow `number` until one round lasts this long")
       ->check(tensortune::cli::at_least(0))
       ->capture_default_str();
-  cmd.add_option("--timeout", f.timeout_s, "seconds a config may take in all before it is recorded as RUN_TIMEOUT")
+  cmd.add_option("--timeout", f.timeout_s,
+                 "seconds a config may take in all before it is recorded as RUN_TIMEOUT")
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
-  cmd.add_flag("--flush-cache", f.flush_cache, "flush weights and output from the caches before every round "
-                                               "(meaningful with --number 1)");
-  cmd.add_option("--tracker", f.tracker, "HOST:PORT of a tracker: measure on its device farm instead of this machine")
+  cmd.add_flag("--flush-cache", f.flush_cache,
+               "flush weights and output from the caches before every round "
+               "(meaningful with --number 1)");
+  cmd.add_option("--tracker", f.tracker,
+                 "HOST:PORT of a tracker: measure on its device farm instead of this machine")
       ->group("Farm");
-  cmd.add_option("--key", f.farm_key, "with --tracker: the device key to measure on (e.g. x86-avx512)")->group("Farm");
-  cmd.add_option("--token-file", f.token_file, "with --tracker: file holding the tracker's shared token")->group("Farm");
-  cmd.add_option("--tls-ca", f.tls_ca, "with --tracker: CA certificate (PEM) to verify the tracker's TLS certificate")
+  cmd.add_option("--key", f.farm_key,
+                 "with --tracker: the device key to measure on (e.g. x86-avx512)")
       ->group("Farm");
-  cmd.add_option("--priority", f.priority, "with --tracker: job priority; higher goes first, equal ones share slots")
+  cmd.add_option("--token-file", f.token_file,
+                 "with --tracker: file holding the tracker's shared token")
       ->group("Farm");
-  cmd.add_option("--device-key", f.device_key, "device key the results are recorded under (default: this host's, e.g. x86-avx512)");
+  cmd.add_option("--tls-ca", f.tls_ca,
+                 "with --tracker: CA certificate (PEM) to verify the tracker's TLS certificate")
+      ->group("Farm");
+  cmd.add_option("--priority", f.priority,
+                 "with --tracker: job priority; higher goes first, equal ones share slots")
+      ->group("Farm");
+  cmd.add_option(
+      "--device-key", f.device_key,
+      "device key the results are recorded under (default: this host's, e.g. x86-avx512)");
 }
 
 namespace {
 
 void print_progress(int task_number, int task_count, const tuner::TuneProgress& p, bool final) {
   static const bool tty = isatty(STDOUT_FILENO);
-  std::printf("%s[Task %2d/%2d] Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
-              tty ? "\r" : "", task_number, task_count, p.current_gflops, p.best_gflops,
-              static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s,
-              final ? (tty ? " Done.\n" : " Done.\n") : (tty ? "" : "\n"));
+  std::printf(
+      "%s[Task %2d/%2d] Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
+      tty ? "\r" : "", task_number, task_count, p.current_gflops, p.best_gflops,
+      static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s,
+      final ? (tty ? " Done.\n" : " Done.\n") : (tty ? "" : "\n"));
   std::fflush(stdout);
 }
 
 }  // namespace
 
-Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, records::RecordStore* store,
-                                    int task_number, int task_count) {
+Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
+                                    records::RecordStore* store, int task_number, int task_count) {
   TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
   compiler::MeasureOptions mo;
   mo.timing.number = f.number;
@@ -119,20 +144,26 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f, 
   to.batch_size = f.batch_size;
   to.early_stopping = f.early_stopping;
   to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
-  std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n", task_number, task_count,
-              task.template_name.c_str(), ss::describe_workload(task.workload).c_str(),
-              static_cast<long long>(space.size()), static_cast<long long>(summary.valid_configs),
-              measurer->device_key().c_str(), f.threads, f.threads == 1 ? "" : "s");
-  TT_ASSIGN_OR_RETURN(summary.result,
-                      tuner::tune_task(task, space, *tuner, *measurer, store, to,
-                                       [&](const tuner::TuneProgress& p) { print_progress(task_number, task_count, p, false); }));
+  std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",
+              task_number, task_count, task.template_name.c_str(),
+              ss::describe_workload(task.workload).c_str(), static_cast<long long>(space.size()),
+              static_cast<long long>(summary.valid_configs), measurer->device_key().c_str(),
+              f.threads, f.threads == 1 ? "" : "s");
+  TT_ASSIGN_OR_RETURN(summary.result, tuner::tune_task(task, space, *tuner, *measurer, store, to,
+                                                       [&](const tuner::TuneProgress& p) {
+                                                         print_progress(task_number, task_count, p,
+                                                                        false);
+                                                       }));
   if (summary.result.resumed > 0 || summary.result.replayed > 0)
-    std::printf("[Task %2d/%2d] resumed: %lld trials of run %s were already in the DB; the tuner also learned from "
-                "%lld measured configs of the task\n",
-                task_number, task_count, static_cast<long long>(summary.result.resumed), to.run_id.c_str(),
-                static_cast<long long>(summary.result.replayed));
+    std::printf(
+        "[Task %2d/%2d] resumed: %lld trials of run %s were already in the DB; the tuner also "
+        "learned from "
+        "%lld measured configs of the task\n",
+        task_number, task_count, static_cast<long long>(summary.result.resumed), to.run_id.c_str(),
+        static_cast<long long>(summary.result.replayed));
   print_progress(task_number, task_count, summary.result.progress, true);
-  summary.best_config = summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
+  summary.best_config =
+      summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
   if (f.measure_default) {
     auto r = measurer->measure(space, {ss::default_config(task, space)});
     if (r) summary.default_gflops = tuner::result_gflops(task, (*r)[0]);

@@ -59,9 +59,9 @@ Expected<KernelSignature> kernel_signature(const schedule_space::Task& task,
 /// Whether this build can generate code for the template (its backend's emitter list names it).
 bool can_compile_template(std::string_view template_name);
 
-/// Emits LLVM IR, optimises it (LLVM's O3 pipeline) and JIT-compiles it for the host CPU with
-/// ORC. kFailedPrecondition: the config is invalid; kUnimplemented: the template has no emitter
-/// here; kInternal: LLVM failed.
+/// Emits LLVM IR, optimises it (a short pass pipeline, see codegen/llvm/llvm_target.cc) and
+/// JIT-compiles it for the host CPU with ORC. kFailedPrecondition: the config is invalid;
+/// kUnimplemented: the template has no emitter here; kInternal: LLVM failed.
 Expected<CompiledKernel> compile_kernel(const schedule_space::Task& task,
                                         const schedule_space::ConfigSpace& space,
                                         const schedule_space::Config& config,

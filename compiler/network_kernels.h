@@ -30,7 +30,7 @@ namespace tensortune::compiler {
 struct EpilogueOp {
   enum class Kind { kAddChannel, kMulChannel, kAddTensor, kMulTensor, kRelu, kClip };
   Kind kind = Kind::kRelu;
-  int operand = -1;  ///< index into the kernel's epilogue operands
+  int operand = -1;      ///< index into the kernel's epilogue operands
   float lo = 0, hi = 0;  ///< kClip
 };
 
@@ -52,8 +52,18 @@ struct DenseKernelSpec {
 /// kernel operand of that index; < 0: the result of instruction -1 - r); the last one is
 /// stored. Operands are broadcast to the output shape by their strides (0 on broadcast axes).
 struct ElementwiseInstr {
-  enum class Op { kRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kIdentity,
-                  kAdd, kSub, kMul, kDiv };
+  enum class Op {
+    kRelu,
+    kClip,
+    kSigmoid,
+    kHardSigmoid,
+    kHardSwish,
+    kIdentity,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv
+  };
   Op op = Op::kIdentity;
   int a = 0, b = 0;
   float p0 = 0, p1 = 0;  ///< kClip: lo, hi; kHardSigmoid: alpha, beta
@@ -73,7 +83,8 @@ struct MaxPoolKernelSpec {
   int64_t pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
 };
 
-using NetworkKernelSpec = std::variant<ConvKernelSpec, DenseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec>;
+using NetworkKernelSpec =
+    std::variant<ConvKernelSpec, DenseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec>;
 
 /// The parallel loop extent of a kernel (what [begin, end) ranges over).
 int64_t parallel_extent(const NetworkKernelSpec& spec);

@@ -47,7 +47,8 @@ Expected<NdArray> run_operator(const ss::Task& task, const ss::ConfigSpace& spac
   NdArray out(sig.out_shape);
   AlignedBuffer out_buf(out.size());
   ThreadPool pool(threads);
-  kernel.run(data.data(), weight.data(), options.bias ? bias.data() : nullptr, out_buf.data(), pool);
+  kernel.run(data.data(), weight.data(), options.bias ? bias.data() : nullptr, out_buf.data(),
+             pool);
   out.data = out_buf.to_vector();
   return unpack_output(task, sig, out);
 }

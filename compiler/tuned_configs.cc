@@ -89,7 +89,8 @@ std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWo
     if (!inserted && cost < pos->second.seconds) pos->second = Candidate{s, cost};
   }
   for (auto& [_, c] : by_blocks) out.push_back(c);
-  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
+  std::sort(out.begin(), out.end(),
+            [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
   return out;
 }
 
@@ -160,16 +161,18 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
           }
         }
       }
-      logger("compiler")->warn("the record for {} does not fit this template; using the default",
-                               ss::describe_workload(w));
+      logger("compiler")
+          ->warn("the record for {} does not fit this template; using the default",
+                 ss::describe_workload(w));
     }
   }
   if (auto borrowed = borrow_for(w, space, target)) return *borrowed;
   const std::string described = ss::describe_workload(w);
   if (warned_.insert(described).second) {
     fallbacks_.push_back(described);
-    logger("compiler")->warn("no tuned record for conv2d_NCHWc.x86 {} in {}: using the default config",
-                             described, source_);
+    logger("compiler")
+        ->warn("no tuned record for conv2d_NCHWc.x86 {} in {}: using the default config", described,
+               source_);
   }
   return ss::conv2d_nchwc_schedule(space, ss::conv2d_nchwc_default(space, w, target.vector_lanes));
 }

@@ -19,7 +19,7 @@ struct DeviceServerOptions {
   wire::TrackerEndpoint tracker;
   std::string device_key;
   int slots = 1;
-  std::string name;            ///< empty: host:pid
+  std::string name;  ///< empty: host:pid
   std::string worker_executable = "/proc/self/exe";
   /// Seconds a worker may take beyond the item's timing.timeout_s (compile, reference check).
   double worker_grace_s = 20;

@@ -34,9 +34,8 @@ v1::MeasureResult failure(const v1::WorkItem& item, ss::MeasureErrorNo code, std
   r.add_costs_s(ss::kErrorCost);
   r.set_error_no(static_cast<v1::MeasureErrorNo>(code));
   r.set_error_msg(std::move(message));
-  r.set_timestamp(std::chrono::duration<double>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count());
+  r.set_timestamp(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   r.set_threads(item.timing().threads());
   return r;
 }
@@ -128,16 +127,14 @@ v1::MeasureResult WorkerProcess::measure(const v1::WorkItem& item, double deadli
   pid_ = -1;
   stop();
   logger("device")->warn("config {}: {}; starting a new worker", item.config().index(), what);
-  return failure(item, code, what + " while measuring config " +
-                                 std::to_string(item.config().index()));
+  return failure(item, code,
+                 what + " while measuring config " + std::to_string(item.config().index()));
 }
 
 // ---------------------------------------------------------------------------------------
 // The worker side.
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string& spec) {
   std::map<int64_t, std::string> faults;

@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "proto/tuning.pb.h"
 #include "proto/farm.pb.h"
+#include "proto/tuning.pb.h"
 #include "support/error.h"
 
 namespace tensortune::device {

@@ -56,13 +56,17 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
   ss::Workload workload;
   if (w.has_conv2d()) {
     const auto& p = w.conv2d();
-    const std::pair<const char*, int64_t> dims[] = {
-        {"batch", p.batch()},           {"in_channels", p.in_channels()},
-        {"in_height", p.in_height()},   {"in_width", p.in_width()},
-        {"out_channels", p.out_channels()}, {"kernel_h", p.kernel_h()},
-        {"kernel_w", p.kernel_w()},     {"stride_h", p.stride_h()},
-        {"stride_w", p.stride_w()},     {"dilation_h", p.dilation_h()},
-        {"dilation_w", p.dilation_w()}};
+    const std::pair<const char*, int64_t> dims[] = {{"batch", p.batch()},
+                                                    {"in_channels", p.in_channels()},
+                                                    {"in_height", p.in_height()},
+                                                    {"in_width", p.in_width()},
+                                                    {"out_channels", p.out_channels()},
+                                                    {"kernel_h", p.kernel_h()},
+                                                    {"kernel_w", p.kernel_w()},
+                                                    {"stride_h", p.stride_h()},
+                                                    {"stride_w", p.stride_w()},
+                                                    {"dilation_h", p.dilation_h()},
+                                                    {"dilation_w", p.dilation_w()}};
     for (const auto& [name, v] : dims)
       TT_RETURN_IF_ERROR(in_range(std::string("workload.conv2d.") + name, double(v), 1, kMaxDim));
     const std::pair<const char*, int64_t> pads[] = {{"pad_top", p.pad_top()},
@@ -74,17 +78,18 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
     TT_RETURN_IF_ERROR(in_range("workload.conv2d data elements",
                                 double(p.batch()) * p.in_channels() * p.in_height() * p.in_width(),
                                 1, kMaxElements));
-    TT_RETURN_IF_ERROR(in_range("workload.conv2d weight elements",
-                                double(p.out_channels()) * p.in_channels() * p.kernel_h() * p.kernel_w(),
-                                1, kMaxElements));
-    workload = ss::Conv2dWorkload{p.batch(),    p.in_channels(), p.in_height(), p.in_width(),
-                                  p.out_channels(), p.kernel_h(), p.kernel_w(), p.stride_h(),
-                                  p.stride_w(), p.pad_top(),     p.pad_left(),  p.pad_bottom(),
-                                  p.pad_right(), p.dilation_h(), p.dilation_w()};
+    TT_RETURN_IF_ERROR(in_range(
+        "workload.conv2d weight elements",
+        double(p.out_channels()) * p.in_channels() * p.kernel_h() * p.kernel_w(), 1, kMaxElements));
+    workload = ss::Conv2dWorkload{p.batch(),        p.in_channels(), p.in_height(), p.in_width(),
+                                  p.out_channels(), p.kernel_h(),    p.kernel_w(),  p.stride_h(),
+                                  p.stride_w(),     p.pad_top(),     p.pad_left(),  p.pad_bottom(),
+                                  p.pad_right(),    p.dilation_h(),  p.dilation_w()};
   } else if (w.has_dense()) {
     const auto& p = w.dense();
     TT_RETURN_IF_ERROR(in_range("workload.dense.batch", double(p.batch()), 1, kMaxDim));
-    TT_RETURN_IF_ERROR(in_range("workload.dense.out_features", double(p.out_features()), 1, kMaxDim));
+    TT_RETURN_IF_ERROR(
+        in_range("workload.dense.out_features", double(p.out_features()), 1, kMaxDim));
     TT_RETURN_IF_ERROR(in_range("workload.dense.in_features", double(p.in_features()), 1, kMaxDim));
     workload = ss::DenseWorkload{p.batch(), p.out_features(), p.in_features()};
   } else {
@@ -126,10 +131,17 @@ Expected<ss::Config> config_from_proto(const ss::ConfigSpace& space, const v1::C
       case v1::KnobValue::kSplit:
         value = std::vector<int64_t>(kv.split().sizes().begin(), kv.split().sizes().end());
         break;
-      case v1::KnobValue::kIntValue: value = kv.int_value(); break;
-      case v1::KnobValue::kBoolValue: value = kv.bool_value(); break;
-      case v1::KnobValue::kAnnotation: value = kv.annotation(); break;
-      default: return invalid_argument("config.entity knob '" + kv.name() + "' has no value");
+      case v1::KnobValue::kIntValue:
+        value = kv.int_value();
+        break;
+      case v1::KnobValue::kBoolValue:
+        value = kv.bool_value();
+        break;
+      case v1::KnobValue::kAnnotation:
+        value = kv.annotation();
+        break;
+      default:
+        return invalid_argument("config.entity knob '" + kv.name() + "' has no value");
     }
     entity.emplace_back(kv.name(), std::move(value));
   }
@@ -144,9 +156,8 @@ Expected<ss::Config> config_from_proto(const ss::ConfigSpace& space, const v1::C
     return invalid_argument(where + " does not match its entity (" + space.describe(*c) +
                             " is index " + std::to_string(c->index) + ")");
   if (!space.is_valid(*c))
-    return invalid_argument("config " + std::to_string(config.index()) + " (" +
-                            space.describe(*c) + ") is not a valid point of " +
-                            space.template_name());
+    return invalid_argument("config " + std::to_string(config.index()) + " (" + space.describe(*c) +
+                            ") is not a valid point of " + space.template_name());
   return c;
 }
 
@@ -165,8 +176,7 @@ void result_to_proto(const ss::MeasureResult& r, v1::MeasureResult* out) {
 
 Expected<ss::MeasureResult> result_from_proto(const v1::MeasureResult& p) {
   if (p.error_no() < 0 || p.error_no() > 8)
-    return invalid_argument("result.error_no = " + std::to_string(p.error_no()) +
-                            ", must be 0..8");
+    return invalid_argument("result.error_no = " + std::to_string(p.error_no()) + ", must be 0..8");
   if (p.costs_s_size() == 0 || p.costs_s_size() > 1000)
     return invalid_argument("result.costs_s has " + std::to_string(p.costs_s_size()) +
                             " values, must be 1..1000");

@@ -30,7 +30,8 @@ inline constexpr char kJobVerdictKey[] = "tt-job-verdict";
 Expected<std::string> read_token_file(const std::string& path);
 
 /// The endpoint a command's --tracker, --token-file and --tls-ca flags describe.
-Expected<TrackerEndpoint> tracker_endpoint(const std::string& address, const std::string& token_file,
+Expected<TrackerEndpoint> tracker_endpoint(const std::string& address,
+                                           const std::string& token_file,
                                            const std::string& tls_ca);
 
 Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpoint& endpoint);

@@ -23,7 +23,8 @@ Expected<std::string> to_autotvm_line(const StoredRecord& r) {
   json line;
   line["input"] = json::array({r.task.target, key[0], key[1], json::object()});
   line["config"] = json{{"index", r.config_index}, {"code_hash", nullptr}, {"entity", entity}};
-  line["result"] = json::array({costs, static_cast<int>(r.result.error_no), r.result.all_cost_s, r.result.timestamp});
+  line["result"] = json::array(
+      {costs, static_cast<int>(r.result.error_no), r.result.all_cost_s, r.result.timestamp});
   line["version"] = 0.2;
   line["tvm_version"] = "0.13.0";
   return line.dump();
@@ -71,7 +72,8 @@ Expected<ss::Workload> parse_conv_args(const json& a) {
 }
 
 Expected<ss::Workload> parse_dense_args(const json& a) {
-  if (!a.is_array() || a.size() < 2) return field_error("input[2]", "dense args need at least 2 entries");
+  if (!a.is_array() || a.size() < 2)
+    return field_error("input[2]", "dense args need at least 2 entries");
   TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
   TT_ASSIGN_OR_RETURN(auto weight, tensor_shape(a[1], "input[2][1]"));
   auto d = ss::dense_workload(data, weight);
@@ -79,8 +81,10 @@ Expected<ss::Workload> parse_dense_args(const json& a) {
   return ss::Workload(*d);
 }
 
-Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target, int lanes) {
-  if (!name_json.is_string()) return field_error("input[1]", "task name " + name_json.dump() + " is not a string");
+Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target,
+                              int lanes) {
+  if (!name_json.is_string())
+    return field_error("input[1]", "task name " + name_json.dump() + " is not a string");
   const std::string name = name_json.get<std::string>();
   const ss::Template* tmpl = ss::find_template(name);
   if (!tmpl) return unimplemented("input[1]: task '" + name + "' is not a template tensortune has");
@@ -147,15 +151,16 @@ std::string device_key_from_target(const TargetString& target) {
   return target.kind;
 }
 
-Expected<ss::Task> task_from_workload_key(const std::string& workload_key, const std::string& target,
-                                          int vector_lanes) {
+Expected<ss::Task> task_from_workload_key(const std::string& workload_key,
+                                          const std::string& target, int vector_lanes) {
   json key;
   try {
     key = json::parse(workload_key);
   } catch (const json::exception& e) {
     return invalid_argument(std::string("workload key is not JSON: ") + e.what());
   }
-  if (!key.is_array() || key.size() != 2) return invalid_argument("workload key is not [task_name, args]: " + workload_key);
+  if (!key.is_array() || key.size() != 2)
+    return invalid_argument("workload key is not [task_name, args]: " + workload_key);
   return parse_task(key[0], key[1], target, vector_lanes);
 }
 
@@ -172,30 +177,39 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
   if (!j.contains("input") || !j["input"].is_array() || j["input"].size() < 3)
     return field_error("input", "missing or not [target, task_name, args, kwargs]");
   const json& input = j["input"];
-  if (!input[0].is_string()) return field_error("input[0]", "target " + input[0].dump() + " is not a string");
-  TT_ASSIGN_OR_RETURN(ss::Task task, parse_task(input[1], input[2], input[0].get<std::string>(), vector_lanes));
+  if (!input[0].is_string())
+    return field_error("input[0]", "target " + input[0].dump() + " is not a string");
+  TT_ASSIGN_OR_RETURN(ss::Task task,
+                      parse_task(input[1], input[2], input[0].get<std::string>(), vector_lanes));
 
-  if (!j.contains("config") || !j["config"].is_object()) return field_error("config", "missing or not an object");
+  if (!j.contains("config") || !j["config"].is_object())
+    return field_error("config", "missing or not an object");
   const json& config = j["config"];
   if (!config.contains("entity")) return field_error("config.entity", "missing");
   auto entity = entity_from_json(config["entity"].dump());
   if (!entity) return entity.error().with_context("config.entity");
   ParsedLogLine out{task, *entity, 0, {}};
-  if (config.contains("index") && config["index"].is_number_integer()) out.logged_index = config["index"].get<int64_t>();
+  if (config.contains("index") && config["index"].is_number_integer())
+    out.logged_index = config["index"].get<int64_t>();
 
   if (!j.contains("result") || !j["result"].is_array() || j["result"].size() < 4)
     return field_error("result", "missing or not [costs, error_no, all_cost, timestamp]");
   const json& r = j["result"];
-  if (!r[0].is_array() || r[0].empty()) return field_error("result[0]", "costs " + r[0].dump() + " is not a non-empty list");
+  if (!r[0].is_array() || r[0].empty())
+    return field_error("result[0]", "costs " + r[0].dump() + " is not a non-empty list");
   for (const json& c : r[0]) {
-    if (!c.is_number() || c.get<double>() < 0) return field_error("result[0]", "cost " + c.dump() + " is not a non-negative number");
+    if (!c.is_number() || c.get<double>() < 0)
+      return field_error("result[0]", "cost " + c.dump() + " is not a non-negative number");
     out.result.costs.push_back(c.get<double>());
   }
   if (!r[1].is_number_integer() || r[1].get<int64_t>() < 0 || r[1].get<int64_t>() > 8)
-    return field_error("result[1]", "error_no " + r[1].dump() + " is not an AutoTVM MeasureErrorNo (0..8)");
+    return field_error("result[1]",
+                       "error_no " + r[1].dump() + " is not an AutoTVM MeasureErrorNo (0..8)");
   out.result.error_no = static_cast<ss::MeasureErrorNo>(r[1].get<int>());
-  if (!r[2].is_number()) return field_error("result[2]", "all_cost " + r[2].dump() + " is not a number");
-  if (!r[3].is_number()) return field_error("result[3]", "timestamp " + r[3].dump() + " is not a number");
+  if (!r[2].is_number())
+    return field_error("result[2]", "all_cost " + r[2].dump() + " is not a number");
+  if (!r[3].is_number())
+    return field_error("result[3]", "timestamp " + r[3].dump() + " is not a number");
   out.result.all_cost_s = r[2].get<double>();
   out.result.timestamp = r[3].get<double>();
   return out;
@@ -232,7 +246,8 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
       TT_ASSIGN_OR_RETURN(int64_t task_id, store.ensure_task(task_info(parsed->task, *space)));
       parsed->result.config_index = config->index;
       parsed->result.device_key = device_key;
-      TT_RETURN_IF_ERROR(store.add_results(task_id, *space, {*config}, {parsed->result}, RunInfo{"import", source}, {-1}));
+      TT_RETURN_IF_ERROR(store.add_results(task_id, *space, {*config}, {parsed->result},
+                                           RunInfo{"import", source}, {-1}));
       ++stats.imported;
     }
     return ok_status();

@@ -55,19 +55,27 @@ Expected<ss::Entity> entity_from_json(const std::string& text) {
     const std::string kind = item[1].get<std::string>();
     const json& v = item[2];
     if (kind == "sp") {
-      if (!v.is_array()) return invalid_argument("entity " + name + ": split value is not a list: " + v.dump());
+      if (!v.is_array())
+        return invalid_argument("entity " + name + ": split value is not a list: " + v.dump());
       std::vector<int64_t> sizes;
       for (const json& x : v) {
-        if (!x.is_number_integer()) return invalid_argument("entity " + name + ": split size " + x.dump() + " is not an integer");
+        if (!x.is_number_integer())
+          return invalid_argument("entity " + name + ": split size " + x.dump() +
+                                  " is not an integer");
         sizes.push_back(x.get<int64_t>());
       }
       entity.emplace_back(name, sizes);
     } else if (kind == "ot") {
-      if (v.is_boolean()) entity.emplace_back(name, v.get<bool>());
-      else if (v.is_number_integer()) entity.emplace_back(name, v.get<int64_t>());
-      else return invalid_argument("entity " + name + ": value " + v.dump() + " is not an integer or boolean");
+      if (v.is_boolean())
+        entity.emplace_back(name, v.get<bool>());
+      else if (v.is_number_integer())
+        entity.emplace_back(name, v.get<int64_t>());
+      else
+        return invalid_argument("entity " + name + ": value " + v.dump() +
+                                " is not an integer or boolean");
     } else if (kind == "an") {
-      if (!v.is_string()) return invalid_argument("entity " + name + ": annotation " + v.dump() + " is not a string");
+      if (!v.is_string())
+        return invalid_argument("entity " + name + ": annotation " + v.dump() + " is not a string");
       entity.emplace_back(name, v.get<std::string>());
     } else {
       return invalid_argument("entity " + name + ": kind '" + kind + "' is not sp, ot or an");
@@ -78,7 +86,8 @@ Expected<ss::Entity> entity_from_json(const std::string& text) {
 
 Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   DbHandle owned(raw);  // sqlite3_open_v2 may hand back a handle even when it fails
   if (rc != SQLITE_OK) {
     return unavailable("cannot open record DB " + path + ": " +
@@ -92,8 +101,8 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
   {
     Statement probe(db, "SELECT count(*) FROM sqlite_master");
     if (!probe.prepared().has_value() || (probe.step(), !probe.status().has_value())) {
-      return Error{ErrorCode::kDataLoss, "record DB " + path + " is not a tensortune database: " +
-                                             sqlite3_errmsg(db)};
+      return Error{ErrorCode::kDataLoss,
+                   "record DB " + path + " is not a tensortune database: " + sqlite3_errmsg(db)};
     }
   }
   auto wal = store->exec("PRAGMA journal_mode=WAL");
@@ -110,8 +119,10 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
     TT_RETURN_IF_ERROR(tables.prepared());
     tables.step();
     if (!meta && tables.int64(0) > 0)
-      return Error{ErrorCode::kFailedPrecondition,
-                   "record DB " + path + " is a SQLite database of another program (no meta table); refusing to change it"};
+      return Error{
+          ErrorCode::kFailedPrecondition,
+          "record DB " + path +
+              " is a SQLite database of another program (no meta table); refusing to change it"};
   }
   TT_RETURN_IF_ERROR(store->transaction([&]() -> Status {
     TT_RETURN_IF_ERROR(store->exec(kSchemaSql));
@@ -120,8 +131,8 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
     if (get.step()) {
       const std::string v = get.text(0);
       if (v != std::to_string(kSchemaVersion))
-        return Error{ErrorCode::kFailedPrecondition, "record DB " + path + " has schema version " + v +
-                                                         ", this tensortune reads version " +
+        return Error{ErrorCode::kFailedPrecondition, "record DB " + path + " has schema version " +
+                                                         v + ", this tensortune reads version " +
                                                          std::to_string(kSchemaVersion)};
       return ok_status();
     }
@@ -143,7 +154,8 @@ Status RecordStore::exec(const std::string& sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return Error{rc == SQLITE_NOTADB ? ErrorCode::kDataLoss : ErrorCode::kUnavailable, "sqlite: " + msg};
+    return Error{rc == SQLITE_NOTADB ? ErrorCode::kDataLoss : ErrorCode::kUnavailable,
+                 "sqlite: " + msg};
   }
   return ok_status();
 }
@@ -166,7 +178,9 @@ Status RecordStore::transaction(const std::function<Status()>& fn) {
 Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
   int64_t id = -1;
   TT_RETURN_IF_ERROR(transaction([&]() -> Status {
-    Statement ins(db_.get(), "INSERT OR IGNORE INTO tasks(workload_key, template, target, flop, space_size) VALUES (?, ?, ?, ?, ?)");
+    Statement ins(db_.get(),
+                  "INSERT OR IGNORE INTO tasks(workload_key, template, target, flop, space_size) "
+                  "VALUES (?, ?, ?, ?, ?)");
     TT_RETURN_IF_ERROR(ins.prepared());
     ins.bind(1, t.workload_key);
     ins.bind(2, t.template_name);
@@ -185,9 +199,11 @@ Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
   return id;
 }
 
-Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space, const ss::Config& config,
-                                  const ss::MeasureResult& r, const RunInfo& run, int64_t trial) {
-  Statement cfg(db_.get(), "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)");
+Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space,
+                                  const ss::Config& config, const ss::MeasureResult& r,
+                                  const RunInfo& run, int64_t trial) {
+  Statement cfg(db_.get(),
+                "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)");
   TT_RETURN_IF_ERROR(cfg.prepared());
   cfg.bind(1, task_id);
   cfg.bind(2, config.index);
@@ -196,7 +212,8 @@ Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space,
   Statement ins(db_.get(),
                 "INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg, "
                 "all_cost, compile_s, timestamp, threads, number, tuner, run_id, trial) "
-                "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM configs WHERE task_id = ? AND config_index = ?");
+                "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM configs WHERE task_id = ? "
+                "AND config_index = ?");
   TT_RETURN_IF_ERROR(ins.prepared());
   ins.bind(1, r.device_key);
   ins.bind(2, json(r.costs).dump());
@@ -231,7 +248,8 @@ Status RecordStore::add_results(int64_t task_id, const ss::ConfigSpace& space,
   });
 }
 
-Expected<std::set<int64_t>> RecordStore::measured_indices(int64_t task_id, const std::string& device_key) {
+Expected<std::set<int64_t>> RecordStore::measured_indices(int64_t task_id,
+                                                          const std::string& device_key) {
   Statement q(db_.get(),
               "SELECT DISTINCT c.config_index FROM results r JOIN configs c ON r.config_id = c.id "
               "WHERE c.task_id = ? AND r.device_key = ?");
@@ -281,10 +299,12 @@ StoredRecord read_record(const Statement& q) {
 Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workload_key,
                                                       const std::string& target,
                                                       const std::string& device_key) {
-  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
-                       " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
-                       "WHERE t.workload_key = ? AND (? = '' OR t.target = ?) AND r.device_key = ? "
-                       "AND r.error_no = 0 ORDER BY r.mean_cost ASC, r.id ASC LIMIT 1");
+  Statement q(
+      db_.get(),
+      std::string("SELECT ") + kRecordColumns +
+          " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
+          "WHERE t.workload_key = ? AND (? = '' OR t.target = ?) AND r.device_key = ? "
+          "AND r.error_no = 0 ORDER BY r.mean_cost ASC, r.id ASC LIMIT 1");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, workload_key);
   q.bind(2, target);
@@ -302,9 +322,11 @@ Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workloa
 
 Expected<std::vector<BestRecord>> RecordStore::best_all() {
   // SQLite returns the bare columns of the row holding min(mean_cost) in an aggregate query.
-  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
-                       ", min(r.mean_cost), count(*) FROM results r JOIN configs c ON r.config_id = c.id "
-                       "JOIN tasks t ON c.task_id = t.id GROUP BY t.id, r.device_key ORDER BY t.id");
+  Statement q(
+      db_.get(),
+      std::string("SELECT ") + kRecordColumns +
+          ", min(r.mean_cost), count(*) FROM results r JOIN configs c ON r.config_id = c.id "
+          "JOIN tasks t ON c.task_id = t.id GROUP BY t.id, r.device_key ORDER BY t.id");
   TT_RETURN_IF_ERROR(q.prepared());
   std::vector<BestRecord> out;
   while (q.step()) {
@@ -320,7 +342,8 @@ Expected<std::vector<BestRecord>> RecordStore::best_all() {
 
 Expected<std::vector<StoredRecord>> RecordStore::all_records() {
   Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
-                       " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id ORDER BY r.id");
+                             " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON "
+                             "c.task_id = t.id ORDER BY r.id");
   TT_RETURN_IF_ERROR(q.prepared());
   std::vector<StoredRecord> out;
   while (q.step()) out.push_back(read_record(q));
@@ -328,10 +351,13 @@ Expected<std::vector<StoredRecord>> RecordStore::all_records() {
   return out;
 }
 
-Expected<std::vector<StoredRecord>> RecordStore::task_records(int64_t task_id, const std::string& device_key) {
-  Statement q(db_.get(), std::string("SELECT ") + kRecordColumns +
-                       " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
-                       "WHERE t.id = ? AND r.device_key = ? ORDER BY r.id");
+Expected<std::vector<StoredRecord>> RecordStore::task_records(int64_t task_id,
+                                                              const std::string& device_key) {
+  Statement q(
+      db_.get(),
+      std::string("SELECT ") + kRecordColumns +
+          " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
+          "WHERE t.id = ? AND r.device_key = ? ORDER BY r.id");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, task_id);
   q.bind(2, device_key);

@@ -39,8 +39,8 @@ TaskInfo task_info(const schedule_space::Task& task, const schedule_space::Confi
 
 /// Who produced a batch of results.
 struct RunInfo {
-  std::string tuner;  ///< "grid", "random", "import", ...
-  std::string run_id; ///< groups the results of one tuning run (for plots)
+  std::string tuner;   ///< "grid", "random", "import", ...
+  std::string run_id;  ///< groups the results of one tuning run (for plots)
 };
 
 /// One stored measurement, as read back.
@@ -96,7 +96,8 @@ class RecordStore {
   /// The best error-free record for the workload on the device key (any target when `target`
   /// is empty). nullopt when there is none.
   Expected<std::optional<BestRecord>> best(const std::string& workload_key,
-                                           const std::string& target, const std::string& device_key);
+                                           const std::string& target,
+                                           const std::string& device_key);
   /// The best record of every (workload, target, device key) group.
   Expected<std::vector<BestRecord>> best_all();
   /// Every stored record, oldest first (for export).
@@ -116,8 +117,8 @@ class RecordStore {
   RecordStore(DbHandle db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
   Status exec(const std::string& sql);
   Status insert_result(int64_t task_id, const schedule_space::ConfigSpace& space,
-                       const schedule_space::Config& config,
-                       const schedule_space::MeasureResult& r, const RunInfo& run, int64_t trial);
+                       const schedule_space::Config& config, const schedule_space::MeasureResult& r,
+                       const RunInfo& run, int64_t trial);
 
   DbHandle db_;
   std::string path_;

@@ -13,9 +13,9 @@ ConfigSpace::ConfigSpace(std::string template_name, std::vector<Knob> knobs, Val
 
 Expected<Config> ConfigSpace::config_at(int64_t index) const {
   if (index < 0 || index >= size_)
-    return Error{ErrorCode::kOutOfRange, template_name_ + ": config index " + std::to_string(index) +
-                                             " is outside the space [0, " + std::to_string(size_) +
-                                             ")"};
+    return Error{ErrorCode::kOutOfRange, template_name_ + ": config index " +
+                                             std::to_string(index) + " is outside the space [0, " +
+                                             std::to_string(size_) + ")"};
   Config c;
   c.index = index;
   int64_t rest = index;
@@ -38,8 +38,8 @@ Expected<Config> ConfigSpace::config_from_digits(const std::vector<int32_t>& dig
     const int64_t dim = static_cast<int64_t>(knobs_[j].options.size());
     if (digits[j] < 0 || digits[j] >= dim)
       return invalid_argument(template_name_ + ": knob " + knobs_[j].name + " digit " +
-                              std::to_string(digits[j]) + " is outside [0, " +
-                              std::to_string(dim) + ")");
+                              std::to_string(digits[j]) + " is outside [0, " + std::to_string(dim) +
+                              ")");
     c.index += digits[j] * stride;
     stride *= dim;
   }
@@ -81,7 +81,8 @@ Expected<Config> ConfigSpace::config_from_entity(const Entity& entity) const {
 
 Entity ConfigSpace::entity_of(const Config& config) const {
   Entity e;
-  for (size_t j = 0; j < knobs_.size(); ++j) e.emplace_back(knobs_[j].name, knobs_[j].options[config.digits[j]]);
+  for (size_t j = 0; j < knobs_.size(); ++j)
+    e.emplace_back(knobs_[j].name, knobs_[j].options[config.digits[j]]);
   return e;
 }
 

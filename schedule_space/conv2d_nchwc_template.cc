@@ -36,7 +36,8 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
   knobs.push_back(make_split_knob("tile_ic", w.in_channels, 2, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_ow", w.out_width(), 2, SplitPolicy::kVerbose, 64));
-  if (!is_1x1(w)) knobs.push_back(make_other_knob("unroll_kw", {KnobValue(true), KnobValue(false)}));
+  if (!is_1x1(w))
+    knobs.push_back(make_other_knob("unroll_kw", {KnobValue(true), KnobValue(false)}));
   std::vector<KnobValue> rows;
   for (int64_t r = 1; r <= std::min<int64_t>(4, w.out_height()); ++r) rows.emplace_back(r);
   knobs.push_back(make_other_knob("tile_oh", rows));
@@ -64,7 +65,8 @@ Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& con
   s.reg_n = inner(space.value(config, "tile_ow"));
   s.reg_h = std::get<int64_t>(space.value(config, "tile_oh"));
   s.oc_inner = std::get<bool>(space.value(config, "oc_inner"));
-  if (space.knob_position("unroll_kw") >= 0) s.unroll_kw = std::get<bool>(space.value(config, "unroll_kw"));
+  if (space.knob_position("unroll_kw") >= 0)
+    s.unroll_kw = std::get<bool>(space.value(config, "unroll_kw"));
   return s;
 }
 
@@ -75,7 +77,8 @@ Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, i
   const int64_t vectors = (oc_bn + vector_lanes - 1) / vector_lanes;
   // AutoTVM caps reg_n at 31; we also keep the tile within the register budget so that the
   // fallback is always a valid config.
-  const int64_t reg_n = largest_divisor_at_most(w.out_width(), std::min<int64_t>(31, kMaxAccumulators / vectors));
+  const int64_t reg_n =
+      largest_divisor_at_most(w.out_width(), std::min<int64_t>(31, kMaxAccumulators / vectors));
   std::vector<int32_t> digits(knobs.size(), 0);
   digits[0] = find_split(knobs[0], ic_bn);
   digits[1] = find_split(knobs[1], oc_bn);

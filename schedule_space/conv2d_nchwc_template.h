@@ -35,7 +35,8 @@ struct Conv2dSchedule {
   int64_t reg_n = 1;  ///< output columns per register tile
   int64_t reg_h = 1;  ///< output rows per register tile
   bool unroll_kw = false;
-  bool oc_inner = false;  ///< parallel loop order (n, oh_tile, oc_chunk) instead of (n, oc_chunk, oh_tile)
+  bool oc_inner =
+      false;  ///< parallel loop order (n, oh_tile, oc_chunk) instead of (n, oc_chunk, oh_tile)
 };
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);

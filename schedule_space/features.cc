@@ -8,7 +8,8 @@ std::vector<std::string> feature_names(const std::string& template_name) {
   return tmpl->feature_names();
 }
 
-std::vector<float> config_features(const Task& task, const ConfigSpace& space, const Config& config) {
+std::vector<float> config_features(const Task& task, const ConfigSpace& space,
+                                   const Config& config) {
   return template_of(task).features(task, space, config);
 }
 

@@ -14,7 +14,8 @@
 namespace tensortune::schedule_space {
 
 /// Same length for every config of a template; names from feature_names().
-std::vector<float> config_features(const Task& task, const ConfigSpace& space, const Config& config);
+std::vector<float> config_features(const Task& task, const ConfigSpace& space,
+                                   const Config& config);
 std::vector<std::string> feature_names(const std::string& template_name);
 
 }  // namespace tensortune::schedule_space

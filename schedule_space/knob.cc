@@ -7,9 +7,12 @@ namespace tensortune::schedule_space {
 
 const char* knob_kind_tag(KnobKind kind) {
   switch (kind) {
-    case KnobKind::kSplit: return "sp";
-    case KnobKind::kOther: return "ot";
-    case KnobKind::kAnnotate: return "an";
+    case KnobKind::kSplit:
+      return "sp";
+    case KnobKind::kOther:
+      return "ot";
+    case KnobKind::kAnnotate:
+      return "an";
   }
   return "?";
 }

@@ -4,15 +4,24 @@ namespace tensortune::schedule_space {
 
 const char* measure_error_name(MeasureErrorNo e) {
   switch (e) {
-    case MeasureErrorNo::kNoError: return "NO_ERROR";
-    case MeasureErrorNo::kInstantiationError: return "INSTANTIATION_ERROR";
-    case MeasureErrorNo::kCompileHost: return "COMPILE_HOST";
-    case MeasureErrorNo::kCompileDevice: return "COMPILE_DEVICE";
-    case MeasureErrorNo::kRuntimeDevice: return "RUNTIME_DEVICE";
-    case MeasureErrorNo::kWrongAnswer: return "WRONG_ANSWER";
-    case MeasureErrorNo::kBuildTimeout: return "BUILD_TIMEOUT";
-    case MeasureErrorNo::kRunTimeout: return "RUN_TIMEOUT";
-    case MeasureErrorNo::kUnknownError: return "UNKNOWN_ERROR";
+    case MeasureErrorNo::kNoError:
+      return "NO_ERROR";
+    case MeasureErrorNo::kInstantiationError:
+      return "INSTANTIATION_ERROR";
+    case MeasureErrorNo::kCompileHost:
+      return "COMPILE_HOST";
+    case MeasureErrorNo::kCompileDevice:
+      return "COMPILE_DEVICE";
+    case MeasureErrorNo::kRuntimeDevice:
+      return "RUNTIME_DEVICE";
+    case MeasureErrorNo::kWrongAnswer:
+      return "WRONG_ANSWER";
+    case MeasureErrorNo::kBuildTimeout:
+      return "BUILD_TIMEOUT";
+    case MeasureErrorNo::kRunTimeout:
+      return "RUN_TIMEOUT";
+    case MeasureErrorNo::kUnknownError:
+      return "UNKNOWN_ERROR";
   }
   return "UNKNOWN_ERROR";
 }

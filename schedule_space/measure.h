@@ -33,11 +33,11 @@ struct MeasureResult {
   std::vector<double> costs;
   MeasureErrorNo error_no = MeasureErrorNo::kNoError;
   std::string error_msg;
-  double all_cost_s = 0;     ///< wall time of the whole measurement: compile + check + timing
-  double compile_s = 0;      ///< code generation and JIT time
-  double timestamp = 0;      ///< unix seconds when the measurement finished
-  int threads = 1;           ///< threads the kernel ran on
-  int64_t number = 0;        ///< runs per repeat after min_repeat_ms growth
+  double all_cost_s = 0;  ///< wall time of the whole measurement: compile + check + timing
+  double compile_s = 0;   ///< code generation and JIT time
+  double timestamp = 0;   ///< unix seconds when the measurement finished
+  int threads = 1;        ///< threads the kernel ran on
+  int64_t number = 0;     ///< runs per repeat after min_repeat_ms growth
   std::string device_key;
 
   double mean_cost() const;

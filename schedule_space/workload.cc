@@ -96,8 +96,10 @@ double workload_flop(const Workload& w) {
   return std::visit([](const auto& x) { return x.flop(); }, w);
 }
 
-Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data, const std::vector<int64_t>& kernel,
-                                         std::vector<int64_t> const& strides_in, const std::vector<int64_t>& pads_in,
+Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data,
+                                         const std::vector<int64_t>& kernel,
+                                         std::vector<int64_t> const& strides_in,
+                                         const std::vector<int64_t>& pads_in,
                                          const std::vector<int64_t>& dilation_in) {
   auto list = [](const std::vector<int64_t>& v) {
     std::string s;
@@ -108,13 +110,17 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data, const
     return s;
   };
   if (data.size() != 4)
-    return invalid_argument("conv2d data shape has " + std::to_string(data.size()) + " dimensions, expected NCHW (4)");
+    return invalid_argument("conv2d data shape has " + std::to_string(data.size()) +
+                            " dimensions, expected NCHW (4)");
   if (kernel.size() != 4)
-    return invalid_argument("conv2d kernel shape has " + std::to_string(kernel.size()) + " dimensions, expected OIHW (4)");
+    return invalid_argument("conv2d kernel shape has " + std::to_string(kernel.size()) +
+                            " dimensions, expected OIHW (4)");
   if (kernel[1] != data[1])
-    return invalid_argument("kernel in_channels = " + std::to_string(kernel[1]) + " does not match data channels = " +
-                            std::to_string(data[1]) + " (groups are not supported)");
-  auto pair = [&](const std::vector<int64_t>& v, const char* name) -> Expected<std::vector<int64_t>> {
+    return invalid_argument("kernel in_channels = " + std::to_string(kernel[1]) +
+                            " does not match data channels = " + std::to_string(data[1]) +
+                            " (groups are not supported)");
+  auto pair = [&](const std::vector<int64_t>& v,
+                  const char* name) -> Expected<std::vector<int64_t>> {
     if (v.size() == 1) return std::vector<int64_t>{v[0], v[0]};
     if (v.size() == 2) return v;
     return invalid_argument(std::string(name) + " = '" + list(v) + "' needs 1 or 2 values");
@@ -122,10 +128,13 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data, const
   TT_ASSIGN_OR_RETURN(auto strides, pair(strides_in, "strides"));
   TT_ASSIGN_OR_RETURN(auto dilation, pair(dilation_in, "dilation"));
   std::vector<int64_t> pads = pads_in;
-  if (pads.size() == 1) pads = {pads[0], pads[0], pads[0], pads[0]};
-  else if (pads.size() == 2) pads = {pads[0], pads[1], pads[0], pads[1]};
+  if (pads.size() == 1)
+    pads = {pads[0], pads[0], pads[0], pads[0]};
+  else if (pads.size() == 2)
+    pads = {pads[0], pads[1], pads[0], pads[1]};
   else if (pads.size() != 4)
-    return invalid_argument("pads = '" + list(pads_in) + "' needs 1, 2 or 4 values (top,left,bottom,right)");
+    return invalid_argument("pads = '" + list(pads_in) +
+                            "' needs 1, 2 or 4 values (top,left,bottom,right)");
   Conv2dWorkload w;
   w.batch = data[0];
   w.in_channels = data[1];
@@ -146,22 +155,24 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data, const
   return w;
 }
 
-Expected<DenseWorkload> dense_workload(const std::vector<int64_t>& data, const std::vector<int64_t>& weight) {
+Expected<DenseWorkload> dense_workload(const std::vector<int64_t>& data,
+                                       const std::vector<int64_t>& weight) {
   if (data.size() != 2)
-    return invalid_argument("dense data shape has " + std::to_string(data.size()) + " dimensions, expected (batch, in_features)");
+    return invalid_argument("dense data shape has " + std::to_string(data.size()) +
+                            " dimensions, expected (batch, in_features)");
   if (weight.size() != 2)
     return invalid_argument("dense weight shape has " + std::to_string(weight.size()) +
                             " dimensions, expected (out_features, in_features)");
   if (weight[1] != data[1])
-    return invalid_argument("weight in_features = " + std::to_string(weight[1]) + " does not match data in_features = " +
-                            std::to_string(data[1]));
+    return invalid_argument("weight in_features = " + std::to_string(weight[1]) +
+                            " does not match data in_features = " + std::to_string(data[1]));
   DenseWorkload d{data[0], weight[0], data[1]};
   TT_RETURN_IF_ERROR(validate(d));
   return d;
 }
 
-Conv2dWorkload square_conv2d(int64_t in_channels, int64_t size, int64_t out_channels, int64_t kernel,
-                             int64_t stride) {
+Conv2dWorkload square_conv2d(int64_t in_channels, int64_t size, int64_t out_channels,
+                             int64_t kernel, int64_t stride) {
   Conv2dWorkload w;
   w.in_channels = in_channels;
   w.in_height = w.in_width = size;

@@ -32,9 +32,9 @@ struct Conv2dWorkload {
 
 /// y[M, N] = x[M, K] * w[N, K]^T (+ bias[N]), float32; N is the number of output units.
 struct DenseWorkload {
-  int64_t batch = 0;        // M
-  int64_t out_features = 0; // N
-  int64_t in_features = 0;  // K
+  int64_t batch = 0;         // M
+  int64_t out_features = 0;  // N
+  int64_t in_features = 0;   // K
   double flop() const { return 2.0 * batch * out_features * in_features; }
   friend bool operator==(const DenseWorkload&, const DenseWorkload&) = default;
 };

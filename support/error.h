@@ -42,11 +42,15 @@ struct Error {
 inline Error invalid_argument(std::string message) {
   return Error{ErrorCode::kInvalidArgument, std::move(message)};
 }
-inline Error not_found(std::string message) { return Error{ErrorCode::kNotFound, std::move(message)}; }
+inline Error not_found(std::string message) {
+  return Error{ErrorCode::kNotFound, std::move(message)};
+}
 inline Error internal_error(std::string message) {
   return Error{ErrorCode::kInternal, std::move(message)};
 }
-inline Error data_loss(std::string message) { return Error{ErrorCode::kDataLoss, std::move(message)}; }
+inline Error data_loss(std::string message) {
+  return Error{ErrorCode::kDataLoss, std::move(message)};
+}
 /// Valid input that names something we do not support (an operator, a dtype, an attribute).
 inline Error unimplemented(std::string message) {
   return Error{ErrorCode::kUnimplemented, std::move(message)};
@@ -149,14 +153,14 @@ class CheckFailure {
 #define TT_CONCAT(a, b) TT_CONCAT_INNER(a, b)
 
 /// Returns the error of a failed Status/Expected from the enclosing function.
-#define TT_RETURN_IF_ERROR(expr)                                               \
-  do {                                                                         \
-    auto&& tt_status_ = (expr);                                                \
+#define TT_RETURN_IF_ERROR(expr)                                                      \
+  do {                                                                                \
+    auto&& tt_status_ = (expr);                                                       \
     if (!tt_status_.has_value()) return ::tensortune::unexpected(tt_status_.error()); \
   } while (0)
 
-#define TT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                     \
-  auto tmp = (expr);                                                 \
+#define TT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                      \
+  auto tmp = (expr);                                                  \
   if (!tmp.has_value()) return ::tensortune::unexpected(tmp.error()); \
   lhs = std::move(tmp).value()
 

@@ -1,9 +1,9 @@
 #include "support/log.h"
 
-#include <mutex>
-
 #include <spdlog/cfg/env.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <mutex>
 
 namespace tensortune {
 

@@ -4,10 +4,10 @@
 /// `--log-level` or the SPDLOG_LEVEL environment variable (e.g. SPDLOG_LEVEL=tuner=debug).
 /// Logs go to stderr; only cli/ prints to stdout.
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 namespace tensortune {
 

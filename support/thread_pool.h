@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// A fixed-size pool of worker threads for data-parallel kernels. `parallel_for(n, fn)` runs
-/// fn(0..n-1), task i on thread i % size, and returns when all are done. The thread count is
-/// fixed at construction so that a measurement and its record name the same count.
+/// A fixed-size pool of worker threads for data-parallel kernels. `run_on_all(fn)` runs fn(t)
+/// once on each of its threads (the caller is thread 0) and returns when all are done; kernels
+/// split their parallel loop by t. The thread count is fixed at construction so that a
+/// measurement and its record name the same count.
 
 #include <condition_variable>
 #include <cstdint>

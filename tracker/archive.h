@@ -17,8 +17,8 @@ class Archive {
   Expected<int64_t> task_id(const schedule_space::Task& task,
                             const schedule_space::ConfigSpace& space);
   /// The latest stored result per config index of the task on the device key.
-  Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(int64_t task_id,
-                                                                      const std::string& device_key);
+  Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(
+      int64_t task_id, const std::string& device_key);
   Status record(int64_t task_id, const schedule_space::ConfigSpace& space,
                 const schedule_space::Config& config, const schedule_space::MeasureResult& result,
                 const std::string& job_name);

@@ -20,9 +20,8 @@ ss::MeasureResult error_result(int64_t index, ss::MeasureErrorNo code, std::stri
   r.costs = {ss::kErrorCost};
   r.error_no = code;
   r.error_msg = std::move(message);
-  r.timestamp = std::chrono::duration<double>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  r.timestamp =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return r;
 }
 
@@ -187,8 +186,8 @@ void Dispatcher::expire(Clock::time_point now) {
     for (const auto& [id, d] : devices_)
       if (seconds_between(d.last_seen, now) > options_.heartbeat_timeout_s) silent.push_back(id);
     for (uint64_t id : silent) {
-      logger("tracker")->warn("device {} '{}' silent for {:.1f} s: dropped", id,
-                              devices_[id].name, seconds_between(devices_[id].last_seen, now));
+      logger("tracker")->warn("device {} '{}' silent for {:.1f} s: dropped", id, devices_[id].name,
+                              seconds_between(devices_[id].last_seen, now));
       drop_device_locked(id, notes, disconnects);
     }
     std::vector<uint64_t> expired;
@@ -243,8 +242,8 @@ void Dispatcher::requeue_locked(uint64_t item_id, std::vector<Notify>& notes,
   Job& job = jobs_[item.job];
   if (job.cancelled) return;
   job.queue.push_front(item_id);
-  logger("tracker")->info("item {} (job {} index {}) re-queued: {}", item_id, item.job,
-                          item.index, why);
+  logger("tracker")->info("item {} (job {} index {}) re-queued: {}", item_id, item.job, item.index,
+                          why);
 }
 
 void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool record,
@@ -255,8 +254,7 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
   ++job.done;
   if (!result.ok()) ++job.failed;
   if (job.is_finished()) job.finished = Clock::now();
-  notes.push_back(
-      Notify{item.index, job.sink, job.spec.record_context, std::move(result), record});
+  notes.push_back(Notify{item.index, job.sink, job.spec.record_context, std::move(result), record});
   items_.erase(item_id);
 }
 
@@ -324,9 +322,11 @@ std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now)
       item.state = Item::State::kLeased;
       item.device = device_id;
       item.lease = next_id_++;
-      const double timeout = item.work.timing().timeout_s() > 0 ? item.work.timing().timeout_s() : 10.0;
-      item.deadline = now + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
+      const double timeout =
+          item.work.timing().timeout_s() > 0 ? item.work.timing().timeout_s() : 10.0;
+      item.deadline =
+          now + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
       item.work.set_lease_id(item.lease);
       ++dev.busy;
       ++jobs_[item.job].running;

@@ -9,7 +9,8 @@ namespace tensortune::tracker {
 namespace ss = schedule_space;
 
 TrackerClient::TrackerClient(wire::TrackerEndpoint endpoint, std::shared_ptr<grpc::Channel> channel)
-    : endpoint_(std::move(endpoint)), channel_(std::move(channel)),
+    : endpoint_(std::move(endpoint)),
+      channel_(std::move(channel)),
       stub_(v1::Tracker::NewStub(channel_)) {}
 
 Expected<std::unique_ptr<TrackerClient>> TrackerClient::connect(const wire::TrackerEndpoint& e) {
@@ -18,11 +19,15 @@ Expected<std::unique_ptr<TrackerClient>> TrackerClient::connect(const wire::Trac
 }
 
 Error TrackerClient::rpc_error(const char* rpc, const grpc::Status& status) const {
-  const std::string text = "tracker " + endpoint_.address + " " + rpc + ": " + wire::describe(status);
+  const std::string text =
+      "tracker " + endpoint_.address + " " + rpc + ": " + wire::describe(status);
   switch (status.error_code()) {
-    case grpc::StatusCode::INVALID_ARGUMENT: return invalid_argument(text);
-    case grpc::StatusCode::UNAVAILABLE: return unavailable(text);
-    default: return Error{ErrorCode::kFailedPrecondition, text};
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return invalid_argument(text);
+    case grpc::StatusCode::UNAVAILABLE:
+      return unavailable(text);
+    default:
+      return Error{ErrorCode::kFailedPrecondition, text};
   }
 }
 

@@ -85,7 +85,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
     creds = grpc::InsecureServerCredentials();
   } else {
     grpc::SslServerCredentialsOptions ssl;
-    TT_ASSIGN_OR_RETURN(std::string cert, wire::read_text_file(options.tls_cert, "TLS certificate"));
+    TT_ASSIGN_OR_RETURN(std::string cert,
+                        wire::read_text_file(options.tls_cert, "TLS certificate"));
     TT_ASSIGN_OR_RETURN(std::string key, wire::read_text_file(options.tls_key, "TLS key"));
     ssl.pem_key_cert_pairs.push_back({key, cert});
     creds = grpc::SslServerCredentials(ssl);

@@ -8,12 +8,16 @@ namespace tensortune::tuner {
 
 namespace ss = schedule_space;
 
-Expected<std::unique_ptr<GaTuner>> GaTuner::create(const ss::ConfigSpace& space, GaOptions options) {
-  if (options.pop_size < 2) return invalid_argument("pop_size = " + std::to_string(options.pop_size) + ", must be >= 2");
+Expected<std::unique_ptr<GaTuner>> GaTuner::create(const ss::ConfigSpace& space,
+                                                   GaOptions options) {
+  if (options.pop_size < 2)
+    return invalid_argument("pop_size = " + std::to_string(options.pop_size) + ", must be >= 2");
   if (options.elite_num < 0 || options.elite_num > options.pop_size)
-    return invalid_argument("elite_num = " + std::to_string(options.elite_num) + ", must be in [0, pop_size]");
+    return invalid_argument("elite_num = " + std::to_string(options.elite_num) +
+                            ", must be in [0, pop_size]");
   if (options.mutation_prob < 0 || options.mutation_prob > 1)
-    return invalid_argument("mutation_prob = " + std::to_string(options.mutation_prob) + ", must be in [0, 1]");
+    return invalid_argument("mutation_prob = " + std::to_string(options.mutation_prob) +
+                            ", must be in [0, 1]");
   return std::unique_ptr<GaTuner>(new GaTuner(space, options));
 }
 
@@ -43,19 +47,22 @@ std::vector<ss::Config> GaTuner::next_batch(int n) {
   return out;
 }
 
-void GaTuner::update(const std::vector<ss::Config>& configs, const std::vector<ss::MeasureResult>& results) {
+void GaTuner::update(const std::vector<ss::Config>& configs,
+                     const std::vector<ss::MeasureResult>& results) {
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     const auto& r = results[i];
     generation_scores_[configs[i].index] = r.ok() && r.mean_cost() > 0 ? 1.0 / r.mean_cost() : 0.0;
   }
 }
 
-std::optional<int64_t> GaTuner::child(const std::vector<std::pair<std::vector<int32_t>, double>>& parents,
-                                      const std::vector<double>& cumulative, const std::set<int64_t>& taken) {
+std::optional<int64_t> GaTuner::child(
+    const std::vector<std::pair<std::vector<int32_t>, double>>& parents,
+    const std::vector<double>& cumulative, const std::set<int64_t>& taken) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   auto draw = [&]() -> size_t {
     const double u = unit(rng_) * cumulative.back();
-    return static_cast<size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin());
+    return static_cast<size_t>(std::lower_bound(cumulative.begin(), cumulative.end(), u) -
+                               cumulative.begin());
   };
   const auto& knobs = space_.knobs();
   for (int attempt = 0; attempt < 50; ++attempt) {
@@ -71,14 +78,17 @@ std::optional<int64_t> GaTuner::child(const std::vector<std::pair<std::vector<in
     const double p = std::min(1.0, options_.mutation_prob * (1 + attempt / 5));
     for (size_t k = 0; k < knobs.size(); ++k) {
       if (unit(rng_) < p) {
-        std::uniform_int_distribution<int32_t> v(0, static_cast<int32_t>(knobs[k].options.size()) - 1);
+        std::uniform_int_distribution<int32_t> v(0,
+                                                 static_cast<int32_t>(knobs[k].options.size()) - 1);
         genes[k] = v(rng_);
       }
     }
     auto c = space_.config_from_digits(genes);
-    if (c && space_.is_valid(*c) && !visited_.visited(c->index) && !taken.count(c->index)) return c->index;
+    if (c && space_.is_valid(*c) && !visited_.visited(c->index) && !taken.count(c->index))
+      return c->index;
   }
-  return random_valid_index(space_, rng_, [&](int64_t i) { return !visited_.visited(i) && !taken.count(i); });
+  return random_valid_index(space_, rng_,
+                            [&](int64_t i) { return !visited_.visited(i) && !taken.count(i); });
 }
 
 void GaTuner::breed() {
@@ -87,16 +97,20 @@ void GaTuner::breed() {
   std::vector<int64_t> next;
   if (generation_scores_.empty() && elites_.empty()) {
     while (next.size() < pop) {
-      auto i = random_valid_index(space_, rng_, [&](int64_t x) { return !visited_.visited(x) && !taken.count(x); });
+      auto i = random_valid_index(
+          space_, rng_, [&](int64_t x) { return !visited_.visited(x) && !taken.count(x); });
       if (!i) break;
       taken.insert(*i);
       next.push_back(*i);
     }
   } else {
     std::vector<std::pair<std::vector<int32_t>, double>> parents = elites_;
-    for (const auto& [index, score] : generation_scores_) parents.emplace_back(space_.config_at(index)->digits, score);
-    std::stable_sort(parents.begin(), parents.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
-    elites_.assign(parents.begin(), parents.begin() + std::min<size_t>(parents.size(), options_.elite_num));
+    for (const auto& [index, score] : generation_scores_)
+      parents.emplace_back(space_.config_at(index)->digits, score);
+    std::stable_sort(parents.begin(), parents.end(),
+                     [](const auto& x, const auto& y) { return x.second > y.second; });
+    elites_.assign(parents.begin(),
+                   parents.begin() + std::min<size_t>(parents.size(), options_.elite_num));
     const double best = parents.empty() ? 0 : parents.front().second;
     std::vector<double> cumulative;
     double acc = 0;

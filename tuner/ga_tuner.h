@@ -26,7 +26,8 @@ struct GaOptions {
 
 class GaTuner final : public Tuner {
  public:
-  static Expected<std::unique_ptr<GaTuner>> create(const schedule_space::ConfigSpace& space, GaOptions options);
+  static Expected<std::unique_ptr<GaTuner>> create(const schedule_space::ConfigSpace& space,
+                                                   GaOptions options);
   std::string name() const override { return "ga"; }
   std::vector<schedule_space::Config> next_batch(int n) override;
   void update(const std::vector<schedule_space::Config>& configs,
@@ -39,13 +40,14 @@ class GaTuner final : public Tuner {
   GaTuner(const schedule_space::ConfigSpace& space, GaOptions options);
   void breed();
   std::optional<int64_t> child(const std::vector<std::pair<std::vector<int32_t>, double>>& parents,
-                               const std::vector<double>& cumulative, const std::set<int64_t>& taken);
+                               const std::vector<double>& cumulative,
+                               const std::set<int64_t>& taken);
 
   const schedule_space::ConfigSpace& space_;
   GaOptions options_;
   VisitedSet visited_;
   std::mt19937_64 rng_;
-  std::vector<int64_t> pending_;            ///< this generation, not yet proposed
+  std::vector<int64_t> pending_;                 ///< this generation, not yet proposed
   std::map<int64_t, double> generation_scores_;  ///< this generation's measured throughput (1/cost)
   size_t proposed_in_generation_ = 0;
   std::vector<std::pair<std::vector<int32_t>, double>> elites_;

@@ -33,7 +33,8 @@ class GridTuner final : public Tuner {
   explicit GridTuner(const schedule_space::ConfigSpace& space) : visited_(space) {}
   std::string name() const override { return "grid"; }
   std::vector<schedule_space::Config> next_batch(int n) override;
-  void update(const std::vector<schedule_space::Config>&, const std::vector<schedule_space::MeasureResult>&) override {}
+  void update(const std::vector<schedule_space::Config>&,
+              const std::vector<schedule_space::MeasureResult>&) override {}
   bool has_next() const override { return visited_.remaining() > 0; }
   void skip(const std::set<int64_t>& indices) override;
 
@@ -44,10 +45,12 @@ class GridTuner final : public Tuner {
 
 class RandomTuner final : public Tuner {
  public:
-  RandomTuner(const schedule_space::ConfigSpace& space, uint64_t seed) : visited_(space), rng_(seed) {}
+  RandomTuner(const schedule_space::ConfigSpace& space, uint64_t seed)
+      : visited_(space), rng_(seed) {}
   std::string name() const override { return "random"; }
   std::vector<schedule_space::Config> next_batch(int n) override;
-  void update(const std::vector<schedule_space::Config>&, const std::vector<schedule_space::MeasureResult>&) override {}
+  void update(const std::vector<schedule_space::Config>&,
+              const std::vector<schedule_space::MeasureResult>&) override {}
   bool has_next() const override { return visited_.remaining() > 0; }
   void skip(const std::set<int64_t>& indices) override;
 

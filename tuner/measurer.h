@@ -19,7 +19,8 @@ class Measurer {
   /// One result per config, in order. An error means the measurements could not be made at
   /// all (a tracker that stays unreachable), not that a config failed: that is a result.
   virtual Expected<std::vector<schedule_space::MeasureResult>> measure(
-      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs) = 0;
+      const schedule_space::ConfigSpace& space,
+      const std::vector<schedule_space::Config>& configs) = 0;
   virtual std::string device_key() const = 0;
 };
 
@@ -28,7 +29,8 @@ class LocalMeasurerAdapter final : public Measurer {
  public:
   explicit LocalMeasurerAdapter(std::unique_ptr<compiler::LocalMeasurer> m) : m_(std::move(m)) {}
   Expected<std::vector<schedule_space::MeasureResult>> measure(
-      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs) override {
+      const schedule_space::ConfigSpace& space,
+      const std::vector<schedule_space::Config>& configs) override {
     return m_->measure(space, configs);
   }
   std::string device_key() const override { return m_->options().device_key; }

@@ -10,9 +10,9 @@ namespace tensortune::tuner {
 
 namespace ss = schedule_space;
 
-std::vector<ScoredIndex> simulated_annealing(const ss::ConfigSpace& space, const BatchScorer& score, size_t count,
-                                             const std::set<int64_t>& exclude, const SaOptions& o,
-                                             std::mt19937_64& rng) {
+std::vector<ScoredIndex> simulated_annealing(const ss::ConfigSpace& space, const BatchScorer& score,
+                                             size_t count, const std::set<int64_t>& exclude,
+                                             const SaOptions& o, std::mt19937_64& rng) {
   std::vector<int64_t> points;
   for (int c = 0; c < o.chains; ++c) {
     auto i = random_valid_index(space, rng, [](int64_t) { return true; });
@@ -30,10 +30,13 @@ std::vector<ScoredIndex> simulated_annealing(const ss::ConfigSpace& space, const
     if (best.size() >= count && s <= floor) return false;
     best.emplace(index, s);
     if (best.size() > count) {
-      auto worst = std::min_element(best.begin(), best.end(), [](auto& a, auto& b) { return a.second < b.second; });
+      auto worst = std::min_element(best.begin(), best.end(),
+                                    [](auto& a, auto& b) { return a.second < b.second; });
       best.erase(worst);
     }
-    floor = std::min_element(best.begin(), best.end(), [](auto& a, auto& b) { return a.second < b.second; })->second;
+    floor = std::min_element(best.begin(), best.end(), [](auto& a, auto& b) {
+              return a.second < b.second;
+            })->second;
     return true;
   };
   for (size_t i = 0; i < points.size(); ++i) offer(points[i], scores[i]);
@@ -43,7 +46,8 @@ std::vector<ScoredIndex> simulated_annealing(const ss::ConfigSpace& space, const
   for (int step = 0; step < o.iterations && unchanged < o.early_stop; ++step) {
     const double t = o.temp_start + (o.temp_end - o.temp_start) * step / std::max(1, o.iterations);
     std::vector<int64_t> proposals(points.size());
-    for (size_t i = 0; i < points.size(); ++i) proposals[i] = random_walk(space, points[i], rng).value_or(points[i]);
+    for (size_t i = 0; i < points.size(); ++i)
+      proposals[i] = random_walk(space, points[i], rng).value_or(points[i]);
     std::vector<float> proposed = score(proposals);
     bool changed = false;
     for (size_t i = 0; i < points.size(); ++i) {

@@ -34,8 +34,9 @@ struct ScoredIndex {
 };
 
 /// Up to `count` distinct valid indices not in `exclude`, best first.
-std::vector<ScoredIndex> simulated_annealing(const schedule_space::ConfigSpace& space, const BatchScorer& score,
-                                             size_t count, const std::set<int64_t>& exclude,
+std::vector<ScoredIndex> simulated_annealing(const schedule_space::ConfigSpace& space,
+                                             const BatchScorer& score, size_t count,
+                                             const std::set<int64_t>& exclude,
                                              const SaOptions& options, std::mt19937_64& rng);
 
 }  // namespace tensortune::tuner

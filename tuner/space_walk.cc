@@ -5,7 +5,8 @@ namespace tensortune::tuner {
 namespace ss = schedule_space;
 
 std::optional<int64_t> random_valid_index(const ss::ConfigSpace& space, std::mt19937_64& rng,
-                                          const std::function<bool(int64_t)>& wanted, int attempts) {
+                                          const std::function<bool(int64_t)>& wanted,
+                                          int attempts) {
   std::uniform_int_distribution<int64_t> pick(0, space.size() - 1);
   for (int a = 0; a < attempts; ++a) {
     const int64_t i = pick(rng);
@@ -19,7 +20,8 @@ std::optional<int64_t> random_valid_index(const ss::ConfigSpace& space, std::mt1
   return std::nullopt;
 }
 
-std::optional<int64_t> random_walk(const ss::ConfigSpace& space, int64_t index, std::mt19937_64& rng) {
+std::optional<int64_t> random_walk(const ss::ConfigSpace& space, int64_t index,
+                                   std::mt19937_64& rng) {
   auto config = space.config_at(index);
   if (!config) return std::nullopt;
   const auto& knobs = space.knobs();

@@ -28,11 +28,13 @@ Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const s
   };
   std::map<std::string, Group> groups;
   for (const auto& r : records) {
-    if (r.task.template_name != task.template_name || r.task.target != task.target.spec || r.task.workload_key == own_key)
+    if (r.task.template_name != task.template_name || r.task.target != task.target.spec ||
+        r.task.workload_key == own_key)
       continue;
     Group& g = groups[r.task.workload_key];
     if (!g.task) {
-      auto t = records::task_from_workload_key(r.task.workload_key, r.task.target, task.target.vector_lanes);
+      auto t = records::task_from_workload_key(r.task.workload_key, r.task.target,
+                                               task.target.vector_lanes);
       if (!t) continue;
       auto s = ss::make_config_space(*t);
       if (!s) continue;
@@ -43,7 +45,8 @@ Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const s
     if (!entity) continue;
     auto config = g.space->config_from_entity(*entity);
     if (!config || !g.space->is_valid(*config)) continue;
-    const double gflops = r.result.ok() && r.result.mean_cost() > 0 ? r.task.flop / r.result.mean_cost() / 1e9 : 0.0;
+    const double gflops =
+        r.result.ok() && r.result.mean_cost() > 0 ? r.task.flop / r.result.mean_cost() / 1e9 : 0.0;
     g.samples.emplace_back(ss::config_features(*g.task, *g.space, *config), gflops);
   }
   TransferSet out;
@@ -63,9 +66,11 @@ Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const s
 Expected<std::unique_ptr<Tuner>> make_tuner(const ss::Task& task, const ss::ConfigSpace& space,
                                             const TunerOptions& o, records::RecordStore* store) {
   if (o.transfer && o.name != "xgb")
-    return invalid_argument("--transfer needs --tuner xgb (it pre-trains the cost model), not '" + o.name + "'");
+    return invalid_argument("--transfer needs --tuner xgb (it pre-trains the cost model), not '" +
+                            o.name + "'");
   if (o.name == "grid") return std::unique_ptr<Tuner>(std::make_unique<GridTuner>(space));
-  if (o.name == "random") return std::unique_ptr<Tuner>(std::make_unique<RandomTuner>(space, o.seed));
+  if (o.name == "random")
+    return std::unique_ptr<Tuner>(std::make_unique<RandomTuner>(space, o.seed));
   if (o.name == "ga") {
     GaOptions go;
     go.seed = o.seed;
@@ -83,13 +88,14 @@ Expected<std::unique_ptr<Tuner>> make_tuner(const ss::Task& task, const ss::Conf
       if (!store) return invalid_argument("--transfer needs a record DB");
       TT_ASSIGN_OR_RETURN(TransferSet t, load_transfer_samples(*store, task));
       if (t.workloads == 0)
-        return invalid_argument("--transfer: " + store->path() + " has no records of other " + task.template_name +
-                                " workloads for target '" + task.target.spec + "' to pre-train on");
+        return invalid_argument("--transfer: " + store->path() + " has no records of other " +
+                                task.template_name + " workloads for target '" + task.target.spec +
+                                "' to pre-train on");
       FeatureMatrix f;
       for (const auto& row : t.features) f.append(row);
       TT_RETURN_IF_ERROR(xgb->add_transfer_samples(f, t.labels));
-      logger("tuner")->info("transfer: pre-trained on {} records of {} other {} workloads", t.labels.size(), t.workloads,
-                            task.template_name);
+      logger("tuner")->info("transfer: pre-trained on {} records of {} other {} workloads",
+                            t.labels.size(), t.workloads, task.template_name);
     }
     return std::unique_ptr<Tuner>(std::move(xgb));
   }

@@ -18,9 +18,9 @@ namespace tensortune::tuner {
 struct TunerOptions {
   std::string name = "random";  ///< grid, random, ga, xgb
   uint64_t seed = 0;
-  int plan_size = 64;           ///< xgb
-  std::string xgb_loss = "rank";///< xgb: rank or reg
-  int pop_size = 100;           ///< ga
+  int plan_size = 64;             ///< xgb
+  std::string xgb_loss = "rank";  ///< xgb: rank or reg
+  int pop_size = 100;             ///< ga
   /// xgb: pre-train on the records of other workloads of the same template and target.
   bool transfer = false;
 };
@@ -29,8 +29,10 @@ const std::vector<std::string>& tuner_names();
 
 /// `store` is read only for transfer learning (may be null otherwise). Errors name the option.
 /// The task and space must outlive the tuner.
-Expected<std::unique_ptr<Tuner>> make_tuner(const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
-                                            const TunerOptions& options, records::RecordStore* store);
+Expected<std::unique_ptr<Tuner>> make_tuner(const schedule_space::Task& task,
+                                            const schedule_space::ConfigSpace& space,
+                                            const TunerOptions& options,
+                                            records::RecordStore* store);
 
 /// Other workloads' records of the task's template and target: features computed in their own
 /// spaces, labels = throughput / that workload's best (failed configs 0).
@@ -39,6 +41,7 @@ struct TransferSet {
   std::vector<float> labels;
   int workloads = 0;
 };
-Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const schedule_space::Task& task);
+Expected<TransferSet> load_transfer_samples(records::RecordStore& store,
+                                            const schedule_space::Task& task);
 
 }  // namespace tensortune::tuner

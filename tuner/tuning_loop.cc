@@ -19,9 +19,11 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
   if (options.trials < 1)
     return invalid_argument("trials = " + std::to_string(options.trials) + ", must be >= 1");
   if (options.batch_size < 1)
-    return invalid_argument("batch_size = " + std::to_string(options.batch_size) + ", must be >= 1");
+    return invalid_argument("batch_size = " + std::to_string(options.batch_size) +
+                            ", must be >= 1");
   if (options.early_stopping < 0)
-    return invalid_argument("early_stopping = " + std::to_string(options.early_stopping) + ", must be >= 0");
+    return invalid_argument("early_stopping = " + std::to_string(options.early_stopping) +
+                            ", must be >= 0");
   const auto start = std::chrono::steady_clock::now();
   TuneResult out;
   TuneProgress& p = out.progress;
@@ -46,11 +48,13 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     if (!prior_configs.empty()) {
       const auto t0 = std::chrono::steady_clock::now();
       tuner.update(prior_configs, prior_results);
-      out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.tuner_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     out.replayed = static_cast<int64_t>(prior_configs.size());
     p.done = out.resumed;
-    TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(task), task.target.spec, measurer.device_key()));
+    TT_ASSIGN_OR_RETURN(
+        auto best, store->best(ss::workload_key(task), task.target.spec, measurer.device_key()));
     if (best) {
       p.best_gflops = best->gflops;
       auto c = space.config_at(best->record.config_index);
@@ -64,14 +68,16 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     const int n = static_cast<int>(std::min<int64_t>(options.batch_size, options.trials - p.done));
     auto tt0 = std::chrono::steady_clock::now();
     std::vector<ss::Config> batch = tuner.next_batch(n);
-    out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
+    out.tuner_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
     if (batch.empty()) break;
     const auto t0 = std::chrono::steady_clock::now();
     TT_ASSIGN_OR_RETURN(std::vector<ss::MeasureResult> results, measurer.measure(space, batch));
-    out.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.measure_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (results.size() != batch.size())
-      return internal_error("measurer returned " + std::to_string(results.size()) + " results for " +
-                            std::to_string(batch.size()) + " configs");
+      return internal_error("measurer returned " + std::to_string(results.size()) +
+                            " results for " + std::to_string(batch.size()) + " configs");
     std::vector<int64_t> trials;
     p.current_gflops = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -88,7 +94,8 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     if (store) TT_RETURN_IF_ERROR(store->add_results(task_id, space, batch, results, run, trials));
     tt0 = std::chrono::steady_clock::now();
     tuner.update(batch, results);
-    out.tuner_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
+    out.tuner_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
     p.done += static_cast<int64_t>(batch.size());
     out.measured += static_cast<int64_t>(batch.size());
     p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -25,27 +25,27 @@
 namespace tensortune::tuner {
 
 struct TuneOptions {
-  int64_t trials = 200;         ///< total configs measured for the task, earlier runs included
-  int batch_size = 8;           ///< configs per measure call
-  int64_t early_stopping = 0;   ///< stop after this many trials without improvement; 0 = never
-  std::string run_id;           ///< names the run in the DB; its results count toward `trials`
+  int64_t trials = 200;        ///< total configs measured for the task, earlier runs included
+  int batch_size = 8;          ///< configs per measure call
+  int64_t early_stopping = 0;  ///< stop after this many trials without improvement; 0 = never
+  std::string run_id;          ///< names the run in the DB; its results count toward `trials`
 };
 
 struct TuneProgress {
-  int64_t done = 0;       ///< trials measured, earlier runs included
-  int64_t total = 0;      ///< the budget (capped at the number of valid configs)
+  int64_t done = 0;           ///< trials measured, earlier runs included
+  int64_t total = 0;          ///< the budget (capped at the number of valid configs)
   double current_gflops = 0;  ///< best of the latest batch
   double best_gflops = 0;
   double elapsed_s = 0;
-  int64_t errors = 0;     ///< failed measurements in this run
+  int64_t errors = 0;  ///< failed measurements in this run
 };
 
 struct TuneResult {
   TuneProgress progress;
   std::optional<schedule_space::Config> best_config;
-  int64_t resumed = 0;  ///< trials of this run found in the DB at the start
-  int64_t replayed = 0; ///< results of the task found in the DB (all runs) and given to the tuner
-  int64_t measured = 0; ///< trials measured by this run
+  int64_t resumed = 0;   ///< trials of this run found in the DB at the start
+  int64_t replayed = 0;  ///< results of the task found in the DB (all runs) and given to the tuner
+  int64_t measured = 0;  ///< trials measured by this run
   double measure_seconds = 0;
   double tuner_seconds = 0;  ///< time in the tuner's next_batch and update (model training, search)
 };
@@ -53,8 +53,9 @@ struct TuneResult {
 using ProgressFn = std::function<void(const TuneProgress&)>;
 
 /// `store` may be null (nothing recorded, nothing resumed).
-Expected<TuneResult> tune_task(const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
-                               Tuner& tuner, Measurer& measurer, records::RecordStore* store,
+Expected<TuneResult> tune_task(const schedule_space::Task& task,
+                               const schedule_space::ConfigSpace& space, Tuner& tuner,
+                               Measurer& measurer, records::RecordStore* store,
                                const TuneOptions& options, const ProgressFn& progress);
 
 /// GFLOPS of a result (0 for errors).

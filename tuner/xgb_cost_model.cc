@@ -9,7 +9,8 @@ namespace tensortune::tuner {
 
 void FeatureMatrix::append(const std::vector<float>& row) {
   if (rows == 0) cols = row.size();
-  TT_CHECK(row.size() == cols) << "feature row of " << row.size() << " values in a matrix of " << cols;
+  TT_CHECK(row.size() == cols) << "feature row of " << row.size() << " values in a matrix of "
+                               << cols;
   values.insert(values.end(), row.begin(), row.end());
   ++rows;
 }
@@ -21,8 +22,10 @@ double recall_at(const std::vector<float>& scores, const std::vector<float>& lab
   std::vector<size_t> by_score(m), by_label(m);
   std::iota(by_score.begin(), by_score.end(), 0);
   std::iota(by_label.begin(), by_label.end(), 0);
-  std::stable_sort(by_score.begin(), by_score.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  std::stable_sort(by_label.begin(), by_label.end(), [&](size_t a, size_t b) { return labels[a] > labels[b]; });
+  std::stable_sort(by_score.begin(), by_score.end(),
+                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::stable_sort(by_label.begin(), by_label.end(),
+                   [&](size_t a, size_t b) { return labels[a] > labels[b]; });
   std::vector<size_t> true_rank(m);
   for (size_t r = 0; r < m; ++r) true_rank[by_label[r]] = r;
   // r(i) = #{j <= i : true_rank(by_score[j]) <= i} / (i + 1), averaged over the first n.
@@ -37,7 +40,9 @@ double recall_at(const std::vector<float>& scores, const std::vector<float>& lab
 
 namespace {
 
-Error xgb_error(const char* what) { return internal_error(std::string("xgboost: ") + what + ": " + XGBGetLastError()); }
+Error xgb_error(const char* what) {
+  return internal_error(std::string("xgboost: ") + what + ": " + XGBGetLastError());
+}
 
 /// Owns a DMatrix handle.
 struct DMatrix {
@@ -48,7 +53,8 @@ struct DMatrix {
 };
 
 Status make_dmatrix(const FeatureMatrix& f, DMatrix& out) {
-  if (XGDMatrixCreateFromMat(f.values.data(), f.rows, f.cols, std::numeric_limits<float>::quiet_NaN(), &out.h) != 0)
+  if (XGDMatrixCreateFromMat(f.values.data(), f.rows, f.cols,
+                             std::numeric_limits<float>::quiet_NaN(), &out.h) != 0)
     return xgb_error("creating a matrix");
   return ok_status();
 }
@@ -70,14 +76,18 @@ XgbCostModel::~XgbCostModel() = default;
 
 Status XgbCostModel::fit(const FeatureMatrix& features, const std::vector<float>& labels) {
   if (features.rows != labels.size())
-    return internal_error("fit: " + std::to_string(features.rows) + " rows but " + std::to_string(labels.size()) + " labels");
-  if (features.rows < 2) return invalid_argument("fit: need at least 2 samples, got " + std::to_string(features.rows));
+    return internal_error("fit: " + std::to_string(features.rows) + " rows but " +
+                          std::to_string(labels.size()) + " labels");
+  if (features.rows < 2)
+    return invalid_argument("fit: need at least 2 samples, got " + std::to_string(features.rows));
   DMatrix train;
   TT_RETURN_IF_ERROR(make_dmatrix(features, train));
-  if (XGDMatrixSetFloatInfo(train.h, "label", labels.data(), labels.size()) != 0) return xgb_error("setting labels");
+  if (XGDMatrixSetFloatInfo(train.h, "label", labels.data(), labels.size()) != 0)
+    return xgb_error("setting labels");
   if (options_.loss == "rank") {
     const unsigned group[] = {static_cast<unsigned>(features.rows)};
-    if (XGDMatrixSetUIntInfo(train.h, "group", group, 1) != 0) return xgb_error("setting the ranking group");
+    if (XGDMatrixSetUIntInfo(train.h, "group", group, 1) != 0)
+      return xgb_error("setting the ranking group");
   }
   BoosterHandle created = nullptr;
   if (XGBoosterCreate(&train.h, 1, &created) != 0) return xgb_error("creating the booster");
@@ -122,13 +132,15 @@ Status XgbCostModel::fit(const FeatureMatrix& features, const std::vector<float>
 }
 
 Expected<std::vector<float>> XgbCostModel::predict(const FeatureMatrix& features) const {
-  if (!booster_) return Error{ErrorCode::kFailedPrecondition, "predict before the model was trained"};
+  if (!booster_)
+    return Error{ErrorCode::kFailedPrecondition, "predict before the model was trained"};
   if (features.rows == 0) return std::vector<float>{};
   DMatrix m;
   TT_RETURN_IF_ERROR(make_dmatrix(features, m));
   bst_ulong n = 0;
   const float* out = nullptr;
-  if (XGBoosterPredict(static_cast<BoosterHandle>(booster_.get()), m.h, 0, 0, 0, &n, &out) != 0) return xgb_error("predicting");
+  if (XGBoosterPredict(static_cast<BoosterHandle>(booster_.get()), m.h, 0, 0, 0, &n, &out) != 0)
+    return xgb_error("predicting");
   return std::vector<float>(out, out + n);
 }
 

@@ -17,8 +17,8 @@ struct XgbOptions {
   std::string loss = "rank";  ///< "rank" (rank:pairwise) or "reg" (reg:squarederror)
   int max_rounds = 400;
   int early_stopping_rounds = 20;
-  size_t recall_n = 64;       ///< N of the early-stopping metric (the plan size)
-  int threads = 1;            ///< XGBoost's nthread; tuning measures on the other core
+  size_t recall_n = 64;  ///< N of the early-stopping metric (the plan size)
+  int threads = 1;       ///< XGBoost's nthread; tuning measures on the other core
   uint64_t seed = 0;
 };
 

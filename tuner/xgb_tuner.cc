@@ -11,9 +11,11 @@ namespace tensortune::tuner {
 
 namespace ss = schedule_space;
 
-Expected<std::unique_ptr<XgbTuner>> XgbTuner::create(const ss::Task& task, const ss::ConfigSpace& space,
+Expected<std::unique_ptr<XgbTuner>> XgbTuner::create(const ss::Task& task,
+                                                     const ss::ConfigSpace& space,
                                                      XgbTunerOptions options) {
-  if (options.plan_size < 1) return invalid_argument("plan_size = " + std::to_string(options.plan_size) + ", must be >= 1");
+  if (options.plan_size < 1)
+    return invalid_argument("plan_size = " + std::to_string(options.plan_size) + ", must be >= 1");
   if (options.epsilon < 0 || options.epsilon > 1)
     return invalid_argument("epsilon = " + std::to_string(options.epsilon) + ", must be in [0, 1]");
   XgbOptions xo;
@@ -26,14 +28,19 @@ Expected<std::unique_ptr<XgbTuner>> XgbTuner::create(const ss::Task& task, const
 
 XgbTuner::XgbTuner(const ss::Task& task, const ss::ConfigSpace& space, XgbTunerOptions options,
                    std::unique_ptr<XgbCostModel> model)
-    : task_(task), space_(space), options_(std::move(options)), model_(std::move(model)), visited_(space),
+    : task_(task),
+      space_(space),
+      options_(std::move(options)),
+      model_(std::move(model)),
+      visited_(space),
       rng_(options_.seed) {}
 
 const std::vector<float>& XgbTuner::features(int64_t index) {
   auto it = feature_cache_.find(index);
   if (it != feature_cache_.end()) return it->second;
   if (feature_cache_.size() > 200000) feature_cache_.clear();
-  return feature_cache_.emplace(index, ss::config_features(task_, space_, *space_.config_at(index))).first->second;
+  return feature_cache_.emplace(index, ss::config_features(task_, space_, *space_.config_at(index)))
+      .first->second;
 }
 
 void XgbTuner::skip(const std::set<int64_t>& indices) {
@@ -51,7 +58,8 @@ std::vector<ss::Config> XgbTuner::next_batch(int n) {
         if (!visited_.visited(i)) pick = i;
       }
     }
-    if (!pick) pick = random_valid_index(space_, rng_, [&](int64_t i) { return !visited_.visited(i); });
+    if (!pick)
+      pick = random_valid_index(space_, rng_, [&](int64_t i) { return !visited_.visited(i); });
     if (!pick) break;
     visited_.mark(*pick);
     out.push_back(*space_.config_at(*pick));
@@ -59,31 +67,38 @@ std::vector<ss::Config> XgbTuner::next_batch(int n) {
   return out;
 }
 
-void XgbTuner::update(const std::vector<ss::Config>& configs, const std::vector<ss::MeasureResult>& results) {
+void XgbTuner::update(const std::vector<ss::Config>& configs,
+                      const std::vector<ss::MeasureResult>& results) {
   const double flop = ss::task_flop(task_);
   for (size_t i = 0; i < configs.size() && i < results.size(); ++i) {
     visited_.mark(configs[i].index);
     sample_index_.push_back(configs[i].index);
-    sample_gflops_.push_back(results[i].ok() && results[i].mean_cost() > 0 ? flop / results[i].mean_cost() / 1e9 : 0.0);
+    sample_gflops_.push_back(
+        results[i].ok() && results[i].mean_cost() > 0 ? flop / results[i].mean_cost() / 1e9 : 0.0);
   }
-  const bool any_success = std::any_of(sample_gflops_.begin(), sample_gflops_.end(), [](double g) { return g > 0; });
+  const bool any_success =
+      std::any_of(sample_gflops_.begin(), sample_gflops_.end(), [](double g) { return g > 0; });
   if (any_success && sample_index_.size() > samples_at_last_fit_ &&
       sample_index_.size() >= static_cast<size_t>(options_.min_train_samples)) {
     Status st = refit_and_plan();
-    if (!st.has_value()) logger("tuner")->warn("xgb: {}; continuing with random proposals", st.error().message);
+    if (!st.has_value())
+      logger("tuner")->warn("xgb: {}; continuing with random proposals", st.error().message);
   }
 }
 
-Status XgbTuner::add_transfer_samples(const FeatureMatrix& features, const std::vector<float>& labels) {
+Status XgbTuner::add_transfer_samples(const FeatureMatrix& features,
+                                      const std::vector<float>& labels) {
   if (features.rows != labels.size()) return internal_error("transfer rows and labels differ");
   if (features.rows == 0) return ok_status();
   const size_t own_cols = ss::feature_names(task_.template_name).size();
   if (features.cols != own_cols)
-    return invalid_argument("transfer features have " + std::to_string(features.cols) + " columns, " +
-                            task_.template_name + " has " + std::to_string(own_cols));
+    return invalid_argument("transfer features have " + std::to_string(features.cols) +
+                            " columns, " + task_.template_name + " has " +
+                            std::to_string(own_cols));
   for (size_t r = 0; r < features.rows; ++r) {
-    transfer_features_.append(std::vector<float>(features.values.begin() + r * features.cols,
-                                                 features.values.begin() + (r + 1) * features.cols));
+    transfer_features_.append(
+        std::vector<float>(features.values.begin() + r * features.cols,
+                           features.values.begin() + (r + 1) * features.cols));
     transfer_labels_.push_back(labels[r]);
   }
   if (transfer_labels_.size() >= 2) return refit_and_plan();
@@ -93,7 +108,9 @@ Status XgbTuner::add_transfer_samples(const FeatureMatrix& features, const std::
 Status XgbTuner::refit_and_plan() {
   FeatureMatrix x = transfer_features_;
   std::vector<float> y = transfer_labels_;
-  const double best = sample_gflops_.empty() ? 0.0 : *std::max_element(sample_gflops_.begin(), sample_gflops_.end());
+  const double best = sample_gflops_.empty()
+                          ? 0.0
+                          : *std::max_element(sample_gflops_.begin(), sample_gflops_.end());
   for (size_t i = 0; i < sample_index_.size(); ++i) {
     x.append(features(sample_index_[i]));
     y.push_back(best > 0 ? static_cast<float>(sample_gflops_[i] / best) : 0.0f);
@@ -116,15 +133,16 @@ Status XgbTuner::refit_and_plan() {
   std::set<int64_t> exclude(sample_index_.begin(), sample_index_.end());
   for (int64_t i = 0; i < space_.size() && exclude.size() < static_cast<size_t>(space_.size()); ++i)
     if (visited_.visited(i)) exclude.insert(i);
-  auto candidates = simulated_annealing(space_, scorer, 2 * static_cast<size_t>(options_.plan_size), exclude,
-                                        options_.sa, rng_);
+  auto candidates = simulated_annealing(space_, scorer, 2 * static_cast<size_t>(options_.plan_size),
+                                        exclude, options_.sa, rng_);
   TT_RETURN_IF_ERROR(predict_status);
   plan_ = diverse_pick(candidates, static_cast<size_t>(options_.plan_size));
   plan_pos_ = 0;
   return ok_status();
 }
 
-std::vector<int64_t> XgbTuner::diverse_pick(const std::vector<ScoredIndex>& candidates, size_t count) {
+std::vector<int64_t> XgbTuner::diverse_pick(const std::vector<ScoredIndex>& candidates,
+                                            size_t count) {
   if (candidates.empty()) return {};
   float lo = candidates.back().score, hi = candidates.front().score;
   for (const auto& c : candidates) {

@@ -58,8 +58,8 @@ class XgbTuner final : public Tuner {
   const std::vector<int64_t>& plan() const { return plan_; }
 
  private:
-  XgbTuner(const schedule_space::Task& task, const schedule_space::ConfigSpace& space, XgbTunerOptions options,
-           std::unique_ptr<XgbCostModel> model);
+  XgbTuner(const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
+           XgbTunerOptions options, std::unique_ptr<XgbCostModel> model);
   const std::vector<float>& features(int64_t index);
   Status refit_and_plan();
   std::vector<int64_t> diverse_pick(const std::vector<ScoredIndex>& candidates, size_t count);

@@ -1,14 +1,14 @@
 // Implements artifact.h.
 #include "compiler/backend/artifact.h"
 
+#include <openssl/evp.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
+#include <sstream>
 
 namespace tensortune::backend {
 
@@ -48,7 +48,8 @@ struct BlobWriter {
   int add(const Tensor& t) {
     const char* p = t.dtype == DType::kFloat32 ? reinterpret_cast<const char*>(t.f32.data())
                                                : reinterpret_cast<const char*>(t.i64.data());
-    return add(std::string(p, static_cast<size_t>(t.size()) * (t.dtype == DType::kFloat32 ? 4 : 8)));
+    return add(
+        std::string(p, static_cast<size_t>(t.size()) * (t.dtype == DType::kFloat32 ? 4 : 8)));
   }
 };
 
@@ -57,9 +58,12 @@ json encode_attrs(const graph::Attrs& attrs) {
   for (const auto& [name, value] : attrs.items()) {
     if (const auto* i = std::get_if<int64_t>(&value)) out[name] = {{"int", *i}};
     // JSON has no infinity (clip's default bounds): non-finite floats travel as text.
-    else if (const auto* f = std::get_if<double>(&value)) out[name] = std::isfinite(*f) ? json{{"float", *f}} : json{{"float", std::to_string(*f)}};
-    else if (const auto* v = std::get_if<std::vector<int64_t>>(&value)) out[name] = {{"ints", *v}};
-    else out[name] = {{"string", std::get<std::string>(value)}};
+    else if (const auto* f = std::get_if<double>(&value))
+      out[name] = std::isfinite(*f) ? json{{"float", *f}} : json{{"float", std::to_string(*f)}};
+    else if (const auto* v = std::get_if<std::vector<int64_t>>(&value))
+      out[name] = {{"ints", *v}};
+    else
+      out[name] = {{"string", std::get<std::string>(value)}};
   }
   return out;
 }
@@ -71,16 +75,26 @@ json encode_tensor_ref(const Tensor& t, BlobWriter& blobs) {
 json encode_graph(const Graph& g, BlobWriter& blobs) {
   json values = json::array();
   for (const auto& v : g.values()) {
-    json e = {{"name", v.name}, {"dtype", graph::dtype_name(v.type.dtype)}, {"shape", v.type.shape},
+    json e = {{"name", v.name},
+              {"dtype", graph::dtype_name(v.type.dtype)},
+              {"shape", v.type.shape},
               {"producer", v.producer}};
     if (v.constant) e["constant_blob"] = blobs.add(*v.constant);
     values.push_back(std::move(e));
   }
   json nodes = json::array();
   for (const auto& n : g.nodes())
-    nodes.push_back({{"op", graph::op_name(n.op)}, {"name", n.name}, {"inputs", n.inputs}, {"output", n.output},
-                     {"group", n.fusion_group}, {"attrs", encode_attrs(n.attrs)}});
-  return {{"name", g.name()}, {"values", values}, {"nodes", nodes}, {"inputs", g.inputs()}, {"outputs", g.outputs()}};
+    nodes.push_back({{"op", graph::op_name(n.op)},
+                     {"name", n.name},
+                     {"inputs", n.inputs},
+                     {"output", n.output},
+                     {"group", n.fusion_group},
+                     {"attrs", encode_attrs(n.attrs)}});
+  return {{"name", g.name()},
+          {"values", values},
+          {"nodes", nodes},
+          {"inputs", g.inputs()},
+          {"outputs", g.outputs()}};
 }
 
 }  // namespace
@@ -92,7 +106,9 @@ std::string serialize_network(const CompiledNetwork& net) {
   header["model"] = net.model;
   header["opt_level"] = net.opt_level;
   header["threads"] = net.threads;
-  header["cpu"] = {{"triple", net.cpu.triple}, {"cpu", net.cpu.cpu}, {"features", net.cpu.features},
+  header["cpu"] = {{"triple", net.cpu.triple},
+                   {"cpu", net.cpu.cpu},
+                   {"features", net.cpu.features},
                    {"vector_lanes", net.cpu.vector_lanes}};
   header["records_source"] = net.records_source;
   json schedules = json::array();
@@ -109,9 +125,16 @@ std::string serialize_network(const CompiledNetwork& net) {
   json steps = json::array();
   for (const auto& s : net.steps) {
     json args = json::array();
-    for (const auto& a : s.args) args.push_back({a.kind == ArgRef::Kind::kValue ? "value" : "param", a.index});
-    steps.push_back({{"kind", step_kind_name(s.kind)}, {"label", s.label}, {"nodes", s.nodes}, {"output", s.output},
-                     {"symbol", s.symbol}, {"extent", s.extent}, {"args", args}, {"flop", s.flop}});
+    for (const auto& a : s.args)
+      args.push_back({a.kind == ArgRef::Kind::kValue ? "value" : "param", a.index});
+    steps.push_back({{"kind", step_kind_name(s.kind)},
+                     {"label", s.label},
+                     {"nodes", s.nodes},
+                     {"output", s.output},
+                     {"symbol", s.symbol},
+                     {"extent", s.extent},
+                     {"args", args},
+                     {"flop", s.flop}});
   }
   header["steps"] = steps;
   header["object_blob"] = blobs.add(net.object_code);
@@ -171,28 +194,39 @@ struct Decoder {
   const std::vector<std::string>& blobs;
 
   Expected<Tensor> tensor(const std::string& dtype_name, const graph::Shape& shape, int64_t blob) {
-    if (blob < 0 || static_cast<size_t>(blob) >= blobs.size()) return invalid_argument("blob " + std::to_string(blob) + " does not exist");
+    if (blob < 0 || static_cast<size_t>(blob) >= blobs.size())
+      return invalid_argument("blob " + std::to_string(blob) + " does not exist");
     TT_ASSIGN_OR_RETURN(DType dtype, dtype_from(dtype_name));
     for (int64_t d : shape)
       if (d < 0) return invalid_argument("a tensor has a negative dimension");
     Tensor t = Tensor::zeros(dtype, shape);
     const std::string& b = blobs[static_cast<size_t>(blob)];
     const size_t bytes = static_cast<size_t>(t.size()) * (dtype == DType::kFloat32 ? 4 : 8);
-    if (b.size() != bytes) return invalid_argument("blob " + std::to_string(blob) + " has " + std::to_string(b.size()) +
-                                                   " bytes, its tensor needs " + std::to_string(bytes));
-    if (bytes > 0) std::memcpy(dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data()) : static_cast<void*>(t.i64.data()), b.data(), bytes);
+    if (b.size() != bytes)
+      return invalid_argument("blob " + std::to_string(blob) + " has " + std::to_string(b.size()) +
+                              " bytes, its tensor needs " + std::to_string(bytes));
+    if (bytes > 0)
+      std::memcpy(dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
+                                           : static_cast<void*>(t.i64.data()),
+                  b.data(), bytes);
     return t;
   }
 
   Expected<graph::Attrs> attrs(const json& j) {
     graph::Attrs a;
     for (const auto& [name, v] : j.items()) {
-      if (v.contains("int")) a.set(name, v.at("int").get<int64_t>());
-      else if (v.contains("float") && v.at("float").is_string()) a.set(name, std::strtod(v.at("float").get<std::string>().c_str(), nullptr));
-      else if (v.contains("float")) a.set(name, v.at("float").get<double>());
-      else if (v.contains("ints")) a.set(name, v.at("ints").get<std::vector<int64_t>>());
-      else if (v.contains("string")) a.set(name, v.at("string").get<std::string>());
-      else return invalid_argument("attribute '" + name + "' has no value");
+      if (v.contains("int"))
+        a.set(name, v.at("int").get<int64_t>());
+      else if (v.contains("float") && v.at("float").is_string())
+        a.set(name, std::strtod(v.at("float").get<std::string>().c_str(), nullptr));
+      else if (v.contains("float"))
+        a.set(name, v.at("float").get<double>());
+      else if (v.contains("ints"))
+        a.set(name, v.at("ints").get<std::vector<int64_t>>());
+      else if (v.contains("string"))
+        a.set(name, v.at("string").get<std::string>());
+      else
+        return invalid_argument("attribute '" + name + "' has no value");
     }
     return a;
   }
@@ -204,7 +238,8 @@ struct Decoder {
     std::vector<int> node_of_value(values.size(), -1);
     for (size_t i = 0; i < nodes.size(); ++i) {
       const int64_t out = nodes[i].at("output").get<int64_t>();
-      if (out < 0 || static_cast<size_t>(out) >= values.size()) return invalid_argument("node " + std::to_string(i) + " has output " + std::to_string(out));
+      if (out < 0 || static_cast<size_t>(out) >= values.size())
+        return invalid_argument("node " + std::to_string(i) + " has output " + std::to_string(out));
       node_of_value[static_cast<size_t>(out)] = static_cast<int>(i);
     }
     const auto inputs = j.at("inputs").get<std::vector<ValueId>>();
@@ -212,31 +247,40 @@ struct Decoder {
       const json& e = values[v];
       ValueId id;
       if (e.contains("constant_blob")) {
-        TT_ASSIGN_OR_RETURN(Tensor t, tensor(e.at("dtype").get<std::string>(), e.at("shape").get<graph::Shape>(),
-                                             e.at("constant_blob").get<int64_t>()));
+        TT_ASSIGN_OR_RETURN(
+            Tensor t, tensor(e.at("dtype").get<std::string>(), e.at("shape").get<graph::Shape>(),
+                             e.at("constant_blob").get<int64_t>()));
         id = g.add_constant(e.at("name").get<std::string>(), std::move(t));
       } else if (node_of_value[v] < 0) {
         TT_ASSIGN_OR_RETURN(DType dtype, dtype_from(e.at("dtype").get<std::string>()));
-        id = g.add_input(e.at("name").get<std::string>(), {dtype, e.at("shape").get<graph::Shape>()});
+        id = g.add_input(e.at("name").get<std::string>(),
+                         {dtype, e.at("shape").get<graph::Shape>()});
       } else {
         const json& n = nodes[static_cast<size_t>(node_of_value[v])];
         TT_ASSIGN_OR_RETURN(OpKind op, op_from(n.at("op").get<std::string>()));
         TT_ASSIGN_OR_RETURN(graph::Attrs a, attrs(n.at("attrs")));
         auto ins = n.at("inputs").get<std::vector<ValueId>>();
         for (ValueId in : ins)
-          if (in < 0 || static_cast<size_t>(in) >= v) return invalid_argument("value " + std::to_string(v) + " reads value " + std::to_string(in) + " before it exists");
-        TT_ASSIGN_OR_RETURN(id, g.add_node(op, n.at("name").get<std::string>(), std::move(ins), std::move(a)));
+          if (in < 0 || static_cast<size_t>(in) >= v)
+            return invalid_argument("value " + std::to_string(v) + " reads value " +
+                                    std::to_string(in) + " before it exists");
+        TT_ASSIGN_OR_RETURN(
+            id, g.add_node(op, n.at("name").get<std::string>(), std::move(ins), std::move(a)));
         g.mutable_nodes().back().fusion_group = n.at("group").get<int>();
-        if (g.type(id).shape != e.at("shape").get<graph::Shape>()) return invalid_argument("value " + std::to_string(v) + " has another shape than its node infers");
+        if (g.type(id).shape != e.at("shape").get<graph::Shape>())
+          return invalid_argument("value " + std::to_string(v) +
+                                  " has another shape than its node infers");
       }
       if (static_cast<size_t>(id) != v) return invalid_argument("values are out of order");
     }
     if (g.inputs() != inputs) return invalid_argument("the graph inputs do not match its values");
     // The node list must come back in its original order (steps refer to node indices).
     for (size_t i = 0; i < g.nodes().size(); ++i)
-      if (node_of_value[static_cast<size_t>(g.nodes()[i].output)] != static_cast<int>(i)) return invalid_argument("nodes are out of order");
+      if (node_of_value[static_cast<size_t>(g.nodes()[i].output)] != static_cast<int>(i))
+        return invalid_argument("nodes are out of order");
     for (ValueId o : j.at("outputs").get<std::vector<ValueId>>()) {
-      if (o < 0 || static_cast<size_t>(o) >= values.size()) return invalid_argument("output " + std::to_string(o) + " does not exist");
+      if (o < 0 || static_cast<size_t>(o) >= values.size())
+        return invalid_argument("output " + std::to_string(o) + " does not exist");
       g.add_output(o);
     }
     return g;
@@ -244,14 +288,16 @@ struct Decoder {
 
   Expected<CompiledNetwork> network(const json& h) {
     if (h.at("format").get<int>() != kFormat)
-      return invalid_argument("format " + std::to_string(h.at("format").get<int>()) + " is not " + std::to_string(kFormat));
+      return invalid_argument("format " + std::to_string(h.at("format").get<int>()) + " is not " +
+                              std::to_string(kFormat));
     CompiledNetwork net;
     net.model = h.at("model").get<std::string>();
     net.opt_level = h.at("opt_level").get<int>();
     net.threads = h.at("threads").get<int>();
     const json& cpu = h.at("cpu");
     net.cpu = {cpu.at("triple").get<std::string>(), cpu.at("cpu").get<std::string>(),
-               cpu.at("features").get<std::vector<std::string>>(), cpu.at("vector_lanes").get<int>()};
+               cpu.at("features").get<std::vector<std::string>>(),
+               cpu.at("vector_lanes").get<int>()};
     net.records_source = h.at("records_source").get<std::string>();
     for (const auto& s : h.at("schedules"))
       net.schedules.push_back({s.at("workload").get<std::string>(),
@@ -259,37 +305,49 @@ struct Decoder {
                                s.value("borrowed_from", std::string())});
     TT_ASSIGN_OR_RETURN(net.graph, graph(h.at("graph")));
     for (const auto& p : h.at("params")) {
-      TT_ASSIGN_OR_RETURN(Tensor t, tensor(p.at("dtype").get<std::string>(), p.at("shape").get<graph::Shape>(), p.at("blob").get<int64_t>()));
+      TT_ASSIGN_OR_RETURN(
+          Tensor t, tensor(p.at("dtype").get<std::string>(), p.at("shape").get<graph::Shape>(),
+                           p.at("blob").get<int64_t>()));
       net.params.push_back(std::move(t));
     }
     const size_t nodes = net.graph.nodes().size(), values = net.graph.values().size();
     for (const auto& s : h.at("steps")) {
       Step step;
       const std::string kind = s.at("kind").get<std::string>();
-      if (kind == "kernel") step.kind = Step::Kind::kKernel;
-      else if (kind == "native") step.kind = Step::Kind::kNative;
-      else if (kind == "interpret") step.kind = Step::Kind::kInterpret;
-      else return invalid_argument("step kind '" + kind + "' is unknown");
+      if (kind == "kernel")
+        step.kind = Step::Kind::kKernel;
+      else if (kind == "native")
+        step.kind = Step::Kind::kNative;
+      else if (kind == "interpret")
+        step.kind = Step::Kind::kInterpret;
+      else
+        return invalid_argument("step kind '" + kind + "' is unknown");
       step.label = s.at("label").get<std::string>();
       step.nodes = s.at("nodes").get<std::vector<int>>();
       step.output = s.at("output").get<ValueId>();
       step.symbol = s.at("symbol").get<std::string>();
       step.extent = s.at("extent").get<int64_t>();
       step.flop = s.at("flop").get<double>();
-      if (step.nodes.empty() || step.extent < 0 || step.output < 0 || static_cast<size_t>(step.output) >= values)
+      if (step.nodes.empty() || step.extent < 0 || step.output < 0 ||
+          static_cast<size_t>(step.output) >= values)
         return invalid_argument("step '" + step.label + "' is malformed");
       for (int n : step.nodes)
-        if (n < 0 || static_cast<size_t>(n) >= nodes) return invalid_argument("step '" + step.label + "' names node " + std::to_string(n));
+        if (n < 0 || static_cast<size_t>(n) >= nodes)
+          return invalid_argument("step '" + step.label + "' names node " + std::to_string(n));
       for (const auto& a : s.at("args")) {
-        ArgRef r{a.at(0).get<std::string>() == "value" ? ArgRef::Kind::kValue : ArgRef::Kind::kParam, a.at(1).get<int>()};
+        ArgRef r{
+            a.at(0).get<std::string>() == "value" ? ArgRef::Kind::kValue : ArgRef::Kind::kParam,
+            a.at(1).get<int>()};
         const size_t limit = r.kind == ArgRef::Kind::kValue ? values : net.params.size();
-        if (r.index < 0 || static_cast<size_t>(r.index) >= limit) return invalid_argument("step '" + step.label + "' has an argument out of range");
+        if (r.index < 0 || static_cast<size_t>(r.index) >= limit)
+          return invalid_argument("step '" + step.label + "' has an argument out of range");
         step.args.push_back(r);
       }
       net.steps.push_back(std::move(step));
     }
     const int64_t object = h.at("object_blob").get<int64_t>();
-    if (object < 0 || static_cast<size_t>(object) >= blobs.size()) return invalid_argument("the object code blob does not exist");
+    if (object < 0 || static_cast<size_t>(object) >= blobs.size())
+      return invalid_argument("the object code blob does not exist");
     net.object_code = blobs[static_cast<size_t>(object)];
     return net;
   }
@@ -305,10 +363,12 @@ Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const st
   if (bytes.size() < sizeof kMagic + 16 + kDigestBytes || std::memcmp(bytes.data(), kMagic, 5) != 0)
     return corrupted(what, "it does not start with TTNET (was it written by tensortune compile?)");
   if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return corrupted(what, "its format " + bytes.substr(5, 3) + " is not 001: compile it again with this tensortune");
+    return corrupted(what, "its format " + bytes.substr(5, 3) +
+                               " is not 001: compile it again with this tensortune");
   const size_t end = bytes.size() - kDigestBytes;
   if (sha256(bytes.data(), end) != bytes.substr(end))
-    return corrupted(what, "its SHA-256 checksum does not match (the file is truncated or corrupted)");
+    return corrupted(what,
+                     "its SHA-256 checksum does not match (the file is truncated or corrupted)");
   Reader r(bytes, end);
   uint64_t header_length = 0, count = 0;
   std::string header_text;
@@ -318,7 +378,8 @@ Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const st
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t n = 0;
     blobs.emplace_back();
-    if (!r.u64(&n) || !r.take(n, &blobs.back())) return corrupted(what, "blob " + std::to_string(i) + " is truncated");
+    if (!r.u64(&n) || !r.take(n, &blobs.back()))
+      return corrupted(what, "blob " + std::to_string(i) + " is truncated");
   }
   if (!r.at_end()) return corrupted(what, "it has bytes after its last blob");
   try {
@@ -349,7 +410,9 @@ Status write_network(const CompiledNetwork& network, const std::string& path) {
 
 Expected<CompiledNetwork> read_network(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{ErrorCode::kNotFound, "cannot open artifact " + path + ": " + std::strerror(errno)};
+  if (!in)
+    return Error{ErrorCode::kNotFound,
+                 "cannot open artifact " + path + ": " + std::strerror(errno)};
   std::ostringstream ss;
   ss << in.rdbuf();
   return deserialize_network(ss.str(), path);

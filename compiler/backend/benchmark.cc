@@ -20,8 +20,10 @@ double median(std::vector<double> v) {
 }  // namespace
 
 Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
-  if (options.repeat < 1) return invalid_argument("repeat = " + std::to_string(options.repeat) + ", must be at least 1");
-  if (options.number < 1) return invalid_argument("number = " + std::to_string(options.number) + ", must be at least 1");
+  if (options.repeat < 1)
+    return invalid_argument("repeat = " + std::to_string(options.repeat) + ", must be at least 1");
+  if (options.number < 1)
+    return invalid_argument("number = " + std::to_string(options.number) + ", must be at least 1");
   Status failed;
   auto run = [&] {
     if (Status s = exe.run(); !s && failed) failed = s;
@@ -53,14 +55,19 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
     for (int round = 0; round < r.repeat; ++round) {
       auto start = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < r.number; ++i) TT_RETURN_IF_ERROR(exe.run());
-      r.round_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
-                           double(r.number));
+      r.round_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count() /
+          double(r.number));
       std::vector<double> step_seconds(steps.size(), 0.0);
       start = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < r.number; ++i) TT_RETURN_IF_ERROR(exe.run(&step_seconds));
-      profiled_rounds.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
-                                double(r.number));
-      for (size_t k = 0; k < steps.size(); ++k) step_rounds[k].push_back(step_seconds[k] * 1e3 / double(r.number));
+      profiled_rounds.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count() /
+          double(r.number));
+      for (size_t k = 0; k < steps.size(); ++k)
+        step_rounds[k].push_back(step_seconds[k] * 1e3 / double(r.number));
     }
   }
   r.median_ms = median(r.round_ms);
@@ -88,28 +95,31 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
 std::string format_profile(const Executable& exe, const BenchResult& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line,
-                "Profile of %s: per step (one fusion group each), %lld calls = %d rounds x %lld runs after 1 warm-up "
-                "run not counted, rounds alternating with the end-to-end timer's; ms/call is the median over "
-                "rounds; %d thread%s; steady clock around each step; no cache flush.\n",
-                exe.network().model.c_str(), static_cast<long long>(r.number * r.repeat), r.repeat,
-                static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
+  std::snprintf(
+      line, sizeof line,
+      "Profile of %s: per step (one fusion group each), %lld calls = %d rounds x %lld runs after 1 "
+      "warm-up "
+      "run not counted, rounds alternating with the end-to-end timer's; ms/call is the median over "
+      "rounds; %d thread%s; steady clock around each step; no cache flush.\n",
+      exe.network().model.c_str(), static_cast<long long>(r.number * r.repeat), r.repeat,
+      static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   out += line;
-  std::snprintf(line, sizeof line, "%4s  %-36s %-9s %10s %7s %7s %8s\n", "#", "step", "kind", "ms/call", "calls",
-                "share", "GFLOPS");
+  std::snprintf(line, sizeof line, "%4s  %-36s %-9s %10s %7s %7s %8s\n", "#", "step", "kind",
+                "ms/call", "calls", "share", "GFLOPS");
   out += line;
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const auto& s = r.steps[i];
     std::string label = s.label.size() > 36 ? s.label.substr(0, 33) + "..." : s.label;
-    std::snprintf(line, sizeof line, "%4zu  %-36s %-9s %10.3f %7lld %6.1f%% %8s\n", i + 1, label.c_str(),
-                  step_kind_name(s.kind), s.mean_ms, static_cast<long long>(s.calls),
+    std::snprintf(line, sizeof line, "%4zu  %-36s %-9s %10.3f %7lld %6.1f%% %8s\n", i + 1,
+                  label.c_str(), step_kind_name(s.kind), s.mean_ms, static_cast<long long>(s.calls),
                   100.0 * s.mean_ms / std::max(r.profile_sum_ms, 1e-12),
                   s.gflops > 0 ? std::to_string(static_cast<int>(s.gflops + 0.5)).c_str() : "-");
     out += line;
   }
   const double ratio = r.profile_sum_ms / r.median_ms;
   std::snprintf(line, sizeof line,
-                "sum of steps %.3f ms per run; end-to-end median %.3f ms (unprofiled), %.3f ms (around the profiled "
+                "sum of steps %.3f ms per run; end-to-end median %.3f ms (unprofiled), %.3f ms "
+                "(around the profiled "
                 "runs); sum / end-to-end = %.3f (%s within 10%%)\n",
                 r.profile_sum_ms, r.median_ms, r.profiled_median_ms, ratio,
                 ratio >= 0.9 && ratio <= 1.1 ? "agrees" : "does NOT agree");

@@ -38,8 +38,8 @@ struct BenchResult {
   double gflops = 0;  ///< counted flop / median
   /// With profile: per step, in execution order, and the profiled runs' own medians.
   std::vector<StepProfile> steps;
-  double profile_sum_ms = 0;        ///< sum over steps of mean_ms, to compare with median_ms
-  double profiled_median_ms = 0;    ///< end to end, measured around the profiled runs
+  double profile_sum_ms = 0;      ///< sum over steps of mean_ms, to compare with median_ms
+  double profiled_median_ms = 0;  ///< end to end, measured around the profiled runs
 };
 
 Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options);

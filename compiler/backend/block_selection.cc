@@ -15,21 +15,24 @@ namespace {
 /// input's producer inherits (element-wise ops, pooling, batch norm, depthwise convolutions
 /// keep the block of their input, as AlterOpLayout does); -1: plain or unknown.
 struct Analysis {
-  std::vector<int> decider;                  ///< by value: workload index or -1
-  std::vector<int> node_workload;            ///< by node: workload index of a conv2d, or -1
+  std::vector<int> decider;        ///< by value: workload index or -1
+  std::vector<int> node_workload;  ///< by node: workload index of a conv2d, or -1
   struct Edge {
-    int a, b;          ///< workload indices
-    bool b_input;      ///< true: a's output block against b's input block; false: both outputs
+    int a, b;      ///< workload indices
+    bool b_input;  ///< true: a's output block against b's input block; false: both outputs
     double bytes;
   };
   std::vector<Edge> edges;
 };
 
-double bytes_of(const Graph& g, ValueId v) { return 4.0 * double(graph::num_elements(g.type(v).shape)); }
+double bytes_of(const Graph& g, ValueId v) {
+  return 4.0 * double(graph::num_elements(g.type(v).shape));
+}
 
 }  // namespace
 
-BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned, const ss::Target& target) {
+BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned,
+                             const ss::Target& target) {
   BlockSelection out;
   std::vector<std::string> names;
   std::vector<std::vector<compiler::TunedConfigs::Candidate>> candidates;
@@ -45,9 +48,11 @@ BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned
         data = in;
         break;
       }
-    if (n.op == OpKind::kConv2d && n.attrs.get_int("groups", 1) == 1 && g.is_constant(n.inputs[1])) {
-      auto w = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape, n.attrs.get_ints("strides"),
-                                   n.attrs.get_ints("pads"), n.attrs.get_ints("dilations"));
+    if (n.op == OpKind::kConv2d && n.attrs.get_int("groups", 1) == 1 &&
+        g.is_constant(n.inputs[1])) {
+      auto w = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
+                                   n.attrs.get_ints("strides"), n.attrs.get_ints("pads"),
+                                   n.attrs.get_ints("dilations"));
       if (!w) continue;
       const std::string name = ss::describe_workload(*w);
       auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));

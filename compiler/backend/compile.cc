@@ -19,9 +19,12 @@ namespace ss = schedule_space;
 
 const char* step_kind_name(Step::Kind kind) {
   switch (kind) {
-    case Step::Kind::kKernel: return "kernel";
-    case Step::Kind::kNative: return "native";
-    case Step::Kind::kInterpret: return "interpret";
+    case Step::Kind::kKernel:
+      return "kernel";
+    case Step::Kind::kNative:
+      return "native";
+    case Step::Kind::kInterpret:
+      return "interpret";
   }
   return "?";
 }
@@ -37,11 +40,14 @@ std::string describe_schedule(const ss::Conv2dSchedule& s) {
 
 }  // namespace
 
-Expected<CompiledNetwork> compile_network(const graph::Graph& model, const CompileOptions& options) {
+Expected<CompiledNetwork> compile_network(const graph::Graph& model,
+                                          const CompileOptions& options) {
   if (options.opt_level < 0 || options.opt_level > 3)
-    return invalid_argument("opt_level = " + std::to_string(options.opt_level) + ", must be in [0, 3]");
+    return invalid_argument("opt_level = " + std::to_string(options.opt_level) +
+                            ", must be in [0, 3]");
   if (options.threads < 1)
-    return invalid_argument("threads = " + std::to_string(options.threads) + ", must be at least 1");
+    return invalid_argument("threads = " + std::to_string(options.threads) +
+                            ", must be at least 1");
   const auto start = std::chrono::steady_clock::now();
   CompiledNetwork net;
   net.model = model.name();
@@ -64,10 +70,13 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
   if (!options.records.empty() && options.layout_aware && !options.conv_schedule) {
     *selection = select_blocks(model, *tuned, target);
     if (selection->changed > 0)
-      logger("compiler")->info(
-          "layout-aware records: {} of {} workloads take a slower record whose blocks match their neighbours' "
-          "(estimated {:.2f} ms -> {:.2f} ms with layout transforms)",
-          selection->changed, selection->chosen.size(), selection->fastest_cost_s * 1e3, selection->chosen_cost_s * 1e3);
+      logger("compiler")
+          ->info(
+              "layout-aware records: {} of {} workloads take a slower record whose blocks match "
+              "their neighbours' "
+              "(estimated {:.2f} ms -> {:.2f} ms with layout transforms)",
+              selection->changed, selection->chosen.size(), selection->fastest_cost_s * 1e3,
+              selection->chosen_cost_s * 1e3);
   }
   net.records_source = options.conv_schedule ? "chosen by the caller" : tuned->source();
   auto chosen = std::make_shared<std::map<std::string, ScheduleUse>>();
@@ -75,8 +84,9 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
     const std::string described = ss::describe_workload(w);
     auto selected = selection->chosen.find(described);
     const ss::Conv2dSchedule s = options.conv_schedule ? options.conv_schedule(w)
-                                 : selected != selection->chosen.end() ? selected->second
-                                                                       : tuned->conv2d_schedule(w, target);
+                                 : selected != selection->chosen.end()
+                                     ? selected->second
+                                     : tuned->conv2d_schedule(w, target);
     const auto& fallbacks = tuned->fallbacks();
     const auto borrowed = tuned->borrowed().find(described);
     const bool is_borrowed = !options.conv_schedule && borrowed != tuned->borrowed().end();
@@ -97,23 +107,28 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model, const Compi
     const auto s = schedule(w);
     return passes::ConvBlocks{s.ic_bn, s.oc_bn};
   };
-  TT_ASSIGN_OR_RETURN(graph::Graph optimised, passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
+  TT_ASSIGN_OR_RETURN(graph::Graph optimised,
+                      passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
   // At opt level 0 FuseOps (level 1) has not run: every node is a step of its own.
-  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered, lower_network(optimised, schedule, target.vector_lanes));
+  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered,
+                      lower_network(optimised, schedule, target.vector_lanes));
   for (auto& [_, use] : *chosen) net.schedules.push_back(use);
 
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);
   net.params = std::move(lowered.params);
   if (!lowered.kernels.empty()) {
-    TT_ASSIGN_OR_RETURN(net.object_code, compiler::compile_network_object(lowered.kernels, target.vector_lanes));
+    TT_ASSIGN_OR_RETURN(net.object_code,
+                        compiler::compile_network_object(lowered.kernels, target.vector_lanes));
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int interpreted = 0;
   for (const auto& s : net.steps) interpreted += s.kind == Step::Kind::kInterpret;
-  logger("compiler")->info("compiled {} at opt level {}: {} steps, {} kernels, {} interpreted, {:.1f} s",
-                           net.model, net.opt_level, net.steps.size(), lowered.kernels.size(), interpreted,
-                           seconds);
+  logger("compiler")
+      ->info("compiled {} at opt level {}: {} steps, {} kernels, {} interpreted, {:.1f} s",
+             net.model, net.opt_level, net.steps.size(), lowered.kernels.size(), interpreted,
+             seconds);
   return net;
 }
 

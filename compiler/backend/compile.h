@@ -30,7 +30,8 @@ struct CompileOptions {
   /// (false: the template's default config).
   bool borrow_configs = true;
   /// Chooses each conv2d_NCHWc schedule instead of the records (tests pick non-default ones).
-  std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)> conv_schedule;
+  std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>
+      conv_schedule;
   /// Called after every pass (`--print-after-each`).
   std::function<void(const std::string& pass, const graph::Graph&)> after_pass;
 };
@@ -45,7 +46,8 @@ struct LoweredNetwork {
   std::vector<graph::Tensor> params;
   std::vector<compiler::NamedKernel> kernels;
 };
-using ScheduleFn = std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
+using ScheduleFn =
+    std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
 Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const ScheduleFn& conv_schedule,
                                        int vector_lanes);
 

@@ -32,17 +32,17 @@ struct Step {
   std::string label;       ///< "conv2d_nchwc+add+relu": the group's operators
   std::vector<int> nodes;  ///< the group's node indices, in execution order
   graph::ValueId output = graph::kNoValue;
-  std::string symbol;       ///< kKernel
-  int64_t extent = 0;       ///< kKernel: the parallel loop extent
-  std::vector<ArgRef> args; ///< kKernel: in the ABI order of compiler/network_kernels.h
-  double flop = 0;          ///< of the anchor, 0 when not counted
+  std::string symbol;        ///< kKernel
+  int64_t extent = 0;        ///< kKernel: the parallel loop extent
+  std::vector<ArgRef> args;  ///< kKernel: in the ABI order of compiler/network_kernels.h
+  double flop = 0;           ///< of the anchor, 0 when not counted
 };
 
 /// One conv2d_NCHWc workload's schedule and where it came from.
 struct ScheduleUse {
-  std::string workload;  ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111"
-  std::string schedule;  ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0"
-  bool tuned = false;    ///< false: the default config (warned about at compile time)
+  std::string workload;       ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111"
+  std::string schedule;       ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0"
+  bool tuned = false;         ///< false: the default config (warned about at compile time)
   std::string borrowed_from;  ///< not tuned but borrowed from this tuned workload (described)
 };
 

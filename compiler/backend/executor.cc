@@ -7,8 +7,8 @@
 
 #include "compiler/aligned_buffer.h"
 #include "compiler/backend/native_kernels.h"
-#include "compiler/graph/interpreter.h"
 #include "compiler/backend/spin_pool.h"
+#include "compiler/graph/interpreter.h"
 
 namespace tensortune::backend {
 
@@ -74,10 +74,13 @@ Status Executable::Impl::bind_buffers() {
   plan = graph::plan_memory(g);
   char* arena = static_cast<char*>(allocate(plan.arena_bytes));
   for (const auto& b : plan.buffers) value_ptr[b.value] = arena + b.offset;
-  for (ValueId in : g.inputs()) value_ptr[in] = allocate(graph::num_elements(g.type(in).shape) * element_bytes(g.type(in).dtype));
+  for (ValueId in : g.inputs())
+    value_ptr[in] =
+        allocate(graph::num_elements(g.type(in).shape) * element_bytes(g.type(in).dtype));
   for (ValueId out : g.outputs())
     if (!value_ptr[out] && !g.is_constant(out))
-      value_ptr[out] = allocate(graph::num_elements(g.type(out).shape) * element_bytes(g.type(out).dtype));
+      value_ptr[out] =
+          allocate(graph::num_elements(g.type(out).shape) * element_bytes(g.type(out).dtype));
   // Constants that kernels read get aligned copies; the rest are read where they are.
   std::vector<bool> kernel_reads(g.values().size(), false);
   for (const Step& s : net->steps)
@@ -87,15 +90,18 @@ Status Executable::Impl::bind_buffers() {
     const Tensor* c = g.constant(static_cast<ValueId>(v));
     if (!c) continue;
     if (!kernel_reads[v]) {
-      value_ptr[v] = c->dtype == DType::kFloat32 ? const_cast<float*>(c->f32.data())
-                                                 : static_cast<void*>(const_cast<int64_t*>(c->i64.data()));
+      value_ptr[v] = c->dtype == DType::kFloat32
+                         ? const_cast<float*>(c->f32.data())
+                         : static_cast<void*>(const_cast<int64_t*>(c->i64.data()));
       continue;
     }
     const int64_t bytes = c->size() * element_bytes(c->dtype);
     value_ptr[v] = allocate(bytes);
     if (bytes > 0)
-      std::memcpy(value_ptr[v], c->dtype == DType::kFloat32 ? static_cast<const void*>(c->f32.data())
-                                                            : static_cast<const void*>(c->i64.data()), bytes);
+      std::memcpy(value_ptr[v],
+                  c->dtype == DType::kFloat32 ? static_cast<const void*>(c->f32.data())
+                                              : static_cast<const void*>(c->i64.data()),
+                  bytes);
   }
   for (const Tensor& p : net->params) {
     void* d = allocate(p.size() * 4);
@@ -105,10 +111,12 @@ Status Executable::Impl::bind_buffers() {
   return Status{};
 }
 
-std::function<Status()> Executable::Impl::bind_kernel(const Step& step, compiler::NetworkKernelFn fn) {
+std::function<Status()> Executable::Impl::bind_kernel(const Step& step,
+                                                      compiler::NetworkKernelFn fn) {
   std::vector<const float*> args;
   for (const ArgRef& a : step.args)
-    args.push_back(static_cast<const float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index] : param_ptr[a.index]));
+    args.push_back(static_cast<const float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index]
+                                                                            : param_ptr[a.index]));
   const int64_t extent = step.extent;
   return [this, fn, args, extent]() {
     parallel(extent, [&](int64_t b, int64_t e) { fn(args.data(), b, e); });
@@ -128,7 +136,8 @@ std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
       if (it != local.end()) return &it->second;
       Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
       const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
-      void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data()) : static_cast<void*>(t.i64.data());
+      void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
+                                             : static_cast<void*>(t.i64.data());
       if (bytes > 0) std::memcpy(dst, value_ptr[v], bytes);
       return &local.emplace(v, std::move(t)).first->second;
     };
@@ -184,17 +193,18 @@ Status Executable::Impl::bind_steps() {
 Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executable::~Executable() = default;
 
-Expected<std::unique_ptr<Executable>> Executable::load(std::shared_ptr<const CompiledNetwork> network,
-                                                       int threads) {
-  if (threads < 1) return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
+Expected<std::unique_ptr<Executable>> Executable::load(
+    std::shared_ptr<const CompiledNetwork> network, int threads) {
+  if (threads < 1)
+    return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
   const compiler::CpuDescription here = compiler::host_cpu();
   const auto missing = compiler::missing_features(network->cpu, here);
   if (network->cpu.triple != here.triple || !missing.empty()) {
     std::string names;
     for (const auto& f : missing) names += (names.empty() ? "" : ", ") + f;
     return Error{ErrorCode::kFailedPrecondition,
-                 "compiled for " + network->cpu.triple + " cpu " + network->cpu.cpu + ", but this machine is " +
-                     here.triple + " cpu " + here.cpu +
+                 "compiled for " + network->cpu.triple + " cpu " + network->cpu.cpu +
+                     ", but this machine is " + here.triple + " cpu " + here.cpu +
                      (names.empty() ? std::string() : " and lacks the features " + names) +
                      ": compile the model again on this machine"};
   }
@@ -220,11 +230,12 @@ Status Executable::set_input(const std::string& name, const Tensor& value) {
   if (id == graph::kNoValue) {
     std::string names;
     for (ValueId in : g.inputs()) names += (names.empty() ? "" : ", ") + g.value(in).name;
-    return invalid_argument("input '" + name + "' is not an input of the network (its inputs: " + names + ")");
+    return invalid_argument("input '" + name +
+                            "' is not an input of the network (its inputs: " + names + ")");
   }
   if (value.type() != g.type(id))
-    return invalid_argument("input '" + name + "' is " + graph::type_string(value.type()) + ", the network takes " +
-                            graph::type_string(g.type(id)));
+    return invalid_argument("input '" + name + "' is " + graph::type_string(value.type()) +
+                            ", the network takes " + graph::type_string(g.type(id)));
   const size_t bytes = static_cast<size_t>(value.size() * element_bytes(value.dtype));
   const void* src = value.dtype == DType::kFloat32 ? static_cast<const void*>(value.f32.data())
                                                    : static_cast<const void*>(value.i64.data());
@@ -242,7 +253,8 @@ Status Executable::run(std::vector<double>* step_seconds) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     TT_RETURN_IF_ERROR(steps[i]());
-    (*step_seconds)[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    (*step_seconds)[i] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return Status{};
 }
@@ -257,7 +269,8 @@ std::vector<Tensor> Executable::outputs() const {
     }
     Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
     const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
-    void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data()) : static_cast<void*>(t.i64.data());
+    void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
+                                           : static_cast<void*>(t.i64.data());
     if (bytes > 0) std::memcpy(dst, impl_->value_ptr[v], bytes);
     out.push_back(std::move(t));
   }
@@ -267,7 +280,8 @@ std::vector<Tensor> Executable::outputs() const {
 Expected<std::vector<Tensor>> Executable::run(const std::map<std::string, Tensor>& inputs) {
   const graph::Graph& g = impl_->net->graph;
   for (ValueId in : g.inputs())
-    if (!inputs.count(g.value(in).name)) return invalid_argument("input '" + g.value(in).name + "' is missing");
+    if (!inputs.count(g.value(in).name))
+      return invalid_argument("input '" + g.value(in).name + "' is missing");
   for (const auto& [name, value] : inputs) TT_RETURN_IF_ERROR(set_input(name, value));
   TT_RETURN_IF_ERROR(run(nullptr));
   return outputs();

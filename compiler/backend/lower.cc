@@ -33,7 +33,7 @@ struct ChannelAxes {
 /// in the output's layout.
 struct FusedOp {
   EpilogueOp op;
-  std::optional<Tensor> param;  ///< channel ops
+  std::optional<Tensor> param;      ///< channel ops
   ValueId value = graph::kNoValue;  ///< tensor ops
 };
 
@@ -46,11 +46,13 @@ FusedOp fused(EpilogueOp::Kind kind, std::optional<Tensor> param = std::nullopt)
 
 /// `c` (broadcast to `out`, right-aligned) as one float per channel, or nothing when it varies
 /// along another axis.
-std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& out, const ChannelAxes& ch) {
+std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& out,
+                                  const ChannelAxes& ch) {
   if (c.dtype != graph::DType::kFloat32 || c_shape.size() > out.size()) return std::nullopt;
   c_shape.insert(c_shape.begin(), out.size() - c_shape.size(), 1);
   for (size_t d = 0; d < out.size(); ++d) {
-    const bool channel = std::find(ch.axes.begin(), ch.axes.end(), static_cast<int>(d)) != ch.axes.end();
+    const bool channel =
+        std::find(ch.axes.begin(), ch.axes.end(), static_cast<int>(d)) != ch.axes.end();
     if (c_shape[d] != 1 && (!channel || c_shape[d] != out[d])) return std::nullopt;
   }
   const auto strides = graph::strides_of(c_shape);
@@ -70,12 +72,13 @@ std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& o
 }
 
 /// The epilogue node `n` applied to the chain value `v` of shape `out`, if a kernel can fuse it.
-std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& n, ValueId v, const Shape& out,
-                                          const ChannelAxes& ch) {
+std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& n, ValueId v,
+                                          const Shape& out, const ChannelAxes& ch) {
   if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
   if (n.op == OpKind::kClip) {
     FusedOp f = fused(EpilogueOp::Kind::kClip);
-    f.op.lo = static_cast<float>(n.attrs.get_float("min", -std::numeric_limits<double>::infinity()));
+    f.op.lo =
+        static_cast<float>(n.attrs.get_float("min", -std::numeric_limits<double>::infinity()));
     f.op.hi = static_cast<float>(n.attrs.get_float("max", std::numeric_limits<double>::infinity()));
     return f;
   }
@@ -91,7 +94,8 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& n, ValueId
     if (!p) return std::nullopt;
     return fused(EpilogueOp::Kind::kAddChannel, std::move(p));
   }
-  const bool add = n.op == OpKind::kAdd, mul = n.op == OpKind::kMultiply, sub = n.op == OpKind::kSubtract;
+  const bool add = n.op == OpKind::kAdd, mul = n.op == OpKind::kMultiply,
+             sub = n.op == OpKind::kSubtract;
   if (!add && !mul && !sub) return std::nullopt;
   if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return std::nullopt;
   const ValueId other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
@@ -102,7 +106,8 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& n, ValueId
     if (auto p = per_channel(c, c.shape, out, ch)) {
       if (sub)
         for (float& x : p->f32) x = -x;
-      return fused(mul ? EpilogueOp::Kind::kMulChannel : EpilogueOp::Kind::kAddChannel, std::move(p));
+      return fused(mul ? EpilogueOp::Kind::kMulChannel : EpilogueOp::Kind::kAddChannel,
+                   std::move(p));
     }
   }
   if (sub || g.type(other).shape != out) return std::nullopt;
@@ -112,8 +117,8 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& n, ValueId
 }
 
 /// The longest prefix of `chain` (the anchor's epilogue nodes) that the kernel fuses.
-std::vector<FusedOp> fuse_epilogue(const Graph& g, const std::vector<int>& chain, ValueId anchor_out,
-                                   const ChannelAxes& ch) {
+std::vector<FusedOp> fuse_epilogue(const Graph& g, const std::vector<int>& chain,
+                                   ValueId anchor_out, const ChannelAxes& ch) {
   std::vector<FusedOp> ops;
   const Shape& out = g.type(anchor_out).shape;
   ValueId v = anchor_out;
@@ -127,7 +132,8 @@ std::vector<FusedOp> fuse_epilogue(const Graph& g, const std::vector<int>& chain
 }
 
 bool is_elementwise(OpKind op) {
-  return graph::is_unary_elementwise(op) || graph::is_binary_elementwise(op) || op == OpKind::kBiasAdd;
+  return graph::is_unary_elementwise(op) || graph::is_binary_elementwise(op) ||
+         op == OpKind::kBiasAdd;
 }
 
 bool is_native(OpKind op) {
@@ -173,16 +179,18 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   ConvAnchor a;
   if (n.op == OpKind::kConv2d) {
     if (x.size() != 4 || k.size() != 4) return std::nullopt;
-    a.w = {x[0], x[1], x[2], x[3], k[0], k[2], k[3], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+    a.w = {x[0], x[1], x[2], x[3], k[0], k[2], k[3], s[0],
+           s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
     // Depthwise with one output per input channel; other grouped convolutions have no kernel.
     a.depthwise = groups != 1 && groups == x[1] && k[0] == x[1] && k[1] == 1;
   } else {
     if (x.size() != 5 || k.size() != 6) return std::nullopt;
     a.ic_bn = n.attrs.get_int("ic_bn", x[4]);
     a.oc_bn = n.attrs.get_int("oc_bn", k[5]);
-    a.w = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
-    a.depthwise = groups != 1 && groups == a.w.in_channels && a.w.out_channels == a.w.in_channels && k[1] == 1 &&
-                  k[4] == 1 && a.ic_bn == a.oc_bn;
+    a.w = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0],
+           s[1], p[0],        p[1], p[2], p[3],        d[0], d[1]};
+    a.depthwise = groups != 1 && groups == a.w.in_channels && a.w.out_channels == a.w.in_channels &&
+                  k[1] == 1 && k[4] == 1 && a.ic_bn == a.oc_bn;
   }
   if (groups != 1 && !a.depthwise) return std::nullopt;
   return a;
@@ -190,8 +198,8 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
 
 /// A schedule for blocks the records did not choose (NCHW convolutions run with blocks of 1):
 /// the widest register row that fits, one row.
-ss::Conv2dSchedule schedule_for_blocks(const ss::Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn, int lanes,
-                                       int64_t widest = 31) {
+ss::Conv2dSchedule schedule_for_blocks(const ss::Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn,
+                                       int lanes, int64_t widest = 31) {
   ss::Conv2dSchedule s;
   s.ic_bn = ic_bn;
   s.oc_bn = oc_bn;
@@ -253,7 +261,8 @@ class Lowerer {
     std::vector<std::vector<int>> result;
     const auto& nodes = g().nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const int group = nodes[i].fusion_group >= 0 ? nodes[i].fusion_group : -1 - static_cast<int>(i);
+      const int group =
+          nodes[i].fusion_group >= 0 ? nodes[i].fusion_group : -1 - static_cast<int>(i);
       auto [it, inserted] = index.emplace(group, result.size());
       if (inserted) result.emplace_back();
       result[it->second].push_back(static_cast<int>(i));
@@ -281,7 +290,8 @@ class Lowerer {
       const std::vector<int> chain(group.begin() + 1, group.end());
       const size_t fused = fuse_epilogue(g(), chain, head.output, channel_axes(head)).size();
       if (fused == chain.size()) continue;
-      for (size_t i = fused; i < chain.size(); ++i) out_.graph.mutable_nodes()[chain[i]].fusion_group = next;
+      for (size_t i = fused; i < chain.size(); ++i)
+        out_.graph.mutable_nodes()[chain[i]].fusion_group = next;
       ++next;
     }
   }
@@ -329,7 +339,8 @@ class Lowerer {
       lower_conv(step, group, head);
     } else if (floats && head.op == OpKind::kDense) {
       lower_dense(step, group, head);
-    } else if (floats && std::all_of(group.begin(), group.end(), [&](int i) { return is_elementwise(g().nodes()[i].op); })) {
+    } else if (floats && std::all_of(group.begin(), group.end(),
+                                     [&](int i) { return is_elementwise(g().nodes()[i].op); })) {
       lower_elementwise(step, group);
     } else if (floats && group.size() == 1 && head.op == OpKind::kMaxPool2d) {
       lower_max_pool(step, head);
@@ -351,7 +362,8 @@ class Lowerer {
       s = schedule_for_blocks(a.w, 1, 1, lanes_);
     } else {
       s = conv_schedule_(a.w);
-      if (s.ic_bn != a.ic_bn || s.oc_bn != a.oc_bn) s = schedule_for_blocks(a.w, a.ic_bn, a.oc_bn, lanes_);
+      if (s.ic_bn != a.ic_bn || s.oc_bn != a.oc_bn)
+        s = schedule_for_blocks(a.w, a.ic_bn, a.oc_bn, lanes_);
     }
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
@@ -375,7 +387,9 @@ class Lowerer {
       const int64_t N = w.out_features, K = w.in_features, bn = s.xi;
       std::vector<float> p(static_cast<size_t>(N * K));
       for (int64_t n = 0; n < N; ++n)
-        for (int64_t kk = 0; kk < K; ++kk) p[static_cast<size_t>(((n / bn) * K + kk) * bn + n % bn)] = nk.f32[static_cast<size_t>(n * K + kk)];
+        for (int64_t kk = 0; kk < K; ++kk)
+          p[static_cast<size_t>(((n / bn) * K + kk) * bn + n % bn)] =
+              nk.f32[static_cast<size_t>(n * K + kk)];
       step.args[1] = param(Tensor::from_floats({N / bn, K, bn}, std::move(p)));
     }
     DenseKernelSpec spec{w, s, epilogue(step, group, head)};
@@ -392,7 +406,8 @@ class Lowerer {
     spec.out_h = out[2];
     spec.out_w = out[3];
     const auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1});
-    const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0}), d = n.attrs.get_ints("dilations", {1, 1});
+    const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0}),
+               d = n.attrs.get_ints("dilations", {1, 1});
     spec.kernel_h = k[0];
     spec.kernel_w = k[1];
     spec.stride_h = s[0];
@@ -435,20 +450,30 @@ class Lowerer {
       ElementwiseInstr in;
       in.a = ref(n.inputs[0], g().type(n.inputs[0]).shape);
       switch (n.op) {
-        case OpKind::kRelu: in.op = Op::kRelu; break;
+        case OpKind::kRelu:
+          in.op = Op::kRelu;
+          break;
         case OpKind::kClip:
           in.op = Op::kClip;
-          in.p0 = static_cast<float>(n.attrs.get_float("min", -std::numeric_limits<double>::infinity()));
-          in.p1 = static_cast<float>(n.attrs.get_float("max", std::numeric_limits<double>::infinity()));
+          in.p0 = static_cast<float>(
+              n.attrs.get_float("min", -std::numeric_limits<double>::infinity()));
+          in.p1 =
+              static_cast<float>(n.attrs.get_float("max", std::numeric_limits<double>::infinity()));
           break;
-        case OpKind::kSigmoid: in.op = Op::kSigmoid; break;
+        case OpKind::kSigmoid:
+          in.op = Op::kSigmoid;
+          break;
         case OpKind::kHardSigmoid:
           in.op = Op::kHardSigmoid;
           in.p0 = static_cast<float>(n.attrs.get_float("alpha", 0.2));
           in.p1 = static_cast<float>(n.attrs.get_float("beta", 0.5));
           break;
-        case OpKind::kHardSwish: in.op = Op::kHardSwish; break;
-        case OpKind::kIdentity: in.op = Op::kIdentity; break;
+        case OpKind::kHardSwish:
+          in.op = Op::kHardSwish;
+          break;
+        case OpKind::kIdentity:
+          in.op = Op::kIdentity;
+          break;
         case OpKind::kBiasAdd: {
           in.op = Op::kAdd;
           const int64_t rank = static_cast<int64_t>(spec.out_shape.size());
@@ -460,8 +485,10 @@ class Lowerer {
           break;
         }
         default:
-          in.op = n.op == OpKind::kAdd ? Op::kAdd : n.op == OpKind::kSubtract ? Op::kSub
-                : n.op == OpKind::kMultiply ? Op::kMul : Op::kDiv;
+          in.op = n.op == OpKind::kAdd        ? Op::kAdd
+                  : n.op == OpKind::kSubtract ? Op::kSub
+                  : n.op == OpKind::kMultiply ? Op::kMul
+                                              : Op::kDiv;
           in.b = ref(n.inputs[1], g().type(n.inputs[1]).shape);
       }
       spec.program.push_back(in);
@@ -479,7 +506,8 @@ class Lowerer {
 
 }  // namespace
 
-Expected<LoweredNetwork> lower_network(const Graph& fused, const ScheduleFn& conv_schedule, int vector_lanes) {
+Expected<LoweredNetwork> lower_network(const Graph& fused, const ScheduleFn& conv_schedule,
+                                       int vector_lanes) {
   return Lowerer(fused, conv_schedule, vector_lanes).run();
 }
 

@@ -14,15 +14,15 @@ namespace {
 
 /// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW), one (n, output channel chunk) per
 /// iteration.
-NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t to_block, const float* in,
-                              float* out) {
+NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t to_block,
+                              const float* in, float* out) {
   const int64_t N = in_shape[0], H = in_shape[2], W = in_shape[3];
   const int64_t C = from_block ? in_shape[1] * from_block : in_shape[1];
   const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
   const int64_t HW = H * W, chunks = C / tb;
   if (tb < fb && tb < 4) {
-    // To blocks of 1-3 (short output runs): input order (contiguous reads), each input block scattered to
-    // fb / tb output blocks at once.
+    // To blocks of 1-3 (short output runs): input order (contiguous reads), each input block
+    // scattered to fb / tb output blocks at once.
     const int64_t in_chunks = C / fb;
     return {[=](int64_t begin, int64_t end) {
               for (int64_t f = begin; f < end; ++f) {
@@ -54,7 +54,8 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
               for (int64_t hw = 0; hw < HW; ++hw) {
                 for (int64_t j = 0; j < tb;) {
                   const int64_t c = c0 + j;
-                  const int64_t run = std::min(fb - c % fb, tb - j);  // contiguous in the input block
+                  const int64_t run =
+                      std::min(fb - c % fb, tb - j);  // contiguous in the input block
                   const float* i = in + ((n * (C / fb) + c / fb) * HW + hw) * fb + c % fb;
                   for (int64_t k = 0; k < run; ++k) o[hw * tb + j + k] = i[k];
                   j += run;
@@ -76,7 +77,8 @@ NativeKernel global_avg_pool(const Shape& in_shape, const float* in, float* out)
               const float* x = in + nc * HW * B;
               for (int64_t i = 0; i < HW; ++i)
                 for (int64_t b = 0; b < B; ++b) sum[b] += x[i * B + b];
-              for (int64_t b = 0; b < B; ++b) out[nc * B + b] = static_cast<float>(sum[b] / double(HW));
+              for (int64_t b = 0; b < B; ++b)
+                out[nc * B + b] = static_cast<float>(sum[b] / double(HW));
             }
           },
           NC};
@@ -84,7 +86,8 @@ NativeKernel global_avg_pool(const Shape& in_shape, const float* in, float* out)
 
 }  // namespace
 
-Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& node, const float* in, float* out) {
+Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& node, const float* in,
+                                   float* out) {
   const Shape& in_shape = g.type(node.inputs[0]).shape;
   const Shape& out_shape = g.type(node.output).shape;
   switch (node.op) {
@@ -101,8 +104,9 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
       return NativeKernel{[=](int64_t, int64_t) { std::memcpy(out, in, bytes); }, 1};
     }
     default:
-      return Error{ErrorCode::kUnimplemented,
-                   std::string("no native kernel for ") + graph::op_name(node.op) + " (node " + node.name + ")"};
+      return Error{ErrorCode::kUnimplemented, std::string("no native kernel for ") +
+                                                  graph::op_name(node.op) + " (node " + node.name +
+                                                  ")"};
   }
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// Built-in loops over raw buffers for the operators of a compiled network that are data
-/// movement rather than arithmetic: layout transforms, reshapes, global average pooling. Each runs one
-/// slice [begin, end) of its outer loop (returned by the binder), so the executor splits it
+/// movement rather than arithmetic: layout transforms, reshapes, global average pooling. Each runs
+/// one slice [begin, end) of its outer loop (returned by the binder), so the executor splits it
 /// over its threads as it does generated kernels. Results equal the interpreter's bit for bit.
 #include <cstdint>
 #include <functional>
@@ -19,7 +19,7 @@ struct NativeKernel {
 
 /// Binds `node` (layout_transform, global_avg_pool2d, flatten, reshape, squeeze,
 /// unsqueeze; float32) to its input and output buffers; kUnimplemented for other operators.
-Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node, const float* in,
-                                   float* out);
+Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node,
+                                   const float* in, float* out);
 
 }  // namespace tensortune::backend

@@ -21,9 +21,7 @@ SpinPool::SpinPool(int threads) {
 
 SpinPool::~SpinPool() {
   stop_.store(true, std::memory_order_release);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-  }
+  { std::lock_guard<std::mutex> lock(mu_); }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
 }
@@ -51,12 +49,14 @@ void SpinPool::worker(int index) {
   while (true) {
     const auto spin_until = std::chrono::steady_clock::now() + kSpin;
     int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && !stop_.load(std::memory_order_acquire)) {
+    while (generation_.load(std::memory_order_acquire) == seen &&
+           !stop_.load(std::memory_order_acquire)) {
       TT_PAUSE();
       if (++spins % 1024 == 0 && std::chrono::steady_clock::now() > spin_until) {
         std::unique_lock<std::mutex> lock(mu_);
         wake_.wait(lock, [&] {
-          return generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_acquire);
+          return generation_.load(std::memory_order_acquire) != seen ||
+                 stop_.load(std::memory_order_acquire);
         });
       }
     }

@@ -18,11 +18,11 @@ using graph::ValueId;
 class ZooBuilder {
  public:
   ZooBuilder(const std::string& model, const Shape& input_shape)
-      : graph_(model), seed_(std::hash<std::string>{}(model) & 0xffffffffu) {
+      : graph_(model), seed_(std::hash<std::string>{}(model)&0xffffffffu) {
     data_ = graph_.add_input("data", {graph::DType::kFloat32, input_shape});
     if (input_shape.size() != 4 || input_shape[1] != 3)
-      status_ = invalid_argument("input shape [" + shape_to_string(input_shape) +
-                                 "] must be Nx3xHxW");
+      status_ =
+          invalid_argument("input shape [" + shape_to_string(input_shape) + "] must be Nx3xHxW");
   }
 
   ValueId data() const { return data_; }
@@ -104,8 +104,7 @@ class ZooBuilder {
   }
 
  private:
-  ValueId node(OpKind op, const std::string& name, std::vector<ValueId> inputs,
-               Attrs attrs = {}) {
+  ValueId node(OpKind op, const std::string& name, std::vector<ValueId> inputs, Attrs attrs = {}) {
     if (!status_) return inputs[0];
     auto id = graph_.add_node(op, name, std::move(inputs), std::move(attrs));
     if (!id) {
@@ -186,10 +185,10 @@ Expected<Graph> vgg16(const Shape& shape) {
 
 Expected<Graph> mobilenet_v1(const Shape& shape) {
   ZooBuilder b("mobilenet-v1", shape);
-  ValueId x = b.relu6(b.batch_norm(b.conv(b.data(), "stem.conv", 32, 3, 2, 1), "stem.bn"),
-                      "stem.relu6");
+  ValueId x =
+      b.relu6(b.batch_norm(b.conv(b.data(), "stem.conv", 32, 3, 2, 1), "stem.bn"), "stem.relu6");
   const std::vector<std::pair<int64_t, int64_t>> blocks = {
-      {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2}, {512, 1},
+      {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
       {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
   for (size_t i = 0; i < blocks.size(); ++i) {
     const std::string p = "block" + std::to_string(i + 1);

@@ -100,11 +100,21 @@ class Exporter {
         add_int(p, "group", a.get_int("groups", 1));
         return ok_status();
       }
-      case OpKind::kBatchNorm: add_float(emit(n, "BatchNormalization"), "epsilon", a.get_float("epsilon", 1e-5)); return ok_status();
-      case OpKind::kRelu: emit(n, "Relu"); return ok_status();
-      case OpKind::kSigmoid: emit(n, "Sigmoid"); return ok_status();
-      case OpKind::kHardSwish: emit(n, "HardSwish"); return ok_status();
-      case OpKind::kIdentity: emit(n, "Identity"); return ok_status();
+      case OpKind::kBatchNorm:
+        add_float(emit(n, "BatchNormalization"), "epsilon", a.get_float("epsilon", 1e-5));
+        return ok_status();
+      case OpKind::kRelu:
+        emit(n, "Relu");
+        return ok_status();
+      case OpKind::kSigmoid:
+        emit(n, "Sigmoid");
+        return ok_status();
+      case OpKind::kHardSwish:
+        emit(n, "HardSwish");
+        return ok_status();
+      case OpKind::kIdentity:
+        emit(n, "Identity");
+        return ok_status();
       case OpKind::kHardSigmoid: {
         auto* p = emit(n, "HardSigmoid");
         add_float(p, "alpha", a.get_float("alpha", 0.2));
@@ -113,24 +123,42 @@ class Exporter {
       }
       case OpKind::kClip: {
         auto* p = emit(n, "Clip");
-        p->add_input(extra_initializer(n.name + ".min", graph::Tensor::from_floats({}, {float(a.get_float("min", -INFINITY))})));
-        p->add_input(extra_initializer(n.name + ".max", graph::Tensor::from_floats({}, {float(a.get_float("max", INFINITY))})));
+        p->add_input(extra_initializer(
+            n.name + ".min",
+            graph::Tensor::from_floats({}, {float(a.get_float("min", -INFINITY))})));
+        p->add_input(extra_initializer(
+            n.name + ".max",
+            graph::Tensor::from_floats({}, {float(a.get_float("max", INFINITY))})));
         return ok_status();
       }
-      case OpKind::kAdd: emit(n, "Add"); return ok_status();
-      case OpKind::kSubtract: emit(n, "Sub"); return ok_status();
-      case OpKind::kMultiply: emit(n, "Mul"); return ok_status();
-      case OpKind::kDivide: emit(n, "Div"); return ok_status();
-      case OpKind::kMatMul: emit(n, "MatMul"); return ok_status();
-      case OpKind::kDense: add_int(emit(n, "Gemm"), "transB", 1); return ok_status();
+      case OpKind::kAdd:
+        emit(n, "Add");
+        return ok_status();
+      case OpKind::kSubtract:
+        emit(n, "Sub");
+        return ok_status();
+      case OpKind::kMultiply:
+        emit(n, "Mul");
+        return ok_status();
+      case OpKind::kDivide:
+        emit(n, "Div");
+        return ok_status();
+      case OpKind::kMatMul:
+        emit(n, "MatMul");
+        return ok_status();
+      case OpKind::kDense:
+        add_int(emit(n, "Gemm"), "transB", 1);
+        return ok_status();
       case OpKind::kBiasAdd: {
         // Add broadcasts from the right: give the bias trailing ones after its axis.
         const auto& x = g_.type(n.output).shape;
-        const int64_t axis = a.get_int("axis", 1) < 0 ? a.get_int("axis", 1) + x.size() : a.get_int("axis", 1);
+        const int64_t axis =
+            a.get_int("axis", 1) < 0 ? a.get_int("axis", 1) + x.size() : a.get_int("axis", 1);
         auto* p = emit(n, "Add");
         graph::Shape s{x[axis]};
         for (size_t i = axis + 1; i < x.size(); ++i) s.push_back(1);
-        p->add_input(extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
+        p->add_input(
+            extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
         // Reshape the bias first; rewire: Add(x, Reshape(bias, s)).
         auto* r = gp_->add_node();
         r->set_name(n.name + ".reshape");
@@ -154,24 +182,35 @@ class Exporter {
         add_ints(p, "pads", a.get_ints("pads"));
         if (n.op == OpKind::kMaxPool2d) add_ints(p, "dilations", a.get_ints("dilations", {1, 1}));
         add_int(p, "ceil_mode", a.get_int("ceil_mode", 0));
-        if (n.op == OpKind::kAvgPool2d) add_int(p, "count_include_pad", a.get_int("count_include_pad", 0));
+        if (n.op == OpKind::kAvgPool2d)
+          add_int(p, "count_include_pad", a.get_int("count_include_pad", 0));
         return ok_status();
       }
       case OpKind::kGlobalAvgPool2d:
         if (a.get_int("block", 0)) break;
         emit(n, "GlobalAveragePool");
         return ok_status();
-      case OpKind::kFlatten: add_int(emit(n, "Flatten"), "axis", a.get_int("axis", 1)); return ok_status();
-      case OpKind::kSoftmax: add_int(emit(n, "Softmax"), "axis", a.get_int("axis", -1)); return ok_status();
-      case OpKind::kConcat: add_int(emit(n, "Concat"), "axis", a.get_int("axis", 0)); return ok_status();
-      case OpKind::kTranspose: add_ints(emit(n, "Transpose"), "perm", a.get_ints("perm")); return ok_status();
+      case OpKind::kFlatten:
+        add_int(emit(n, "Flatten"), "axis", a.get_int("axis", 1));
+        return ok_status();
+      case OpKind::kSoftmax:
+        add_int(emit(n, "Softmax"), "axis", a.get_int("axis", -1));
+        return ok_status();
+      case OpKind::kConcat:
+        add_int(emit(n, "Concat"), "axis", a.get_int("axis", 0));
+        return ok_status();
+      case OpKind::kTranspose:
+        add_ints(emit(n, "Transpose"), "perm", a.get_ints("perm"));
+        return ok_status();
       case OpKind::kReshape: {
         auto* p = emit(n, "Reshape");
         const auto s = a.get_ints("shape");
-        p->add_input(extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
+        p->add_input(
+            extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
         return ok_status();
       }
-      default: break;
+      default:
+        break;
     }
     return unimplemented(std::string("cannot export operator ") + graph::op_name(n.op) +
                          " (node '" + n.name + "') to ONNX; export the graph before AlterOpLayout");

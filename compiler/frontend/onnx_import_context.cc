@@ -35,8 +35,8 @@ Expected<const graph::Tensor*> ImportContext::constant_input(const onnx::NodePro
                                                              const char* what) const {
   TT_ASSIGN_OR_RETURN(ValueId id, input(node, i));
   if (!graph_.is_constant(id))
-    return unimplemented("node '" + node_label(node) + "' (" + node.op_type() + "): input " +
-                         what + " ('" + node.input(i) +
+    return unimplemented("node '" + node_label(node) + "' (" + node.op_type() + "): input " + what +
+                         " ('" + node.input(i) +
                          "') must be a constant once input shapes are fixed");
   return graph_.constant(id);
 }
@@ -59,9 +59,8 @@ Expected<ValueId> ImportContext::emit(graph::OpKind op, const std::string& name,
     all_constant = all_constant && graph_.is_constant(in);
   }
   auto type = graph::infer_type(op, types, attrs);
-  const bool shape_arithmetic =
-      type && (op == graph::OpKind::kShape ||
-               (all_constant && type->dtype == graph::DType::kInt64));
+  const bool shape_arithmetic = type && (op == graph::OpKind::kShape ||
+                                         (all_constant && type->dtype == graph::DType::kInt64));
   if (!shape_arithmetic) return graph_.add_node(op, name, std::move(inputs), std::move(attrs));
   graph::Node node;
   node.op = op;

@@ -18,10 +18,10 @@ Expected<graph::Shape> input_shape(const onnx::ValueInfoProto& info,
   if (given != options.input_shapes.end()) {
     if (tensor_type.has_shape() && tensor_type.shape().dim_size() != 0 &&
         tensor_type.shape().dim_size() != static_cast<int>(given->second.size()))
-      return invalid_argument("--input-shape " + info.name() + "=" +
-                              shape_to_string(given->second) + " has rank " +
-                              std::to_string(given->second.size()) + ", the model's input has rank " +
-                              std::to_string(tensor_type.shape().dim_size()));
+      return invalid_argument(
+          "--input-shape " + info.name() + "=" + shape_to_string(given->second) + " has rank " +
+          std::to_string(given->second.size()) + ", the model's input has rank " +
+          std::to_string(tensor_type.shape().dim_size()));
     for (int64_t d : given->second)
       if (d < 0)
         return invalid_argument("--input-shape " + info.name() + " has dimension " +
@@ -33,9 +33,8 @@ Expected<graph::Shape> input_shape(const onnx::ValueInfoProto& info,
     const auto& dim = tensor_type.shape().dim(i);
     if (!dim.has_dim_value() || dim.dim_value() < 0) {
       const std::string label = dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
-      return invalid_argument("input '" + info.name() + "' dimension " + std::to_string(i) +
-                              label + " is dynamic: fix it with --input-shape " + info.name() +
-                              "=AxBx...");
+      return invalid_argument("input '" + info.name() + "' dimension " + std::to_string(i) + label +
+                              " is dynamic: fix it with --input-shape " + info.name() + "=AxBx...");
     }
     shape.push_back(dim.dim_value());
   }
@@ -108,7 +107,8 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
   }
   for (const auto& out : gp.output()) {
     auto id = ctx.find(out.name());
-    if (!id) return invalid_argument(what + ": graph output '" + out.name() + "' is never produced");
+    if (!id)
+      return invalid_argument(what + ": graph output '" + out.name() + "' is never produced");
     g.add_output(*id);
   }
   if (g.outputs().empty()) return invalid_argument(what + " has no outputs");
@@ -122,8 +122,9 @@ Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::st
   onnx::ModelProto model;
   if (bytes.empty()) return invalid_argument(what + " is empty");
   if (!model.ParseFromString(bytes))
-    return invalid_argument(what + " is not an ONNX model (protobuf parsing failed; truncated "
-                                   "or another format?)");
+    return invalid_argument(what +
+                            " is not an ONNX model (protobuf parsing failed; truncated "
+                            "or another format?)");
   return import_model(model, what, options);
 }
 
@@ -145,8 +146,7 @@ Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path) {
   return names;
 }
 
-Expected<graph::Graph> import_onnx_file(const std::string& path,
-                                        const OnnxImportOptions& options) {
+Expected<graph::Graph> import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found("cannot open model file " + path);
   std::ostringstream bytes;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// ONNX files in and out: the importer (operators listed in onnx_importer.cc), the exporter
+/// ONNX files in and out: the importer (its operators are listed in onnx_ops.cc), the exporter
 /// (for the zoo, so that other runtimes run the very same model) and TensorProto files (the
 /// inputs and outputs of ONNX's own backend tests).
 #include <map>

@@ -24,8 +24,8 @@ Error unsupported(const onnx::NodeProto& n, const std::string& what) {
 Status bind(ImportContext& c, const onnx::NodeProto& n, ValueId id) {
   for (int i = 1; i < n.output_size(); ++i)
     if (!n.output(i).empty())
-      return unsupported(n, "output " + std::to_string(i) + " ('" + n.output(i) +
-                                "') is not supported");
+      return unsupported(
+          n, "output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported");
   if (n.output_size() < 1) return invalid_argument("node '" + node_label(n) + "' has no output");
   c.bind(n.output(0), id);
   return ok_status();
@@ -78,16 +78,16 @@ Status conv(ImportContext& c, const onnx::NodeProto& n) {
   const Shape& xs = c.graph().type(x).shape;
   const Shape& ws = c.graph().type(w).shape;
   if (xs.size() != 4 || ws.size() != 4)
-    return unsupported(n, "only 2-D convolution is supported (data has rank " +
-                              std::to_string(xs.size()) + ")");
+    return unsupported(
+        n, "only 2-D convolution is supported (data has rank " + std::to_string(xs.size()) + ")");
   TT_ASSIGN_OR_RETURN(Attrs attrs, window_attrs(n, xs, ws[2], ws[3]));
   attrs.set("groups", NodeAttributes(n).get_int("group", 1));
   const std::string name = node_label(n);
   TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kConv2d, name, {x, w}, attrs));
   if (c.has_input(n, 2)) {
     TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 2));
-    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b},
-                                  Attrs{{"axis", int64_t{1}}}));
+    TT_ASSIGN_OR_RETURN(
+        y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b}, Attrs{{"axis", int64_t{1}}}));
   }
   return bind(c, n, y);
 }
@@ -96,15 +96,16 @@ Status pool(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
   const Shape& xs = c.graph().type(x).shape;
   NodeAttributes a(n);
-  if (xs.size() != 4) return unsupported(n, "only 2-D pooling is supported (data has rank " +
-                                                std::to_string(xs.size()) + ")");
+  if (xs.size() != 4)
+    return unsupported(
+        n, "only 2-D pooling is supported (data has rank " + std::to_string(xs.size()) + ")");
   if (op == OpKind::kGlobalAvgPool2d) {
     TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}));
     return bind(c, n, y);
   }
   const auto kernel = a.get_ints("kernel_shape", {});
-  if (kernel.size() != 2) return invalid_argument("node '" + node_label(n) +
-                                                  "': kernel_shape needs 2 values");
+  if (kernel.size() != 2)
+    return invalid_argument("node '" + node_label(n) + "': kernel_shape needs 2 values");
   TT_ASSIGN_OR_RETURN(Attrs attrs, window_attrs(n, xs, kernel[0], kernel[1]));
   attrs.set("kernel", kernel);
   attrs.set("ceil_mode", a.get_int("ceil_mode", 0));
@@ -166,7 +167,8 @@ Status clip(ImportContext& c, const onnx::NodeProto& n) {
     for (int i = 1; i <= 2; ++i) {
       if (!c.has_input(n, i)) continue;
       TT_ASSIGN_OR_RETURN(const graph::Tensor* t, c.constant_input(n, i, i == 1 ? "min" : "max"));
-      if (t->size() != 1) return invalid_argument("node '" + node_label(n) + "': clip bound must be a scalar");
+      if (t->size() != 1)
+        return invalid_argument("node '" + node_label(n) + "': clip bound must be a scalar");
       (i == 1 ? lo : hi) = t->at(0);
     }
   }
@@ -188,9 +190,11 @@ Status softmax(ImportContext& c, const onnx::NodeProto& n) {
   if (axis < 0) return invalid_argument("node '" + name + "': softmax axis out of range");
   const Shape flat = {graph::num_elements(Shape(shape.begin(), shape.begin() + axis)),
                       graph::num_elements(Shape(shape.begin() + axis, shape.end()))};
-  TT_ASSIGN_OR_RETURN(ValueId f, c.emit(OpKind::kReshape, name + ".2d", {x}, Attrs{{"shape", flat}}));
+  TT_ASSIGN_OR_RETURN(ValueId f,
+                      c.emit(OpKind::kReshape, name + ".2d", {x}, Attrs{{"shape", flat}}));
   TT_ASSIGN_OR_RETURN(ValueId s, c.emit(OpKind::kSoftmax, name, {f}, Attrs{{"axis", int64_t{1}}}));
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kReshape, name + ".nd", {s}, Attrs{{"shape", shape}}));
+  TT_ASSIGN_OR_RETURN(ValueId y,
+                      c.emit(OpKind::kReshape, name + ".nd", {s}, Attrs{{"shape", shape}}));
   return bind(c, n, y);
 }
 
@@ -203,14 +207,18 @@ Status reshape(ImportContext& c, const onnx::NodeProto& n) {
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == 0 && !allow_zero) {
-      if (i >= in.size()) return invalid_argument("node '" + node_label(n) + "': shape copies dimension " + std::to_string(i) + " the input does not have");
+      if (i >= in.size())
+        return invalid_argument("node '" + node_label(n) + "': shape copies dimension " +
+                                std::to_string(i) + " the input does not have");
       target[i] = in[i];
     }
     if (target[i] == -1) {
-      if (infer >= 0) return invalid_argument("node '" + node_label(n) + "': more than one -1 in shape");
+      if (infer >= 0)
+        return invalid_argument("node '" + node_label(n) + "': more than one -1 in shape");
       infer = static_cast<int>(i);
     } else if (target[i] < 0) {
-      return invalid_argument("node '" + node_label(n) + "': shape has " + std::to_string(target[i]));
+      return invalid_argument("node '" + node_label(n) + "': shape has " +
+                              std::to_string(target[i]));
     } else {
       known *= target[i];
     }
@@ -236,11 +244,13 @@ Status slice(ImportContext& c, const onnx::NodeProto& n) {
   std::vector<int64_t> default_axes(starts.size());
   for (size_t i = 0; i < default_axes.size(); ++i) default_axes[i] = static_cast<int64_t>(i);
   TT_ASSIGN_OR_RETURN(auto axes, list_operand(c, n, 10, "axes", 3, default_axes));
-  TT_ASSIGN_OR_RETURN(auto steps, list_operand(c, n, 10, "steps", 4,
-                                               std::vector<int64_t>(starts.size(), 1)));
+  TT_ASSIGN_OR_RETURN(auto steps,
+                      list_operand(c, n, 10, "steps", 4, std::vector<int64_t>(starts.size(), 1)));
   for (auto& a : axes) {
     const int64_t axis = graph::normalize_axis(a, rank);
-    if (axis < 0) return invalid_argument("node '" + node_label(n) + "': slice axis " + std::to_string(a) + " out of range");
+    if (axis < 0)
+      return invalid_argument("node '" + node_label(n) + "': slice axis " + std::to_string(a) +
+                              " out of range");
     a = axis;
   }
   return emit_unary(c, n, OpKind::kSlice,
@@ -255,9 +265,13 @@ Status squeeze_like(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
 Status cast(ImportContext& c, const onnx::NodeProto& n) {
   const int64_t to = NodeAttributes(n).get_int("to", 0);
   graph::DType dtype;
-  if (to == onnx::TensorProto_DataType_FLOAT) dtype = graph::DType::kFloat32;
-  else if (to == onnx::TensorProto_DataType_INT64) dtype = graph::DType::kInt64;
-  else return unsupported(n, "cast to " + onnx_dtype_name(static_cast<int32_t>(to)) + " (only FLOAT and INT64)");
+  if (to == onnx::TensorProto_DataType_FLOAT)
+    dtype = graph::DType::kFloat32;
+  else if (to == onnx::TensorProto_DataType_INT64)
+    dtype = graph::DType::kInt64;
+  else
+    return unsupported(
+        n, "cast to " + onnx_dtype_name(static_cast<int32_t>(to)) + " (only FLOAT and INT64)");
   return emit_unary(c, n, OpKind::kCast, Attrs{{"to", static_cast<int64_t>(dtype)}});
 }
 
@@ -279,7 +293,8 @@ Status constant(ImportContext& c, const onnx::NodeProto& n) {
   } else {
     return unsupported(n, "only value, value_float(s) and value_int(s) constants are supported");
   }
-  return bind(c, n, c.graph().add_constant(n.output_size() ? n.output(0) : node_label(n), std::move(t)));
+  return bind(c, n,
+              c.graph().add_constant(n.output_size() ? n.output(0) : node_label(n), std::move(t)));
 }
 
 Status concat(ImportContext& c, const onnx::NodeProto& n) {
@@ -327,8 +342,10 @@ const std::map<std::string, Converter>& onnx_converters() {
       {"BatchNormalization", batch_norm},
       {"Gemm", gemm},
       {"MatMul", matmul},
-      {"Relu", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kRelu); }},
-      {"Sigmoid", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kSigmoid); }},
+      {"Relu",
+       [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kRelu); }},
+      {"Sigmoid", [](ImportContext& c,
+                     const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kSigmoid); }},
       {"HardSigmoid",
        [](ImportContext& c, const onnx::NodeProto& n) {
          NodeAttributes a(n);
@@ -336,20 +353,33 @@ const std::map<std::string, Converter>& onnx_converters() {
                            Attrs{{"alpha", double(a.get_float("alpha", 0.2f))},
                                  {"beta", double(a.get_float("beta", 0.5f))}});
        }},
-      {"HardSwish", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kHardSwish); }},
+      {"HardSwish", [](ImportContext& c,
+                       const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kHardSwish); }},
       {"Clip", clip},
-      {"Identity", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
-      {"Dropout", [](ImportContext& c, const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
-      {"Add", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kAdd); }},
-      {"Sub", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kSubtract); }},
-      {"Mul", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kMultiply); }},
-      {"Div", [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kDivide); }},
-      {"MaxPool", [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kMaxPool2d); }},
-      {"AveragePool", [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kAvgPool2d); }},
-      {"GlobalAveragePool", [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kGlobalAvgPool2d); }},
+      {"Identity", [](ImportContext& c,
+                      const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
+      {"Dropout", [](ImportContext& c,
+                     const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
+      {"Add",
+       [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kAdd); }},
+      {"Sub", [](ImportContext& c,
+                 const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kSubtract); }},
+      {"Mul", [](ImportContext& c,
+                 const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kMultiply); }},
+      {"Div", [](ImportContext& c,
+                 const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kDivide); }},
+      {"MaxPool",
+       [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kMaxPool2d); }},
+      {"AveragePool",
+       [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kAvgPool2d); }},
+      {"GlobalAveragePool",
+       [](ImportContext& c, const onnx::NodeProto& n) {
+         return pool(c, n, OpKind::kGlobalAvgPool2d);
+       }},
       {"Flatten",
        [](ImportContext& c, const onnx::NodeProto& n) {
-         return emit_unary(c, n, OpKind::kFlatten, Attrs{{"axis", NodeAttributes(n).get_int("axis", 1)}});
+         return emit_unary(c, n, OpKind::kFlatten,
+                           Attrs{{"axis", NodeAttributes(n).get_int("axis", 1)}});
        }},
       {"Reshape", reshape},
       {"Transpose", transpose},
@@ -366,8 +396,12 @@ const std::map<std::string, Converter>& onnx_converters() {
       {"Cast", cast},
       {"Slice", slice},
       {"Gather", gather},
-      {"Unsqueeze", [](ImportContext& c, const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kUnsqueeze); }},
-      {"Squeeze", [](ImportContext& c, const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kSqueeze); }},
+      {"Unsqueeze",
+       [](ImportContext& c, const onnx::NodeProto& n) {
+         return squeeze_like(c, n, OpKind::kUnsqueeze);
+       }},
+      {"Squeeze", [](ImportContext& c,
+                     const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kSqueeze); }},
       {"Constant", constant},
   };
   return table;

@@ -48,9 +48,8 @@ Expected<graph::Tensor> tensor_from_proto(const onnx::TensorProto& p) {
         t.f32.assign(p.float_data().begin(), p.float_data().end());
       }
       if (static_cast<int64_t>(t.f32.size()) != count)
-        return invalid_argument("tensor '" + p.name() + "' holds " +
-                                std::to_string(t.f32.size()) + " values for shape [" +
-                                shape_to_string(shape) + "]");
+        return invalid_argument("tensor '" + p.name() + "' holds " + std::to_string(t.f32.size()) +
+                                " values for shape [" + shape_to_string(shape) + "]");
       return t;
     case onnx::TensorProto_DataType_INT64:
     case onnx::TensorProto_DataType_INT32:
@@ -69,13 +68,11 @@ Expected<graph::Tensor> tensor_from_proto(const onnx::TensorProto& p) {
         t.i64.assign(p.int32_data().begin(), p.int32_data().end());
       }
       if (static_cast<int64_t>(t.i64.size()) != count)
-        return invalid_argument("tensor '" + p.name() + "' holds " +
-                                std::to_string(t.i64.size()) + " values for shape [" +
-                                shape_to_string(shape) + "]");
+        return invalid_argument("tensor '" + p.name() + "' holds " + std::to_string(t.i64.size()) +
+                                " values for shape [" + shape_to_string(shape) + "]");
       return t;
     default:
-      return unimplemented("tensor '" + p.name() + "' has dtype " +
-                           onnx_dtype_name(p.data_type()) +
+      return unimplemented("tensor '" + p.name() + "' has dtype " + onnx_dtype_name(p.data_type()) +
                            " (only FLOAT, INT64 and INT32 are supported)");
   }
 }
@@ -85,12 +82,12 @@ void tensor_to_proto(const graph::Tensor& t, const std::string& name, onnx::Tens
   for (int64_t d : t.shape) p->add_dims(d);
   if (t.dtype == graph::DType::kFloat32) {
     p->set_data_type(onnx::TensorProto_DataType_FLOAT);
-    p->set_raw_data(std::string(reinterpret_cast<const char*>(t.f32.data()),
-                                t.f32.size() * sizeof(float)));
+    p->set_raw_data(
+        std::string(reinterpret_cast<const char*>(t.f32.data()), t.f32.size() * sizeof(float)));
   } else {
     p->set_data_type(onnx::TensorProto_DataType_INT64);
-    p->set_raw_data(std::string(reinterpret_cast<const char*>(t.i64.data()),
-                                t.i64.size() * sizeof(int64_t)));
+    p->set_raw_data(
+        std::string(reinterpret_cast<const char*>(t.i64.data()), t.i64.size() * sizeof(int64_t)));
   }
 }
 

@@ -31,16 +31,15 @@ Expected<ValueId> Graph::add_node(OpKind op, std::string name, std::vector<Value
   if (!type) {
     std::string shapes;
     for (const auto& t : types) shapes += (shapes.empty() ? "" : ", ") + type_string(t);
-    return type.error().with_context("node '" + name + "' (" + op_name(op) + " of " + shapes +
-                                     ")");
+    return type.error().with_context("node '" + name + "' (" + op_name(op) + " of " + shapes + ")");
   }
   Node node;
   node.op = op;
   node.name = name;
   node.inputs = std::move(inputs);
   node.attrs = std::move(attrs);
-  values_.push_back(Value{std::move(name), std::move(type).value(),
-                          static_cast<int>(nodes_.size()), nullptr});
+  values_.push_back(
+      Value{std::move(name), std::move(type).value(), static_cast<int>(nodes_.size()), nullptr});
   node.output = static_cast<ValueId>(values_.size() - 1);
   nodes_.push_back(std::move(node));
   return nodes_.back().output;

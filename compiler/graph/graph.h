@@ -76,7 +76,7 @@ class Graph {
 };
 
 /// The output type of `op` applied to inputs of these types, or an error naming what does not
-/// fit. `constants[i]` is the value of input i when it is a constant (else null).
+/// fit.
 Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& inputs,
                                 const Attrs& attrs);
 

@@ -10,13 +10,17 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
   const Attrs& a = node.attrs;
   const Shape& out = type.shape;
   switch (node.op) {
-    case OpKind::kConv2d: return kernels::conv2d(*in[0], *in[1], a, out);
-    case OpKind::kConv2dNCHWc: return kernels::conv2d_nchwc(*in[0], *in[1], a, out);
-    case OpKind::kDense: return kernels::dense(*in[0], *in[1]);
-    case OpKind::kMatMul: return kernels::matmul(*in[0], *in[1], out);
+    case OpKind::kConv2d:
+      return kernels::conv2d(*in[0], *in[1], a, out);
+    case OpKind::kConv2dNCHWc:
+      return kernels::conv2d_nchwc(*in[0], *in[1], a, out);
+    case OpKind::kDense:
+      return kernels::dense(*in[0], *in[1]);
+    case OpKind::kMatMul:
+      return kernels::matmul(*in[0], *in[1], out);
     case OpKind::kBiasAdd:
-      return kernels::bias_add(*in[0], *in[1], normalize_axis(a.get_int("axis", 1),
-                                                              in[0]->shape.size()));
+      return kernels::bias_add(*in[0], *in[1],
+                               normalize_axis(a.get_int("axis", 1), in[0]->shape.size()));
     case OpKind::kBatchNorm:
       return kernels::batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4],
                                  a.get_float("epsilon", 1e-5));
@@ -25,29 +29,37 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kSigmoid:
     case OpKind::kHardSigmoid:
     case OpKind::kHardSwish:
-    case OpKind::kIdentity: return kernels::unary(node.op, *in[0], a);
+    case OpKind::kIdentity:
+      return kernels::unary(node.op, *in[0], a);
     case OpKind::kAdd:
     case OpKind::kSubtract:
     case OpKind::kMultiply:
-    case OpKind::kDivide: return kernels::binary(node.op, *in[0], *in[1], out);
+    case OpKind::kDivide:
+      return kernels::binary(node.op, *in[0], *in[1], out);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
-    case OpKind::kGlobalAvgPool2d: return kernels::pool2d(node.op, *in[0], a, out);
+    case OpKind::kGlobalAvgPool2d:
+      return kernels::pool2d(node.op, *in[0], a, out);
     case OpKind::kFlatten:
     case OpKind::kReshape:
     case OpKind::kUnsqueeze:
-    case OpKind::kSqueeze: return kernels::reshape(*in[0], out);
-    case OpKind::kTranspose: return kernels::transpose(*in[0], a.get_ints("perm"));
+    case OpKind::kSqueeze:
+      return kernels::reshape(*in[0], out);
+    case OpKind::kTranspose:
+      return kernels::transpose(*in[0], a.get_ints("perm"));
     case OpKind::kConcat:
       return kernels::concat(in, normalize_axis(a.get_int("axis", 0), out.size()), out);
     case OpKind::kSoftmax:
       return kernels::softmax(*in[0], normalize_axis(a.get_int("axis", -1), out.size()));
     case OpKind::kLayoutTransform:
-      return kernels::layout_transform(*in[0], a.get_int("from_block", 0),
-                                       a.get_int("to_block", 0), out);
-    case OpKind::kShape: return kernels::shape_of(*in[0], a);
-    case OpKind::kCast: return kernels::cast(*in[0], type.dtype);
-    case OpKind::kSlice: return kernels::slice(*in[0], a, out);
+      return kernels::layout_transform(*in[0], a.get_int("from_block", 0), a.get_int("to_block", 0),
+                                       out);
+    case OpKind::kShape:
+      return kernels::shape_of(*in[0], a);
+    case OpKind::kCast:
+      return kernels::cast(*in[0], type.dtype);
+    case OpKind::kSlice:
+      return kernels::slice(*in[0], a, out);
     case OpKind::kGather:
       return kernels::gather(*in[0], *in[1],
                              normalize_axis(a.get_int("axis", 0), in[0]->shape.size()), out);
@@ -64,7 +76,8 @@ Expected<Tensor> evaluate_on_constants(const Graph& graph, const Node& node,
     if (graph.is_constant(in)) {
       values.push_back(graph.constant(in));
     } else {
-      TT_CHECK(node.op == OpKind::kShape) << "folding " << node.name << " with a non-constant input";
+      TT_CHECK(node.op == OpKind::kShape)
+          << "folding " << node.name << " with a non-constant input";
       shape_only.shape = graph.type(in).shape;
       values.push_back(&shape_only);
     }
@@ -81,8 +94,8 @@ Expected<std::vector<Tensor>> interpret(const Graph& graph,
     if (id == kNoValue) {
       std::string names;
       for (ValueId in : graph.inputs()) names += (names.empty() ? "" : ", ") + values[in].name;
-      return invalid_argument("input '" + name + "' does not exist; the graph's inputs are: " +
-                              names);
+      return invalid_argument("input '" + name +
+                              "' does not exist; the graph's inputs are: " + names);
     }
     if (tensor.type() != values[id].type)
       return invalid_argument("input '" + name + "' has type " + type_string(tensor.type()) +

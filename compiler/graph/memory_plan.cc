@@ -29,7 +29,8 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
   std::vector<int> order(step);
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
-  for (int& s : step) s = static_cast<int>(std::lower_bound(order.begin(), order.end(), s) - order.begin());
+  for (int& s : step)
+    s = static_cast<int>(std::lower_bound(order.begin(), order.end(), s) - order.begin());
 
   std::vector<bool> is_output(g.values().size(), false);
   for (ValueId o : g.outputs()) is_output[o] = true;
@@ -49,7 +50,8 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
     const TensorType& t = g.type(v);
     PlannedBuffer b;
     b.value = v;
-    b.bytes = (num_elements(t.shape) * element_bytes(t.dtype) + alignment - 1) / alignment * alignment;
+    b.bytes =
+        (num_elements(t.shape) * element_bytes(t.dtype) + alignment - 1) / alignment * alignment;
     b.first_step = step[i];
     b.last_step = std::max(last_read[v], step[i]);
     plan.unshared_bytes += b.bytes;

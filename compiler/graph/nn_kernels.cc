@@ -197,7 +197,8 @@ Tensor pool2d(OpKind op, const Tensor& x, const Attrs& a, const Shape& out_shape
           if (op == OpKind::kMaxPool2d)
             r = best;
           else
-            r = static_cast<float>(sum / double(std::max<int64_t>(include_pad ? padded : valid, 1)));
+            r = static_cast<float>(sum /
+                                   double(std::max<int64_t>(include_pad ? padded : valid, 1)));
           o[(oh * OW + ow) * B + b] = r;
         }
   });

@@ -6,37 +6,68 @@ namespace tensortune::graph {
 
 const char* op_name(OpKind op) {
   switch (op) {
-    case OpKind::kConv2d: return "conv2d";
-    case OpKind::kConv2dNCHWc: return "conv2d_nchwc";
-    case OpKind::kDense: return "dense";
-    case OpKind::kMatMul: return "matmul";
-    case OpKind::kBiasAdd: return "bias_add";
-    case OpKind::kBatchNorm: return "batch_norm";
-    case OpKind::kRelu: return "relu";
-    case OpKind::kClip: return "clip";
-    case OpKind::kSigmoid: return "sigmoid";
-    case OpKind::kHardSigmoid: return "hard_sigmoid";
-    case OpKind::kHardSwish: return "hard_swish";
-    case OpKind::kAdd: return "add";
-    case OpKind::kSubtract: return "subtract";
-    case OpKind::kMultiply: return "multiply";
-    case OpKind::kDivide: return "divide";
-    case OpKind::kMaxPool2d: return "max_pool2d";
-    case OpKind::kAvgPool2d: return "avg_pool2d";
-    case OpKind::kGlobalAvgPool2d: return "global_avg_pool2d";
-    case OpKind::kFlatten: return "flatten";
-    case OpKind::kReshape: return "reshape";
-    case OpKind::kTranspose: return "transpose";
-    case OpKind::kConcat: return "concat";
-    case OpKind::kSoftmax: return "softmax";
-    case OpKind::kLayoutTransform: return "layout_transform";
-    case OpKind::kShape: return "shape";
-    case OpKind::kCast: return "cast";
-    case OpKind::kSlice: return "slice";
-    case OpKind::kGather: return "gather";
-    case OpKind::kUnsqueeze: return "unsqueeze";
-    case OpKind::kSqueeze: return "squeeze";
-    case OpKind::kIdentity: return "identity";
+    case OpKind::kConv2d:
+      return "conv2d";
+    case OpKind::kConv2dNCHWc:
+      return "conv2d_nchwc";
+    case OpKind::kDense:
+      return "dense";
+    case OpKind::kMatMul:
+      return "matmul";
+    case OpKind::kBiasAdd:
+      return "bias_add";
+    case OpKind::kBatchNorm:
+      return "batch_norm";
+    case OpKind::kRelu:
+      return "relu";
+    case OpKind::kClip:
+      return "clip";
+    case OpKind::kSigmoid:
+      return "sigmoid";
+    case OpKind::kHardSigmoid:
+      return "hard_sigmoid";
+    case OpKind::kHardSwish:
+      return "hard_swish";
+    case OpKind::kAdd:
+      return "add";
+    case OpKind::kSubtract:
+      return "subtract";
+    case OpKind::kMultiply:
+      return "multiply";
+    case OpKind::kDivide:
+      return "divide";
+    case OpKind::kMaxPool2d:
+      return "max_pool2d";
+    case OpKind::kAvgPool2d:
+      return "avg_pool2d";
+    case OpKind::kGlobalAvgPool2d:
+      return "global_avg_pool2d";
+    case OpKind::kFlatten:
+      return "flatten";
+    case OpKind::kReshape:
+      return "reshape";
+    case OpKind::kTranspose:
+      return "transpose";
+    case OpKind::kConcat:
+      return "concat";
+    case OpKind::kSoftmax:
+      return "softmax";
+    case OpKind::kLayoutTransform:
+      return "layout_transform";
+    case OpKind::kShape:
+      return "shape";
+    case OpKind::kCast:
+      return "cast";
+    case OpKind::kSlice:
+      return "slice";
+    case OpKind::kGather:
+      return "gather";
+    case OpKind::kUnsqueeze:
+      return "unsqueeze";
+    case OpKind::kSqueeze:
+      return "squeeze";
+    case OpKind::kIdentity:
+      return "identity";
   }
   return "?";
 }
@@ -48,8 +79,10 @@ bool is_unary_elementwise(OpKind op) {
     case OpKind::kSigmoid:
     case OpKind::kHardSigmoid:
     case OpKind::kHardSwish:
-    case OpKind::kIdentity: return true;
-    default: return false;
+    case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -79,8 +112,7 @@ double Attrs::get_float(const std::string& name, double fallback) const {
   return fallback;
 }
 
-std::vector<int64_t> Attrs::get_ints(const std::string& name,
-                                     std::vector<int64_t> fallback) const {
+std::vector<int64_t> Attrs::get_ints(const std::string& name, std::vector<int64_t> fallback) const {
   auto it = map_.find(name);
   if (it == map_.end()) return fallback;
   if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;

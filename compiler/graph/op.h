@@ -86,8 +86,7 @@ class Attrs {
 
   int64_t get_int(const std::string& name, int64_t fallback) const;
   double get_float(const std::string& name, double fallback) const;
-  std::vector<int64_t> get_ints(const std::string& name,
-                                std::vector<int64_t> fallback = {}) const;
+  std::vector<int64_t> get_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::string get_string(const std::string& name, std::string fallback = "") const;
 
   const std::map<std::string, AttrValue>& items() const { return map_; }

@@ -20,8 +20,7 @@ std::string graph_summary(const Graph& graph) {
     first = false;
   }
   char buf[96];
-  std::snprintf(buf, sizeof buf, "; %.2f M parameters (%.1f MB)", params / 1e6,
-                params * 4.0 / 1e6);
+  std::snprintf(buf, sizeof buf, "; %.2f M parameters (%.1f MB)", params / 1e6, params * 4.0 / 1e6);
   os << buf;
   return os.str();
 }

@@ -33,13 +33,12 @@ Status expect_float(const TensorType& t, const char* what) {
 Status expect_ints(const Attrs& a, const char* name, size_t count, int64_t min_value) {
   auto v = a.get_ints(name);
   if (v.size() != count)
-    return invalid_argument(std::string("attribute ") + name + " needs " +
-                            std::to_string(count) + " values, got " + std::to_string(v.size()));
+    return invalid_argument(std::string("attribute ") + name + " needs " + std::to_string(count) +
+                            " values, got " + std::to_string(v.size()));
   for (int64_t x : v)
     if (x < min_value)
-      return invalid_argument(std::string("attribute ") + name + " has value " +
-                              std::to_string(x) + " (must be >= " + std::to_string(min_value) +
-                              ")");
+      return invalid_argument(std::string("attribute ") + name + " has value " + std::to_string(x) +
+                              " (must be >= " + std::to_string(min_value) + ")");
   return ok_status();
 }
 
@@ -54,9 +53,9 @@ Expected<std::pair<int64_t, int64_t>> window_hw(int64_t h, int64_t w, int64_t kh
   const int64_t ow = window_output_size(w, kw, s[1], d[1], p[1], p[3], ceil_mode);
   if (oh < 1 || ow < 1)
     return invalid_argument("window " + std::to_string(kh) + "x" + std::to_string(kw) +
-                            " does not fit input " + std::to_string(h) + "x" +
-                            std::to_string(w) + " with these pads (output " +
-                            std::to_string(oh) + "x" + std::to_string(ow) + ")");
+                            " does not fit input " + std::to_string(h) + "x" + std::to_string(w) +
+                            " with these pads (output " + std::to_string(oh) + "x" +
+                            std::to_string(ow) + ")");
   return std::make_pair(oh, ow);
 }
 
@@ -66,16 +65,14 @@ Expected<TensorType> infer_conv2d(const std::vector<TensorType>& in, const Attrs
   TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
   TT_RETURN_IF_ERROR(expect_float(in[1], "weight"));
   if (x.size() != 4) return invalid_argument("data must be NCHW (rank 4), got " + shape_str(x));
-  if (wt.size() != 4)
-    return invalid_argument("weight must be OIHW (rank 4), got " + shape_str(wt));
+  if (wt.size() != 4) return invalid_argument("weight must be OIHW (rank 4), got " + shape_str(wt));
   const int64_t groups = a.get_int("groups", 1);
   if (groups < 1 || x[1] % groups != 0 || wt[0] % groups != 0)
     return invalid_argument("groups=" + std::to_string(groups) + " does not divide channels " +
                             std::to_string(x[1]) + " -> " + std::to_string(wt[0]));
   if (wt[1] * groups != x[1])
     return invalid_argument("weight input channels " + std::to_string(wt[1]) + " x groups " +
-                            std::to_string(groups) + " != data channels " +
-                            std::to_string(x[1]));
+                            std::to_string(groups) + " != data channels " + std::to_string(x[1]));
   TT_ASSIGN_OR_RETURN(auto hw, window_hw(x[2], x[3], wt[2], wt[3], a, false));
   return TensorType{DType::kFloat32, {x[0], wt[0], hw.first, hw.second}};
 }
@@ -86,16 +83,14 @@ Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in, const
   const int64_t ic_bn = a.get_int("ic_bn", 0), oc_bn = a.get_int("oc_bn", 0);
   const int64_t groups = a.get_int("groups", 1);
   if (x.size() != 5 || x[4] != ic_bn)
-    return invalid_argument("data must be NCHW" + std::to_string(ic_bn) + "c, got " +
-                            shape_str(x));
+    return invalid_argument("data must be NCHW" + std::to_string(ic_bn) + "c, got " + shape_str(x));
   if (wt.size() != 6 || wt[5] != oc_bn)
     return invalid_argument("weight must be OIHW[i]i" + std::to_string(oc_bn) + "o, got " +
                             shape_str(wt));
   const int64_t channels = x[1] * ic_bn;
   if (groups == 1) {
     if (wt[1] != x[1] || wt[4] != ic_bn)
-      return invalid_argument("weight " + shape_str(wt) + " does not match data " +
-                              shape_str(x));
+      return invalid_argument("weight " + shape_str(wt) + " does not match data " + shape_str(x));
   } else if (groups == channels) {
     if (ic_bn != oc_bn || wt[0] != x[1] || wt[1] != 1 || wt[4] != 1)
       return invalid_argument("depthwise weight " + shape_str(wt) + " does not match data " +
@@ -149,8 +144,7 @@ Expected<TensorType> infer_layout_transform(const TensorType& t, const Attrs& a)
 Expected<TensorType> infer_matmul(const std::vector<TensorType>& in) {
   const Shape &a = in[0].shape, &b = in[1].shape;
   if (a.size() < 2 || b.size() < 2)
-    return invalid_argument("matmul needs rank >= 2, got " + shape_str(a) + " and " +
-                            shape_str(b));
+    return invalid_argument("matmul needs rank >= 2, got " + shape_str(a) + " and " + shape_str(b));
   if (a.back() != b[b.size() - 2])
     return invalid_argument("inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
   Shape batch;
@@ -161,8 +155,7 @@ Expected<TensorType> infer_matmul(const std::vector<TensorType>& in) {
   return TensorType{DType::kFloat32, batch};
 }
 
-Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in,
-                                    const Attrs& a) {
+Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
   const TensorType& t = in[0];
   const int64_t rank = static_cast<int64_t>(t.shape.size());
   switch (op) {
@@ -187,18 +180,17 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       for (size_t i = 0; i < axes.size(); ++i) {
         if (axes[i] < 0 || axes[i] >= rank || !seen.insert(axes[i]).second)
           return invalid_argument("slice axis " + std::to_string(axes[i]) +
-                                  " is out of range or repeated for rank " +
-                                  std::to_string(rank));
-        if (steps[i] == 0) return invalid_argument("slice step 0 on axis " +
-                                                   std::to_string(axes[i]));
+                                  " is out of range or repeated for rank " + std::to_string(rank));
+        if (steps[i] == 0)
+          return invalid_argument("slice step 0 on axis " + std::to_string(axes[i]));
         out[axes[i]] = normalize_slice(t.shape[axes[i]], starts[i], ends[i], steps[i]).count;
       }
       return TensorType{t.dtype, out};
     }
     case OpKind::kGather: {
       const int64_t axis = normalize_axis(a.get_int("axis", 0), rank);
-      if (axis < 0) return invalid_argument("gather axis out of range for rank " +
-                                            std::to_string(rank));
+      if (axis < 0)
+        return invalid_argument("gather axis out of range for rank " + std::to_string(rank));
       if (in[1].dtype != DType::kInt64) return invalid_argument("gather indices must be int64");
       Shape out(t.shape.begin(), t.shape.begin() + axis);
       out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
@@ -239,18 +231,20 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
         if (!drop[i]) out.push_back(t.shape[i]);
       return TensorType{t.dtype, out};
     }
-    default: break;
+    default:
+      break;
   }
   return internal_error("not a shape operator");
 }
 
 }  // namespace
 
-Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
-                                const Attrs& a) {
+Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
   switch (op) {
-    case OpKind::kConv2d: return infer_conv2d(in, a);
-    case OpKind::kConv2dNCHWc: return infer_conv2d_nchwc(in, a);
+    case OpKind::kConv2d:
+      return infer_conv2d(in, a);
+    case OpKind::kConv2dNCHWc:
+      return infer_conv2d_nchwc(in, a);
     case OpKind::kDense: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       const Shape &x = in[0].shape, &w = in[1].shape;
@@ -289,10 +283,8 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
     case OpKind::kIdentity:
     case OpKind::kSoftmax:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      if (op != OpKind::kIdentity)
-        TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
-      if (op == OpKind::kSoftmax &&
-          normalize_axis(a.get_int("axis", -1), in[0].shape.size()) < 0)
+      if (op != OpKind::kIdentity) TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
+      if (op == OpKind::kSoftmax && normalize_axis(a.get_int("axis", -1), in[0].shape.size()) < 0)
         return invalid_argument("softmax axis " + std::to_string(a.get_int("axis", -1)) +
                                 " out of range for " + shape_str(in[0].shape));
       return in[0];
@@ -302,8 +294,8 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
     case OpKind::kDivide: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       if (in[0].dtype != in[1].dtype)
-        return invalid_argument(std::string("operand dtypes differ: ") +
-                                dtype_name(in[0].dtype) + " and " + dtype_name(in[1].dtype));
+        return invalid_argument(std::string("operand dtypes differ: ") + dtype_name(in[0].dtype) +
+                                " and " + dtype_name(in[1].dtype));
       Shape out;
       if (!broadcast_shapes(in[0].shape, in[1].shape, &out))
         return invalid_argument("shapes " + shape_str(in[0].shape) + " and " +
@@ -312,7 +304,8 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
     }
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
-    case OpKind::kGlobalAvgPool2d: return infer_pool(op, in, a);
+    case OpKind::kGlobalAvgPool2d:
+      return infer_pool(op, in, a);
     case OpKind::kFlatten: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       const int64_t rank = in[0].shape.size();
@@ -330,8 +323,8 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       const Shape target = a.get_ints("shape");
       for (int64_t d : target)
-        if (d < 0) return invalid_argument("reshape target " + shape_str(target) +
-                                           " is not resolved");
+        if (d < 0)
+          return invalid_argument("reshape target " + shape_str(target) + " is not resolved");
       if (num_elements(target) != num_elements(in[0].shape))
         return invalid_argument("cannot reshape " + shape_str(in[0].shape) + " to " +
                                 shape_str(target));
@@ -346,8 +339,7 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
       std::vector<int64_t> iota(rank);
       std::iota(iota.begin(), iota.end(), 0);
       if (sorted != iota)
-        return invalid_argument("perm is not a permutation of " + std::to_string(rank) +
-                                " axes");
+        return invalid_argument("perm is not a permutation of " + std::to_string(rank) + " axes");
       Shape out(rank);
       for (size_t i = 0; i < rank; ++i) out[i] = in[0].shape[perm[i]];
       return TensorType{in[0].dtype, out};
@@ -356,18 +348,18 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in,
       if (in.empty()) return invalid_argument("concat needs at least one input");
       const int64_t rank = in[0].shape.size();
       const int64_t axis = normalize_axis(a.get_int("axis", 0), rank);
-      if (axis < 0) return invalid_argument("concat axis out of range for rank " +
-                                            std::to_string(rank));
+      if (axis < 0)
+        return invalid_argument("concat axis out of range for rank " + std::to_string(rank));
       Shape out = in[0].shape;
       for (size_t i = 1; i < in.size(); ++i) {
         if (in[i].dtype != in[0].dtype || in[i].shape.size() != out.size())
-          return invalid_argument("input " + std::to_string(i) + " has type " +
-                                  type_string(in[i]) + ", unlike input 0");
+          return invalid_argument("input " + std::to_string(i) + " has type " + type_string(in[i]) +
+                                  ", unlike input 0");
         for (int64_t d = 0; d < rank; ++d) {
           if (d == axis) continue;
           if (in[i].shape[d] != out[d])
-            return invalid_argument("input " + std::to_string(i) + " " +
-                                    shape_str(in[i].shape) + " differs off the concat axis");
+            return invalid_argument("input " + std::to_string(i) + " " + shape_str(in[i].shape) +
+                                    " differs off the concat axis");
         }
         out[axis] += in[i].shape[axis];
       }

@@ -8,8 +8,10 @@ namespace tensortune::graph {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kInt64: return "int64";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kInt64:
+      return "int64";
   }
   return "?";
 }

@@ -22,7 +22,7 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out_shape) 
 // Not inlined: GCC 12 reports a false -Wfree-nonheap-object on the odometer when inlined.
 template <typename Fn>
 [[gnu::noinline]] void for_each_broadcast(const Shape& out_shape, const std::vector<int64_t>& sa,
-                        const std::vector<int64_t>& sb, Fn fn) {
+                                          const std::vector<int64_t>& sb, Fn fn) {
   const int64_t total = num_elements(out_shape);
   const size_t rank = out_shape.size();
   std::vector<int64_t> idx(rank, 0);
@@ -48,9 +48,12 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
   bool div_by_zero = false;
   auto apply = [&](T x, T y) -> T {
     switch (op) {
-      case OpKind::kAdd: return x + y;
-      case OpKind::kSubtract: return x - y;
-      case OpKind::kMultiply: return x * y;
+      case OpKind::kAdd:
+        return x + y;
+      case OpKind::kSubtract:
+        return x - y;
+      case OpKind::kMultiply:
+        return x * y;
       default:
         if constexpr (std::is_integral_v<T>) {
           if (y == 0) {
@@ -82,14 +85,23 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& a) {
   const float beta = static_cast<float>(a.get_float("beta", 0.5));
   for (float& v : out.f32) {
     switch (op) {
-      case OpKind::kRelu: v = v > 0.0f ? v : 0.0f; break;
-      case OpKind::kClip: v = std::min(std::max(v, lo), hi); break;
-      case OpKind::kSigmoid: v = static_cast<float>(1.0 / (1.0 + std::exp(-double(v)))); break;
-      case OpKind::kHardSigmoid: v = std::max(0.0f, std::min(1.0f, alpha * v + beta)); break;
+      case OpKind::kRelu:
+        v = v > 0.0f ? v : 0.0f;
+        break;
+      case OpKind::kClip:
+        v = std::min(std::max(v, lo), hi);
+        break;
+      case OpKind::kSigmoid:
+        v = static_cast<float>(1.0 / (1.0 + std::exp(-double(v))));
+        break;
+      case OpKind::kHardSigmoid:
+        v = std::max(0.0f, std::min(1.0f, alpha * v + beta));
+        break;
       case OpKind::kHardSwish:
         v = v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f));
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return out;
@@ -152,8 +164,8 @@ Tensor layout_transform(const Tensor& x, int64_t from_block, int64_t to_block,
   };
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t hw = 0; hw < H * W; ++hw) out.f32[offset(n, c, hw, tb)] =
-          x.f32[offset(n, c, hw, fb)];
+      for (int64_t hw = 0; hw < H * W; ++hw)
+        out.f32[offset(n, c, hw, tb)] = x.f32[offset(n, c, hw, fb)];
   return out;
 }
 

@@ -49,15 +49,18 @@ LocalMeasurer::LocalMeasurer(ss::Task task, MeasureOptions options)
     : task_(std::move(task)), options_(std::move(options)) {}
 LocalMeasurer::~LocalMeasurer() = default;
 
-Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task, MeasureOptions options) {
+Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task,
+                                                               MeasureOptions options) {
   TT_RETURN_IF_ERROR(ss::validate(task.workload));
   if (options.threads < 1 || options.threads > 1024)
     return invalid_argument("measure option threads = " + std::to_string(options.threads) +
                             ", must be in [1, 1024]");
   if (options.timing.repeat < 1)
-    return invalid_argument("measure option repeat = " + std::to_string(options.timing.repeat) + ", must be >= 1");
+    return invalid_argument("measure option repeat = " + std::to_string(options.timing.repeat) +
+                            ", must be >= 1");
   if (options.timing.number < 1)
-    return invalid_argument("measure option number = " + std::to_string(options.timing.number) + ", must be >= 1");
+    return invalid_argument("measure option number = " + std::to_string(options.timing.number) +
+                            ", must be >= 1");
   if (options.device_key.empty()) options.device_key = host_device_key();
   std::unique_ptr<LocalMeasurer> m(new LocalMeasurer(std::move(task), std::move(options)));
   const ss::Task& t = m->task_;
@@ -110,11 +113,13 @@ std::vector<MeasureResult> LocalMeasurer::measure(const ss::ConfigSpace& space,
       } catch (const std::exception& e) {
         built[i].exception = e.what();
       }
-      built[i].wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      built[i].wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
   };
-  int threads = options_.compile_threads > 0 ? options_.compile_threads
-                                             : static_cast<int>(std::thread::hardware_concurrency());
+  int threads = options_.compile_threads > 0
+                    ? options_.compile_threads
+                    : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min<int>(threads, static_cast<int>(configs.size())));
   std::vector<std::thread> workers;
   for (int t = 1; t < threads; ++t) workers.emplace_back(build);
@@ -123,13 +128,16 @@ std::vector<MeasureResult> LocalMeasurer::measure(const ss::ConfigSpace& space,
 
   std::vector<MeasureResult> results;
   results.reserve(configs.size());
-  for (size_t i = 0; i < configs.size(); ++i) results.push_back(measure_one(space, configs[i], built[i]));
+  for (size_t i = 0; i < configs.size(); ++i)
+    results.push_back(measure_one(space, configs[i], built[i]));
   return results;
 }
 
-MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss::Config& config, Built& built) {
+MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss::Config& config,
+                                         Built& built) {
   const auto start = std::chrono::steady_clock::now() -
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(built.wall_s));
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(built.wall_s));
   MeasureResult r;
   r.config_index = config.index;
   r.threads = options_.threads;
@@ -139,12 +147,15 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
     r.error_msg = std::move(msg);
     if (e != MeasureErrorNo::kNoError) r.costs = {ss::kErrorCost};
     r.all_cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.timestamp = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    logger("measure")->debug("config {}: {} {}", config.index, ss::measure_error_name(e), r.error_msg);
+    r.timestamp =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    logger("measure")->debug("config {}: {} {}", config.index, ss::measure_error_name(e),
+                             r.error_msg);
     return r;
   };
   try {
-    if (!built.exception.empty()) return finish(MeasureErrorNo::kCompileHost, "exception: " + built.exception);
+    if (!built.exception.empty())
+      return finish(MeasureErrorNo::kCompileHost, "exception: " + built.exception);
     Expected<CompiledKernel>& kernel = *built.kernel;
     if (!kernel) {
       const bool invalid = kernel.error().code == ErrorCode::kFailedPrecondition;
@@ -171,13 +182,15 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
       };
     }
     TimeEvaluatorOptions timing = options_.timing;
-    if (options_.slow_cutoff > 0 && best_cost_s_ > 0) timing.cutoff_s = options_.slow_cutoff * best_cost_s_;
+    if (options_.slow_cutoff > 0 && best_cost_s_ > 0)
+      timing.cutoff_s = options_.slow_cutoff * best_cost_s_;
     TimingResult t = time_evaluator(run, flush, timing);
     if (t.timed_out)
       return finish(MeasureErrorNo::kRunTimeout,
                     "one run took " + std::to_string(t.warmup_seconds) + " s; " +
                         std::to_string(options_.timing.number * options_.timing.repeat) +
-                        " runs would pass the " + std::to_string(options_.timing.timeout_s) + " s limit");
+                        " runs would pass the " + std::to_string(options_.timing.timeout_s) +
+                        " s limit");
     r.number = t.number;
     r.costs = drop_extremes(t.round_seconds);
     if (best_cost_s_ == 0 || r.mean_cost() < best_cost_s_) best_cost_s_ = r.mean_cost();

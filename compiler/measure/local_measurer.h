@@ -55,8 +55,8 @@ class LocalMeasurer {
   const schedule_space::Task& task() const { return task_; }
   const MeasureOptions& options() const { return options_; }
 
-  std::vector<schedule_space::MeasureResult> measure(const schedule_space::ConfigSpace& space,
-                                                     const std::vector<schedule_space::Config>& configs);
+  std::vector<schedule_space::MeasureResult> measure(
+      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs);
 
  private:
   LocalMeasurer(schedule_space::Task task, MeasureOptions options);

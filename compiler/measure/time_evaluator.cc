@@ -15,7 +15,8 @@ double steady_seconds() {
 }
 }  // namespace
 
-TimingResult time_evaluator(const std::function<void()>& fn, const std::function<void()>& before_round,
+TimingResult time_evaluator(const std::function<void()>& fn,
+                            const std::function<void()>& before_round,
                             const TimeEvaluatorOptions& o) {
   const std::function<double()> clock = o.clock ? o.clock : std::function<double()>(steady_seconds);
   auto seconds_since = [&clock](double t) { return clock() - t; };

@@ -40,7 +40,8 @@ struct TimingResult {
   bool cut_short = false;  ///< timed with one call because of cutoff_s
 };
 
-TimingResult time_evaluator(const std::function<void()>& fn, const std::function<void()>& before_round,
+TimingResult time_evaluator(const std::function<void()>& fn,
+                            const std::function<void()>& before_round,
                             const TimeEvaluatorOptions& options);
 
 /// Evicts every cache line of [p, p + bytes) from all cache levels (clflush); a no-op off x86.

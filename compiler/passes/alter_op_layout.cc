@@ -68,11 +68,10 @@ class LayoutAlterer {
     if (block_of(v) == target) return v;
     auto key = std::make_pair(v, target);
     if (auto it = transforms_.find(key); it != transforms_.end()) return it->second;
-    TT_ASSIGN_OR_RETURN(ValueId t, out.add_node(OpKind::kLayoutTransform,
-                                                out.value(v).name + "." + layout_name(target),
-                                                {v},
-                                                Attrs{{"from_block", block_of(v)},
-                                                      {"to_block", target}}));
+    TT_ASSIGN_OR_RETURN(
+        ValueId t,
+        out.add_node(OpKind::kLayoutTransform, out.value(v).name + "." + layout_name(target), {v},
+                     Attrs{{"from_block", block_of(v)}, {"to_block", target}}));
     block_[t] = target;
     transforms_[key] = t;
     return t;
@@ -80,7 +79,8 @@ class LayoutAlterer {
 
   Status visit(const Node& n) {
     switch (n.op) {
-      case OpKind::kConv2d: return visit_conv(n);
+      case OpKind::kConv2d:
+        return visit_conv(n);
       case OpKind::kMaxPool2d:
       case OpKind::kAvgPool2d:
       case OpKind::kGlobalAvgPool2d: {
@@ -149,23 +149,23 @@ class LayoutAlterer {
       blocks = options_.choose_blocks ? options_.choose_blocks(*workload)
                                       : default_blocks(*workload, options_.vector_lanes);
       if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
-        return invalid_argument("node '" + n.name + "': block sizes ic_bn=" +
-                                std::to_string(blocks.ic_bn) + " oc_bn=" +
-                                std::to_string(blocks.oc_bn) + " do not divide channels " +
-                                std::to_string(x[1]) + " -> " + std::to_string(w[0]));
+        return invalid_argument(
+            "node '" + n.name + "': block sizes ic_bn=" + std::to_string(blocks.ic_bn) +
+            " oc_bn=" + std::to_string(blocks.oc_bn) + " do not divide channels " +
+            std::to_string(x[1]) + " -> " + std::to_string(w[0]));
     }
     TT_ASSIGN_OR_RETURN(ValueId blocked, to_block(data, blocks.ic_bn));
-    const Tensor packed = pack_weight(*g_.constant(n.inputs[1]), depthwise ? 1 : blocks.ic_bn,
-                                      blocks.oc_bn);
-    const ValueId weight = rw_.out().add_constant(
-        g_.value(n.inputs[1]).name + ".OIHW" + std::to_string(blocks.ic_bn) + "i" +
-            std::to_string(blocks.oc_bn) + "o",
-        packed);
+    const Tensor packed =
+        pack_weight(*g_.constant(n.inputs[1]), depthwise ? 1 : blocks.ic_bn, blocks.oc_bn);
+    const ValueId weight =
+        rw_.out().add_constant(g_.value(n.inputs[1]).name + ".OIHW" + std::to_string(blocks.ic_bn) +
+                                   "i" + std::to_string(blocks.oc_bn) + "o",
+                               packed);
     Attrs attrs = n.attrs;
     attrs.set("ic_bn", blocks.ic_bn);
     attrs.set("oc_bn", blocks.oc_bn);
-    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, {blocked, weight},
-                                            attrs));
+    TT_ASSIGN_OR_RETURN(ValueId y,
+                        rw_.emit(OpKind::kConv2dNCHWc, n.name, {blocked, weight}, attrs));
     return keep(n, y, blocks.oc_bn);
   }
 
@@ -197,15 +197,13 @@ class LayoutAlterer {
     const ValueId data = data_index == 0 ? a : b;
     const int64_t block = block_of(data);
     const Tensor* c = per_channel(n.inputs[1 - data_index], out_shape[1]);
-    if (block == 0 || !c || g_.type(n.inputs[data_index]).shape != out_shape)
-      return copy_plain(n);
+    if (block == 0 || !c || g_.type(n.inputs[data_index]).shape != out_shape) return copy_plain(n);
     Tensor blocked = *c;
     if (c->size() > 1) blocked.shape = {out_shape[1] / block, 1, 1, block};
-    ValueId cv = rw_.out().add_constant(g_.value(n.inputs[1 - data_index]).name + "." +
-                                            layout_name(block),
-                                        std::move(blocked));
-    std::vector<ValueId> inputs = data_index == 0 ? std::vector<ValueId>{data, cv}
-                                                  : std::vector<ValueId>{cv, data};
+    ValueId cv = rw_.out().add_constant(
+        g_.value(n.inputs[1 - data_index]).name + "." + layout_name(block), std::move(blocked));
+    std::vector<ValueId> inputs =
+        data_index == 0 ? std::vector<ValueId>{data, cv} : std::vector<ValueId>{cv, data};
     TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(n.op, n.name, std::move(inputs), n.attrs));
     return keep(n, y, block);
   }
@@ -220,7 +218,8 @@ class LayoutAlterer {
 }  // namespace
 
 Pass alter_op_layout(AlterOpLayoutOptions options) {
-  return Pass{"AlterOpLayout", 3,
+  return Pass{"AlterOpLayout",
+              3,
               "conv2d runs as conv2d_nchwc with packed weights; layout transforms appear only "
               "where a consumer needs another layout",
               {},

@@ -23,8 +23,11 @@ Expected<graph::Graph> run(const graph::Graph& g) {
 }  // namespace
 
 Pass dead_code_elimination() {
-  return Pass{"DeadCodeElimination", 0,
-              "nodes and constants that no output depends on are removed", {}, run};
+  return Pass{"DeadCodeElimination",
+              0,
+              "nodes and constants that no output depends on are removed",
+              {},
+              run};
 }
 
 }  // namespace tensortune::passes

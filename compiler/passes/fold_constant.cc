@@ -33,10 +33,12 @@ Expected<graph::Graph> run(const graph::Graph& g) {
 }  // namespace
 
 Pass fold_constant() {
-  return Pass{"FoldConstant", 2,
+  return Pass{"FoldConstant",
+              2,
               "nodes whose inputs are all constants, and shapes of known shapes, become "
               "constants",
-              {}, run};
+              {},
+              run};
 }
 
 }  // namespace tensortune::passes

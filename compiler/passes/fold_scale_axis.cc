@@ -245,7 +245,8 @@ class ScaleFolder {
 }  // namespace
 
 Pass fold_scale_axis(FoldScaleAxisOptions options) {
-  return Pass{"FoldScaleAxis", 3,
+  return Pass{"FoldScaleAxis",
+              3,
               "per-channel constant scales are folded into conv2d/dense weights, never across "
               "an operator they do not commute with",
               {simplify_inference()},

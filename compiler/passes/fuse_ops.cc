@@ -35,8 +35,7 @@ Expected<Graph> run(const Graph& input) {
     auto v = nodes[i].output;
     while (uses[v] == 1 && consumer[v] >= 0) {
       Node& c = nodes[consumer[v]];
-      if (!is_elementwise(c.op) || c.fusion_group >= 0 || g.type(c.output).shape != shape)
-        break;
+      if (!is_elementwise(c.op) || c.fusion_group >= 0 || g.type(c.output).shape != shape) break;
       // The group runs where its first node is, so every other operand of the epilogue
       // must exist by then.
       bool ready = true;
@@ -53,10 +52,12 @@ Expected<Graph> run(const Graph& input) {
 }  // namespace
 
 Pass fuse_ops() {
-  return Pass{"FuseOps", 1,
+  return Pass{"FuseOps",
+              1,
               "every node gets a fusion group: an anchor with its element-wise epilogue chain, "
               "an element-wise chain, or itself alone",
-              {}, run};
+              {},
+              run};
 }
 
 }  // namespace tensortune::passes

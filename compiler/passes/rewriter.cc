@@ -22,8 +22,7 @@ ValueId Rewriter::map(ValueId old_id) {
 Expected<ValueId> Rewriter::copy(const graph::Node& node) {
   std::vector<ValueId> inputs;
   for (ValueId in : node.inputs) inputs.push_back(map(in));
-  TT_ASSIGN_OR_RETURN(ValueId id, out_.add_node(node.op, node.name, std::move(inputs),
-                                                 node.attrs));
+  TT_ASSIGN_OR_RETURN(ValueId id, out_.add_node(node.op, node.name, std::move(inputs), node.attrs));
   out_.mutable_nodes().back().fusion_group = node.fusion_group;
   map_[node.output] = id;
   return id;

@@ -28,9 +28,9 @@ Expected<graph::Graph> run(const graph::Graph& g) {
       rw.set(n.output, rw.map(n.inputs[0]));
       continue;
     }
-    const bool constant_params =
-        n.op == OpKind::kBatchNorm && g.is_constant(n.inputs[1]) && g.is_constant(n.inputs[2]) &&
-        g.is_constant(n.inputs[3]) && g.is_constant(n.inputs[4]);
+    const bool constant_params = n.op == OpKind::kBatchNorm && g.is_constant(n.inputs[1]) &&
+                                 g.is_constant(n.inputs[2]) && g.is_constant(n.inputs[3]) &&
+                                 g.is_constant(n.inputs[4]);
     if (constant_params) {
       const Tensor &gamma = *g.constant(n.inputs[1]), &beta = *g.constant(n.inputs[2]);
       const Tensor &mean = *g.constant(n.inputs[3]), &var = *g.constant(n.inputs[4]);
@@ -45,8 +45,8 @@ Expected<graph::Graph> run(const graph::Graph& g) {
       }
       ValueId sv = rw.out().add_constant(n.name + ".scale", std::move(scale));
       ValueId tv = rw.out().add_constant(n.name + ".shift", std::move(shift));
-      TT_ASSIGN_OR_RETURN(ValueId m, rw.emit(OpKind::kMultiply, n.name + ".mul",
-                                             {rw.map(n.inputs[0]), sv}));
+      TT_ASSIGN_OR_RETURN(ValueId m,
+                          rw.emit(OpKind::kMultiply, n.name + ".mul", {rw.map(n.inputs[0]), sv}));
       TT_ASSIGN_OR_RETURN(ValueId a, rw.emit(OpKind::kAdd, n.name, {m, tv}));
       rw.set(n.output, a);
       continue;
@@ -76,10 +76,12 @@ Expected<graph::Graph> run(const graph::Graph& g) {
 }  // namespace
 
 Pass simplify_inference() {
-  return Pass{"SimplifyInference", 0,
+  return Pass{"SimplifyInference",
+              0,
               "batch_norm becomes a per-channel multiply and add; bias_add a broadcast add; "
               "identities vanish",
-              {}, run};
+              {},
+              run};
 }
 
 }  // namespace tensortune::passes

@@ -19,7 +19,8 @@ NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const 
                 const int64_t iw = x * w.stride_w + kw * w.dilation_w - w.pad_left;
                 if (iw < 0 || iw >= w.in_width) continue;
                 acc += static_cast<double>(
-                           data.data[((n * w.in_channels + ic) * w.in_height + ih) * w.in_width + iw]) *
+                           data.data[((n * w.in_channels + ic) * w.in_height + ih) * w.in_width +
+                                     iw]) *
                        weight.data[((oc * w.in_channels + ic) * w.kernel_h + kh) * w.kernel_w + kw];
               }
             }

@@ -2,10 +2,10 @@
 /// \file
 /// Private to records/: a prepared SQLite statement that finalizes itself.
 
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <string>
-
-#include <sqlite3.h>
 
 #include "support/error.h"
 
@@ -35,7 +35,8 @@ class Statement {
     return rc_ == SQLITE_ROW;
   }
   Status status() const {
-    if (rc_ != SQLITE_DONE && rc_ != SQLITE_ROW && rc_ != SQLITE_OK) return error("executing statement");
+    if (rc_ != SQLITE_DONE && rc_ != SQLITE_ROW && rc_ != SQLITE_OK)
+      return error("executing statement");
     return ok_status();
   }
   Status run() {
@@ -51,7 +52,8 @@ class Statement {
 
  private:
   Error error(const char* what) const {
-    return Error{rc_ == SQLITE_NOTADB || rc_ == SQLITE_CORRUPT ? ErrorCode::kDataLoss : ErrorCode::kUnavailable,
+    return Error{rc_ == SQLITE_NOTADB || rc_ == SQLITE_CORRUPT ? ErrorCode::kDataLoss
+                                                               : ErrorCode::kUnavailable,
                  std::string("sqlite: ") + what + ": " + sqlite3_errmsg(db_)};
   }
   sqlite3* db_;

@@ -1,6 +1,7 @@
 // Compiled networks against the reference interpreter: every zoo model at every opt level,
 // with default and with non-default schedules (chosen directly and through a record DB), ONNX's
 // node tests compiled, the artifact's refusals, and the profiler against the end-to-end timer.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <random>
 #include <set>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "compiler/backend/artifact.h"
 #include "compiler/backend/benchmark.h"
@@ -58,8 +57,8 @@ double relative_error(const Tensor& a, const Tensor& b) {
 }
 
 /// Compiles, writes to bytes and reads back (every test goes through the artifact), loads.
-std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOptions& options, int threads,
-                                  CompiledNetwork* compiled = nullptr) {
+std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOptions& options,
+                                  int threads, CompiledNetwork* compiled = nullptr) {
   auto net = compile_network(model, options);
   EXPECT_TRUE(net.has_value()) << net.error().message;
   if (!net) return nullptr;
@@ -115,7 +114,8 @@ TEST_P(ZooCompiled, MatchesTheInterpreterWithDefaultAndNonDefaultSchedules) {
   EXPECT_LT(e_default, kTolerance) << name << " at opt level " << opt;
 
   // Every operator of the zoo has generated code or a native loop.
-  for (const Step& s : net.steps) EXPECT_NE(s.kind, Step::Kind::kInterpret) << s.label << " is interpreted";
+  for (const Step& s : net.steps)
+    EXPECT_NE(s.kind, Step::Kind::kInterpret) << s.label << " is interpreted";
 
   CompileOptions other = defaults;
   other.conv_schedule = non_default_schedule;
@@ -124,9 +124,12 @@ TEST_P(ZooCompiled, MatchesTheInterpreterWithDefaultAndNonDefaultSchedules) {
   auto out2 = exe2->run({{"data", x}});
   ASSERT_TRUE(out2) << out2.error().message;
   const double e_other = relative_error((*out2)[0], (*ref)[0]);
-  EXPECT_LT(e_other, kTolerance) << name << " at opt level " << opt << " with non-default schedules";
-  std::printf("%-13s opt %d: relative error %.2g (default configs, 1 thread), %.2g (non-default, 2 threads)\n",
-              name.c_str(), opt, e_default, e_other);
+  EXPECT_LT(e_other, kTolerance) << name << " at opt level " << opt
+                                 << " with non-default schedules";
+  std::printf(
+      "%-13s opt %d: relative error %.2g (default configs, 1 thread), %.2g (non-default, 2 "
+      "threads)\n",
+      name.c_str(), opt, e_default, e_other);
 }
 
 std::vector<ZooCase> zoo_cases() {
@@ -138,14 +141,16 @@ std::vector<ZooCase> zoo_cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllModelsAllLevels, ZooCompiled, ::testing::ValuesIn(zoo_cases()),
                          [](const auto& info) {
-                           std::string n = info.param.model + "_opt" + std::to_string(info.param.opt_level);
+                           std::string n =
+                               info.param.model + "_opt" + std::to_string(info.param.opt_level);
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;
                          });
 
 std::string temp(const std::string& name) {
-  return (fs::temp_directory_path() / ("tt_backend_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (fs::temp_directory_path() / ("tt_backend_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 // Records in a DB (as a tuning run leaves them) choose the schedules: every conv workload of
@@ -215,7 +220,8 @@ TEST(Executor, ThreadCountDoesNotChangeTheAnswerAndTheArenaIsShared) {
   auto a = one->run({{"data", x}});
   auto b = two->run({{"data", x}});
   ASSERT_TRUE(a && b);
-  EXPECT_EQ((*a)[0].f32, (*b)[0].f32);  // each output element is computed by one thread, in one order
+  EXPECT_EQ((*a)[0].f32,
+            (*b)[0].f32);  // each output element is computed by one thread, in one order
   const auto& plan = one->memory_plan();
   EXPECT_LT(plan.arena_bytes, plan.unshared_bytes);
   EXPECT_GE(plan.arena_bytes, plan.peak_live_bytes);
@@ -249,7 +255,8 @@ TEST(Artifact, CorruptedTruncatedAndForeignArtifactsAreRefused) {
   ASSERT_FALSE(truncated);
   EXPECT_NE(truncated.error().message.find("half.tt"), std::string::npos);
   EXPECT_NE(truncated.error().message.find("checksum"), std::string::npos);
-  auto foreign_format = deserialize_network("not an artifact at all, just some text here......", "x.tt");
+  auto foreign_format =
+      deserialize_network("not an artifact at all, just some text here......", "x.tt");
   ASSERT_FALSE(foreign_format);
   EXPECT_NE(foreign_format.error().message.find("TTNET"), std::string::npos);
 
@@ -262,7 +269,8 @@ TEST(Artifact, CorruptedTruncatedAndForeignArtifactsAreRefused) {
   auto exe = Executable::load(std::make_shared<CompiledNetwork>(std::move(*reread)), 1);
   ASSERT_FALSE(exe);
   EXPECT_EQ(exe.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_NE(exe.error().message.find("zz-feature-this-cpu-lacks"), std::string::npos) << exe.error().message;
+  EXPECT_NE(exe.error().message.find("zz-feature-this-cpu-lacks"), std::string::npos)
+      << exe.error().message;
   EXPECT_NE(exe.error().message.find("future-cpu"), std::string::npos);
 
   // Through a file: written atomically, read back, same answer.
@@ -377,21 +385,26 @@ TEST(Profiler, TimesEveryStepOnEveryRunOfResnet18) {
 // interpreter passes passes compiled too.
 TEST(OnnxNodeTests, PassCompiled) {
   const auto folders = testing::node_test_folders_in_scope();
-  if (folders.empty()) GTEST_SKIP() << "ONNX node tests not installed (Debian package libonnx-testdata)";
-  const testing::GraphRunner interpreter = [](const graph::Graph& g, const std::map<std::string, Tensor>& in) {
+  if (folders.empty())
+    GTEST_SKIP() << "ONNX node tests not installed (Debian package libonnx-testdata)";
+  const testing::GraphRunner interpreter = [](const graph::Graph& g,
+                                              const std::map<std::string, Tensor>& in) {
     return graph::interpret(g, in);
   };
   std::map<std::string, int> kinds, interpreted;
-  const testing::GraphRunner compiled = [&](const graph::Graph& g, const std::map<std::string, Tensor>& in)
-      -> Expected<std::vector<Tensor>> {
+  const testing::GraphRunner compiled =
+      [&](const graph::Graph& g,
+          const std::map<std::string, Tensor>& in) -> Expected<std::vector<Tensor>> {
     CompileOptions options;
     TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_network(g, options));
     for (const Step& s : net.steps) {
       ++kinds[step_kind_name(s.kind)];
       if (s.kind == Step::Kind::kInterpret) ++interpreted[s.label];
     }
-    TT_ASSIGN_OR_RETURN(CompiledNetwork back, deserialize_network(serialize_network(net), "node.tt"));
-    TT_ASSIGN_OR_RETURN(auto exe, Executable::load(std::make_shared<CompiledNetwork>(std::move(back)), 2));
+    TT_ASSIGN_OR_RETURN(CompiledNetwork back,
+                        deserialize_network(serialize_network(net), "node.tt"));
+    TT_ASSIGN_OR_RETURN(auto exe,
+                        Executable::load(std::make_shared<CompiledNetwork>(std::move(back)), 2));
     return exe->run(in);
   };
   int interpreted_pass = 0, compiled_pass = 0, failed = 0;
@@ -408,9 +421,10 @@ TEST(OnnxNodeTests, PassCompiled) {
       failures << "  " << got.name << ": " << got.detail << "\n";
     }
   }
-  std::cout << "ONNX node tests compiled at opt level 3: " << compiled_pass << " of " << interpreted_pass
-            << " that pass interpreted; steps: " << kinds["kernel"] << " generated kernels, " << kinds["native"]
-            << " native, " << kinds["interpret"] << " interpreted\n"
+  std::cout << "ONNX node tests compiled at opt level 3: " << compiled_pass << " of "
+            << interpreted_pass << " that pass interpreted; steps: " << kinds["kernel"]
+            << " generated kernels, " << kinds["native"] << " native, " << kinds["interpret"]
+            << " interpreted\n"
             << failures.str();
   std::cout << "interpreted steps by operators:";
   for (const auto& [label, n] : interpreted) std::cout << " " << label << " x" << n;

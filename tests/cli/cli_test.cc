@@ -1,7 +1,6 @@
 // The tensortune binary, run as a user runs it: a correct `op run` against the reference, and
 // every bad input of the foundation issue answered with a clear message and exit code 1.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,7 +25,8 @@ class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("tt_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("tt_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -50,8 +50,9 @@ TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
   ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
   ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
   ASSERT_TRUE(tt::write_npy(path("b.npy"), b).has_value());
-  CmdResult r = run("op run --op conv2d_NCHWc --data " + path("x.npy") + " --weight " + path("w.npy") + " --bias " +
-              path("b.npy") + " --strides 2,2 --pads 0,1,1,1 --dilation 1,1 --out " + path("y.npy"));
+  CmdResult r = run("op run --op conv2d_NCHWc --data " + path("x.npy") + " --weight " +
+                    path("w.npy") + " --bias " + path("b.npy") +
+                    " --strides 2,2 --pads 0,1,1,1 --dilation 1,1 --out " + path("y.npy"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("default config"), std::string::npos) << r.output;
   auto y = tt::read_npy(path("y.npy"));
@@ -75,22 +76,29 @@ TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
 
 TEST_F(CliTest, BadShapesAndParameters) {
   const std::string db = " --db " + path("t.db");
-  expect_error(kTune + "--data 1x64x0x56 --kernel 64x64x3x3" + db, "--data = '1x64x0x56': dimension 0 must be > 0");
+  expect_error(kTune + "--data 1x64x0x56 --kernel 64x64x3x3" + db,
+               "--data = '1x64x0x56': dimension 0 must be > 0");
   expect_error(kTune + "--data 1x-64x56x56 --kernel 64x64x3x3" + db, "dimension -64 must be > 0");
-  expect_error(kTune + "--data 1x64x56x56 --kernel 64x64x3x3 --strides 0,1" + db, "stride_h = 0, must be > 0");
+  expect_error(kTune + "--data 1x64x56x56 --kernel 64x64x3x3 --strides 0,1" + db,
+               "stride_h = 0, must be > 0");
   expect_error(kTune + "--data 1x3x4x4 --kernel 8x3x7x7" + db,
                "dilated kernel height 7 is larger than the padded input height 4");
-  expect_error(kTune + "--data 1x3x8x8 --kernel 8x4x3x3" + db, "kernel in_channels = 4 does not match data channels = 3");
-  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,-1,1" + db, "pad_bottom = -1, must be >= 0");
-  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,1" + db, "pads = '1,1,1' needs 1, 2 or 4 values");
-  expect_error("tune-op --op winograd --data 1x3x8x8 --kernel 8x3x3x3" + db, "--op = 'winograd' is not one of");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x4x3x3" + db,
+               "kernel in_channels = 4 does not match data channels = 3");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,-1,1" + db,
+               "pad_bottom = -1, must be >= 0");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,1" + db,
+               "pads = '1,1,1' needs 1, 2 or 4 values");
+  expect_error("tune-op --op winograd --data 1x3x8x8 --kernel 8x3x3x3" + db,
+               "--op = 'winograd' is not one of");
   expect_error("tune-op --op dense --data 1x64 --weight 10x32" + db,
                "weight in_features = 32 does not match data in_features = 64");
 }
 
 TEST_F(CliTest, DbThatIsNotADbIsRefusedAndKept) {
   { std::ofstream(path("notes.db")) << "my precious notes\n"; }
-  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --db " + path("notes.db"), "is not a tensortune database");
+  expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --db " + path("notes.db"),
+               "is not a tensortune database");
   std::ifstream in(path("notes.db"));
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "my precious notes\n");
@@ -101,26 +109,30 @@ TEST_F(CliTest, TruncatedNpyConfigIndexAndMalformedLog) {
   std::string bytes = tt::serialize_npy(x);
   { std::ofstream(path("x.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 10); }
   ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
-  const std::string common =
-      "op run --op conv2d_NCHWc --weight " + path("w.npy") + " --pads 1,1,1,1 --out " + path("y.npy");
+  const std::string common = "op run --op conv2d_NCHWc --weight " + path("w.npy") +
+                             " --pads 1,1,1,1 --out " + path("y.npy");
   expect_error(common + " --data " + path("x.npy"), "data is truncated");
   ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
   expect_error(common + " --data " + path("x.npy") + " --config-index 99999999",
                "config index 99999999 is outside the space");
   { std::ofstream(path("bad.log")) << "{\"input\": [\"llvm\", \"conv2d_NCHWc.x86\"\n"; }
-  expect_error("records import --db " + path("t.db") + " " + path("bad.log"), "bad.log:1: not JSON");
+  expect_error("records import --db " + path("t.db") + " " + path("bad.log"),
+               "bad.log:1: not JSON");
 }
 
 TEST_F(CliTest, TuneOpRecordsAndResumes) {
   const std::string args =
-      "tune-op --op dense --data 1x64 --weight 32x64 --trials 6 --batch-size 3 --min-repeat-ms 1 --db " + path("d.db");
+      "tune-op --op dense --data 1x64 --weight 32x64 --trials 6 --batch-size 3 --min-repeat-ms 1 "
+      "--db " +
+      path("d.db");
   CmdResult first = run(args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("[Task  1/ 1] Current/Best:"), std::string::npos) << first.output;
   EXPECT_NE(first.output.find("Progress: (6/6)"), std::string::npos) << first.output;
   CmdResult again = run(args);
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_NE(again.output.find("resumed: 6 trials of run random-seed0 were already in the DB"), std::string::npos)
+  EXPECT_NE(again.output.find("resumed: 6 trials of run random-seed0 were already in the DB"),
+            std::string::npos)
       << again.output;
   EXPECT_NE(again.output.find("measured 0 configs"), std::string::npos) << again.output;
   // Another seed is another run: its own budget, and it skips what the first run measured.
@@ -133,14 +145,18 @@ TEST_F(CliTest, TuneOpRecordsAndResumes) {
   CmdResult plot = run("records plot --db " + path("d.db") + " -o " + path("curves.svg"));
   ASSERT_EQ(plot.exit_code, 0) << plot.output;
   EXPECT_NE(plot.output.find("2 curves"), std::string::npos) << plot.output;
-  expect_error("records plot --db " + path("d.db") + " -o " + path("curves.gif"), "must end in .svg or .png");
+  expect_error("records plot --db " + path("d.db") + " -o " + path("curves.gif"),
+               "must end in .svg or .png");
   // Transfer learning for a conv task from a DB holding only dense records is refused.
-  expect_error(kTune + "--data 1x8x8x8 --kernel 8x8x3x3 --tuner xgb --transfer --db " + path("d.db"),
-               "no records of other conv2d_NCHWc.x86 workloads");
-  CmdResult zero = run("tune-op --op dense --data 1x64 --weight 32x64 --trials 0 --db " + path("d.db"));
+  expect_error(
+      kTune + "--data 1x8x8x8 --kernel 8x8x3x3 --tuner xgb --transfer --db " + path("d.db"),
+      "no records of other conv2d_NCHWc.x86 workloads");
+  CmdResult zero =
+      run("tune-op --op dense --data 1x64 --weight 32x64 --trials 0 --db " + path("d.db"));
   EXPECT_EQ(zero.exit_code, 2) << zero.output;
   EXPECT_NE(zero.output.find("--trials = 0, must be >= 1"), std::string::npos) << zero.output;
-  CmdResult tuner = run("tune-op --op dense --data 1x64 --weight 32x64 --tuner annealing --db " + path("d.db"));
+  CmdResult tuner =
+      run("tune-op --op dense --data 1x64 --weight 32x64 --tuner annealing --db " + path("d.db"));
   EXPECT_EQ(tuner.exit_code, 2) << tuner.output;
   EXPECT_NE(tuner.output.find("annealing"), std::string::npos) << tuner.output;
 }

@@ -1,7 +1,6 @@
 // The whole-model commands as a user runs them: tasks, inspect, compile, run (compiled and
 // --reference), bench --profile, export-onnx, and their errors.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,8 +64,9 @@ TEST_F(ModelCli, ReferenceRunsAgreeAcrossOptLevelsAndThroughOnnx) {
   tensortune::NdArray x({1, 3, 224, 224});
   tensortune::fill_uniform(x, 11);
   ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
-  CmdResult a = run("run --model resnet-18 --opt-level 0 --reference --input data=" +
-                    path("x.npy") + " -o " + path("y0.npy"));
+  CmdResult a =
+      run("run --model resnet-18 --opt-level 0 --reference --input data=" + path("x.npy") + " -o " +
+          path("y0.npy"));
   ASSERT_EQ(a.exit_code, 0) << a.output;
   CmdResult b = run("run --model " + path("r18.onnx") + " --opt-level 3 --reference --input data=" +
                     path("x.npy") + " -o " + path("y3.npy"));
@@ -85,15 +85,22 @@ TEST_F(ModelCli, ReferenceRunsAgreeAcrossOptLevelsAndThroughOnnx) {
 
 TEST_F(ModelCli, TuneAModelThenCompileWithItsRecords) {
   const std::string db = path("m.db");
-  CmdResult t = run("tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 1 --trials 4 "
-                    "--number 1 --repeat 1 --min-repeat-ms 0 --db " + db);
+  CmdResult t =
+      run("tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 1 --trials 4 "
+          "--number 1 --repeat 1 --min-repeat-ms 0 --db " +
+          db);
   ASSERT_EQ(t.exit_code, 0) << t.output;
-  EXPECT_NE(t.output.find("conv2d 1x3x32x32 k32x3x3 s2,2 p1,1,1,1 d1,1"), std::string::npos) << t.output;
-  CmdResult i = run("inspect --model mobilenet-v1 --input-shape data=1x3x32x32 --opt-level 3 --records " + db);
+  EXPECT_NE(t.output.find("conv2d 1x3x32x32 k32x3x3 s2,2 p1,1,1,1 d1,1"), std::string::npos)
+      << t.output;
+  CmdResult i = run(
+      "inspect --model mobilenet-v1 --input-shape data=1x3x32x32 --opt-level 3 --records " + db);
   ASSERT_EQ(i.exit_code, 0) << i.output;
   // The tuned stem has its record; an untuned pointwise conv falls back with a warning.
-  EXPECT_EQ(i.output.find("no tuned record for conv2d_NCHWc.x86 conv2d 1x3x32x32"), std::string::npos) << i.output;
-  EXPECT_NE(i.output.find("no tuned record for conv2d_NCHWc.x86 conv2d 1x32x16x16 k64x1x1"), std::string::npos)
+  EXPECT_EQ(i.output.find("no tuned record for conv2d_NCHWc.x86 conv2d 1x3x32x32"),
+            std::string::npos)
+      << i.output;
+  EXPECT_NE(i.output.find("no tuned record for conv2d_NCHWc.x86 conv2d 1x32x16x16 k64x1x1"),
+            std::string::npos)
       << i.output;
   expect_error("tune --model mobilenet-v1 --only 99 --db " + db, "--only 99");
 }
@@ -110,13 +117,17 @@ double max_relative_difference(const tensortune::NdArray& a, const tensortune::N
 // compile -> run -> run --reference on the artifact's own graph -> bench --profile, through an
 // ONNX file with records from a tuning run; then the artifact refused when corrupted.
 TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
-  ASSERT_EQ(run("export-onnx --model resnet-18 --input-shape data=1x3x64x64 -o " + path("r18.onnx")).exit_code, 0);
+  ASSERT_EQ(run("export-onnx --model resnet-18 --input-shape data=1x3x64x64 -o " + path("r18.onnx"))
+                .exit_code,
+            0);
   const std::string db = path("r.db");
-  CmdResult t = run("tune --model " + path("r18.onnx") + " --only 2 --trials 3 --number 1 --repeat 1 "
-                    "--min-repeat-ms 0 --db " + db);
+  CmdResult t = run("tune --model " + path("r18.onnx") +
+                    " --only 2 --trials 3 --number 1 --repeat 1 "
+                    "--min-repeat-ms 0 --db " +
+                    db);
   ASSERT_EQ(t.exit_code, 0) << t.output;
-  CmdResult c = run("compile --model " + path("r18.onnx") + " --records " + db + " --threads 2 -v -o " +
-                    path("r18.tt"));
+  CmdResult c = run("compile --model " + path("r18.onnx") + " --records " + db +
+                    " --threads 2 -v -o " + path("r18.tt"));
   ASSERT_EQ(c.exit_code, 0) << c.output;
   // The ten untuned workloads borrow the one tuned workload's config...
   EXPECT_NE(c.output.find("1 tuned, 10 borrowed, 0 default"), std::string::npos) << c.output;
@@ -132,13 +143,16 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   tensortune::NdArray x({1, 3, 64, 64});
   tensortune::fill_uniform(x, 3);
   ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
-  CmdResult r = run("run " + path("r18.tt") + " --input data=" + path("x.npy") + " -o " + path("y.npy"));
+  CmdResult r =
+      run("run " + path("r18.tt") + " --input data=" + path("x.npy") + " -o " + path("y.npy"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("compiled, 2 threads"), std::string::npos) << r.output;
-  CmdResult ref = run("run " + path("r18.tt") + " --reference --input data=" + path("x.npy") + " -o " + path("yr.npy"));
+  CmdResult ref = run("run " + path("r18.tt") + " --reference --input data=" + path("x.npy") +
+                      " -o " + path("yr.npy"));
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
-  CmdResult o0 = run("run --model resnet-18 --input-shape data=1x3x64x64 --opt-level 0 --reference --input data=" +
-                     path("x.npy") + " -o " + path("y0.npy"));
+  CmdResult o0 = run(
+      "run --model resnet-18 --input-shape data=1x3x64x64 --opt-level 0 --reference --input data=" +
+      path("x.npy") + " -o " + path("y0.npy"));
   ASSERT_EQ(o0.exit_code, 0) << o0.output;
   auto y = tensortune::read_npy(path("y.npy"));
   auto yr = tensortune::read_npy(path("yr.npy"));
@@ -147,14 +161,16 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   EXPECT_LT(max_relative_difference(*y, *yr), 1e-4);
   EXPECT_LT(max_relative_difference(*y, *y0), 1e-4);
 
-  CmdResult b = run("bench " + path("r18.tt") + " --threads 1 --repeat 3 --min-repeat-ms 10 --profile");
+  CmdResult b =
+      run("bench " + path("r18.tt") + " --threads 1 --repeat 3 --min-repeat-ms 10 --profile");
   ASSERT_EQ(b.exit_code, 0) << b.output;
   EXPECT_NE(b.output.find("1 warm-up run not counted"), std::string::npos) << b.output;
   EXPECT_NE(b.output.find("conv2d_nchwc+add+relu"), std::string::npos) << b.output;
   EXPECT_NE(b.output.find("sum of steps"), std::string::npos) << b.output;
 
   expect_error("run " + path("r18.tt") + " --input dat=random", "'dat', which is not an input");
-  expect_error("run " + path("r18.tt") + " --input data=" + path("x.npy") + " --model resnet-18", "not both");
+  expect_error("run " + path("r18.tt") + " --input data=" + path("x.npy") + " --model resnet-18",
+               "not both");
   fs::resize_file(path("r18.tt"), fs::file_size(path("r18.tt")) - 100);
   expect_error("bench " + path("r18.tt"), "checksum does not match");
   std::ofstream(path("junk.tt")) << "hello";
@@ -166,7 +182,8 @@ TEST_F(ModelCli, BadModelsAndFlagsGetClearErrors) {
   expect_error("tasks --model resnet-19", "neither a zoo model");
   expect_error("inspect --model resnet-18 --input-shape x=1x3x224x224", "has one input, 'data'");
   expect_error("run --input data=random", "give an artifact");
-  expect_error("run --model resnet-18 --reference --input dat=random", "'dat', which is not an input");
+  expect_error("run --model resnet-18 --reference --input dat=random",
+               "'dat', which is not an input");
   std::ofstream(path("junk.onnx")) << "not a model";
   expect_error("tasks --model " + path("junk.onnx"), "is not an ONNX model");
   ASSERT_EQ(run("export-onnx --model mobilenet-v1 -o " + path("m.onnx")).exit_code, 0);

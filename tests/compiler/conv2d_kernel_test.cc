@@ -54,7 +54,8 @@ int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
     in.bias = NdArray({w.out_channels});
     tt::fill_uniform(*in.bias, 13);
   }
-  const NdArray want = tt::compiler::conv2d_nchw_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
+  const NdArray want =
+      tt::compiler::conv2d_nchw_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
   int checked = 0;
   for (int64_t i = 0; i < space->size(); i += step) {
     auto c = space->config_at(i);

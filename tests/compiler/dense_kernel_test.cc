@@ -26,7 +26,8 @@ void check_all(const char* tmpl, ss::DenseWorkload w, bool bias, int min_checked
     in.bias = NdArray({w.out_features});
     tt::fill_uniform(*in.bias, 7);
   }
-  const NdArray want = tt::compiler::dense_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
+  const NdArray want =
+      tt::compiler::dense_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
   int checked = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
     auto c = *space->config_at(i);

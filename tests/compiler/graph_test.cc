@@ -73,10 +73,11 @@ TEST(Interpreter, Conv2dMatchesTheDoublePrecisionReference) {
   const Tensor input = random_tensor({2, 5, 11, 9}, 1);
   auto out = interpret(g, {{"x", input}});
   ASSERT_TRUE(out) << out.error().message;
-  auto wl = schedule_space::conv2d_workload({2, 5, 11, 9}, {6, 5, 3, 2}, {2, 1}, {1, 0, 2, 1},
-                                            {1, 2});
+  auto wl =
+      schedule_space::conv2d_workload({2, 5, 11, 9}, {6, 5, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2});
   ASSERT_TRUE(wl);
-  const NdArray ref = compiler::conv2d_nchw_reference(input.to_ndarray(), w.to_ndarray(), nullptr, *wl);
+  const NdArray ref =
+      compiler::conv2d_nchw_reference(input.to_ndarray(), w.to_ndarray(), nullptr, *wl);
   EXPECT_EQ((*out)[0].shape, ref.shape);
   EXPECT_LT(max_abs_diff((*out)[0].f32, ref.data), 1e-4);
 }
@@ -92,7 +93,8 @@ TEST(Interpreter, DepthwiseConvEqualsOneConvPerChannel) {
   const Tensor input = random_tensor({1, 4, 9, 9}, 4);
   auto out = interpret(g, {{"x", input}});
   ASSERT_TRUE(out);
-  auto wl = schedule_space::conv2d_workload({1, 1, 9, 9}, {1, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1});
+  auto wl =
+      schedule_space::conv2d_workload({1, 1, 9, 9}, {1, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1});
   const int64_t plane = 81, oplane = 25;
   for (int64_t c = 0; c < 4; ++c) {
     NdArray xc({1, 1, 9, 9}), wc({1, 1, 3, 3});
@@ -129,9 +131,12 @@ TEST(Interpreter, AveragePoolCountsPaddingOnlyWhenAsked) {
 TEST(Interpreter, LayoutTransformRoundTripsAndBlocksChannels) {
   Graph g;
   ValueId x = g.add_input("x", {DType::kFloat32, {1, 8, 2, 3}});
-  auto b4 = g.add_node(OpKind::kLayoutTransform, "to4", {x}, Attrs{{"from_block", int64_t{0}}, {"to_block", int64_t{4}}});
-  auto b2 = g.add_node(OpKind::kLayoutTransform, "to2", {*b4}, Attrs{{"from_block", int64_t{4}}, {"to_block", int64_t{2}}});
-  auto back = g.add_node(OpKind::kLayoutTransform, "back", {*b2}, Attrs{{"from_block", int64_t{2}}, {"to_block", int64_t{0}}});
+  auto b4 = g.add_node(OpKind::kLayoutTransform, "to4", {x},
+                       Attrs{{"from_block", int64_t{0}}, {"to_block", int64_t{4}}});
+  auto b2 = g.add_node(OpKind::kLayoutTransform, "to2", {*b4},
+                       Attrs{{"from_block", int64_t{4}}, {"to_block", int64_t{2}}});
+  auto back = g.add_node(OpKind::kLayoutTransform, "back", {*b2},
+                         Attrs{{"from_block", int64_t{2}}, {"to_block", int64_t{0}}});
   ASSERT_TRUE(back);
   g.add_output(*b4);
   g.add_output(*back);
@@ -165,7 +170,8 @@ TEST(Printer, ShowsTypesAttributesAndSummary) {
   g.add_output(*g.add_node(OpKind::kClip, "clip0", {x}, Attrs{{"min", 0.0}, {"max", 6.0}}));
   const std::string text = print_graph(g);
   EXPECT_NE(text.find("input %data: float32[1,4]"), std::string::npos) << text;
-  EXPECT_NE(text.find("%clip0 = clip(%data) max=6 min=0 -> float32[1,4]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%clip0 = clip(%data) max=6 min=0 -> float32[1,4]"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("1 nodes: clip 1"), std::string::npos) << text;
 }
 

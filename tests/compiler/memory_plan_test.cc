@@ -1,9 +1,10 @@
 // The static memory plan: no two tensors alive at the same step share a byte, and the arena
 // is far smaller than one buffer per tensor.
+#include "compiler/graph/memory_plan.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/frontend/model_zoo.h"
-#include "compiler/graph/memory_plan.h"
 #include "compiler/passes/passes.h"
 
 namespace tensortune::graph {
@@ -52,9 +53,10 @@ TEST(MemoryPlan, ZooNetworksShareMemorySafely) {
       // Greedy by size reaches the lower bound here; allow 10% for other graphs.
       EXPECT_LE(plan.arena_bytes, plan.peak_live_bytes * 11 / 10) << name << " level " << level;
       EXPECT_LT(plan.arena_bytes, plan.unshared_bytes / 2) << name << " level " << level;
-      std::cout << name << " opt level " << level << ": " << plan.buffers.size() << " buffers, arena "
-                << plan.arena_bytes / 1e6 << " MB (peak live " << plan.peak_live_bytes / 1e6
-                << " MB, unshared " << plan.unshared_bytes / 1e6 << " MB)\n";
+      std::cout << name << " opt level " << level << ": " << plan.buffers.size()
+                << " buffers, arena " << plan.arena_bytes / 1e6 << " MB (peak live "
+                << plan.peak_live_bytes / 1e6 << " MB, unshared " << plan.unshared_bytes / 1e6
+                << " MB)\n";
     }
   }
 }

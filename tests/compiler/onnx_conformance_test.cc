@@ -48,8 +48,9 @@ const std::set<std::string> kMustPass = {
 
 TEST(OnnxNodeTests, SupportedOperatorsMatchOnnxOutputsInTheInterpreter) {
   const std::string dir = onnx_node_test_dir();
-  if (!fs::exists(dir)) GTEST_SKIP() << "ONNX node tests not installed at " << dir
-                                     << " (Debian package libonnx-testdata)";
+  if (!fs::exists(dir))
+    GTEST_SKIP() << "ONNX node tests not installed at " << dir
+                 << " (Debian package libonnx-testdata)";
   const std::vector<std::string> folders = node_test_folders_in_scope();
   const GraphRunner interpreter = [](const graph::Graph& g,
                                      const std::map<std::string, graph::Tensor>& in) {
@@ -61,14 +62,23 @@ TEST(OnnxNodeTests, SupportedOperatorsMatchOnnxOutputsInTheInterpreter) {
   for (const auto& folder : folders) {
     const NodeTestOutcome o = run_node_test(folder, interpreter);
     switch (o.status) {
-      case NodeTestStatus::kPassed: ++passed; passed_names.insert(o.name); break;
-      case NodeTestStatus::kFailed: ++failed; failed_list << "  FAILED  " << o.name << ": " << o.detail << "\n"; break;
-      case NodeTestStatus::kSkipped: ++skipped; skipped_list << "  skipped " << o.name << ": " << o.detail << "\n"; break;
+      case NodeTestStatus::kPassed:
+        ++passed;
+        passed_names.insert(o.name);
+        break;
+      case NodeTestStatus::kFailed:
+        ++failed;
+        failed_list << "  FAILED  " << o.name << ": " << o.detail << "\n";
+        break;
+      case NodeTestStatus::kSkipped:
+        ++skipped;
+        skipped_list << "  skipped " << o.name << ": " << o.detail << "\n";
+        break;
     }
   }
   std::cout << "ONNX node tests in scope (" << dir << "): " << folders.size() << "; ran "
-            << passed + failed << ", passed " << passed << ", failed " << failed
-            << ", skipped " << skipped << "\n"
+            << passed + failed << ", passed " << passed << ", failed " << failed << ", skipped "
+            << skipped << "\n"
             << failed_list.str() << skipped_list.str();
   EXPECT_EQ(failed, 0) << failed_list.str();
   for (const auto& name : kMustPass) EXPECT_TRUE(passed_names.count(name)) << name;

@@ -193,7 +193,8 @@ TEST(OnnxImport, RandomlyCorruptedModelsNeverCrashTheImporter) {
     auto g = import_onnx_bytes(mutated, "fuzz.onnx");
     (g ? imported : refused)++;
   }
-  std::cout << "corrupted models: " << imported << " imported, " << refused << " refused with an error\n";
+  std::cout << "corrupted models: " << imported << " imported, " << refused
+            << " refused with an error\n";
   EXPECT_EQ(imported + refused, 300);
   EXPECT_GT(refused, 0);
 }

@@ -20,11 +20,12 @@ namespace {
 
 // Test-name prefixes (after "test_") of the operator families in scope.
 const std::vector<std::string> kFamilies = {
-    "conv",      "basic_conv", "maxpool",  "averagepool", "globalaveragepool", "gemm",
-    "matmul",    "batchnorm",  "relu",     "clip",        "sigmoid",           "hardsigmoid",
-    "hardswish", "add",        "sub",      "mul",         "div",               "flatten",
-    "reshape",   "transpose",  "concat",   "softmax",     "shape",             "cast",
-    "slice",     "gather",     "unsqueeze", "squeeze",    "identity",          "dropout"};
+    "conv",    "basic_conv",  "maxpool",   "averagepool", "globalaveragepool",
+    "gemm",    "matmul",      "batchnorm", "relu",        "clip",
+    "sigmoid", "hardsigmoid", "hardswish", "add",         "sub",
+    "mul",     "div",         "flatten",   "reshape",     "transpose",
+    "concat",  "softmax",     "shape",     "cast",        "slice",
+    "gather",  "unsqueeze",   "squeeze",   "identity",    "dropout"};
 
 bool in_scope(const std::string& name) {
   for (const auto& f : kFamilies)
@@ -39,7 +40,8 @@ std::vector<std::string> node_test_folders_in_scope() {
   const std::string dir = onnx_node_test_dir();
   if (!fs::exists(dir)) return folders;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && in_scope(e.path().filename().string())) folders.push_back(e.path().string());
+    if (e.is_directory() && in_scope(e.path().filename().string()))
+      folders.push_back(e.path().string());
   std::sort(folders.begin(), folders.end());
   return folders;
 }
@@ -118,11 +120,11 @@ NodeTestOutcome run_node_test_in(const std::string& folder, const GraphRunner& r
       return outcome;
     }
     for (size_t k = 0; k < got->size(); ++k) {
-      auto want = frontend::read_onnx_tensor((set / ("output_" + std::to_string(k) + ".pb")).string());
+      auto want =
+          frontend::read_onnx_tensor((set / ("output_" + std::to_string(k) + ".pb")).string());
       if (!want) {
-        outcome.status = want.error().code == ErrorCode::kUnimplemented
-                             ? NodeTestStatus::kSkipped
-                             : NodeTestStatus::kFailed;
+        outcome.status = want.error().code == ErrorCode::kUnimplemented ? NodeTestStatus::kSkipped
+                                                                        : NodeTestStatus::kFailed;
         outcome.detail = "reference " + want.error().message;
         return outcome;
       }

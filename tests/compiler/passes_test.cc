@@ -1,12 +1,13 @@
 // Passes: every zoo model gives the same answer at every opt level (the interpreter is the
 // oracle), the unsafe FoldScaleAxis variant is caught, and the pass-invocation rule holds.
+#include "compiler/passes/passes.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
-#include "compiler/passes/passes.h"
 
 namespace tensortune::passes {
 namespace {
@@ -119,8 +120,9 @@ TEST(FoldScaleAxis, FoldsForwardIntoTheNextConvWhenTheScaleIsPositive) {
   NdArray in({1, 2, 5, 5});
   fill_uniform(in, 10);
   const std::map<std::string, Tensor> input{{"x", Tensor::from_ndarray(in)}};
-  EXPECT_LT(relative_error((*graph::interpret(*folded, input))[0], (*graph::interpret(g, input))[0]),
-            1e-5);
+  EXPECT_LT(
+      relative_error((*graph::interpret(*folded, input))[0], (*graph::interpret(g, input))[0]),
+      1e-5);
   // A negative scale must stay put.
   Graph neg = g;
   auto s2 = neg.add_constant("s2", Tensor::from_floats({2, 1, 1}, {0.5f, -2.0f}));
@@ -165,9 +167,9 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
   ran.clear();
   ctx.opt_level = 3;
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
-  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldConstant",
-                                           "SimplifyInference", "FoldScaleAxis", "AlterOpLayout",
-                                           "FoldConstant", "DeadCodeElimination", "FuseOps"}));
+  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldConstant", "SimplifyInference",
+                                           "FoldScaleAxis", "AlterOpLayout", "FoldConstant",
+                                           "DeadCodeElimination", "FuseOps"}));
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
@@ -184,8 +186,9 @@ TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
       EXPECT_EQ(n.attrs.get_int("oc_bn", 0), 32) << n.name;
     }
   const auto input = zoo_input();
-  EXPECT_LT(relative_error((*graph::interpret(*g, input))[0], (*graph::interpret(*model, input))[0]),
-            kTolerance);
+  EXPECT_LT(
+      relative_error((*graph::interpret(*g, input))[0], (*graph::interpret(*model, input))[0]),
+      kTolerance);
 }
 
 TEST(FuseOps, ConvTakesItsEpilogueIntoItsGroup) {

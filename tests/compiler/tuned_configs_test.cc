@@ -1,5 +1,7 @@
 // Applying the records: block sizes from a DB or an AutoTVM log reach AlterOpLayout, and
 // workloads without a record fall back to the default config, named once.
+#include "compiler/tuned_configs.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
 #include "compiler/passes/passes.h"
-#include "compiler/tuned_configs.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 
@@ -23,7 +24,8 @@ const ss::Target kTarget{"llvm -keys=cpu", 16};
 const ss::Conv2dWorkload kLayer = ss::square_conv2d(64, 56, 64, 3, 1);  // resnet-18 layer1
 
 std::string temp(const std::string& name) {
-  return (fs::temp_directory_path() / ("tt_tuned_" + std::to_string(::getpid()) + "_" + name)).string();
+  return (fs::temp_directory_path() / ("tt_tuned_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 // A record DB whose only record gives kLayer ic_bn = oc_bn = 32 (not the default 16).

@@ -1,10 +1,10 @@
 // The tracker's dispatch core without gRPC: fairness, priority, leases, re-queueing and
 // exactly-once completion, driven step by step.
+#include "tracker/dispatcher.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
-
-#include "tracker/dispatcher.h"
 
 namespace tensortune::tracker {
 namespace {
@@ -85,7 +85,8 @@ TEST(Dispatcher, JobsOfEqualPriorityTakeTurnsAndHigherPriorityGoesFirst) {
     if (step == 2) d.submit(job("P", 2, /*priority=*/5), rec.sink("P"));
     EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(w.config().index())));
   }
-  EXPECT_EQ(rec.order, (std::vector<std::string>{"A:0", "B:0", "A:1", "P:0", "P:1", "B:1", "A:2", "B:2"}));
+  EXPECT_EQ(rec.order,
+            (std::vector<std::string>{"A:0", "B:0", "A:1", "P:0", "P:1", "B:1", "A:2", "B:2"}));
 }
 
 TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches) {
@@ -93,7 +94,8 @@ TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches)
   o.lease_margin_s = 0;  // lease = 2 x the item's 1 s timeout
   Recorder rec;
   int recorded = 0;
-  Dispatcher d(o, [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&) { ++recorded; });
+  Dispatcher d(
+      o, [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&) { ++recorded; });
   FakeDevice dev;
   const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), nullptr);
   d.submit(job("A", 1), rec.sink("A"));

@@ -22,7 +22,8 @@ namespace ss = schedule_space;
 const std::string kBinary = TENSORTUNE_BINARY;
 
 ss::Task dense_task(int64_t n) {
-  return *ss::make_task(ss::kDensePack, ss::DenseWorkload{1, n, n}, ss::Target{"llvm -keys=cpu", 16});
+  return *ss::make_task(ss::kDensePack, ss::DenseWorkload{1, n, n},
+                        ss::Target{"llvm -keys=cpu", 16});
 }
 
 std::vector<ss::Config> valid_configs(const ss::ConfigSpace& space, size_t count) {
@@ -45,7 +46,8 @@ class Farm : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("tt_farm_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("tt_farm_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -59,9 +61,10 @@ class Farm : public ::testing::Test {
   // Starts the tracker (on `port`, or any free one) and returns its port.
   int start_tracker(int port = 0, std::vector<std::string> extra = {}) {
     fs::remove(path("port"));
-    std::vector<std::string> args = {"tracker", "--host", "127.0.0.1", "--port", std::to_string(port),
-                                     "--db", path("tracker.db"), "--port-file", path("port"),
-                                     "--heartbeat-timeout", "3"};
+    std::vector<std::string> args = {
+        "tracker", "--host",           "127.0.0.1",   "--port",     std::to_string(port),
+        "--db",    path("tracker.db"), "--port-file", path("port"), "--heartbeat-timeout",
+        "3"};
     args.insert(args.end(), extra.begin(), extra.end());
     tracker_ = std::make_unique<Process>(kBinary, args, path("tracker.log"));
     port_ = wait_for_port(path("port"));
@@ -69,8 +72,9 @@ class Farm : public ::testing::Test {
   }
   Process& start_device(const std::string& key, std::vector<std::string> extra = {},
                         std::map<std::string, std::string> env = {}) {
-    std::vector<std::string> args = {"device", "--tracker", "127.0.0.1:" + std::to_string(port_), "--key", key,
-                                     "--name", "dev" + std::to_string(devices_.size())};
+    std::vector<std::string> args = {
+        "device", "--tracker", "127.0.0.1:" + std::to_string(port_),   "--key",
+        key,      "--name",    "dev" + std::to_string(devices_.size())};
     args.insert(args.end(), extra.begin(), extra.end());
     devices_.push_back(std::make_unique<Process>(
         kBinary, args, path("device" + std::to_string(devices_.size()) + ".log"), env));
@@ -112,8 +116,8 @@ TEST_F(Farm, TwoJobsOnThreeDevicesShareSlotsAndRecordEveryConfigOnce) {
   const auto configs_a = valid_configs(space_a, 18), configs_b = valid_configs(space_b, 18);
   std::mutex mu;
   std::string arrivals;  // the job of each result, in order of arrival
-  auto run = [&](const ss::Task& task, const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
-                 char job) {
+  auto run = [&](const ss::Task& task, const ss::ConfigSpace& space,
+                 const std::vector<ss::Config>& configs, char job) {
     auto cl = client();
     return cl->measure(task, space, configs, quick_timing(), "x86", std::string("job-") + job, 0,
                        [&](int, const ss::MeasureResult&, bool) {
@@ -174,8 +178,8 @@ TEST_F(Farm, CrashingHangingAndLyingKernelsCostOneResultEach) {
   const auto configs = valid_configs(space, 6);
   const int64_t crash = configs[1].index, hang = configs[3].index, garbage = configs[4].index;
   start_device("x86", {"--worker-grace", "2", "--fault-inject",
-                      "crash@" + std::to_string(crash) + ",hang@" + std::to_string(hang) +
-                          ",garbage@" + std::to_string(garbage)});
+                       "crash@" + std::to_string(crash) + ",hang@" + std::to_string(hang) +
+                           ",garbage@" + std::to_string(garbage)});
   auto c = client();
   ASSERT_TRUE(wait_for_devices(*c, 1));
   tracker::FarmTiming timing = quick_timing();
@@ -237,8 +241,9 @@ TEST_F(Farm, TrackerKilledAndRestartedKeepsItsArchiveAndResubmissionSkipsIt) {
   ASSERT_EQ(start_tracker(port), port) << read_text(path("tracker.log"));
   ASSERT_TRUE(wait_for_devices(*c, 1)) << "the device did not reconnect";
   int from_archive = 0;
-  auto second = c->measure(task, space, configs, quick_timing(), "sim", "restart", 0,
-                           [&](int, const ss::MeasureResult&, bool archived) { from_archive += archived; });
+  auto second =
+      c->measure(task, space, configs, quick_timing(), "sim", "restart", 0,
+                 [&](int, const ss::MeasureResult&, bool archived) { from_archive += archived; });
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(static_cast<size_t>(from_archive), recorded);
   const auto counts = archive_counts();
@@ -258,13 +263,15 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
 
   auto wrong = client("guess")->measure(task, space, configs, quick_timing(), "sim", "x");
   ASSERT_FALSE(wrong);
-  EXPECT_NE(wrong.error().message.find("UNAUTHENTICATED: wrong token"), std::string::npos) << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("UNAUTHENTICATED: wrong token"), std::string::npos)
+      << wrong.error().message;
   auto missing = client("")->status();
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("UNAUTHENTICATED: missing token"), std::string::npos);
 
   // Raw requests, as a careless or hostile client would send them.
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials());
   auto stub = v1::Tracker::NewStub(channel);
   auto call = [&](const v1::MeasureJobRequest& req) {
     grpc::ClientContext ctx;
@@ -285,15 +292,19 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
   m->set_device_key("sim");
 
   v1::MeasureJobRequest bad_stride = req;
-  ss::Task conv = *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 8, 16, 3, 1), ss::Target{});
-  wire::task_to_proto(conv, bad_stride.mutable_request()->mutable_workload(), bad_stride.mutable_request()->mutable_target());
+  ss::Task conv =
+      *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 8, 16, 3, 1), ss::Target{});
+  wire::task_to_proto(conv, bad_stride.mutable_request()->mutable_workload(),
+                      bad_stride.mutable_request()->mutable_target());
   bad_stride.mutable_request()->mutable_workload()->mutable_conv2d()->set_stride_h(0);
   grpc::Status s = call(bad_stride);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("workload.conv2d.stride_h = 0"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("workload.conv2d.stride_h = 0"), std::string::npos)
+      << s.error_message();
 
   v1::MeasureJobRequest bad_knob = req;
-  bad_knob.mutable_request()->mutable_configs(0)->mutable_entity(0)->mutable_split()->set_sizes(1, 7777);
+  bad_knob.mutable_request()->mutable_configs(0)->mutable_entity(0)->mutable_split()->set_sizes(
+      1, 7777);
   s = call(bad_knob);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("configs[0]"), std::string::npos) << s.error_message();
@@ -348,8 +359,9 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   auto c = client();
   ASSERT_TRUE(wait_for_devices(*c, 1));
   const std::string tracker = "127.0.0.1:" + std::to_string(port_);
-  auto [code, out] = run_cli("tune-op --op dense --data 1x128 --weight 128x128 --trials 8 --tracker " + tracker +
-                             " --key x86 --db " + path("client.db") + " --number 1 --repeat 1 --min-repeat-ms 0");
+  auto [code, out] =
+      run_cli("tune-op --op dense --data 1x128 --weight 128x128 --trials 8 --tracker " + tracker +
+              " --key x86 --db " + path("client.db") + " --number 1 --repeat 1 --min-repeat-ms 0");
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find("Progress: (8/8)"), std::string::npos) << out;
   auto store = records::RecordStore::open(path("client.db"));
@@ -567,11 +579,14 @@ TEST_F(Farm, RefusedDevicesExitWithTheReasonInsteadOfRetrying) {
 
 TEST_F(Farm, TlsTrackerServesVerifiedClientsAndDevicesOnly) {
   const std::string cert = path("cert.pem"), key = path("key.pem");
-  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
-                          " -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 "
-                          ">/dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl is not available to make a test certificate";
-  ASSERT_GT(start_tracker(0, {"--tls-cert", cert, "--tls-key", key}), 0) << read_text(path("tracker.log"));
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
+      " -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 "
+      ">/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    GTEST_SKIP() << "openssl is not available to make a test certificate";
+  ASSERT_GT(start_tracker(0, {"--tls-cert", cert, "--tls-key", key}), 0)
+      << read_text(path("tracker.log"));
   start_device("sim", {"--simulate-ms", "5", "--tls-ca", cert});
   wire::TrackerEndpoint e;
   e.address = "localhost:" + std::to_string(port_);

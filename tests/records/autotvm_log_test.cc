@@ -27,16 +27,25 @@ const tt::records::ImportOptions kImport = import_options("x86-avx512");
 // Two lines of a log written by TVM 0.10 for ResNet-18's first conv (RESEARCH.md 2.2).
 const char* kTvmLog =
     "# comment lines are skipped\n"
-    "{\"input\": [\"llvm -keys=cpu \", \"conv2d_NCHWc.x86\", [[\"TENSOR\", [1, 3, 224, 224], \"float32\"], "
-    "[\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], [1, 1], \"NCHW\", \"NCHW\", \"float32\"], {}], "
-    "\"config\": {\"index\": 172, \"code_hash\": null, \"entity\": [[\"tile_ic\", \"sp\", [-1, 1]], "
-    "[\"tile_oc\", \"sp\", [-1, 4]], [\"tile_ow\", \"sp\", [-1, 1]], [\"unroll_kw\", \"ot\", false]]}, "
-    "\"result\": [[0.0045656413], 0, 0.5309267044067383, 1676344759.520081], \"version\": 0.2, \"tvm_version\": \"0.10.0\"}\n"
-    "{\"input\": [\"llvm -keys=cpu \", \"conv2d_NCHWc.x86\", [[\"TENSOR\", [1, 3, 224, 224], \"float32\"], "
-    "[\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], [1, 1], \"NCHW\", \"NCHW\", \"float32\"], {}], "
+    "{\"input\": [\"llvm -keys=cpu \", \"conv2d_NCHWc.x86\", [[\"TENSOR\", [1, 3, 224, 224], "
+    "\"float32\"], "
+    "[\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], [1, 1], \"NCHW\", \"NCHW\", "
+    "\"float32\"], {}], "
+    "\"config\": {\"index\": 172, \"code_hash\": null, \"entity\": [[\"tile_ic\", \"sp\", [-1, "
+    "1]], "
+    "[\"tile_oc\", \"sp\", [-1, 4]], [\"tile_ow\", \"sp\", [-1, 1]], [\"unroll_kw\", \"ot\", "
+    "false]]}, "
+    "\"result\": [[0.0045656413], 0, 0.5309267044067383, 1676344759.520081], \"version\": 0.2, "
+    "\"tvm_version\": \"0.10.0\"}\n"
+    "{\"input\": [\"llvm -keys=cpu \", \"conv2d_NCHWc.x86\", [[\"TENSOR\", [1, 3, 224, 224], "
+    "\"float32\"], "
+    "[\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], [1, 1], \"NCHW\", \"NCHW\", "
+    "\"float32\"], {}], "
     "\"config\": {\"index\": 47, \"code_hash\": null, \"entity\": [[\"tile_ic\", \"sp\", [-1, 3]], "
-    "[\"tile_oc\", \"sp\", [-1, 4]], [\"tile_ow\", \"sp\", [-1, 64]], [\"unroll_kw\", \"ot\", true]]}, "
-    "\"result\": [[1000000000.0], 7, 10.2, 1676344760.1], \"version\": 0.2, \"tvm_version\": \"0.10.0\"}\n";
+    "[\"tile_oc\", \"sp\", [-1, 4]], [\"tile_ow\", \"sp\", [-1, 64]], [\"unroll_kw\", \"ot\", "
+    "true]]}, "
+    "\"result\": [[1000000000.0], 7, 10.2, 1676344760.1], \"version\": 0.2, \"tvm_version\": "
+    "\"0.10.0\"}\n";
 
 TEST(AutoTvmLog, RealTvmLogImports) {
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_real"));
@@ -110,10 +119,13 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
   };
   const std::vector<BadLine> cases = {
       {"{\"input\": [", "tvm.log:2: not JSON"},
-      {replace("\"result\": [[0.0045656413], 0,", "\"result\": [[0.0045656413], 12,"), "result[1]: error_no 12"},
-      {replace("conv2d_NCHWc.x86", "conv2d_winograd.x86"), "task 'conv2d_winograd.x86' is not a template"},
+      {replace("\"result\": [[0.0045656413], 0,", "\"result\": [[0.0045656413], 12,"),
+       "result[1]: error_no 12"},
+      {replace("conv2d_NCHWc.x86", "conv2d_winograd.x86"),
+       "task 'conv2d_winograd.x86' is not a template"},
       {replace("\"tile_ic\"", "\"tile_zz\""), "unknown knob 'tile_zz'"},
-      {replace("[\"tile_oc\", \"sp\", [-1, 4]]", "[\"tile_oc\", \"sp\", [-1, 5]]"), "tile_oc value [-1, 5] is not one of"},
+      {replace("[\"tile_oc\", \"sp\", [-1, 4]]", "[\"tile_oc\", \"sp\", [-1, 5]]"),
+       "tile_oc value [-1, 5] is not one of"},
       {replace("[3, 3, 3, 3]", "[3, 3, 3]"), "pads = '3,3,3' needs 1, 2 or 4 values"},
       {replace("[64, 3, 7, 7]", "[64, 4, 7, 7]"), "does not match data channels"},
       {replace("[1, 3, 224, 224]", "[1, 3, 0, 224]"), "in_height = 0, must be > 0"},

@@ -1,7 +1,6 @@
 // kill -9 in the middle of writing leaves a consistent record DB: the integrity check passes,
 // every batch is either wholly there or wholly absent, and writing can go on.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -21,7 +20,8 @@ namespace {
 constexpr int kBatch = 7;
 
 ss::Task task() {
-  return *ss::make_task(ss::kDensePack, ss::DenseWorkload{4, 64, 64}, ss::Target{"llvm -keys=cpu", 16});
+  return *ss::make_task(ss::kDensePack, ss::DenseWorkload{4, 64, 64},
+                        ss::Target{"llvm -keys=cpu", 16});
 }
 
 [[noreturn]] void write_forever(const std::string& path) {
@@ -41,7 +41,8 @@ ss::Task task() {
       r.device_key = "x86-avx512";
       results.push_back(r);
     }
-    if (!(*store)->add_results(id, space, configs, results, {"crash", "r"}, {}).has_value()) _exit(4);
+    if (!(*store)->add_results(id, space, configs, results, {"crash", "r"}, {}).has_value())
+      _exit(4);
   }
 }
 

@@ -1,14 +1,13 @@
 // The record store: round trip, best query (errors never best), resume sets, refusal of files
 // that are not ours, and rollback of failed transactions.
-#include <gtest/gtest.h>
+#include "records/record_store.h"
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
-
-#include "tests/support/test_paths.h"
 #include <fstream>
 
-#include "records/record_store.h"
+#include "tests/support/test_paths.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -16,7 +15,8 @@ namespace ss = tensortune::schedule_space;
 namespace {
 
 ss::Task small_task() {
-  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(8, 8, 16, 3, 1), ss::Target{"llvm -keys=cpu -mcpu=test", 16});
+  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(8, 8, 16, 3, 1),
+                        ss::Target{"llvm -keys=cpu -mcpu=test", 16});
 }
 
 ss::MeasureResult ok_result(int64_t index, double cost) {
@@ -41,10 +41,13 @@ TEST(RecordStore, RoundTripBestAndResume) {
   EXPECT_EQ(*(*store)->ensure_task(tt::records::task_info(task, space)), *id);
 
   std::vector<ss::Config> configs{*space.config_at(3), *space.config_at(7), *space.config_at(11)};
-  std::vector<ss::MeasureResult> results{ok_result(3, 2e-3), ok_result(7, 1e-3), ok_result(11, 1e-4)};
+  std::vector<ss::MeasureResult> results{ok_result(3, 2e-3), ok_result(7, 1e-3),
+                                         ok_result(11, 1e-4)};
   results[2].error_no = ss::MeasureErrorNo::kWrongAnswer;  // fastest, but wrong: never best
   results[2].costs = {ss::kErrorCost};
-  ASSERT_TRUE((*store)->add_results(*id, space, configs, results, {"random", "run1"}, {0, 1, 2}).has_value());
+  ASSERT_TRUE((*store)
+                  ->add_results(*id, space, configs, results, {"random", "run1"}, {0, 1, 2})
+                  .has_value());
 
   auto best = (*store)->best(ss::workload_key(task), "", "x86-avx512");
   ASSERT_TRUE(best.has_value());
@@ -85,7 +88,8 @@ TEST(RecordStore, FileThatIsNotADatabaseIsRefusedAndUntouched) {
   auto store = tt::records::RecordStore::open(path);
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().code, tt::ErrorCode::kDataLoss);
-  EXPECT_NE(store.error().message.find("is not a tensortune database"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find("is not a tensortune database"), std::string::npos)
+      << store.error().message;
   std::ifstream in(path, std::ios::binary);
   std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(after, content);
@@ -95,11 +99,14 @@ TEST(RecordStore, DatabaseOfAnotherProgramIsRefused) {
   const std::string path = tt::testing::fresh_db_path("records_other");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE tasks(x); INSERT INTO tasks VALUES (42);", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE tasks(x); INSERT INTO tasks VALUES (42);", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   auto store = tt::records::RecordStore::open(path);
   ASSERT_FALSE(store.has_value());
-  EXPECT_NE(store.error().message.find("another program"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find("another program"), std::string::npos)
+      << store.error().message;
 }
 
 TEST(RecordStore, FailedTransactionRollsBack) {
@@ -109,7 +116,8 @@ TEST(RecordStore, FailedTransactionRollsBack) {
   auto space = *ss::make_config_space(task);
   const int64_t id = *store->ensure_task(tt::records::task_info(task, space));
   auto st = store->transaction([&]() -> tt::Status {
-    TT_RETURN_IF_ERROR(store->add_results(id, space, {*space.config_at(1)}, {ok_result(1, 1e-3)}, {}, {0}));
+    TT_RETURN_IF_ERROR(
+        store->add_results(id, space, {*space.config_at(1)}, {ok_result(1, 1e-3)}, {}, {0}));
     return tt::invalid_argument("something later failed");
   });
   ASSERT_FALSE(st.has_value());

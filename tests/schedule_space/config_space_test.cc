@@ -83,16 +83,19 @@ TEST(ConfigSpace, OutOfRangeIndexAndUnknownKnobAreErrors) {
   auto space = *ss::make_config_space(resnet_task(64, 56, 64, 3, 1, 1));
   auto bad = space.config_at(space.size());
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("config index " + std::to_string(space.size()) +
-                                     " is outside the space [0, " + std::to_string(space.size()) + ")"),
-            std::string::npos);
+  EXPECT_NE(
+      bad.error().message.find("config index " + std::to_string(space.size()) +
+                               " is outside the space [0, " + std::to_string(space.size()) + ")"),
+      std::string::npos);
   EXPECT_FALSE(space.config_at(-1).has_value());
   auto unknown = space.config_from_entity({{"tile_zz", ss::KnobValue(int64_t{1})}});
   ASSERT_FALSE(unknown.has_value());
   EXPECT_NE(unknown.error().message.find("unknown knob 'tile_zz'"), std::string::npos);
-  auto bad_value = space.config_from_entity({{"tile_ic", ss::KnobValue(std::vector<int64_t>{-1, 3})}});
+  auto bad_value =
+      space.config_from_entity({{"tile_ic", ss::KnobValue(std::vector<int64_t>{-1, 3})}});
   ASSERT_FALSE(bad_value.has_value());
-  EXPECT_NE(bad_value.error().message.find("tile_ic value [-1, 3] is not one of"), std::string::npos);
+  EXPECT_NE(bad_value.error().message.find("tile_ic value [-1, 3] is not one of"),
+            std::string::npos);
 }
 
 TEST(ConfigSpace, AutoTvmLogEntityMapsIn) {

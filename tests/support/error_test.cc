@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "support/error.h"
+
+#include <gtest/gtest.h>
 
 namespace tt = tensortune;
 

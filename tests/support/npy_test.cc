@@ -1,8 +1,8 @@
 // .npy reading and writing: round trip, bytes as numpy writes them, and every malformed input
 // gets a message naming the problem.
-#include <gtest/gtest.h>
-
 #include "support/npy.h"
+
+#include <gtest/gtest.h>
 
 namespace tt = tensortune;
 
@@ -39,7 +39,8 @@ TEST(Npy, TruncatedDataIsAClearError) {
   bytes.resize(bytes.size() - 5);
   auto r = tt::parse_npy(bytes, "w.npy");
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("w.npy: data is truncated"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("w.npy: data is truncated"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(Npy, TruncatedHeaderNotNpyAndBadDtype) {

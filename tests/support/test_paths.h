@@ -11,7 +11,8 @@ namespace tensortune::testing {
 
 inline std::string fresh_db_path(const std::string& name) {
   namespace fs = std::filesystem;
-  const fs::path p = fs::temp_directory_path() / ("tt_" + name + "_" + std::to_string(::getpid()) + ".db");
+  const fs::path p =
+      fs::temp_directory_path() / ("tt_" + name + "_" + std::to_string(::getpid()) + ".db");
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p.string() + suffix);
   return p.string();
 }

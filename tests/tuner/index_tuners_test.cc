@@ -1,11 +1,12 @@
 // Grid and random tuners: every valid config exactly once, never an invalid one, same seed
 // same sequence, skipped configs never proposed.
+#include "tuner/index_tuners.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "schedule_space/task.h"
-#include "tuner/index_tuners.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -13,7 +14,8 @@ namespace ss = tensortune::schedule_space;
 namespace {
 
 ss::ConfigSpace space() {
-  return *ss::make_config_space(*ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 64, 3, 1), {"llvm", 16}));
+  return *ss::make_config_space(
+      *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 64, 3, 1), {"llvm", 16}));
 }
 
 int64_t valid_count(const ss::ConfigSpace& s) {

@@ -22,7 +22,8 @@ namespace ss = tensortune::schedule_space;
 namespace {
 
 ss::Task conv_task(int64_t c = 64, int64_t hw = 28, int64_t oc = 64) {
-  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(c, hw, oc, 3, 1), ss::Target{"llvm -keys=cpu", 16});
+  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(c, hw, oc, 3, 1),
+                        ss::Target{"llvm -keys=cpu", 16});
 }
 
 /// A synthetic landscape over the real conv space: fast when oc_bn is 32, reg_n * reg_h
@@ -31,14 +32,15 @@ ss::Task conv_task(int64_t c = 64, int64_t hw = 28, int64_t oc = 64) {
 double synthetic_gflops(const ss::Task& task, const ss::ConfigSpace& space, const ss::Config& c) {
   const auto f = ss::config_features(task, space, c);
   const double oc = f[1], acc = f[6], ic = f[0];  // log2(1+oc_bn), accumulators, log2(1+ic_bn)
-  return 100.0 * std::exp(-std::pow(oc - std::log2(33.0), 2)) * std::exp(-std::pow((acc - 24) / 8.0, 2)) *
-         (0.5 + 0.5 * ic / std::log2(65.0));
+  return 100.0 * std::exp(-std::pow(oc - std::log2(33.0), 2)) *
+         std::exp(-std::pow((acc - 24) / 8.0, 2)) * (0.5 + 0.5 * ic / std::log2(65.0));
 }
 
 class SyntheticMeasurer final : public tt::tuner::Measurer {
  public:
   SyntheticMeasurer(const ss::Task& t) : task_(t) {}
-  tt::Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
+  tt::Expected<std::vector<ss::MeasureResult>> measure(
+      const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
     std::vector<ss::MeasureResult> out;
     for (const auto& c : configs) {
       ss::MeasureResult r;
@@ -92,7 +94,8 @@ TEST(XgbCostModel, RanksTheKnownBestConfigHighest) {
     }
     auto scores = *model->predict(all);
     const float best_score = scores[best_index];
-    const auto above = std::count_if(scores.begin(), scores.end(), [&](float s) { return s > best_score; });
+    const auto above =
+        std::count_if(scores.begin(), scores.end(), [&](float s) { return s > best_score; });
     EXPECT_LT(above, static_cast<long>(valid.size() / 50)) << loss;
   }
 }
@@ -109,7 +112,8 @@ TEST(SimulatedAnnealing, NeverProposesExcludedOrInvalidConfigs) {
   for (int64_t i = 0; i < space.size(); i += 2) exclude.insert(i);
   auto score = [&](const std::vector<int64_t>& idx) {
     std::vector<float> s;
-    for (int64_t i : idx) s.push_back(static_cast<float>(synthetic_gflops(task, space, *space.config_at(i))));
+    for (int64_t i : idx)
+      s.push_back(static_cast<float>(synthetic_gflops(task, space, *space.config_at(i))));
     return s;
   };
   std::mt19937_64 rng(3);
@@ -124,10 +128,12 @@ TEST(SimulatedAnnealing, NeverProposesExcludedOrInvalidConfigs) {
     EXPECT_TRUE(space.is_valid_index(p.index));
     EXPECT_TRUE(seen.insert(p.index).second);
   }
-  EXPECT_TRUE(std::is_sorted(out.begin(), out.end(), [](auto& a, auto& b) { return a.score > b.score; }));
+  EXPECT_TRUE(
+      std::is_sorted(out.begin(), out.end(), [](auto& a, auto& b) { return a.score > b.score; }));
 }
 
-std::vector<int64_t> run(tt::tuner::Tuner& tuner, tt::tuner::Measurer& m, const ss::ConfigSpace& space, int trials) {
+std::vector<int64_t> run(tt::tuner::Tuner& tuner, tt::tuner::Measurer& m,
+                         const ss::ConfigSpace& space, int trials) {
   std::vector<int64_t> seq;
   while (static_cast<int>(seq.size()) < trials && tuner.has_next()) {
     auto batch = tuner.next_batch(8);
@@ -161,10 +167,12 @@ TEST(XgbTuner, NeverRepeatsHonoursTheSeedAndBeatsRandomSearch) {
   SyntheticMeasurer m(task);
   double top = 0;
   for (int64_t i = 0; i < space.size(); ++i)
-    if (space.is_valid_index(i)) top = std::max(top, synthetic_gflops(task, space, *space.config_at(i)));
+    if (space.is_valid_index(i))
+      top = std::max(top, synthetic_gflops(task, space, *space.config_at(i)));
   auto trials_to = [&](const std::vector<int64_t>& seq, double frac) {
     for (size_t k = 0; k < seq.size(); ++k)
-      if (synthetic_gflops(task, space, *space.config_at(seq[k])) >= frac * top) return static_cast<int>(k + 1);
+      if (synthetic_gflops(task, space, *space.config_at(seq[k])) >= frac * top)
+        return static_cast<int>(k + 1);
     return static_cast<int>(seq.size()) * 2;
   };
   int xgb_total = 0, random_total = 0;
@@ -201,12 +209,14 @@ TEST(Transfer, LoadsOtherWorkloadsRecordsOfTheSameTemplate) {
   to.run_id = "random-seed4-1";
   ASSERT_TRUE(tt::tuner::tune_task(other, other_space, r, m, store.get(), to, nullptr).has_value());
   // A dense task's records must not leak into a conv task's transfer set.
-  const ss::Task dense = *ss::make_task(ss::kDensePack, ss::DenseWorkload{1, 64, 64}, ss::Target{"llvm -keys=cpu", 16});
+  const ss::Task dense = *ss::make_task(ss::kDensePack, ss::DenseWorkload{1, 64, 64},
+                                        ss::Target{"llvm -keys=cpu", 16});
   auto dense_space = *ss::make_config_space(dense);
   SyntheticMeasurer dm(dense);
   tt::tuner::RandomTuner dr(dense_space, 4);
   to.trials = 10;
-  ASSERT_TRUE(tt::tuner::tune_task(dense, dense_space, dr, dm, store.get(), to, nullptr).has_value());
+  ASSERT_TRUE(
+      tt::tuner::tune_task(dense, dense_space, dr, dm, store.get(), to, nullptr).has_value());
 
   const ss::Task task = conv_task();
   auto set = tt::tuner::load_transfer_samples(*store, task);
@@ -235,7 +245,8 @@ TEST(TunerFactory, BadOptionsAreNamed) {
   o.name = "annealing";
   auto bad = tt::tuner::make_tuner(task, space, o, nullptr);
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("--tuner = 'annealing' is not one of grid, random, ga, xgb"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("--tuner = 'annealing' is not one of grid, random, ga, xgb"),
+            std::string::npos);
   o.name = "random";
   o.transfer = true;
   bad = tt::tuner::make_tuner(task, space, o, nullptr);

@@ -1,13 +1,12 @@
 // The tuning loop: budget, early stopping, resume from the DB, recording every result, and one
 // real end-to-end run with the local measurer.
+#include "tuner/tuning_loop.h"
+
 #include <gtest/gtest.h>
 
-
-#include "tests/support/test_paths.h"
-
 #include "compiler/kernel.h"
+#include "tests/support/test_paths.h"
 #include "tuner/index_tuners.h"
-#include "tuner/tuning_loop.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -15,14 +14,16 @@ namespace ss = tensortune::schedule_space;
 namespace {
 
 ss::Task task() {
-  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 32, 3, 1), tt::compiler::host_target());
+  return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 32, 3, 1),
+                        tt::compiler::host_target());
 }
 
 /// A measurer with a known cost per config (the loop's logic is what is under test here; the
 /// real measurer is exercised below and in compiler_test). Every 5th config fails.
 class TableMeasurer final : public tt::tuner::Measurer {
  public:
-  tt::Expected<std::vector<ss::MeasureResult>> measure(const ss::ConfigSpace&, const std::vector<ss::Config>& configs) override {
+  tt::Expected<std::vector<ss::MeasureResult>> measure(
+      const ss::ConfigSpace&, const std::vector<ss::Config>& configs) override {
     std::vector<ss::MeasureResult> out;
     for (const auto& c : configs) {
       ss::MeasureResult r;
@@ -53,7 +54,8 @@ TEST(TuningLoop, HonoursBudgetAndRecordsEverything) {
   o.trials = 37;
   o.batch_size = 8;
   int reports = 0;
-  auto r = tt::tuner::tune_task(t, space, tuner, m, store.get(), o, [&](const tt::tuner::TuneProgress&) { ++reports; });
+  auto r = tt::tuner::tune_task(t, space, tuner, m, store.get(), o,
+                                [&](const tt::tuner::TuneProgress&) { ++reports; });
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->progress.done, 37);
   EXPECT_EQ(m.calls, 37);

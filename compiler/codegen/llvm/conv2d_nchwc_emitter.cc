@@ -1,7 +1,7 @@
+#include <llvm/IR/Module.h>
+
 #include <optional>
 #include <vector>
-
-#include <llvm/IR/Module.h>
 
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
@@ -29,7 +29,8 @@ std::vector<ColumnClass> classify_columns(const Conv2dWorkload& w, int64_t tile)
   for (int64_t t = 0; t < count; ++t) {
     const int64_t size = std::min(tile, out - t * tile);
     const int64_t first = t * tile * w.stride_w - w.pad_left;
-    const int64_t last = (t * tile + size - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w - w.pad_left;
+    const int64_t last =
+        (t * tile + size - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w - w.pad_left;
     const bool interior = size == tile && first >= 0 && last <= w.in_width - 1;
     if (interior && !classes.empty() && classes.back().runtime && classes.back().hi == t) {
       classes.back().hi = t + 1;
@@ -47,8 +48,8 @@ std::vector<ColumnClass> classify_columns(const Conv2dWorkload& w, int64_t tile)
 /// inner loop and needs no separate code for border rows.
 class ConvEmitter {
  public:
-  ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AnchorArgs& args, const Conv2dWorkload& w,
-              const Conv2dSchedule& s, int lanes)
+  ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AnchorArgs& args,
+              const Conv2dWorkload& w, const Conv2dSchedule& s, int lanes)
       : b_(b), w_(w), s_(s), lanes_(lanes), args_(args) {
     data_ = args.data;
     weight_ = args.weight;
@@ -63,7 +64,8 @@ class ConvEmitter {
         w.pad_top > 0 || w.pad_bottom > 0 ||
         (oh_ - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h >= w.in_height;
     if (rows_may_leave_input) {
-      auto* row_type = llvm::ArrayType::get(b.getFloatTy(), static_cast<uint64_t>(w.in_width * s.ic_bn));
+      auto* row_type =
+          llvm::ArrayType::get(b.getFloatTy(), static_cast<uint64_t>(w.in_width * s.ic_bn));
       zero_row_ = new llvm::GlobalVariable(m, row_type, true, llvm::GlobalValue::InternalLinkage,
                                            llvm::ConstantAggregateZero::get(row_type), "zero_row");
       zero_row_->setAlignment(llvm::Align(64));
@@ -140,28 +142,38 @@ class ConvEmitter {
     LoopState acc;
     for (int64_t i = 0; i < t.rows * t.cols; ++i)
       for (int wd : widths_)
-        acc.push_back(llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getFloatTy(), wd)));
-    acc = emit_for_carried(b_, i64(b_, 0), i64(b_, icc_), "ic_chunk", acc, [&](llvm::Value* icc, const LoopState& a0) {
-      // data[n][icc] plane, in floats.
-      llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, icc_), icc), w_.in_height);
-      return emit_for_carried(b_, i64(b_, 0), i64(b_, w_.kernel_h), "kh", a0, [&](llvm::Value* kh, const LoopState& a1) {
-        std::vector<llvm::Value*> rows = row_pointers(t, plane, kh);
-        if (t.ow0c || s_.unroll_kw || w_.kernel_w == 1) {
-          return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn), "ic_block", a1, [&](llvm::Value* icb, const LoopState& a2) {
-            LoopState a = a2;
-            for (int64_t kw = 0; kw < w_.kernel_w; ++kw) emit_fmas(t, rows, icc, kh, i64(b_, kw), kw, icb, a);
-            return a;
-          });
-        }
-        return emit_for_carried(b_, i64(b_, 0), i64(b_, w_.kernel_w), "kw", a1, [&](llvm::Value* kw, const LoopState& a2) {
-          return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn), "ic_block", a2, [&](llvm::Value* icb, const LoopState& a3) {
-            LoopState a = a3;
-            emit_fmas(t, rows, icc, kh, kw, std::nullopt, icb, a);
-            return a;
-          });
+        acc.push_back(
+            llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getFloatTy(), wd)));
+    acc = emit_for_carried(
+        b_, i64(b_, 0), i64(b_, icc_), "ic_chunk", acc, [&](llvm::Value* icc, const LoopState& a0) {
+          // data[n][icc] plane, in floats.
+          llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, icc_), icc), w_.in_height);
+          return emit_for_carried(
+              b_, i64(b_, 0), i64(b_, w_.kernel_h), "kh", a0,
+              [&](llvm::Value* kh, const LoopState& a1) {
+                std::vector<llvm::Value*> rows = row_pointers(t, plane, kh);
+                if (t.ow0c || s_.unroll_kw || w_.kernel_w == 1) {
+                  return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn), "ic_block", a1,
+                                          [&](llvm::Value* icb, const LoopState& a2) {
+                                            LoopState a = a2;
+                                            for (int64_t kw = 0; kw < w_.kernel_w; ++kw)
+                                              emit_fmas(t, rows, icc, kh, i64(b_, kw), kw, icb, a);
+                                            return a;
+                                          });
+                }
+                return emit_for_carried(b_, i64(b_, 0), i64(b_, w_.kernel_w), "kw", a1,
+                                        [&](llvm::Value* kw, const LoopState& a2) {
+                                          return emit_for_carried(
+                                              b_, i64(b_, 0), i64(b_, s_.ic_bn), "ic_block", a2,
+                                              [&](llvm::Value* icb, const LoopState& a3) {
+                                                LoopState a = a3;
+                                                emit_fmas(t, rows, icc, kh, kw, std::nullopt, icb,
+                                                          a);
+                                                return a;
+                                              });
+                                        });
+              });
         });
-      });
-    });
     emit_store(t, acc);
   }
 
@@ -169,8 +181,10 @@ class ConvEmitter {
   /// or to the zero row when ih is outside the input.
   std::vector<llvm::Value*> row_pointers(const Tile& t, llvm::Value* plane, llvm::Value* kh) {
     std::vector<llvm::Value*> rows;
-    llvm::Value* ih0 = add_i64(b_, mul_i64(b_, t.oh0, w_.stride_h), add_i64(b_, mul_i64(b_, kh, w_.dilation_h), -w_.pad_top));
-    llvm::Value* zero = zero_row_ ? b_.CreateBitCast(zero_row_, b_.getFloatTy()->getPointerTo()) : nullptr;
+    llvm::Value* ih0 = add_i64(b_, mul_i64(b_, t.oh0, w_.stride_h),
+                               add_i64(b_, mul_i64(b_, kh, w_.dilation_h), -w_.pad_top));
+    llvm::Value* zero =
+        zero_row_ ? b_.CreateBitCast(zero_row_, b_.getFloatTy()->getPointerTo()) : nullptr;
     for (int64_t r = 0; r < t.rows; ++r) {
       llvm::Value* ih = add_i64(b_, ih0, r * w_.stride_h);
       llvm::Value* offset = mul_i64(b_, add_i64(b_, plane, ih), w_.in_width * s_.ic_bn);
@@ -194,12 +208,18 @@ class ConvEmitter {
       if (!any) return;
     }
     // weight[occ][icc][kh][kw][icb][oc]
-    llvm::Value* woff = add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, t.occ, icc_), icc), w_.kernel_h), kh);
-    woff = mul_i64(b_, add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, woff, w_.kernel_w), kw), s_.ic_bn), icb), s_.oc_bn);
+    llvm::Value* woff =
+        add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, t.occ, icc_), icc), w_.kernel_h), kh);
+    woff = mul_i64(
+        b_,
+        add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, woff, w_.kernel_w), kw), s_.ic_bn), icb),
+        s_.oc_bn);
     std::vector<llvm::Value*> wv;
-    for (size_t v = 0; v < nv; ++v) wv.push_back(load_vector(b_, weight_, add_i64(b_, woff, v * lanes_), widths_[v]));
+    for (size_t v = 0; v < nv; ++v)
+      wv.push_back(load_vector(b_, weight_, add_i64(b_, woff, v * lanes_), widths_[v]));
     // Within a row: element (iw, icb) at iw * ic_bn + icb, iw = ow0 * SW + kw * DW - PL + p * SW.
-    llvm::Value* col0 = add_i64(b_, mul_i64(b_, t.ow0, w_.stride_w), add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
+    llvm::Value* col0 = add_i64(b_, mul_i64(b_, t.ow0, w_.stride_w),
+                                add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
     llvm::Value* base = add_i64(b_, mul_i64(b_, col0, s_.ic_bn), icb);
     for (int64_t r = 0; r < t.rows; ++r) {
       llvm::Value* row = b_.CreateGEP(b_.getFloatTy(), rows[r], base);

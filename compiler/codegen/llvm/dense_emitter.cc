@@ -1,6 +1,6 @@
-#include <vector>
-
 #include <llvm/IR/Module.h>
+
+#include <vector>
 
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
@@ -58,7 +58,8 @@ void emit_packed(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorklo
             llvm::AllocaInst* a = acc[y * widths.size() + v];
             llvm::Value* val = b.CreateLoad(a->getAllocatedType(), a);
             llvm::Value* offset = add(mul(add(y0, i64(b, y)), N), col);
-            store_vector(b, apply_epilogue(b, val, args, col, offset, widths[v]), C, offset, widths[v]);
+            store_vector(b, apply_epilogue(b, val, args, col, offset, widths[v]), C, offset,
+                         widths[v]);
           }
       });
     });
@@ -86,8 +87,10 @@ void emit_nopack(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorklo
     emit_for(b, i64(b, 0), i64(b, K / vk), "ko", [&](llvm::Value* ko) {
       llvm::Value* k = mul(ko, vk);
       std::vector<llvm::Value*> av, wv;
-      for (int64_t y = 0; y < s.yi; ++y) av.push_back(load_vector(b, A, add(mul(add(y0, i64(b, y)), K), k), vk));
-      for (int64_t x = 0; x < s.xi; ++x) wv.push_back(load_vector(b, W, add(mul(add(x0, i64(b, x)), K), k), vk));
+      for (int64_t y = 0; y < s.yi; ++y)
+        av.push_back(load_vector(b, A, add(mul(add(y0, i64(b, y)), K), k), vk));
+      for (int64_t x = 0; x < s.xi; ++x)
+        wv.push_back(load_vector(b, W, add(mul(add(x0, i64(b, x)), K), k), vk));
       for (int64_t y = 0; y < s.yi; ++y)
         for (int64_t x = 0; x < s.xi; ++x) {
           llvm::AllocaInst* a = acc[y * s.xi + x];

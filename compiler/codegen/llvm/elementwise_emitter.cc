@@ -47,12 +47,12 @@ class ElementwiseEmitter {
         if (strides_[k].back() == 0) scalars_[k] = load_scalar(b_, operands_[k], offsets[k]);
       const int64_t full = row_length_ / lanes_ * lanes_;
       if (full > 0) {
-        emit_for(b_, i64(b_, 0), i64(b_, full / lanes_), "vec", [&](llvm::Value* i) {
-          emit_point(mul_i64(b_, i, lanes_), lanes_);
-        });
+        emit_for(b_, i64(b_, 0), i64(b_, full / lanes_), "vec",
+                 [&](llvm::Value* i) { emit_point(mul_i64(b_, i, lanes_), lanes_); });
       }
       if (full < row_length_)
-        emit_for(b_, i64(b_, full), i64(b_, row_length_), "tail", [&](llvm::Value* j) { emit_point(j, 1); });
+        emit_for(b_, i64(b_, full), i64(b_, row_length_), "tail",
+                 [&](llvm::Value* j) { emit_point(j, 1); });
     });
   }
 
@@ -60,31 +60,45 @@ class ElementwiseEmitter {
   llvm::Value* operand(int k, llvm::Value* j, int width) {
     if (scalars_[k]) return width == 1 ? scalars_[k] : b_.CreateVectorSplat(width, scalars_[k]);
     llvm::Value* offset = add_i64(b_, row_offsets_[k], j);
-    return width == 1 ? load_scalar(b_, operands_[k], offset) : load_vector(b_, operands_[k], offset, width);
+    return width == 1 ? load_scalar(b_, operands_[k], offset)
+                      : load_vector(b_, operands_[k], offset, width);
   }
 
   llvm::Value* constant(llvm::Type* type, double c) { return llvm::ConstantFP::get(type, c); }
 
   /// std::min / std::max as the interpreter computes them (NaN behaviour included).
-  llvm::Value* min_of(llvm::Value* a, llvm::Value* b) { return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a); }
-  llvm::Value* max_of(llvm::Value* a, llvm::Value* b) { return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a); }
+  llvm::Value* min_of(llvm::Value* a, llvm::Value* b) {
+    return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);
+  }
+  llvm::Value* max_of(llvm::Value* a, llvm::Value* b) {
+    return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);
+  }
 
   void emit_point(llvm::Value* j, int width) {
     std::vector<llvm::Value*> results;
-    auto get = [&](int ref) { return ref >= 0 ? operand(ref, j, width) : results.at(static_cast<size_t>(-1 - ref)); };
+    auto get = [&](int ref) {
+      return ref >= 0 ? operand(ref, j, width) : results.at(static_cast<size_t>(-1 - ref));
+    };
     for (const ElementwiseInstr& in : spec_.program) {
       llvm::Value* x = get(in.a);
       llvm::Type* t = x->getType();
       llvm::Value* r = nullptr;
       switch (in.op) {
-        case Op::kRelu: r = b_.CreateSelect(b_.CreateFCmpOGT(x, constant(t, 0)), x, constant(t, 0)); break;
-        case Op::kClip: r = min_of(max_of(x, constant(t, in.p0)), constant(t, in.p1)); break;
+        case Op::kRelu:
+          r = b_.CreateSelect(b_.CreateFCmpOGT(x, constant(t, 0)), x, constant(t, 0));
+          break;
+        case Op::kClip:
+          r = min_of(max_of(x, constant(t, in.p0)), constant(t, in.p1));
+          break;
         case Op::kSigmoid: {
-          llvm::Type* dt = width == 1 ? b_.getDoubleTy()
-                                      : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getDoubleTy(), width));
+          llvm::Type* dt =
+              width == 1
+                  ? b_.getDoubleTy()
+                  : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getDoubleTy(), width));
           llvm::Value* xd = b_.CreateFPExt(x, dt);
           llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(xd));
-          r = b_.CreateFPTrunc(b_.CreateFDiv(constant(dt, 1), b_.CreateFAdd(constant(dt, 1), e)), t);
+          r = b_.CreateFPTrunc(b_.CreateFDiv(constant(dt, 1), b_.CreateFAdd(constant(dt, 1), e)),
+                               t);
           break;
         }
         case Op::kHardSigmoid: {
@@ -97,17 +111,28 @@ class ElementwiseEmitter {
           r = b_.CreateFMul(x, max_of(constant(t, 0), min_of(constant(t, 1), y)));
           break;
         }
-        case Op::kIdentity: r = x; break;
-        case Op::kAdd: r = b_.CreateFAdd(x, get(in.b)); break;
-        case Op::kSub: r = b_.CreateFSub(x, get(in.b)); break;
-        case Op::kMul: r = b_.CreateFMul(x, get(in.b)); break;
-        case Op::kDiv: r = b_.CreateFDiv(x, get(in.b)); break;
+        case Op::kIdentity:
+          r = x;
+          break;
+        case Op::kAdd:
+          r = b_.CreateFAdd(x, get(in.b));
+          break;
+        case Op::kSub:
+          r = b_.CreateFSub(x, get(in.b));
+          break;
+        case Op::kMul:
+          r = b_.CreateFMul(x, get(in.b));
+          break;
+        case Op::kDiv:
+          r = b_.CreateFDiv(x, get(in.b));
+          break;
       }
       results.push_back(r);
     }
     llvm::Value* offset = add_i64(b_, out_row_, j);
     if (width == 1) {
-      b_.CreateAlignedStore(results.back(), b_.CreateInBoundsGEP(b_.getFloatTy(), out_, offset), llvm::Align(4));
+      b_.CreateAlignedStore(results.back(), b_.CreateInBoundsGEP(b_.getFloatTy(), out_, offset),
+                            llvm::Align(4));
     } else {
       store_vector(b_, results.back(), out_, offset, width);
     }
@@ -132,7 +157,8 @@ void emit_elementwise(llvm::Module& m, const std::string& name, const Elementwis
   llvm::Function* f = create_network_function(m, b, name, lanes * 32);
   llvm::Value* out = network_arg(b, f, 0);
   std::vector<llvm::Value*> operands;
-  for (size_t k = 0; k < spec.operand_strides.size(); ++k) operands.push_back(network_arg(b, f, static_cast<unsigned>(k + 1)));
+  for (size_t k = 0; k < spec.operand_strides.size(); ++k)
+    operands.push_back(network_arg(b, f, static_cast<unsigned>(k + 1)));
   ElementwiseEmitter(b, spec, lanes).emit(out, operands, f->getArg(1), f->getArg(2));
   b.CreateRetVoid();
 }

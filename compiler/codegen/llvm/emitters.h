@@ -93,7 +93,8 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
 
 /// A network max-pooling kernel, complete with its function: one output row of one channel
 /// block per parallel iteration, the block as the vector.
-void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& spec, int lanes);
+void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& spec,
+                   int lanes);
 
 /// A network element-wise kernel, complete with its function.
 void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,

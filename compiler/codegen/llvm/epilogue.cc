@@ -36,7 +36,8 @@ AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const st
   params.push_back(i64t);
   params.push_back(i64t);
   auto* body_type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
-  auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + ".body", m);
+  auto* body =
+      llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + ".body", m);
   for (unsigned i = 0; i < 3 + operands; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
   set_vector_attributes(body, lanes * 32);
 
@@ -68,16 +69,27 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
   auto constant = [&](float c) { return llvm::ConstantFP::get(value->getType(), c); };
   for (const EpilogueOp& op : args.epilogue) {
     switch (op.kind) {
-      case EpilogueOp::Kind::kAddChannel: value = b.CreateFAdd(value, load(op, channel_offset)); break;
-      case EpilogueOp::Kind::kMulChannel: value = b.CreateFMul(value, load(op, channel_offset)); break;
-      case EpilogueOp::Kind::kAddTensor: value = b.CreateFAdd(value, load(op, out_offset)); break;
-      case EpilogueOp::Kind::kMulTensor: value = b.CreateFMul(value, load(op, out_offset)); break;
+      case EpilogueOp::Kind::kAddChannel:
+        value = b.CreateFAdd(value, load(op, channel_offset));
+        break;
+      case EpilogueOp::Kind::kMulChannel:
+        value = b.CreateFMul(value, load(op, channel_offset));
+        break;
+      case EpilogueOp::Kind::kAddTensor:
+        value = b.CreateFAdd(value, load(op, out_offset));
+        break;
+      case EpilogueOp::Kind::kMulTensor:
+        value = b.CreateFMul(value, load(op, out_offset));
+        break;
       case EpilogueOp::Kind::kRelu:
-        value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(0)});
+        value =
+            b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(0)});
         break;
       case EpilogueOp::Kind::kClip:
-        value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(op.lo)});
-        value = b.CreateIntrinsic(llvm::Intrinsic::minnum, {value->getType()}, {value, constant(op.hi)});
+        value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()},
+                                  {value, constant(op.lo)});
+        value = b.CreateIntrinsic(llvm::Intrinsic::minnum, {value->getType()},
+                                  {value, constant(op.hi)});
         break;
     }
   }

@@ -37,7 +37,8 @@ LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* h
   llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), name + ".next", false, true);
   llvm::BasicBlock* latch = b.GetInsertBlock();
   iv->addIncoming(next, latch);
-  for (size_t i = 0; i < phis.size(); ++i) llvm::cast<llvm::PHINode>(phis[i])->addIncoming(next_state[i], latch);
+  for (size_t i = 0; i < phis.size(); ++i)
+    llvm::cast<llvm::PHINode>(phis[i])->addIncoming(next_state[i], latch);
   b.CreateBr(header);
   b.SetInsertPoint(exit);
   return phis;
@@ -94,8 +95,8 @@ llvm::Function* create_kernel_function(llvm::Module& m, const std::string& name,
   llvm::LLVMContext& ctx = m.getContext();
   auto* fptr = llvm::Type::getFloatPtrTy(ctx);
   auto* i64t = llvm::Type::getInt64Ty(ctx);
-  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr, fptr, fptr, fptr, i64t, i64t},
-                                      false);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                      {fptr, fptr, fptr, fptr, i64t, i64t}, false);
   auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   const char* names[] = {"data", "weight", "bias", "out", "begin", "end"};
   for (unsigned i = 0; i < 6; ++i) {
@@ -113,12 +114,13 @@ void set_vector_attributes(llvm::Function* f, int vector_bits) {
   f->addFnAttr(llvm::Attribute::NoUnwind);
 }
 
-llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
-                                        int vector_bits) {
+llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b,
+                                        const std::string& name, int vector_bits) {
   llvm::LLVMContext& ctx = m.getContext();
   auto* fptr = llvm::Type::getFloatPtrTy(ctx);
   auto* i64t = llvm::Type::getInt64Ty(ctx);
-  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {fptr->getPointerTo(), i64t, i64t}, false);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                       {fptr->getPointerTo(), i64t, i64t}, false);
   auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
   set_vector_attributes(f, vector_bits);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
@@ -127,12 +129,14 @@ llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b, c
 
 llvm::Value* network_arg(llvm::IRBuilder<>& b, llvm::Function* f, unsigned i) {
   auto* fptr = b.getFloatTy()->getPointerTo();
-  return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)), llvm::Align(8));
+  return b.CreateAlignedLoad(fptr, b.CreateInBoundsGEP(fptr, f->getArg(0), b.getInt64(i)),
+                             llvm::Align(8));
 }
 
 std::vector<int> lane_widths(int64_t block, int lanes) {
   std::vector<int> widths;
-  for (int64_t c = 0; c < block; c += lanes) widths.push_back(static_cast<int>(std::min<int64_t>(lanes, block - c)));
+  for (int64_t c = 0; c < block; c += lanes)
+    widths.push_back(static_cast<int>(std::min<int64_t>(lanes, block - c)));
   return widths;
 }
 

@@ -2,12 +2,12 @@
 /// \file
 /// Private to compiler/codegen/llvm: small helpers for emitting loop nests with IRBuilder.
 
+#include <llvm/IR/IRBuilder.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/IRBuilder.h>
 
 namespace tensortune::compiler::codegen {
 
@@ -53,8 +53,8 @@ void set_vector_attributes(llvm::Function* f, int vector_bits);
 /// Creates an exported function with the network ABI of compiler/network_kernels.h,
 /// void name(const float* const* args, int64_t begin, int64_t end), and places the builder in
 /// its entry block.
-llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
-                                        int vector_bits);
+llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b,
+                                        const std::string& name, int vector_bits);
 
 /// Loads args[i] of a network function.
 llvm::Value* network_arg(llvm::IRBuilder<>& b, llvm::Function* f, unsigned i);

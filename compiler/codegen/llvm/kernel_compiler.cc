@@ -98,7 +98,8 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
   TT_ASSIGN_OR_RETURN(auto module, emit_module(*ctx, task, space, config, options));
   TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
   auto tm = jtmb.createTargetMachine();
-  if (!tm) return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
+  if (!tm)
+    return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
   codegen::optimize(*module, **tm);
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
@@ -106,9 +107,12 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
   // Lets kernels call libm (fmaf, fmaxf) where the CPU lacks an instruction LLVM would use.
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process) return internal_error("JIT cannot see the process's symbols: " + llvm::toString(process.takeError()));
+  if (!process)
+    return internal_error("JIT cannot see the process's symbols: " +
+                          llvm::toString(process.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
-  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
+  if (auto err =
+          (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     return internal_error("JIT rejected the module: " + llvm::toString(std::move(err)));
   auto sym = (*jit)->lookup("kernel");
   if (!sym) return internal_error("JIT compilation failed: " + llvm::toString(sym.takeError()));
@@ -130,7 +134,8 @@ Expected<std::string> kernel_ir(const ss::Task& task, const ss::ConfigSpace& spa
   if (optimized) {
     TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
     auto tm = jtmb.createTargetMachine();
-    if (!tm) return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
+    if (!tm)
+      return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
     codegen::optimize(*module, **tm);
   }
   std::string text;

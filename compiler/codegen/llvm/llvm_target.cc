@@ -1,10 +1,10 @@
 // Implements llvm_target.h.
 #include "compiler/codegen/llvm/llvm_target.h"
 
-#include <mutex>
-
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
+
+#include <mutex>
 
 namespace tensortune::compiler::codegen {
 
@@ -18,7 +18,8 @@ void initialize_llvm() {
 
 Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder() {
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) return internal_error("cannot detect the host target: " + llvm::toString(jtmb.takeError()));
+  if (!jtmb)
+    return internal_error("cannot detect the host target: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
   return std::move(*jtmb);
 }
@@ -50,7 +51,8 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   // loop-invariant loads and addresses.
   llvm::ModulePassManager mpm;
   if (auto err = pb.parsePassPipeline(mpm, kPipeline)) {
-    TT_CHECK(false) << "the built-in pass pipeline does not parse: " << llvm::toString(std::move(err));
+    TT_CHECK(false) << "the built-in pass pipeline does not parse: "
+                    << llvm::toString(std::move(err));
   }
   mpm.run(m, mam);
 }

@@ -1,16 +1,16 @@
 // Implements compiler/network_kernels.h: a network's kernels into object files, and object
 // files back into callable code.
-#include <algorithm>
-#include <sstream>
-
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <sstream>
 
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/llvm_target.h"
@@ -33,7 +33,8 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
     if (s.packed) return (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
     return (w.batch / s.yi) * (w.out_features / s.xi);
   }
-  if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) return p->in_shape[0] * p->in_shape[1] * p->out_h;
+  if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec))
+    return p->in_shape[0] * p->in_shape[1] * p->out_h;
   const auto& e = std::get<ElementwiseKernelSpec>(spec);
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < e.out_shape.size(); ++d) rows *= e.out_shape[d];
@@ -49,7 +50,8 @@ void put_ints(std::ostringstream& os, const std::vector<int64_t>& v) {
 }
 
 void put_epilogue(std::ostringstream& os, const std::vector<EpilogueOp>& ops) {
-  for (const auto& op : ops) os << " e" << static_cast<int>(op.kind) << ':' << op.operand << ':' << op.lo << ':' << op.hi;
+  for (const auto& op : ops)
+    os << " e" << static_cast<int>(op.kind) << ':' << op.operand << ':' << op.lo << ':' << op.hi;
 }
 
 }  // namespace
@@ -60,30 +62,32 @@ std::string spec_key(const NetworkKernelSpec& spec) {
   if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
     const auto& w = c->workload;
     const auto& s = c->schedule;
-    os << "conv " << w.batch << ' ' << w.in_channels << ' ' << w.in_height << ' ' << w.in_width << ' '
-       << w.out_channels << ' ' << w.kernel_h << ' ' << w.kernel_w << ' ' << w.stride_h << ' ' << w.stride_w
-       << ' ' << w.pad_top << ' ' << w.pad_left << ' ' << w.pad_bottom << ' ' << w.pad_right << ' '
-       << w.dilation_h << ' ' << w.dilation_w << " | " << s.ic_bn << ' ' << s.oc_bn << ' ' << s.reg_n << ' '
-       << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner << (c->depthwise ? " depthwise" : "");
+    os << "conv " << w.batch << ' ' << w.in_channels << ' ' << w.in_height << ' ' << w.in_width
+       << ' ' << w.out_channels << ' ' << w.kernel_h << ' ' << w.kernel_w << ' ' << w.stride_h
+       << ' ' << w.stride_w << ' ' << w.pad_top << ' ' << w.pad_left << ' ' << w.pad_bottom << ' '
+       << w.pad_right << ' ' << w.dilation_h << ' ' << w.dilation_w << " | " << s.ic_bn << ' '
+       << s.oc_bn << ' ' << s.reg_n << ' ' << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner
+       << (c->depthwise ? " depthwise" : "");
     put_epilogue(os, c->epilogue);
   } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
     const auto& w = d->workload;
     const auto& s = d->schedule;
-    os << "dense " << w.batch << ' ' << w.out_features << ' ' << w.in_features << " | " << s.packed << ' '
-       << s.yo << ' ' << s.yi << ' ' << s.xo << ' ' << s.xi << ' ' << s.kf;
+    os << "dense " << w.batch << ' ' << w.out_features << ' ' << w.in_features << " | " << s.packed
+       << ' ' << s.yo << ' ' << s.yi << ' ' << s.xo << ' ' << s.xi << ' ' << s.kf;
     put_epilogue(os, d->epilogue);
   } else if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) {
     os << "max_pool ";
     put_ints(os, p->in_shape);
-    put_ints(os, {p->out_h, p->out_w, p->kernel_h, p->kernel_w, p->stride_h, p->stride_w, p->pad_top, p->pad_left,
-                  p->dilation_h, p->dilation_w});
+    put_ints(os, {p->out_h, p->out_w, p->kernel_h, p->kernel_w, p->stride_h, p->stride_w,
+                  p->pad_top, p->pad_left, p->dilation_h, p->dilation_w});
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
     put_ints(os, e.out_shape);
     for (const auto& s : e.operand_strides) put_ints(os, s);
     for (const auto& in : e.program)
-      os << ' ' << static_cast<int>(in.op) << ':' << in.a << ':' << in.b << ':' << in.p0 << ':' << in.p1;
+      os << ' ' << static_cast<int>(in.op) << ':' << in.a << ':' << in.b << ':' << in.p0 << ':'
+         << in.p1;
   }
   return os.str();
 }
@@ -101,7 +105,8 @@ CpuDescription host_cpu() {
   return cpu;
 }
 
-std::vector<std::string> missing_features(const CpuDescription& required, const CpuDescription& host) {
+std::vector<std::string> missing_features(const CpuDescription& required,
+                                          const CpuDescription& host) {
   std::vector<std::string> missing;
   for (const auto& f : required.features)
     if (!std::binary_search(host.features.begin(), host.features.end(), f)) missing.push_back(f);
@@ -121,7 +126,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   }
   llvm::IRBuilder<> b(m.getContext());
   if (const auto* c = std::get_if<ConvKernelSpec>(&k.spec)) {
-    codegen::AnchorArgs args = codegen::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
+    codegen::AnchorArgs args =
+        codegen::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
     args.epilogue = c->epilogue;
     if (c->depthwise) {
       codegen::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
@@ -130,7 +136,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     }
   } else {
     const auto& d = std::get<DenseKernelSpec>(k.spec);
-    codegen::AnchorArgs args = codegen::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
+    codegen::AnchorArgs args =
+        codegen::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
     args.epilogue = d.epilogue;
     codegen::emit_dense(b, args, d.workload, d.schedule, lanes);
   }
@@ -144,10 +151,12 @@ Expected<std::string> compile_shard(const std::vector<NamedKernel>& kernels, int
   for (const auto& k : kernels) emit_kernel(*m, k, lanes);
   std::string err;
   llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(*m, &es)) return internal_error("generated network IR does not verify: " + es.str());
+  if (llvm::verifyModule(*m, &es))
+    return internal_error("generated network IR does not verify: " + es.str());
   TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
   auto tm = jtmb.createTargetMachine();
-  if (!tm) return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
+  if (!tm)
+    return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
   codegen::optimize(*m, **tm);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
@@ -160,7 +169,8 @@ Expected<std::string> compile_shard(const std::vector<NamedKernel>& kernels, int
 
 }  // namespace
 
-Expected<std::string> compile_network_object(const std::vector<NamedKernel>& kernels, int vector_lanes) {
+Expected<std::string> compile_network_object(const std::vector<NamedKernel>& kernels,
+                                             int vector_lanes) {
   codegen::initialize_llvm();
   return compile_shard(kernels, vector_lanes);
 }
@@ -177,11 +187,14 @@ Expected<LoadedObject> LoadedObject::load(const std::string& object_code) {
   // Kernels may call libm (exp for sigmoid).
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process) return internal_error("JIT cannot see the process's symbols: " + llvm::toString(process.takeError()));
+  if (!process)
+    return internal_error("JIT cannot see the process's symbols: " +
+                          llvm::toString(process.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object_code, "tensortune_network.o");
   if (auto err = (*jit)->addObjectFile(std::move(buffer)))
-    return Error{ErrorCode::kInvalidArgument, "the object code does not load: " + llvm::toString(std::move(err))};
+    return Error{ErrorCode::kInvalidArgument,
+                 "the object code does not load: " + llvm::toString(std::move(err))};
   auto impl = std::make_shared<Impl>();
   impl->jit = std::move(*jit);
   return LoadedObject(std::move(impl));

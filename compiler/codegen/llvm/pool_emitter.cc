@@ -1,16 +1,17 @@
 // Max pooling in NCHW[b]c: the block is the vector (taps outside the input read a clamped
 // address and are replaced by -inf with a select). The max is the interpreter's
 // std::max(best, x) = best < x ? x : best, so NaN behaviour matches it too.
-#include <limits>
-
 #include <llvm/IR/Module.h>
+
+#include <limits>
 
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
 namespace tensortune::compiler::codegen {
 
-void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& p, int lanes) {
+void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& p,
+                   int lanes) {
   llvm::IRBuilder<> b(m.getContext());
   llvm::Function* f = create_network_function(m, b, name, lanes * 32);
   llvm::Value* out = network_arg(b, f, 0);
@@ -23,7 +24,9 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
     emit_for(b, i64(b, 0), i64(b, p.out_w), "ow", [&](llvm::Value* ow) {
       std::vector<llvm::Value*> best;
       for (int wd : widths) {
-        llvm::Type* t = wd == 1 ? b.getFloatTy() : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getFloatTy(), wd));
+        llvm::Type* t =
+            wd == 1 ? b.getFloatTy()
+                    : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getFloatTy(), wd));
         best.push_back(llvm::ConstantFP::getInfinity(t, true));
       }
       for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
@@ -36,7 +39,8 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
           llvm::Value* base = mul_i64(b, add_i64(b, row, clamp_index(b, iw, W)), blk);
           for (size_t v = 0; v < widths.size(); ++v) {
             llvm::Value* offset = add_i64(b, base, static_cast<int64_t>(v) * lanes);
-            llvm::Value* x = widths[v] == 1 ? load_scalar(b, in, offset) : load_vector(b, in, offset, widths[v]);
+            llvm::Value* x =
+                widths[v] == 1 ? load_scalar(b, in, offset) : load_vector(b, in, offset, widths[v]);
             x = b.CreateSelect(ok, x, llvm::ConstantFP::getInfinity(x->getType(), true));
             best[v] = b.CreateSelect(b.CreateFCmpOLT(best[v], x), x, best[v]);
           }
@@ -46,7 +50,8 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
       for (size_t v = 0; v < widths.size(); ++v) {
         llvm::Value* offset = add_i64(b, out_base, static_cast<int64_t>(v) * lanes);
         if (widths[v] == 1) {
-          b.CreateAlignedStore(best[v], b.CreateInBoundsGEP(b.getFloatTy(), out, offset), llvm::Align(4));
+          b.CreateAlignedStore(best[v], b.CreateInBoundsGEP(b.getFloatTy(), out, offset),
+                               llvm::Align(4));
         } else {
           store_vector(b, best[v], out, offset, widths[v]);
         }
