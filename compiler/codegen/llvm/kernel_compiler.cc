@@ -1,4 +1,4 @@
-// Implements compiler/kernel.h: IR emission, the O3 pipeline and ORC JIT compilation.
+// Implements compiler/kernel.h: IR from the template emitters, the pass pipeline, ORC JIT.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
