@@ -52,8 +52,7 @@ Expected<std::string> template_for_op(const std::string& op) {
 std::string op_names() {
   std::string names;
   for (const ss::Template* t : ss::all_templates()) {
-    const std::string_view name = t->name();
-    names += (names.empty() ? "" : ", ") + std::string(name.substr(0, name.rfind('.')));
+    names += (names.empty() ? "" : ", ") + std::string(t->op_name());
     for (std::string_view alias : t->aliases()) names += " (or " + std::string(alias) + ")";
   }
   return names;

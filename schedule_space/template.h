@@ -59,8 +59,12 @@ class Template {
 
   /// AutoTVM's task name ("conv2d_NCHWc.x86"): the key of records and logs.
   virtual std::string_view name() const = 0;
-  /// Other names `--op` accepts for it ("conv2d"); the name without its ".x86"-style suffix is
-  /// always accepted.
+  /// The name without its target suffix ("conv2d_NCHWc"): what `--op` and tables show.
+  std::string_view op_name() const {
+    const std::string_view n = name();
+    return n.substr(0, n.rfind('.'));
+  }
+  /// Other names `--op` accepts for it ("conv2d"), besides name() and op_name().
   virtual std::vector<std::string_view> aliases() const { return {}; }
   /// The code generator that builds its kernels ("llvm"; AutoTVM's target kind).
   virtual std::string_view backend() const { return "llvm"; }

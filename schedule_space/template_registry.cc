@@ -23,10 +23,8 @@ const Template* find_template(std::string_view name) {
 }
 
 const Template* find_template_by_op(std::string_view op) {
-  for (const Template* t : all_templates()) {
-    const std::string_view name = t->name();
-    if (op == name || op == name.substr(0, name.rfind('.'))) return t;
-  }
+  for (const Template* t : all_templates())
+    if (op == t->name() || op == t->op_name()) return t;
   for (const Template* t : all_templates())
     for (std::string_view alias : t->aliases())
       if (op == alias) return t;

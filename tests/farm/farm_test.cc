@@ -33,6 +33,20 @@ std::vector<ss::Config> valid_configs(const ss::ConfigSpace& space, size_t count
   return out;
 }
 
+// A raw Measure request (what TrackerClient sends), for tests that talk to the service directly.
+v1::MeasureJobRequest raw_request(const ss::Task& task, const ss::ConfigSpace& space,
+                                  const std::vector<ss::Config>& configs, const std::string& key) {
+  v1::MeasureJobRequest req;
+  auto* m = req.mutable_request();
+  wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
+  for (const auto& config : configs) wire::config_to_proto(space, config, m->add_configs());
+  m->mutable_timing()->set_number(1);
+  m->mutable_timing()->set_repeat(1);
+  m->mutable_timing()->set_threads(1);
+  m->set_device_key(key);
+  return req;
+}
+
 tracker::FarmTiming quick_timing() {
   tracker::FarmTiming t;
   t.number = 1;
@@ -282,14 +296,7 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
     }
     return reader->Finish();
   };
-  v1::MeasureJobRequest req;
-  auto* m = req.mutable_request();
-  wire::task_to_proto(dense_task(128), m->mutable_workload(), m->mutable_target());
-  wire::config_to_proto(space, configs[0], m->add_configs());
-  m->mutable_timing()->set_number(1);
-  m->mutable_timing()->set_repeat(1);
-  m->mutable_timing()->set_threads(1);
-  m->set_device_key("sim");
+  v1::MeasureJobRequest req = raw_request(dense_task(128), space, {configs[0]}, "sim");
 
   v1::MeasureJobRequest bad_stride = req;
   ss::Task conv =
@@ -419,14 +426,7 @@ TEST_F(Farm, ClientThatGoesAwayHasItsQueuedItemsDroppedAtOnce) {
   const ss::Task task = dense_task(128);
   const auto space = *ss::make_config_space(task);
   const auto configs = valid_configs(space, 40);
-  v1::MeasureJobRequest req;
-  auto* m = req.mutable_request();
-  wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
-  for (const auto& config : configs) wire::config_to_proto(space, config, m->add_configs());
-  m->mutable_timing()->set_number(1);
-  m->mutable_timing()->set_repeat(1);
-  m->mutable_timing()->set_threads(1);
-  m->set_device_key("sim");
+  v1::MeasureJobRequest req = raw_request(task, space, configs, "sim");
   req.set_job_name("leaver");
   auto stub = v1::Tracker::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
                                                        grpc::InsecureChannelCredentials()));
