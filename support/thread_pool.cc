@@ -1,54 +1,82 @@
 #include "support/thread_pool.h"
 
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TT_PAUSE() _mm_pause()
+#else
+#define TT_PAUSE() std::this_thread::yield()
+#endif
+
 namespace tensortune {
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+namespace {
+constexpr auto kSpin = std::chrono::milliseconds(1);
+}
+
+ThreadPool::ThreadPool(int num_threads) {
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  start_cv_.notify_all();
+  stop_.store(true, std::memory_order_release);
+  { std::lock_guard<std::mutex> lock(sleep_mu_); }
+  wake_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
 void ThreadPool::run_on_all(const std::function<void(int)>& fn) {
-  if (num_threads_ == 1) {
+  if (workers_.empty()) {
     fn(0);
     return;
   }
+  std::lock_guard<std::mutex> one_job(run_mu_);
+  job_ = &fn;
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    pending_ = num_threads_ - 1;
-    ++generation_;
+    // Taken after the increment: a worker deciding to sleep holds the lock from its last
+    // check to its wait, so it either sees the new generation or gets this notification.
+    std::lock_guard<std::mutex> lock(sleep_mu_);
   }
-  start_cv_.notify_all();
+  wake_.notify_all();
   fn(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
-  job_ = nullptr;
+  while (pending_.load(std::memory_order_acquire) != 0) TT_PAUSE();
+}
+
+void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, int64_t)>& fn) {
+  const int threads = size();
+  if (threads == 1 || extent <= 1) {
+    if (extent > 0) fn(0, extent);
+    return;
+  }
+  run_on_all([&](int t) {
+    const int64_t b = extent * t / threads, e = extent * (t + 1) / threads;
+    if (b < e) fn(b, e);
+  });
 }
 
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   while (true) {
-    const std::function<void(int)>* job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
+    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    int spins = 0;
+    while (generation_.load(std::memory_order_acquire) == seen &&
+           !stop_.load(std::memory_order_acquire)) {
+      TT_PAUSE();
+      if (++spins % 1024 == 0 && std::chrono::steady_clock::now() > spin_until) {
+        std::unique_lock<std::mutex> lock(sleep_mu_);
+        wake_.wait(lock, [&] {
+          return generation_.load(std::memory_order_acquire) != seen ||
+                 stop_.load(std::memory_order_acquire);
+        });
+      }
     }
-    (*job)(index);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
+    (*job_)(index);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 

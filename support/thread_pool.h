@@ -1,10 +1,19 @@
 #pragma once
 /// \file
-/// A fixed-size pool of worker threads for data-parallel kernels. `run_on_all(fn)` runs fn(t)
-/// once on each of its threads (the caller is thread 0) and returns when all are done; kernels
-/// split their parallel loop by t. The thread count is fixed at construction so that a
-/// measurement and its record name the same count.
-
+/// The one pool of worker threads for data-parallel kernels: the measurer times kernels under
+/// it and the executor runs networks under it, so a kernel is timed the way it is deployed.
+///
+/// `run_on_all(fn)` runs fn(t) once on each of its threads (the caller is thread 0) and returns
+/// when all are done; `parallel_for` splits [0, extent) evenly by t, the split every kernel
+/// uses. The thread count is fixed at construction so that a measurement and its record name
+/// the same count.
+///
+/// A network run is dozens of parallel steps back to back, each a fraction of a millisecond,
+/// so waking sleeping workers through a condition variable for every step would cost more than
+/// some steps take: workers spin on a generation counter (with the CPU's pause hint) for up to
+/// a millisecond after their last job, then sleep until the next. TVM's runtime pool does the
+/// same. Calls from several threads at once are serialised.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -22,23 +31,26 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int size() const { return num_threads_; }
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  /// Runs fn(t) for t in [0, num_threads): the caller runs t = 0, worker k runs t = k.
+  /// Runs fn(t) for t in [0, size()): the caller runs t = 0, worker k runs t = k.
   void run_on_all(const std::function<void(int)>& fn);
+
+  /// Runs fn(begin, end) over [0, extent) split into size() even slices (thread t takes
+  /// [extent * t / size(), extent * (t + 1) / size())); empty slices are skipped.
+  void parallel_for(int64_t extent, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
   void worker_loop(int index);
 
-  int num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable start_cv_;
-  std::condition_variable done_cv_;
+  std::mutex run_mu_;  ///< one job at a time
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
   const std::function<void(int)>* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  std::mutex sleep_mu_;
+  std::condition_variable wake_;
 };
 
 }  // namespace tensortune

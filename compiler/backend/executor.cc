@@ -7,8 +7,8 @@
 
 #include "compiler/aligned_buffer.h"
 #include "compiler/backend/native_kernels.h"
-#include "compiler/backend/spin_pool.h"
 #include "compiler/graph/interpreter.h"
+#include "support/thread_pool.h"
 
 namespace tensortune::backend {
 
@@ -34,7 +34,7 @@ class Bytes {
 
 struct Executable::Impl {
   std::shared_ptr<const CompiledNetwork> net;
-  std::unique_ptr<SpinPool> pool;
+  std::unique_ptr<ThreadPool> pool;
   std::optional<compiler::LoadedObject> object;
   graph::MemoryPlan plan;
   std::vector<std::unique_ptr<Bytes>> storage;  ///< arena, inputs, outputs, aligned weights
@@ -49,17 +49,8 @@ struct Executable::Impl {
     return storage.back()->data();
   }
 
-  /// Splits [0, extent) evenly over the pool's threads.
   void parallel(int64_t extent, const std::function<void(int64_t, int64_t)>& fn) {
-    const int threads = pool->size();
-    if (threads == 1 || extent == 1) {
-      fn(0, extent);
-      return;
-    }
-    pool->run([&](int t) {
-      const int64_t b = extent * t / threads, e = extent * (t + 1) / threads;
-      if (b < e) fn(b, e);
-    });
+    pool->parallel_for(extent, fn);
   }
 
   Status bind_buffers();
@@ -210,7 +201,7 @@ Expected<std::unique_ptr<Executable>> Executable::load(
   }
   auto impl = std::make_unique<Impl>();
   impl->net = std::move(network);
-  impl->pool = std::make_unique<SpinPool>(threads);
+  impl->pool = std::make_unique<ThreadPool>(threads);
   if (!impl->net->object_code.empty()) {
     TT_ASSIGN_OR_RETURN(auto object, compiler::LoadedObject::load(impl->net->object_code));
     impl->object.emplace(std::move(object));

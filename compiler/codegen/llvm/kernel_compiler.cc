@@ -35,17 +35,9 @@ double CompiledKernel::compile_seconds() const { return impl_->compile_s; }
 
 void CompiledKernel::run(const float* data, const float* weight, const float* bias, float* out,
                          ThreadPool& pool) const {
-  const int64_t extent = impl_->signature.parallel_extent;
-  const int threads = pool.size();
   KernelFn fn = impl_->fn;
-  if (threads == 1) {
-    fn(data, weight, bias, out, 0, extent);
-    return;
-  }
-  pool.run_on_all([&](int t) {
-    const int64_t b = extent * t / threads, e = extent * (t + 1) / threads;
-    if (b < e) fn(data, weight, bias, out, b, e);
-  });
+  pool.parallel_for(impl_->signature.parallel_extent,
+                    [&](int64_t b, int64_t e) { fn(data, weight, bias, out, b, e); });
 }
 
 namespace {
