@@ -39,7 +39,8 @@ struct CompileOptions {
 Expected<CompiledNetwork> compile_network(const graph::Graph& model, const CompileOptions& options);
 
 /// The steps of an optimised, fused graph (no code generated): what compile_network does after
-/// the passes. The graph's fusion groups are split where an epilogue cannot be fused.
+/// the passes. One step per fusion group, never split (FuseOps and lowering share
+/// passes/fusion_rules.h); a multi-node group that no kernel computes is an internal error.
 struct LoweredNetwork {
   graph::Graph graph{"graph"};
   std::vector<Step> steps;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "compiler/backend/compile.h"
+#include "compiler/passes/fusion_rules.h"
 #include "schedule_space/dense_template.h"
 
 namespace tensortune::backend {
@@ -23,119 +24,6 @@ using graph::Shape;
 using graph::Tensor;
 using graph::ValueId;
 
-/// Where an anchor's output keeps its channels: the axes that index them, in order (the
-/// channel is i[a0] * dim[a1] + i[a1] for two axes).
-struct ChannelAxes {
-  std::vector<int> axes;
-};
-
-/// The operand of an epilogue op and what it needs: a per-channel parameter, or a value read
-/// in the output's layout.
-struct FusedOp {
-  EpilogueOp op;
-  std::optional<Tensor> param;      ///< channel ops
-  ValueId value = graph::kNoValue;  ///< tensor ops
-};
-
-FusedOp fused(EpilogueOp::Kind kind, std::optional<Tensor> param = std::nullopt) {
-  FusedOp f;
-  f.op.kind = kind;
-  f.param = std::move(param);
-  return f;
-}
-
-/// `c` (broadcast to `out`, right-aligned) as one float per channel, or nothing when it varies
-/// along another axis.
-std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& out,
-                                  const ChannelAxes& ch) {
-  if (c.dtype != graph::DType::kFloat32 || c_shape.size() > out.size()) return std::nullopt;
-  c_shape.insert(c_shape.begin(), out.size() - c_shape.size(), 1);
-  for (size_t d = 0; d < out.size(); ++d) {
-    const bool channel =
-        std::find(ch.axes.begin(), ch.axes.end(), static_cast<int>(d)) != ch.axes.end();
-    if (c_shape[d] != 1 && (!channel || c_shape[d] != out[d])) return std::nullopt;
-  }
-  const auto strides = graph::strides_of(c_shape);
-  int64_t channels = 1;
-  for (int a : ch.axes) channels *= out[a];
-  std::vector<float> values(static_cast<size_t>(channels));
-  for (int64_t i = 0; i < channels; ++i) {
-    int64_t rest = i, offset = 0;
-    for (auto a = ch.axes.rbegin(); a != ch.axes.rend(); ++a) {
-      const int64_t index = rest % out[*a];
-      rest /= out[*a];
-      if (c_shape[*a] != 1) offset += index * strides[*a];
-    }
-    values[static_cast<size_t>(i)] = c.f32[static_cast<size_t>(offset)];
-  }
-  return Tensor::from_floats({channels}, std::move(values));
-}
-
-/// The epilogue node `n` applied to the chain value `v` of shape `out`, if a kernel can fuse it.
-std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& n, ValueId v,
-                                          const Shape& out, const ChannelAxes& ch) {
-  if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
-  if (n.op == OpKind::kClip) {
-    FusedOp f = fused(EpilogueOp::Kind::kClip);
-    f.op.lo =
-        static_cast<float>(n.attrs.get_float("min", -std::numeric_limits<double>::infinity()));
-    f.op.hi = static_cast<float>(n.attrs.get_float("max", std::numeric_limits<double>::infinity()));
-    return f;
-  }
-  if (n.op == OpKind::kBiasAdd) {
-    if (n.inputs[0] != v || !g.is_constant(n.inputs[1])) return std::nullopt;
-    const int64_t axis = n.attrs.get_int("axis", 1);
-    const int64_t rank = static_cast<int64_t>(out.size());
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    if (a < 0 || a >= rank) return std::nullopt;
-    Shape shape(out.size(), 1);
-    shape[static_cast<size_t>(a)] = out[static_cast<size_t>(a)];
-    auto p = per_channel(*g.constant(n.inputs[1]), shape, out, ch);
-    if (!p) return std::nullopt;
-    return fused(EpilogueOp::Kind::kAddChannel, std::move(p));
-  }
-  const bool add = n.op == OpKind::kAdd, mul = n.op == OpKind::kMultiply,
-             sub = n.op == OpKind::kSubtract;
-  if (!add && !mul && !sub) return std::nullopt;
-  if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return std::nullopt;
-  const ValueId other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
-  if (sub && n.inputs[0] != v) return std::nullopt;  // c - x is not an epilogue we have
-  if (g.type(other).dtype != graph::DType::kFloat32) return std::nullopt;
-  if (g.is_constant(other)) {
-    const Tensor& c = *g.constant(other);
-    if (auto p = per_channel(c, c.shape, out, ch)) {
-      if (sub)
-        for (float& x : p->f32) x = -x;
-      return fused(mul ? EpilogueOp::Kind::kMulChannel : EpilogueOp::Kind::kAddChannel,
-                   std::move(p));
-    }
-  }
-  if (sub || g.type(other).shape != out) return std::nullopt;
-  FusedOp f = fused(mul ? EpilogueOp::Kind::kMulTensor : EpilogueOp::Kind::kAddTensor);
-  f.value = other;
-  return f;
-}
-
-/// The longest prefix of `chain` (the anchor's epilogue nodes) that the kernel fuses.
-std::vector<FusedOp> fuse_epilogue(const Graph& g, const std::vector<int>& chain,
-                                   ValueId anchor_out, const ChannelAxes& ch) {
-  std::vector<FusedOp> ops;
-  const Shape& out = g.type(anchor_out).shape;
-  ValueId v = anchor_out;
-  for (int i : chain) {
-    auto f = fuse_epilogue_node(g, g.nodes()[i], v, out, ch);
-    if (!f) break;
-    ops.push_back(std::move(*f));
-    v = g.nodes()[i].output;
-  }
-  return ops;
-}
-
-bool is_elementwise(OpKind op) {
-  return graph::is_unary_elementwise(op) || graph::is_binary_elementwise(op) ||
-         op == OpKind::kBiasAdd;
-}
-
 bool is_native(OpKind op) {
   switch (op) {
     case OpKind::kLayoutTransform:
@@ -148,52 +36,6 @@ bool is_native(OpKind op) {
     default:
       return false;
   }
-}
-
-bool all_float(const Graph& g, const std::vector<int>& nodes) {
-  for (int i : nodes) {
-    const Node& n = g.nodes()[i];
-    if (g.type(n.output).dtype != graph::DType::kFloat32) return false;
-    for (ValueId in : n.inputs)
-      if (g.type(in).dtype != graph::DType::kFloat32) return false;
-  }
-  return true;
-}
-
-/// A conv2d (groups 1) or conv2d_nchwc (groups 1) node as a workload and its data/output
-/// blocks; nothing for grouped or depthwise convolutions.
-struct ConvAnchor {
-  ss::Conv2dWorkload w;
-  int64_t ic_bn = 1, oc_bn = 1;
-  bool depthwise = false;
-};
-
-std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
-  if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
-  const int64_t groups = n.attrs.get_int("groups", 1);
-  const Shape& x = g.type(n.inputs[0]).shape;
-  const Shape& k = g.type(n.inputs[1]).shape;
-  const auto s = n.attrs.get_ints("strides", {1, 1});
-  const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
-  const auto d = n.attrs.get_ints("dilations", {1, 1});
-  ConvAnchor a;
-  if (n.op == OpKind::kConv2d) {
-    if (x.size() != 4 || k.size() != 4) return std::nullopt;
-    a.w = {x[0], x[1], x[2], x[3], k[0], k[2], k[3], s[0],
-           s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
-    // Depthwise with one output per input channel; other grouped convolutions have no kernel.
-    a.depthwise = groups != 1 && groups == x[1] && k[0] == x[1] && k[1] == 1;
-  } else {
-    if (x.size() != 5 || k.size() != 6) return std::nullopt;
-    a.ic_bn = n.attrs.get_int("ic_bn", x[4]);
-    a.oc_bn = n.attrs.get_int("oc_bn", k[5]);
-    a.w = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0],
-           s[1], p[0],        p[1], p[2], p[3],        d[0], d[1]};
-    a.depthwise = groups != 1 && groups == a.w.in_channels && a.w.out_channels == a.w.in_channels &&
-                  k[1] == 1 && k[4] == 1 && a.ic_bn == a.oc_bn;
-  }
-  if (groups != 1 && !a.depthwise) return std::nullopt;
-  return a;
 }
 
 /// A schedule for blocks the records did not choose (NCHW convolutions run with blocks of 1):
@@ -245,7 +87,6 @@ class Lowerer {
   }
 
   Expected<LoweredNetwork> run() {
-    split_unfusable_epilogues();
     for (const auto& group : groups()) {
       TT_RETURN_IF_ERROR(lower_group(group));
     }
@@ -270,32 +111,6 @@ class Lowerer {
     return result;
   }
 
-  ChannelAxes channel_axes(const Node& anchor) const {
-    if (anchor.op == OpKind::kConv2dNCHWc) return {{1, 4}};
-    return {{1}};
-  }
-
-  bool is_kernel_anchor(const Node& n) const {
-    if (n.op == OpKind::kDense) return true;
-    return conv_anchor(g(), n).has_value();
-  }
-
-  /// Epilogue nodes a kernel cannot fuse move to a group of their own (an element-wise chain).
-  void split_unfusable_epilogues() {
-    int next = 0;
-    for (const auto& n : g().nodes()) next = std::max(next, n.fusion_group + 1);
-    for (const auto& group : groups()) {
-      const Node& head = g().nodes()[group[0]];
-      if (group.size() < 2 || !is_kernel_anchor(head) || !all_float(g(), group)) continue;
-      const std::vector<int> chain(group.begin() + 1, group.end());
-      const size_t fused = fuse_epilogue(g(), chain, head.output, channel_axes(head)).size();
-      if (fused == chain.size()) continue;
-      for (size_t i = fused; i < chain.size(); ++i)
-        out_.graph.mutable_nodes()[chain[i]].fusion_group = next;
-      ++next;
-    }
-  }
-
   ArgRef param(Tensor t) {
     out_.params.push_back(std::move(t));
     return {ArgRef::Kind::kParam, static_cast<int>(out_.params.size() - 1)};
@@ -313,17 +128,26 @@ class Lowerer {
     return symbol;
   }
 
-  /// Appends the fused epilogue's ops and operands to the step and the spec.
-  std::vector<EpilogueOp> epilogue(Step& step, const std::vector<int>& group, const Node& head) {
-    const std::vector<int> chain(group.begin() + 1, group.end());
+  /// Appends the fused epilogue's ops and operands to the step and the spec. FuseOps formed the
+  /// group by the same rule, so a node that does not fuse is a broken invariant, not a split.
+  Expected<std::vector<EpilogueOp>> epilogue(Step& step, const std::vector<int>& group,
+                                             const Node& head) {
     std::vector<EpilogueOp> ops;
     int operand = 0;
-    for (FusedOp& f : fuse_epilogue(g(), chain, head.output, channel_axes(head))) {
-      if (f.op.kind != EpilogueOp::Kind::kRelu && f.op.kind != EpilogueOp::Kind::kClip) {
-        f.op.operand = operand++;
-        step.args.push_back(f.param ? param(std::move(*f.param)) : value(f.value));
+    ValueId v = head.output;
+    for (size_t k = 1; k < group.size(); ++k) {
+      const Node& n = g().nodes()[group[k]];
+      auto f = passes::fuse_epilogue_node(g(), head, n, v);
+      if (!f)
+        return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "': its " +
+                                               graph::op_name(n.op) + " node '" + n.name +
+                                               "' is not an epilogue the kernel fuses"};
+      if (f->op.kind != EpilogueOp::Kind::kRelu && f->op.kind != EpilogueOp::Kind::kClip) {
+        f->op.operand = operand++;
+        step.args.push_back(f->param ? param(std::move(*f->param)) : value(f->value));
       }
-      ops.push_back(f.op);
+      ops.push_back(f->op);
+      v = n.output;
     }
     return ops;
   }
@@ -334,17 +158,23 @@ class Lowerer {
     step.nodes = group;
     step.output = g().nodes()[group.back()].output;
     step.label = op_label(g(), group);
-    const bool floats = all_float(g(), group);
-    if (floats && conv_anchor(g(), head)) {
-      lower_conv(step, group, head);
-    } else if (floats && head.op == OpKind::kDense) {
-      lower_dense(step, group, head);
-    } else if (floats && std::all_of(group.begin(), group.end(),
-                                     [&](int i) { return is_elementwise(g().nodes()[i].op); })) {
+    const bool floats = passes::all_float(g(), group);
+    const bool kernel_anchor = passes::is_kernel_anchor(g(), head);
+    if (kernel_anchor && head.op == OpKind::kDense) {
+      TT_RETURN_IF_ERROR(lower_dense(step, group, head));
+    } else if (kernel_anchor) {
+      TT_RETURN_IF_ERROR(lower_conv(step, group, head));
+    } else if (floats && std::all_of(group.begin(), group.end(), [&](int i) {
+                 return passes::is_elementwise(g().nodes()[i].op);
+               })) {
       lower_elementwise(step, group);
-    } else if (floats && group.size() == 1 && head.op == OpKind::kMaxPool2d) {
+    } else if (group.size() > 1) {
+      return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "' (" + step.label +
+                                             ") has no kernel: FuseOps forms groups only around "
+                                             "kernel anchors and float element-wise chains"};
+    } else if (floats && head.op == OpKind::kMaxPool2d) {
       lower_max_pool(step, head);
-    } else if (floats && group.size() == 1 && is_native(head.op)) {
+    } else if (floats && is_native(head.op)) {
       step.kind = Step::Kind::kNative;
     } else {
       step.kind = Step::Kind::kInterpret;
@@ -353,27 +183,30 @@ class Lowerer {
     return Status{};
   }
 
-  void lower_conv(Step& step, const std::vector<int>& group, const Node& head) {
-    const ConvAnchor a = *conv_anchor(g(), head);
+  Status lower_conv(Step& step, const std::vector<int>& group, const Node& head) {
+    const passes::ConvAnchor a = *passes::conv_anchor(g(), head);
+    const ss::Conv2dWorkload& w = a.workload;
     ss::Conv2dSchedule s;
     if (a.depthwise) {
-      s = schedule_for_blocks(a.w, a.oc_bn, a.oc_bn, lanes_, 8);
+      s = schedule_for_blocks(w, a.oc_bn, a.oc_bn, lanes_, 8);
     } else if (head.op == OpKind::kConv2d) {
-      s = schedule_for_blocks(a.w, 1, 1, lanes_);
+      s = schedule_for_blocks(w, 1, 1, lanes_);
     } else {
-      s = conv_schedule_(a.w);
+      s = conv_schedule_(w);
       if (s.ic_bn != a.ic_bn || s.oc_bn != a.oc_bn)
-        s = schedule_for_blocks(a.w, a.ic_bn, a.oc_bn, lanes_);
+        s = schedule_for_blocks(w, a.ic_bn, a.oc_bn, lanes_);
     }
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
-    ConvKernelSpec spec{a.w, s, epilogue(step, group, head), a.depthwise};
+    TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
+    ConvKernelSpec spec{w, s, std::move(ops), a.depthwise};
     step.extent = compiler::parallel_extent(spec);
-    step.flop = a.depthwise ? a.w.flop() / double(a.w.in_channels) : a.w.flop();
+    step.flop = a.depthwise ? w.flop() / double(w.in_channels) : w.flop();
     step.symbol = kernel_symbol(std::move(spec));
+    return Status{};
   }
 
-  void lower_dense(Step& step, const std::vector<int>& group, const Node& head) {
+  Status lower_dense(Step& step, const std::vector<int>& group, const Node& head) {
     const Shape& x = g().type(head.inputs[0]).shape;
     const Shape& k = g().type(head.inputs[1]).shape;
     const ss::DenseWorkload w{x[0], k[0], x[1]};
@@ -392,10 +225,12 @@ class Lowerer {
               nk.f32[static_cast<size_t>(n * K + kk)];
       step.args[1] = param(Tensor::from_floats({N / bn, K, bn}, std::move(p)));
     }
-    DenseKernelSpec spec{w, s, epilogue(step, group, head)};
+    TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
+    DenseKernelSpec spec{w, s, std::move(ops)};
     step.extent = compiler::parallel_extent(spec);
     step.flop = w.flop();
     step.symbol = kernel_symbol(std::move(spec));
+    return Status{};
   }
 
   void lower_max_pool(Step& step, const Node& n) {

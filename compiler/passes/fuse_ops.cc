@@ -1,7 +1,11 @@
-// FuseOps marks groups; it does not change the computation. A group is an anchor (conv2d,
-// conv2d_nchwc, dense, matmul) followed by a chain of element-wise ops, each the single
-// consumer of the previous one and of the anchor's output shape (an epilogue never
-// broadcasts the anchor's output up), or a chain of element-wise ops on their own.
+// FuseOps marks groups; it does not change the computation. The groups are final: lowering
+// builds one kernel (or one interpreted step) per group and never splits one, so the rules of
+// what fuses are fusion_rules.h's, asked here once.
+//
+// A group is a kernel anchor followed by the longest chain of epilogue nodes its kernel fuses,
+// each the single consumer of the previous one; or a chain of float element-wise ops over one
+// shape on their own; or any other node alone.
+#include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 
 namespace tensortune::passes {
@@ -9,12 +13,7 @@ namespace {
 
 using graph::Graph;
 using graph::Node;
-using graph::OpKind;
-
-bool is_elementwise(OpKind op) {
-  return graph::is_unary_elementwise(op) || graph::is_binary_elementwise(op) ||
-         op == OpKind::kBiasAdd;
-}
+using graph::ValueId;
 
 Expected<Graph> run(const Graph& input) {
   Graph g = input;
@@ -30,18 +29,24 @@ Expected<Graph> run(const Graph& input) {
     if (nodes[i].fusion_group >= 0) continue;
     const int group = next_group++;
     nodes[i].fusion_group = group;
-    if (!is_anchor(nodes[i].op) && !is_elementwise(nodes[i].op)) continue;
+    const bool anchor = is_kernel_anchor(g, nodes[i]);
+    const bool chain =
+        !anchor && is_elementwise(nodes[i].op) && all_float(g, {static_cast<int>(i)});
+    if (!anchor && !chain) continue;
     const auto& shape = g.type(nodes[i].output).shape;
-    auto v = nodes[i].output;
+    ValueId v = nodes[i].output;
     while (uses[v] == 1 && consumer[v] >= 0) {
       Node& c = nodes[consumer[v]];
-      if (!is_elementwise(c.op) || c.fusion_group >= 0 || g.type(c.output).shape != shape) break;
-      // The group runs where its first node is, so every other operand of the epilogue
-      // must exist by then.
+      if (c.fusion_group >= 0 || !is_elementwise(c.op)) break;
+      // The group runs where its first node is, so every other operand of the chain must
+      // exist by then.
       bool ready = true;
       for (auto in : c.inputs)
         if (in != v && g.value(in).producer >= static_cast<int>(i)) ready = false;
       if (!ready) break;
+      if (anchor ? !fuse_epilogue_node(g, nodes[i], c, v)
+                 : g.type(c.output).shape != shape || !all_float(g, {consumer[v]}))
+        break;
       c.fusion_group = group;
       v = c.output;
     }
@@ -54,8 +59,8 @@ Expected<Graph> run(const Graph& input) {
 Pass fuse_ops() {
   return Pass{"FuseOps",
               1,
-              "every node gets a fusion group: an anchor with its element-wise epilogue chain, "
-              "an element-wise chain, or itself alone",
+              "every node gets a fusion group, the one it runs in: a kernel anchor with the "
+              "epilogue chain its kernel fuses, a float element-wise chain, or itself alone",
               {},
               run};
 }

@@ -58,8 +58,9 @@ Pass alter_op_layout(AlterOpLayoutOptions options = {});
 /// Removes nodes and constants that no output depends on.
 Pass dead_code_elimination();
 
-/// Marks fusion groups: conv2d/dense/matmul with their chain of element-wise epilogues (bias,
-/// add, relu, clip, ...), chains of element-wise ops, every other node alone.
+/// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)
+/// with the chain of epilogues its kernel fuses (bias, add, relu, clip, ...), float chains of
+/// element-wise ops, every other node alone.
 Pass fuse_ops();
 
 struct PipelineOptions {

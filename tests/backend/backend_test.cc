@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -95,6 +97,31 @@ struct ZooCase {
 
 class ZooCompiled : public ::testing::TestWithParam<ZooCase> {};
 
+/// The node names of each step, in step order.
+std::vector<std::vector<std::string>> step_groups(const CompiledNetwork& net) {
+  std::vector<std::vector<std::string>> groups;
+  for (const Step& s : net.steps) {
+    groups.emplace_back();
+    for (int i : s.nodes) groups.back().push_back(net.graph.nodes()[i].name);
+  }
+  return groups;
+}
+
+/// The node names of each fusion group of `g` (unfused nodes alone), groups in order of their
+/// first node.
+std::vector<std::vector<std::string>> printed_groups(const graph::Graph& g) {
+  std::vector<std::vector<std::string>> groups;
+  std::map<int, size_t> index;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const auto& n = g.nodes()[i];
+    const int key = n.fusion_group >= 0 ? n.fusion_group : -1 - static_cast<int>(i);
+    auto [it, inserted] = index.emplace(key, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(n.name);
+  }
+  return groups;
+}
+
 TEST_P(ZooCompiled, MatchesTheInterpreterWithDefaultAndNonDefaultSchedules) {
   const auto [name, opt] = GetParam();
   auto model = frontend::zoo_model(name, kSmall);
@@ -105,9 +132,16 @@ TEST_P(ZooCompiled, MatchesTheInterpreterWithDefaultAndNonDefaultSchedules) {
 
   CompileOptions defaults;
   defaults.opt_level = opt;
+  std::optional<graph::Graph> printed;  // what `inspect --print-after-each` shows after FuseOps
+  defaults.after_pass = [&](const std::string& pass, const graph::Graph& g) {
+    if (pass == "FuseOps") printed = g;
+  };
   CompiledNetwork net;
   auto exe = build(*model, defaults, 1, &net);
   ASSERT_TRUE(exe);
+  EXPECT_EQ(printed.has_value(), opt >= 1);
+  EXPECT_EQ(step_groups(net), printed_groups(printed ? *printed : net.graph))
+      << "the fusion groups FuseOps printed are not the steps that run";
   auto out = exe->run({{"data", x}});
   ASSERT_TRUE(out) << out.error().message;
   const double e_default = relative_error((*out)[0], (*ref)[0]);
@@ -147,6 +181,52 @@ INSTANTIATE_TEST_SUITE_P(AllModelsAllLevels, ZooCompiled, ::testing::ValuesIn(zo
                              if (c == '-') c = '_';
                            return n;
                          });
+
+// conv -> bias -> relu -> divide -> sigmoid -> add(residual): the kernel fuses bias and relu;
+// divide is not in its epilogue vocabulary, so FuseOps starts an element-wise group there, and
+// that group (divide, sigmoid, add) runs as one element-wise kernel. Printed groups = steps.
+TEST(Fusion, AnEpilogueTheKernelCannotFuseStartsAnElementwiseGroup) {
+  graph::Graph g("fusion");
+  auto x = g.add_input("x", {graph::DType::kFloat32, {1, 4, 6, 6}});
+  auto w = g.add_constant("w", random_input({8, 4, 3, 3}, 3));
+  auto b = g.add_constant("b", random_input({8}, 4));
+  auto d = g.add_constant("d", Tensor::from_floats({}, {3.0f}));
+  auto r = g.add_input("r", {graph::DType::kFloat32, {1, 8, 6, 6}});
+  auto conv = *g.add_node(graph::OpKind::kConv2d, "conv", {x, w},
+                          graph::Attrs{{"strides", std::vector<int64_t>{1, 1}},
+                                       {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                       {"dilations", std::vector<int64_t>{1, 1}},
+                                       {"groups", int64_t{1}}});
+  auto biased = *g.add_node(graph::OpKind::kBiasAdd, "bias", {conv, b}, {{"axis", int64_t{1}}});
+  auto relu = *g.add_node(graph::OpKind::kRelu, "relu", {biased});
+  auto div = *g.add_node(graph::OpKind::kDivide, "div", {relu, d});
+  auto sig = *g.add_node(graph::OpKind::kSigmoid, "sig", {div});
+  g.add_output(*g.add_node(graph::OpKind::kAdd, "res", {sig, r}));
+
+  for (int opt : {1, 2}) {  // opt 3 would re-layout the conv; the groups are the same
+    CompileOptions options;
+    options.opt_level = opt;
+    std::optional<graph::Graph> printed;
+    options.after_pass = [&](const std::string& pass, const graph::Graph& after) {
+      if (pass == "FuseOps") printed = after;
+    };
+    CompiledNetwork net;
+    auto exe = build(g, options, 2, &net);
+    ASSERT_TRUE(exe);
+    ASSERT_TRUE(printed);
+    const std::vector<std::vector<std::string>> want = {{"conv", "bias", "relu"},
+                                                        {"div", "sig", "res"}};
+    EXPECT_EQ(printed_groups(*printed), want) << "opt " << opt;
+    EXPECT_EQ(step_groups(net), want) << "opt " << opt;
+    for (const Step& s : net.steps) EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
+    const Tensor in = random_input({1, 4, 6, 6}, 5), res = random_input({1, 8, 6, 6}, 6);
+    auto out = exe->run({{"x", in}, {"r", res}});
+    ASSERT_TRUE(out) << out.error().message;
+    auto ref = graph::interpret(g, {{"x", in}, {"r", res}});
+    ASSERT_TRUE(ref) << ref.error().message;
+    EXPECT_LT(relative_error((*out)[0], (*ref)[0]), 1e-5) << "opt " << opt;
+  }
+}
 
 std::string temp(const std::string& name) {
   return (fs::temp_directory_path() / ("tt_backend_" + std::to_string(::getpid()) + "_" + name))

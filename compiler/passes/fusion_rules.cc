@@ -1,0 +1,157 @@
+// The epilogue vocabulary of network kernels (network_kernels.h) as graph patterns.
+#include "compiler/passes/fusion_rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tensortune::passes {
+namespace {
+
+using compiler::EpilogueOp;
+using graph::Graph;
+using graph::Node;
+using graph::OpKind;
+using graph::Shape;
+using graph::Tensor;
+using graph::ValueId;
+
+/// The axes of an anchor's output that index its channels, in order (the channel is
+/// i[a0] * dim[a1] + i[a1] for two axes): NCHW[x]c keeps them in axes 1 and 4.
+std::vector<int> channel_axes(const Node& anchor) {
+  if (anchor.op == OpKind::kConv2dNCHWc) return {1, 4};
+  return {1};
+}
+
+FusedOp fused(EpilogueOp::Kind kind, std::optional<Tensor> param = std::nullopt) {
+  FusedOp f;
+  f.op.kind = kind;
+  f.param = std::move(param);
+  return f;
+}
+
+/// `c` (broadcast to `out`, right-aligned) as one float per channel, or nothing when it varies
+/// along another axis.
+std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& out,
+                                  const std::vector<int>& axes) {
+  if (c.dtype != graph::DType::kFloat32 || c_shape.size() > out.size()) return std::nullopt;
+  c_shape.insert(c_shape.begin(), out.size() - c_shape.size(), 1);
+  for (size_t d = 0; d < out.size(); ++d) {
+    const bool channel = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
+    if (c_shape[d] != 1 && (!channel || c_shape[d] != out[d])) return std::nullopt;
+  }
+  const auto strides = graph::strides_of(c_shape);
+  int64_t channels = 1;
+  for (int a : axes) channels *= out[a];
+  std::vector<float> values(static_cast<size_t>(channels));
+  for (int64_t i = 0; i < channels; ++i) {
+    int64_t rest = i, offset = 0;
+    for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
+      const int64_t index = rest % out[*a];
+      rest /= out[*a];
+      if (c_shape[*a] != 1) offset += index * strides[*a];
+    }
+    values[static_cast<size_t>(i)] = c.f32[static_cast<size_t>(offset)];
+  }
+  return Tensor::from_floats({channels}, std::move(values));
+}
+
+}  // namespace
+
+bool is_elementwise(OpKind op) {
+  return graph::is_unary_elementwise(op) || graph::is_binary_elementwise(op) ||
+         op == OpKind::kBiasAdd;
+}
+
+bool all_float(const Graph& g, const std::vector<int>& nodes) {
+  for (int i : nodes) {
+    const Node& n = g.nodes()[i];
+    if (g.type(n.output).dtype != graph::DType::kFloat32) return false;
+    for (ValueId in : n.inputs)
+      if (g.type(in).dtype != graph::DType::kFloat32) return false;
+  }
+  return true;
+}
+
+std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
+  const int64_t groups = n.attrs.get_int("groups", 1);
+  const Shape& x = g.type(n.inputs[0]).shape;
+  const Shape& k = g.type(n.inputs[1]).shape;
+  const auto s = n.attrs.get_ints("strides", {1, 1});
+  const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  const auto d = n.attrs.get_ints("dilations", {1, 1});
+  ConvAnchor a;
+  if (n.op == OpKind::kConv2d) {
+    if (x.size() != 4 || k.size() != 4) return std::nullopt;
+    a.workload = {x[0], x[1], x[2], x[3], k[0], k[2], k[3], s[0],
+                  s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+    // Depthwise with one output per input channel; other grouped convolutions have no kernel.
+    a.depthwise = groups != 1 && groups == x[1] && k[0] == x[1] && k[1] == 1;
+  } else {
+    if (x.size() != 5 || k.size() != 6) return std::nullopt;
+    a.ic_bn = n.attrs.get_int("ic_bn", x[4]);
+    a.oc_bn = n.attrs.get_int("oc_bn", k[5]);
+    a.workload = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0],
+                  s[1], p[0],        p[1], p[2], p[3],        d[0], d[1]};
+    a.depthwise = groups != 1 && groups == a.workload.in_channels &&
+                  a.workload.out_channels == a.workload.in_channels && k[1] == 1 && k[4] == 1 &&
+                  a.ic_bn == a.oc_bn;
+  }
+  if (groups != 1 && !a.depthwise) return std::nullopt;
+  return a;
+}
+
+bool is_kernel_anchor(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kDense && !conv_anchor(g, n)) return false;
+  const int index = g.value(n.output).producer;
+  return index >= 0 && all_float(g, {index});
+}
+
+std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, const Node& n,
+                                          ValueId v) {
+  const Shape& out = g.type(anchor.output).shape;
+  if (g.type(n.output).shape != out || g.type(n.output).dtype != graph::DType::kFloat32)
+    return std::nullopt;
+  const auto axes = channel_axes(anchor);
+  if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
+  if (n.op == OpKind::kClip) {
+    FusedOp f = fused(EpilogueOp::Kind::kClip);
+    f.op.lo = static_cast<float>(n.attrs.get_float("min", -INFINITY));
+    f.op.hi = static_cast<float>(n.attrs.get_float("max", INFINITY));
+    return f;
+  }
+  if (n.op == OpKind::kBiasAdd) {
+    if (n.inputs[0] != v || !g.is_constant(n.inputs[1])) return std::nullopt;
+    const int64_t axis = n.attrs.get_int("axis", 1);
+    const int64_t rank = static_cast<int64_t>(out.size());
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) return std::nullopt;
+    Shape shape(out.size(), 1);
+    shape[static_cast<size_t>(a)] = out[static_cast<size_t>(a)];
+    auto p = per_channel(*g.constant(n.inputs[1]), shape, out, axes);
+    if (!p) return std::nullopt;
+    return fused(EpilogueOp::Kind::kAddChannel, std::move(p));
+  }
+  const bool add = n.op == OpKind::kAdd, mul = n.op == OpKind::kMultiply,
+             sub = n.op == OpKind::kSubtract;
+  if (!add && !mul && !sub) return std::nullopt;
+  if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return std::nullopt;
+  const ValueId other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+  if (sub && n.inputs[0] != v) return std::nullopt;  // c - x is not an epilogue we have
+  if (g.type(other).dtype != graph::DType::kFloat32) return std::nullopt;
+  if (g.is_constant(other)) {
+    const Tensor& c = *g.constant(other);
+    if (auto p = per_channel(c, c.shape, out, axes)) {
+      if (sub)
+        for (float& x : p->f32) x = -x;
+      return fused(mul ? EpilogueOp::Kind::kMulChannel : EpilogueOp::Kind::kAddChannel,
+                   std::move(p));
+    }
+  }
+  if (sub || g.type(other).shape != out) return std::nullopt;
+  FusedOp f = fused(mul ? EpilogueOp::Kind::kMulTensor : EpilogueOp::Kind::kAddTensor);
+  f.value = other;
+  return f;
+}
+
+}  // namespace tensortune::passes

@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// What a network kernel can fuse: the one rule that FuseOps uses to form groups and lowering
+/// uses to build each group's kernel, so that the groups `inspect --print-after-each` shows are
+/// the ones that run. Lowering never re-splits a group.
+///
+/// A kernel anchor is a float conv2d or conv2d_nchwc with groups 1 or depthwise (one output
+/// channel per input channel), or a float dense. Its epilogue is a chain of element-wise nodes
+/// over the anchor's output shape that the kernel spec's `EpilogueOp` vocabulary expresses: relu,
+/// clip, a per-channel constant added or multiplied (bias_add, add, subtract, multiply), or a
+/// tensor of the output's shape added or multiplied (a residual). Element-wise chains of their
+/// own become one element-wise kernel when every value is float.
+#include <optional>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "compiler/network_kernels.h"
+#include "schedule_space/workload.h"
+
+namespace tensortune::passes {
+
+/// bias_add and the unary and binary element-wise operators.
+bool is_elementwise(graph::OpKind op);
+
+/// Every input and the output of every node listed is float32.
+bool all_float(const graph::Graph& g, const std::vector<int>& nodes);
+
+/// A conv2d (NCHW) or conv2d_nchwc node as a workload with its data/output blocks (1 for NCHW).
+struct ConvAnchor {
+  schedule_space::Conv2dWorkload workload;
+  int64_t ic_bn = 1, oc_bn = 1;
+  bool depthwise = false;
+};
+
+/// The convolution a kernel computes for `n`; nothing for other nodes and for grouped
+/// convolutions that are not depthwise.
+std::optional<ConvAnchor> conv_anchor(const graph::Graph& g, const graph::Node& n);
+
+/// A float dense or a convolution `conv_anchor` accepts, with float operands.
+bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
+
+/// One epilogue node as the kernel applies it: the op, and its operand (a per-channel constant,
+/// already negated for a subtraction, or a value read in the output's layout).
+struct FusedOp {
+  compiler::EpilogueOp op;
+  std::optional<graph::Tensor> param;     ///< channel ops
+  graph::ValueId value = graph::kNoValue;  ///< tensor ops
+};
+
+/// The epilogue node `n` applied to the chain value `v` (the running result of the anchor
+/// `anchor`), if the anchor's kernel can fuse it.
+std::optional<FusedOp> fuse_epilogue_node(const graph::Graph& g, const graph::Node& anchor,
+                                          const graph::Node& n, graph::ValueId v);
+
+}  // namespace tensortune::passes
