@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "compiler/graph/op_attrs.h"
+
 namespace tensortune::tuner {
 
 namespace ss = schedule_space;
@@ -28,15 +30,14 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
     std::string template_name;
     ss::Workload workload;
     if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc) {
-      if (n.attrs.get_int("groups", 1) != 1) {
+      const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+      if (attrs.groups != 1) {
         out.untunable.push_back(n.name + ": grouped/depthwise conv2d (groups=" +
-                                std::to_string(n.attrs.get_int("groups", 1)) +
-                                "), no template yet");
+                                std::to_string(attrs.groups) + "), no template yet");
         continue;
       }
       const auto [x, w] = nchw_shapes(g, n);
-      auto conv = ss::conv2d_workload(x, w, n.attrs.get_ints("strides"), n.attrs.get_ints("pads"),
-                                      n.attrs.get_ints("dilations"));
+      auto conv = ss::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
       if (!conv) return conv.error().with_context("node '" + n.name + "'");
       template_name = ss::kConv2dNCHWc;
       workload = *conv;

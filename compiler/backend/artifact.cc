@@ -184,8 +184,7 @@ Expected<DType> dtype_from(const std::string& name) {
 }
 
 Expected<OpKind> op_from(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(OpKind::kIdentity); ++k)
-    if (name == graph::op_name(static_cast<OpKind>(k))) return static_cast<OpKind>(k);
+  if (auto op = graph::op_from_name(name)) return *op;
   return invalid_argument("operator '" + name + "' is unknown");
 }
 

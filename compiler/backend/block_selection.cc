@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compiler/graph/op_attrs.h"
+
 namespace tensortune::backend {
 
 namespace ss = schedule_space;
@@ -48,11 +50,10 @@ BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned
         data = in;
         break;
       }
-    if (n.op == OpKind::kConv2d && n.attrs.get_int("groups", 1) == 1 &&
-        g.is_constant(n.inputs[1])) {
+    const auto conv = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+    if (n.op == OpKind::kConv2d && conv.groups == 1 && g.is_constant(n.inputs[1])) {
       auto w = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
-                                   n.attrs.get_ints("strides"), n.attrs.get_ints("pads"),
-                                   n.attrs.get_ints("dilations"));
+                                   conv.strides, conv.pads, conv.dilations);
       if (!w) continue;
       const std::string name = ss::describe_workload(*w);
       auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));

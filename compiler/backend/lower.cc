@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "compiler/backend/compile.h"
+#include "compiler/graph/op_attrs.h"
 #include "compiler/passes/fusion_rules.h"
 #include "schedule_space/dense_template.h"
 
@@ -70,9 +71,10 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
         label.push_back('c');
       };
       label.push_back('(');
-      append_block(n.attrs.get_int("from_block", 0));
+      const auto a = graph::attrs_as<graph::LayoutTransformAttrs>(n.attrs);
+      append_block(a.from_block);
       label.append("->");
-      append_block(n.attrs.get_int("to_block", 0));
+      append_block(a.to_block);
       label.push_back(')');
     }
   }
@@ -240,9 +242,8 @@ class Lowerer {
     const Shape& out = g().type(n.output).shape;
     spec.out_h = out[2];
     spec.out_w = out[3];
-    const auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1});
-    const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0}),
-               d = n.attrs.get_ints("dilations", {1, 1});
+    const auto a = graph::attrs_as<graph::Pool2dAttrs>(n.attrs);
+    const graph::Ints &k = a.kernel, &s = a.strides, &p = a.pads, &d = a.dilations;
     spec.kernel_h = k[0];
     spec.kernel_w = k[1];
     spec.stride_h = s[0];
@@ -288,21 +289,23 @@ class Lowerer {
         case OpKind::kRelu:
           in.op = Op::kRelu;
           break;
-        case OpKind::kClip:
+        case OpKind::kClip: {
           in.op = Op::kClip;
-          in.p0 = static_cast<float>(
-              n.attrs.get_float("min", -std::numeric_limits<double>::infinity()));
-          in.p1 =
-              static_cast<float>(n.attrs.get_float("max", std::numeric_limits<double>::infinity()));
+          const auto a = graph::attrs_as<graph::ClipAttrs>(n.attrs);
+          in.p0 = static_cast<float>(a.min);
+          in.p1 = static_cast<float>(a.max);
           break;
+        }
         case OpKind::kSigmoid:
           in.op = Op::kSigmoid;
           break;
-        case OpKind::kHardSigmoid:
+        case OpKind::kHardSigmoid: {
           in.op = Op::kHardSigmoid;
-          in.p0 = static_cast<float>(n.attrs.get_float("alpha", 0.2));
-          in.p1 = static_cast<float>(n.attrs.get_float("beta", 0.5));
+          const auto a = graph::attrs_as<graph::HardSigmoidAttrs>(n.attrs);
+          in.p0 = static_cast<float>(a.alpha);
+          in.p1 = static_cast<float>(a.beta);
           break;
+        }
         case OpKind::kHardSwish:
           in.op = Op::kHardSwish;
           break;
@@ -312,7 +315,7 @@ class Lowerer {
         case OpKind::kBiasAdd: {
           in.op = Op::kAdd;
           const int64_t rank = static_cast<int64_t>(spec.out_shape.size());
-          int64_t axis = n.attrs.get_int("axis", 1);
+          int64_t axis = graph::attrs_as<graph::BiasAddAttrs>(n.attrs).axis;
           if (axis < 0) axis += rank;
           Shape shape(static_cast<size_t>(rank - axis), 1);
           shape[0] = spec.out_shape[static_cast<size_t>(axis)];

@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "compiler/graph/op_attrs.h"
+
 namespace tensortune::backend {
 
 using graph::OpKind;
@@ -91,9 +93,10 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
   const Shape& in_shape = g.type(node.inputs[0]).shape;
   const Shape& out_shape = g.type(node.output).shape;
   switch (node.op) {
-    case OpKind::kLayoutTransform:
-      return layout_transform(in_shape, node.attrs.get_int("from_block", 0),
-                              node.attrs.get_int("to_block", 0), in, out);
+    case OpKind::kLayoutTransform: {
+      const auto a = graph::attrs_as<graph::LayoutTransformAttrs>(node.attrs);
+      return layout_transform(in_shape, a.from_block, a.to_block, in, out);
+    }
     case OpKind::kGlobalAvgPool2d:
       return global_avg_pool(in_shape, in, out);
     case OpKind::kFlatten:

@@ -6,6 +6,7 @@
 
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/frontend/onnx_proto.h"
+#include "compiler/graph/op_attrs.h"
 
 namespace tensortune::frontend {
 namespace {
@@ -88,20 +89,22 @@ class Exporter {
   }
 
   Status node(const Node& n) {
-    const auto& a = n.attrs;
+    using graph::attrs_as;
     switch (n.op) {
       case OpKind::kConv2d: {
+        const auto a = attrs_as<graph::Conv2dAttrs>(n.attrs);
         auto* p = emit(n, "Conv");
         const auto& w = g_.type(n.inputs[1]).shape;
         add_ints(p, "kernel_shape", {w[2], w[3]});
-        add_ints(p, "strides", a.get_ints("strides"));
-        add_ints(p, "pads", a.get_ints("pads"));
-        add_ints(p, "dilations", a.get_ints("dilations"));
-        add_int(p, "group", a.get_int("groups", 1));
+        add_ints(p, "strides", a.strides);
+        add_ints(p, "pads", a.pads);
+        add_ints(p, "dilations", a.dilations);
+        add_int(p, "group", a.groups);
         return ok_status();
       }
       case OpKind::kBatchNorm:
-        add_float(emit(n, "BatchNormalization"), "epsilon", a.get_float("epsilon", 1e-5));
+        add_float(emit(n, "BatchNormalization"), "epsilon",
+                  attrs_as<graph::BatchNormAttrs>(n.attrs).epsilon);
         return ok_status();
       case OpKind::kRelu:
         emit(n, "Relu");
@@ -116,19 +119,19 @@ class Exporter {
         emit(n, "Identity");
         return ok_status();
       case OpKind::kHardSigmoid: {
+        const auto a = attrs_as<graph::HardSigmoidAttrs>(n.attrs);
         auto* p = emit(n, "HardSigmoid");
-        add_float(p, "alpha", a.get_float("alpha", 0.2));
-        add_float(p, "beta", a.get_float("beta", 0.5));
+        add_float(p, "alpha", a.alpha);
+        add_float(p, "beta", a.beta);
         return ok_status();
       }
       case OpKind::kClip: {
+        const auto a = attrs_as<graph::ClipAttrs>(n.attrs);
         auto* p = emit(n, "Clip");
-        p->add_input(extra_initializer(
-            n.name + ".min",
-            graph::Tensor::from_floats({}, {float(a.get_float("min", -INFINITY))})));
-        p->add_input(extra_initializer(
-            n.name + ".max",
-            graph::Tensor::from_floats({}, {float(a.get_float("max", INFINITY))})));
+        p->add_input(
+            extra_initializer(n.name + ".min", graph::Tensor::from_floats({}, {float(a.min)})));
+        p->add_input(
+            extra_initializer(n.name + ".max", graph::Tensor::from_floats({}, {float(a.max)})));
         return ok_status();
       }
       case OpKind::kAdd:
@@ -152,8 +155,8 @@ class Exporter {
       case OpKind::kBiasAdd: {
         // Add broadcasts from the right: give the bias trailing ones after its axis.
         const auto& x = g_.type(n.output).shape;
-        const int64_t axis =
-            a.get_int("axis", 1) < 0 ? a.get_int("axis", 1) + x.size() : a.get_int("axis", 1);
+        const int64_t given = attrs_as<graph::BiasAddAttrs>(n.attrs).axis;
+        const int64_t axis = given < 0 ? given + static_cast<int64_t>(x.size()) : given;
         auto* p = emit(n, "Add");
         graph::Shape s{x[axis]};
         for (size_t i = axis + 1; i < x.size(); ++i) s.push_back(1);
@@ -175,36 +178,36 @@ class Exporter {
       }
       case OpKind::kMaxPool2d:
       case OpKind::kAvgPool2d: {
-        if (a.get_int("block", 0)) break;
+        const auto a = attrs_as<graph::Pool2dAttrs>(n.attrs);
+        if (a.block) break;
         auto* p = emit(n, n.op == OpKind::kMaxPool2d ? "MaxPool" : "AveragePool");
-        add_ints(p, "kernel_shape", a.get_ints("kernel"));
-        add_ints(p, "strides", a.get_ints("strides"));
-        add_ints(p, "pads", a.get_ints("pads"));
-        if (n.op == OpKind::kMaxPool2d) add_ints(p, "dilations", a.get_ints("dilations", {1, 1}));
-        add_int(p, "ceil_mode", a.get_int("ceil_mode", 0));
-        if (n.op == OpKind::kAvgPool2d)
-          add_int(p, "count_include_pad", a.get_int("count_include_pad", 0));
+        add_ints(p, "kernel_shape", a.kernel);
+        add_ints(p, "strides", a.strides);
+        add_ints(p, "pads", a.pads);
+        if (n.op == OpKind::kMaxPool2d) add_ints(p, "dilations", a.dilations);
+        add_int(p, "ceil_mode", a.ceil_mode);
+        if (n.op == OpKind::kAvgPool2d) add_int(p, "count_include_pad", a.count_include_pad);
         return ok_status();
       }
       case OpKind::kGlobalAvgPool2d:
-        if (a.get_int("block", 0)) break;
+        if (attrs_as<graph::GlobalPool2dAttrs>(n.attrs).block) break;
         emit(n, "GlobalAveragePool");
         return ok_status();
       case OpKind::kFlatten:
-        add_int(emit(n, "Flatten"), "axis", a.get_int("axis", 1));
+        add_int(emit(n, "Flatten"), "axis", attrs_as<graph::FlattenAttrs>(n.attrs).axis);
         return ok_status();
       case OpKind::kSoftmax:
-        add_int(emit(n, "Softmax"), "axis", a.get_int("axis", -1));
+        add_int(emit(n, "Softmax"), "axis", attrs_as<graph::SoftmaxAttrs>(n.attrs).axis);
         return ok_status();
       case OpKind::kConcat:
-        add_int(emit(n, "Concat"), "axis", a.get_int("axis", 0));
+        add_int(emit(n, "Concat"), "axis", attrs_as<graph::ConcatAttrs>(n.attrs).axis);
         return ok_status();
       case OpKind::kTranspose:
-        add_ints(emit(n, "Transpose"), "perm", a.get_ints("perm"));
+        add_ints(emit(n, "Transpose"), "perm", attrs_as<graph::TransposeAttrs>(n.attrs).perm);
         return ok_status();
       case OpKind::kReshape: {
         auto* p = emit(n, "Reshape");
-        const auto s = a.get_ints("shape");
+        const auto s = attrs_as<graph::ReshapeAttrs>(n.attrs).shape;
         p->add_input(
             extra_initializer(n.name + ".shape", graph::Tensor::from_ints({int64_t(s.size())}, s)));
         return ok_status();

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "compiler/frontend/onnx_import_context.h"
+#include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "schedule_space/workload.h"
 
@@ -45,17 +46,19 @@ Status emit_binary(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
 }
 
 // strides, pads (top, left, bottom, right) and dilations of a 2-D window, resolving
-// auto_pad the way DESIGN.md's Padding section states.
-Expected<Attrs> window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh, int64_t kw) {
+// auto_pad the way DESIGN.md's Padding section states. ONNX's defaults are the IR's.
+Expected<graph::Conv2dAttrs> window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh,
+                                          int64_t kw) {
   NodeAttributes a(n);
-  const auto strides = a.get_ints("strides", {1, 1});
-  const auto dilations = a.get_ints("dilations", {1, 1});
+  graph::Conv2dAttrs window;
+  const auto strides = a.get_ints("strides", window.strides);
+  const auto dilations = a.get_ints("dilations", window.dilations);
   if (strides.size() != 2 || dilations.size() != 2)
     return invalid_argument("node '" + node_label(n) + "': strides and dilations need 2 values");
   const std::string mode = a.get_string("auto_pad", "NOTSET");
-  std::vector<int64_t> pads = {0, 0, 0, 0};
+  std::vector<int64_t> pads = window.pads;
   if (mode == "NOTSET") {
-    pads = a.get_ints("pads", {0, 0, 0, 0});
+    pads = a.get_ints("pads", window.pads);
     if (pads.size() != 4)
       return invalid_argument("node '" + node_label(n) + "': pads needs 4 values, got " +
                               std::to_string(pads.size()));
@@ -69,7 +72,10 @@ Expected<Attrs> window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t k
     return invalid_argument("node '" + node_label(n) + "': auto_pad '" + mode +
                             "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
   }
-  return Attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}};
+  window.strides = strides;
+  window.pads = pads;
+  window.dilations = dilations;
+  return window;
 }
 
 Status conv(ImportContext& c, const onnx::NodeProto& n) {
@@ -80,14 +86,14 @@ Status conv(ImportContext& c, const onnx::NodeProto& n) {
   if (xs.size() != 4 || ws.size() != 4)
     return unsupported(
         n, "only 2-D convolution is supported (data has rank " + std::to_string(xs.size()) + ")");
-  TT_ASSIGN_OR_RETURN(Attrs attrs, window_attrs(n, xs, ws[2], ws[3]));
-  attrs.set("groups", NodeAttributes(n).get_int("group", 1));
+  TT_ASSIGN_OR_RETURN(graph::Conv2dAttrs attrs, window_attrs(n, xs, ws[2], ws[3]));
+  attrs.groups = NodeAttributes(n).get_int("group", attrs.groups);
   const std::string name = node_label(n);
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kConv2d, name, {x, w}, attrs));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kConv2d, name, {x, w}, graph::to_attrs(attrs)));
   if (c.has_input(n, 2)) {
     TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 2));
-    TT_ASSIGN_OR_RETURN(
-        y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b}, Attrs{{"axis", int64_t{1}}}));
+    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b},
+                                  graph::to_attrs(graph::BiasAddAttrs{1})));
   }
   return bind(c, n, y);
 }
@@ -106,11 +112,16 @@ Status pool(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
   const auto kernel = a.get_ints("kernel_shape", {});
   if (kernel.size() != 2)
     return invalid_argument("node '" + node_label(n) + "': kernel_shape needs 2 values");
-  TT_ASSIGN_OR_RETURN(Attrs attrs, window_attrs(n, xs, kernel[0], kernel[1]));
-  attrs.set("kernel", kernel);
-  attrs.set("ceil_mode", a.get_int("ceil_mode", 0));
-  if (op == OpKind::kAvgPool2d) attrs.set("count_include_pad", a.get_int("count_include_pad", 0));
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}, attrs));
+  TT_ASSIGN_OR_RETURN(graph::Conv2dAttrs window, window_attrs(n, xs, kernel[0], kernel[1]));
+  graph::Pool2dAttrs attrs;
+  attrs.kernel = kernel;
+  attrs.strides = window.strides;
+  attrs.pads = window.pads;
+  attrs.dilations = window.dilations;
+  attrs.ceil_mode = a.get_int("ceil_mode", attrs.ceil_mode);
+  if (op == OpKind::kAvgPool2d)
+    attrs.count_include_pad = a.get_int("count_include_pad", attrs.count_include_pad);
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}, graph::to_attrs(attrs)));
   return bind(c, n, y);
 }
 
@@ -122,8 +133,10 @@ Status batch_norm(ImportContext& c, const onnx::NodeProto& n) {
     TT_ASSIGN_OR_RETURN(ValueId v, c.input(n, i));
     in.push_back(v);
   }
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kBatchNorm, node_label(n), in,
-                                        Attrs{{"epsilon", double(a.get_float("epsilon", 1e-5f))}}));
+  graph::BatchNormAttrs attrs;
+  attrs.epsilon = a.has("epsilon") ? a.get_float("epsilon", 0) : attrs.epsilon;
+  TT_ASSIGN_OR_RETURN(ValueId y,
+                      c.emit(OpKind::kBatchNorm, node_label(n), in, graph::to_attrs(attrs)));
   return bind(c, n, y);
 }
 
@@ -159,10 +172,11 @@ Status gemm(ImportContext& c, const onnx::NodeProto& n) {
 
 Status clip(ImportContext& c, const onnx::NodeProto& n) {
   NodeAttributes a(n);
-  double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
+  graph::ClipAttrs bounds;  // unbounded unless given
+  double &lo = bounds.min, &hi = bounds.max;
   if (c.opset() < 11) {
-    lo = a.get_float("min", -INFINITY);
-    hi = a.get_float("max", INFINITY);
+    if (a.has("min")) lo = a.get_float("min", 0);
+    if (a.has("max")) hi = a.get_float("max", 0);
   } else {
     for (int i = 1; i <= 2; ++i) {
       if (!c.has_input(n, i)) continue;
@@ -172,7 +186,7 @@ Status clip(ImportContext& c, const onnx::NodeProto& n) {
       (i == 1 ? lo : hi) = t->at(0);
     }
   }
-  return emit_unary(c, n, OpKind::kClip, Attrs{{"min", lo}, {"max", hi}});
+  return emit_unary(c, n, OpKind::kClip, graph::to_attrs(bounds));
 }
 
 Status softmax(ImportContext& c, const onnx::NodeProto& n) {
@@ -349,9 +363,10 @@ const std::map<std::string, Converter>& onnx_converters() {
       {"HardSigmoid",
        [](ImportContext& c, const onnx::NodeProto& n) {
          NodeAttributes a(n);
-         return emit_unary(c, n, OpKind::kHardSigmoid,
-                           Attrs{{"alpha", double(a.get_float("alpha", 0.2f))},
-                                 {"beta", double(a.get_float("beta", 0.5f))}});
+         graph::HardSigmoidAttrs attrs;  // ONNX's defaults are the IR's
+         if (a.has("alpha")) attrs.alpha = a.get_float("alpha", 0);
+         if (a.has("beta")) attrs.beta = a.get_float("beta", 0);
+         return emit_unary(c, n, OpKind::kHardSigmoid, graph::to_attrs(attrs));
        }},
       {"HardSwish", [](ImportContext& c,
                        const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kHardSwish); }},
@@ -378,8 +393,9 @@ const std::map<std::string, Converter>& onnx_converters() {
        }},
       {"Flatten",
        [](ImportContext& c, const onnx::NodeProto& n) {
-         return emit_unary(c, n, OpKind::kFlatten,
-                           Attrs{{"axis", NodeAttributes(n).get_int("axis", 1)}});
+         graph::FlattenAttrs attrs;
+         attrs.axis = NodeAttributes(n).get_int("axis", attrs.axis);
+         return emit_unary(c, n, OpKind::kFlatten, graph::to_attrs(attrs));
        }},
       {"Reshape", reshape},
       {"Transpose", transpose},
@@ -388,10 +404,10 @@ const std::map<std::string, Converter>& onnx_converters() {
       {"Shape",
        [](ImportContext& c, const onnx::NodeProto& n) {
          NodeAttributes a(n);
-         Attrs attrs;
-         if (a.has("start")) attrs.set("start", a.get_int("start", 0));
-         if (a.has("end")) attrs.set("end", a.get_int("end", 0));
-         return emit_unary(c, n, OpKind::kShape, attrs);
+         graph::ShapeAttrs attrs;
+         attrs.start = a.get_int("start", attrs.start);
+         if (a.has("end")) attrs.end = a.get_int("end", 0);
+         return emit_unary(c, n, OpKind::kShape, graph::to_attrs(attrs));
        }},
       {"Cast", cast},
       {"Slice", slice},

@@ -11,19 +11,19 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
   const Shape& out = type.shape;
   switch (node.op) {
     case OpKind::kConv2d:
-      return kernels::conv2d(*in[0], *in[1], a, out);
+      return kernels::conv2d(*in[0], *in[1], attrs_as<Conv2dAttrs>(a), out);
     case OpKind::kConv2dNCHWc:
-      return kernels::conv2d_nchwc(*in[0], *in[1], a, out);
+      return kernels::conv2d_nchwc(*in[0], *in[1], attrs_as<Conv2dNCHWcAttrs>(a), out);
     case OpKind::kDense:
       return kernels::dense(*in[0], *in[1]);
     case OpKind::kMatMul:
       return kernels::matmul(*in[0], *in[1], out);
     case OpKind::kBiasAdd:
       return kernels::bias_add(*in[0], *in[1],
-                               normalize_axis(a.get_int("axis", 1), in[0]->shape.size()));
+                               normalize_axis(attrs_as<BiasAddAttrs>(a).axis, in[0]->shape.size()));
     case OpKind::kBatchNorm:
       return kernels::batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4],
-                                 a.get_float("epsilon", 1e-5));
+                                 attrs_as<BatchNormAttrs>(a).epsilon);
     case OpKind::kRelu:
     case OpKind::kClip:
     case OpKind::kSigmoid:
@@ -39,30 +39,31 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
     case OpKind::kGlobalAvgPool2d:
-      return kernels::pool2d(node.op, *in[0], a, out);
+      return kernels::pool2d(node.op, *in[0], attrs_as<Pool2dAttrs>(a), out);
     case OpKind::kFlatten:
     case OpKind::kReshape:
     case OpKind::kUnsqueeze:
     case OpKind::kSqueeze:
       return kernels::reshape(*in[0], out);
     case OpKind::kTranspose:
-      return kernels::transpose(*in[0], a.get_ints("perm"));
+      return kernels::transpose(*in[0], attrs_as<TransposeAttrs>(a).perm);
     case OpKind::kConcat:
-      return kernels::concat(in, normalize_axis(a.get_int("axis", 0), out.size()), out);
+      return kernels::concat(in, normalize_axis(attrs_as<ConcatAttrs>(a).axis, out.size()), out);
     case OpKind::kSoftmax:
-      return kernels::softmax(*in[0], normalize_axis(a.get_int("axis", -1), out.size()));
-    case OpKind::kLayoutTransform:
-      return kernels::layout_transform(*in[0], a.get_int("from_block", 0), a.get_int("to_block", 0),
-                                       out);
+      return kernels::softmax(*in[0], normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, out.size()));
+    case OpKind::kLayoutTransform: {
+      const auto lt = attrs_as<LayoutTransformAttrs>(a);
+      return kernels::layout_transform(*in[0], lt.from_block, lt.to_block, out);
+    }
     case OpKind::kShape:
-      return kernels::shape_of(*in[0], a);
+      return kernels::shape_of(*in[0], attrs_as<ShapeAttrs>(a));
     case OpKind::kCast:
       return kernels::cast(*in[0], type.dtype);
     case OpKind::kSlice:
-      return kernels::slice(*in[0], a, out);
+      return kernels::slice(*in[0], attrs_as<SliceAttrs>(a), out);
     case OpKind::kGather:
-      return kernels::gather(*in[0], *in[1],
-                             normalize_axis(a.get_int("axis", 0), in[0]->shape.size()), out);
+      return kernels::gather(
+          *in[0], *in[1], normalize_axis(attrs_as<GatherAttrs>(a).axis, in[0]->shape.size()), out);
   }
   return internal_error("no interpreter loop for operator " + std::string(op_name(node.op)));
 }

@@ -34,9 +34,9 @@ std::pair<int64_t, int64_t> valid_columns(int64_t out_w, int64_t width, int64_t 
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x, const Tensor& w, const Attrs& a, const Shape& out_shape) {
-  const auto s = a.get_ints("strides"), p = a.get_ints("pads"), d = a.get_ints("dilations");
-  const int64_t groups = a.get_int("groups", 1);
+Tensor conv2d(const Tensor& x, const Tensor& w, const Conv2dAttrs& a, const Shape& out_shape) {
+  const Ints &s = a.strides, &p = a.pads, &d = a.dilations;
+  const int64_t groups = a.groups;
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t OC = w.shape[0], ICG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
   const int64_t OH = out_shape[2], OW = out_shape[3], OCG = OC / groups;
@@ -66,13 +66,14 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Attrs& a, const Shape& out
   return out;
 }
 
-Tensor conv2d_nchwc(const Tensor& x, const Tensor& w, const Attrs& a, const Shape& out_shape) {
-  const auto s = a.get_ints("strides"), p = a.get_ints("pads"), d = a.get_ints("dilations");
+Tensor conv2d_nchwc(const Tensor& x, const Tensor& w, const Conv2dNCHWcAttrs& a,
+                    const Shape& out_shape) {
+  const Ints &s = a.strides, &p = a.pads, &d = a.dilations;
   const int64_t N = x.shape[0], CB = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t IB = x.shape[4];
   const int64_t OB = out_shape[1], OH = out_shape[2], OW = out_shape[3], OBN = out_shape[4];
   const int64_t KH = w.shape[2], KW = w.shape[3];
-  const bool depthwise = a.get_int("groups", 1) != 1;
+  const bool depthwise = a.groups != 1;
   Tensor out = Tensor::zeros(DType::kFloat32, out_shape);
   parallel_for(N * OB, [&](int64_t job) {
     const int64_t n = job / OB, ob = job % OB;
@@ -153,7 +154,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape) {
   return out;
 }
 
-Tensor pool2d(OpKind op, const Tensor& x, const Attrs& a, const Shape& out_shape) {
+Tensor pool2d(OpKind op, const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape) {
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t B = x.shape.size() == 5 ? x.shape[4] : 1;
   const int64_t OH = out_shape[2], OW = out_shape[3];
@@ -167,9 +168,8 @@ Tensor pool2d(OpKind op, const Tensor& x, const Attrs& a, const Shape& out_shape
       }
     return out;
   }
-  const auto k = a.get_ints("kernel"), s = a.get_ints("strides"), p = a.get_ints("pads");
-  const auto d = a.get_ints("dilations", {1, 1});
-  const bool include_pad = a.get_int("count_include_pad", 0) != 0;
+  const Ints &k = a.kernel, &s = a.strides, &p = a.pads, &d = a.dilations;
+  const bool include_pad = a.count_include_pad != 0;
   parallel_for(N * C, [&](int64_t nc) {
     const float* in = &x.f32[nc * H * W * B];
     float* o = &out.f32[nc * OH * OW * B];

@@ -4,97 +4,49 @@
 
 namespace tensortune::graph {
 
+namespace {
+
+enum class Category { Anchor, Unary, Binary, Other };
+
+Category category(OpKind op) {
+  switch (op) {
+#define TT_OP(kind, name, attrs, cat) \
+  case OpKind::kind:                  \
+    return Category::cat;
+#include "compiler/graph/ops.def"
+  }
+  return Category::Other;
+}
+
+}  // namespace
+
+const std::vector<OpKind>& all_ops() {
+  static const std::vector<OpKind> ops = {
+#define TT_OP(kind, name, attrs, category) OpKind::kind,
+#include "compiler/graph/ops.def"
+  };
+  return ops;
+}
+
 const char* op_name(OpKind op) {
   switch (op) {
-    case OpKind::kConv2d:
-      return "conv2d";
-    case OpKind::kConv2dNCHWc:
-      return "conv2d_nchwc";
-    case OpKind::kDense:
-      return "dense";
-    case OpKind::kMatMul:
-      return "matmul";
-    case OpKind::kBiasAdd:
-      return "bias_add";
-    case OpKind::kBatchNorm:
-      return "batch_norm";
-    case OpKind::kRelu:
-      return "relu";
-    case OpKind::kClip:
-      return "clip";
-    case OpKind::kSigmoid:
-      return "sigmoid";
-    case OpKind::kHardSigmoid:
-      return "hard_sigmoid";
-    case OpKind::kHardSwish:
-      return "hard_swish";
-    case OpKind::kAdd:
-      return "add";
-    case OpKind::kSubtract:
-      return "subtract";
-    case OpKind::kMultiply:
-      return "multiply";
-    case OpKind::kDivide:
-      return "divide";
-    case OpKind::kMaxPool2d:
-      return "max_pool2d";
-    case OpKind::kAvgPool2d:
-      return "avg_pool2d";
-    case OpKind::kGlobalAvgPool2d:
-      return "global_avg_pool2d";
-    case OpKind::kFlatten:
-      return "flatten";
-    case OpKind::kReshape:
-      return "reshape";
-    case OpKind::kTranspose:
-      return "transpose";
-    case OpKind::kConcat:
-      return "concat";
-    case OpKind::kSoftmax:
-      return "softmax";
-    case OpKind::kLayoutTransform:
-      return "layout_transform";
-    case OpKind::kShape:
-      return "shape";
-    case OpKind::kCast:
-      return "cast";
-    case OpKind::kSlice:
-      return "slice";
-    case OpKind::kGather:
-      return "gather";
-    case OpKind::kUnsqueeze:
-      return "unsqueeze";
-    case OpKind::kSqueeze:
-      return "squeeze";
-    case OpKind::kIdentity:
-      return "identity";
+#define TT_OP(kind, name, attrs, category) \
+  case OpKind::kind:                       \
+    return name;
+#include "compiler/graph/ops.def"
   }
   return "?";
 }
 
-bool is_unary_elementwise(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu:
-    case OpKind::kClip:
-    case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kIdentity:
-      return true;
-    default:
-      return false;
-  }
+std::optional<OpKind> op_from_name(std::string_view name) {
+  for (OpKind op : all_ops())
+    if (name == op_name(op)) return op;
+  return std::nullopt;
 }
 
-bool is_binary_elementwise(OpKind op) {
-  return op == OpKind::kAdd || op == OpKind::kSubtract || op == OpKind::kMultiply ||
-         op == OpKind::kDivide;
-}
-
-bool is_anchor(OpKind op) {
-  return op == OpKind::kConv2d || op == OpKind::kConv2dNCHWc || op == OpKind::kDense ||
-         op == OpKind::kMatMul;
-}
+bool is_unary_elementwise(OpKind op) { return category(op) == Category::Unary; }
+bool is_binary_elementwise(OpKind op) { return category(op) == Category::Binary; }
+bool is_anchor(OpKind op) { return category(op) == Category::Anchor; }
 
 int64_t Attrs::get_int(const std::string& name, int64_t fallback) const {
   auto it = map_.find(name);

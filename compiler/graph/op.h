@@ -1,70 +1,41 @@
 #pragma once
 /// \file
-/// The operators of the graph IR and their attributes. Every node has one output. Attribute
-/// conventions are fixed here once, for importers, passes and the interpreter alike:
+/// The operators of the graph IR (the one list is ops.def) and their attributes' storage. Every
+/// node has one output. The attributes, typed and with their defaults, are op_attrs.h's; the
+/// inputs, for importers, passes and the interpreter alike:
 ///
-///   conv2d           inputs (data NCHW, weight OIHW with I = C/groups); strides[2],
-///                    pads[4] = (top, left, bottom, right), dilations[2], groups
-///   conv2d_nchwc     inputs (data NCHW[ic_bn]c, weight OIHW[ic_bn]i[oc_bn]o; for depthwise
-///                    O(1)HW(1)i[oc_bn]o with ic_bn == oc_bn); conv2d's attributes + ic_bn,
-///                    oc_bn; output NCHW[oc_bn]c
-///   dense            inputs (x [M, K], weight [N, K]) -> [M, N]
+///   conv2d           data NCHW, weight OIHW with I = C/groups
+///   conv2d_nchwc     data NCHW[ic_bn]c, weight OIHW[ic_bn]i[oc_bn]o (depthwise:
+///                    O(1)HW(1)i[oc_bn]o with ic_bn == oc_bn); output NCHW[oc_bn]c
+///   dense            x [M, K], weight [N, K] -> [M, N]
 ///   matmul           numpy matmul of two tensors of rank >= 2 (batch dims broadcast)
-///   bias_add         inputs (x, bias 1-D), axis
-///   batch_norm       inputs (x, gamma, beta, mean, var) along axis 1; epsilon
-///   clip             min, max;   hard_sigmoid alpha, beta
-///   max_pool2d       kernel[2], strides[2], pads[4], dilations[2], ceil_mode, block
-///   avg_pool2d       as max_pool2d + count_include_pad
-///   global_avg_pool2d  block (0: NCHW, b: NCHW[b]c)
-///   flatten axis; reshape shape (resolved, all positive); transpose perm; concat axis;
-///   softmax axis; layout_transform from_block, to_block (0 means plain NCHW);
-///   shape start, end; cast to (DType); slice starts, ends, axes, steps (resolved: axes
-///   non-negative); gather axis; unsqueeze axes; squeeze axes
+///   bias_add         x, bias 1-D
+///   batch_norm       x, gamma, beta, mean, var along axis 1
+///   gather           data, int64 indices
+///   the others       one input (add, subtract, multiply, divide: two, numpy broadcasting;
+///                    concat: one or more)
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 namespace tensortune::graph {
 
 enum class OpKind {
-  kConv2d,
-  kConv2dNCHWc,
-  kDense,
-  kMatMul,
-  kBiasAdd,
-  kBatchNorm,
-  kRelu,
-  kClip,
-  kSigmoid,
-  kHardSigmoid,
-  kHardSwish,
-  kAdd,
-  kSubtract,
-  kMultiply,
-  kDivide,
-  kMaxPool2d,
-  kAvgPool2d,
-  kGlobalAvgPool2d,
-  kFlatten,
-  kReshape,
-  kTranspose,
-  kConcat,
-  kSoftmax,
-  kLayoutTransform,
-  kShape,
-  kCast,
-  kSlice,
-  kGather,
-  kUnsqueeze,
-  kSqueeze,
-  kIdentity,
+#define TT_OP(kind, name, attrs, category) kind,
+#include "compiler/graph/ops.def"
 };
 
-/// "conv2d", "max_pool2d", ... (the names the printer shows).
+/// Every operator, in ops.def's order.
+const std::vector<OpKind>& all_ops();
+
+/// "conv2d", "max_pool2d", ... (the names the printer shows and artifacts store).
 const char* op_name(OpKind op);
+/// The operator of that name, or nothing.
+std::optional<OpKind> op_from_name(std::string_view name);
 
 /// Unary element-wise (relu, clip, sigmoid, hard_sigmoid, hard_swish, identity).
 bool is_unary_elementwise(OpKind op);

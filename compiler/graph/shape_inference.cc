@@ -4,6 +4,7 @@
 #include <set>
 
 #include "compiler/graph/graph.h"
+#include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 
 namespace tensortune::graph {
@@ -30,8 +31,7 @@ Status expect_float(const TensorType& t, const char* what) {
   return ok_status();
 }
 
-Status expect_ints(const Attrs& a, const char* name, size_t count, int64_t min_value) {
-  auto v = a.get_ints(name);
+Status expect_ints(const Ints& v, const char* name, size_t count, int64_t min_value) {
   if (v.size() != count)
     return invalid_argument(std::string("attribute ") + name + " needs " + std::to_string(count) +
                             " values, got " + std::to_string(v.size()));
@@ -44,11 +44,11 @@ Status expect_ints(const Attrs& a, const char* name, size_t count, int64_t min_v
 
 // Spatial output sizes of a windowed operator (conv or pool) over H, W.
 Expected<std::pair<int64_t, int64_t>> window_hw(int64_t h, int64_t w, int64_t kh, int64_t kw,
-                                                const Attrs& a, bool ceil_mode) {
-  TT_RETURN_IF_ERROR(expect_ints(a, "strides", 2, 1));
-  TT_RETURN_IF_ERROR(expect_ints(a, "pads", 4, 0));
-  TT_RETURN_IF_ERROR(expect_ints(a, "dilations", 2, 1));
-  const auto s = a.get_ints("strides"), p = a.get_ints("pads"), d = a.get_ints("dilations");
+                                                const Ints& s, const Ints& p, const Ints& d,
+                                                bool ceil_mode) {
+  TT_RETURN_IF_ERROR(expect_ints(s, "strides", 2, 1));
+  TT_RETURN_IF_ERROR(expect_ints(p, "pads", 4, 0));
+  TT_RETURN_IF_ERROR(expect_ints(d, "dilations", 2, 1));
   const int64_t oh = window_output_size(h, kh, s[0], d[0], p[0], p[2], ceil_mode);
   const int64_t ow = window_output_size(w, kw, s[1], d[1], p[1], p[3], ceil_mode);
   if (oh < 1 || ow < 1)
@@ -59,29 +59,30 @@ Expected<std::pair<int64_t, int64_t>> window_hw(int64_t h, int64_t w, int64_t kh
   return std::make_pair(oh, ow);
 }
 
-Expected<TensorType> infer_conv2d(const std::vector<TensorType>& in, const Attrs& a) {
+Expected<TensorType> infer_conv2d(const std::vector<TensorType>& in, const Conv2dAttrs& a) {
   TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
   const Shape &x = in[0].shape, &wt = in[1].shape;
   TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
   TT_RETURN_IF_ERROR(expect_float(in[1], "weight"));
   if (x.size() != 4) return invalid_argument("data must be NCHW (rank 4), got " + shape_str(x));
   if (wt.size() != 4) return invalid_argument("weight must be OIHW (rank 4), got " + shape_str(wt));
-  const int64_t groups = a.get_int("groups", 1);
+  const int64_t groups = a.groups;
   if (groups < 1 || x[1] % groups != 0 || wt[0] % groups != 0)
     return invalid_argument("groups=" + std::to_string(groups) + " does not divide channels " +
                             std::to_string(x[1]) + " -> " + std::to_string(wt[0]));
   if (wt[1] * groups != x[1])
     return invalid_argument("weight input channels " + std::to_string(wt[1]) + " x groups " +
                             std::to_string(groups) + " != data channels " + std::to_string(x[1]));
-  TT_ASSIGN_OR_RETURN(auto hw, window_hw(x[2], x[3], wt[2], wt[3], a, false));
+  TT_ASSIGN_OR_RETURN(auto hw,
+                      window_hw(x[2], x[3], wt[2], wt[3], a.strides, a.pads, a.dilations, false));
   return TensorType{DType::kFloat32, {x[0], wt[0], hw.first, hw.second}};
 }
 
-Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in, const Attrs& a) {
+Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in,
+                                        const Conv2dNCHWcAttrs& a) {
   TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
   const Shape &x = in[0].shape, &wt = in[1].shape;
-  const int64_t ic_bn = a.get_int("ic_bn", 0), oc_bn = a.get_int("oc_bn", 0);
-  const int64_t groups = a.get_int("groups", 1);
+  const int64_t ic_bn = a.ic_bn, oc_bn = a.oc_bn, groups = a.groups;
   if (x.size() != 5 || x[4] != ic_bn)
     return invalid_argument("data must be NCHW" + std::to_string(ic_bn) + "c, got " + shape_str(x));
   if (wt.size() != 6 || wt[5] != oc_bn)
@@ -99,15 +100,18 @@ Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in, const
     return invalid_argument("conv2d_nchwc supports groups 1 or depthwise, got groups=" +
                             std::to_string(groups));
   }
-  TT_ASSIGN_OR_RETURN(auto hw, window_hw(x[2], x[3], wt[2], wt[3], a, false));
+  TT_ASSIGN_OR_RETURN(auto hw,
+                      window_hw(x[2], x[3], wt[2], wt[3], a.strides, a.pads, a.dilations, false));
   return TensorType{DType::kFloat32, {x[0], wt[0], hw.first, hw.second, oc_bn}};
 }
 
-Expected<TensorType> infer_pool(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
+Expected<TensorType> infer_pool(OpKind op, const std::vector<TensorType>& in, const Attrs& attrs) {
   TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
   TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
   const Shape& x = in[0].shape;
-  const int64_t block = a.get_int("block", 0);
+  const auto a = attrs_as<Pool2dAttrs>(attrs);
+  const int64_t block =
+      op == OpKind::kGlobalAvgPool2d ? attrs_as<GlobalPool2dAttrs>(attrs).block : a.block;
   const size_t rank = block ? 5 : 4;
   if (x.size() != rank || (block && x[4] != block))
     return invalid_argument(std::string("data must be ") +
@@ -118,16 +122,16 @@ Expected<TensorType> infer_pool(OpKind op, const std::vector<TensorType>& in, co
     out[2] = out[3] = 1;
     return TensorType{DType::kFloat32, out};
   }
-  TT_RETURN_IF_ERROR(expect_ints(a, "kernel", 2, 1));
-  const auto k = a.get_ints("kernel");
-  TT_ASSIGN_OR_RETURN(auto hw, window_hw(x[2], x[3], k[0], k[1], a, a.get_int("ceil_mode", 0)));
+  TT_RETURN_IF_ERROR(expect_ints(a.kernel, "kernel", 2, 1));
+  TT_ASSIGN_OR_RETURN(auto hw, window_hw(x[2], x[3], a.kernel[0], a.kernel[1], a.strides, a.pads,
+                                         a.dilations, a.ceil_mode != 0));
   out[2] = hw.first;
   out[3] = hw.second;
   return TensorType{DType::kFloat32, out};
 }
 
-Expected<TensorType> infer_layout_transform(const TensorType& t, const Attrs& a) {
-  const int64_t from = a.get_int("from_block", 0), to = a.get_int("to_block", 0);
+Expected<TensorType> infer_layout_transform(const TensorType& t, const LayoutTransformAttrs& a) {
+  const int64_t from = a.from_block, to = a.to_block;
   const Shape& x = t.shape;
   if (from < 0 || to < 0) return invalid_argument("block sizes must be >= 0");
   if (x.size() != (from ? 5u : 4u) || (from && x[4] != from))
@@ -160,7 +164,8 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
   const int64_t rank = static_cast<int64_t>(t.shape.size());
   switch (op) {
     case OpKind::kShape: {
-      int64_t start = a.get_int("start", 0), end = a.get_int("end", rank);
+      const auto sa = attrs_as<ShapeAttrs>(a);
+      int64_t start = sa.start, end = sa.end.value_or(rank);
       if (start < 0) start += rank;
       if (end < 0) end += rank;
       start = std::clamp<int64_t>(start, 0, rank);
@@ -168,10 +173,9 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       return TensorType{DType::kInt64, {std::max<int64_t>(end - start, 0)}};
     }
     case OpKind::kCast:
-      return TensorType{static_cast<DType>(a.get_int("to", 0)), t.shape};
+      return TensorType{static_cast<DType>(attrs_as<CastAttrs>(a).to), t.shape};
     case OpKind::kSlice: {
-      const auto starts = a.get_ints("starts"), ends = a.get_ints("ends");
-      const auto axes = a.get_ints("axes"), steps = a.get_ints("steps");
+      const auto [starts, ends, axes, steps] = attrs_as<SliceAttrs>(a);
       if (starts.size() != ends.size() || axes.size() != starts.size() ||
           steps.size() != starts.size())
         return invalid_argument("starts, ends, axes and steps must have the same length");
@@ -188,7 +192,7 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       return TensorType{t.dtype, out};
     }
     case OpKind::kGather: {
-      const int64_t axis = normalize_axis(a.get_int("axis", 0), rank);
+      const int64_t axis = normalize_axis(attrs_as<GatherAttrs>(a).axis, rank);
       if (axis < 0)
         return invalid_argument("gather axis out of range for rank " + std::to_string(rank));
       if (in[1].dtype != DType::kInt64) return invalid_argument("gather indices must be int64");
@@ -198,7 +202,7 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       return TensorType{t.dtype, out};
     }
     case OpKind::kUnsqueeze: {
-      const auto axes = a.get_ints("axes");
+      const auto axes = attrs_as<AxesAttrs>(a).axes;
       const int64_t out_rank = rank + static_cast<int64_t>(axes.size());
       std::vector<bool> inserted(out_rank, false);
       for (int64_t ax : axes) {
@@ -214,7 +218,7 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       return TensorType{t.dtype, out};
     }
     case OpKind::kSqueeze: {
-      auto axes = a.get_ints("axes");
+      const auto axes = attrs_as<AxesAttrs>(a).axes;
       std::vector<bool> drop(rank, false);
       if (axes.empty()) {
         for (int64_t i = 0; i < rank; ++i) drop[i] = t.shape[i] == 1;
@@ -237,14 +241,12 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
   return internal_error("not a shape operator");
 }
 
-}  // namespace
-
-Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
+Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
   switch (op) {
     case OpKind::kConv2d:
-      return infer_conv2d(in, a);
+      return infer_conv2d(in, attrs_as<Conv2dAttrs>(a));
     case OpKind::kConv2dNCHWc:
-      return infer_conv2d_nchwc(in, a);
+      return infer_conv2d_nchwc(in, attrs_as<Conv2dNCHWcAttrs>(a));
     case OpKind::kDense: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       const Shape &x = in[0].shape, &w = in[1].shape;
@@ -258,11 +260,11 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
       return infer_matmul(in);
     case OpKind::kBiasAdd: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
-      const int64_t axis = normalize_axis(a.get_int("axis", 1), in[0].shape.size());
+      const int64_t given = attrs_as<BiasAddAttrs>(a).axis;
+      const int64_t axis = normalize_axis(given, in[0].shape.size());
       if (axis < 0 || in[1].shape.size() != 1 || in[1].shape[0] != in[0].shape[axis])
         return invalid_argument("bias " + shape_str(in[1].shape) + " does not match axis " +
-                                std::to_string(a.get_int("axis", 1)) + " of " +
-                                shape_str(in[0].shape));
+                                std::to_string(given) + " of " + shape_str(in[0].shape));
       return in[0];
     }
     case OpKind::kBatchNorm: {
@@ -284,8 +286,9 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
     case OpKind::kSoftmax:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       if (op != OpKind::kIdentity) TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
-      if (op == OpKind::kSoftmax && normalize_axis(a.get_int("axis", -1), in[0].shape.size()) < 0)
-        return invalid_argument("softmax axis " + std::to_string(a.get_int("axis", -1)) +
+      if (op == OpKind::kSoftmax &&
+          normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, in[0].shape.size()) < 0)
+        return invalid_argument("softmax axis " + std::to_string(attrs_as<SoftmaxAttrs>(a).axis) +
                                 " out of range for " + shape_str(in[0].shape));
       return in[0];
     case OpKind::kAdd:
@@ -309,10 +312,10 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
     case OpKind::kFlatten: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       const int64_t rank = in[0].shape.size();
-      int64_t axis = a.get_int("axis", 1);
-      if (axis < 0) axis += rank;
+      const int64_t given = attrs_as<FlattenAttrs>(a).axis;
+      const int64_t axis = given < 0 ? given + rank : given;
       if (axis < 0 || axis > rank)
-        return invalid_argument("flatten axis " + std::to_string(a.get_int("axis", 1)) +
+        return invalid_argument("flatten axis " + std::to_string(given) +
                                 " out of range for rank " + std::to_string(rank));
       const Shape& s = in[0].shape;
       return TensorType{in[0].dtype,
@@ -321,7 +324,7 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
     }
     case OpKind::kReshape: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const Shape target = a.get_ints("shape");
+      const Shape target = attrs_as<ReshapeAttrs>(a).shape;
       for (int64_t d : target)
         if (d < 0)
           return invalid_argument("reshape target " + shape_str(target) + " is not resolved");
@@ -332,7 +335,7 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
     }
     case OpKind::kTranspose: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const auto perm = a.get_ints("perm");
+      const auto perm = attrs_as<TransposeAttrs>(a).perm;
       const size_t rank = in[0].shape.size();
       std::vector<int64_t> sorted = perm;
       std::sort(sorted.begin(), sorted.end());
@@ -347,7 +350,7 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
     case OpKind::kConcat: {
       if (in.empty()) return invalid_argument("concat needs at least one input");
       const int64_t rank = in[0].shape.size();
-      const int64_t axis = normalize_axis(a.get_int("axis", 0), rank);
+      const int64_t axis = normalize_axis(attrs_as<ConcatAttrs>(a).axis, rank);
       if (axis < 0)
         return invalid_argument("concat axis out of range for rank " + std::to_string(rank));
       Shape out = in[0].shape;
@@ -367,7 +370,7 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
     }
     case OpKind::kLayoutTransform:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      return infer_layout_transform(in[0], a);
+      return infer_layout_transform(in[0], attrs_as<LayoutTransformAttrs>(a));
     case OpKind::kShape:
     case OpKind::kCast:
     case OpKind::kSlice:
@@ -380,6 +383,13 @@ Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, co
       return infer_shape_op(op, in, a);
   }
   return internal_error("unknown operator");
+}
+
+}  // namespace
+
+Expected<TensorType> infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(validate_attrs(op, a));
+  return infer(op, in, a);
 }
 
 }  // namespace tensortune::graph

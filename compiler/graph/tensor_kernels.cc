@@ -76,13 +76,14 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
 
 }  // namespace
 
-Tensor unary(OpKind op, const Tensor& x, const Attrs& a) {
+Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
   if (op == OpKind::kIdentity) return x;
   Tensor out = x;
-  const float lo = static_cast<float>(a.get_float("min", -INFINITY));
-  const float hi = static_cast<float>(a.get_float("max", INFINITY));
-  const float alpha = static_cast<float>(a.get_float("alpha", 0.2));
-  const float beta = static_cast<float>(a.get_float("beta", 0.5));
+  const auto clip = attrs_as<ClipAttrs>(attrs);
+  const auto hard_sigmoid = attrs_as<HardSigmoidAttrs>(attrs);
+  const float lo = static_cast<float>(clip.min), hi = static_cast<float>(clip.max);
+  const float alpha = static_cast<float>(hard_sigmoid.alpha);
+  const float beta = static_cast<float>(hard_sigmoid.beta);
   for (float& v : out.f32) {
     switch (op) {
       case OpKind::kRelu:
@@ -175,9 +176,9 @@ Tensor reshape(const Tensor& x, const Shape& out_shape) {
   return out;
 }
 
-Tensor shape_of(const Tensor& x, const Attrs& a) {
+Tensor shape_of(const Tensor& x, const ShapeAttrs& a) {
   const int64_t rank = x.shape.size();
-  int64_t start = a.get_int("start", 0), end = a.get_int("end", rank);
+  int64_t start = a.start, end = a.end.value_or(rank);
   if (start < 0) start += rank;
   if (end < 0) end += rank;
   start = std::clamp<int64_t>(start, 0, rank);
@@ -197,9 +198,8 @@ Tensor cast(const Tensor& x, DType to) {
   return out;
 }
 
-Tensor slice(const Tensor& x, const Attrs& a, const Shape& out_shape) {
-  const auto starts = a.get_ints("starts"), ends = a.get_ints("ends");
-  const auto axes = a.get_ints("axes"), steps = a.get_ints("steps");
+Tensor slice(const Tensor& x, const SliceAttrs& a, const Shape& out_shape) {
+  const auto& [starts, ends, axes, steps] = a;
   const auto in_strides = strides_of(x.shape);
   std::vector<int64_t> step_strides = in_strides;
   int64_t base = 0;

@@ -2,6 +2,7 @@
 // so that a layout_transform appears only where a consumer cannot take NCHW[x]c.
 #include <map>
 
+#include "compiler/graph/op_attrs.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 #include "schedule_space/conv2d_nchwc_template.h"
@@ -71,7 +72,7 @@ class LayoutAlterer {
     TT_ASSIGN_OR_RETURN(
         ValueId t,
         out.add_node(OpKind::kLayoutTransform, out.value(v).name + "." + layout_name(target), {v},
-                     Attrs{{"from_block", block_of(v)}, {"to_block", target}}));
+                     graph::to_attrs(graph::LayoutTransformAttrs{block_of(v), target})));
     block_[t] = target;
     transforms_[key] = t;
     return t;
@@ -123,7 +124,8 @@ class LayoutAlterer {
   Status visit_conv(const Node& n) {
     const Shape& x = g_.type(n.inputs[0]).shape;
     const Shape& w = g_.type(n.inputs[1]).shape;
-    const int64_t groups = n.attrs.get_int("groups", 1);
+    const auto conv = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+    const int64_t groups = conv.groups;
     const bool depthwise = groups > 1 && groups == x[1] && w[0] == x[1] && w[1] == 1;
     if (!g_.is_constant(n.inputs[1]) || (groups != 1 && !depthwise)) return copy_plain(n);
     const ValueId data = rw_.map(n.inputs[0]);
@@ -142,9 +144,8 @@ class LayoutAlterer {
       }
       blocks = {b, b};
     } else {
-      auto s = n.attrs.get_ints("strides"), p = n.attrs.get_ints("pads");
-      auto d = n.attrs.get_ints("dilations");
-      auto workload = schedule_space::conv2d_workload(x, w, s, p, d);
+      auto workload =
+          schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
       if (!workload) return workload.error().with_context("node '" + n.name + "'");
       blocks = options_.choose_blocks ? options_.choose_blocks(*workload)
                                       : default_blocks(*workload, options_.vector_lanes);
@@ -161,11 +162,12 @@ class LayoutAlterer {
         rw_.out().add_constant(g_.value(n.inputs[1]).name + ".OIHW" + std::to_string(blocks.ic_bn) +
                                    "i" + std::to_string(blocks.oc_bn) + "o",
                                packed);
-    Attrs attrs = n.attrs;
-    attrs.set("ic_bn", blocks.ic_bn);
-    attrs.set("oc_bn", blocks.oc_bn);
-    TT_ASSIGN_OR_RETURN(ValueId y,
-                        rw_.emit(OpKind::kConv2dNCHWc, n.name, {blocked, weight}, attrs));
+    graph::Conv2dNCHWcAttrs blocked_conv;
+    static_cast<graph::Conv2dAttrs&>(blocked_conv) = conv;
+    blocked_conv.ic_bn = blocks.ic_bn;
+    blocked_conv.oc_bn = blocks.oc_bn;
+    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, {blocked, weight},
+                                            graph::to_attrs(blocked_conv)));
     return keep(n, y, blocks.oc_bn);
   }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "compiler/graph/op_attrs.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 
@@ -182,7 +183,8 @@ class ScaleFolder {
     const Node& n = g_.nodes()[node];
     Tensor& w = weight(node);
     const int64_t out_channels = w.shape[0], in_per_group = w.shape[1];
-    const int64_t groups = n.op == OpKind::kConv2d ? n.attrs.get_int("groups", 1) : 1;
+    const int64_t groups =
+        n.op == OpKind::kConv2d ? graph::attrs_as<graph::Conv2dAttrs>(n.attrs).groups : 1;
     const int64_t spatial = w.size() / (out_channels * in_per_group);
     for (int64_t o = 0; o < out_channels; ++o)
       for (int64_t i = 0; i < in_per_group; ++i) {

@@ -2,7 +2,8 @@
 #include "compiler/passes/fusion_rules.h"
 
 #include <algorithm>
-#include <cmath>
+
+#include "compiler/graph/op_attrs.h"
 
 namespace tensortune::passes {
 namespace {
@@ -74,12 +75,11 @@ bool all_float(const Graph& g, const std::vector<int>& nodes) {
 
 std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
-  const int64_t groups = n.attrs.get_int("groups", 1);
+  const auto attrs = graph::attrs_as<graph::Conv2dNCHWcAttrs>(n.attrs);
+  const int64_t groups = attrs.groups;
   const Shape& x = g.type(n.inputs[0]).shape;
   const Shape& k = g.type(n.inputs[1]).shape;
-  const auto s = n.attrs.get_ints("strides", {1, 1});
-  const auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
-  const auto d = n.attrs.get_ints("dilations", {1, 1});
+  const graph::Ints &s = attrs.strides, &p = attrs.pads, &d = attrs.dilations;
   ConvAnchor a;
   if (n.op == OpKind::kConv2d) {
     if (x.size() != 4 || k.size() != 4) return std::nullopt;
@@ -89,8 +89,8 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
     a.depthwise = groups != 1 && groups == x[1] && k[0] == x[1] && k[1] == 1;
   } else {
     if (x.size() != 5 || k.size() != 6) return std::nullopt;
-    a.ic_bn = n.attrs.get_int("ic_bn", x[4]);
-    a.oc_bn = n.attrs.get_int("oc_bn", k[5]);
+    a.ic_bn = x[4];  // shape inference checked that they are the attributes' blocks
+    a.oc_bn = k[5];
     a.workload = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0],
                   s[1], p[0],        p[1], p[2], p[3],        d[0], d[1]};
     a.depthwise = groups != 1 && groups == a.workload.in_channels &&
@@ -116,13 +116,14 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
   if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
   if (n.op == OpKind::kClip) {
     FusedOp f = fused(EpilogueOp::Kind::kClip);
-    f.op.lo = static_cast<float>(n.attrs.get_float("min", -INFINITY));
-    f.op.hi = static_cast<float>(n.attrs.get_float("max", INFINITY));
+    const auto clip = graph::attrs_as<graph::ClipAttrs>(n.attrs);
+    f.op.lo = static_cast<float>(clip.min);
+    f.op.hi = static_cast<float>(clip.max);
     return f;
   }
   if (n.op == OpKind::kBiasAdd) {
     if (n.inputs[0] != v || !g.is_constant(n.inputs[1])) return std::nullopt;
-    const int64_t axis = n.attrs.get_int("axis", 1);
+    const int64_t axis = graph::attrs_as<graph::BiasAddAttrs>(n.attrs).axis;
     const int64_t rank = static_cast<int64_t>(out.size());
     const int64_t a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= rank) return std::nullopt;

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
@@ -34,7 +35,7 @@ Expected<graph::Graph> run(const graph::Graph& g) {
     if (constant_params) {
       const Tensor &gamma = *g.constant(n.inputs[1]), &beta = *g.constant(n.inputs[2]);
       const Tensor &mean = *g.constant(n.inputs[3]), &var = *g.constant(n.inputs[4]);
-      const double eps = n.attrs.get_float("epsilon", 1e-5);
+      const double eps = graph::attrs_as<graph::BatchNormAttrs>(n.attrs).epsilon;
       const int64_t c = gamma.size();
       Tensor scale = Tensor::zeros(graph::DType::kFloat32, channel_shape(c, rank, 1));
       Tensor shift = scale;
@@ -52,7 +53,8 @@ Expected<graph::Graph> run(const graph::Graph& g) {
       continue;
     }
     if (n.op == OpKind::kBiasAdd) {
-      const int64_t axis = graph::normalize_axis(n.attrs.get_int("axis", 1), rank);
+      const int64_t axis =
+          graph::normalize_axis(graph::attrs_as<graph::BiasAddAttrs>(n.attrs).axis, rank);
       const ValueId bias = n.inputs[1];
       const Shape target = channel_shape(g.type(bias).shape[0], rank, axis);
       ValueId b;
@@ -62,7 +64,7 @@ Expected<graph::Graph> run(const graph::Graph& g) {
         b = rw.out().add_constant(g.value(bias).name, std::move(t));
       } else {
         TT_ASSIGN_OR_RETURN(b, rw.emit(OpKind::kReshape, n.name + ".reshape", {rw.map(bias)},
-                                       graph::Attrs{{"shape", target}}));
+                                       graph::to_attrs(graph::ReshapeAttrs{target})));
       }
       TT_ASSIGN_OR_RETURN(ValueId a, rw.emit(OpKind::kAdd, n.name, {rw.map(n.inputs[0]), b}));
       rw.set(n.output, a);

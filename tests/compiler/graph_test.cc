@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "compiler/graph/interpreter.h"
+#include "compiler/graph/op_attrs.h"
 #include "compiler/graph/printer.h"
 #include "compiler/reference/reference_ops.h"
 
@@ -162,6 +164,77 @@ TEST(Interpreter, RejectsMissingUnknownAndMistypedInputs) {
   auto mistyped = interpret(g, {{"data", Tensor::zeros(DType::kFloat32, {1, 5})}});
   ASSERT_FALSE(mistyped);
   EXPECT_NE(mistyped.error().message.find("float32[1,4]"), std::string::npos);
+}
+
+// The one op list: every operator has one name that maps back to it, and the categories the
+// fusion and lowering code ask about are the ones ops.def gives.
+TEST(OpList, NamesAreUniqueAndMapBack) {
+  std::set<std::string> names;
+  for (OpKind op : all_ops()) {
+    EXPECT_TRUE(names.insert(op_name(op)).second) << op_name(op) << " twice";
+    ASSERT_TRUE(op_from_name(op_name(op))) << op_name(op);
+    EXPECT_EQ(*op_from_name(op_name(op)), op);
+  }
+  EXPECT_FALSE(op_from_name("conv3d"));
+  EXPECT_TRUE(is_anchor(OpKind::kDense));
+  EXPECT_TRUE(is_unary_elementwise(OpKind::kClip));
+  EXPECT_TRUE(is_binary_elementwise(OpKind::kDivide));
+  EXPECT_FALSE(is_unary_elementwise(OpKind::kSoftmax));
+}
+
+// Typed attributes: absent fields take the struct's default, present ones their value, and
+// writing a struct and reading it back gives it again.
+TEST(OpAttrs, DefaultsLiveInTheStructAndRoundTrip) {
+  const auto clip = attrs_as<ClipAttrs>(Attrs{{"max", 6.0}});
+  EXPECT_TRUE(std::isinf(clip.min) && clip.min < 0);
+  EXPECT_EQ(clip.max, 6.0);
+  const auto conv = attrs_as<Conv2dAttrs>(Attrs{{"groups", int64_t{4}}});
+  EXPECT_EQ(conv.strides, (Ints{1, 1}));
+  EXPECT_EQ(conv.pads, (Ints{0, 0, 0, 0}));
+  EXPECT_EQ(conv.groups, 4);
+
+  Pool2dAttrs pool;
+  pool.kernel = {3, 3};
+  pool.strides = {2, 2};
+  pool.ceil_mode = 1;
+  const auto back = attrs_as<Pool2dAttrs>(to_attrs(pool));
+  EXPECT_EQ(back.kernel, pool.kernel);
+  EXPECT_EQ(back.strides, pool.strides);
+  EXPECT_EQ(back.ceil_mode, 1);
+  EXPECT_EQ(back.dilations, (Ints{1, 1}));
+
+  ShapeAttrs shape;
+  EXPECT_FALSE(to_attrs(shape).has("end")) << "an unset optional is left out";
+  shape.end = -1;
+  EXPECT_EQ(attrs_as<ShapeAttrs>(to_attrs(shape)).end, std::optional<int64_t>(-1));
+}
+
+// A misspelt or mistyped attribute is an error naming it, not a silent default.
+TEST(OpAttrs, UnknownAndMistypedAttributesAreRefused) {
+  Graph g;
+  auto x = g.add_input("x", {DType::kFloat32, {1, 4, 8, 8}});
+  auto typo = g.add_node(OpKind::kClip, "clip0", {x}, Attrs{{"min", 0.0}, {"maxx", 6.0}});
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("unknown attribute 'maxx'"), std::string::npos)
+      << typo.error().message;
+  EXPECT_NE(typo.error().message.find("clip takes min, max"), std::string::npos)
+      << typo.error().message;
+  EXPECT_NE(typo.error().message.find("clip0"), std::string::npos) << typo.error().message;
+
+  auto mistyped = g.add_node(OpKind::kFlatten, "flat", {x}, Attrs{{"axis", 1.5}});
+  ASSERT_FALSE(mistyped);
+  EXPECT_NE(mistyped.error().message.find("attribute 'axis' must be an integer, got a float"),
+            std::string::npos)
+      << mistyped.error().message;
+
+  auto none = g.add_node(OpKind::kRelu, "relu", {x}, Attrs{{"alpha", 0.1}});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("relu takes none"), std::string::npos)
+      << none.error().message;
+
+  // An integer where a float is expected is a number all the same.
+  EXPECT_TRUE(g.add_node(OpKind::kClip, "clip1", {x}, Attrs{{"min", int64_t{0}}}));
+  EXPECT_TRUE(validate_attrs(OpKind::kConv2dNCHWc, to_attrs(Conv2dNCHWcAttrs{})));
 }
 
 TEST(Printer, ShowsTypesAttributesAndSummary) {

@@ -1,0 +1,260 @@
+#pragma once
+/// \file
+/// Typed attributes of every operator, each default written here and nowhere else. A node
+/// stores its attributes as named values (`Attrs`, what the printer shows and artifacts carry);
+/// everyone who reads them (shape inference, the interpreter, passes, lowering, ONNX export)
+/// reads the typed struct of the node's operator:
+///
+///   const auto a = attrs_as<ClipAttrs>(node.attrs);   // a.min, a.max; absent -> default
+///
+/// and builders may write one (`to_attrs(ClipAttrs{0, 6})`). Which struct an operator takes is
+/// ops.def's third column; shape inference refuses attributes the struct does not have and
+/// values of the wrong type, so a misspelt attribute is an error, not a silent default.
+///
+/// A struct lists its fields once, in `fields(f)`: f(name, member) for each.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "compiler/graph/op.h"
+#include "support/error.h"
+
+namespace tensortune::graph {
+
+using Ints = std::vector<int64_t>;
+
+struct NoAttrs {
+  template <class F>
+  void fields(F&&) {}
+};
+
+/// conv2d: data NCHW, weight OIHW (I = C/groups); pads = (top, left, bottom, right).
+struct Conv2dAttrs {
+  Ints strides{1, 1};
+  Ints pads{0, 0, 0, 0};
+  Ints dilations{1, 1};
+  int64_t groups = 1;
+  template <class F>
+  void fields(F&& f) {
+    f("strides", strides);
+    f("pads", pads);
+    f("dilations", dilations);
+    f("groups", groups);
+  }
+};
+
+/// conv2d_nchwc: conv2d's attributes and the data/output channel blocks (0: not set).
+struct Conv2dNCHWcAttrs : Conv2dAttrs {
+  int64_t ic_bn = 0, oc_bn = 0;
+  template <class F>
+  void fields(F&& f) {
+    Conv2dAttrs::fields(f);
+    f("ic_bn", ic_bn);
+    f("oc_bn", oc_bn);
+  }
+};
+
+struct BiasAddAttrs {
+  int64_t axis = 1;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+  }
+};
+
+struct BatchNormAttrs {
+  double epsilon = 1e-5;
+  template <class F>
+  void fields(F&& f) {
+    f("epsilon", epsilon);
+  }
+};
+
+struct ClipAttrs {
+  double min = -INFINITY, max = INFINITY;
+  template <class F>
+  void fields(F&& f) {
+    f("min", min);
+    f("max", max);
+  }
+};
+
+/// max(0, min(1, alpha * x + beta)) (ONNX's defaults).
+struct HardSigmoidAttrs {
+  double alpha = 0.2, beta = 0.5;
+  template <class F>
+  void fields(F&& f) {
+    f("alpha", alpha);
+    f("beta", beta);
+  }
+};
+
+/// max_pool2d and avg_pool2d; block 0: NCHW, b: NCHW[b]c.
+struct Pool2dAttrs {
+  Ints kernel;
+  Ints strides{1, 1};
+  Ints pads{0, 0, 0, 0};
+  Ints dilations{1, 1};
+  int64_t ceil_mode = 0;
+  int64_t count_include_pad = 0;  ///< avg_pool2d
+  int64_t block = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("kernel", kernel);
+    f("strides", strides);
+    f("pads", pads);
+    f("dilations", dilations);
+    f("ceil_mode", ceil_mode);
+    f("count_include_pad", count_include_pad);
+    f("block", block);
+  }
+};
+
+struct GlobalPool2dAttrs {
+  int64_t block = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("block", block);
+  }
+};
+
+struct FlattenAttrs {
+  int64_t axis = 1;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+  }
+};
+
+/// The target shape, resolved (all positive).
+struct ReshapeAttrs {
+  Ints shape;
+  template <class F>
+  void fields(F&& f) {
+    f("shape", shape);
+  }
+};
+
+struct TransposeAttrs {
+  Ints perm;
+  template <class F>
+  void fields(F&& f) {
+    f("perm", perm);
+  }
+};
+
+struct ConcatAttrs {
+  int64_t axis = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+  }
+};
+
+struct SoftmaxAttrs {
+  int64_t axis = -1;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+  }
+};
+
+/// Blocks 0 mean plain NCHW.
+struct LayoutTransformAttrs {
+  int64_t from_block = 0, to_block = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("from_block", from_block);
+    f("to_block", to_block);
+  }
+};
+
+/// The dims [start, end) of the input's shape; no end: to the last.
+struct ShapeAttrs {
+  int64_t start = 0;
+  std::optional<int64_t> end;
+  template <class F>
+  void fields(F&& f) {
+    f("start", start);
+    f("end", end);
+  }
+};
+
+/// `to` is a DType's value.
+struct CastAttrs {
+  int64_t to = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("to", to);
+  }
+};
+
+/// Resolved: axes non-negative, one start, end and step per axis.
+struct SliceAttrs {
+  Ints starts, ends, axes, steps;
+  template <class F>
+  void fields(F&& f) {
+    f("starts", starts);
+    f("ends", ends);
+    f("axes", axes);
+    f("steps", steps);
+  }
+};
+
+struct GatherAttrs {
+  int64_t axis = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+  }
+};
+
+/// unsqueeze and squeeze (squeeze with no axes drops every dim of size 1).
+struct AxesAttrs {
+  Ints axes;
+  template <class F>
+  void fields(F&& f) {
+    f("axes", axes);
+  }
+};
+
+namespace detail {
+inline void read_field(const Attrs& a, const char* name, int64_t& v) { v = a.get_int(name, v); }
+inline void read_field(const Attrs& a, const char* name, double& v) { v = a.get_float(name, v); }
+inline void read_field(const Attrs& a, const char* name, Ints& v) {
+  if (a.has(name)) v = a.get_ints(name, v);
+}
+inline void read_field(const Attrs& a, const char* name, std::optional<int64_t>& v) {
+  if (a.has(name)) v = a.get_int(name, 0);
+}
+inline void write_field(Attrs& a, const char* name, int64_t v) { a.set(name, v); }
+inline void write_field(Attrs& a, const char* name, double v) { a.set(name, v); }
+inline void write_field(Attrs& a, const char* name, const Ints& v) { a.set(name, v); }
+inline void write_field(Attrs& a, const char* name, const std::optional<int64_t>& v) {
+  if (v) a.set(name, *v);
+}
+}  // namespace detail
+
+/// The typed attributes: every field present in `attrs` is read, every other keeps its default.
+template <class T>
+T attrs_as(const Attrs& attrs) {
+  T t;
+  t.fields([&](const char* name, auto& field) { detail::read_field(attrs, name, field); });
+  return t;
+}
+
+/// Every field of `t` as a named value (an unset optional is left out).
+template <class T>
+Attrs to_attrs(T t) {
+  Attrs a;
+  t.fields([&](const char* name, auto& field) { detail::write_field(a, name, field); });
+  return a;
+}
+
+/// Every attribute names a field of the operator's struct and has its type (an integer where
+/// the field is one, a number where it is a float, a list of integers where it is a list).
+/// The error names the attribute, the value's type and the fields the operator takes.
+Status validate_attrs(OpKind op, const Attrs& attrs);
+
+}  // namespace tensortune::graph
