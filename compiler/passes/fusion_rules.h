@@ -43,7 +43,7 @@ bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
 /// already negated for a subtraction, or a value read in the output's layout).
 struct FusedOp {
   compiler::EpilogueOp op;
-  std::optional<graph::Tensor> param;     ///< channel ops
+  std::optional<graph::Tensor> param;      ///< channel ops
   graph::ValueId value = graph::kNoValue;  ///< tensor ops
 };
 
