@@ -22,13 +22,13 @@ void fill(memory& m) {
 
 AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
                             std::unordered_map<int, memory>& args, double flop,
-                            const compiler::TimeEvaluatorOptions& timing, std::string impl) {
+                            const measure::TimeEvaluatorOptions& timing, std::string impl) {
   auto run = [&] {
     prim.execute(s, args);
     s.wait();
   };
-  auto t = compiler::time_evaluator(run, nullptr, timing);
-  auto kept = compiler::drop_extremes(t.round_seconds);
+  auto t = measure::time_evaluator(run, nullptr, timing);
+  auto kept = measure::drop_extremes(t.round_seconds);
   AnchorResult r;
   r.seconds = std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
   r.gflops = flop / r.seconds / 1e9;
@@ -39,7 +39,7 @@ AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
 }  // namespace
 
 AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const compiler::TimeEvaluatorOptions& timing) {
+                           const measure::TimeEvaluatorOptions& timing) {
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
@@ -65,7 +65,7 @@ AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
 }
 
 AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
-                          const compiler::TimeEvaluatorOptions& timing) {
+                          const measure::TimeEvaluatorOptions& timing) {
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);

@@ -16,8 +16,8 @@ struct AnchorResult {
 };
 
 AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const compiler::TimeEvaluatorOptions& timing);
+                           const measure::TimeEvaluatorOptions& timing);
 AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
-                          const compiler::TimeEvaluatorOptions& timing);
+                          const measure::TimeEvaluatorOptions& timing);
 
 }  // namespace tensortune::bench

@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "bench/onednn_anchor.h"
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
 #include "tuner/index_tuners.h"
@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", store.error().message.c_str());
     return 1;
   }
-  const ss::Target target = tt::compiler::host_target();
-  tt::compiler::TimeEvaluatorOptions timing;
+  const ss::Target target = tt::codegen::host_target();
+  tt::measure::TimeEvaluatorOptions timing;
   timing.number = number;
   timing.repeat = repeat;
   timing.min_repeat_ms = min_repeat_ms;
@@ -84,9 +84,9 @@ int main(int argc, char** argv) {
     if (!only.empty() && l.name.find(only) == std::string::npos) continue;
     auto task = ss::make_task(l.template_name, l.workload, target);
     auto space = ss::make_config_space(*task);
-    tt::compiler::MeasureOptions mo;
+    tt::measure::MeasureOptions mo;
     mo.timing = timing;
-    auto local = tt::compiler::LocalMeasurer::create(*task, mo);
+    auto local = tt::measure::LocalMeasurer::create(*task, mo);
     tt::tuner::LocalMeasurerAdapter measurer(std::move(*local));
     tt::tuner::RandomTuner tuner(*space, seed);
     tt::tuner::TuneOptions to;

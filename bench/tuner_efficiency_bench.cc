@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <map>
 
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
 #include "tuner/resnet18_workloads.h"
@@ -31,7 +31,7 @@ namespace {
 /// Measures each config once and replays the result afterwards; logs what each run saw.
 class MemoMeasurer final : public tt::tuner::Measurer {
  public:
-  explicit MemoMeasurer(std::unique_ptr<tt::compiler::LocalMeasurer> m) : m_(std::move(m)) {}
+  explicit MemoMeasurer(std::unique_ptr<tt::measure::LocalMeasurer> m) : m_(std::move(m)) {}
   /// Seeds the memo with earlier measurements (so that a longer rerun sees the same numbers).
   void prefill(int64_t index, const ss::MeasureResult& r) { memo_.emplace(index, r); }
   tt::Expected<std::vector<ss::MeasureResult>> measure(
@@ -57,7 +57,7 @@ class MemoMeasurer final : public tt::tuner::Measurer {
   std::vector<ss::MeasureResult> log_results;
 
  private:
-  std::unique_ptr<tt::compiler::LocalMeasurer> m_;
+  std::unique_ptr<tt::measure::LocalMeasurer> m_;
   std::map<int64_t, ss::MeasureResult> memo_;
 };
 
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", store.error().message.c_str());
     return 1;
   }
-  const ss::Target target = tt::compiler::host_target();
+  const ss::Target target = tt::codegen::host_target();
   std::printf(
       "# tuner efficiency, %s, one thread, budget %lld trials, seeds %zu, protocol number=10 "
       "repeat=3 "
@@ -140,9 +140,9 @@ int main(int argc, char** argv) {
     const ss::ConfigSpace space = *ss::make_config_space(task);
     int64_t valid = 0;
     for (int64_t i = 0; i < space.size(); ++i) valid += space.is_valid_index(i);
-    tt::compiler::MeasureOptions mo;
+    tt::measure::MeasureOptions mo;
     mo.timing.min_repeat_ms = min_repeat_ms;
-    MemoMeasurer memo(std::move(*tt::compiler::LocalMeasurer::create(task, mo)));
+    MemoMeasurer memo(std::move(*tt::measure::LocalMeasurer::create(task, mo)));
     if (!replay_db.empty()) {
       auto old = tt::records::RecordStore::open(replay_db);
       if (!old) {

@@ -10,18 +10,18 @@
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
-#include "compiler/backend/artifact.h"
-#include "compiler/backend/benchmark.h"
-#include "compiler/backend/compile.h"
-#include "compiler/backend/executor.h"
+#include "compiler/driver/compile.h"
 #include "compiler/graph/interpreter.h"
 #include "compiler/graph/printer.h"
+#include "compiler/runtime/artifact.h"
+#include "compiler/runtime/benchmark.h"
+#include "compiler/runtime/executor.h"
 
 namespace tensortune::cli {
 namespace {
 
-using backend::CompiledNetwork;
-using backend::Step;
+using runtime::CompiledNetwork;
+using runtime::Step;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -30,7 +30,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
                                         bool layout_aware = true) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  backend::CompileOptions options;
+  driver::CompileOptions options;
   options.opt_level = flags.opt_level;
   options.threads = threads;
   options.records = flags.records;
@@ -42,7 +42,7 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
     };
   }
-  return backend::compile_network(model, options);
+  return driver::compile_network(model, options);
 }
 
 void print_summary(const CompiledNetwork& net) {
@@ -79,7 +79,7 @@ struct CompileFlags {
 Status compile(const CompileFlags& f) {
   const auto start = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, !f.fastest_records));
-  TT_RETURN_IF_ERROR(backend::write_network(net, f.output));
+  TT_RETURN_IF_ERROR(runtime::write_network(net, f.output));
   print_summary(net);
   if (f.verbose)
     for (const auto& s : net.schedules)
@@ -112,7 +112,7 @@ Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifa
   if (artifact.empty() && model.model.empty())
     return invalid_argument("give an artifact (net.tt from tensortune compile) or --model");
   if (!artifact.empty()) {
-    TT_ASSIGN_OR_RETURN(CompiledNetwork net, backend::read_network(artifact));
+    TT_ASSIGN_OR_RETURN(CompiledNetwork net, runtime::read_network(artifact));
     return std::make_shared<CompiledNetwork>(std::move(net));
   }
   TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(model, std::max(threads, 1)));
@@ -130,7 +130,7 @@ Status run(const RunFlags& f) {
                 net->model.c_str(), net->opt_level, seconds_since(start));
   } else {
     const int threads = f.threads > 0 ? f.threads : net->threads;
-    TT_ASSIGN_OR_RETURN(auto exe, backend::Executable::load(net, threads));
+    TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
     const double load_s = seconds_since(start);
     const auto run_start = std::chrono::steady_clock::now();
     TT_ASSIGN_OR_RETURN(outputs, exe->run(inputs));
@@ -147,14 +147,14 @@ struct BenchFlags {
   std::string artifact;
   ModelFlags model;
   int threads = 0;
-  backend::BenchOptions options;
+  runtime::BenchOptions options;
   bool json = false;
 };
 
 Status bench(const BenchFlags& f) {
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads));
   const int threads = f.threads > 0 ? f.threads : net->threads;
-  TT_ASSIGN_OR_RETURN(auto exe, backend::Executable::load(net, threads));
+  TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
   std::map<std::string, graph::Tensor> inputs;
   for (auto in : net->graph.inputs()) {
     NdArray a(net->graph.type(in).shape);
@@ -162,12 +162,12 @@ Status bench(const BenchFlags& f) {
     TT_RETURN_IF_ERROR(
         exe->set_input(net->graph.value(in).name, graph::Tensor::from_ndarray(std::move(a))));
   }
-  TT_ASSIGN_OR_RETURN(backend::BenchResult r, backend::benchmark(*exe, f.options));
+  TT_ASSIGN_OR_RETURN(runtime::BenchResult r, runtime::benchmark(*exe, f.options));
   if (f.json) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : r.steps)
       steps.push_back({{"label", s.label},
-                       {"kind", backend::step_kind_name(s.kind)},
+                       {"kind", runtime::step_kind_name(s.kind)},
                        {"calls", s.calls},
                        {"mean_ms", s.mean_ms},
                        {"gflops", s.gflops}});
@@ -190,7 +190,7 @@ Status bench(const BenchFlags& f) {
       "after 1 warm-up run, %d thread%s\n",
       net->model.c_str(), net->opt_level, r.median_ms, r.min_ms, r.max_ms, r.gflops, r.repeat,
       static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
-  if (f.options.profile) std::printf("%s", backend::format_profile(*exe, r).c_str());
+  if (f.options.profile) std::printf("%s", runtime::format_profile(*exe, r).c_str());
   return ok_status();
 }
 

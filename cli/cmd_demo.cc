@@ -7,10 +7,10 @@
 
 #include "cli/commands.h"
 #include "cli/tuning_session.h"
-#include "compiler/backend/benchmark.h"
-#include "compiler/backend/compile.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/driver/compile.h"
 #include "compiler/frontend/model_zoo.h"
-#include "compiler/kernel.h"
+#include "compiler/runtime/benchmark.h"
 #include "device_server/device_server.h"
 #include "records/record_store.h"
 #include "support/log.h"
@@ -79,9 +79,9 @@ Status compile_and_time_resnet18(const std::string& db) {
   double ms[2] = {0, 0};
   int tuned = 0, borrowed = 0, total = 0;
   for (int with_records = 0; with_records < 2; ++with_records) {
-    backend::CompileOptions options;
+    driver::CompileOptions options;
     if (with_records) options.records = db;
-    auto net = backend::compile_network(model, options);
+    auto net = driver::compile_network(model, options);
     if (!net) {
       log->set_level(level);
       return net.error();
@@ -91,13 +91,13 @@ Status compile_and_time_resnet18(const std::string& db) {
         tuned += s.tuned, borrowed += !s.borrowed_from.empty(), ++total;
     TT_ASSIGN_OR_RETURN(
         auto exe,
-        backend::Executable::load(std::make_shared<backend::CompiledNetwork>(std::move(*net)), 1));
+        runtime::Executable::load(std::make_shared<runtime::CompiledNetwork>(std::move(*net)), 1));
     NdArray x({1, 3, 224, 224});
     fill_uniform(x, 0);
     TT_RETURN_IF_ERROR(exe->set_input("data", graph::Tensor::from_ndarray(std::move(x))));
-    backend::BenchOptions bench;
+    runtime::BenchOptions bench;
     bench.repeat = 5;
-    TT_ASSIGN_OR_RETURN(auto r, backend::benchmark(*exe, bench));
+    TT_ASSIGN_OR_RETURN(auto r, runtime::benchmark(*exe, bench));
     ms[with_records] = r.median_ms;
   }
   log->set_level(level);
@@ -115,11 +115,11 @@ Status compile_and_time_resnet18(const std::string& db) {
 }
 
 Status run_demo(DemoFlags f) {
-  const ss::Target target = compiler::host_target();
+  const ss::Target target = codegen::host_target();
   std::unique_ptr<EmbeddedFarm> farm;
   if (f.tuning.tracker.empty()) {
     f.tuning.farm_key =
-        f.tuning.device_key.empty() ? compiler::host_device_key() : f.tuning.device_key;
+        f.tuning.device_key.empty() ? codegen::host_device_key() : f.tuning.device_key;
     TT_ASSIGN_OR_RETURN(farm, start_embedded_farm(f, f.tuning.farm_key));
     f.tuning.tracker = "127.0.0.1:" + std::to_string(farm->tracker->port());
     std::printf(
@@ -138,7 +138,7 @@ Status run_demo(DemoFlags f) {
       "tensortune demo: tuning %zu ResNet-18 layers on this machine (%s, %s), %s tuner, %lld "
       "trials each, "
       "records in %s\n\n",
-      layers.size(), target.spec.c_str(), compiler::host_device_key().c_str(),
+      layers.size(), target.spec.c_str(), codegen::host_device_key().c_str(),
       f.tuning.tuner.c_str(), static_cast<long long>(f.tuning.trials), f.db.c_str());
   struct Row {
     std::string name;

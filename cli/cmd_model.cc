@@ -5,9 +5,9 @@
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/printer.h"
-#include "compiler/kernel.h"
 #include "tuner/task_extraction.h"
 
 namespace tensortune::cli {
@@ -36,7 +36,7 @@ std::string tune_op_flags(const ss::Task& task) {
 
 Status list_tasks(const ModelFlags& flags, bool json) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, compiler::host_target()));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -53,7 +53,7 @@ Status list_tasks(const ModelFlags& flags, bool json) {
     return ok_status();
   }
   std::printf("%d tasks in %s (target %s)\n", static_cast<int>(extraction.tasks.size()),
-              flags.model.c_str(), compiler::host_target().spec.c_str());
+              flags.model.c_str(), codegen::host_target().spec.c_str());
   std::printf("%3s  %-18s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
               "first node");
   double total = 0;

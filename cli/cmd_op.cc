@@ -4,8 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/op_args.h"
-#include "compiler/kernel.h"
-#include "compiler/op_runner.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/measure/op_runner.h"
 #include "records/record_store.h"
 #include "support/npy.h"
 
@@ -24,16 +24,16 @@ struct OpRunFlags {
 };
 
 Status run_op(const OpRunFlags& f) {
-  compiler::OperatorInputs in;
+  measure::OperatorInputs in;
   TT_ASSIGN_OR_RETURN(in.data, read_npy(f.data));
   TT_ASSIGN_OR_RETURN(in.weight, read_npy(f.weight));
   if (!f.bias.empty()) {
     TT_ASSIGN_OR_RETURN(NdArray bias, read_npy(f.bias));
     in.bias = std::move(bias);
   }
-  auto task = make_op_task(f.op, in.data.shape, in.weight.shape, compiler::host_target());
+  auto task = make_op_task(f.op, in.data.shape, in.weight.shape, codegen::host_target());
   if (!task) return task.error().with_context(f.data + " and " + f.weight);
-  TT_RETURN_IF_ERROR(compiler::check_operator_inputs(*task, in));
+  TT_RETURN_IF_ERROR(measure::check_operator_inputs(*task, in));
   TT_ASSIGN_OR_RETURN(auto space, ss::make_config_space(*task));
   ss::Config config = ss::default_config(*task, space);
   std::string source = "the default config (no --db given)";
@@ -49,7 +49,7 @@ Status run_op(const OpRunFlags& f) {
   } else if (!f.db.empty()) {
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
     TT_ASSIGN_OR_RETURN(auto best,
-                        store->best(ss::workload_key(*task), "", compiler::host_device_key()));
+                        store->best(ss::workload_key(*task), "", codegen::host_device_key()));
     if (best) {
       TT_ASSIGN_OR_RETURN(auto entity, records::entity_from_json(best->record.entity_json));
       TT_ASSIGN_OR_RETURN(config, space.config_from_entity(entity));
@@ -59,16 +59,16 @@ Status run_op(const OpRunFlags& f) {
       source = buf;
     } else {
       source = "the default config: " + f.db + " has no record for this workload on " +
-               compiler::host_device_key();
+               codegen::host_device_key();
     }
   }
   std::fprintf(stderr, "%s %s: using %s: %s\n", task->template_name.c_str(),
                ss::describe_workload(task->workload).c_str(), source.c_str(),
                space.describe(config).c_str());
-  compiler::KernelOptions options;
+  codegen::KernelOptions options;
   options.relu = f.relu;
   TT_ASSIGN_OR_RETURN(NdArray out,
-                      compiler::run_operator(*task, space, config, in, f.threads, options));
+                      measure::run_operator(*task, space, config, in, f.threads, options));
   TT_RETURN_IF_ERROR(write_npy(f.out, out));
   std::printf("wrote %s with shape %s\n", f.out.c_str(), shape_to_string(out.shape).c_str());
   return ok_status();

@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/svg_plot.h"
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "proto/rpc_channel.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
@@ -137,7 +137,7 @@ Status run_import(const RecordsFlags& f) {
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   records::ImportOptions options;
   options.device_key = f.device_key;
-  options.vector_lanes = compiler::host_target().vector_lanes;
+  options.vector_lanes = codegen::host_target().vector_lanes;
   options.skip_unsupported = f.skip_unsupported;
   auto stats = records::import_autotvm_log(*store, in, f.log, options);
   if (!stats) {

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "cli/tuning_session.h"
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "records/record_store.h"
 #include "tuner/task_extraction.h"
 
@@ -25,7 +25,7 @@ struct TuneModelFlags {
 
 Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, compiler::host_target()));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
   const std::set<int> only(f.only.begin(), f.only.end());
   for (int n : only)
     if (n < 1 || n > static_cast<int>(extraction.tasks.size()))

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/op_args.h"
 #include "cli/tuning_session.h"
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "records/record_store.h"
 
 namespace tensortune::cli {
@@ -28,7 +28,7 @@ Status run_tune_op(const TuneOpFlags& f) {
     return invalid_argument(conv ? "--kernel is required for conv2d_NCHWc (OIHW, e.g. 64x64x3x3)"
                                  : "--weight is required for dense (out_features x in_features)");
   TT_ASSIGN_OR_RETURN(auto weight, parse_shape(wtext, conv ? "--kernel" : "--weight"));
-  TT_ASSIGN_OR_RETURN(auto task, make_op_task(f.op, data, weight, compiler::host_target()));
+  TT_ASSIGN_OR_RETURN(auto task, make_op_task(f.op, data, weight, codegen::host_target()));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), 1, 1));
   const auto& p = summary.result.progress;

@@ -8,12 +8,12 @@
 
 #include "cli/commands.h"
 #include "cli/op_args.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/driver/tuned_configs.h"
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/printer.h"
-#include "compiler/kernel.h"
 #include "compiler/passes/passes.h"
-#include "compiler/tuned_configs.h"
 #include "support/npy.h"
 
 namespace tensortune::cli {
@@ -103,15 +103,15 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
     };
   }
   passes::PipelineOptions options;
-  const schedule_space::Target target = compiler::host_target();
+  const schedule_space::Target target = codegen::host_target();
   options.layout.vector_lanes = target.vector_lanes;
-  auto tuned = std::make_shared<compiler::TunedConfigs>();
+  auto tuned = std::make_shared<driver::TunedConfigs>();
   if (!flags.records.empty()) {
     TT_ASSIGN_OR_RETURN(
-        *tuned, compiler::TunedConfigs::load(
-                    flags.records,
-                    flags.device_key.empty() ? compiler::host_device_key() : flags.device_key,
-                    target.vector_lanes, !flags.no_borrow));
+        *tuned,
+        driver::TunedConfigs::load(
+            flags.records, flags.device_key.empty() ? codegen::host_device_key() : flags.device_key,
+            target.vector_lanes, !flags.no_borrow));
   }
   options.layout.choose_blocks = [tuned, target](const schedule_space::Conv2dWorkload& w) {
     const auto s = tuned->conv2d_schedule(w, target);

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "tuner/tuner_factory.h"
 
 namespace tensortune::cli {
@@ -112,7 +112,7 @@ void print_progress(int task_number, int task_count, const tuner::TuneProgress& 
 Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
                                     records::RecordStore* store, int task_number, int task_count) {
   TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
-  compiler::MeasureOptions mo;
+  measure::MeasureOptions mo;
   mo.timing.number = f.number;
   mo.timing.repeat = f.repeat;
   mo.timing.min_repeat_ms = f.min_repeat_ms;
@@ -124,7 +124,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   if (!f.tracker.empty()) {
     TT_ASSIGN_OR_RETURN(measurer, make_farm_measurer(task, f));
   } else {
-    TT_ASSIGN_OR_RETURN(auto local, compiler::LocalMeasurer::create(task, mo));
+    TT_ASSIGN_OR_RETURN(auto local, measure::LocalMeasurer::create(task, mo));
     measurer = std::make_unique<tuner::LocalMeasurerAdapter>(std::move(local));
   }
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "device_server/worker_process.h"
 #include "proto/farm.grpc.pb.h"
 #include "support/log.h"
@@ -44,7 +44,7 @@ class Session {
     r->add_capabilities("conv2d_NCHWc.x86");
     r->add_capabilities("dense_pack.x86");
     r->add_capabilities("dense_nopack.x86");
-    const auto target = compiler::host_target();
+    const auto target = codegen::host_target();
     r->mutable_target()->set_spec(target.spec);
     r->mutable_target()->set_vector_lanes(target.vector_lanes);
     v1::TrackerMessage first;

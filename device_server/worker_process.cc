@@ -175,7 +175,7 @@ int run_device_worker(const WorkerOptions& options) {
   }
   const std::map<int64_t, std::string>& faults = *parsed;
   std::string cached_key;
-  std::unique_ptr<compiler::LocalMeasurer> measurer;
+  std::unique_ptr<measure::LocalMeasurer> measurer;
   std::unique_ptr<ss::ConfigSpace> space;
   std::string prepare_error;
   for (;;) {
@@ -197,7 +197,7 @@ int run_device_worker(const WorkerOptions& options) {
       const auto& t = item.timing();
       const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
       if (key != cached_key || !measurer) {
-        compiler::MeasureOptions measure_options;
+        measure::MeasureOptions measure_options;
         measure_options.timing.number = t.number();
         measure_options.timing.repeat = t.repeat();
         measure_options.timing.min_repeat_ms = t.min_repeat_ms();
@@ -206,7 +206,7 @@ int run_device_worker(const WorkerOptions& options) {
         measure_options.flush_cache = t.flush_cache();
         measure_options.compile_threads = 1;
         measure_options.device_key = options.device_key;
-        auto m = compiler::LocalMeasurer::create(*task, measure_options);
+        auto m = measure::LocalMeasurer::create(*task, measure_options);
         auto sp = ss::make_config_space(*task);
         measurer.reset();
         cached_key.clear();

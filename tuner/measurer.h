@@ -24,10 +24,10 @@ class Measurer {
   virtual std::string device_key() const = 0;
 };
 
-/// Measures in this process with compiler::LocalMeasurer.
+/// Measures in this process with measure::LocalMeasurer.
 class LocalMeasurerAdapter final : public Measurer {
  public:
-  explicit LocalMeasurerAdapter(std::unique_ptr<compiler::LocalMeasurer> m) : m_(std::move(m)) {}
+  explicit LocalMeasurerAdapter(std::unique_ptr<measure::LocalMeasurer> m) : m_(std::move(m)) {}
   Expected<std::vector<schedule_space::MeasureResult>> measure(
       const schedule_space::ConfigSpace& space,
       const std::vector<schedule_space::Config>& configs) override {
@@ -36,7 +36,7 @@ class LocalMeasurerAdapter final : public Measurer {
   std::string device_key() const override { return m_->options().device_key; }
 
  private:
-  std::unique_ptr<compiler::LocalMeasurer> m_;
+  std::unique_ptr<measure::LocalMeasurer> m_;
 };
 
 }  // namespace tensortune::tuner

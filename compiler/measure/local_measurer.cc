@@ -7,13 +7,17 @@
 #include <optional>
 #include <thread>
 
-#include "compiler/aligned_buffer.h"
-#include "compiler/kernel.h"
-#include "compiler/op_runner.h"
-#include "compiler/reference/reference_ops.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
+#include "support/aligned_buffer.h"
 #include "support/log.h"
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
+using codegen::compile_kernel;
+using codegen::CompiledKernel;
+using codegen::host_device_key;
+using schedule_space::KernelSignature;
 
 namespace ss = schedule_space;
 using ss::MeasureErrorNo;
@@ -200,4 +204,4 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
   }
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

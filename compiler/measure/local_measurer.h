@@ -23,7 +23,7 @@
 #include "support/ndarray.h"
 #include "support/thread_pool.h"
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
 
 struct MeasureOptions {
   TimeEvaluatorOptions timing;
@@ -76,4 +76,4 @@ class LocalMeasurer {
   std::vector<std::pair<schedule_space::KernelSignature, std::unique_ptr<Packed>>> packed_;
 };
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

@@ -7,7 +7,7 @@
 #include <immintrin.h>
 #endif
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
 
 namespace {
 double steady_seconds() {
@@ -78,4 +78,4 @@ std::vector<double> drop_extremes(std::vector<double> rounds) {
   return std::vector<double>(rounds.begin() + 1, rounds.end() - 1);
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

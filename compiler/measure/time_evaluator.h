@@ -16,7 +16,7 @@
 #include <functional>
 #include <vector>
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
 
 struct TimeEvaluatorOptions {
   int64_t number = 10;
@@ -50,4 +50,4 @@ void flush_cache(const void* p, size_t bytes);
 /// AutoTVM's runner: with more than two rounds drop the fastest and the slowest.
 std::vector<double> drop_extremes(std::vector<double> rounds);
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

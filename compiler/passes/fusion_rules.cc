@@ -8,7 +8,7 @@
 namespace tensortune::passes {
 namespace {
 
-using compiler::EpilogueOp;
+using codegen::EpilogueOp;
 using graph::Graph;
 using graph::Node;
 using graph::OpKind;

@@ -13,8 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include "compiler/codegen/llvm/network_kernels.h"
 #include "compiler/graph/graph.h"
-#include "compiler/network_kernels.h"
 #include "schedule_space/workload.h"
 
 namespace tensortune::passes {
@@ -42,7 +42,7 @@ bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
 /// One epilogue node as the kernel applies it: the op, and its operand (a per-channel constant,
 /// already negated for a subtraction, or a value read in the output's layout).
 struct FusedOp {
-  compiler::EpilogueOp op;
+  codegen::EpilogueOp op;
   std::optional<graph::Tensor> param;      ///< channel ops
   graph::ValueId value = graph::kNoValue;  ///< tensor ops
 };

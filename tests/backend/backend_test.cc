@@ -15,18 +15,29 @@
 #include <set>
 #include <sstream>
 
-#include "compiler/backend/artifact.h"
-#include "compiler/backend/benchmark.h"
-#include "compiler/backend/compile.h"
-#include "compiler/backend/executor.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/driver/compile.h"
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
-#include "compiler/kernel.h"
+#include "compiler/runtime/artifact.h"
+#include "compiler/runtime/benchmark.h"
+#include "compiler/runtime/executor.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
 #include "tests/compiler/onnx_node_tests.h"
 
-namespace tensortune::backend {
+namespace tensortune::driver {
+using runtime::benchmark;
+using runtime::BenchOptions;
+using runtime::CompiledNetwork;
+using runtime::deserialize_network;
+using runtime::Executable;
+using runtime::format_profile;
+using runtime::read_network;
+using runtime::serialize_network;
+using runtime::Step;
+using runtime::step_kind_name;
+using runtime::write_network;
 namespace {
 
 namespace fs = std::filesystem;
@@ -251,7 +262,7 @@ TEST(Records, ChooseNonDefaultBlocksAndTheAnswerStays) {
   fs::remove(db);
   {
     auto store = std::move(records::RecordStore::open(db)).value();
-    const ss::Target target = compiler::host_target();
+    const ss::Target target = codegen::host_target();
     for (const auto& w : workloads) {
       const ss::Task task = *ss::make_task(ss::kConv2dNCHWc, w, target);
       const ss::ConfigSpace space = *ss::make_config_space(task);
@@ -386,7 +397,7 @@ TEST(Records, LayoutAwareChoiceAvoidsTransformsBetweenLayers) {
   fs::remove(db);
   {
     auto store = std::move(records::RecordStore::open(db)).value();
-    const ss::Target target = compiler::host_target();
+    const ss::Target target = codegen::host_target();
     for (size_t k = 0; k < workloads.size(); ++k) {
       const auto& w = workloads[k];
       const ss::Task task = *ss::make_task(ss::kConv2dNCHWc, w, target);
@@ -515,4 +526,4 @@ TEST(OnnxNodeTests, PassCompiled) {
 }
 
 }  // namespace
-}  // namespace tensortune::backend
+}  // namespace tensortune::driver

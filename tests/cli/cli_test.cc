@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/reference/reference_ops.h"
+#include "compiler/measure/reference_ops.h"
 #include "support/npy.h"
 #include "tests/cli/run_binary.h"
 
@@ -66,7 +66,7 @@ TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
   wl.stride_h = wl.stride_w = 2;
   wl.pad_top = 0;
   wl.pad_left = wl.pad_bottom = wl.pad_right = 1;
-  const tt::NdArray want = tt::compiler::conv2d_nchw_reference(x, w, &b, wl);
+  const tt::NdArray want = tt::measure::conv2d_nchw_reference(x, w, &b, wl);
   // Hand-computed: OH = (9 + 0 + 1 - 3) / 2 + 1 = 4, OW = (10 + 1 + 1 - 3) / 2 + 1 = 5.
   EXPECT_EQ(y->shape, (std::vector<int64_t>{1, 16, 4, 5}));
   ASSERT_EQ(y->shape, want.shape);

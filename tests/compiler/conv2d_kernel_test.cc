@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "compiler/op_runner.h"
-#include "compiler/reference/reference_ops.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -41,11 +41,11 @@ void expect_close(const NdArray& got, const NdArray& want, const std::string& wh
 
 /// Runs configs index_begin, +step, ... and compares each with the reference.
 int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
-  auto task = ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto task = ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   EXPECT_TRUE(task.has_value());
   auto space = ss::make_config_space(*task);
   EXPECT_TRUE(space.has_value());
-  tt::compiler::OperatorInputs in;
+  tt::measure::OperatorInputs in;
   in.data = NdArray({w.batch, w.in_channels, w.in_height, w.in_width});
   in.weight = NdArray({w.out_channels, w.in_channels, w.kernel_h, w.kernel_w});
   tt::fill_uniform(in.data, 11);
@@ -55,12 +55,12 @@ int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
     tt::fill_uniform(*in.bias, 13);
   }
   const NdArray want =
-      tt::compiler::conv2d_nchw_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
+      tt::measure::conv2d_nchw_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
   int checked = 0;
   for (int64_t i = 0; i < space->size(); i += step) {
     auto c = space->config_at(i);
     if (!space->is_valid(*c)) continue;
-    auto got = tt::compiler::run_operator(*task, *space, *c, in, 1 + (i % 2));
+    auto got = tt::measure::run_operator(*task, *space, *c, in, 1 + (i % 2));
     EXPECT_TRUE(got.has_value()) << (got ? "" : got.error().message);
     if (!got) return checked;
     expect_close(*got, want, space->describe(*c));
@@ -98,32 +98,32 @@ TEST(Conv2dKernel, BatchTwoAndLargePaddingMatchReference) {
 
 TEST(Conv2dKernel, BiasAndReluEpilogue) {
   const auto w = conv(4, 5, 5, 16, 3, 3, 1, {1, 1, 1, 1});
-  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   auto space = *ss::make_config_space(task);
-  tt::compiler::OperatorInputs in;
+  tt::measure::OperatorInputs in;
   in.data = NdArray({1, 4, 5, 5});
   in.weight = NdArray({16, 4, 3, 3});
   in.bias = NdArray({16});
   tt::fill_uniform(in.data, 1);
   tt::fill_uniform(in.weight, 2);
   tt::fill_uniform(*in.bias, 3);
-  NdArray want = tt::compiler::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
+  NdArray want = tt::measure::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
   for (float& v : want.data) v = std::max(v, 0.0f);
-  tt::compiler::KernelOptions opt;
+  tt::codegen::KernelOptions opt;
   opt.relu = true;
-  auto got = tt::compiler::run_operator(task, space, ss::default_config(task, space), in, 1, opt);
+  auto got = tt::measure::run_operator(task, space, ss::default_config(task, space), in, 1, opt);
   ASSERT_TRUE(got.has_value());
   expect_close(*got, want, "relu");
 }
 
 TEST(Conv2dKernel, InvalidConfigIsRefused) {
   const auto w = conv(16, 16, 16, 64, 3, 3, 1, {1, 1, 1, 1});
-  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   auto space = *ss::make_config_space(task);
   for (int64_t i = 0; i < space.size(); ++i) {
     auto c = *space.config_at(i);
     if (space.is_valid(c)) continue;
-    auto k = tt::compiler::compile_kernel(task, space, c);
+    auto k = tt::codegen::compile_kernel(task, space, c);
     ASSERT_FALSE(k.has_value());
     EXPECT_EQ(k.error().code, tt::ErrorCode::kFailedPrecondition);
     EXPECT_NE(k.error().message.find("register tile"), std::string::npos) << k.error().message;

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "compiler/op_runner.h"
-#include "compiler/reference/reference_ops.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -14,10 +14,10 @@ using tt::NdArray;
 namespace {
 
 void check_all(const char* tmpl, ss::DenseWorkload w, bool bias, int min_checked) {
-  auto task = ss::make_task(tmpl, w, tt::compiler::host_target());
+  auto task = ss::make_task(tmpl, w, tt::codegen::host_target());
   ASSERT_TRUE(task.has_value());
   auto space = ss::make_config_space(*task);
-  tt::compiler::OperatorInputs in;
+  tt::measure::OperatorInputs in;
   in.data = NdArray({w.batch, w.in_features});
   in.weight = NdArray({w.out_features, w.in_features});
   tt::fill_uniform(in.data, 5);
@@ -27,12 +27,12 @@ void check_all(const char* tmpl, ss::DenseWorkload w, bool bias, int min_checked
     tt::fill_uniform(*in.bias, 7);
   }
   const NdArray want =
-      tt::compiler::dense_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
+      tt::measure::dense_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
   int checked = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
     auto c = *space->config_at(i);
     if (!space->is_valid(c)) continue;
-    auto got = tt::compiler::run_operator(*task, *space, c, in, 1 + (i % 2));
+    auto got = tt::measure::run_operator(*task, *space, c, in, 1 + (i % 2));
     ASSERT_TRUE(got.has_value()) << got.error().message;
     ASSERT_EQ(got->shape, want.shape);
     for (size_t j = 0; j < want.data.size(); ++j)

@@ -8,7 +8,7 @@
 #include "compiler/graph/interpreter.h"
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/printer.h"
-#include "compiler/reference/reference_ops.h"
+#include "compiler/measure/reference_ops.h"
 
 namespace tensortune::graph {
 namespace {
@@ -79,7 +79,7 @@ TEST(Interpreter, Conv2dMatchesTheDoublePrecisionReference) {
       schedule_space::conv2d_workload({2, 5, 11, 9}, {6, 5, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2});
   ASSERT_TRUE(wl);
   const NdArray ref =
-      compiler::conv2d_nchw_reference(input.to_ndarray(), w.to_ndarray(), nullptr, *wl);
+      measure::conv2d_nchw_reference(input.to_ndarray(), w.to_ndarray(), nullptr, *wl);
   EXPECT_EQ((*out)[0].shape, ref.shape);
   EXPECT_LT(max_abs_diff((*out)[0].f32, ref.data), 1e-4);
 }
@@ -102,7 +102,7 @@ TEST(Interpreter, DepthwiseConvEqualsOneConvPerChannel) {
     NdArray xc({1, 1, 9, 9}), wc({1, 1, 3, 3});
     std::copy_n(input.f32.begin() + c * plane, plane, xc.data.begin());
     std::copy_n(w.f32.begin() + c * 9, 9, wc.data.begin());
-    const NdArray ref = compiler::conv2d_nchw_reference(xc, wc, nullptr, *wl);
+    const NdArray ref = measure::conv2d_nchw_reference(xc, wc, nullptr, *wl);
     std::vector<float> got((*out)[0].f32.begin() + c * oplane,
                            (*out)[0].f32.begin() + (c + 1) * oplane);
     EXPECT_LT(max_abs_diff(got, ref.data), 1e-5) << "channel " << c;

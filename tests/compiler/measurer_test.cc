@@ -6,7 +6,7 @@
 #include <cmath>
 #include <thread>
 
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 
 namespace tt = tensortune;
@@ -14,8 +14,8 @@ namespace ss = tensortune::schedule_space;
 
 namespace {
 
-tt::compiler::MeasureOptions fast_options() {
-  tt::compiler::MeasureOptions o;
+tt::measure::MeasureOptions fast_options() {
+  tt::measure::MeasureOptions o;
   o.timing.number = 2;
   o.timing.repeat = 3;
   o.timing.min_repeat_ms = 1;
@@ -29,9 +29,9 @@ TEST(LocalMeasurer, MeasuresValidAndReportsInvalidConfigs) {
   w.out_channels = 64;
   w.kernel_h = w.kernel_w = 3;
   w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
-  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::compiler::host_target());
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   auto space = *ss::make_config_space(task);
-  auto m = tt::compiler::LocalMeasurer::create(task, fast_options());
+  auto m = tt::measure::LocalMeasurer::create(task, fast_options());
   ASSERT_TRUE(m.has_value());
   std::vector<ss::Config> configs{ss::default_config(task, space)};
   for (int64_t i = 0; i < space.size(); ++i) {
@@ -54,13 +54,13 @@ TEST(LocalMeasurer, MeasuresValidAndReportsInvalidConfigs) {
 
 TEST(LocalMeasurer, CacheFlushAndTwoThreadsStillMeasureCorrectly) {
   ss::DenseWorkload d{4, 64, 128};
-  auto task = *ss::make_task(ss::kDensePack, d, tt::compiler::host_target());
+  auto task = *ss::make_task(ss::kDensePack, d, tt::codegen::host_target());
   auto space = *ss::make_config_space(task);
   auto o = fast_options();
   o.flush_cache = true;
   o.threads = 2;
   o.timing.number = 1;
-  auto m = *tt::compiler::LocalMeasurer::create(task, o);
+  auto m = *tt::measure::LocalMeasurer::create(task, o);
   auto r = m->measure(space, {ss::default_config(task, space), *space.config_at(space.size() - 1)});
   ASSERT_EQ(r.size(), 2u);
   for (const auto& x : r) {
@@ -73,18 +73,18 @@ TEST(LocalMeasurer, CacheFlushAndTwoThreadsStillMeasureCorrectly) {
 TEST(TimeEvaluator, RunsBeforeRoundOncePerRoundAndCutsSlowCallsShort) {
   int calls = 0, flushes = 0;
   double now = 0;  // a simulated clock: each call of the timed function takes what it says
-  tt::compiler::TimeEvaluatorOptions o;
+  tt::measure::TimeEvaluatorOptions o;
   o.clock = [&] { return now; };
   o.number = 3;
   o.repeat = 4;
   o.min_repeat_ms = 0;
-  auto r = tt::compiler::time_evaluator([&] { ++calls, now += 1e-6; }, [&] { ++flushes; }, o);
+  auto r = tt::measure::time_evaluator([&] { ++calls, now += 1e-6; }, [&] { ++flushes; }, o);
   EXPECT_EQ(flushes, 4);
   EXPECT_EQ(calls, 1 + 4 * 3);  // warm-up + repeat * number
   EXPECT_EQ(r.round_seconds.size(), 4u);
   calls = 0;
   o.cutoff_s = 1e-4;
-  auto slow = tt::compiler::time_evaluator([&] { ++calls, now += 2e-3; }, nullptr, o);
+  auto slow = tt::measure::time_evaluator([&] { ++calls, now += 2e-3; }, nullptr, o);
   EXPECT_TRUE(slow.cut_short);
   EXPECT_EQ(calls, 2);  // warm-up + one timed call
   EXPECT_EQ(slow.number, 1);
@@ -98,12 +98,12 @@ TEST(TimeEvaluator, GrowsNumberUntilMinRepeatMs) {
     ++calls;
     now += 200e-6;
   };
-  tt::compiler::TimeEvaluatorOptions o;
+  tt::measure::TimeEvaluatorOptions o;
   o.clock = [&] { return now; };
   o.number = 1;
   o.repeat = 2;
   o.min_repeat_ms = 5;
-  auto r = tt::compiler::time_evaluator(fn, nullptr, o);
+  auto r = tt::measure::time_evaluator(fn, nullptr, o);
   ASSERT_EQ(r.round_seconds.size(), 2u);
   EXPECT_GE(r.number, 5);  // 5 ms / 0.2 ms per call
   EXPECT_NEAR(r.round_seconds[0], 200e-6, 1e-12);
@@ -121,12 +121,12 @@ TEST(TimeEvaluator, GrowsAgainWhenTheWarmUpWasSlowerThanTheCalls) {
   // warm-up), the round lasts 5 * 2^-14 s, too short, so number grows to 2^-8 / 2^-14 + 1 = 65
   // and the round is timed again.
   auto fn = [&] { now += std::ldexp(1.0, calls++ == 0 ? -10 : -14); };
-  tt::compiler::TimeEvaluatorOptions o;
+  tt::measure::TimeEvaluatorOptions o;
   o.clock = [&] { return now; };
   o.number = 1;
   o.repeat = 1;
   o.min_repeat_ms = 1000 * std::ldexp(1.0, -8);
-  auto r = tt::compiler::time_evaluator(fn, nullptr, o);
+  auto r = tt::measure::time_evaluator(fn, nullptr, o);
   EXPECT_EQ(r.number, 65);
   EXPECT_EQ(calls, 1 + 5 + 65);
   EXPECT_DOUBLE_EQ(r.round_seconds.at(0), std::ldexp(1.0, -14));
@@ -135,28 +135,28 @@ TEST(TimeEvaluator, GrowsAgainWhenTheWarmUpWasSlowerThanTheCalls) {
 TEST(TimeEvaluator, PredictedOverrunIsATimeout) {
   double now = 0;
   auto fn = [&] { now += 20e-3; };
-  tt::compiler::TimeEvaluatorOptions o;
+  tt::measure::TimeEvaluatorOptions o;
   o.clock = [&] { return now; };
   o.number = 10;
   o.repeat = 3;
   o.timeout_s = 0.1;
-  EXPECT_TRUE(tt::compiler::time_evaluator(fn, nullptr, o).timed_out);
+  EXPECT_TRUE(tt::measure::time_evaluator(fn, nullptr, o).timed_out);
 }
 
 TEST(OutputsMatch, CatchesMismatchAndNaN) {
   std::string why;
-  EXPECT_TRUE(tt::compiler::outputs_match({1.0f, 2.0f}, {1.0f, 2.00001f}, 16, &why));
-  EXPECT_FALSE(tt::compiler::outputs_match({1.0f, 2.5f}, {1.0f, 2.0f}, 16, &why));
+  EXPECT_TRUE(tt::measure::outputs_match({1.0f, 2.0f}, {1.0f, 2.00001f}, 16, &why));
+  EXPECT_FALSE(tt::measure::outputs_match({1.0f, 2.5f}, {1.0f, 2.0f}, 16, &why));
   EXPECT_NE(why.find("element 1"), std::string::npos);
-  EXPECT_FALSE(tt::compiler::outputs_match({1.0f, std::nanf("")}, {1.0f, 2.0f}, 16, &why));
+  EXPECT_FALSE(tt::measure::outputs_match({1.0f, std::nanf("")}, {1.0f, 2.0f}, 16, &why));
 }
 
 TEST(LocalMeasurer, RejectsBadOptions) {
   ss::DenseWorkload d{1, 8, 8};
-  auto task = *ss::make_task(ss::kDensePack, d, tt::compiler::host_target());
+  auto task = *ss::make_task(ss::kDensePack, d, tt::codegen::host_target());
   auto o = fast_options();
   o.threads = 0;
-  auto m = tt::compiler::LocalMeasurer::create(task, o);
+  auto m = tt::measure::LocalMeasurer::create(task, o);
   ASSERT_FALSE(m.has_value());
   EXPECT_NE(m.error().message.find("threads = 0"), std::string::npos);
 }

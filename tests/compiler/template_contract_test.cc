@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "compiler/kernel.h"
-#include "compiler/op_runner.h"
-#include "compiler/reference/reference_ops.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
 
@@ -37,14 +37,14 @@ TEST_P(TemplateContract, NamesItsTaskAndCanBeFoundByOp) {
   EXPECT_EQ(ss::find_template(t.name()), &t);
   EXPECT_EQ(ss::find_template_by_op(t.name()), &t);
   EXPECT_EQ(ss::find_template_by_op(t.op_name()), &t);
-  EXPECT_TRUE(tt::compiler::can_compile_template(t.name()))
+  EXPECT_TRUE(tt::codegen::can_compile_template(t.name()))
       << t.name() << " has no emitter in compiler/codegen/llvm/template_emitters.cc";
 }
 
 TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReference) {
   const ss::Template& t = *GetParam();
   auto task = ss::make_task(std::string(t.name()), small_workload(t.operator_kind()),
-                            tt::compiler::host_target());
+                            tt::codegen::host_target());
   ASSERT_TRUE(task.has_value()) << task.error().message;
   auto space = ss::make_config_space(*task);
   ASSERT_TRUE(space.has_value());
@@ -52,13 +52,12 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
   EXPECT_TRUE(space->is_valid(fallback)) << space->describe(fallback);
 
   const ss::OperandShapes shapes = ss::operand_shapes(task->workload);
-  tt::compiler::OperatorInputs in{NdArray(shapes.data), NdArray(shapes.weight),
-                                  NdArray(shapes.bias)};
+  tt::measure::OperatorInputs in{NdArray(shapes.data), NdArray(shapes.weight),
+                                 NdArray(shapes.bias)};
   tt::fill_uniform(in.data, 11);
   tt::fill_uniform(in.weight, 12);
   tt::fill_uniform(*in.bias, 13);
-  const NdArray want =
-      tt::compiler::reference_output(task->workload, in.data, in.weight, &*in.bias);
+  const NdArray want = tt::measure::reference_output(task->workload, in.data, in.weight, &*in.bias);
   ASSERT_EQ(want.shape, shapes.out);
 
   int checked = 0;
@@ -75,7 +74,7 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
     EXPECT_EQ(out.shape, sig.out_shape);
     EXPECT_EQ(t.output_to_plain(sig, out).data, want.data);
 
-    auto got = tt::compiler::run_operator(*task, *space, c, in, 2);
+    auto got = tt::measure::run_operator(*task, *space, c, in, 2);
     ASSERT_TRUE(got.has_value()) << got.error().message;
     ASSERT_EQ(got->shape, want.shape);
     for (size_t j = 0; j < want.data.size(); ++j)

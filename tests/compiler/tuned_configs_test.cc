@@ -1,6 +1,6 @@
 // Applying the records: block sizes from a DB or an AutoTVM log reach AlterOpLayout, and
 // workloads without a record fall back to the default config, named once.
-#include "compiler/tuned_configs.h"
+#include "compiler/driver/tuned_configs.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 
-namespace tensortune::compiler {
+namespace tensortune::driver {
 namespace {
 
 namespace fs = std::filesystem;
@@ -141,4 +141,4 @@ TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
 }
 
 }  // namespace
-}  // namespace tensortune::compiler
+}  // namespace tensortune::driver

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "tests/support/test_paths.h"
 #include "tuner/index_tuners.h"
 
@@ -15,7 +15,7 @@ namespace {
 
 ss::Task task() {
   return *ss::make_task(ss::kConv2dNCHWc, ss::square_conv2d(16, 14, 32, 3, 1),
-                        tt::compiler::host_target());
+                        tt::codegen::host_target());
 }
 
 /// A measurer with a known cost per config (the loop's logic is what is under test here; the
@@ -118,11 +118,11 @@ TEST(TuningLoop, EarlyStoppingAndBadOptions) {
 TEST(TuningLoop, RealMeasurementsEndToEnd) {
   const ss::Task t = task();
   auto space = *ss::make_config_space(t);
-  tt::compiler::MeasureOptions mo;
+  tt::measure::MeasureOptions mo;
   mo.timing.number = 1;
   mo.timing.repeat = 3;
   mo.timing.min_repeat_ms = 1;
-  tt::tuner::LocalMeasurerAdapter m(*tt::compiler::LocalMeasurer::create(t, mo));
+  tt::tuner::LocalMeasurerAdapter m(*tt::measure::LocalMeasurer::create(t, mo));
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("loop_real"));
   tt::tuner::RandomTuner tuner(space, 5);
   tt::tuner::TuneOptions o;

@@ -6,7 +6,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 namespace {
 
 using schedule_space::Conv2dSchedule;
@@ -289,4 +289,4 @@ void emit_conv2d_nchwc_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
                     schedule_space::conv2d_nchwc_schedule(space, config), task.target.vector_lanes);
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

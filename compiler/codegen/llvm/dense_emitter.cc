@@ -5,7 +5,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 namespace {
 
 using schedule_space::DenseSchedule;
@@ -142,4 +142,4 @@ void emit_dense_nopack_task(llvm::Module&, llvm::IRBuilder<>& b, const AnchorArg
              schedule_space::dense_schedule(space, config, false), task.target.vector_lanes);
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

@@ -8,7 +8,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args,
                           const schedule_space::Conv2dWorkload& w,
@@ -73,4 +73,4 @@ void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args,
   });
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

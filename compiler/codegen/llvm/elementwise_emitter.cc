@@ -7,7 +7,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 namespace {
 
 using Op = ElementwiseInstr::Op;
@@ -163,4 +163,4 @@ void emit_elementwise(llvm::Module& m, const std::string& name, const Elementwis
   b.CreateRetVoid();
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

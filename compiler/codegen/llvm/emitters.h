@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Private to compiler/codegen/llvm: the IR emitters of each template. Each adds one function
-/// with the common kernel ABI (see compiler/kernel.h) to a module.
+/// with the common kernel ABI (see compiler/codegen/llvm/kernel.h) to a module.
 
 #include <llvm/IR/IRBuilder.h>
 
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/kernel.h"
-#include "compiler/network_kernels.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/codegen/llvm/network_kernels.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/dense_template.h"
 
@@ -20,7 +20,7 @@ class Module;
 class Value;
 }  // namespace llvm
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 /// What an anchor kernel's body reads and writes, as IR values of the function being emitted.
 struct AnchorArgs {
@@ -59,8 +59,8 @@ void emit_dense_nopack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
 /// Tuning's KernelOptions as an epilogue over (bias).
 std::vector<EpilogueOp> epilogue_of(const KernelOptions& options);
 
-/// Creates `name` with the tuning ABI of compiler/kernel.h (or, network = true, the network
-/// ABI of compiler/network_kernels.h with `operands` epilogue operands after data, weight,
+/// Creates `name` with the tuning ABI of compiler/codegen/llvm/kernel.h (or, network = true, the network
+/// ABI of compiler/codegen/llvm/network_kernels.h with `operands` epilogue operands after data, weight,
 /// out) and returns its arguments in AnchorArgs form, the builder placed in its entry block.
 AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
                                  int lanes, bool network, size_t operands);
@@ -100,4 +100,4 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
 void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
                       int lanes);
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

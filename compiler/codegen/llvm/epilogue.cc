@@ -4,7 +4,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 std::vector<EpilogueOp> epilogue_of(const KernelOptions& options) {
   std::vector<EpilogueOp> ops;
@@ -96,4 +96,4 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
   return value;
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

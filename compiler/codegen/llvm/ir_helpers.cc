@@ -3,7 +3,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
                            const std::string& name, const LoopState& init,
@@ -151,4 +151,4 @@ llvm::AllocaInst* entry_alloca(llvm::IRBuilder<>& b, llvm::Type* type, const std
   return eb.CreateAlloca(type, nullptr, name);
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

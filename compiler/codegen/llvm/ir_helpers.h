@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 using LoopState = std::vector<llvm::Value*>;
 
@@ -50,7 +50,7 @@ llvm::Function* create_kernel_function(llvm::Module& m, const std::string& name,
 /// whose tuning prefers 256-bit vectors split our 512-bit operations).
 void set_vector_attributes(llvm::Function* f, int vector_bits);
 
-/// Creates an exported function with the network ABI of compiler/network_kernels.h,
+/// Creates an exported function with the network ABI of compiler/codegen/llvm/network_kernels.h,
 /// void name(const float* const* args, int64_t begin, int64_t end), and places the builder in
 /// its entry block.
 llvm::Function* create_network_function(llvm::Module& m, llvm::IRBuilder<>& b,
@@ -68,4 +68,4 @@ llvm::Value* clamp_index(llvm::IRBuilder<>& b, llvm::Value* v, int64_t hi);
 /// An alloca in the function's entry block (so that SROA promotes it to registers).
 llvm::AllocaInst* entry_alloca(llvm::IRBuilder<>& b, llvm::Type* type, const std::string& name);
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

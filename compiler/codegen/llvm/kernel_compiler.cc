@@ -1,4 +1,4 @@
-// Implements compiler/kernel.h: IR from the template emitters, the pass pipeline, ORC JIT.
+// Implements compiler/codegen/llvm/kernel.h: IR from the template emitters, the pass pipeline, ORC JIT.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -15,10 +15,10 @@
 #include <mutex>
 
 #include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "compiler/codegen/llvm/llvm_target.h"
-#include "compiler/kernel.h"
 
-namespace tensortune::compiler {
+namespace tensortune::codegen {
 
 namespace ss = schedule_space;
 
@@ -53,13 +53,13 @@ Expected<std::unique_ptr<llvm::Module>> emit_module(llvm::LLVMContext& ctx, cons
                                                     const ss::Config& config,
                                                     const KernelOptions& options) {
   if (!space.is_valid(config)) return invalid_config(space, config);
-  const codegen::TemplateEmitFn emit = codegen::find_template_emitter(task.template_name);
+  const emit::TemplateEmitFn emit = emit::find_template_emitter(task.template_name);
   if (!emit) return unimplemented("template " + task.template_name + " has no LLVM emitter");
   auto m = std::make_unique<llvm::Module>("tensortune_kernel", ctx);
   const int lanes = task.target.vector_lanes;
   llvm::IRBuilder<> b(ctx);
-  codegen::AnchorArgs args = codegen::begin_anchor_function(*m, b, "kernel", lanes, false, 1);
-  args.epilogue = codegen::epilogue_of(options);
+  emit::AnchorArgs args = emit::begin_anchor_function(*m, b, "kernel", lanes, false, 1);
+  args.epilogue = emit::epilogue_of(options);
   emit(*m, b, args, task, space, config);
   b.CreateRetVoid();
   std::string err;
@@ -78,21 +78,21 @@ Expected<KernelSignature> kernel_signature(const ss::Task& task, const ss::Confi
 }
 
 bool can_compile_template(std::string_view template_name) {
-  return codegen::find_template_emitter(template_name) != nullptr;
+  return emit::find_template_emitter(template_name) != nullptr;
 }
 
 Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSpace& space,
                                         const ss::Config& config, const KernelOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  codegen::initialize_llvm();
+  emit::initialize_llvm();
   TT_ASSIGN_OR_RETURN(KernelSignature sig, kernel_signature(task, space, config));
   auto ctx = std::make_unique<llvm::LLVMContext>();
   TT_ASSIGN_OR_RETURN(auto module, emit_module(*ctx, task, space, config, options));
-  TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
+  TT_ASSIGN_OR_RETURN(auto jtmb, emit::host_machine_builder());
   auto tm = jtmb.createTargetMachine();
   if (!tm)
     return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
-  codegen::optimize(*module, **tm);
+  emit::optimize(*module, **tm);
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
@@ -120,15 +120,15 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
 Expected<std::string> kernel_ir(const ss::Task& task, const ss::ConfigSpace& space,
                                 const ss::Config& config, const KernelOptions& options,
                                 bool optimized) {
-  codegen::initialize_llvm();
+  emit::initialize_llvm();
   llvm::LLVMContext ctx;
   TT_ASSIGN_OR_RETURN(auto module, emit_module(ctx, task, space, config, options));
   if (optimized) {
-    TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
+    TT_ASSIGN_OR_RETURN(auto jtmb, emit::host_machine_builder());
     auto tm = jtmb.createTargetMachine();
     if (!tm)
       return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
-    codegen::optimize(*module, **tm);
+    emit::optimize(*module, **tm);
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -154,4 +154,4 @@ std::string host_device_key() {
   return "cpu";
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::codegen

@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 void initialize_llvm() {
   static std::once_flag once;
@@ -57,4 +57,4 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   mpm.run(m, mam);
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

@@ -8,7 +8,7 @@
 
 #include "support/error.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 /// Registers the native target with LLVM (once per process).
 void initialize_llvm();
@@ -19,4 +19,4 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder();
 /// Sets the module's data layout and triple for `tm` and runs our pipeline over it.
 void optimize(llvm::Module& m, llvm::TargetMachine& tm);
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

@@ -1,4 +1,4 @@
-// Implements compiler/network_kernels.h: a network's kernels into object files, and object
+// Implements compiler/codegen/llvm/network_kernels.h: a network's kernels into object files, and object
 // files back into callable code.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -14,9 +14,9 @@
 
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/llvm_target.h"
-#include "compiler/network_kernels.h"
+#include "compiler/codegen/llvm/network_kernels.h"
 
-namespace tensortune::compiler {
+namespace tensortune::codegen {
 
 namespace ss = schedule_space;
 
@@ -117,29 +117,29 @@ namespace {
 
 void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   if (const auto* e = std::get_if<ElementwiseKernelSpec>(&k.spec)) {
-    codegen::emit_elementwise(m, k.symbol, *e, lanes);
+    emit::emit_elementwise(m, k.symbol, *e, lanes);
     return;
   }
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&k.spec)) {
-    codegen::emit_max_pool(m, k.symbol, *p, lanes);
+    emit::emit_max_pool(m, k.symbol, *p, lanes);
     return;
   }
   llvm::IRBuilder<> b(m.getContext());
   if (const auto* c = std::get_if<ConvKernelSpec>(&k.spec)) {
-    codegen::AnchorArgs args =
-        codegen::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
+    emit::AnchorArgs args =
+        emit::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
     args.epilogue = c->epilogue;
     if (c->depthwise) {
-      codegen::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
+      emit::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
     } else {
-      codegen::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
+      emit::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
     }
   } else {
     const auto& d = std::get<DenseKernelSpec>(k.spec);
-    codegen::AnchorArgs args =
-        codegen::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
+    emit::AnchorArgs args =
+        emit::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
     args.epilogue = d.epilogue;
-    codegen::emit_dense(b, args, d.workload, d.schedule, lanes);
+    emit::emit_dense(b, args, d.workload, d.schedule, lanes);
   }
   b.CreateRetVoid();
 }
@@ -153,11 +153,11 @@ Expected<std::string> compile_shard(const std::vector<NamedKernel>& kernels, int
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(*m, &es))
     return internal_error("generated network IR does not verify: " + es.str());
-  TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
+  TT_ASSIGN_OR_RETURN(auto jtmb, emit::host_machine_builder());
   auto tm = jtmb.createTargetMachine();
   if (!tm)
     return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
-  codegen::optimize(*m, **tm);
+  emit::optimize(*m, **tm);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
@@ -171,7 +171,7 @@ Expected<std::string> compile_shard(const std::vector<NamedKernel>& kernels, int
 
 Expected<std::string> compile_network_object(const std::vector<NamedKernel>& kernels,
                                              int vector_lanes) {
-  codegen::initialize_llvm();
+  emit::initialize_llvm();
   return compile_shard(kernels, vector_lanes);
 }
 
@@ -180,8 +180,8 @@ struct LoadedObject::Impl {
 };
 
 Expected<LoadedObject> LoadedObject::load(const std::string& object_code) {
-  codegen::initialize_llvm();
-  TT_ASSIGN_OR_RETURN(auto jtmb, codegen::host_machine_builder());
+  emit::initialize_llvm();
+  TT_ASSIGN_OR_RETURN(auto jtmb, emit::host_machine_builder());
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
   // Kernels may call libm (exp for sigmoid).
@@ -209,4 +209,4 @@ Expected<NetworkKernelFn> LoadedObject::lookup(const std::string& symbol) const 
   return reinterpret_cast<NetworkKernelFn>(sym->getAddress());
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::codegen

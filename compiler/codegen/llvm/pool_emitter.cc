@@ -8,7 +8,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 
 void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& p,
                    int lanes) {
@@ -61,4 +61,4 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
   b.CreateRetVoid();
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

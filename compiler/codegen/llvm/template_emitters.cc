@@ -4,7 +4,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "schedule_space/task.h"
 
-namespace tensortune::compiler::codegen {
+namespace tensortune::codegen::emit {
 namespace {
 
 struct Registered {
@@ -26,4 +26,4 @@ TemplateEmitFn find_template_emitter(std::string_view template_name) {
   return nullptr;
 }
 
-}  // namespace tensortune::compiler::codegen
+}  // namespace tensortune::codegen::emit

@@ -1,16 +1,16 @@
 // Implements executor.h.
-#include "compiler/backend/executor.h"
+#include "compiler/runtime/executor.h"
 
 #include <chrono>
 #include <cstring>
 #include <functional>
 
-#include "compiler/aligned_buffer.h"
-#include "compiler/backend/native_kernels.h"
 #include "compiler/graph/interpreter.h"
+#include "compiler/runtime/native_kernels.h"
+#include "support/aligned_buffer.h"
 #include "support/thread_pool.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 using graph::DType;
 using graph::Tensor;
@@ -27,15 +27,27 @@ class Bytes {
   void* data() { return buffer_.data(); }
 
  private:
-  compiler::AlignedBuffer buffer_;
+  AlignedBuffer buffer_;
 };
 
 }  // namespace
 
+const char* step_kind_name(Step::Kind kind) {
+  switch (kind) {
+    case Step::Kind::kKernel:
+      return "kernel";
+    case Step::Kind::kNative:
+      return "native";
+    case Step::Kind::kInterpret:
+      return "interpret";
+  }
+  return "?";
+}
+
 struct Executable::Impl {
   std::shared_ptr<const CompiledNetwork> net;
   std::unique_ptr<ThreadPool> pool;
-  std::optional<compiler::LoadedObject> object;
+  std::optional<codegen::LoadedObject> object;
   graph::MemoryPlan plan;
   std::vector<std::unique_ptr<Bytes>> storage;  ///< arena, inputs, outputs, aligned weights
   std::vector<void*> value_ptr;                 ///< by value id; null: not materialised
@@ -55,7 +67,7 @@ struct Executable::Impl {
 
   Status bind_buffers();
   Status bind_steps();
-  std::function<Status()> bind_kernel(const Step& step, compiler::NetworkKernelFn fn);
+  std::function<Status()> bind_kernel(const Step& step, codegen::NetworkKernelFn fn);
   std::function<Status()> bind_interpreted(const Step& step);
 };
 
@@ -103,7 +115,7 @@ Status Executable::Impl::bind_buffers() {
 }
 
 std::function<Status()> Executable::Impl::bind_kernel(const Step& step,
-                                                      compiler::NetworkKernelFn fn) {
+                                                      codegen::NetworkKernelFn fn) {
   std::vector<const float*> args;
   for (const ArgRef& a : step.args)
     args.push_back(static_cast<const float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index]
@@ -188,8 +200,8 @@ Expected<std::unique_ptr<Executable>> Executable::load(
     std::shared_ptr<const CompiledNetwork> network, int threads) {
   if (threads < 1)
     return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
-  const compiler::CpuDescription here = compiler::host_cpu();
-  const auto missing = compiler::missing_features(network->cpu, here);
+  const codegen::CpuDescription here = codegen::host_cpu();
+  const auto missing = codegen::missing_features(network->cpu, here);
   if (network->cpu.triple != here.triple || !missing.empty()) {
     std::string names;
     for (const auto& f : missing) names += (names.empty() ? "" : ", ") + f;
@@ -203,7 +215,7 @@ Expected<std::unique_ptr<Executable>> Executable::load(
   impl->net = std::move(network);
   impl->pool = std::make_unique<ThreadPool>(threads);
   if (!impl->net->object_code.empty()) {
-    TT_ASSIGN_OR_RETURN(auto object, compiler::LoadedObject::load(impl->net->object_code));
+    TT_ASSIGN_OR_RETURN(auto object, codegen::LoadedObject::load(impl->net->object_code));
     impl->object.emplace(std::move(object));
   }
   TT_RETURN_IF_ERROR(impl->bind_buffers());
@@ -278,4 +290,4 @@ Expected<std::vector<Tensor>> Executable::run(const std::map<std::string, Tensor
   return outputs();
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

@@ -1,8 +1,12 @@
-#include "compiler/op_runner.h"
+#include "compiler/measure/op_runner.h"
 
-#include "compiler/aligned_buffer.h"
+#include "support/aligned_buffer.h"
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
+using codegen::compile_kernel;
+using codegen::CompiledKernel;
+using codegen::KernelOptions;
+using schedule_space::KernelSignature;
 
 namespace ss = schedule_space;
 
@@ -53,4 +57,4 @@ Expected<NdArray> run_operator(const ss::Task& task, const ss::ConfigSpace& spac
   return unpack_output(task, sig, out);
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

@@ -21,7 +21,7 @@
 #include "support/error.h"
 #include "support/thread_pool.h"
 
-namespace tensortune::compiler {
+namespace tensortune::codegen {
 
 /// Fused epilogues. Tuning measures the bare operator; compiled networks add these.
 struct KernelOptions {
@@ -80,4 +80,4 @@ schedule_space::Target host_target();
 /// Device key for records: "x86-avx512", "x86-avx2", "x86-sse" (or "<arch>-cpu").
 std::string host_device_key();
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::codegen

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm/network_kernels.h"
 #include "compiler/graph/graph.h"
-#include "compiler/network_kernels.h"
 #include "support/error.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 /// A kernel argument: a value of the graph (input, constant or intermediate) or a parameter
 /// made at compile time (packed weights, per-channel epilogue vectors).
@@ -34,7 +34,7 @@ struct Step {
   graph::ValueId output = graph::kNoValue;
   std::string symbol;        ///< kKernel
   int64_t extent = 0;        ///< kKernel: the parallel loop extent
-  std::vector<ArgRef> args;  ///< kKernel: in the ABI order of compiler/network_kernels.h
+  std::vector<ArgRef> args;  ///< kKernel: in the ABI order of compiler/codegen/llvm/network_kernels.h
   double flop = 0;           ///< of the anchor, 0 when not counted
 };
 
@@ -50,7 +50,7 @@ struct CompiledNetwork {
   std::string model;
   int opt_level = 3;
   int threads = 1;  ///< the default thread count for run and bench
-  compiler::CpuDescription cpu;
+  codegen::CpuDescription cpu;
   std::string records_source;
   std::vector<ScheduleUse> schedules;
   graph::Graph graph{"graph"};  ///< after the passes, fused
@@ -62,4 +62,4 @@ struct CompiledNetwork {
 /// "kernel" / "native" / "interpret".
 const char* step_kind_name(Step::Kind kind);
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-namespace tensortune::compiler {
+namespace tensortune {
 
 class AlignedBuffer {
  public:
@@ -37,4 +37,4 @@ class AlignedBuffer {
   int64_t size_ = 0;
 };
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune

@@ -1,10 +1,10 @@
-#include "compiler/backend/block_selection.h"
+#include "compiler/driver/block_selection.h"
 
 #include <algorithm>
 
 #include "compiler/graph/op_attrs.h"
 
-namespace tensortune::backend {
+namespace tensortune::driver {
 
 namespace ss = schedule_space;
 using graph::Graph;
@@ -33,11 +33,11 @@ double bytes_of(const Graph& g, ValueId v) {
 
 }  // namespace
 
-BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned,
+BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
                              const ss::Target& target) {
   BlockSelection out;
   std::vector<std::string> names;
-  std::vector<std::vector<compiler::TunedConfigs::Candidate>> candidates;
+  std::vector<std::vector<driver::TunedConfigs::Candidate>> candidates;
   std::map<std::string, int> index;
   Analysis an;
   an.decider.assign(g.values().size(), -1);
@@ -126,4 +126,4 @@ BlockSelection select_blocks(const Graph& g, const compiler::TunedConfigs& tuned
   return out;
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::driver

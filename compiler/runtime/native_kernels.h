@@ -10,7 +10,7 @@
 #include "compiler/graph/graph.h"
 #include "support/error.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 struct NativeKernel {
   std::function<void(int64_t begin, int64_t end)> run;
@@ -22,4 +22,4 @@ struct NativeKernel {
 Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node,
                                    const float* in, float* out);
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

@@ -1,4 +1,4 @@
-#include "compiler/tuned_configs.h"
+#include "compiler/driver/tuned_configs.h"
 
 #include <algorithm>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "schedule_space/config_transfer.h"
 #include "support/log.h"
 
-namespace tensortune::compiler {
+namespace tensortune::driver {
 
 namespace ss = schedule_space;
 
@@ -177,4 +177,4 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
   return ss::conv2d_nchwc_schedule(space, ss::conv2d_nchwc_default(space, w, target.vector_lanes));
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::driver

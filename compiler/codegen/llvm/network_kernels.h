@@ -22,7 +22,7 @@
 #include "schedule_space/workload.h"
 #include "support/error.h"
 
-namespace tensortune::compiler {
+namespace tensortune::codegen {
 
 /// One step of a fused epilogue, applied to the accumulator before the store. A channel
 /// operand holds one float per output channel (conv2d: in channel order oc_chunk * oc_bn +
@@ -131,4 +131,4 @@ class LoadedObject {
   std::shared_ptr<Impl> impl_;
 };
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::codegen

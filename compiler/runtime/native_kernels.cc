@@ -1,4 +1,4 @@
-#include "compiler/backend/native_kernels.h"
+#include "compiler/runtime/native_kernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "compiler/graph/op_attrs.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 using graph::OpKind;
 using graph::Shape;
@@ -113,4 +113,4 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
   }
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

@@ -1,5 +1,5 @@
 // Implements artifact.h.
-#include "compiler/backend/artifact.h"
+#include "compiler/runtime/artifact.h"
 
 #include <openssl/evp.h>
 
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 using graph::DType;
 using graph::Graph;
@@ -417,4 +417,4 @@ Expected<CompiledNetwork> read_network(const std::string& path) {
   return deserialize_network(ss.str(), path);
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

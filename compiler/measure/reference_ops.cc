@@ -1,6 +1,6 @@
-#include "compiler/reference/reference_ops.h"
+#include "compiler/measure/reference_ops.h"
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
 
 NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
                               const schedule_space::Conv2dWorkload& w) {
@@ -50,4 +50,4 @@ NdArray reference_output(const schedule_space::Workload& w, const NdArray& data,
   return dense_reference(data, weight, bias, std::get<schedule_space::DenseWorkload>(w));
 }
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

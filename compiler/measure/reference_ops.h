@@ -6,7 +6,7 @@
 #include "schedule_space/workload.h"
 #include "support/ndarray.h"
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
 
 /// NCHW data [N, IC, H, W], OIHW weight [OC, IC, KH, KW], optional bias [OC] (may be null)
 /// -> NCHW output. Any stride, dilation and four-sided zero padding.
@@ -21,4 +21,4 @@ NdArray dense_reference(const NdArray& data, const NdArray& weight, const NdArra
 NdArray reference_output(const schedule_space::Workload& w, const NdArray& data,
                          const NdArray& weight, const NdArray* bias);
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

@@ -4,20 +4,27 @@
 #include <map>
 #include <optional>
 
-#include "compiler/backend/compile.h"
+#include "compiler/driver/compile.h"
 #include "compiler/graph/op_attrs.h"
 #include "compiler/passes/fusion_rules.h"
 #include "schedule_space/dense_template.h"
 
-namespace tensortune::backend {
+namespace tensortune::driver {
+using codegen::ConvKernelSpec;
+using codegen::DenseKernelSpec;
+using codegen::ElementwiseInstr;
+using codegen::ElementwiseKernelSpec;
+using codegen::EpilogueOp;
+using runtime::ArgRef;
+using runtime::Step;
 namespace {
 
 namespace ss = schedule_space;
-using compiler::ConvKernelSpec;
-using compiler::DenseKernelSpec;
-using compiler::ElementwiseInstr;
-using compiler::ElementwiseKernelSpec;
-using compiler::EpilogueOp;
+using codegen::ConvKernelSpec;
+using codegen::DenseKernelSpec;
+using codegen::ElementwiseInstr;
+using codegen::ElementwiseKernelSpec;
+using codegen::EpilogueOp;
 using graph::Graph;
 using graph::Node;
 using graph::OpKind;
@@ -120,8 +127,8 @@ class Lowerer {
 
   static ArgRef value(ValueId v) { return {ArgRef::Kind::kValue, v}; }
 
-  std::string kernel_symbol(compiler::NetworkKernelSpec spec) {
-    const std::string key = compiler::spec_key(spec);
+  std::string kernel_symbol(codegen::NetworkKernelSpec spec) {
+    const std::string key = codegen::spec_key(spec);
     auto it = symbols_.find(key);
     if (it != symbols_.end()) return it->second;
     std::string symbol = "tt_kernel_" + std::to_string(out_.kernels.size());
@@ -202,7 +209,7 @@ class Lowerer {
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
     ConvKernelSpec spec{w, s, std::move(ops), a.depthwise};
-    step.extent = compiler::parallel_extent(spec);
+    step.extent = codegen::parallel_extent(spec);
     step.flop = a.depthwise ? w.flop() / double(w.in_channels) : w.flop();
     step.symbol = kernel_symbol(std::move(spec));
     return Status{};
@@ -229,14 +236,14 @@ class Lowerer {
     }
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
     DenseKernelSpec spec{w, s, std::move(ops)};
-    step.extent = compiler::parallel_extent(spec);
+    step.extent = codegen::parallel_extent(spec);
     step.flop = w.flop();
     step.symbol = kernel_symbol(std::move(spec));
     return Status{};
   }
 
   void lower_max_pool(Step& step, const Node& n) {
-    compiler::MaxPoolKernelSpec spec;
+    codegen::MaxPoolKernelSpec spec;
     spec.in_shape = g().type(n.inputs[0]).shape;
     if (spec.in_shape.size() == 4) spec.in_shape.push_back(1);  // NCHW as NCHW[1]c
     const Shape& out = g().type(n.output).shape;
@@ -254,7 +261,7 @@ class Lowerer {
     spec.dilation_w = d[1];
     step.kind = Step::Kind::kKernel;
     step.args = {value(step.output), value(n.inputs[0])};
-    step.extent = compiler::parallel_extent(spec);
+    step.extent = codegen::parallel_extent(spec);
     step.symbol = kernel_symbol(std::move(spec));
   }
 
@@ -332,7 +339,7 @@ class Lowerer {
       spec.program.push_back(in);
       result_of[n.output] = static_cast<int>(spec.program.size() - 1);
     }
-    step.extent = compiler::parallel_extent(spec);
+    step.extent = codegen::parallel_extent(spec);
     step.symbol = kernel_symbol(std::move(spec));
   }
 
@@ -349,4 +356,4 @@ Expected<LoweredNetwork> lower_network(const Graph& fused, const ScheduleFn& con
   return Lowerer(fused, conv_schedule, vector_lanes).run();
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::driver

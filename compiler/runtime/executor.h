@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "compiler/backend/compiled_network.h"
 #include "compiler/graph/memory_plan.h"
+#include "compiler/runtime/compiled_network.h"
 #include "support/error.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 class Executable {
  public:
@@ -46,4 +46,4 @@ class Executable {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

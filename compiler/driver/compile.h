@@ -10,11 +10,11 @@
 #include <functional>
 #include <string>
 
-#include "compiler/backend/compiled_network.h"
 #include "compiler/graph/graph.h"
+#include "compiler/runtime/compiled_network.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 
-namespace tensortune::backend {
+namespace tensortune::driver {
 
 struct CompileOptions {
   int opt_level = 3;
@@ -36,20 +36,21 @@ struct CompileOptions {
   std::function<void(const std::string& pass, const graph::Graph&)> after_pass;
 };
 
-Expected<CompiledNetwork> compile_network(const graph::Graph& model, const CompileOptions& options);
+Expected<runtime::CompiledNetwork> compile_network(const graph::Graph& model,
+                                                   const CompileOptions& options);
 
 /// The steps of an optimised, fused graph (no code generated): what compile_network does after
 /// the passes. One step per fusion group, never split (FuseOps and lowering share
 /// passes/fusion_rules.h); a multi-node group that no kernel computes is an internal error.
 struct LoweredNetwork {
   graph::Graph graph{"graph"};
-  std::vector<Step> steps;
+  std::vector<runtime::Step> steps;
   std::vector<graph::Tensor> params;
-  std::vector<compiler::NamedKernel> kernels;
+  std::vector<codegen::NamedKernel> kernels;
 };
 using ScheduleFn =
     std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
 Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const ScheduleFn& conv_schedule,
                                        int vector_lanes);
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::driver

@@ -10,10 +10,10 @@
 #include <map>
 #include <string>
 
+#include "compiler/driver/tuned_configs.h"
 #include "compiler/graph/graph.h"
-#include "compiler/tuned_configs.h"
 
-namespace tensortune::backend {
+namespace tensortune::driver {
 
 /// Measured on this kind of machine: a 0.8 MB activation re-blocked in about 0.13 ms.
 inline constexpr double kTransformBytesPerSecond = 6e9;
@@ -28,7 +28,7 @@ struct BlockSelection {
 };
 
 /// `model` is the graph before AlterOpLayout (NCHW convolutions).
-BlockSelection select_blocks(const graph::Graph& model, const compiler::TunedConfigs& tuned,
+BlockSelection select_blocks(const graph::Graph& model, const driver::TunedConfigs& tuned,
                              const schedule_space::Target& target);
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::driver

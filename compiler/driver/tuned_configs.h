@@ -14,7 +14,7 @@
 #include "schedule_space/task.h"
 #include "support/error.h"
 
-namespace tensortune::compiler {
+namespace tensortune::driver {
 
 class TunedConfigs {
  public:
@@ -37,7 +37,7 @@ class TunedConfigs {
 
   /// The fastest record of each distinct (ic_bn, oc_bn) pair for the workload, with its mean
   /// cost in seconds, fastest first; empty without records. What a layout-aware choice between
-  /// layers (backend/block_selection.h) picks from.
+  /// layers (driver/block_selection.h) picks from.
   struct Candidate {
     schedule_space::Conv2dSchedule schedule;
     double seconds = 0;
@@ -75,4 +75,4 @@ class TunedConfigs {
   std::vector<std::string> fallbacks_;
 };
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::driver

@@ -11,10 +11,10 @@
 /// after: a truncated or corrupted file is refused with kDataLoss, never half-loaded.
 #include <string>
 
-#include "compiler/backend/compiled_network.h"
+#include "compiler/runtime/compiled_network.h"
 #include "support/error.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 std::string serialize_network(const CompiledNetwork& network);
 /// `what` names the source in errors (a file name).
@@ -23,4 +23,4 @@ Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const st
 Status write_network(const CompiledNetwork& network, const std::string& path);
 Expected<CompiledNetwork> read_network(const std::string& path);
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

@@ -5,10 +5,10 @@
 
 #include <optional>
 
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
 #include "support/ndarray.h"
 
-namespace tensortune::compiler {
+namespace tensortune::measure {
 
 struct OperatorInputs {
   NdArray data;    ///< conv2d: NCHW; dense: (M, K)
@@ -22,15 +22,16 @@ Status check_operator_inputs(const schedule_space::Task& task, const OperatorInp
 
 /// Packs data and weight into the kernel's layouts (what the measurer and the compiler do once).
 using schedule_space::PackedOperands;
-PackedOperands pack_operands(const schedule_space::Task& task, const KernelSignature& sig,
-                             const NdArray& data, const NdArray& weight);
+PackedOperands pack_operands(const schedule_space::Task& task,
+                             const schedule_space::KernelSignature& sig, const NdArray& data,
+                             const NdArray& weight);
 /// The kernel output back in the plain layout (NCHW or (M, N)).
-NdArray unpack_output(const schedule_space::Task& task, const KernelSignature& sig,
+NdArray unpack_output(const schedule_space::Task& task, const schedule_space::KernelSignature& sig,
                       const NdArray& out);
 
 Expected<NdArray> run_operator(const schedule_space::Task& task,
                                const schedule_space::ConfigSpace& space,
                                const schedule_space::Config& config, const OperatorInputs& inputs,
-                               int threads, KernelOptions options = {});
+                               int threads, codegen::KernelOptions options = {});
 
-}  // namespace tensortune::compiler
+}  // namespace tensortune::measure

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/backend/executor.h"
+#include "compiler/runtime/executor.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 struct BenchOptions {
   int repeat = 10;
@@ -48,4 +48,4 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options);
 /// a last line comparing the sum with the end-to-end median.
 std::string format_profile(const Executable& exe, const BenchResult& result);
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

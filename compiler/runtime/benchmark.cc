@@ -1,5 +1,5 @@
 // Implements benchmark.h.
-#include "compiler/backend/benchmark.h"
+#include "compiler/runtime/benchmark.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 
 #include "compiler/measure/time_evaluator.h"
 
-namespace tensortune::backend {
+namespace tensortune::runtime {
 
 namespace {
 
@@ -31,12 +31,12 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
   // With --profile the time evaluator only settles `number` (its warm-up run and growth); the
   // timed rounds then alternate, unprofiled and profiled, so that a noisy neighbour slows both
   // alike and the comparison stays fair.
-  compiler::TimeEvaluatorOptions te;
+  measure::TimeEvaluatorOptions te;
   te.number = options.number;
   te.repeat = options.profile ? 1 : options.repeat;
   te.min_repeat_ms = options.min_repeat_ms;
   te.timeout_s = 1e9;
-  const compiler::TimingResult timing = compiler::time_evaluator(run, {}, te);
+  const measure::TimingResult timing = measure::time_evaluator(run, {}, te);
   if (!failed) return failed.error();
 
   BenchResult r;
@@ -127,4 +127,4 @@ std::string format_profile(const Executable& exe, const BenchResult& r) {
   return out;
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::runtime

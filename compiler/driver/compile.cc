@@ -1,33 +1,25 @@
 // Implements compile_network (compile.h): passes, lowering, code generation.
-#include "compiler/backend/compile.h"
+#include "compiler/driver/compile.h"
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <sstream>
 
-#include "compiler/backend/block_selection.h"
-#include "compiler/kernel.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/driver/block_selection.h"
+#include "compiler/driver/tuned_configs.h"
 #include "compiler/passes/passes.h"
-#include "compiler/tuned_configs.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
 
-namespace tensortune::backend {
+namespace tensortune::driver {
+using runtime::CompiledNetwork;
+using runtime::ScheduleUse;
+using runtime::Step;
+using runtime::step_kind_name;
 
 namespace ss = schedule_space;
-
-const char* step_kind_name(Step::Kind kind) {
-  switch (kind) {
-    case Step::Kind::kKernel:
-      return "kernel";
-    case Step::Kind::kNative:
-      return "native";
-    case Step::Kind::kInterpret:
-      return "interpret";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -53,17 +45,17 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   net.model = model.name();
   net.opt_level = options.opt_level;
   net.threads = options.threads;
-  net.cpu = compiler::host_cpu();
-  const ss::Target target = compiler::host_target();
+  net.cpu = codegen::host_cpu();
+  const ss::Target target = codegen::host_target();
 
   // Every conv2d_NCHWc workload's schedule, chosen once: AlterOpLayout takes its blocks and
   // code generation the rest, so the two always agree.
-  auto tuned = std::make_shared<compiler::TunedConfigs>();
+  auto tuned = std::make_shared<driver::TunedConfigs>();
   if (!options.records.empty()) {
     TT_ASSIGN_OR_RETURN(
-        *tuned, compiler::TunedConfigs::load(
+        *tuned, driver::TunedConfigs::load(
                     options.records,
-                    options.device_key.empty() ? compiler::host_device_key() : options.device_key,
+                    options.device_key.empty() ? codegen::host_device_key() : options.device_key,
                     target.vector_lanes, options.borrow_configs));
   }
   auto selection = std::make_shared<BlockSelection>();
@@ -119,7 +111,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   net.params = std::move(lowered.params);
   if (!lowered.kernels.empty()) {
     TT_ASSIGN_OR_RETURN(net.object_code,
-                        compiler::compile_network_object(lowered.kernels, target.vector_lanes));
+                        codegen::compile_network_object(lowered.kernels, target.vector_lanes));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -132,4 +124,4 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   return net;
 }
 
-}  // namespace tensortune::backend
+}  // namespace tensortune::driver
