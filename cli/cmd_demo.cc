@@ -92,9 +92,9 @@ Status compile_and_time_resnet18(const std::string& db) {
     TT_ASSIGN_OR_RETURN(
         auto exe,
         runtime::Executable::load(std::make_shared<runtime::CompiledNetwork>(std::move(*net)), 1));
-    NdArray x({1, 3, 224, 224});
+    Tensor x = Tensor::zeros({1, 3, 224, 224});
     fill_uniform(x, 0);
-    TT_RETURN_IF_ERROR(exe->set_input("data", graph::Tensor::from_ndarray(std::move(x))));
+    TT_RETURN_IF_ERROR(exe->set_input("data", std::move(x)));
     runtime::BenchOptions bench;
     bench.repeat = 5;
     TT_ASSIGN_OR_RETURN(auto r, runtime::benchmark(*exe, bench));

@@ -28,7 +28,7 @@ Status run_op(const OpRunFlags& f) {
   TT_ASSIGN_OR_RETURN(in.data, read_npy(f.data));
   TT_ASSIGN_OR_RETURN(in.weight, read_npy(f.weight));
   if (!f.bias.empty()) {
-    TT_ASSIGN_OR_RETURN(NdArray bias, read_npy(f.bias));
+    TT_ASSIGN_OR_RETURN(Tensor bias, read_npy(f.bias));
     in.bias = std::move(bias);
   }
   auto task = make_op_task(f.op, in.data.shape, in.weight.shape, codegen::host_target());
@@ -67,7 +67,7 @@ Status run_op(const OpRunFlags& f) {
                space.describe(config).c_str());
   codegen::KernelOptions options;
   options.relu = f.relu;
-  TT_ASSIGN_OR_RETURN(NdArray out,
+  TT_ASSIGN_OR_RETURN(Tensor out,
                       measure::run_operator(*task, space, config, in, f.threads, options));
   TT_RETURN_IF_ERROR(write_npy(f.out, out));
   std::printf("wrote %s with shape %s\n", f.out.c_str(), shape_to_string(out.shape).c_str());

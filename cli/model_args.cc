@@ -136,12 +136,12 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
                               "', which is not an input of the model (its inputs: " + names + ")");
     }
     if (source == "random") {
-      NdArray a(g.type(id).shape);
+      Tensor a = Tensor::zeros(g.type(id).shape);
       fill_uniform(a, 0);
-      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
+      inputs[name] = std::move(a);
     } else {
-      TT_ASSIGN_OR_RETURN(NdArray a, read_npy(source));
-      inputs[name] = graph::Tensor::from_ndarray(std::move(a));
+      TT_ASSIGN_OR_RETURN(Tensor a, read_npy(source));
+      inputs[name] = std::move(a);
     }
   }
   for (auto in : g.inputs())
@@ -169,7 +169,7 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
                 g.value(g.outputs()[i]).name.c_str(), type_string(t.type()).c_str(), lo, hi,
                 static_cast<long long>(arg));
     if (!paths.empty()) {
-      TT_RETURN_IF_ERROR(write_npy(paths[i], t.to_ndarray()));
+      TT_RETURN_IF_ERROR(write_npy(paths[i], t));
       std::printf("wrote %s\n", paths[i].c_str());
     }
   }

@@ -166,14 +166,14 @@ class Conv2dNCHWcTemplate final : public Template {
     return sig;
   }
 
-  PackedOperands pack_operands(const KernelSignature& sig, const NdArray& data,
-                               const NdArray& weight) const override {
+  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
+                               const Tensor& weight) const override {
     return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
   }
-  NdArray output_to_plain(const KernelSignature&, const NdArray& out) const override {
+  Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
     return unpack_nchwc(out);
   }
-  NdArray output_from_plain(const KernelSignature& sig, const NdArray& plain) const override {
+  Tensor output_from_plain(const KernelSignature& sig, const Tensor& plain) const override {
     return pack_nchwc(plain, sig.oc_block);
   }
 

@@ -165,8 +165,8 @@ class DenseTemplate final : public Template {
     return sig;
   }
 
-  PackedOperands pack_operands(const KernelSignature& sig, const NdArray& data,
-                               const NdArray& weight) const override {
+  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
+                               const Tensor& weight) const override {
     if (!packed_) return {data, weight};
     return {data, pack_dense_weight(weight, sig.oc_block)};
   }

@@ -8,13 +8,13 @@
 
 #include <cstdint>
 
-#include "support/ndarray.h"
+#include "support/tensor.h"
 
 namespace tensortune::schedule_space {
 
-NdArray pack_nchwc(const NdArray& nchw, int64_t block);
-NdArray unpack_nchwc(const NdArray& nchwc);
-NdArray pack_oihwio(const NdArray& oihw, int64_t ic_block, int64_t oc_block);
-NdArray pack_dense_weight(const NdArray& nk, int64_t block);
+Tensor pack_nchwc(const Tensor& nchw, int64_t block);
+Tensor unpack_nchwc(const Tensor& nchwc);
+Tensor pack_oihwio(const Tensor& oihw, int64_t ic_block, int64_t oc_block);
+Tensor pack_dense_weight(const Tensor& nk, int64_t block);
 
 }  // namespace tensortune::schedule_space

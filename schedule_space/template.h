@@ -22,7 +22,7 @@
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/workload.h"
-#include "support/ndarray.h"
+#include "support/tensor.h"
 
 namespace tensortune::schedule_space {
 
@@ -50,7 +50,7 @@ struct KernelSignature {
 
 /// Data and weight in a kernel's layouts.
 struct PackedOperands {
-  NdArray data, weight;
+  Tensor data, weight;
 };
 
 class Template {
@@ -85,12 +85,12 @@ class Template {
                                     const Config& config) const = 0;
   /// Plain operands (NCHW / OIHW, or (M, K) / (N, K)) into the kernel's layouts. Default: as
   /// they are.
-  virtual PackedOperands pack_operands(const KernelSignature& sig, const NdArray& data,
-                                       const NdArray& weight) const;
+  virtual PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
+                                       const Tensor& weight) const;
   /// The kernel's output to the plain layout and back (the reference check compares in the
   /// kernel's layout). Default: as it is.
-  virtual NdArray output_to_plain(const KernelSignature& sig, const NdArray& out) const;
-  virtual NdArray output_from_plain(const KernelSignature& sig, const NdArray& plain) const;
+  virtual Tensor output_to_plain(const KernelSignature& sig, const Tensor& out) const;
+  virtual Tensor output_from_plain(const KernelSignature& sig, const Tensor& plain) const;
 
   /// Floating-point operations of one run (the workload's, unless the template does more).
   virtual double flop(const Task& task) const;

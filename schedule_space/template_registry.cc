@@ -45,14 +45,14 @@ const char* operator_kind_name(OperatorKind kind) {
   return "?";
 }
 
-PackedOperands Template::pack_operands(const KernelSignature&, const NdArray& data,
-                                       const NdArray& weight) const {
+PackedOperands Template::pack_operands(const KernelSignature&, const Tensor& data,
+                                       const Tensor& weight) const {
   return {data, weight};
 }
 
-NdArray Template::output_to_plain(const KernelSignature&, const NdArray& out) const { return out; }
+Tensor Template::output_to_plain(const KernelSignature&, const Tensor& out) const { return out; }
 
-NdArray Template::output_from_plain(const KernelSignature&, const NdArray& plain) const {
+Tensor Template::output_from_plain(const KernelSignature&, const Tensor& plain) const {
   return plain;
 }
 

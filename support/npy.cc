@@ -23,7 +23,7 @@ std::string header_value(const std::string& header, const std::string& key) {
 
 }  // namespace
 
-Expected<NdArray> parse_npy(const std::string& bytes, const std::string& what) {
+Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
   if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0)
     return npy_error(what, "not a .npy file (missing \\x93NUMPY magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -59,7 +59,7 @@ Expected<NdArray> parse_npy(const std::string& bytes, const std::string& what) {
   } else {
     return npy_error(what, "dtype " + descr + " is not supported (float32 or float64 only)");
   }
-  NdArray out;
+  Tensor out;
   std::string dims = shape_text.substr(1, shape_text.size() - 2);
   std::stringstream ss(dims);
   std::string item;
@@ -75,27 +75,27 @@ Expected<NdArray> parse_npy(const std::string& bytes, const std::string& what) {
       return npy_error(what, "shape entry '" + item + "' is not an integer");
     }
   }
-  const int64_t n = NdArray::num_elements(out.shape);
+  const int64_t n = num_elements(out.shape);
   const size_t data_offset = offset + header_len;
   const size_t need = static_cast<size_t>(n) * elem_size;
   if (bytes.size() - data_offset < need)
     return npy_error(what, "data is truncated: shape " + shape_to_string(out.shape) + " needs " +
                                std::to_string(need) + " bytes, file has " +
                                std::to_string(bytes.size() - data_offset));
-  out.data.resize(n);
+  out.f32.resize(n);
   if (elem_size == 4) {
-    std::memcpy(out.data.data(), bytes.data() + data_offset, need);
+    std::memcpy(out.f32.data(), bytes.data() + data_offset, need);
   } else {
     for (int64_t i = 0; i < n; ++i) {
       double v;
       std::memcpy(&v, bytes.data() + data_offset + i * 8, 8);
-      out.data[i] = static_cast<float>(v);
+      out.f32[i] = static_cast<float>(v);
     }
   }
   return out;
 }
 
-Expected<NdArray> read_npy(const std::string& path) {
+Expected<Tensor> read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found("cannot open " + path);
   std::stringstream buffer;
@@ -103,7 +103,7 @@ Expected<NdArray> read_npy(const std::string& path) {
   return parse_npy(buffer.str(), path);
 }
 
-std::string serialize_npy(const NdArray& array) {
+std::string serialize_npy(const Tensor& array) {
   std::string shape = "(";
   for (size_t i = 0; i < array.shape.size(); ++i) {
     shape += std::to_string(array.shape[i]);
@@ -111,7 +111,9 @@ std::string serialize_npy(const NdArray& array) {
     if (i + 1 < array.shape.size()) shape += " ";
   }
   shape += ")";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  const bool ints = array.dtype == DType::kInt64;
+  std::string header = std::string("{'descr': '") + (ints ? "<i8" : "<f4") +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so that the data starts on a 64-byte boundary, ending the header with '\n'.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -122,11 +124,14 @@ std::string serialize_npy(const NdArray& array) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(reinterpret_cast<const char*>(array.data.data()), array.data.size() * sizeof(float));
+  if (ints)
+    out.append(reinterpret_cast<const char*>(array.i64.data()), array.i64.size() * sizeof(int64_t));
+  else
+    out.append(reinterpret_cast<const char*>(array.f32.data()), array.f32.size() * sizeof(float));
   return out;
 }
 
-Status write_npy(const std::string& path, const NdArray& array) {
+Status write_npy(const std::string& path, const Tensor& array) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return unavailable("cannot open " + path + " for writing");
   const std::string bytes = serialize_npy(array);

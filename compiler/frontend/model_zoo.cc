@@ -115,9 +115,9 @@ class ZooBuilder {
   }
 
   Tensor uniform(Shape shape, float lo, float hi) {
-    NdArray a(std::move(shape));
+    Tensor a = Tensor::zeros(std::move(shape));
     fill_uniform(a, seed_ + 7919 * ++counter_, lo, hi);
-    return Tensor::from_ndarray(std::move(a));
+    return a;
   }
 
   Graph graph_;

@@ -69,8 +69,8 @@ Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task,
   std::unique_ptr<LocalMeasurer> m(new LocalMeasurer(std::move(task), std::move(options)));
   const ss::Task& t = m->task_;
   const ss::OperandShapes shapes = ss::operand_shapes(t.workload);
-  m->data_ = NdArray(shapes.data);
-  m->weight_ = NdArray(shapes.weight);
+  m->data_ = Tensor::zeros(shapes.data);
+  m->weight_ = Tensor::zeros(shapes.weight);
   m->reduction_length_ = ss::reduction_length(t.workload);
   fill_uniform(m->data_, 1);
   fill_uniform(m->weight_, 2);
@@ -90,9 +90,9 @@ const LocalMeasurer::Packed& LocalMeasurer::packed_for(const KernelSignature& si
   const ss::Template& tmpl = ss::template_of(task_);
   auto p = std::make_unique<Packed>();
   PackedOperands ops = tmpl.pack_operands(sig, data_, weight_);
-  p->data = AlignedBuffer(ops.data.data);
-  p->weight = AlignedBuffer(ops.weight.data);
-  if (options_.check_correctness) p->reference = tmpl.output_from_plain(sig, reference_).data;
+  p->data = AlignedBuffer(ops.data.f32);
+  p->weight = AlignedBuffer(ops.weight.f32);
+  if (options_.check_correctness) p->reference = tmpl.output_from_plain(sig, reference_).f32;
   packed_.emplace_back(std::move(key), std::move(p));
   return *packed_.back().second;
 }
@@ -169,7 +169,7 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
     r.compile_s = kernel->compile_seconds();
     const KernelSignature& sig = kernel->signature();
     const Packed& p = packed_for(sig);
-    AlignedBuffer out(NdArray::num_elements(sig.out_shape));
+    AlignedBuffer out(num_elements(sig.out_shape));
     if (options_.check_correctness) {
       std::fill(out.data(), out.data() + out.size(), std::numeric_limits<float>::quiet_NaN());
       kernel->run(p.data.data(), p.weight.data(), nullptr, out.data(), *pool_);

@@ -20,7 +20,7 @@
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
 #include "support/error.h"
-#include "support/ndarray.h"
+#include "support/tensor.h"
 #include "support/thread_pool.h"
 
 namespace tensortune::measure {
@@ -68,7 +68,7 @@ class LocalMeasurer {
 
   schedule_space::Task task_;
   MeasureOptions options_;
-  NdArray data_, weight_, reference_;
+  Tensor data_, weight_, reference_;
   int64_t reduction_length_ = 1;
   double best_cost_s_ = 0;  ///< best mean cost measured so far (0: none yet)
   std::unique_ptr<ThreadPool> pool_;

@@ -12,7 +12,7 @@ namespace ss = schedule_space;
 
 namespace {
 
-Status expect_shape(const char* what, const NdArray& a, const std::vector<int64_t>& want) {
+Status expect_shape(const char* what, const Tensor& a, const std::vector<int64_t>& want) {
   if (a.shape != want)
     return invalid_argument(std::string(what) + " has shape " + shape_to_string(a.shape) +
                             ", the workload needs " + shape_to_string(want));
@@ -29,31 +29,31 @@ Status check_operator_inputs(const ss::Task& task, const OperatorInputs& in) {
   return ok_status();
 }
 
-PackedOperands pack_operands(const ss::Task& task, const KernelSignature& sig, const NdArray& data,
-                             const NdArray& weight) {
+PackedOperands pack_operands(const ss::Task& task, const KernelSignature& sig, const Tensor& data,
+                             const Tensor& weight) {
   return ss::template_of(task).pack_operands(sig, data, weight);
 }
 
-NdArray unpack_output(const ss::Task& task, const KernelSignature& sig, const NdArray& out) {
+Tensor unpack_output(const ss::Task& task, const KernelSignature& sig, const Tensor& out) {
   return ss::template_of(task).output_to_plain(sig, out);
 }
 
-Expected<NdArray> run_operator(const ss::Task& task, const ss::ConfigSpace& space,
-                               const ss::Config& config, const OperatorInputs& inputs, int threads,
-                               KernelOptions options) {
+Expected<Tensor> run_operator(const ss::Task& task, const ss::ConfigSpace& space,
+                              const ss::Config& config, const OperatorInputs& inputs, int threads,
+                              KernelOptions options) {
   TT_RETURN_IF_ERROR(check_operator_inputs(task, inputs));
   options.bias = inputs.bias.has_value();
   TT_ASSIGN_OR_RETURN(CompiledKernel kernel, compile_kernel(task, space, config, options));
   const KernelSignature& sig = kernel.signature();
   PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);
-  AlignedBuffer data(packed.data.data), weight(packed.weight.data);
-  AlignedBuffer bias(inputs.bias ? inputs.bias->data : std::vector<float>{});
-  NdArray out(sig.out_shape);
+  AlignedBuffer data(packed.data.f32), weight(packed.weight.f32);
+  AlignedBuffer bias(inputs.bias ? inputs.bias->f32 : std::vector<float>{});
+  Tensor out = Tensor::zeros(sig.out_shape);
   AlignedBuffer out_buf(out.size());
   ThreadPool pool(threads);
   kernel.run(data.data(), weight.data(), options.bias ? bias.data() : nullptr, out_buf.data(),
              pool);
-  out.data = out_buf.to_vector();
+  out.f32 = out_buf.to_vector();
   return unpack_output(task, sig, out);
 }
 

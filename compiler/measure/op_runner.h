@@ -6,14 +6,14 @@
 #include <optional>
 
 #include "compiler/codegen/llvm/kernel.h"
-#include "support/ndarray.h"
+#include "support/tensor.h"
 
 namespace tensortune::measure {
 
 struct OperatorInputs {
-  NdArray data;    ///< conv2d: NCHW; dense: (M, K)
-  NdArray weight;  ///< conv2d: OIHW; dense: (N, K)
-  std::optional<NdArray> bias;
+  Tensor data;    ///< conv2d: NCHW; dense: (M, K)
+  Tensor weight;  ///< conv2d: OIHW; dense: (N, K)
+  std::optional<Tensor> bias;
 };
 
 /// Checks that the arrays' shapes are the ones the task's workload describes; the message names
@@ -23,15 +23,15 @@ Status check_operator_inputs(const schedule_space::Task& task, const OperatorInp
 /// Packs data and weight into the kernel's layouts (what the measurer and the compiler do once).
 using schedule_space::PackedOperands;
 PackedOperands pack_operands(const schedule_space::Task& task,
-                             const schedule_space::KernelSignature& sig, const NdArray& data,
-                             const NdArray& weight);
+                             const schedule_space::KernelSignature& sig, const Tensor& data,
+                             const Tensor& weight);
 /// The kernel output back in the plain layout (NCHW or (M, N)).
-NdArray unpack_output(const schedule_space::Task& task, const schedule_space::KernelSignature& sig,
-                      const NdArray& out);
+Tensor unpack_output(const schedule_space::Task& task, const schedule_space::KernelSignature& sig,
+                     const Tensor& out);
 
-Expected<NdArray> run_operator(const schedule_space::Task& task,
-                               const schedule_space::ConfigSpace& space,
-                               const schedule_space::Config& config, const OperatorInputs& inputs,
-                               int threads, codegen::KernelOptions options = {});
+Expected<Tensor> run_operator(const schedule_space::Task& task,
+                              const schedule_space::ConfigSpace& space,
+                              const schedule_space::Config& config, const OperatorInputs& inputs,
+                              int threads, codegen::KernelOptions options = {});
 
 }  // namespace tensortune::measure

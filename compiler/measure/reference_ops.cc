@@ -2,15 +2,15 @@
 
 namespace tensortune::measure {
 
-NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
-                              const schedule_space::Conv2dWorkload& w) {
+Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
+                             const schedule_space::Conv2dWorkload& w) {
   const int64_t oh = w.out_height(), ow = w.out_width();
-  NdArray out({w.batch, w.out_channels, oh, ow});
+  Tensor out = Tensor::zeros({w.batch, w.out_channels, oh, ow});
   for (int64_t n = 0; n < w.batch; ++n)
     for (int64_t oc = 0; oc < w.out_channels; ++oc)
       for (int64_t y = 0; y < oh; ++y)
         for (int64_t x = 0; x < ow; ++x) {
-          double acc = bias ? bias->data[oc] : 0.0;
+          double acc = bias ? bias->f32[oc] : 0.0;
           for (int64_t ic = 0; ic < w.in_channels; ++ic)
             for (int64_t kh = 0; kh < w.kernel_h; ++kh) {
               const int64_t ih = y * w.stride_h + kh * w.dilation_h - w.pad_top;
@@ -18,33 +18,33 @@ NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const 
               for (int64_t kw = 0; kw < w.kernel_w; ++kw) {
                 const int64_t iw = x * w.stride_w + kw * w.dilation_w - w.pad_left;
                 if (iw < 0 || iw >= w.in_width) continue;
-                acc += static_cast<double>(
-                           data.data[((n * w.in_channels + ic) * w.in_height + ih) * w.in_width +
-                                     iw]) *
-                       weight.data[((oc * w.in_channels + ic) * w.kernel_h + kh) * w.kernel_w + kw];
+                acc +=
+                    static_cast<double>(
+                        data.f32[((n * w.in_channels + ic) * w.in_height + ih) * w.in_width + iw]) *
+                    weight.f32[((oc * w.in_channels + ic) * w.kernel_h + kh) * w.kernel_w + kw];
               }
             }
-          out.data[((n * w.out_channels + oc) * oh + y) * ow + x] = static_cast<float>(acc);
+          out.f32[((n * w.out_channels + oc) * oh + y) * ow + x] = static_cast<float>(acc);
         }
   return out;
 }
 
-NdArray dense_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
-                        const schedule_space::DenseWorkload& w) {
-  NdArray out({w.batch, w.out_features});
+Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
+                       const schedule_space::DenseWorkload& w) {
+  Tensor out = Tensor::zeros({w.batch, w.out_features});
   for (int64_t m = 0; m < w.batch; ++m)
     for (int64_t n = 0; n < w.out_features; ++n) {
-      double acc = bias ? bias->data[n] : 0.0;
+      double acc = bias ? bias->f32[n] : 0.0;
       for (int64_t k = 0; k < w.in_features; ++k)
-        acc += static_cast<double>(data.data[m * w.in_features + k]) *
-               weight.data[n * w.in_features + k];
-      out.data[m * w.out_features + n] = static_cast<float>(acc);
+        acc += static_cast<double>(data.f32[m * w.in_features + k]) *
+               weight.f32[n * w.in_features + k];
+      out.f32[m * w.out_features + n] = static_cast<float>(acc);
     }
   return out;
 }
 
-NdArray reference_output(const schedule_space::Workload& w, const NdArray& data,
-                         const NdArray& weight, const NdArray* bias) {
+Tensor reference_output(const schedule_space::Workload& w, const Tensor& data, const Tensor& weight,
+                        const Tensor* bias) {
   if (const auto* c = std::get_if<schedule_space::Conv2dWorkload>(&w))
     return conv2d_nchw_reference(data, weight, bias, *c);
   return dense_reference(data, weight, bias, std::get<schedule_space::DenseWorkload>(w));

@@ -4,21 +4,21 @@
 /// against. Straight loops with double accumulation; speed is not their job.
 
 #include "schedule_space/workload.h"
-#include "support/ndarray.h"
+#include "support/tensor.h"
 
 namespace tensortune::measure {
 
 /// NCHW data [N, IC, H, W], OIHW weight [OC, IC, KH, KW], optional bias [OC] (may be null)
 /// -> NCHW output. Any stride, dilation and four-sided zero padding.
-NdArray conv2d_nchw_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
-                              const schedule_space::Conv2dWorkload& w);
+Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
+                             const schedule_space::Conv2dWorkload& w);
 
 /// data [M, K], weight [N, K], optional bias [N] -> [M, N].
-NdArray dense_reference(const NdArray& data, const NdArray& weight, const NdArray* bias,
-                        const schedule_space::DenseWorkload& w);
+Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
+                       const schedule_space::DenseWorkload& w);
 
 /// The reference of any workload (plain layouts, see schedule_space::operand_shapes).
-NdArray reference_output(const schedule_space::Workload& w, const NdArray& data,
-                         const NdArray& weight, const NdArray* bias);
+Tensor reference_output(const schedule_space::Workload& w, const Tensor& data, const Tensor& weight,
+                        const Tensor* bias);
 
 }  // namespace tensortune::measure

@@ -43,7 +43,9 @@ class CliTest : public ::testing::Test {
 const std::string kTune = "tune-op --op conv2d_NCHWc --trials 1 ";
 
 TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
-  tt::NdArray x({1, 8, 9, 10}), w({16, 8, 3, 3}), b({16});
+  tt::Tensor x = tt::Tensor::zeros({1, 8, 9, 10});
+  tt::Tensor w = tt::Tensor::zeros({16, 8, 3, 3});
+  tt::Tensor b = tt::Tensor::zeros({16});
   tt::fill_uniform(x, 1);
   tt::fill_uniform(w, 2);
   tt::fill_uniform(b, 3);
@@ -66,12 +68,12 @@ TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
   wl.stride_h = wl.stride_w = 2;
   wl.pad_top = 0;
   wl.pad_left = wl.pad_bottom = wl.pad_right = 1;
-  const tt::NdArray want = tt::measure::conv2d_nchw_reference(x, w, &b, wl);
+  const tt::Tensor want = tt::measure::conv2d_nchw_reference(x, w, &b, wl);
   // Hand-computed: OH = (9 + 0 + 1 - 3) / 2 + 1 = 4, OW = (10 + 1 + 1 - 3) / 2 + 1 = 5.
   EXPECT_EQ(y->shape, (std::vector<int64_t>{1, 16, 4, 5}));
   ASSERT_EQ(y->shape, want.shape);
-  for (size_t i = 0; i < want.data.size(); ++i)
-    EXPECT_NEAR(y->data[i], want.data[i], 1e-4 * (1 + std::fabs(want.data[i])));
+  for (size_t i = 0; i < want.f32.size(); ++i)
+    EXPECT_NEAR(y->f32[i], want.f32[i], 1e-4 * (1 + std::fabs(want.f32[i])));
 }
 
 TEST_F(CliTest, BadShapesAndParameters) {
@@ -105,7 +107,8 @@ TEST_F(CliTest, DbThatIsNotADbIsRefusedAndKept) {
 }
 
 TEST_F(CliTest, TruncatedNpyConfigIndexAndMalformedLog) {
-  tt::NdArray x({1, 4, 6, 6}), w({8, 4, 3, 3});
+  tt::Tensor x = tt::Tensor::zeros({1, 4, 6, 6});
+  tt::Tensor w = tt::Tensor::zeros({8, 4, 3, 3});
   std::string bytes = tt::serialize_npy(x);
   { std::ofstream(path("x.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 10); }
   ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());

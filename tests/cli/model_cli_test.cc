@@ -61,7 +61,7 @@ TEST_F(ModelCli, InspectPrintsAfterEachPass) {
 
 TEST_F(ModelCli, ReferenceRunsAgreeAcrossOptLevelsAndThroughOnnx) {
   ASSERT_EQ(run("export-onnx --model resnet-18 -o " + path("r18.onnx")).exit_code, 0);
-  tensortune::NdArray x({1, 3, 224, 224});
+  tensortune::Tensor x = tensortune::Tensor::zeros({1, 3, 224, 224});
   tensortune::fill_uniform(x, 11);
   ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
   CmdResult a =
@@ -76,9 +76,9 @@ TEST_F(ModelCli, ReferenceRunsAgreeAcrossOptLevelsAndThroughOnnx) {
   ASSERT_TRUE(y0 && y3);
   ASSERT_EQ(y0->shape, (std::vector<int64_t>{1, 1000}));
   double scale = 0, diff = 0;
-  for (size_t i = 0; i < y0->data.size(); ++i) {
-    scale = std::max(scale, double(std::abs(y0->data[i])));
-    diff = std::max(diff, double(std::abs(y0->data[i] - y3->data[i])));
+  for (size_t i = 0; i < y0->f32.size(); ++i) {
+    scale = std::max(scale, double(std::abs(y0->f32[i])));
+    diff = std::max(diff, double(std::abs(y0->f32[i] - y3->f32[i])));
   }
   EXPECT_LT(diff, 1e-4 * scale);
 }
@@ -105,11 +105,11 @@ TEST_F(ModelCli, TuneAModelThenCompileWithItsRecords) {
   expect_error("tune --model mobilenet-v1 --only 99 --db " + db, "--only 99");
 }
 
-double max_relative_difference(const tensortune::NdArray& a, const tensortune::NdArray& b) {
+double max_relative_difference(const tensortune::Tensor& a, const tensortune::Tensor& b) {
   double scale = 1e-30, diff = 0;
-  for (size_t i = 0; i < b.data.size(); ++i) {
-    scale = std::max(scale, double(std::abs(b.data[i])));
-    diff = std::max(diff, double(std::abs(a.data[i] - b.data[i])));
+  for (size_t i = 0; i < b.f32.size(); ++i) {
+    scale = std::max(scale, double(std::abs(b.f32[i])));
+    diff = std::max(diff, double(std::abs(a.f32[i] - b.f32[i])));
   }
   return diff / scale;
 }
@@ -140,7 +140,7 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   ASSERT_EQ(d.exit_code, 0) << d.output;
   EXPECT_NE(d.output.find("1 tuned, 0 borrowed, 10 default"), std::string::npos) << d.output;
 
-  tensortune::NdArray x({1, 3, 64, 64});
+  tensortune::Tensor x = tensortune::Tensor::zeros({1, 3, 64, 64});
   tensortune::fill_uniform(x, 3);
   ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
   CmdResult r =

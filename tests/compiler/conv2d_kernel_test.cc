@@ -9,7 +9,7 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-using tt::NdArray;
+using tt::Tensor;
 
 namespace {
 
@@ -31,11 +31,11 @@ ss::Conv2dWorkload conv(int64_t ic, int64_t h, int64_t w, int64_t oc, int64_t kh
   return c;
 }
 
-void expect_close(const NdArray& got, const NdArray& want, const std::string& what) {
+void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
   ASSERT_EQ(got.shape, want.shape) << what;
-  for (size_t i = 0; i < got.data.size(); ++i) {
-    const double tol = 1e-4 * (1 + std::fabs(want.data[i]));
-    ASSERT_NEAR(got.data[i], want.data[i], tol) << what << " element " << i;
+  for (size_t i = 0; i < got.f32.size(); ++i) {
+    const double tol = 1e-4 * (1 + std::fabs(want.f32[i]));
+    ASSERT_NEAR(got.f32[i], want.f32[i], tol) << what << " element " << i;
   }
 }
 
@@ -46,15 +46,15 @@ int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
   auto space = ss::make_config_space(*task);
   EXPECT_TRUE(space.has_value());
   tt::measure::OperatorInputs in;
-  in.data = NdArray({w.batch, w.in_channels, w.in_height, w.in_width});
-  in.weight = NdArray({w.out_channels, w.in_channels, w.kernel_h, w.kernel_w});
+  in.data = Tensor::zeros({w.batch, w.in_channels, w.in_height, w.in_width});
+  in.weight = Tensor::zeros({w.out_channels, w.in_channels, w.kernel_h, w.kernel_w});
   tt::fill_uniform(in.data, 11);
   tt::fill_uniform(in.weight, 12);
   if (bias) {
-    in.bias = NdArray({w.out_channels});
+    in.bias = Tensor::zeros({w.out_channels});
     tt::fill_uniform(*in.bias, 13);
   }
-  const NdArray want =
+  const Tensor want =
       tt::measure::conv2d_nchw_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
   int checked = 0;
   for (int64_t i = 0; i < space->size(); i += step) {
@@ -101,14 +101,14 @@ TEST(Conv2dKernel, BiasAndReluEpilogue) {
   auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   auto space = *ss::make_config_space(task);
   tt::measure::OperatorInputs in;
-  in.data = NdArray({1, 4, 5, 5});
-  in.weight = NdArray({16, 4, 3, 3});
-  in.bias = NdArray({16});
+  in.data = Tensor::zeros({1, 4, 5, 5});
+  in.weight = Tensor::zeros({16, 4, 3, 3});
+  in.bias = Tensor::zeros({16});
   tt::fill_uniform(in.data, 1);
   tt::fill_uniform(in.weight, 2);
   tt::fill_uniform(*in.bias, 3);
-  NdArray want = tt::measure::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
-  for (float& v : want.data) v = std::max(v, 0.0f);
+  Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
+  for (float& v : want.f32) v = std::max(v, 0.0f);
   tt::codegen::KernelOptions opt;
   opt.relu = true;
   auto got = tt::measure::run_operator(task, space, ss::default_config(task, space), in, 1, opt);

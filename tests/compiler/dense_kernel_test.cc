@@ -9,7 +9,7 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-using tt::NdArray;
+using tt::Tensor;
 
 namespace {
 
@@ -18,15 +18,15 @@ void check_all(const char* tmpl, ss::DenseWorkload w, bool bias, int min_checked
   ASSERT_TRUE(task.has_value());
   auto space = ss::make_config_space(*task);
   tt::measure::OperatorInputs in;
-  in.data = NdArray({w.batch, w.in_features});
-  in.weight = NdArray({w.out_features, w.in_features});
+  in.data = Tensor::zeros({w.batch, w.in_features});
+  in.weight = Tensor::zeros({w.out_features, w.in_features});
   tt::fill_uniform(in.data, 5);
   tt::fill_uniform(in.weight, 6);
   if (bias) {
-    in.bias = NdArray({w.out_features});
+    in.bias = Tensor::zeros({w.out_features});
     tt::fill_uniform(*in.bias, 7);
   }
-  const NdArray want =
+  const Tensor want =
       tt::measure::dense_reference(in.data, in.weight, bias ? &*in.bias : nullptr, w);
   int checked = 0;
   for (int64_t i = 0; i < space->size(); ++i) {
@@ -35,8 +35,8 @@ void check_all(const char* tmpl, ss::DenseWorkload w, bool bias, int min_checked
     auto got = tt::measure::run_operator(*task, *space, c, in, 1 + (i % 2));
     ASSERT_TRUE(got.has_value()) << got.error().message;
     ASSERT_EQ(got->shape, want.shape);
-    for (size_t j = 0; j < want.data.size(); ++j)
-      ASSERT_NEAR(got->data[j], want.data[j], 1e-4 * (1 + std::fabs(want.data[j])))
+    for (size_t j = 0; j < want.f32.size(); ++j)
+      ASSERT_NEAR(got->f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
           << space->describe(c) << " element " << j;
     ++checked;
   }

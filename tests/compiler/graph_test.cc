@@ -14,9 +14,9 @@ namespace tensortune::graph {
 namespace {
 
 Tensor random_tensor(Shape shape, uint64_t seed) {
-  NdArray a(std::move(shape));
+  Tensor a = Tensor::zeros(std::move(shape));
   fill_uniform(a, seed);
-  return Tensor::from_ndarray(std::move(a));
+  return a;
 }
 
 Attrs conv_attrs(std::vector<int64_t> strides, std::vector<int64_t> pads,
@@ -78,10 +78,9 @@ TEST(Interpreter, Conv2dMatchesTheDoublePrecisionReference) {
   auto wl =
       schedule_space::conv2d_workload({2, 5, 11, 9}, {6, 5, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2});
   ASSERT_TRUE(wl);
-  const NdArray ref =
-      measure::conv2d_nchw_reference(input.to_ndarray(), w.to_ndarray(), nullptr, *wl);
+  const Tensor ref = measure::conv2d_nchw_reference(input, w, nullptr, *wl);
   EXPECT_EQ((*out)[0].shape, ref.shape);
-  EXPECT_LT(max_abs_diff((*out)[0].f32, ref.data), 1e-4);
+  EXPECT_LT(max_abs_diff((*out)[0].f32, ref.f32), 1e-4);
 }
 
 TEST(Interpreter, DepthwiseConvEqualsOneConvPerChannel) {
@@ -99,13 +98,14 @@ TEST(Interpreter, DepthwiseConvEqualsOneConvPerChannel) {
       schedule_space::conv2d_workload({1, 1, 9, 9}, {1, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1});
   const int64_t plane = 81, oplane = 25;
   for (int64_t c = 0; c < 4; ++c) {
-    NdArray xc({1, 1, 9, 9}), wc({1, 1, 3, 3});
-    std::copy_n(input.f32.begin() + c * plane, plane, xc.data.begin());
-    std::copy_n(w.f32.begin() + c * 9, 9, wc.data.begin());
-    const NdArray ref = measure::conv2d_nchw_reference(xc, wc, nullptr, *wl);
+    Tensor xc = Tensor::zeros({1, 1, 9, 9});
+    Tensor wc = Tensor::zeros({1, 1, 3, 3});
+    std::copy_n(input.f32.begin() + c * plane, plane, xc.f32.begin());
+    std::copy_n(w.f32.begin() + c * 9, 9, wc.f32.begin());
+    const Tensor ref = measure::conv2d_nchw_reference(xc, wc, nullptr, *wl);
     std::vector<float> got((*out)[0].f32.begin() + c * oplane,
                            (*out)[0].f32.begin() + (c + 1) * oplane);
-    EXPECT_LT(max_abs_diff(got, ref.data), 1e-5) << "channel " << c;
+    EXPECT_LT(max_abs_diff(got, ref.f32), 1e-5) << "channel " << c;
   }
 }
 

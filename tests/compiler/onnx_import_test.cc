@@ -207,9 +207,9 @@ TEST(OnnxImport, ZooModelRoundTripsThroughOnnx) {
     ASSERT_TRUE(export_onnx(*zoo, path));
     auto back = import_onnx_file(path);
     ASSERT_TRUE(back) << back.error().message;
-    NdArray x({1, 3, 224, 224});
+    Tensor x = Tensor::zeros({1, 3, 224, 224});
     fill_uniform(x, 3);
-    const std::map<std::string, Tensor> in{{"data", Tensor::from_ndarray(x)}};
+    const std::map<std::string, Tensor> in{{"data", x}};
     auto a = graph::interpret(*zoo, in);
     auto b = graph::interpret(*back, in);
     ASSERT_TRUE(a && b);

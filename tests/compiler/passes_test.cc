@@ -27,9 +27,9 @@ int count(const Graph& g, OpKind op) {
 }
 
 std::map<std::string, Tensor> zoo_input() {
-  NdArray x({1, 3, 224, 224});
+  Tensor x = Tensor::zeros({1, 3, 224, 224});
   fill_uniform(x, 42);
-  return {{"data", Tensor::from_ndarray(std::move(x))}};
+  return {{"data", std::move(x)}};
 }
 
 double relative_error(const Tensor& got, const Tensor& want) {
@@ -103,9 +103,9 @@ TEST(FoldScaleAxis, FoldsForwardIntoTheNextConvWhenTheScaleIsPositive) {
   auto x = g.add_input("x", {graph::DType::kFloat32, {1, 2, 5, 5}});
   auto s = g.add_constant("s", Tensor::from_floats({2, 1, 1}, {0.5f, 2.0f}));
   auto t = g.add_constant("t", Tensor::from_floats({2, 1, 1}, {0.1f, -0.3f}));
-  NdArray wa({3, 2, 3, 3});
+  Tensor wa = Tensor::zeros({3, 2, 3, 3});
   fill_uniform(wa, 9);
-  auto w = g.add_constant("w", Tensor::from_ndarray(wa));
+  auto w = g.add_constant("w", wa);
   auto m = *g.add_node(OpKind::kMultiply, "m", {x, s});
   auto a = *g.add_node(OpKind::kAdd, "a", {m, t});
   auto r = *g.add_node(OpKind::kRelu, "r", {a});
@@ -117,9 +117,9 @@ TEST(FoldScaleAxis, FoldsForwardIntoTheNextConvWhenTheScaleIsPositive) {
   auto folded = run_pass(fold_scale_axis(), g, PassContext{});
   ASSERT_TRUE(folded);
   EXPECT_EQ(count(*folded, OpKind::kMultiply), 0);
-  NdArray in({1, 2, 5, 5});
+  Tensor in = Tensor::zeros({1, 2, 5, 5});
   fill_uniform(in, 10);
-  const std::map<std::string, Tensor> input{{"x", Tensor::from_ndarray(in)}};
+  const std::map<std::string, Tensor> input{{"x", in}};
   EXPECT_LT(
       relative_error((*graph::interpret(*folded, input))[0], (*graph::interpret(g, input))[0]),
       1e-5);

@@ -12,7 +12,7 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-using tt::NdArray;
+using tt::Tensor;
 
 namespace {
 
@@ -52,12 +52,12 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
   EXPECT_TRUE(space->is_valid(fallback)) << space->describe(fallback);
 
   const ss::OperandShapes shapes = ss::operand_shapes(task->workload);
-  tt::measure::OperatorInputs in{NdArray(shapes.data), NdArray(shapes.weight),
-                                 NdArray(shapes.bias)};
+  tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
+                                 Tensor::zeros(shapes.bias)};
   tt::fill_uniform(in.data, 11);
   tt::fill_uniform(in.weight, 12);
   tt::fill_uniform(*in.bias, 13);
-  const NdArray want = tt::measure::reference_output(task->workload, in.data, in.weight, &*in.bias);
+  const Tensor want = tt::measure::reference_output(task->workload, in.data, in.weight, &*in.bias);
   ASSERT_EQ(want.shape, shapes.out);
 
   int checked = 0;
@@ -70,15 +70,15 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
     const ss::PackedOperands packed = t.pack_operands(sig, in.data, in.weight);
     EXPECT_EQ(packed.data.shape, sig.data_shape);
     EXPECT_EQ(packed.weight.shape, sig.weight_shape);
-    const NdArray out = t.output_from_plain(sig, want);
+    const Tensor out = t.output_from_plain(sig, want);
     EXPECT_EQ(out.shape, sig.out_shape);
-    EXPECT_EQ(t.output_to_plain(sig, out).data, want.data);
+    EXPECT_EQ(t.output_to_plain(sig, out).f32, want.f32);
 
     auto got = tt::measure::run_operator(*task, *space, c, in, 2);
     ASSERT_TRUE(got.has_value()) << got.error().message;
     ASSERT_EQ(got->shape, want.shape);
-    for (size_t j = 0; j < want.data.size(); ++j)
-      ASSERT_NEAR(got->data[j], want.data[j], 1e-4 * (1 + std::fabs(want.data[j])))
+    for (size_t j = 0; j < want.f32.size(); ++j)
+      ASSERT_NEAR(got->f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
           << space->describe(c) << " element " << j;
     ++checked;
   }

@@ -125,9 +125,9 @@ TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
   for (const auto& n : optimised->nodes())
     if (n.op == graph::OpKind::kConv2dNCHWc && n.attrs.get_int("oc_bn", 0) == 32) ++tuned_convs;
   EXPECT_EQ(tuned_convs, 4);  // the four 3x3 64->64 convs of layer1
-  NdArray x({1, 3, 224, 224});
+  Tensor x = Tensor::zeros({1, 3, 224, 224});
   fill_uniform(x, 5);
-  const std::map<std::string, graph::Tensor> in{{"data", graph::Tensor::from_ndarray(x)}};
+  const std::map<std::string, graph::Tensor> in{{"data", x}};
   auto want = graph::interpret(*model, in);
   auto got = graph::interpret(*optimised, in);
   ASSERT_TRUE(want && got);

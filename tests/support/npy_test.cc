@@ -4,17 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <vector>
+
 namespace tt = tensortune;
 
 TEST(Npy, RoundTrip) {
-  tt::NdArray a({2, 3});
-  for (int i = 0; i < 6; ++i) a.data[i] = i * 0.5f;
+  tt::Tensor a = tt::Tensor::zeros({2, 3});
+  for (int i = 0; i < 6; ++i) a.f32[i] = i * 0.5f;
   const std::string bytes = tt::serialize_npy(a);
   EXPECT_EQ((bytes.size() - 6 * 4) % 64, 0u);
   auto b = tt::parse_npy(bytes, "mem");
   ASSERT_TRUE(b.has_value()) << b.error().message;
   EXPECT_EQ(b->shape, a.shape);
-  EXPECT_EQ(b->data, a.data);
+  EXPECT_EQ(b->f32, a.f32);
 }
 
 TEST(Npy, ReadsNumpyFloat64AndOneDimensional) {
@@ -30,11 +33,11 @@ TEST(Npy, ReadsNumpyFloat64AndOneDimensional) {
   auto a = tt::parse_npy(bytes, "x.npy");
   ASSERT_TRUE(a.has_value()) << a.error().message;
   EXPECT_EQ(a->shape, std::vector<int64_t>{3});
-  EXPECT_EQ(a->data, (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(a->f32, (std::vector<float>{0, 1, 2}));
 }
 
 TEST(Npy, TruncatedDataIsAClearError) {
-  tt::NdArray a({4, 4});
+  tt::Tensor a = tt::Tensor::zeros({4, 4});
   std::string bytes = tt::serialize_npy(a);
   bytes.resize(bytes.size() - 5);
   auto r = tt::parse_npy(bytes, "w.npy");
@@ -44,7 +47,7 @@ TEST(Npy, TruncatedDataIsAClearError) {
 }
 
 TEST(Npy, TruncatedHeaderNotNpyAndBadDtype) {
-  std::string bytes = tt::serialize_npy(tt::NdArray({2}));
+  std::string bytes = tt::serialize_npy(tt::Tensor::zeros({2}));
   auto r = tt::parse_npy(bytes.substr(0, 20), "h.npy");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("header is truncated"), std::string::npos);
@@ -62,4 +65,16 @@ TEST(Npy, MissingFileIsNotFound) {
   auto r = tt::read_npy("/nonexistent/x.npy");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, tt::ErrorCode::kNotFound);
+}
+
+// int64 tensors (shape outputs, indices) are written as int64, not narrowed to float: the header
+// says '<i8' and the data are the eight-byte little-endian values, 64-byte aligned like numpy's.
+TEST(Npy, Int64TensorsAreWrittenAsInt64) {
+  const auto t = tt::Tensor::from_ints({3}, {1, -2, int64_t{1} << 40});
+  const std::string bytes = tt::serialize_npy(t);
+  EXPECT_NE(bytes.find("'descr': '<i8'"), std::string::npos);
+  ASSERT_EQ(bytes.size() % 64, 24u);  // header padded to 64, then 3 x 8 bytes
+  std::vector<int64_t> back(3);
+  std::memcpy(back.data(), bytes.data() + bytes.size() - 24, 24);
+  EXPECT_EQ(back, t.i64);
 }

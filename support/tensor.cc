@@ -1,10 +1,11 @@
-#include "compiler/graph/tensor.h"
+#include "support/tensor.h"
 
 #include <algorithm>
+#include <random>
 
 #include "support/error.h"
 
-namespace tensortune::graph {
+namespace tensortune {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
@@ -59,22 +60,6 @@ Tensor Tensor::from_ints(Shape shape, std::vector<int64_t> values) {
   return t;
 }
 
-Tensor Tensor::from_ndarray(NdArray array) {
-  return from_floats(std::move(array.shape), std::move(array.data));
-}
-
-NdArray Tensor::to_ndarray() const {
-  NdArray a;
-  a.shape = shape;
-  if (dtype == DType::kFloat32) {
-    a.data = f32;
-  } else {
-    a.data.resize(i64.size());
-    std::transform(i64.begin(), i64.end(), a.data.begin(), [](int64_t v) { return float(v); });
-  }
-  return a;
-}
-
 std::vector<int64_t> strides_of(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
@@ -94,4 +79,21 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
   return true;
 }
 
-}  // namespace tensortune::graph
+std::string shape_to_string(const Shape& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += "x";
+    s += std::to_string(shape[i]);
+  }
+  return s;
+}
+
+void fill_uniform(Tensor& tensor, uint64_t seed, float lo, float hi) {
+  // mt19937_64 output is specified by the standard, so the values are the same everywhere;
+  // the distribution is our own arithmetic for the same reason.
+  std::mt19937_64 gen(seed);
+  const double scale = (static_cast<double>(hi) - lo) / 18446744073709551616.0;
+  for (float& v : tensor.f32) v = static_cast<float>(lo + static_cast<double>(gen()) * scale);
+}
+
+}  // namespace tensortune
