@@ -1,6 +1,5 @@
 // Implements lower_network (compile.h): fusion groups to steps and kernel specs.
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 
@@ -17,14 +16,10 @@ using codegen::ElementwiseKernelSpec;
 using codegen::EpilogueOp;
 using runtime::ArgRef;
 using runtime::Step;
+
 namespace {
 
 namespace ss = schedule_space;
-using codegen::ConvKernelSpec;
-using codegen::DenseKernelSpec;
-using codegen::ElementwiseInstr;
-using codegen::ElementwiseKernelSpec;
-using codegen::EpilogueOp;
 using graph::Graph;
 using graph::Node;
 using graph::OpKind;

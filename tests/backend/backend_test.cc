@@ -38,6 +38,7 @@ using runtime::serialize_network;
 using runtime::Step;
 using runtime::step_kind_name;
 using runtime::write_network;
+
 namespace {
 
 namespace fs = std::filesystem;
