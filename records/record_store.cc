@@ -6,6 +6,7 @@
 
 #include "records/detail/statement.h"
 #include "records/schema.h"
+#include "records/schema_migration.h"
 
 namespace tensortune::records {
 
@@ -130,6 +131,7 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
     TT_RETURN_IF_ERROR(get.prepared());
     if (get.step()) {
       const std::string v = get.text(0);
+      if (v == "1") return detail::migrate_v1_to_v2(db, path);
       if (v != std::to_string(kSchemaVersion))
         return Error{ErrorCode::kFailedPrecondition, "record DB " + path + " has schema version " +
                                                          v + ", this tensortune reads version " +

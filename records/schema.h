@@ -4,7 +4,9 @@
 
 namespace tensortune::records {
 
-inline constexpr int kSchemaVersion = 1;
+/// 1: the first. 2: configs of multi-way splits indexed in AutoTVM's candidate order
+/// (schema_migration.h reindexes version-1 DBs from their entities when they are opened).
+inline constexpr int kSchemaVersion = 2;
 
 /// CREATE statements (idempotent).
 extern const char* const kSchemaSql;

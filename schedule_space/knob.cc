@@ -30,18 +30,26 @@ std::vector<int64_t> divisors(int64_t n) {
 
 namespace {
 
+// AutoTVM's DFS: `stack` holds the inner factors innermost-last (stack[0] is the entity's last
+// position), the deepest position varies fastest, and the entity is [-1] + reversed(stack). So
+// entity position 1 (the innermost factor) varies fastest and the index of every multi-way
+// split matches AutoTVM's.
 void enumerate(const std::vector<int64_t>& factors, int64_t n, bool allow_tail, int depth,
-               int positions, int64_t product, std::vector<int64_t>& current,
+               int positions, int64_t product, std::vector<int64_t>& stack,
                std::vector<KnobValue>& out) {
   if (depth == positions) {
-    if (n % product == 0 || (allow_tail && product <= n)) out.push_back(current);
+    if (n % product == 0 || (allow_tail && product <= n)) {
+      std::vector<int64_t> entity{-1};
+      entity.insert(entity.end(), stack.rbegin(), stack.rend());
+      out.push_back(std::move(entity));
+    }
     return;
   }
   for (int64_t f : factors) {
-    if (product * f > n) break;
-    current.push_back(f);
-    enumerate(factors, n, allow_tail, depth + 1, positions, product * f, current, out);
-    current.pop_back();
+    if (product * f > n) break;  // factors ascend: the rest only grow the product
+    stack.push_back(f);
+    enumerate(factors, n, allow_tail, depth + 1, positions, product * f, stack, out);
+    stack.pop_back();
   }
 }
 
@@ -57,8 +65,8 @@ Knob make_split_knob(std::string name, int64_t n, int num_outputs, SplitPolicy p
   for (int64_t f : candidates)
     if (f <= max_factor) factors.push_back(f);
   Knob knob{std::move(name), KnobKind::kSplit, {}, n, policy == SplitPolicy::kVerbose};
-  std::vector<int64_t> current{-1};
-  enumerate(factors, n, policy == SplitPolicy::kVerbose, 0, num_outputs - 1, 1, current,
+  std::vector<int64_t> stack;
+  enumerate(factors, n, policy == SplitPolicy::kVerbose, 0, num_outputs - 1, 1, stack,
             knob.options);
   return knob;
 }

@@ -48,7 +48,9 @@ enum class SplitPolicy {
 
 /// The candidates of a `num_outputs`-way split of an axis of length `n`: entities
 /// [-1, f1, ..., f_{k-1}] whose inner factors (each from the policy's set, each <= max_factor)
-/// multiply to at most n, dividing n unless the policy allows tails. Lexicographic order.
+/// multiply to at most n, dividing n unless the policy allows tails. In AutoTVM's order (its
+/// `_generate_space` DFS), so that flat indices match its logs: entity position 1 varies
+/// fastest, the last position slowest (2-way splits simply ascend).
 Knob make_split_knob(std::string name, int64_t n, int num_outputs, SplitPolicy policy,
                      int64_t max_factor = INT64_MAX);
 

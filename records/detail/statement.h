@@ -43,6 +43,11 @@ class Statement {
     step();
     return status();
   }
+  /// Ready to run again with new bindings.
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string text(int col) const {

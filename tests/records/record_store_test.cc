@@ -125,3 +125,63 @@ TEST(RecordStore, FailedTransactionRollsBack) {
 }
 
 }  // namespace
+
+namespace {
+
+// Runs SQL on the DB file directly (what an older tensortune left behind).
+void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+}  // namespace
+
+// A version-1 DB stored the indices of 3-way split configs (dense_pack's tile_y, tile_x) in
+// another candidate order. Opening it reindexes every such config from its stored entity
+// (two configs that trade places included) and the best record keeps its config.
+TEST(RecordStore, Version1IndicesOfMultiWaySplitsAreRebuiltFromEntities) {
+  const std::string path = tt::testing::fresh_db_path("records_migrate_v1");
+  const ss::Task task = *ss::make_task("dense_pack.x86", ss::DenseWorkload{4, 64, 32},
+                                       ss::Target{"llvm -keys=cpu -mcpu=test", 16});
+  auto space = *ss::make_config_space(task);
+  int64_t a = -1, b = -1;
+  for (int64_t i = 0; i < space.size() && b < 0; ++i) {
+    if (!space.is_valid(*space.config_at(i))) continue;
+    (a < 0 ? a : b) = i;
+  }
+  ASSERT_GE(b, 0);
+  {
+    auto store = tt::records::RecordStore::open(path);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    auto id = *(*store)->ensure_task(tt::records::task_info(task, space));
+    ASSERT_TRUE((*store)
+                    ->add_results(id, space, {*space.config_at(a), *space.config_at(b)},
+                                  {ok_result(a, 1e-3), ok_result(b, 2e-3)}, {"random", "r"}, {0, 1})
+                    .has_value());
+  }
+  // What version 1 left: the two rows' indices trade places, plus an index far away.
+  raw_sql(path, "UPDATE configs SET config_index = -5 WHERE config_index = " + std::to_string(a) +
+                    "; UPDATE configs SET config_index = " + std::to_string(a) +
+                    " WHERE config_index = " + std::to_string(b) +
+                    "; UPDATE configs SET config_index = " + std::to_string(b) +
+                    " WHERE config_index = -5; UPDATE meta SET value = '1' WHERE key = "
+                    "'schema_version';");
+
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  auto best = (*store)->best(ss::workload_key(task), "", "x86-avx512");
+  ASSERT_TRUE(best.has_value() && best->has_value());
+  EXPECT_EQ((*best)->record.config_index, a) << "the 1 ms result's config, by its entity";
+  auto entity = tt::records::entity_from_json((*best)->record.entity_json);
+  ASSERT_TRUE(entity.has_value());
+  EXPECT_EQ(space.config_from_entity(*entity)->index, a);
+  // Reopening finds version 2 and changes nothing.
+  store->reset();
+  auto again = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ((*(*again)->best(ss::workload_key(task), "", "x86-avx512"))->record.config_index, a);
+}

@@ -79,6 +79,25 @@ TEST(ConfigSpace, SplitCountFormula) {
   EXPECT_EQ(k.options.back(), ss::KnobValue(std::vector<int64_t>{-1, 12}));
 }
 
+// Multi-way splits in AutoTVM's candidate order, written out by hand from its DFS (stack
+// positions s0, s1 with s1 varying fastest; entity [-1, s1, s0]): a config index means the
+// same split in our spaces and in AutoTVM's logs.
+TEST(ConfigSpace, MultiWaySplitsFollowAutoTvmOrder) {
+  using V = std::vector<int64_t>;
+  const auto three = ss::make_split_knob("x", 4, 3, ss::SplitPolicy::kFactors);
+  const std::vector<V> want3 = {{-1, 1, 1}, {-1, 2, 1}, {-1, 4, 1},
+                                {-1, 1, 2}, {-1, 2, 2}, {-1, 1, 4}};
+  ASSERT_EQ(three.options.size(), want3.size());
+  for (size_t i = 0; i < want3.size(); ++i)
+    EXPECT_EQ(three.options[i], ss::KnobValue(want3[i])) << "candidate " << i;
+  // 4-way of 2: stack (s0, s1, s2), s2 fastest; entity [-1, s2, s1, s0].
+  const auto four = ss::make_split_knob("x", 2, 4, ss::SplitPolicy::kFactors);
+  const std::vector<V> want4 = {{-1, 1, 1, 1}, {-1, 2, 1, 1}, {-1, 1, 2, 1}, {-1, 1, 1, 2}};
+  ASSERT_EQ(four.options.size(), want4.size());
+  for (size_t i = 0; i < want4.size(); ++i)
+    EXPECT_EQ(four.options[i], ss::KnobValue(want4[i])) << "candidate " << i;
+}
+
 TEST(ConfigSpace, OutOfRangeIndexAndUnknownKnobAreErrors) {
   auto space = *ss::make_config_space(resnet_task(64, 56, 64, 3, 1, 1));
   auto bad = space.config_at(space.size());

@@ -1,0 +1,21 @@
+#pragma once
+/// \file
+/// Private to records/: bringing an older record DB to the current schema version, inside the
+/// caller's transaction (a failure leaves the DB as it was).
+
+#include <sqlite3.h>
+
+#include <string>
+
+#include "support/error.h"
+
+namespace tensortune::records::detail {
+
+/// Version 1 -> 2. Version 1 stored the flat index of configs whose knobs include a 3- or 4-way
+/// split in another candidate order than AutoTVM's; the stored entity is authoritative, so
+/// every such config's index is recomputed from its entity (results stay with their config
+/// row). Tasks whose template this build lacks, and entities that no longer fit the space,
+/// keep their index and are counted in the log line.
+Status migrate_v1_to_v2(sqlite3* db, const std::string& path);
+
+}  // namespace tensortune::records::detail
