@@ -55,13 +55,21 @@ struct Conv2dNCHWcAttrs : Conv2dAttrs {
   }
 };
 
-struct BiasAddAttrs {
-  int64_t axis = 1;
+/// Operators with one axis attribute, which differ only in its default: bias_add 1, flatten 1,
+/// concat 0, gather 0, softmax -1 (ONNX's defaults).
+template <int64_t kDefaultAxis>
+struct OneAxisAttrs {
+  int64_t axis = kDefaultAxis;
   template <class F>
   void fields(F&& f) {
     f("axis", axis);
   }
 };
+using BiasAddAttrs = OneAxisAttrs<1>;
+using FlattenAttrs = OneAxisAttrs<1>;
+using ConcatAttrs = OneAxisAttrs<0>;
+using GatherAttrs = OneAxisAttrs<0>;
+using SoftmaxAttrs = OneAxisAttrs<-1>;
 
 struct BatchNormAttrs {
   double epsilon = 1e-5;
@@ -119,14 +127,6 @@ struct GlobalPool2dAttrs {
   }
 };
 
-struct FlattenAttrs {
-  int64_t axis = 1;
-  template <class F>
-  void fields(F&& f) {
-    f("axis", axis);
-  }
-};
-
 /// The target shape, resolved (all positive).
 struct ReshapeAttrs {
   Ints shape;
@@ -141,22 +141,6 @@ struct TransposeAttrs {
   template <class F>
   void fields(F&& f) {
     f("perm", perm);
-  }
-};
-
-struct ConcatAttrs {
-  int64_t axis = 0;
-  template <class F>
-  void fields(F&& f) {
-    f("axis", axis);
-  }
-};
-
-struct SoftmaxAttrs {
-  int64_t axis = -1;
-  template <class F>
-  void fields(F&& f) {
-    f("axis", axis);
   }
 };
 
@@ -199,14 +183,6 @@ struct SliceAttrs {
     f("ends", ends);
     f("axes", axes);
     f("steps", steps);
-  }
-};
-
-struct GatherAttrs {
-  int64_t axis = 0;
-  template <class F>
-  void fields(F&& f) {
-    f("axis", axis);
   }
 };
 

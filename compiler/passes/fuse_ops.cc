@@ -30,8 +30,7 @@ Expected<Graph> run(const Graph& input) {
     const int group = next_group++;
     nodes[i].fusion_group = group;
     const bool anchor = is_kernel_anchor(g, nodes[i]);
-    const bool chain =
-        !anchor && is_elementwise(nodes[i].op) && all_float(g, {static_cast<int>(i)});
+    const bool chain = !anchor && is_elementwise(nodes[i].op) && is_float_node(g, nodes[i]);
     if (!anchor && !chain) continue;
     const auto& shape = g.type(nodes[i].output).shape;
     ValueId v = nodes[i].output;
@@ -45,7 +44,7 @@ Expected<Graph> run(const Graph& input) {
         if (in != v && g.value(in).producer >= static_cast<int>(i)) ready = false;
       if (!ready) break;
       if (anchor ? !fuse_epilogue_node(g, nodes[i], c, v)
-                 : g.type(c.output).shape != shape || !all_float(g, {consumer[v]}))
+                 : g.type(c.output).shape != shape || !is_float_node(g, c))
         break;
       c.fusion_group = group;
       v = c.output;

@@ -63,14 +63,16 @@ bool is_elementwise(OpKind op) {
          op == OpKind::kBiasAdd;
 }
 
-bool all_float(const Graph& g, const std::vector<int>& nodes) {
-  for (int i : nodes) {
-    const Node& n = g.nodes()[i];
-    if (g.type(n.output).dtype != graph::DType::kFloat32) return false;
-    for (ValueId in : n.inputs)
-      if (g.type(in).dtype != graph::DType::kFloat32) return false;
-  }
+bool is_float_node(const Graph& g, const Node& n) {
+  if (g.type(n.output).dtype != graph::DType::kFloat32) return false;
+  for (ValueId in : n.inputs)
+    if (g.type(in).dtype != graph::DType::kFloat32) return false;
   return true;
+}
+
+bool all_float(const Graph& g, const std::vector<int>& nodes) {
+  return std::all_of(nodes.begin(), nodes.end(),
+                     [&](int i) { return is_float_node(g, g.nodes()[i]); });
 }
 
 std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
@@ -102,9 +104,7 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
 }
 
 bool is_kernel_anchor(const Graph& g, const Node& n) {
-  if (n.op != OpKind::kDense && !conv_anchor(g, n)) return false;
-  const int index = g.value(n.output).producer;
-  return index >= 0 && all_float(g, {index});
+  return (n.op == OpKind::kDense || conv_anchor(g, n)) && is_float_node(g, n);
 }
 
 std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, const Node& n,

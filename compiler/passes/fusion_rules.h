@@ -22,7 +22,9 @@ namespace tensortune::passes {
 /// bias_add and the unary and binary element-wise operators.
 bool is_elementwise(graph::OpKind op);
 
-/// Every input and the output of every node listed is float32.
+/// Every input and the output of the node are float32.
+bool is_float_node(const graph::Graph& g, const graph::Node& n);
+/// is_float_node for every node listed.
 bool all_float(const graph::Graph& g, const std::vector<int>& nodes);
 
 /// A conv2d (NCHW) or conv2d_nchwc node as a workload with its data/output blocks (1 for NCHW).
