@@ -55,7 +55,7 @@ Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& fi
   return int_list(v[1], field + " shape");
 }
 
-Expected<ss::Workload> parse_conv_args(const json& a) {
+Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout) {
   if (!a.is_array() || a.size() < 5)
     return field_error("input[2]", "conv2d args need at least 5 entries");
   TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
@@ -63,9 +63,15 @@ Expected<ss::Workload> parse_conv_args(const json& a) {
   TT_ASSIGN_OR_RETURN(auto strides, int_list(a[2], "input[2][2] strides"));
   TT_ASSIGN_OR_RETURN(auto pads, int_list(a[3], "input[2][3] padding"));
   TT_ASSIGN_OR_RETURN(auto dil, int_list(a[4], "input[2][4] dilation"));
-  if (a.size() > 5 && a[5].is_string() && a[5] != "NCHW")
+  if (layout == ss::ConvArgsLayout::kWithLayouts && a.size() > 5 && a[5].is_string() &&
+      a[5] != "NCHW")
     return unimplemented("input[2][5]: data layout " + a[5].dump() +
                          " is not supported (NCHW only)");
+  // conv2d_nchw.cuda: (..., dilation, out_dtype)
+  if (layout == ss::ConvArgsLayout::kNoLayouts && a.size() > 5 && a[5].is_string() &&
+      a[5] != "float32")
+    return unimplemented("input[2][5]: out dtype " + a[5].dump() +
+                         " is not supported (float32 only)");
   auto w = ss::conv2d_workload(data, kernel, strides, pads, dil);
   if (!w) return w.error().with_context("input[2]");
   return ss::Workload(*w);
@@ -90,7 +96,7 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   if (!tmpl) return unimplemented("input[1]: task '" + name + "' is not a template tensortune has");
   // AutoTVM's argument list is the operator's (every conv2d template takes the same one).
   Expected<ss::Workload> workload = tmpl->operator_kind() == ss::OperatorKind::kConv2d
-                                        ? parse_conv_args(args)
+                                        ? parse_conv_args(args, tmpl->autotvm_conv_args())
                                         : parse_dense_args(args);
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});
@@ -145,9 +151,14 @@ Expected<TargetString> parse_target_string(const std::string& spec) {
 }
 
 std::string device_key_from_target(const TargetString& target) {
-  for (const char* attr : {"model", "mcpu"})
-    if (auto it = target.attrs.find(attr); it != target.attrs.end() && !it->second.empty())
-      return it->second;
+  if (auto it = target.attrs.find("model"); it != target.attrs.end() && !it->second.empty())
+    return it->second;
+  // CUDA records are valid for one compute capability: "cuda-sm80", as GPU servers register.
+  if (auto it = target.attrs.find("arch");
+      target.kind == "cuda" && it != target.attrs.end() && it->second.starts_with("sm_"))
+    return "cuda-sm" + it->second.substr(3);
+  if (auto it = target.attrs.find("mcpu"); it != target.attrs.end() && !it->second.empty())
+    return it->second;
   return target.kind;
 }
 

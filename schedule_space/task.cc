@@ -36,6 +36,10 @@ Expected<Task> make_task(std::string template_name, Workload workload, Target ta
     return invalid_argument("template " + template_name + " does not take a " +
                             operator_kind_name(operator_kind(workload)) + " workload");
   TT_RETURN_IF_ERROR(validate(workload));
+  const std::string kind = target.spec.substr(0, target.spec.find(' '));
+  if (kind != tmpl->backend())
+    return invalid_argument("template " + template_name + " needs a " +
+                            std::string(tmpl->backend()) + " target, not '" + target.spec + "'");
   if (target.vector_lanes < 1 || target.vector_lanes > 64)
     return invalid_argument("target vector_lanes = " + std::to_string(target.vector_lanes) +
                             ", must be in [1, 64]");
@@ -49,7 +53,10 @@ std::string workload_key(const Task& task) {
            tensor({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}) + ", " +
            ints({c->stride_h, c->stride_w}) + ", " +
            ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
-           ints({c->dilation_h, c->dilation_w}) + ", \"NCHW\", \"NCHW\", \"float32\"";
+           ints({c->dilation_h, c->dilation_w}) +
+           (template_of(task).autotvm_conv_args() == ConvArgsLayout::kWithLayouts
+                ? ", \"NCHW\", \"NCHW\", \"float32\""
+                : ", \"float32\"");
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
     args = tensor({d.batch, d.in_features}) + ", " + tensor({d.out_features, d.in_features}) +

@@ -48,6 +48,11 @@ struct KernelSignature {
   friend bool operator==(const KernelSignature&, const KernelSignature&) = default;
 };
 
+/// How AutoTVM writes a conv2d task's arguments after (data, kernel, strides, padding,
+/// dilation): the x86 templates add the data and kernel layouts ("NCHW", "NCHW") before the
+/// output dtype; conv2d_nchw.cuda has only the output dtype.
+enum class ConvArgsLayout { kWithLayouts, kNoLayouts };
+
 /// Data and weight in a kernel's layouts.
 struct PackedOperands {
   Tensor data, weight;
@@ -66,9 +71,12 @@ class Template {
   }
   /// Other names `--op` accepts for it ("conv2d"), besides name() and op_name().
   virtual std::vector<std::string_view> aliases() const { return {}; }
-  /// The code generator that builds its kernels ("llvm"; AutoTVM's target kind).
+  /// The code generator that builds its kernels, and the kind of target its tasks have
+  /// ("llvm" or "cuda"; AutoTVM's target kinds).
   virtual std::string_view backend() const { return "llvm"; }
   virtual OperatorKind operator_kind() const = 0;
+  /// The shape of its workload in AutoTVM's logs (conv2d templates only).
+  virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }
 
   /// The space of the task's workload on the task's target.
   virtual ConfigSpace config_space(const Task& task) const = 0;

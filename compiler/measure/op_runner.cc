@@ -1,5 +1,7 @@
 #include "compiler/measure/op_runner.h"
 
+#include "compiler/codegen/cuda/cuda_kernel.h"
+#include "compiler/codegen/cuda/emulator.h"
 #include "support/aligned_buffer.h"
 
 namespace tensortune::measure {
@@ -38,11 +40,34 @@ Tensor unpack_output(const ss::Task& task, const KernelSignature& sig, const Ten
   return ss::template_of(task).output_to_plain(sig, out);
 }
 
+namespace {
+
+// A CUDA template's kernel, emulated on the CPU (codegen/cuda/emulator.h).
+Expected<Tensor> run_emulated(const ss::Task& task, const ss::ConfigSpace& space,
+                              const ss::Config& config, const OperatorInputs& inputs,
+                              const KernelOptions& options) {
+  const codegen::cuda::CudaKernelOptions cuda_options{options.bias, options.relu};
+  TT_ASSIGN_OR_RETURN(auto source,
+                      codegen::cuda::emit_cuda_kernel(task, space, config, cuda_options));
+  TT_ASSIGN_OR_RETURN(auto kernel, codegen::cuda::compile_for_emulation(source));
+  const KernelSignature& sig = source.signature;
+  PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);
+  Tensor out = Tensor::zeros(sig.out_shape);
+  TT_RETURN_IF_ERROR(kernel.launch(packed.data.f32.data(), packed.weight.f32.data(),
+                                   options.bias ? inputs.bias->f32.data() : nullptr,
+                                   out.f32.data()));
+  return unpack_output(task, sig, out);
+}
+
+}  // namespace
+
 Expected<Tensor> run_operator(const ss::Task& task, const ss::ConfigSpace& space,
                               const ss::Config& config, const OperatorInputs& inputs, int threads,
                               KernelOptions options) {
   TT_RETURN_IF_ERROR(check_operator_inputs(task, inputs));
   options.bias = inputs.bias.has_value();
+  if (ss::template_of(task).backend() == "cuda")
+    return run_emulated(task, space, config, inputs, options);
   TT_ASSIGN_OR_RETURN(CompiledKernel kernel, compile_kernel(task, space, config, options));
   const KernelSignature& sig = kernel.signature();
   PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);

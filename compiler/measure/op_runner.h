@@ -29,6 +29,8 @@ PackedOperands pack_operands(const schedule_space::Task& task,
 Tensor unpack_output(const schedule_space::Task& task, const schedule_space::KernelSignature& sig,
                      const Tensor& out);
 
+/// Compiles and runs the config's kernel: a CPU template's natively on `threads` threads, a
+/// CUDA template's in the CPU emulation (codegen/cuda/emulator.h; `threads` unused).
 Expected<Tensor> run_operator(const schedule_space::Task& task,
                               const schedule_space::ConfigSpace& space,
                               const schedule_space::Config& config, const OperatorInputs& inputs,

@@ -4,9 +4,11 @@
 
 #include <cmath>
 
+#include "compiler/codegen/cuda/cuda_kernel.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
+#include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
 
@@ -30,6 +32,12 @@ ss::Workload small_workload(ss::OperatorKind kind) {
   return ss::DenseWorkload{1, 1, 1};
 }
 
+// The target of the template's backend: the host CPU, or a CUDA GPU of compute capability 8.0.
+ss::Target target_for(const ss::Template& t) {
+  if (t.backend() == "cuda") return ss::Target{ss::cuda_target_spec(80), 1};
+  return tt::codegen::host_target();
+}
+
 class TemplateContract : public testing::TestWithParam<const ss::Template*> {};
 
 TEST_P(TemplateContract, NamesItsTaskAndCanBeFoundByOp) {
@@ -37,14 +45,20 @@ TEST_P(TemplateContract, NamesItsTaskAndCanBeFoundByOp) {
   EXPECT_EQ(ss::find_template(t.name()), &t);
   EXPECT_EQ(ss::find_template_by_op(t.name()), &t);
   EXPECT_EQ(ss::find_template_by_op(t.op_name()), &t);
-  EXPECT_TRUE(tt::codegen::can_compile_template(t.name()))
-      << t.name() << " has no emitter in compiler/codegen/llvm/template_emitters.cc";
+  if (t.backend() == "cuda") {
+    EXPECT_TRUE(tt::codegen::cuda::can_emit_cuda_kernel(t.name()))
+        << t.name() << " has no emitter in compiler/codegen/cuda/template_emitters.cc";
+  } else {
+    EXPECT_EQ(t.backend(), "llvm");
+    EXPECT_TRUE(tt::codegen::can_compile_template(t.name()))
+        << t.name() << " has no emitter in compiler/codegen/llvm/template_emitters.cc";
+  }
 }
 
 TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReference) {
   const ss::Template& t = *GetParam();
-  auto task = ss::make_task(std::string(t.name()), small_workload(t.operator_kind()),
-                            tt::codegen::host_target());
+  auto task =
+      ss::make_task(std::string(t.name()), small_workload(t.operator_kind()), target_for(t));
   ASSERT_TRUE(task.has_value()) << task.error().message;
   auto space = ss::make_config_space(*task);
   ASSERT_TRUE(space.has_value());

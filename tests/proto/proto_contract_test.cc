@@ -26,8 +26,8 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
   const ss::Workload dense = ss::DenseWorkload{3, 24, 20};
   for (const ss::Template* t : ss::all_templates()) {
     const ss::Workload w = t->operator_kind() == ss::OperatorKind::kConv2d ? conv : dense;
-    const ss::Task task =
-        *ss::make_task(std::string(t->name()), w, ss::Target{"llvm -keys=cpu", 8});
+    const ss::Target target{t->backend() == "cuda" ? "cuda -arch=sm_80" : "llvm -keys=cpu", 8};
+    const ss::Task task = *ss::make_task(std::string(t->name()), w, target);
     tensortune::v1::MeasureRequest req;
     tensortune::wire::task_to_proto(task, req.mutable_workload(), req.mutable_target());
     const ss::ConfigSpace space = *ss::make_config_space(task);

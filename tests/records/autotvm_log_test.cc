@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
+#include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "tests/support/test_paths.h"
 
@@ -155,11 +157,15 @@ TEST(AutoTvmLog, ImportIntoExistingDbKeepsWhatWasThere) {
 // The forms of older and other AutoTVM versions, written from RESEARCH.md 2.2's facts: a
 // TopHub-era x86 line (every split factor written out, keyed target, knobs out of order), the
 // same config in the newer -1 form, a 1x1 record with tile_oh, a dense_nopack record, and
-// records of templates tensortune lacks (CUDA, depthwise, winograd) in the same file.
+// a conv2d_nchw.cuda record (AutoTVM's CUDA argument list has no layouts), and records of
+// templates tensortune lacks (depthwise, winograd) in the same file.
 const char* kConvArgs =
     "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, "
     "2], [3, 3, 3, 3], "
     "[1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
+const char* kCudaConvArgs =
+    "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, "
+    "2], [3, 3, 3, 3], [1, 1], \"float32\"]";
 const char* k1x1Args =
     "[[\"TENSOR\", [1, 64, 56, 56], \"float32\"], [\"TENSOR\", [128, 64, 1, 1], \"float32\"], [2, "
     "2], [0, 0, 0, 0], "
@@ -196,7 +202,7 @@ std::string mixed_log() {
               "[[\"tile_y\", \"sp\", [1, 1]], [\"tile_x\", \"sp\", [250, 4]], [\"tile_k\", \"sp\", "
               "[32, 16]]]",
               0.0001) +
-         line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs,
+         line("cuda -keys=cuda,gpu -arch=sm_80", "conv2d_nchw.cuda", kCudaConvArgs,
               "[[\"tile_f\", \"sp\", [2, 2, 16, 1]], [\"tile_y\", \"sp\", [112, 1, 1, 1]], "
               "[\"tile_x\", \"sp\", "
               "[4, 1, 28, 1]], [\"tile_rc\", \"sp\", [3, 1]], [\"tile_rx\", \"sp\", [1, 7]], "
@@ -207,7 +213,7 @@ std::string mixed_log() {
               0.001) +
          line(skx, "conv2d_NCHWc_winograd.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]",
               0.001) +
-         line("cuda -model=titanx", "conv2d_nchw.cuda", kConvArgs,
+         line("cuda -model=titanx", "conv2d_nchw_winograd.cuda", kCudaConvArgs,
               "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
 }
 
@@ -217,9 +223,9 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
     std::istringstream in(mixed_log());
     auto stats = tt::records::import_autotvm_log(*store, in, "tophub.log", import_options(""));
     ASSERT_FALSE(stats) << "all or nothing by default";
-    EXPECT_NE(stats.error().message.find("tophub.log:5"), std::string::npos)
+    EXPECT_NE(stats.error().message.find("tophub.log:6"), std::string::npos)
         << stats.error().message;
-    EXPECT_NE(stats.error().message.find("conv2d_nchw.cuda"), std::string::npos)
+    EXPECT_NE(stats.error().message.find("depthwise_conv2d_NCHWc.x86"), std::string::npos)
         << stats.error().message;
     EXPECT_EQ(stats.error().code, tt::ErrorCode::kUnimplemented);
     EXPECT_EQ(*store->result_count(), 0);
@@ -229,18 +235,19 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
   auto stats =
       tt::records::import_autotvm_log(*store, in, "tophub.log", import_options("", /*skip=*/true));
   ASSERT_TRUE(stats) << stats.error().message;
-  EXPECT_EQ(stats->imported, 4);
+  EXPECT_EQ(stats->imported, 5);
   ASSERT_EQ(stats->skipped.size(), 3u);
-  EXPECT_EQ(stats->skipped.at("conv2d_nchw.cuda").count, 2);
+  EXPECT_EQ(stats->skipped.at("conv2d_nchw_winograd.cuda").count, 1);
   EXPECT_EQ(stats->skipped.at("depthwise_conv2d_NCHWc.x86").count, 1);
   EXPECT_EQ(stats->skipped.at("conv2d_NCHWc_winograd.x86").count, 1);
-  EXPECT_NE(stats->skipped.at("conv2d_nchw.cuda").reason.find("not a template"), std::string::npos);
-  // Device keys from the targets: -mcpu, else the kind.
-  EXPECT_EQ(stats->device_keys, (std::set<std::string>{"llvm", "skylake-avx512"}));
+  EXPECT_NE(stats->skipped.at("conv2d_nchw_winograd.cuda").reason.find("not a template"),
+            std::string::npos);
+  // Device keys from the targets: -model, a CUDA -arch, -mcpu, else the kind.
+  EXPECT_EQ(stats->device_keys, (std::set<std::string>{"cuda-sm80", "llvm", "skylake-avx512"}));
 
   // Every record's entity is the canonical (-1 first) form of what the line said.
   auto all = *store->all_records();
-  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[0].entity_json.find("[1,3]"), std::string::npos) << all[0].entity_json;
   auto entity = *tt::records::entity_from_json(all[0].entity_json);
   auto space = ss::conv2d_nchwc_space(ss::square_conv2d(3, 224, 64, 7, 2), 16);
@@ -252,10 +259,27 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
   EXPECT_EQ(all[0].result.device_key, "skylake-avx512");
   EXPECT_EQ(all[1].result.device_key, "llvm");
   EXPECT_DOUBLE_EQ(all[2].result.costs.at(0), 0.0004);
+  // The CUDA record: keyed by compute capability, its splits read with their outer factors.
+  const auto cuda = std::find_if(all.begin(), all.end(), [](const auto& r) {
+    return r.task.workload_key.find("conv2d_nchw.cuda") != std::string::npos;
+  });
+  ASSERT_NE(cuda, all.end());
+  EXPECT_EQ(cuda->result.device_key, "cuda-sm80");
+  const ss::Conv2dWorkload stem = ss::square_conv2d(3, 224, 64, 7, 2);
+  const ss::ConfigSpace cuda_space = ss::conv2d_nchw_cuda_space(stem);
+  const auto cuda_config =
+      cuda_space.config_from_entity(*tt::records::entity_from_json(cuda->entity_json));
+  ASSERT_TRUE(cuda_config.has_value()) << cuda_config.error().message;
+  const auto cs = ss::conv2d_nchw_cuda_schedule(stem, cuda_space, *cuda_config);
+  EXPECT_EQ(cs.f, (std::array<int64_t, 4>{2, 2, 16, 1}));
+  EXPECT_EQ(cs.y, (std::array<int64_t, 4>{112, 1, 1, 1}));
+  EXPECT_EQ(cs.x, (std::array<int64_t, 4>{4, 1, 28, 1}));
+  EXPECT_EQ(cs.rx, (std::array<int64_t, 2>{1, 7}));
+  EXPECT_EQ(cs.auto_unroll_max_step, 512);
 
   // Export writes the -1 form; importing it again gives the same entities and costs.
   std::ostringstream exported;
-  ASSERT_EQ(*tt::records::export_autotvm_log(*store, exported), 4);
+  ASSERT_EQ(*tt::records::export_autotvm_log(*store, exported), 5);
   EXPECT_EQ(exported.str().find("[1,3]"), std::string::npos);
   EXPECT_NE(exported.str().find("[-1,3]"), std::string::npos) << exported.str();
   auto again = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_mixed_again"));

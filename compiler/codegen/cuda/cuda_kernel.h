@@ -1,0 +1,60 @@
+#pragma once
+/// \file
+/// CUDA C for one (task, config) pair: the contract between the GPU templates' emitters and
+/// what compiles and runs their kernels (NVRTC and the driver on a GPU, the emulator on a CPU).
+///
+/// Every generated kernel has one ABI, the CPU kernels' without the parallel slice:
+///   extern "C" __global__ void <entry>(const float* data, const float* weight,
+///                                      const float* bias, float* out)
+/// in the template's layouts (schedule_space::KernelSignature), launched as `grid` blocks of
+/// `block` threads with no dynamic shared memory. `bias` may be null unless the kernel was
+/// emitted with a bias. The source is self-contained (no #include), so NVRTC compiles it
+/// without the toolkit's headers and the emulator compiles it as C++ behind a small prelude.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+#include "schedule_space/template.h"
+#include "support/error.h"
+
+namespace tensortune::codegen::cuda {
+
+/// Epilogues fused into a kernel. Tuning measures the bare operator.
+struct CudaKernelOptions {
+  bool bias = false;  ///< add bias[oc] (conv2d) or bias[n] (dense)
+  bool relu = false;  ///< max(x, 0) after the bias
+};
+
+/// Launch dimensions, x fastest.
+struct Dim3 {
+  int64_t x = 1, y = 1, z = 1;
+  int64_t count() const { return x * y * z; }
+  friend bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+struct CudaKernelSource {
+  std::string entry;   ///< the extern "C" kernel name
+  std::string source;  ///< CUDA C
+  Dim3 grid, block;
+  int64_t shared_bytes = 0;  ///< static __shared__ memory per block
+  schedule_space::KernelSignature signature;
+  /// What the launch asks for before compilation (registers come from the compiled kernel).
+  schedule_space::GpuKernelUsage usage() const { return {block.count(), shared_bytes, 0}; }
+};
+
+/// Whether a template of the CUDA backend has an emitter in this build.
+bool can_emit_cuda_kernel(std::string_view template_name);
+
+/// The kernel of a valid config. kFailedPrecondition: the config is invalid in its space;
+/// kUnimplemented: the template has no CUDA emitter.
+Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
+                                            const schedule_space::ConfigSpace& space,
+                                            const schedule_space::Config& config,
+                                            const CudaKernelOptions& options = {});
+
+}  // namespace tensortune::codegen::cuda

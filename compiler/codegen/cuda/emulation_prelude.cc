@@ -1,0 +1,122 @@
+#include "compiler/codegen/cuda/emulation_prelude.h"
+
+namespace tensortune::codegen::cuda {
+
+// Fibers: every thread of a block gets a stack and a ucontext; the scheduler resumes each
+// unfinished thread in turn until it reaches __syncthreads() or returns. A round in which some
+// threads wait at a barrier while others have returned is a divergent barrier (undefined on a
+// GPU): reported, never waited on. Everything is thread_local so that kernels emulated on
+// several OS threads at once do not share state; a block's fibers share one OS thread, so
+// `__shared__` (static thread_local) is shared by exactly the threads of the running block.
+const char kEmulationPrelude[] = R"PRELUDE(
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <ucontext.h>
+
+struct tt_uint3 { unsigned x, y, z; };
+static thread_local tt_uint3 threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static thread_local
+#define __ldg(p) (*(p))
+
+namespace tt_emu {
+struct Fiber {
+  ucontext_t context;
+  bool done, at_barrier;
+};
+static thread_local Fiber* fibers;
+static thread_local int current;
+static thread_local ucontext_t scheduler;
+static thread_local void (*body)();
+static thread_local char message[160];
+
+static void trampoline() {
+  body();
+  fibers[current].done = true;  // returns to uc_link: the scheduler
+}
+
+static const char* run(const long long* dims) {
+  gridDim = {unsigned(dims[0]), unsigned(dims[1]), unsigned(dims[2])};
+  blockDim = {unsigned(dims[3]), unsigned(dims[4]), unsigned(dims[5])};
+  const long long threads = dims[3] * dims[4] * dims[5];
+  const size_t stack_bytes = 64 * 1024;
+  fibers = static_cast<Fiber*>(calloc(threads, sizeof(Fiber)));
+  char* stacks = static_cast<char*>(malloc(threads * stack_bytes));
+  const char* error = nullptr;
+  for (unsigned bz = 0; bz < gridDim.z && !error; ++bz)
+    for (unsigned by = 0; by < gridDim.y && !error; ++by)
+      for (unsigned bx = 0; bx < gridDim.x && !error; ++bx) {
+        blockIdx = {bx, by, bz};
+        for (long long t = 0; t < threads; ++t) {
+          Fiber& f = fibers[t];
+          getcontext(&f.context);
+          f.context.uc_stack.ss_sp = stacks + t * stack_bytes;
+          f.context.uc_stack.ss_size = stack_bytes;
+          f.context.uc_link = &scheduler;
+          makecontext(&f.context, trampoline, 0);
+          f.done = false;
+        }
+        for (;;) {
+          long long waiting = 0, finished = 0;
+          for (long long t = 0; t < threads; ++t) {
+            Fiber& f = fibers[t];
+            if (f.done) continue;
+            f.at_barrier = false;
+            current = int(t);
+            threadIdx = {unsigned(t % blockDim.x), unsigned(t / blockDim.x % blockDim.y),
+                         unsigned(t / (blockDim.x * blockDim.y))};
+            swapcontext(&scheduler, &f.context);
+          }
+          for (long long t = 0; t < threads; ++t) {
+            waiting += fibers[t].at_barrier && !fibers[t].done;
+            finished += fibers[t].done;
+          }
+          if (finished == threads) break;
+          if (finished > 0 && waiting > 0) {
+            snprintf(message, sizeof message,
+                     "block (%u, %u, %u): %lld threads wait at __syncthreads() while %lld have "
+                     "returned (a divergent barrier)", bx, by, bz, waiting, finished);
+            error = message;
+            break;
+          }
+        }
+      }
+  free(stacks);
+  free(fibers);
+  fibers = nullptr;
+  return error;
+}
+}  // namespace tt_emu
+
+static inline void __syncthreads() {
+  tt_emu::Fiber& f = tt_emu::fibers[tt_emu::current];
+  f.at_barrier = true;
+  swapcontext(&f.context, &tt_emu::scheduler);
+}
+#line 1 "kernel.cu"
+)PRELUDE";
+
+std::string emulation_launcher(const CudaKernelSource& kernel) {
+  return R"(
+static thread_local const float *tt_arg_data, *tt_arg_weight, *tt_arg_bias;
+static thread_local float* tt_arg_out;
+static void tt_body() { )" +
+         kernel.entry + R"((tt_arg_data, tt_arg_weight, tt_arg_bias, tt_arg_out); }
+extern "C" const char* tt_emulate(const float* data, const float* weight, const float* bias,
+                                  float* out, const long long* dims) {
+  tt_arg_data = data;
+  tt_arg_weight = weight;
+  tt_arg_bias = bias;
+  tt_arg_out = out;
+  tt_emu::body = tt_body;
+  return tt_emu::run(dims);
+}
+)";
+}
+
+}  // namespace tensortune::codegen::cuda

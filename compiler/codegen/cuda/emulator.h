@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// Running generated CUDA kernels on the CPU, for checking their numerics where no GPU is and
+/// for debugging a schedule (`--emulate`): the very source NVRTC compiles, compiled by the
+/// host's C++ compiler behind a prelude that gives blockIdx, threadIdx, blockDim, gridDim,
+/// __shared__ and __syncthreads() their CUDA meaning. Blocks run one after another; a block's
+/// threads are fibers (ucontext) that run in turn up to each __syncthreads(), so a barrier
+/// holds exactly as on a GPU, and a barrier some threads of a block never reach is reported
+/// instead of hanging. Slow (a context switch per thread per barrier): small shapes, not
+/// timing.
+
+#include <memory>
+#include <string>
+
+#include "compiler/codegen/cuda/cuda_kernel.h"
+#include "support/error.h"
+
+namespace tensortune::codegen::cuda {
+
+class EmulatedKernel {
+ public:
+  /// Runs the whole grid. Fails (kInternal) when a block's threads disagree on a barrier.
+  Status launch(const float* data, const float* weight, const float* bias, float* out) const;
+  const CudaKernelSource& kernel() const;
+
+  struct Impl;
+  explicit EmulatedKernel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// The host C++ compiler the emulator runs: $TT_EMULATION_CXX, else the compiler tensortune
+/// was built with, else `c++` from PATH.
+std::string emulation_compiler();
+
+/// Compiles the kernel's source for the CPU and loads it. kUnavailable: no host C++ compiler
+/// (the message says which was tried); kInternal: the source did not compile (the message
+/// carries the compiler's first errors).
+Expected<EmulatedKernel> compile_for_emulation(const CudaKernelSource& kernel);
+
+}  // namespace tensortune::codegen::cuda

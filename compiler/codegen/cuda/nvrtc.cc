@@ -1,0 +1,174 @@
+#include "compiler/codegen/cuda/nvrtc.h"
+
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+namespace tensortune::codegen::cuda {
+namespace {
+
+struct NvrtcApi {
+  decltype(&nvrtcCreateProgram) create = nullptr;
+  decltype(&nvrtcCompileProgram) compile = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+  decltype(&nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&nvrtcGetPTX) ptx = nullptr;
+  decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
+  std::string error;  ///< why it is not loaded
+};
+
+const NvrtcApi& nvrtc() {
+  static const NvrtcApi api = [] {
+    NvrtcApi a;
+    const std::vector<std::string> names{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                                         std::string(TT_CUDA_LIB_DIR) + "/libnvrtc.so"};
+    void* h = nullptr;
+    for (const std::string& n : names)
+      if ((h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    if (!h) {
+      std::string tried;
+      for (const std::string& n : names) tried += (tried.empty() ? "" : ", ") + n;
+      a.error = "NVRTC is not available (tried " + tried + ")";
+      return a;
+    }
+    auto load = [&](auto& fn, const char* symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, symbol));
+      if (!fn && a.error.empty()) a.error = std::string("libnvrtc has no ") + symbol;
+    };
+    load(a.create, "nvrtcCreateProgram");
+    load(a.compile, "nvrtcCompileProgram");
+    load(a.log_size, "nvrtcGetProgramLogSize");
+    load(a.log, "nvrtcGetProgramLog");
+    load(a.ptx_size, "nvrtcGetPTXSize");
+    load(a.ptx, "nvrtcGetPTX");
+    load(a.cubin_size, "nvrtcGetCUBINSize");
+    load(a.cubin, "nvrtcGetCUBIN");
+    load(a.destroy, "nvrtcDestroyProgram");
+    load(a.error_string, "nvrtcGetErrorString");
+    return a;
+  }();
+  return api;
+}
+
+Expected<std::string> compile_once(const NvrtcApi& api, const CudaKernelSource& kernel,
+                                   const std::string& arch, bool want_cubin, std::string* log) {
+  nvrtcProgram prog = nullptr;
+  nvrtcResult r =
+      api.create(&prog, kernel.source.c_str(), (kernel.entry + ".cu").c_str(), 0, nullptr, nullptr);
+  if (r != NVRTC_SUCCESS)
+    return internal_error(std::string("nvrtcCreateProgram: ") + api.error_string(r));
+  struct Destroy {
+    const NvrtcApi& api;
+    nvrtcProgram* p;
+    ~Destroy() { api.destroy(p); }
+  } destroy{api, &prog};
+  const std::string arch_option = "--gpu-architecture=" + arch;
+  const char* options[] = {arch_option.c_str(), "--std=c++17"};
+  r = api.compile(prog, 2, options);
+  size_t log_size = 0;
+  api.log_size(prog, &log_size);
+  log->assign(log_size, '\0');
+  if (log_size) api.log(prog, log->data());
+  while (!log->empty() && (log->back() == '\0' || log->back() == '\n')) log->pop_back();
+  if (r != NVRTC_SUCCESS)
+    return internal_error("NVRTC could not compile " + kernel.entry + " for " + arch + ": " +
+                          api.error_string(r) + "\n" + *log);
+  size_t size = 0;
+  std::string out;
+  if (want_cubin) {
+    api.cubin_size(prog, &size);
+    out.resize(size);
+    api.cubin(prog, out.data());
+  } else {
+    api.ptx_size(prog, &size);
+    out.resize(size);
+    api.ptx(prog, out.data());
+    while (!out.empty() && out.back() == '\0') out.pop_back();
+  }
+  return out;
+}
+
+int64_t match_int(const std::string& text, const std::regex& re) {
+  std::smatch m;
+  return std::regex_search(text, m, re) ? std::stoll(m[1].str()) : 0;
+}
+
+}  // namespace
+
+Status nvrtc_available() {
+  const NvrtcApi& api = nvrtc();
+  if (!api.error.empty()) return unavailable(api.error);
+  return ok_status();
+}
+
+Expected<NvrtcOutput> nvrtc_compile(const CudaKernelSource& kernel, int cc, bool cubin) {
+  const NvrtcApi& api = nvrtc();
+  if (!api.error.empty()) return unavailable(api.error);
+  NvrtcOutput out;
+  TT_ASSIGN_OR_RETURN(out.ptx,
+                      compile_once(api, kernel, "compute_" + std::to_string(cc), false, &out.log));
+  if (cubin) {
+    std::string log;
+    TT_ASSIGN_OR_RETURN(out.cubin,
+                        compile_once(api, kernel, "sm_" + std::to_string(cc), true, &log));
+  }
+  return out;
+}
+
+Expected<std::string> ptxas_path() {
+  const std::string path = std::string(TT_CUDA_BIN_DIR) + "/ptxas";
+  if (access(path.c_str(), X_OK) != 0)
+    return unavailable("ptxas is not available (looked for " + path + ")");
+  return path;
+}
+
+Expected<PtxasReport> assemble_ptx(const std::string& ptx, int cc) {
+  namespace fs = std::filesystem;
+  TT_ASSIGN_OR_RETURN(std::string ptxas, ptxas_path());
+  std::string dir_template = (fs::temp_directory_path() / "tt-ptxas-XXXXXX").string();
+  if (!mkdtemp(dir_template.data())) return internal_error("cannot create a temporary directory");
+  const fs::path dir = dir_template;
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  {
+    std::ofstream out(dir / "kernel.ptx");
+    out << ptx;
+  }
+  const std::string command = "'" + ptxas + "' -v -arch=sm_" + std::to_string(cc) + " -o '" +
+                              (dir / "kernel.cubin").string() + "' '" +
+                              (dir / "kernel.ptx").string() + "' > '" + (dir / "log.txt").string() +
+                              "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(dir / "log.txt");
+  std::stringstream s;
+  s << in.rdbuf();
+  PtxasReport report;
+  report.log = s.str();
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return internal_error("ptxas failed for sm_" + std::to_string(cc) + ":\n" + report.log);
+  report.registers = match_int(report.log, std::regex(R"(Used (\d+) registers)"));
+  report.shared_bytes = match_int(report.log, std::regex(R"((\d+) bytes smem)"));
+  report.spill_stores = match_int(report.log, std::regex(R"((\d+) bytes spill stores)"));
+  report.spill_loads = match_int(report.log, std::regex(R"((\d+) bytes spill loads)"));
+  return report;
+}
+
+}  // namespace tensortune::codegen::cuda

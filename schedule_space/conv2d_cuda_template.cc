@@ -1,0 +1,187 @@
+#include "schedule_space/conv2d_cuda_template.h"
+
+#include <cmath>
+
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+
+namespace tensortune::schedule_space {
+namespace {
+
+const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
+float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+template <size_t N>
+std::array<int64_t, N> resolve(const std::vector<int64_t>& entity, int64_t axis) {
+  std::array<int64_t, N> parts{};
+  int64_t inner = 1;
+  for (size_t i = 1; i < N; ++i) {
+    parts[i] = entity[i];
+    inner *= entity[i];
+  }
+  parts[0] = axis / inner;  // factors policy: the inner parts divide the axis
+  return parts;
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  int64_t best = 1;
+  for (int64_t d : divisors(n))
+    if (d <= cap) best = d;
+  return best;
+}
+
+int find_value(const Knob& k, const KnobValue& want) {
+  for (size_t i = 0; i < k.options.size(); ++i)
+    if (k.options[i] == want) return static_cast<int>(i);
+  return 0;
+}
+
+bool fits(const Conv2dCudaSchedule& s, const Conv2dWorkload& w) {
+  return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
+         s.shared_bytes(w) <= kUniversalGpuLimits.max_shared_bytes_per_block &&
+         s.accumulators() <= kMaxCudaAccumulators;
+}
+
+Conv2dCudaSchedule decode(const Conv2dWorkload& w, const std::vector<Knob>& knobs,
+                          const std::vector<int32_t>& d) {
+  Conv2dCudaSchedule s;
+  s.f = resolve<4>(sizes(knobs[0].options[d[0]]), w.out_channels);
+  s.y = resolve<4>(sizes(knobs[1].options[d[1]]), w.out_height());
+  s.x = resolve<4>(sizes(knobs[2].options[d[2]]), w.out_width());
+  s.rc = resolve<2>(sizes(knobs[3].options[d[3]]), w.in_channels);
+  s.ry = resolve<2>(sizes(knobs[4].options[d[4]]), w.kernel_h);
+  s.rx = resolve<2>(sizes(knobs[5].options[d[5]]), w.kernel_w);
+  s.auto_unroll_max_step = std::get<int64_t>(knobs[6].options[d[6]]);
+  s.unroll_explicit = std::get<int64_t>(knobs[7].options[d[7]]) != 0;
+  return s;
+}
+
+class Conv2dNchwCudaTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "conv2d_nchw.cuda"; }
+  std::string_view backend() const override { return "cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+  ConvArgsLayout autotvm_conv_args() const override { return ConvArgsLayout::kNoLayouts; }
+
+  ConfigSpace config_space(const Task& task) const override {
+    return conv2d_nchw_cuda_space(workload(task));
+  }
+
+  // AutoTVM falls back to the nearest config of its TopHub reference log, which tensortune
+  // does not ship; this is a config of the same kind: 8x8 threads over the output plane (fewer
+  // when the plane is smaller), up to 8 output channels per thread group, 4 per thread, the
+  // whole kernel window and 8 input channels staged per step. Shrunk until it is valid.
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    const Conv2dWorkload& w = workload(task);
+    const auto& knobs = space.knobs();
+    const int64_t tf = largest_divisor_at_most(w.out_channels, 8);
+    const int64_t fi = largest_divisor_at_most(w.out_channels / tf, 4);
+    const int64_t ty = largest_divisor_at_most(w.out_height(), 8);
+    const int64_t tx = largest_divisor_at_most(w.out_width(), 8);
+    for (int64_t rci : {largest_divisor_at_most(w.in_channels, 8), int64_t{1}}) {
+      for (bool whole_window : {true, false}) {
+        std::vector<int32_t> d(knobs.size(), 0);
+        d[0] = find_value(knobs[0], std::vector<int64_t>{-1, 1, tf, fi});
+        d[1] = find_value(knobs[1], std::vector<int64_t>{-1, 1, ty, 1});
+        d[2] = find_value(knobs[2], std::vector<int64_t>{-1, 1, tx, 1});
+        d[3] = find_value(knobs[3], std::vector<int64_t>{-1, rci});
+        d[4] = find_value(knobs[4], std::vector<int64_t>{-1, whole_window ? w.kernel_h : 1});
+        d[5] = find_value(knobs[5], std::vector<int64_t>{-1, whole_window ? w.kernel_w : 1});
+        d[6] = find_value(knobs[6], int64_t{512});
+        d[7] = find_value(knobs[7], int64_t{1});
+        auto c = space.config_from_digits(d);
+        if (c && space.is_valid(*c)) return *c;
+      }
+    }
+    return *space.config_at(0);  // one thread, nothing tiled: always valid
+  }
+
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{
+        "f_block",     "f_vthread",    "f_thread",        "f_inner",     "y_block",
+        "y_vthread",   "y_thread",     "y_inner",         "x_block",     "x_vthread",
+        "x_thread",    "x_inner",      "rc_outer",        "rc_inner",    "ry_outer",
+        "ry_inner",    "rx_outer",     "rx_inner",        "auto_unroll", "unroll_explicit",
+        "threads",     "accumulators", "shared_bytes",    "blocks",      "outer_steps",
+        "inner_steps", "fma_per_load", "warps_per_block", "tail_warp"};
+    return names;
+  }
+
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const Conv2dWorkload& w = workload(task);
+    const Conv2dCudaSchedule s = conv2d_nchw_cuda_schedule(w, space, config);
+    std::vector<float> v;
+    for (const auto* axis : {&s.f, &s.y, &s.x})
+      for (int64_t p : *axis) v.push_back(lg(p));
+    for (const auto* axis : {&s.rc, &s.ry, &s.rx})
+      for (int64_t p : *axis) v.push_back(lg(p));
+    v.push_back(lg(s.auto_unroll_max_step));
+    v.push_back(s.unroll_explicit ? 1.0f : 0.0f);
+    const auto g = s.grid(w);
+    const double threads = static_cast<double>(s.threads());
+    const double fma_per_step =
+        static_cast<double>(s.tile_f()) * s.tile_y() * s.tile_x() * s.rc[1] * s.ry[1] * s.rx[1];
+    const double loads_per_step = s.input_tile_floats(w) + s.weight_tile_floats();
+    v.push_back(lg(threads));
+    v.push_back(lg(s.accumulators()));
+    v.push_back(lg(s.shared_bytes(w)));
+    v.push_back(lg(static_cast<double>(g[0]) * g[1] * g[2]));
+    v.push_back(lg(static_cast<double>(s.rc[0]) * s.ry[0] * s.rx[0]));
+    v.push_back(lg(static_cast<double>(s.rc[1]) * s.ry[1] * s.rx[1]));
+    v.push_back(static_cast<float>(fma_per_step / loads_per_step));
+    v.push_back(static_cast<float>(std::ceil(threads / 32.0)));
+    v.push_back(static_cast<int64_t>(threads) % 32 == 0 ? 0.0f : 1.0f);
+    return v;
+  }
+
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const Conv2dWorkload& w = workload(task);
+    const Conv2dCudaSchedule s = conv2d_nchw_cuda_schedule(w, space, config);
+    const auto g = s.grid(w);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_channels, w.in_height, w.in_width};
+    sig.weight_shape = {w.out_channels, w.in_channels, w.kernel_h, w.kernel_w};
+    sig.out_shape = {w.batch, w.out_channels, w.out_height(), w.out_width()};
+    sig.parallel_extent = g[0] * g[1] * g[2];  // blocks
+    return sig;
+  }
+
+ private:
+  static const Conv2dWorkload& workload(const Task& task) {
+    return std::get<Conv2dWorkload>(task.workload);
+  }
+};
+
+}  // namespace
+
+ConfigSpace conv2d_nchw_cuda_space(const Conv2dWorkload& w) {
+  std::vector<Knob> knobs;
+  knobs.push_back(make_split_knob("tile_f", w.out_channels, 4, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_y", w.out_height(), 4, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_x", w.out_width(), 4, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_rc", w.in_channels, 2, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_ry", w.kernel_h, 2, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_rx", w.kernel_w, 2, SplitPolicy::kFactors));
+  knobs.push_back(
+      make_other_knob("auto_unroll_max_step", {int64_t{0}, int64_t{512}, int64_t{1500}}));
+  knobs.push_back(make_other_knob("unroll_explicit", {int64_t{0}, int64_t{1}}));
+  std::vector<Knob> captured = knobs;
+  auto valid = [captured, w](const std::vector<int32_t>& d) {
+    return fits(decode(w, captured, d), w);
+  };
+  return ConfigSpace("conv2d_nchw.cuda", std::move(knobs), valid);
+}
+
+Conv2dCudaSchedule conv2d_nchw_cuda_schedule(const Conv2dWorkload& w, const ConfigSpace& space,
+                                             const Config& config) {
+  return decode(w, space.knobs(), config.digits);
+}
+
+const Template& conv2d_nchw_cuda_template() {
+  static const Conv2dNchwCudaTemplate instance;
+  return instance;
+}
+
+}  // namespace tensortune::schedule_space

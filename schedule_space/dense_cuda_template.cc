@@ -1,0 +1,229 @@
+#include "schedule_space/dense_cuda_template.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+
+namespace tensortune::schedule_space {
+namespace {
+
+const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
+float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+template <size_t N>
+std::array<int64_t, N> resolve(const std::vector<int64_t>& entity, int64_t axis) {
+  std::array<int64_t, N> parts{};
+  int64_t inner = 1;
+  for (size_t i = 1; i < N; ++i) {
+    parts[i] = entity[i];
+    inner *= entity[i];
+  }
+  parts[0] = axis / inner;
+  return parts;
+}
+
+bool is_pow2_in(int64_t v, int64_t lo, int64_t hi) {
+  return v >= lo && v <= hi && (v & (v - 1)) == 0;
+}
+
+// Keeps the candidates `keep` accepts, unless none passes (then all stay: AutoTVM's intent).
+Knob filtered(Knob knob, bool (*keep)(const std::vector<int64_t>&, int64_t axis)) {
+  std::vector<KnobValue> kept;
+  for (const KnobValue& v : knob.options)
+    if (keep(sizes(v), knob.axis_length)) kept.push_back(v);
+  if (!kept.empty()) knob.options = std::move(kept);
+  return knob;
+}
+
+bool block_tile_filter(const std::vector<int64_t>& e, int64_t) {
+  const int64_t tile = e[1] * e[2] * e[3];
+  return is_pow2_in(e[1], 2, 64) && is_pow2_in(e[2], 8, 64) && (tile == 64 || tile == 128);
+}
+
+bool k_filter(const std::vector<int64_t>& e, int64_t axis) { return axis / (e[1] * e[2]) > 2; }
+
+DenseLargeBatchSchedule decode_large(const DenseWorkload& w, const std::vector<Knob>& knobs,
+                                     const std::vector<int32_t>& d) {
+  DenseLargeBatchSchedule s;
+  s.x = resolve<4>(sizes(knobs[0].options[d[0]]), w.batch);
+  s.y = resolve<4>(sizes(knobs[1].options[d[1]]), w.out_features);
+  s.k = resolve<3>(sizes(knobs[2].options[d[2]]), w.in_features);
+  return s;
+}
+
+bool fits(const DenseLargeBatchSchedule& s) {
+  return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
+         s.shared_bytes() <= kUniversalGpuLimits.max_shared_bytes_per_block &&
+         s.accumulators() <= kMaxCudaAccumulators;
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  int64_t best = 1;
+  for (int64_t d : divisors(n))
+    if (d <= cap) best = d;
+  return best;
+}
+
+const DenseWorkload& dense_of(const Task& task) { return std::get<DenseWorkload>(task.workload); }
+
+class DenseSmallBatchGpuTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "dense_small_batch.gpu"; }
+  std::string_view backend() const override { return "cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+  ConfigSpace config_space(const Task& task) const override {
+    return dense_small_batch_space(dense_of(task));
+  }
+  // AutoTVM's fallback: tile_k = [-1, 64] (the largest divisor of K up to 64 here, so that
+  // every K has one).
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    const KnobValue want =
+        std::vector<int64_t>{-1, largest_divisor_at_most(dense_of(task).in_features, 64)};
+    const auto& options = space.knobs()[0].options;
+    const auto it = std::find(options.begin(), options.end(), want);
+    return *space.config_from_digits({static_cast<int32_t>(it - options.begin())});
+  }
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{"k_outer", "k_inner",   "blocks",
+                                                "warps",   "tail_warp", "reduction_rounds"};
+    return names;
+  }
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const DenseWorkload& w = dense_of(task);
+    const DenseSmallBatchSchedule s = dense_small_batch_schedule(w, space, config);
+    return {lg(s.k_outer),
+            lg(s.k_inner),
+            lg(static_cast<double>(w.batch) * w.out_features),
+            static_cast<float>((s.k_inner + 31) / 32),
+            s.k_inner % 32 == 0 ? 0.0f : 1.0f,
+            static_cast<float>(std::ceil(std::log2(static_cast<double>(s.k_inner))))};
+  }
+  KernelSignature signature(const Task& task, const ConfigSpace&, const Config&) const override {
+    const DenseWorkload& w = dense_of(task);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_features};
+    sig.weight_shape = {w.out_features, w.in_features};
+    sig.out_shape = {w.batch, w.out_features};
+    sig.parallel_extent = w.batch * w.out_features;  // blocks
+    return sig;
+  }
+};
+
+class DenseLargeBatchGpuTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "dense_large_batch.gpu"; }
+  std::string_view backend() const override { return "cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+  ConfigSpace config_space(const Task& task) const override {
+    return dense_large_batch_space(dense_of(task));
+  }
+  // No AutoTVM fallback to follow (its reference log decides): 8x8 threads, 2 vthreads and 4
+  // inner of each axis where the candidates have them, 8x4 columns of k per step; else the
+  // first valid config.
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    const DenseWorkload& w = dense_of(task);
+    const auto& knobs = space.knobs();
+    auto digit = [](const Knob& k, const std::vector<int64_t>& want) -> int32_t {
+      for (size_t i = 0; i < k.options.size(); ++i)
+        if (sizes(k.options[i]) == want) return static_cast<int32_t>(i);
+      return -1;
+    };
+    const int64_t km = largest_divisor_at_most(w.in_features, 8);
+    const int64_t ki = largest_divisor_at_most(w.in_features / km, 4);
+    const std::vector<int32_t> preferred{digit(knobs[0], {-1, 2, 8, 4}),
+                                         digit(knobs[1], {-1, 2, 8, 4}),
+                                         digit(knobs[2], {-1, km, ki})};
+    if (std::ranges::none_of(preferred, [](int32_t d) { return d < 0; })) {
+      auto c = space.config_from_digits(preferred);
+      if (c && space.is_valid(*c)) return *c;
+    }
+    for (int64_t i = 0; i < space.size(); ++i)
+      if (space.is_valid_index(i)) return *space.config_at(i);
+    return *space.config_at(0);
+  }
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{
+        "x_block",  "x_vthread",    "x_thread",     "x_inner",     "y_block", "y_vthread",
+        "y_thread", "y_inner",      "k_outer",      "k_middle",    "k_inner", "threads",
+        "blocks",   "accumulators", "shared_bytes", "fma_per_load"};
+    return names;
+  }
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const DenseLargeBatchSchedule s = dense_large_batch_schedule(dense_of(task), space, config);
+    std::vector<float> v;
+    for (int64_t p : s.x) v.push_back(lg(p));
+    for (int64_t p : s.y) v.push_back(lg(p));
+    for (int64_t p : s.k) v.push_back(lg(p));
+    v.push_back(lg(s.threads()));
+    v.push_back(lg(static_cast<double>(s.x[0]) * s.y[0]));
+    v.push_back(lg(s.accumulators()));
+    v.push_back(lg(s.shared_bytes()));
+    v.push_back(static_cast<float>(static_cast<double>(s.tile_m()) * s.tile_n() /
+                                   (s.tile_m() + s.tile_n())));
+    return v;
+  }
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const DenseWorkload& w = dense_of(task);
+    const DenseLargeBatchSchedule s = dense_large_batch_schedule(w, space, config);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_features};
+    sig.weight_shape = {w.out_features, w.in_features};
+    sig.out_shape = {w.batch, w.out_features};
+    sig.parallel_extent = s.x[0] * s.y[0];  // blocks
+    return sig;
+  }
+};
+
+}  // namespace
+
+ConfigSpace dense_small_batch_space(const DenseWorkload& w) {
+  std::vector<Knob> knobs{make_split_knob("tile_k", w.in_features, 2, SplitPolicy::kFactors)};
+  std::vector<Knob> captured = knobs;
+  auto valid = [captured](const std::vector<int32_t>& d) {
+    return sizes(captured[0].options[d[0]])[1] <= kUniversalGpuLimits.max_threads_per_block;
+  };
+  return ConfigSpace("dense_small_batch.gpu", std::move(knobs), valid);
+}
+
+DenseSmallBatchSchedule dense_small_batch_schedule(const DenseWorkload& w, const ConfigSpace& space,
+                                                   const Config& c) {
+  const auto parts = resolve<2>(sizes(space.value(c, "tile_k")), w.in_features);
+  return {parts[0], parts[1]};
+}
+
+ConfigSpace dense_large_batch_space(const DenseWorkload& w) {
+  std::vector<Knob> knobs;
+  knobs.push_back(
+      filtered(make_split_knob("tile_x", w.batch, 4, SplitPolicy::kFactors), block_tile_filter));
+  knobs.push_back(filtered(make_split_knob("tile_y", w.out_features, 4, SplitPolicy::kFactors),
+                           block_tile_filter));
+  knobs.push_back(
+      filtered(make_split_knob("tile_k", w.in_features, 3, SplitPolicy::kFactors), k_filter));
+  std::vector<Knob> captured = knobs;
+  auto valid = [captured, w](const std::vector<int32_t>& d) {
+    return fits(decode_large(w, captured, d));
+  };
+  return ConfigSpace("dense_large_batch.gpu", std::move(knobs), valid);
+}
+
+DenseLargeBatchSchedule dense_large_batch_schedule(const DenseWorkload& w, const ConfigSpace& space,
+                                                   const Config& c) {
+  return decode_large(w, space.knobs(), c.digits);
+}
+
+const Template& dense_small_batch_gpu_template() {
+  static const DenseSmallBatchGpuTemplate instance;
+  return instance;
+}
+
+const Template& dense_large_batch_gpu_template() {
+  static const DenseLargeBatchGpuTemplate instance;
+  return instance;
+}
+
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,49 @@
+#include "schedule_space/gpu_limits.h"
+
+#include <charconv>
+
+namespace tensortune::schedule_space {
+
+Status check_gpu_limits(const GpuKernelUsage& usage, const GpuLimits& limits) {
+  auto over = [](const char* what, int64_t used, int64_t limit) {
+    return Error{ErrorCode::kFailedPrecondition, std::string(what) + " = " + std::to_string(used) +
+                                                     " exceeds the device's limit of " +
+                                                     std::to_string(limit)};
+  };
+  if (usage.threads_per_block > limits.max_threads_per_block)
+    return over("threads per block", usage.threads_per_block, limits.max_threads_per_block);
+  if (usage.shared_bytes > limits.max_shared_bytes_per_block)
+    return over("shared memory per block (bytes)", usage.shared_bytes,
+                limits.max_shared_bytes_per_block);
+  if (usage.registers_per_thread > limits.max_registers_per_thread)
+    return over("registers per thread", usage.registers_per_thread,
+                limits.max_registers_per_thread);
+  if (usage.registers_per_thread * usage.threads_per_block > limits.max_registers_per_block)
+    return over("registers per block", usage.registers_per_thread * usage.threads_per_block,
+                limits.max_registers_per_block);
+  return ok_status();
+}
+
+std::string cuda_target_spec(int compute_capability) {
+  return "cuda -arch=sm_" + std::to_string(compute_capability);
+}
+
+Expected<int> cuda_compute_capability(const std::string& target_spec) {
+  const std::string kind = target_spec.substr(0, target_spec.find(' '));
+  if (kind != "cuda") return invalid_argument("target '" + target_spec + "' is not a CUDA target");
+  const std::string key = "-arch=sm_";
+  const size_t at = target_spec.find(key);
+  if (at == std::string::npos)
+    return invalid_argument("target '" + target_spec + "' names no -arch=sm_XY");
+  const char* begin = target_spec.data() + at + key.size();
+  const char* end = target_spec.data() + target_spec.size();
+  int cc = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, cc);
+  if (ec != std::errc() || (ptr != end && *ptr != ' ') || cc < 10 || cc > 999)
+    return invalid_argument("target '" + target_spec +
+                            "': -arch=sm_ needs a compute capability "
+                            "such as sm_80 or sm_90");
+  return cc;
+}
+
+}  // namespace tensortune::schedule_space

@@ -1,0 +1,49 @@
+#pragma once
+/// \file
+/// What a CUDA kernel may use per block, and the checks GPU templates make with it.
+///
+/// A template's space marks a config invalid when it breaks a limit every CUDA GPU tensortune
+/// supports has (compute capability 7.5 and later: 1024 threads and 48 KiB of static shared
+/// memory per block), so tuners never propose it. A device reports its own limits at
+/// registration; a config that fits the universal limits but not the device's (or whose
+/// compiled kernel needs more registers than the device has) is an INSTANTIATION_ERROR before
+/// any launch.
+
+#include <cstdint>
+#include <string>
+
+#include "support/error.h"
+
+namespace tensortune::schedule_space {
+
+struct GpuLimits {
+  int64_t max_threads_per_block = 1024;
+  int64_t max_shared_bytes_per_block = 48 * 1024;  ///< static __shared__ arrays
+  int64_t max_registers_per_block = 64 * 1024;
+  int64_t max_registers_per_thread = 255;
+  friend bool operator==(const GpuLimits&, const GpuLimits&) = default;
+};
+
+/// The limits every supported GPU has: what config spaces check.
+inline constexpr GpuLimits kUniversalGpuLimits{};
+
+/// Float accumulators one thread of a generated kernel may hold. Larger register tiles would
+/// spill to local memory on every GPU (255 registers per thread) and compile for minutes.
+inline constexpr int64_t kMaxCudaAccumulators = 256;
+
+/// What a kernel of a config asks for at launch and after compilation.
+struct GpuKernelUsage {
+  int64_t threads_per_block = 1;
+  int64_t shared_bytes = 0;
+  int64_t registers_per_thread = 0;  ///< 0 when not compiled yet
+};
+
+/// Fails with kFailedPrecondition naming the first limit the usage breaks and both values.
+Status check_gpu_limits(const GpuKernelUsage& usage, const GpuLimits& limits);
+
+/// "cuda -arch=sm_90" for compute capability 90. The CUDA target's spec in tasks and records.
+std::string cuda_target_spec(int compute_capability);
+/// 90 from "cuda -arch=sm_90"; fails naming the spec when it is not a CUDA target with an arch.
+Expected<int> cuda_compute_capability(const std::string& target_spec);
+
+}  // namespace tensortune::schedule_space

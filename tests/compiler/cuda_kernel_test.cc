@@ -1,0 +1,185 @@
+// The GPU templates' CUDA kernels: numerics in the CPU emulation against the naive reference,
+// and (with the CUDA Toolkit) NVRTC + ptxas for sm_80 and sm_90 within the limits.
+#include "compiler/codegen/cuda/cuda_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/codegen/cuda/emulator.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+#ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/nvrtc.h"
+#endif
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+namespace cuda = tensortune::codegen::cuda;
+using tt::Tensor;
+
+namespace {
+
+ss::Task make(const std::string& name, const ss::Workload& w) {
+  auto task = ss::make_task(name, w, ss::Target{ss::cuda_target_spec(80), 1});
+  EXPECT_TRUE(task.has_value()) << task.error().message;
+  return *task;
+}
+
+// Up to `count` valid configs spread over the space, the default first.
+std::vector<ss::Config> sample(const ss::Task& task, const ss::ConfigSpace& space, int count) {
+  std::vector<ss::Config> out{ss::default_config(task, space)};
+  const int64_t step = std::max<int64_t>(1, space.size() / count - 1);
+  for (int64_t i = 1; i < space.size() && static_cast<int>(out.size()) < count; i += step)
+    if (space.is_valid_index(i)) out.push_back(*space.config_at(i));
+  return out;
+}
+
+void expect_matches_reference(const ss::Task& task, int count, bool relu) {
+  auto space = ss::make_config_space(task);
+  ASSERT_TRUE(space.has_value());
+  const ss::OperandShapes shapes = ss::operand_shapes(task.workload);
+  tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
+                                 Tensor::zeros(shapes.bias)};
+  tt::fill_uniform(in.data, 21);
+  tt::fill_uniform(in.weight, 22);
+  tt::fill_uniform(*in.bias, 23);
+  Tensor want = tt::measure::reference_output(task.workload, in.data, in.weight, &*in.bias);
+  if (relu)
+    for (float& v : want.f32) v = std::max(v, 0.0f);
+  const auto configs = sample(task, *space, count);
+  EXPECT_GE(configs.size(), 3u);
+  for (const ss::Config& c : configs) {
+    auto got = tt::measure::run_operator(task, *space, c, in, 1, {.bias = true, .relu = relu});
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    ASSERT_EQ(got->shape, want.shape);
+    for (size_t j = 0; j < want.f32.size(); ++j)
+      ASSERT_NEAR(got->f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
+          << space->describe(c) << " element " << j;
+  }
+}
+
+TEST(CudaEmulation, Conv2dNchwWithStrideDilationAndUnevenPaddingMatchesTheReference) {
+  // 2 images, 6 -> 8 channels, a 3x2 kernel, stride (2, 1), dilation (1, 2), pads t1 l0 b2 r1.
+  auto w = ss::conv2d_workload({2, 6, 9, 11}, {8, 6, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  expect_matches_reference(make("conv2d_nchw.cuda", *w), 8, /*relu=*/true);
+}
+
+TEST(CudaEmulation, Conv2dNchwResNetLikeLayerMatchesTheReference) {
+  expect_matches_reference(make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)), 5, false);
+}
+
+TEST(CudaEmulation, DenseSmallBatchMatchesTheReference) {
+  // K = 24: thread counts that are not powers of two exercise the tree reduction's tail.
+  expect_matches_reference(make("dense_small_batch.gpu", ss::DenseWorkload{3, 20, 24}), 8, true);
+}
+
+TEST(CudaEmulation, DenseLargeBatchMatchesTheReference) {
+  expect_matches_reference(make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}), 6, false);
+}
+
+TEST(CudaEmulation, ADivergentBarrierIsReportedNotWaitedOn) {
+  cuda::CudaKernelSource k;
+  k.entry = "divergent";
+  k.block = {4, 1, 1};
+  k.source = R"(extern "C" __global__ void divergent(const float* data, const float* weight,
+                                            const float* bias, float* out) {
+    if (threadIdx.x == 2) return;
+    __syncthreads();
+    out[threadIdx.x] = 1.0f;
+  })";
+  auto kernel = cuda::compile_for_emulation(k);
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  float out[4] = {};
+  const tt::Status s = kernel->launch(nullptr, nullptr, nullptr, out);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("divergent barrier"), std::string::npos) << s.error().message;
+}
+
+TEST(CudaEmulation, SharedMemoryIsSharedWithinABlockAndBarriersOrderIt) {
+  // Each thread writes its slot, meets the others, then reads its neighbour's.
+  cuda::CudaKernelSource k;
+  k.entry = "rotate";
+  k.grid = {2, 1, 1};
+  k.block = {8, 1, 1};
+  k.source = R"(extern "C" __global__ void rotate(const float* data, const float* weight,
+                                         const float* bias, float* out) {
+    __shared__ float s[8];
+    const int i = blockIdx.x * 8 + threadIdx.x;
+    s[threadIdx.x] = data[i];
+    __syncthreads();
+    out[i] = s[(threadIdx.x + 1) % 8];
+  })";
+  auto kernel = cuda::compile_for_emulation(k);
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  std::vector<float> in(16), out(16);
+  for (int i = 0; i < 16; ++i) in[i] = static_cast<float>(i);
+  ASSERT_TRUE(kernel->launch(in.data(), nullptr, nullptr, out.data()).has_value());
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], static_cast<float>((i / 8) * 8 + (i + 1) % 8));
+}
+
+TEST(CudaKernels, AnInvalidConfigIsRefusedBeforeAnyCode) {
+  const ss::Task task = make("dense_small_batch.gpu", ss::DenseWorkload{1, 8, 4096});
+  auto space = ss::make_config_space(task);
+  ASSERT_TRUE(space.has_value());
+  int64_t invalid = -1;
+  for (int64_t i = 0; i < space->size() && invalid < 0; ++i)
+    if (!space->is_valid_index(i)) invalid = i;
+  ASSERT_GE(invalid, 0) << "4096 has inner factors above 1024 threads";
+  auto k = cuda::emit_cuda_kernel(task, *space, *space->config_at(invalid));
+  ASSERT_FALSE(k.has_value());
+  EXPECT_EQ(k.error().code, tt::ErrorCode::kFailedPrecondition);
+  EXPECT_NE(k.error().message.find("invalid"), std::string::npos);
+}
+
+TEST(CudaKernels, CudaTemplatesNeedACudaTarget) {
+  auto task = ss::make_task("conv2d_nchw.cuda", ss::square_conv2d(8, 8, 8, 3, 1),
+                            ss::Target{"llvm -keys=cpu", 16});
+  ASSERT_FALSE(task.has_value());
+  EXPECT_NE(task.error().message.find("needs a cuda target"), std::string::npos)
+      << task.error().message;
+  EXPECT_FALSE(ss::cuda_compute_capability("cuda -arch=sm_").has_value());
+  EXPECT_EQ(*ss::cuda_compute_capability("cuda -keys=cuda,gpu -arch=sm_86 -max_num_threads=1024"),
+            86);
+}
+
+#ifdef TT_WITH_CUDA
+// Every sampled config of ResNet-18-sized workloads compiles through NVRTC to PTX and assembles
+// for sm_80 and sm_90 with the registers and shared memory a GPU allows.
+TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
+  if (auto s = cuda::nvrtc_available(); !s.has_value()) GTEST_SKIP() << s.error().message;
+  if (auto p = cuda::ptxas_path(); !p) GTEST_SKIP() << p.error().message;
+  const std::vector<ss::Task> tasks{
+      make("conv2d_nchw.cuda", ss::square_conv2d(64, 56, 64, 3, 1)),
+      make("conv2d_nchw.cuda", ss::square_conv2d(256, 14, 512, 1, 2)),
+      make("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 512}),
+      make("dense_large_batch.gpu", ss::DenseWorkload{256, 1024, 1024}),
+  };
+  for (const ss::Task& task : tasks) {
+    auto space = ss::make_config_space(task);
+    ASSERT_TRUE(space.has_value());
+    for (const ss::Config& c : sample(task, *space, 4)) {
+      auto k = cuda::emit_cuda_kernel(task, *space, c, {.bias = true, .relu = true});
+      ASSERT_TRUE(k.has_value()) << k.error().message;
+      auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
+      ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
+      EXPECT_NE(compiled->ptx.find(".entry " + k->entry), std::string::npos);
+      for (int cc : {80, 90}) {
+        auto report = cuda::assemble_ptx(compiled->ptx, cc);
+        ASSERT_TRUE(report.has_value()) << report.error().message;
+        EXPECT_EQ(report->shared_bytes, k->shared_bytes) << space->describe(c);
+        ss::GpuKernelUsage usage = k->usage();
+        usage.registers_per_thread = report->registers;
+        EXPECT_TRUE(ss::check_gpu_limits(usage, ss::kUniversalGpuLimits).has_value())
+            << task.template_name << " " << space->describe(c) << " sm_" << cc << ": "
+            << report->log;
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace

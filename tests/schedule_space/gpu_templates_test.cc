@@ -1,0 +1,125 @@
+// The GPU templates' spaces against AutoTVM's published facts (../shared/RESEARCH.md 1.5) and
+// their validity rules against a brute-force reading of each config.
+#include <gtest/gtest.h>
+
+#include "schedule_space/conv2d_cuda_template.h"
+#include "schedule_space/dense_cuda_template.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+
+namespace ss = tensortune::schedule_space;
+
+namespace {
+
+ss::Task cuda_task(const std::string& name, const ss::Workload& w) {
+  auto t = ss::make_task(name, w, ss::Target{ss::cuda_target_spec(80), 1});
+  EXPECT_TRUE(t.has_value()) << t.error().message;
+  return *t;
+}
+
+const std::vector<int64_t>& sizes(const ss::KnobValue& v) {
+  return std::get<std::vector<int64_t>>(v);
+}
+
+TEST(GpuTemplates, Conv2dNchwCudaSpacesHaveAutoTvmsSizesAndKnobOrder) {
+  struct Case {
+    int64_t co, ci, size, k, want;
+  };
+  // (CO, CI, OH = OW, kernel) of ResNet layers; sizes as AutoTVM prints len(ConfigSpace).
+  for (const Case& c : {Case{512, 512, 7, 3, 844'800}, Case{256, 256, 14, 3, 9'123'840},
+                        Case{128, 128, 28, 3, 36'864'000}, Case{64, 64, 56, 3, 90'316'800},
+                        Case{2048, 512, 7, 1, 349'440}}) {
+    ss::Conv2dWorkload w = ss::square_conv2d(c.ci, c.size, c.co, c.k, 1);
+    auto space = *ss::make_config_space(cuda_task("conv2d_nchw.cuda", w));
+    EXPECT_EQ(space.size(), c.want) << c.co << " " << c.ci << " " << c.size << " " << c.k;
+  }
+  auto space =
+      *ss::make_config_space(cuda_task("conv2d_nchw.cuda", ss::square_conv2d(64, 56, 64, 3, 1)));
+  std::vector<std::string> names;
+  for (const ss::Knob& k : space.knobs()) names.push_back(k.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"tile_f", "tile_y", "tile_x", "tile_rc", "tile_ry", "tile_rx",
+                                      "auto_unroll_max_step", "unroll_explicit"}));
+}
+
+TEST(GpuTemplates, Conv2dNchwCudaValidityIsThreadsSharedMemoryAndRegisters) {
+  // Small enough to check every config: 3x3 kernel over 8x8, 16 -> 32 channels, stride 1.
+  const ss::Conv2dWorkload w = ss::square_conv2d(16, 8, 32, 3, 1);
+  const ss::Task task = cuda_task("conv2d_nchw.cuda", w);
+  auto space = *ss::make_config_space(task);
+  int64_t valid = 0;
+  for (int64_t i = 0; i < space.size(); i += 13) {
+    const ss::Config c = *space.config_at(i);
+    const auto e = space.entity_of(c);
+    const auto& f = sizes(e[0].second);
+    const auto& y = sizes(e[1].second);
+    const auto& x = sizes(e[2].second);
+    const int64_t rci = sizes(e[3].second)[1], ryi = sizes(e[4].second)[1],
+                  rxi = sizes(e[5].second)[1];
+    const int64_t threads = f[2] * y[2] * x[2];
+    const int64_t acc = f[1] * f[3] * y[1] * y[3] * x[1] * x[3];
+    const int64_t ty = y[1] * y[2] * y[3], tx = x[1] * x[2] * x[3];
+    const int64_t input = rci * (ty - 1 + ryi) * (tx - 1 + rxi);
+    const int64_t weights = f[1] * f[2] * f[3] * rci * ryi * rxi;
+    const bool want = threads <= 1024 && 4 * (input + weights) <= 48 * 1024 && acc <= 256;
+    EXPECT_EQ(space.is_valid(c), want) << space.describe(c);
+    valid += want;
+  }
+  EXPECT_GT(valid, 0);
+  EXPECT_TRUE(space.is_valid(ss::default_config(task, space)));
+}
+
+TEST(GpuTemplates, WorkloadKeysUseAutoTvmsArgumentLists) {
+  const ss::Task conv = cuda_task("conv2d_nchw.cuda", ss::square_conv2d(64, 56, 64, 3, 1));
+  EXPECT_EQ(ss::workload_key(conv),
+            "[\"conv2d_nchw.cuda\", [[\"TENSOR\", [1, 64, 56, 56], \"float32\"], [\"TENSOR\", "
+            "[64, 64, 3, 3], \"float32\"], [1, 1], [1, 1, 1, 1], [1, 1], \"float32\"]]");
+  const ss::Task dense = cuda_task("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 512});
+  EXPECT_EQ(ss::workload_key(dense),
+            "[\"dense_small_batch.gpu\", [[\"TENSOR\", [1, 512], \"float32\"], [\"TENSOR\", "
+            "[1000, 512], \"float32\"], null, \"float32\"]]");
+}
+
+TEST(GpuTemplates, DenseSmallBatchSplitsKAndFallsBackToSixtyFourThreads) {
+  const ss::Task task = cuda_task("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 2048});
+  auto space = *ss::make_config_space(task);
+  EXPECT_EQ(space.size(), 12);  // divisors of 2048
+  const ss::Config fallback = ss::default_config(task, space);
+  EXPECT_EQ(sizes(space.value(fallback, "tile_k")), (std::vector<int64_t>{-1, 64}));
+  // K = 3000 has no divisor 64: the largest divisor below it (60).
+  const ss::Task odd = cuda_task("dense_small_batch.gpu", ss::DenseWorkload{1, 10, 3000});
+  auto odd_space = *ss::make_config_space(odd);
+  EXPECT_EQ(sizes(odd_space.value(ss::default_config(odd, odd_space), "tile_k")),
+            (std::vector<int64_t>{-1, 60}));
+}
+
+TEST(GpuTemplates, DenseLargeBatchAppliesAutoTvmsFiltersAsMeant) {
+  const ss::Task task = cuda_task("dense_large_batch.gpu", ss::DenseWorkload{1024, 1024, 1024});
+  auto space = *ss::make_config_space(task);
+  // Exponents (v, t, i) of 2 with v in 1..6, t in 3..6, v+t+i in {6, 7}: 6 + 10 = 16 entities.
+  EXPECT_EQ(space.knobs()[0].options.size(), 16u);
+  EXPECT_EQ(space.knobs()[1].options.size(), 16u);
+  for (const ss::KnobValue& v : space.knobs()[2].options)
+    EXPECT_GT(1024 / (sizes(v)[1] * sizes(v)[2]), 2) << ss::knob_value_to_string(v);
+  EXPECT_TRUE(space.is_valid(ss::default_config(task, space)));
+  // A batch of 16 cannot make a 64-row tile: that axis keeps its unfiltered candidates,
+  // 4-way factorisations of 2^4 = C(7, 3) = 35.
+  const ss::Task small = cuda_task("dense_large_batch.gpu", ss::DenseWorkload{16, 1024, 1024});
+  auto small_space = *ss::make_config_space(small);
+  EXPECT_EQ(small_space.knobs()[0].options.size(), 35u);
+  EXPECT_TRUE(small_space.is_valid(ss::default_config(small, small_space)));
+}
+
+TEST(GpuTemplates, LimitsNameTheFieldAndBothValues) {
+  ss::GpuKernelUsage usage{512, 64 * 1024, 32};
+  auto s = ss::check_gpu_limits(usage, ss::kUniversalGpuLimits);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message,
+            "shared memory per block (bytes) = 65536 exceeds the device's limit of 49152");
+  usage = {1024, 0, 128};
+  s = ss::check_gpu_limits(usage, ss::kUniversalGpuLimits);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("registers per block = 131072"), std::string::npos);
+}
+
+}  // namespace
