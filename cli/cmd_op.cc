@@ -20,6 +20,7 @@ struct OpRunFlags {
   std::string data, weight, bias, out, db;
   int threads = 1;
   bool relu = false;
+  bool emulate = false;
   int64_t config_index = -1;
 };
 
@@ -31,8 +32,17 @@ Status run_op(const OpRunFlags& f) {
     TT_ASSIGN_OR_RETURN(Tensor bias, read_npy(f.bias));
     in.bias = std::move(bias);
   }
-  auto task = make_op_task(f.op, in.data.shape, in.weight.shape, codegen::host_target());
+  auto task = make_op_task(f.op, in.data.shape, in.weight.shape);
   if (!task) return task.error().with_context(f.data + " and " + f.weight);
+  const bool cuda = ss::template_of(*task).backend() == "cuda";
+  if (cuda && !f.emulate)
+    return unimplemented(task->template_name +
+                         ": running CUDA kernels on a GPU is not built yet; --emulate runs the "
+                         "generated kernel on this CPU");
+  if (!cuda && f.emulate)
+    return invalid_argument("--emulate runs CUDA kernels on the CPU; " + task->template_name +
+                            " is a CPU template (use --target cuda)");
+  const std::string device_key = device_key_for(task->target);
   TT_RETURN_IF_ERROR(measure::check_operator_inputs(*task, in));
   TT_ASSIGN_OR_RETURN(auto space, ss::make_config_space(*task));
   ss::Config config = ss::default_config(*task, space);
@@ -48,8 +58,7 @@ Status run_op(const OpRunFlags& f) {
     source = "config " + std::to_string(f.config_index) + " (--config-index)";
   } else if (!f.db.empty()) {
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-    TT_ASSIGN_OR_RETURN(auto best,
-                        store->best(ss::workload_key(*task), "", codegen::host_device_key()));
+    TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(*task), "", device_key));
     if (best) {
       TT_ASSIGN_OR_RETURN(auto entity, records::entity_from_json(best->record.entity_json));
       TT_ASSIGN_OR_RETURN(config, space.config_from_entity(entity));
@@ -58,8 +67,7 @@ Status run_op(const OpRunFlags& f) {
                     best->gflops);
       source = buf;
     } else {
-      source = "the default config: " + f.db + " has no record for this workload on " +
-               codegen::host_device_key();
+      source = "the default config: " + f.db + " has no record for this workload on " + device_key;
     }
   }
   std::fprintf(stderr, "%s %s: using %s: %s\n", task->template_name.c_str(),
@@ -89,7 +97,10 @@ void add_op_command(CLI::App& app, int& exit_code) {
       "      --pads 1,1,1,1 --dilation 1,1 --db resnet.db --out y.npy\n"
       "The data and weight are packed into the config's NCHW[x]c / OIHW[x]i[y]o layouts, the "
       "kernel runs, and\n"
-      "the result is written back in NCHW (or (M, N) for dense) as float32.");
+      "the result is written back in NCHW (or (M, N) for dense) as float32.\n"
+      "Without a GPU, a CUDA template's kernel runs in emulation on the CPU:\n"
+      "  tensortune op run --target cuda --emulate --op conv2d --data x.npy --weight w.npy "
+      "--pads 1 --out y.npy");
   run->add_option("--op", flags->op.op, "operator: " + op_names())->required();
   run->add_option("--data", flags->data, "input .npy: NCHW for conv2d, (M, K) for dense")
       ->required()
@@ -112,6 +123,14 @@ void add_op_command(CLI::App& app, int& exit_code) {
   run->add_option("--config-index", flags->config_index,
                   "run this config of the space instead of the best record");
   run->add_flag("--relu", flags->relu, "apply relu after the bias (fused into the kernel)");
+  run->add_option("--target", flags->op.target,
+                  "llvm (this CPU), or cuda / cuda-smXY / 'cuda -arch=sm_XY' for the GPU "
+                  "templates (cuda means sm_80; records are looked up under cuda-smXY)")
+      ->capture_default_str();
+  run->add_flag("--emulate", flags->emulate,
+                "run a CUDA template's generated kernel on the CPU: the same CUDA source, "
+                "blocks in turn and each block's threads meeting at barriers (slow; for "
+                "checking a schedule without a GPU)");
   run->callback([flags, &exit_code] {
     Status st = run_op(*flags);
     exit_code = st.has_value() ? 0 : report_error(st.error());

@@ -10,6 +10,8 @@
 
 namespace tensortune::cli {
 
+namespace ss = schedule_space;
+
 namespace {
 
 struct TuneOpFlags {
@@ -21,14 +23,20 @@ struct TuneOpFlags {
 
 Status run_tune_op(const TuneOpFlags& f) {
   TT_ASSIGN_OR_RETURN(auto data, parse_shape(f.data, "--data"));
-  TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(f.op.op));
+  TT_ASSIGN_OR_RETURN(auto target, op_target(f.op.target));
+  TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(f.op.op, target));
+  if (ss::find_template(tmpl)->backend() != "llvm")
+    return unimplemented(tmpl +
+                         " is a CUDA template: measuring it needs a GPU device server, "
+                         "which this build does not have yet (its kernels can be "
+                         "checked with `tensortune op run --target cuda --emulate`)");
   const bool conv = takes_conv2d_shapes(tmpl);
   const std::string& wtext = conv ? f.kernel : f.weight;
   if (wtext.empty())
     return invalid_argument(conv ? "--kernel is required for conv2d_NCHWc (OIHW, e.g. 64x64x3x3)"
                                  : "--weight is required for dense (out_features x in_features)");
   TT_ASSIGN_OR_RETURN(auto weight, parse_shape(wtext, conv ? "--kernel" : "--weight"));
-  TT_ASSIGN_OR_RETURN(auto task, make_op_task(f.op, data, weight, codegen::host_target()));
+  TT_ASSIGN_OR_RETURN(auto task, make_op_task(f.op, data, weight));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), 1, 1));
   const auto& p = summary.result.progress;
@@ -71,6 +79,9 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
                   "conv2d zero padding top,left,bottom,right (or one value, or v,h)")
       ->capture_default_str();
   cmd->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
+  cmd->add_option("--target", flags->op.target,
+                  "llvm (this CPU); cuda targets are listed but cannot be measured yet")
+      ->capture_default_str();
   cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")
       ->capture_default_str();
   add_tuning_flags(*cmd, flags->tuning);

@@ -2,6 +2,9 @@
 
 #include <sstream>
 
+#include "compiler/codegen/llvm/kernel.h"
+#include "schedule_space/gpu_limits.h"
+
 namespace tensortune::cli {
 
 namespace ss = schedule_space;
@@ -44,8 +47,37 @@ Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std
   return parse_separated(text, ',', field);
 }
 
-Expected<std::string> template_for_op(const std::string& op) {
-  if (const ss::Template* t = ss::find_template_by_op(op)) return std::string(t->name());
+Expected<ss::Target> op_target(const std::string& target) {
+  if (target == "llvm") return codegen::host_target();
+  if (target == "cuda") return ss::Target{ss::cuda_target_spec(80), 1};
+  std::string spec = target;
+  if (target.starts_with("cuda-sm")) spec = "cuda -arch=sm_" + target.substr(7);
+  if (spec.starts_with("cuda ")) {
+    auto cc = ss::cuda_compute_capability(spec);
+    if (!cc) return invalid_argument("--target: " + cc.error().message);
+    return ss::Target{ss::cuda_target_spec(*cc), 1};
+  }
+  return invalid_argument("--target = '" + target +
+                          "' is not llvm, cuda, 'cuda -arch=sm_XY' or cuda-smXY");
+}
+
+std::string device_key_for(const ss::Target& target) {
+  if (auto cc = ss::cuda_compute_capability(target.spec)) return "cuda-sm" + std::to_string(*cc);
+  return codegen::host_device_key();
+}
+
+Expected<std::string> template_for_op(const std::string& op, const ss::Target& target) {
+  const std::string backend = target.spec.substr(0, target.spec.find(' '));
+  for (const ss::Template* t : ss::all_templates()) {
+    if (t->backend() != backend) continue;
+    if (op == t->name() || op == t->op_name() || op == ss::operator_kind_name(t->operator_kind()))
+      return std::string(t->name());
+    for (std::string_view alias : t->aliases())
+      if (op == alias) return std::string(t->name());
+  }
+  if (const ss::Template* other = ss::find_template_by_op(op))
+    return invalid_argument("--op = '" + op + "' is a " + std::string(other->backend()) +
+                            " template; it needs --target " + std::string(other->backend()));
   return invalid_argument("--op = '" + op + "' is not one of " + op_names());
 }
 
@@ -54,6 +86,7 @@ std::string op_names() {
   for (const ss::Template* t : ss::all_templates()) {
     names += (names.empty() ? "" : ", ") + std::string(t->op_name());
     for (std::string_view alias : t->aliases()) names += " (or " + std::string(alias) + ")";
+    if (t->backend() != "llvm") names += " (--target " + std::string(t->backend()) + ")";
   }
   return names;
 }
@@ -64,8 +97,9 @@ bool takes_conv2d_shapes(const std::string& template_name) {
 }
 
 Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& data,
-                                const std::vector<int64_t>& weight, const ss::Target& target) {
-  TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(args.op));
+                                const std::vector<int64_t>& weight) {
+  TT_ASSIGN_OR_RETURN(ss::Target target, op_target(args.target));
+  TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(args.op, target));
   if (takes_conv2d_shapes(tmpl)) {
     TT_ASSIGN_OR_RETURN(auto strides, parse_int_list(args.strides, "--strides"));
     TT_ASSIGN_OR_RETURN(auto pads, parse_int_list(args.pads, "--pads"));

@@ -14,7 +14,8 @@
 namespace tensortune::cli {
 
 struct OpArgs {
-  std::string op;  ///< see op_names()
+  std::string op;               ///< see op_names()
+  std::string target = "llvm";  ///< see op_target()
   std::string strides = "1,1";
   std::string pads = "0,0,0,0";
   std::string dilation = "1,1";
@@ -25,18 +26,25 @@ Expected<std::vector<int64_t>> parse_shape(const std::string& text, const std::s
 /// "1,2" -> {1, 2}.
 Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std::string& field);
 
-/// The template name for --op (a template's name, without or with its suffix, or an alias).
-Expected<std::string> template_for_op(const std::string& op);
+/// --target: "llvm" (this CPU), "cuda" (compute capability 8.0), "cuda -arch=sm_XY" or
+/// "cuda-smXY".
+Expected<schedule_space::Target> op_target(const std::string& target);
+/// The device key records of the target are filed under: the host's for llvm, "cuda-smXY".
+std::string device_key_for(const schedule_space::Target& target);
+
+/// The template name for --op among the templates of the target's backend: a template's name,
+/// without or with its suffix, an alias, or the operator ("conv2d", "dense": the backend's
+/// first template of it). Naming a template of another backend says which --target it needs.
+Expected<std::string> template_for_op(const std::string& op, const schedule_space::Target& target);
 /// What --op accepts, for --help: "conv2d_NCHWc (or conv2d), dense_pack (or dense), ...".
 std::string op_names();
 /// Whether the template's operator takes conv2d flags (--kernel, --strides, ...).
 bool takes_conv2d_shapes(const std::string& template_name);
 
-/// Builds and validates the task from the op, the data and weight shapes (NCHW and OIHW for
-/// conv2d, (M, K) and (N, K) for dense) and the flags.
+/// Builds and validates the task from the op and its --target, the data and weight shapes (NCHW and
+/// OIHW for conv2d, (M, K) and (N, K) for dense) and the flags.
 Expected<schedule_space::Task> make_op_task(const OpArgs& args,
                                             const std::vector<int64_t>& data_shape,
-                                            const std::vector<int64_t>& weight_shape,
-                                            const schedule_space::Target& target);
+                                            const std::vector<int64_t>& weight_shape);
 
 }  // namespace tensortune::cli

@@ -76,6 +76,44 @@ TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
     EXPECT_NEAR(y->f32[i], want.f32[i], 1e-4 * (1 + std::fabs(want.f32[i])));
 }
 
+// The GPU template's kernel, emulated on the CPU, through the same command with --target cuda.
+TEST_F(CliTest, OpRunEmulatesTheCudaKernelAndMatchesTheReference) {
+  tt::Tensor x = tt::Tensor::zeros({2, 5, 7, 9});
+  tt::Tensor w = tt::Tensor::zeros({6, 5, 3, 3});
+  tt::Tensor b = tt::Tensor::zeros({6});
+  tt::fill_uniform(x, 4);
+  tt::fill_uniform(w, 5);
+  tt::fill_uniform(b, 6);
+  ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
+  ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
+  ASSERT_TRUE(tt::write_npy(path("b.npy"), b).has_value());
+  const std::string args = "op run --op conv2d --data " + path("x.npy") + " --weight " +
+                           path("w.npy") + " --bias " + path("b.npy") +
+                           " --pads 1,0,1,2 --relu --out " + path("y.npy");
+  CmdResult r = run(args + " --target cuda-sm90 --emulate");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("conv2d_nchw.cuda"), std::string::npos) << r.output;
+  auto y = tt::read_npy(path("y.npy"));
+  ASSERT_TRUE(y.has_value());
+  auto wl = tt::schedule_space::conv2d_workload(x.shape, w.shape, {1, 1}, {1, 0, 1, 2}, {1, 1});
+  ASSERT_TRUE(wl.has_value());
+  tt::Tensor want = tt::measure::conv2d_nchw_reference(x, w, &b, *wl);
+  for (float& v : want.f32) v = std::max(v, 0.0f);
+  ASSERT_EQ(y->shape, want.shape);
+  for (size_t i = 0; i < want.f32.size(); ++i)
+    EXPECT_NEAR(y->f32[i], want.f32[i], 1e-4 * (1 + std::fabs(want.f32[i])));
+
+  expect_error(args + " --target cuda", "--emulate runs the generated kernel on this CPU");
+  expect_error(args + " --emulate", "is a CPU template (use --target cuda)");
+  expect_error(args + " --target cuda-sm9 --emulate", "needs a compute capability");
+  expect_error("op run --op conv2d_nchw --data " + path("x.npy") + " --weight " + path("w.npy") +
+                   " --out " + path("y.npy"),
+               "is a cuda template; it needs --target cuda");
+  expect_error(
+      "tune-op --target cuda --op conv2d --data 1x8x8x8 --kernel 8x8x3x3 --db " + path("t.db"),
+      "measuring it needs a GPU device server");
+}
+
 TEST_F(CliTest, BadShapesAndParameters) {
   const std::string db = " --db " + path("t.db");
   expect_error(kTune + "--data 1x64x0x56 --kernel 64x64x3x3" + db,
