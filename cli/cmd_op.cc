@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/op_args.h"
+#include "compiler/codegen/cuda/cuda_kernel.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/op_runner.h"
 #include "records/record_store.h"
@@ -21,6 +22,7 @@ struct OpRunFlags {
   int threads = 1;
   bool relu = false;
   bool emulate = false;
+  bool print_source = false;
   int64_t config_index = -1;
 };
 
@@ -75,6 +77,17 @@ Status run_op(const OpRunFlags& f) {
                space.describe(config).c_str());
   codegen::KernelOptions options;
   options.relu = f.relu;
+  if (f.print_source) {
+    if (!cuda) return invalid_argument("--print-source prints CUDA C: use it with --target cuda");
+    TT_ASSIGN_OR_RETURN(auto kernel, codegen::cuda::emit_cuda_kernel(
+                                         *task, space, config, {in.bias.has_value(), f.relu}));
+    std::printf(
+        "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld), %lld bytes of shared memory\n%s",
+        static_cast<long long>(kernel.grid.x), static_cast<long long>(kernel.grid.y),
+        static_cast<long long>(kernel.grid.z), static_cast<long long>(kernel.block.x),
+        static_cast<long long>(kernel.block.y), static_cast<long long>(kernel.block.z),
+        static_cast<long long>(kernel.shared_bytes), kernel.source.c_str());
+  }
   TT_ASSIGN_OR_RETURN(Tensor out,
                       measure::run_operator(*task, space, config, in, f.threads, options));
   TT_RETURN_IF_ERROR(write_npy(f.out, out));
@@ -131,6 +144,8 @@ void add_op_command(CLI::App& app, int& exit_code) {
                 "run a CUDA template's generated kernel on the CPU: the same CUDA source, "
                 "blocks in turn and each block's threads meeting at barriers (slow; for "
                 "checking a schedule without a GPU)");
+  run->add_flag("--print-source", flags->print_source,
+                "print the CUDA C of the config's kernel, with its launch dimensions");
   run->callback([flags, &exit_code] {
     Status st = run_op(*flags);
     exit_code = st.has_value() ? 0 : report_error(st.error());
