@@ -5,6 +5,9 @@
 #include "cli/commands.h"
 #include "cli/op_args.h"
 #include "compiler/codegen/cuda/cuda_kernel.h"
+#ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/cuda_driver.h"
+#endif
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/op_runner.h"
 #include "records/record_store.h"
@@ -26,6 +29,35 @@ struct OpRunFlags {
   int64_t config_index = -1;
 };
 
+// A CUDA template's kernel on GPU 0 (the driver and NVRTC opened at run time).
+Expected<Tensor> run_on_gpu(const ss::Task& task, const ss::ConfigSpace& space,
+                            const ss::Config& config, const measure::OperatorInputs& in,
+                            bool relu) {
+#ifdef TT_WITH_CUDA
+  auto gpus = codegen::cuda::list_gpus();
+  if (!gpus)
+    return unavailable(gpus.error().message +
+                       "; --emulate runs the generated kernel on this CPU instead");
+  const codegen::cuda::GpuDevice& gpu = gpus->front();
+  TT_ASSIGN_OR_RETURN(auto kernel, codegen::cuda::emit_cuda_kernel(task, space, config,
+                                                                   {in.bias.has_value(), relu}));
+  const auto packed = measure::pack_operands(task, kernel.signature, in.data, in.weight);
+  Tensor out = Tensor::zeros(kernel.signature.out_shape);
+  TT_ASSIGN_OR_RETURN(auto run,
+                      codegen::cuda::run_on_gpu(gpu, kernel, packed.data.f32, packed.weight.f32,
+                                                in.bias ? &in.bias->f32 : nullptr, out.size(), 10));
+  std::fprintf(stderr, "ran on GPU 0 (%s, sm_%d): %.3f us per run, %lld registers per thread\n",
+               gpu.name.c_str(), gpu.compute_capability, run.seconds_per_run * 1e6,
+               static_cast<long long>(run.registers_per_thread));
+  out.f32 = std::move(run.out);
+  return measure::unpack_output(task, kernel.signature, out);
+#else
+  return unimplemented(task.template_name +
+                       ": this build has no CUDA support (built without the CUDA Toolkit); "
+                       "--emulate runs the generated kernel on this CPU");
+#endif
+}
+
 Status run_op(const OpRunFlags& f) {
   measure::OperatorInputs in;
   TT_ASSIGN_OR_RETURN(in.data, read_npy(f.data));
@@ -37,10 +69,6 @@ Status run_op(const OpRunFlags& f) {
   auto task = make_op_task(f.op, in.data.shape, in.weight.shape);
   if (!task) return task.error().with_context(f.data + " and " + f.weight);
   const bool cuda = ss::template_of(*task).backend() == "cuda";
-  if (cuda && !f.emulate)
-    return unimplemented(task->template_name +
-                         ": running CUDA kernels on a GPU is not built yet; --emulate runs the "
-                         "generated kernel on this CPU");
   if (!cuda && f.emulate)
     return invalid_argument("--emulate runs CUDA kernels on the CPU; " + task->template_name +
                             " is a CPU template (use --target cuda)");
@@ -88,8 +116,12 @@ Status run_op(const OpRunFlags& f) {
         static_cast<long long>(kernel.block.y), static_cast<long long>(kernel.block.z),
         static_cast<long long>(kernel.shared_bytes), kernel.source.c_str());
   }
-  TT_ASSIGN_OR_RETURN(Tensor out,
-                      measure::run_operator(*task, space, config, in, f.threads, options));
+  Tensor out;
+  if (cuda && !f.emulate) {
+    TT_ASSIGN_OR_RETURN(out, run_on_gpu(*task, space, config, in, f.relu));
+  } else {
+    TT_ASSIGN_OR_RETURN(out, measure::run_operator(*task, space, config, in, f.threads, options));
+  }
   TT_RETURN_IF_ERROR(write_npy(f.out, out));
   std::printf("wrote %s with shape %s\n", f.out.c_str(), shape_to_string(out.shape).c_str());
   return ok_status();

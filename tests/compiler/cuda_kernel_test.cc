@@ -12,6 +12,7 @@
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/cuda_driver.h"
 #include "compiler/codegen/cuda/nvrtc.h"
 #endif
 
@@ -177,6 +178,49 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
             << task.template_name << " " << space->describe(c) << " sm_" << cc << ": "
             << report->log;
       }
+    }
+  }
+}
+
+// Where there is no GPU, the driver says why; where there is one, every sampled config of each
+// template runs on it and matches the reference.
+TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
+  auto gpus = cuda::list_gpus();
+  if (!gpus) {
+    EXPECT_EQ(gpus.error().code, tt::ErrorCode::kUnavailable);
+    EXPECT_NE(gpus.error().message.find("CUDA driver"), std::string::npos) << gpus.error().message;
+    GTEST_SKIP() << "no GPU: " << gpus.error().message;
+  }
+  for (const cuda::GpuDevice& d : *gpus) {
+    EXPECT_GE(d.compute_capability, 50) << d.name;
+    EXPECT_GE(d.limits.max_threads_per_block, 1024) << d.name;
+    EXPECT_GE(d.limits.max_shared_bytes_per_block, 48 * 1024) << d.name;
+  }
+  const std::vector<ss::Task> tasks{
+      make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)),
+      make("dense_small_batch.gpu", ss::DenseWorkload{3, 20, 24}),
+      make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}),
+  };
+  for (const ss::Task& task : tasks) {
+    auto space = ss::make_config_space(task);
+    ASSERT_TRUE(space.has_value());
+    const ss::OperandShapes shapes = ss::operand_shapes(task.workload);
+    Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight),
+           bias = Tensor::zeros(shapes.bias);
+    tt::fill_uniform(data, 31);
+    tt::fill_uniform(weight, 32);
+    tt::fill_uniform(bias, 33);
+    const Tensor want = tt::measure::reference_output(task.workload, data, weight, &bias);
+    for (const ss::Config& c : sample(task, *space, 6)) {
+      auto k = cuda::emit_cuda_kernel(task, *space, c, {.bias = true});
+      ASSERT_TRUE(k.has_value()) << k.error().message;
+      auto run =
+          cuda::run_on_gpu(gpus->front(), *k, data.f32, weight.f32, &bias.f32, want.size(), 3);
+      ASSERT_TRUE(run.has_value()) << run.error().message;
+      EXPECT_GT(run->seconds_per_run, 0);
+      for (size_t j = 0; j < want.f32.size(); ++j)
+        ASSERT_NEAR(run->out[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
+            << space->describe(c) << " element " << j;
     }
   }
 }

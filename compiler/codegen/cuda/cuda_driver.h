@@ -1,0 +1,50 @@
+#pragma once
+/// \file
+/// Running generated kernels on a real GPU through the CUDA driver API. libcuda is opened at
+/// run time (dlopen), so the same binary starts on machines without a GPU and says why it has
+/// none. Built only with the CUDA Toolkit (TT_WITH_CUDA), for its headers.
+///
+/// No GPU was lent while this was written: it is compiled and its failure paths are tested
+/// here; the GPU paths run only where `list_gpus()` finds one (tests skip otherwise).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cuda/cuda_kernel.h"
+#include "schedule_space/gpu_limits.h"
+#include "support/error.h"
+
+namespace tensortune::codegen::cuda {
+
+/// One GPU as the driver reports it.
+struct GpuDevice {
+  int ordinal = 0;
+  std::string name;
+  int compute_capability = 0;  ///< 90 for sm_90
+  int sm_count = 0;
+  int clock_khz = 0;
+  int64_t memory_bytes = 0;
+  schedule_space::GpuLimits limits;
+};
+
+/// The GPUs of this machine. kUnavailable naming the reason: no libcuda (no driver), the
+/// driver failed to initialise, or it reports no device.
+Expected<std::vector<GpuDevice>> list_gpus();
+
+/// What one kernel did on a GPU.
+struct GpuRun {
+  std::vector<float> out;
+  double seconds_per_run = 0;  ///< mean of `runs` launches, CUDA events
+  int64_t registers_per_thread = 0;
+};
+
+/// Compiles the kernel for the device (NVRTC cubin), checks its threads, shared memory and
+/// registers against the device's limits (kFailedPrecondition naming the limit: never a launch
+/// failure), uploads the operands, launches it once for the output and `runs` more times between
+/// two CUDA events. `out_floats` is the output's size.
+Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& kernel,
+                            const std::vector<float>& data, const std::vector<float>& weight,
+                            const std::vector<float>* bias, int64_t out_floats, int runs);
+
+}  // namespace tensortune::codegen::cuda
