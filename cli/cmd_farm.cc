@@ -65,6 +65,8 @@ struct DeviceFlags {
 };
 
 Status run_device(DeviceFlags f) {
+  if (f.options.device_key.empty() && f.options.gpus.empty())
+    return invalid_argument("--key is required (a CPU device server); GPU servers take --gpus");
   if (!f.token_file.empty()) {
     TT_ASSIGN_OR_RETURN(f.options.tracker.token, wire::read_token_file(f.token_file));
   }
@@ -199,8 +201,13 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   CLI::App* d = app.add_subcommand(
       "device", "Run a device server: register with a tracker and measure its work");
   d->add_option("--tracker", df->options.tracker.address, "HOST:PORT of the tracker")->required();
-  d->add_option("--key", df->options.device_key, "device key clients ask for, e.g. x86-avx512")
-      ->required();
+  d->add_option("--key", df->options.device_key,
+                "device key clients ask for, e.g. x86-avx512 (required for CPU servers; GPU "
+                "servers default to cuda-smXY of their GPUs)");
+  d->add_option("--gpus", df->options.gpus,
+                "a GPU server: these GPU ordinals (0,1,...), one slot and one worker process "
+                "each, measuring the CUDA templates")
+      ->delimiter(',');
   d->add_option("--slots", df->options.slots,
                 "measurements at once (one per socket: timings on a shared CPU are worthless)")
       ->check(at_least(1, 256))
@@ -228,7 +235,9 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
       "Each measurement runs in a worker process: a crash or hang costs one result "
       "(RUNTIME_DEVICE,\n"
       "RUN_TIMEOUT), not the server. It reconnects by itself when the tracker restarts, and exits\n"
-      "with the tracker's reason when its registration is refused (wrong token, invalid key).");
+      "with the tracker's reason when its registration is refused (wrong token, invalid key).\n"
+      "A GPU server: tensortune device --tracker 10.0.0.5:9190 --gpus 0,1,2,3 (key cuda-sm90 on "
+      "H100s).");
   d->callback([&exit_code, df] {
     if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
   });
@@ -237,6 +246,7 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   CLI::App* w = app.add_subcommand("device-worker", "");  // hidden: spawned by `device`
   w->group("");
   w->add_option("--device-key", wf->device_key);
+  w->add_option("--gpu", wf->gpu);
   w->add_option("--fault-inject", wf->fault_inject);
   w->callback([&exit_code, wf] { exit_code = device::run_device_worker(*wf); });
 

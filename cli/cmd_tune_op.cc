@@ -25,11 +25,6 @@ Status run_tune_op(const TuneOpFlags& f) {
   TT_ASSIGN_OR_RETURN(auto data, parse_shape(f.data, "--data"));
   TT_ASSIGN_OR_RETURN(auto target, op_target(f.op.target));
   TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(f.op.op, target));
-  if (ss::find_template(tmpl)->backend() != "llvm")
-    return unimplemented(tmpl +
-                         " is a CUDA template: measuring it needs a GPU device server, "
-                         "which this build does not have yet (its kernels can be "
-                         "checked with `tensortune op run --target cuda --emulate`)");
   const bool conv = takes_conv2d_shapes(tmpl);
   const std::string& wtext = conv ? f.kernel : f.weight;
   if (wtext.empty())
@@ -80,7 +75,8 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
   cmd->add_option("--target", flags->op.target,
-                  "llvm (this CPU); cuda targets are listed but cannot be measured yet")
+                  "llvm (this CPU), or cuda / cuda-smXY / 'cuda -arch=sm_XY' (on GPU --gpu of "
+                  "this machine, or with --tracker on the farm's GPU servers)")
       ->capture_default_str();
   cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")
       ->capture_default_str();

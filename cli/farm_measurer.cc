@@ -4,6 +4,7 @@
 
 #include "cli/tuning_session.h"
 #include "proto/rpc_channel.h"
+#include "schedule_space/gpu_limits.h"
 #include "support/log.h"
 #include "tracker/tracker_client.h"
 
@@ -51,8 +52,11 @@ class FarmMeasurer final : public tuner::Measurer {
 
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
                                                               const TuningFlags& f) {
-  if (f.farm_key.empty())
-    return invalid_argument("--tracker needs --key (the device key to measure on)");
+  std::string key = f.farm_key;
+  // GPU servers register as cuda-smXY: a CUDA task's key follows from its target.
+  if (auto cc = ss::cuda_compute_capability(task.target.spec); key.empty() && cc)
+    key = "cuda-sm" + std::to_string(*cc);
+  if (key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
   TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   tracker::FarmTiming t;
@@ -63,8 +67,8 @@ Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& ta
   t.flush_cache = f.flush_cache;
   t.threads = f.threads;
   return std::unique_ptr<tuner::Measurer>(std::make_unique<FarmMeasurer>(
-      task, std::move(client), t, f.farm_key,
-      "tune-op " + f.tuner + "-seed" + std::to_string(f.seed), f.priority));
+      task, std::move(client), t, key, "tune-op " + f.tuner + "-seed" + std::to_string(f.seed),
+      f.priority));
 }
 
 }  // namespace tensortune::cli

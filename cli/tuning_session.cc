@@ -51,6 +51,9 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
   cmd.add_option("--seed", f.seed,
                  "random seed of the tuner; the same seed gives the same sequence")
       ->capture_default_str();
+  cmd.add_option("--gpu", f.gpu, "CUDA targets measured on this machine: the GPU (ordinal)")
+      ->check(tensortune::cli::at_least(0, 1024))
+      ->capture_default_str();
   cmd.add_option("--threads", f.threads,
                  "threads each kernel runs on while measured (recorded with the result)")
       ->check(tensortune::cli::at_least(1, 1024))
@@ -120,11 +123,12 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   mo.threads = f.threads;
   mo.flush_cache = f.flush_cache;
   mo.device_key = f.device_key;
+  mo.gpu = f.gpu;
   std::unique_ptr<tuner::Measurer> measurer;
   if (!f.tracker.empty()) {
     TT_ASSIGN_OR_RETURN(measurer, make_farm_measurer(task, f));
   } else {
-    TT_ASSIGN_OR_RETURN(auto local, measure::LocalMeasurer::create(task, mo));
+    TT_ASSIGN_OR_RETURN(auto local, measure::make_measurer(task, mo));
     measurer = std::make_unique<tuner::LocalMeasurerAdapter>(std::move(local));
   }
 

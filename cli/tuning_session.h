@@ -29,6 +29,7 @@ struct TuningFlags {
   int64_t early_stopping = 0;
   uint64_t seed = 0;
   int threads = 1;
+  int gpu = 0;  ///< CUDA templates measured here: the GPU ordinal
   int64_t number = 10;
   int repeat = 3;
   double min_repeat_ms = 100;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -9,8 +10,13 @@
 #include <thread>
 
 #include "compiler/codegen/llvm/kernel.h"
+#ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/cuda_driver.h"
+#endif
 #include "device_server/worker_process.h"
 #include "proto/farm.grpc.pb.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/template.h"
 #include "support/log.h"
 
 namespace tensortune::device {
@@ -20,10 +26,56 @@ double now_unix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The options with what start-up resolved: the target registered, the GPUs.
+struct ServerSetup : DeviceServerOptions {
+  schedule_space::Target target;
+};
+
+// A GPU server's GPUs: each listed ordinal exists, all share one compute capability; fills the
+// key (cuda-smXY when empty), the slots (one per GPU) and the target, and logs every GPU with
+// its limits.
+Status resolve_gpus(ServerSetup& o) {
+#ifdef TT_WITH_CUDA
+  auto gpus = codegen::cuda::list_gpus();
+  if (!gpus) return gpus.error().with_context("--gpus");
+  std::string have;
+  for (const auto& g : *gpus)
+    have += (have.empty() ? "" : ", ") + std::to_string(g.ordinal) + ": " + g.name + " sm_" +
+            std::to_string(g.compute_capability);
+  int cc = 0;
+  for (int index : o.gpus) {
+    if (index < 0 || index >= static_cast<int>(gpus->size()))
+      return invalid_argument("--gpus: GPU " + std::to_string(index) +
+                              " does not exist (this machine has " + have + ")");
+    const auto& g = (*gpus)[static_cast<size_t>(index)];
+    if (cc != 0 && g.compute_capability != cc)
+      return invalid_argument("--gpus: the GPUs differ in compute capability (" + have +
+                              "); run one device server per kind, each with its key");
+    cc = g.compute_capability;
+    logger("device")->info(
+        "GPU {}: {} sm_{}, {} SMs at {} MHz, {} GiB; per block {} threads, {} KiB shared, {} "
+        "registers",
+        g.ordinal, g.name, g.compute_capability, g.sm_count, g.clock_khz / 1000,
+        g.memory_bytes >> 30, g.limits.max_threads_per_block,
+        g.limits.max_shared_bytes_per_block / 1024, g.limits.max_registers_per_block);
+  }
+  std::sort(o.gpus.begin(), o.gpus.end());
+  if (std::adjacent_find(o.gpus.begin(), o.gpus.end()) != o.gpus.end())
+    return invalid_argument("--gpus lists a GPU twice");
+  if (o.device_key.empty()) o.device_key = "cuda-sm" + std::to_string(cc);
+  o.slots = static_cast<int>(o.gpus.size());
+  o.target = schedule_space::Target{schedule_space::cuda_target_spec(cc), 1};
+  return ok_status();
+#else
+  (void)o;
+  return unavailable("--gpus: this build has no CUDA support (built without the CUDA Toolkit)");
+#endif
+}
+
 // One connection's life: register, then serve until the stream ends.
 class Session {
  public:
-  Session(const DeviceServerOptions& o, std::vector<std::unique_ptr<WorkerProcess>>& workers,
+  Session(const ServerSetup& o, std::vector<std::unique_ptr<WorkerProcess>>& workers,
           const std::atomic<bool>& stop)
       : o_(o), workers_(workers), stop_(stop) {}
 
@@ -41,12 +93,12 @@ class Session {
     r->set_slots(o_.slots);
     r->set_version("tensortune 0.1.0");
     r->set_name(o_.name);
-    r->add_capabilities("conv2d_NCHWc.x86");
-    r->add_capabilities("dense_pack.x86");
-    r->add_capabilities("dense_nopack.x86");
-    const auto target = codegen::host_target();
-    r->mutable_target()->set_spec(target.spec);
-    r->mutable_target()->set_vector_lanes(target.vector_lanes);
+    // The templates of this server's backend: the CPU's, or the GPU's.
+    const std::string_view backend = o_.gpus.empty() ? "llvm" : "cuda";
+    for (const schedule_space::Template* t : schedule_space::all_templates())
+      if (t->backend() == backend) r->add_capabilities(std::string(t->name()));
+    r->mutable_target()->set_spec(o_.target.spec);
+    r->mutable_target()->set_vector_lanes(o_.target.vector_lanes);
     v1::TrackerMessage first;
     if (!stream_->Write(reg) || !stream_->Read(&first) || !first.has_registered()) {
       const grpc::Status s = finish("registration");
@@ -169,7 +221,7 @@ class Session {
     }
   }
 
-  const DeviceServerOptions& o_;
+  const ServerSetup& o_;
   std::vector<std::unique_ptr<WorkerProcess>>& workers_;
   const std::atomic<bool>& stop_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::DeviceMessage, v1::TrackerMessage>> stream_;
@@ -204,7 +256,10 @@ void wait_for_tracker(grpc::Channel& channel, const std::string& address,
 }  // namespace
 
 Status run_device_server(const DeviceServerOptions& options, const std::atomic<bool>& stop) {
-  DeviceServerOptions o = options;
+  ServerSetup o;
+  static_cast<DeviceServerOptions&>(o) = options;
+  o.target = codegen::host_target();
+  if (!o.gpus.empty()) TT_RETURN_IF_ERROR(resolve_gpus(o));
   if (o.slots < 1 || o.slots > 256)
     return invalid_argument("--slots = " + std::to_string(o.slots) + ", must be 1..256");
   if (o.device_key.empty()) return invalid_argument("--key is empty");
@@ -218,8 +273,9 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   if (o.simulate_ms <= 0) {
     if (auto faults = parse_fault_injection(o.fault_inject); !faults) return faults.error();
     for (int s = 0; s < o.slots; ++s) {
+      const int gpu = o.gpus.empty() ? -1 : o.gpus[static_cast<size_t>(s)];
       workers.push_back(std::make_unique<WorkerProcess>(
-          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject}));
+          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject, gpu}));
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }

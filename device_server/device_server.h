@@ -9,6 +9,7 @@
 /// crosses the wire.
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "proto/rpc_channel.h"
 #include "support/error.h"
@@ -17,8 +18,12 @@ namespace tensortune::device {
 
 struct DeviceServerOptions {
   wire::TrackerEndpoint tracker;
-  std::string device_key;
-  int slots = 1;
+  std::string device_key;  ///< empty with `gpus`: "cuda-smXY" of the GPUs
+  int slots = 1;           ///< CPU servers; a GPU server has one slot per GPU
+  /// GPU ordinals to serve (a GPU server: CUDA templates, one slot and one worker process per
+  /// GPU, each worker measuring on its GPU); empty: a CPU server. All must share one compute
+  /// capability.
+  std::vector<int> gpus;
   std::string name;  ///< empty: host:pid
   std::string worker_executable = "/proc/self/exe";
   /// Seconds a worker may take beyond the item's timing.timeout_s (compile, reference check).

@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/measure/local_measurer.h"
+#include "compiler/measure/measurer.h"
 #include "device_server/worker_protocol.h"
 #include "proto/convert.h"
 #include "support/log.h"
@@ -60,6 +60,10 @@ Status WorkerProcess::start() {
   if (!options_.fault_inject.empty()) {
     args.push_back("--fault-inject");
     args.push_back(options_.fault_inject);
+  }
+  if (options_.gpu >= 0) {
+    args.push_back("--gpu");
+    args.push_back(std::to_string(options_.gpu));
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -175,7 +179,7 @@ int run_device_worker(const WorkerOptions& options) {
   }
   const std::map<int64_t, std::string>& faults = *parsed;
   std::string cached_key;
-  std::unique_ptr<measure::LocalMeasurer> measurer;
+  std::unique_ptr<measure::Measurer> measurer;
   std::unique_ptr<ss::ConfigSpace> space;
   std::string prepare_error;
   for (;;) {
@@ -206,7 +210,11 @@ int run_device_worker(const WorkerOptions& options) {
         measure_options.flush_cache = t.flush_cache();
         measure_options.compile_threads = 1;
         measure_options.device_key = options.device_key;
-        auto m = measure::LocalMeasurer::create(*task, measure_options);
+        measure_options.gpu = options.gpu;
+        auto m = options.gpu < 0 && ss::template_of(*task).backend() == "cuda"
+                     ? Expected<std::unique_ptr<measure::Measurer>>(
+                           unavailable("this worker has no GPU"))
+                     : measure::make_measurer(*task, measure_options);
         auto sp = ss::make_config_space(*task);
         measurer.reset();
         cached_key.clear();

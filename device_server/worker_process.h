@@ -22,6 +22,7 @@ struct WorkerOptions {
   /// Test-only faults by config index, "crash@3,hang@5,garbage@7": the worker crashes, hangs or
   /// answers NaN with NO_ERROR for those configs (the farm tests' misbehaving kernels).
   std::string fault_inject;
+  int gpu = -1;  ///< the GPU this worker measures CUDA templates on; -1: none (a CPU worker)
 };
 
 /// The faults of WorkerOptions::fault_inject by config index; errors name the item.

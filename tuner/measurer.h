@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/measure/local_measurer.h"
+#include "compiler/measure/measurer.h"
 #include "schedule_space/config_space.h"
 #include "schedule_space/measure.h"
 
@@ -24,19 +24,19 @@ class Measurer {
   virtual std::string device_key() const = 0;
 };
 
-/// Measures in this process with measure::LocalMeasurer.
+/// Measures in this process: measure::LocalMeasurer on the CPU, GpuMeasurer on a GPU.
 class LocalMeasurerAdapter final : public Measurer {
  public:
-  explicit LocalMeasurerAdapter(std::unique_ptr<measure::LocalMeasurer> m) : m_(std::move(m)) {}
+  explicit LocalMeasurerAdapter(std::unique_ptr<measure::Measurer> m) : m_(std::move(m)) {}
   Expected<std::vector<schedule_space::MeasureResult>> measure(
       const schedule_space::ConfigSpace& space,
       const std::vector<schedule_space::Config>& configs) override {
     return m_->measure(space, configs);
   }
-  std::string device_key() const override { return m_->options().device_key; }
+  std::string device_key() const override { return m_->device_key(); }
 
  private:
-  std::unique_ptr<measure::LocalMeasurer> m_;
+  std::unique_ptr<measure::Measurer> m_;
 };
 
 }  // namespace tensortune::tuner

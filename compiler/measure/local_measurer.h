@@ -25,6 +25,19 @@
 
 namespace tensortune::measure {
 
+/// What measures configs of one task (LocalMeasurer, GpuMeasurer); make one with make_measurer
+/// (measurer.h).
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  /// One result per config, in order; every failure is a result, never an Error.
+  virtual std::vector<schedule_space::MeasureResult> measure(
+      const schedule_space::ConfigSpace& space,
+      const std::vector<schedule_space::Config>& configs) = 0;
+  /// The key its results are filed under.
+  virtual const std::string& device_key() const = 0;
+};
+
 struct MeasureOptions {
   TimeEvaluatorOptions timing;
   int threads = 1;
@@ -38,7 +51,8 @@ struct MeasureOptions {
   /// measurer is timed with a single run (it cannot become the best; timing it fully would
   /// cost number * repeat slow runs). 0 disables.
   double slow_cutoff = 8;
-  std::string device_key;  ///< empty: host_device_key()
+  std::string device_key;  ///< empty: host_device_key() (a GPU's: cuda-smXY)
+  int gpu = 0;             ///< CUDA templates: the GPU (ordinal) that measures them
 };
 
 /// Tolerance for comparing against the double-precision reference: |y - r| <= atol + rtol*|r|
@@ -46,7 +60,7 @@ struct MeasureOptions {
 bool outputs_match(const std::vector<float>& got, const std::vector<float>& want,
                    int64_t reduction_length, std::string* first_mismatch);
 
-class LocalMeasurer {
+class LocalMeasurer final : public Measurer {
  public:
   static Expected<std::unique_ptr<LocalMeasurer>> create(schedule_space::Task task,
                                                          MeasureOptions options);
@@ -54,9 +68,11 @@ class LocalMeasurer {
 
   const schedule_space::Task& task() const { return task_; }
   const MeasureOptions& options() const { return options_; }
+  const std::string& device_key() const override { return options_.device_key; }
 
   std::vector<schedule_space::MeasureResult> measure(
-      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs);
+      const schedule_space::ConfigSpace& space,
+      const std::vector<schedule_space::Config>& configs) override;
 
  private:
   LocalMeasurer(schedule_space::Task task, MeasureOptions options);

@@ -115,9 +115,28 @@ TEST_F(CliTest, OpRunEmulatesTheCudaKernelAndMatchesTheReference) {
   expect_error("op run --op conv2d_nchw --data " + path("x.npy") + " --weight " + path("w.npy") +
                    " --out " + path("y.npy"),
                "is a cuda template; it needs --target cuda");
-  expect_error(
-      "tune-op --target cuda --op conv2d --data 1x8x8x8 --kernel 8x8x3x3 --db " + path("t.db"),
-      "measuring it needs a GPU device server");
+  CmdResult tune =
+      run("tune-op --target cuda --op conv2d --data 1x8x8x8 --kernel 8x8x3x3 --trials 2 --db " +
+          path("t.db"));
+  if (tune.exit_code != 0) {  // no GPU here: the reason, not a crash
+    EXPECT_EQ(tune.exit_code, 1) << tune.output;
+    EXPECT_TRUE(tune.output.find("CUDA driver") != std::string::npos ||
+                tune.output.find("no CUDA support") != std::string::npos)
+        << tune.output;
+  }
+}
+
+// A GPU device server checks its GPUs before it dials the tracker: where there is none (or no
+// such ordinal), it exits with the reason.
+TEST_F(CliTest, GpuDeviceServerNamesWhyItCannotStart) {
+  CmdResult r = run("device --tracker 127.0.0.1:1 --gpus 0,63");
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--gpus"), std::string::npos) << r.output;
+  EXPECT_TRUE(r.output.find("CUDA driver") != std::string::npos ||
+              r.output.find("GPU 63 does not exist") != std::string::npos ||
+              r.output.find("no CUDA support") != std::string::npos)
+      << r.output;
+  expect_error("device --tracker 127.0.0.1:1", "--key is required");
 }
 
 TEST_F(CliTest, BadShapesAndParameters) {

@@ -3,6 +3,8 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <chrono>
+
 #include "compiler/codegen/cuda/nvrtc.h"
 
 namespace tensortune::codegen::cuda {
@@ -103,15 +105,6 @@ Error cuda_error(const DriverApi& api, CUresult r, const std::string& what) {
     if (CUresult r_ = (call); r_ != CUDA_SUCCESS) return cuda_error(api, r_, what); \
   } while (0)
 
-// Device memory freed on every path.
-struct DeviceBuffer {
-  const DriverApi& api;
-  CUdeviceptr ptr = 0;
-  ~DeviceBuffer() {
-    if (ptr) api.mem_free(ptr);
-  }
-};
-
 }  // namespace
 
 Expected<std::vector<GpuDevice>> list_gpus() {
@@ -149,84 +142,127 @@ Expected<std::vector<GpuDevice>> list_gpus() {
   return out;
 }
 
-Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& kernel,
-                            const std::vector<float>& data, const std::vector<float>& weight,
-                            const std::vector<float>* bias, int64_t out_floats, int runs) {
+struct GpuKernelRunner::Impl {
+  const DriverApi& api = driver();
+  CUdevice dev = 0;
+  bool context_retained = false;
+  CUmodule module = nullptr;
+  CUfunction fn = nullptr;
+  CUdeviceptr data = 0, weight = 0, bias = 0, out = 0;
+  CUevent base = nullptr, now = nullptr;
+  CudaKernelSource kernel;
+  int64_t out_floats = 0;
+  int registers = 0;
+  double compile_s = 0;
+
+  ~Impl() {
+    if (!context_retained) return;
+    for (CUdeviceptr p : {data, weight, bias, out})
+      if (p) api.mem_free(p);
+    if (base) api.event_destroy(base);
+    if (now) api.event_destroy(now);
+    if (module) api.module_unload(module);
+    api.ctx_release(dev);
+  }
+};
+
+GpuKernelRunner::GpuKernelRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuKernelRunner::~GpuKernelRunner() = default;
+int64_t GpuKernelRunner::registers_per_thread() const { return impl_->registers; }
+double GpuKernelRunner::compile_seconds() const { return impl_->compile_s; }
+
+Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
+    const GpuDevice& device, const CudaKernelSource& kernel, const std::vector<float>& data,
+    const std::vector<float>& weight, const std::vector<float>* bias, int64_t out_floats) {
   const DriverApi& api = driver();
   if (!api.error.empty()) return unavailable(api.error);
   TT_RETURN_IF_ERROR(schedule_space::check_gpu_limits(kernel.usage(), device.limits));
+  const auto t0 = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(NvrtcOutput compiled,
                       nvrtc_compile(kernel, device.compute_capability, /*cubin=*/true));
-
-  CUdevice dev = 0;
-  TT_CU(api, api.device_get(&dev, device.ordinal), "cuDeviceGet");
+  auto impl = std::make_unique<Impl>();
+  impl->compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  impl->kernel = kernel;
+  impl->out_floats = out_floats;
+  TT_CU(api, api.device_get(&impl->dev, device.ordinal), "cuDeviceGet");
   CUcontext ctx = nullptr;
-  TT_CU(api, api.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  struct Release {
-    const DriverApi& api;
-    CUdevice dev;
-    ~Release() { api.ctx_release(dev); }
-  } release{api, dev};
+  TT_CU(api, api.ctx_retain(&ctx, impl->dev), "cuDevicePrimaryCtxRetain");
+  impl->context_retained = true;
   TT_CU(api, api.ctx_set_current(ctx), "cuCtxSetCurrent");
-
-  CUmodule module = nullptr;
-  TT_CU(api, api.module_load(&module, compiled.cubin.data()), "loading the kernel's cubin");
-  struct Unload {
-    const DriverApi& api;
-    CUmodule m;
-    ~Unload() { api.module_unload(m); }
-  } unload{api, module};
-  CUfunction fn = nullptr;
-  TT_CU(api, api.module_function(&fn, module, kernel.entry.c_str()), "cuModuleGetFunction");
-  int registers = 0, max_threads = 0;
-  api.function_attribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
-  api.function_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+  TT_CU(api, api.module_load(&impl->module, compiled.cubin.data()), "loading the kernel's cubin");
+  TT_CU(api, api.module_function(&impl->fn, impl->module, kernel.entry.c_str()),
+        "cuModuleGetFunction");
+  int max_threads = 0;
+  api.function_attribute(&impl->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, impl->fn);
+  api.function_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, impl->fn);
   schedule_space::GpuKernelUsage usage = kernel.usage();
-  usage.registers_per_thread = registers;
+  usage.registers_per_thread = impl->registers;
   TT_RETURN_IF_ERROR(schedule_space::check_gpu_limits(usage, device.limits));
   if (kernel.block.count() > max_threads)
     return Error{ErrorCode::kFailedPrecondition,
                  "threads per block = " + std::to_string(kernel.block.count()) +
                      " exceeds what the compiled kernel allows (" + std::to_string(max_threads) +
                      ")"};
-
-  DeviceBuffer d_data{api}, d_weight{api}, d_bias{api}, d_out{api};
-  auto upload = [&](DeviceBuffer& b, const std::vector<float>& host) -> Status {
-    TT_CU(api, api.mem_alloc(&b.ptr, std::max<size_t>(4, 4 * host.size())), "cuMemAlloc");
+  auto upload = [&](CUdeviceptr& p, const std::vector<float>& host) -> Status {
+    TT_CU(api, api.mem_alloc(&p, std::max<size_t>(4, 4 * host.size())), "cuMemAlloc");
     if (!host.empty())
-      TT_CU(api, api.copy_to_device(b.ptr, host.data(), 4 * host.size()), "cuMemcpyHtoD");
+      TT_CU(api, api.copy_to_device(p, host.data(), 4 * host.size()), "cuMemcpyHtoD");
     return ok_status();
   };
-  TT_RETURN_IF_ERROR(upload(d_data, data));
-  TT_RETURN_IF_ERROR(upload(d_weight, weight));
-  if (bias) TT_RETURN_IF_ERROR(upload(d_bias, *bias));
-  TT_CU(api, api.mem_alloc(&d_out.ptr, 4 * static_cast<size_t>(out_floats)), "cuMemAlloc");
-  void* args[] = {&d_data.ptr, &d_weight.ptr, &d_bias.ptr, &d_out.ptr};
-  auto launch = [&]() {
-    return api.launch(fn, static_cast<unsigned>(kernel.grid.x),
-                      static_cast<unsigned>(kernel.grid.y), static_cast<unsigned>(kernel.grid.z),
-                      static_cast<unsigned>(kernel.block.x), static_cast<unsigned>(kernel.block.y),
-                      static_cast<unsigned>(kernel.block.z), 0, nullptr, args, nullptr);
-  };
-  TT_CU(api, launch(), "launching " + kernel.entry);
-  TT_CU(api, api.ctx_synchronize(), "running " + kernel.entry);
+  TT_RETURN_IF_ERROR(upload(impl->data, data));
+  TT_RETURN_IF_ERROR(upload(impl->weight, weight));
+  if (bias) TT_RETURN_IF_ERROR(upload(impl->bias, *bias));
+  TT_CU(api, api.mem_alloc(&impl->out, 4 * static_cast<size_t>(out_floats)), "cuMemAlloc");
+  TT_CU(api, api.event_create(&impl->base, CU_EVENT_DEFAULT), "cuEventCreate");
+  TT_CU(api, api.event_create(&impl->now, CU_EVENT_DEFAULT), "cuEventCreate");
+  TT_CU(api, api.event_record(impl->base, nullptr), "cuEventRecord");
+  return std::unique_ptr<GpuKernelRunner>(new GpuKernelRunner(std::move(impl)));
+}
+
+Status GpuKernelRunner::launch() {
+  Impl& m = *impl_;
+  const CudaKernelSource& k = m.kernel;
+  void* args[] = {&m.data, &m.weight, &m.bias, &m.out};
+  TT_CU(m.api,
+        m.api.launch(m.fn, static_cast<unsigned>(k.grid.x), static_cast<unsigned>(k.grid.y),
+                     static_cast<unsigned>(k.grid.z), static_cast<unsigned>(k.block.x),
+                     static_cast<unsigned>(k.block.y), static_cast<unsigned>(k.block.z), 0, nullptr,
+                     args, nullptr),
+        "launching " + k.entry);
+  return ok_status();
+}
+
+Expected<double> GpuKernelRunner::clock() {
+  Impl& m = *impl_;
+  TT_CU(m.api, m.api.event_record(m.now, nullptr), "cuEventRecord");
+  TT_CU(m.api, m.api.event_synchronize(m.now), "running " + m.kernel.entry);
+  float ms = 0;
+  TT_CU(m.api, m.api.event_elapsed(&ms, m.base, m.now), "cuEventElapsedTime");
+  return ms / 1000.0;
+}
+
+Expected<std::vector<float>> GpuKernelRunner::output() {
+  Impl& m = *impl_;
+  TT_CU(m.api, m.api.ctx_synchronize(), "running " + m.kernel.entry);
+  std::vector<float> out(static_cast<size_t>(m.out_floats));
+  TT_CU(m.api, m.api.copy_to_host(out.data(), m.out, 4 * out.size()), "cuMemcpyDtoH");
+  return out;
+}
+
+Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& kernel,
+                            const std::vector<float>& data, const std::vector<float>& weight,
+                            const std::vector<float>* bias, int64_t out_floats, int runs) {
+  TT_ASSIGN_OR_RETURN(auto runner,
+                      GpuKernelRunner::create(device, kernel, data, weight, bias, out_floats));
+  TT_RETURN_IF_ERROR(runner->launch());
   GpuRun run;
-  run.registers_per_thread = registers;
-  run.out.resize(static_cast<size_t>(out_floats));
-  TT_CU(api, api.copy_to_host(run.out.data(), d_out.ptr, 4 * run.out.size()), "cuMemcpyDtoH");
+  TT_ASSIGN_OR_RETURN(run.out, runner->output());
+  run.registers_per_thread = runner->registers_per_thread();
   if (runs > 0) {
-    CUevent start = nullptr, stop = nullptr;
-    TT_CU(api, api.event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    TT_CU(api, api.event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    api.event_record(start, nullptr);
-    for (int i = 0; i < runs; ++i) TT_CU(api, launch(), "launching " + kernel.entry);
-    api.event_record(stop, nullptr);
-    TT_CU(api, api.event_synchronize(stop), "running " + kernel.entry);
-    float ms = 0;
-    api.event_elapsed(&ms, start, stop);
-    api.event_destroy(start);
-    api.event_destroy(stop);
-    run.seconds_per_run = ms / 1000.0 / runs;
+    TT_ASSIGN_OR_RETURN(double t0, runner->clock());
+    for (int i = 0; i < runs; ++i) TT_RETURN_IF_ERROR(runner->launch());
+    TT_ASSIGN_OR_RETURN(double t1, runner->clock());
+    run.seconds_per_run = (t1 - t0) / runs;
   }
   return run;
 }

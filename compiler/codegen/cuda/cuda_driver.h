@@ -8,6 +8,7 @@
 /// here; the GPU paths run only where `list_gpus()` finds one (tests skip otherwise).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,34 @@ struct GpuDevice {
 /// driver failed to initialise, or it reports no device.
 Expected<std::vector<GpuDevice>> list_gpus();
 
+/// One compiled kernel with its operands resident on one GPU: what a measurer times.
+class GpuKernelRunner {
+ public:
+  /// Compiles the kernel for the device (NVRTC cubin), checks its threads, shared memory and
+  /// registers against the device's limits (kFailedPrecondition naming the limit: never a
+  /// launch failure; kInternal when NVRTC fails) and uploads the operands.
+  static Expected<std::unique_ptr<GpuKernelRunner>> create(
+      const GpuDevice& device, const CudaKernelSource& kernel, const std::vector<float>& data,
+      const std::vector<float>& weight, const std::vector<float>* bias, int64_t out_floats);
+  ~GpuKernelRunner();
+  /// Queues one run (asynchronous).
+  Status launch();
+  /// Seconds since the runner was created, read after everything queued has run: a CUDA-event
+  /// clock for time_evaluator. kInternal when a queued run failed (an illegal address leaves
+  /// the context unusable: the caller reports RUNTIME_DEVICE and replaces its process).
+  Expected<double> clock();
+  /// The output buffer after the queued runs.
+  Expected<std::vector<float>> output();
+  int64_t registers_per_thread() const;
+  double compile_seconds() const;
+
+  struct Impl;
+
+ private:
+  explicit GpuKernelRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 /// What one kernel did on a GPU.
 struct GpuRun {
   std::vector<float> out;
@@ -39,10 +68,7 @@ struct GpuRun {
   int64_t registers_per_thread = 0;
 };
 
-/// Compiles the kernel for the device (NVRTC cubin), checks its threads, shared memory and
-/// registers against the device's limits (kFailedPrecondition naming the limit: never a launch
-/// failure), uploads the operands, launches it once for the output and `runs` more times between
-/// two CUDA events. `out_floats` is the output's size.
+/// GpuKernelRunner in one call: the output of one run, and the mean of `runs` more.
 Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& kernel,
                             const std::vector<float>& data, const std::vector<float>& weight,
                             const std::vector<float>* bias, int64_t out_floats, int runs);

@@ -1,0 +1,136 @@
+#include "compiler/measure/gpu_measurer.h"
+
+#include <chrono>
+#include <limits>
+
+#include "compiler/measure/reference_ops.h"
+#include "support/log.h"
+
+namespace tensortune::measure {
+
+namespace ss = schedule_space;
+namespace cuda = codegen::cuda;
+using ss::MeasureErrorNo;
+using ss::MeasureResult;
+
+GpuMeasurer::GpuMeasurer(ss::Task task, MeasureOptions options, cuda::GpuDevice gpu)
+    : task_(std::move(task)), options_(std::move(options)), device_(std::move(gpu)) {}
+
+Expected<std::unique_ptr<GpuMeasurer>> GpuMeasurer::create(ss::Task task, MeasureOptions options) {
+  TT_RETURN_IF_ERROR(ss::validate(task.workload));
+  TT_ASSIGN_OR_RETURN(int cc, ss::cuda_compute_capability(task.target.spec));
+  TT_ASSIGN_OR_RETURN(std::vector<cuda::GpuDevice> gpus, cuda::list_gpus());
+  if (options.gpu < 0 || options.gpu >= static_cast<int>(gpus.size()))
+    return invalid_argument("GPU " + std::to_string(options.gpu) + " does not exist: this " +
+                            "machine has " + std::to_string(gpus.size()) + " (0.." +
+                            std::to_string(gpus.size() - 1) + ")");
+  const cuda::GpuDevice& gpu = gpus[static_cast<size_t>(options.gpu)];
+  if (gpu.compute_capability != cc)
+    return invalid_argument("task target '" + task.target.spec + "' is for sm_" +
+                            std::to_string(cc) + " but GPU " + std::to_string(gpu.ordinal) + " (" +
+                            gpu.name + ") is sm_" + std::to_string(gpu.compute_capability));
+  if (options.timing.repeat < 1 || options.timing.number < 1)
+    return invalid_argument("measure options repeat and number must be >= 1");
+  if (options.device_key.empty()) options.device_key = "cuda-sm" + std::to_string(cc);
+  std::unique_ptr<GpuMeasurer> m(new GpuMeasurer(std::move(task), std::move(options), gpu));
+  const ss::OperandShapes shapes = ss::operand_shapes(m->task_.workload);
+  m->data_ = Tensor::zeros(shapes.data);
+  m->weight_ = Tensor::zeros(shapes.weight);
+  fill_uniform(m->data_, 1);
+  fill_uniform(m->weight_, 2);
+  m->reduction_length_ = ss::reduction_length(m->task_.workload);
+  if (m->options_.check_correctness)
+    m->reference_ = reference_output(m->task_.workload, m->data_, m->weight_, nullptr);
+  return m;
+}
+
+std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
+                                                const std::vector<ss::Config>& configs) {
+  std::vector<MeasureResult> results;
+  results.reserve(configs.size());
+  for (const ss::Config& c : configs) results.push_back(measure_one(space, c));
+  return results;
+}
+
+MeasureResult GpuMeasurer::measure_one(const ss::ConfigSpace& space, const ss::Config& config) {
+  const auto start = std::chrono::steady_clock::now();
+  MeasureResult r;
+  r.config_index = config.index;
+  r.device_key = options_.device_key;
+  auto finish = [&](MeasureErrorNo e, std::string msg) {
+    r.error_no = e;
+    r.error_msg = std::move(msg);
+    if (e != MeasureErrorNo::kNoError) r.costs = {ss::kErrorCost};
+    r.all_cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.timestamp =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    logger("measure")->debug("config {}: {} {}", config.index, ss::measure_error_name(e),
+                             r.error_msg);
+    return r;
+  };
+  auto source = cuda::emit_cuda_kernel(task_, space, config);
+  if (!source)
+    return finish(source.error().code == ErrorCode::kFailedPrecondition
+                      ? MeasureErrorNo::kInstantiationError
+                      : MeasureErrorNo::kCompileHost,
+                  source.error().message);
+  const ss::Template& tmpl = ss::template_of(task_);
+  const ss::KernelSignature& sig = source->signature;
+  const ss::PackedOperands packed = tmpl.pack_operands(sig, data_, weight_);
+  auto runner = cuda::GpuKernelRunner::create(device_, *source, packed.data.f32, packed.weight.f32,
+                                              nullptr, num_elements(sig.out_shape));
+  if (!runner) {
+    switch (runner.error().code) {
+      case ErrorCode::kFailedPrecondition:
+        return finish(MeasureErrorNo::kInstantiationError, runner.error().message);
+      case ErrorCode::kInternal:
+        return finish(runner.error().message.starts_with("NVRTC") ? MeasureErrorNo::kCompileDevice
+                                                                  : MeasureErrorNo::kRuntimeDevice,
+                      runner.error().message);
+      default:
+        return finish(MeasureErrorNo::kRuntimeDevice, runner.error().message);
+    }
+  }
+  cuda::GpuKernelRunner& k = **runner;
+  r.compile_s = k.compile_seconds();
+  if (auto s = k.launch(); !s) return finish(MeasureErrorNo::kRuntimeDevice, s.error().message);
+  auto out = k.output();
+  if (!out) return finish(MeasureErrorNo::kRuntimeDevice, out.error().message);
+  if (options_.check_correctness) {
+    std::string mismatch;
+    if (!outputs_match(*out, tmpl.output_from_plain(sig, reference_).f32, reduction_length_,
+                       &mismatch))
+      return finish(MeasureErrorNo::kWrongAnswer, mismatch);
+  }
+  // The protocol's clock is the GPU's: reading it waits for the queued launches, so a round
+  // of `number` launches is timed from the first to the last on the device.
+  std::string failure;
+  auto run = [&] {
+    if (auto s = k.launch(); !s && failure.empty()) failure = s.error().message;
+  };
+  TimeEvaluatorOptions timing = options_.timing;
+  timing.clock = [&]() -> double {
+    auto t = k.clock();
+    if (!t) {
+      if (failure.empty()) failure = t.error().message;
+      return std::numeric_limits<double>::infinity();
+    }
+    return *t;
+  };
+  if (options_.slow_cutoff > 0 && best_cost_s_ > 0)
+    timing.cutoff_s = options_.slow_cutoff * best_cost_s_;
+  const TimingResult t = time_evaluator(run, nullptr, timing);
+  if (!failure.empty()) return finish(MeasureErrorNo::kRuntimeDevice, failure);
+  if (t.timed_out)
+    return finish(MeasureErrorNo::kRunTimeout, "one run took " + std::to_string(t.warmup_seconds) +
+                                                   " s; the protocol's runs "
+                                                   "would pass the " +
+                                                   std::to_string(options_.timing.timeout_s) +
+                                                   " s limit");
+  r.number = t.number;
+  r.costs = drop_extremes(t.round_seconds);
+  if (best_cost_s_ == 0 || r.mean_cost() < best_cost_s_) best_cost_s_ = r.mean_cost();
+  return finish(MeasureErrorNo::kNoError, "");
+}
+
+}  // namespace tensortune::measure
