@@ -141,7 +141,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   TT_ASSIGN_OR_RETURN(auto tuner, tuner::make_tuner(task, space, topt, store));
   TaskSummary summary;
   summary.space_size = space.size();
-  for (int64_t i = 0; i < space.size(); ++i) summary.valid_configs += space.is_valid_index(i);
+  summary.valid_configs = space.valid_count();
 
   tuner::TuneOptions to;
   to.trials = std::min(f.trials, summary.valid_configs);

@@ -86,6 +86,19 @@ Entity ConfigSpace::entity_of(const Config& config) const {
   return e;
 }
 
+int64_t ConfigSpace::valid_count() const {
+  std::call_once(valid_count_->once, [this] {
+    int64_t n = 0;
+    if (!valid_) {
+      n = size_;
+    } else {
+      for (int64_t i = 0; i < size_; ++i) n += is_valid_index(i);
+    }
+    valid_count_->count = n;
+  });
+  return valid_count_->count;
+}
+
 bool ConfigSpace::is_valid_index(int64_t index) const {
   auto c = config_at(index);
   return c.has_value() && is_valid(*c);

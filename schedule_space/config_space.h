@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +58,9 @@ class ConfigSpace {
 
   bool is_valid(const Config& config) const { return !valid_ || valid_(config.digits); }
   bool is_valid_index(int64_t index) const;
+  /// Points that are valid: counted once per space (copies share the count), by a scan that
+  /// takes seconds for the largest GPU spaces (10^8 points).
+  int64_t valid_count() const;
 
   /// The value of knob `name` in `config`; TT_CHECKs that the knob exists.
   const KnobValue& value(const Config& config, const std::string& name) const;
@@ -69,6 +74,11 @@ class ConfigSpace {
   std::vector<Knob> knobs_;
   Validity valid_;
   int64_t size_ = 0;
+  struct ValidCount {
+    std::once_flag once;
+    int64_t count = 0;
+  };
+  std::shared_ptr<ValidCount> valid_count_ = std::make_shared<ValidCount>();
 };
 
 }  // namespace tensortune::schedule_space

@@ -4,9 +4,8 @@ namespace tensortune::tuner {
 
 namespace ss = schedule_space;
 
-VisitedSet::VisitedSet(const ss::ConfigSpace& space) : space_(space) {
-  for (int64_t i = 0; i < space.size(); ++i) valid_count_ += space.is_valid_index(i);
-}
+VisitedSet::VisitedSet(const ss::ConfigSpace& space)
+    : space_(space), valid_count_(space.valid_count()) {}
 
 void VisitedSet::mark(int64_t index) {
   if (visited_.insert(index).second && space_.is_valid_index(index)) ++visited_valid_;

@@ -69,6 +69,17 @@ TEST(GpuTemplates, Conv2dNchwCudaValidityIsThreadsSharedMemoryAndRegisters) {
   EXPECT_TRUE(space.is_valid(ss::default_config(task, space)));
 }
 
+TEST(GpuTemplates, ValidCountIsTheBruteForceCountAndCopiesShareIt) {
+  const ss::Task task = cuda_task("conv2d_nchw.cuda", ss::square_conv2d(8, 6, 16, 3, 1));
+  const ss::ConfigSpace space = *ss::make_config_space(task);
+  int64_t valid = 0;
+  for (int64_t i = 0; i < space.size(); ++i) valid += space.is_valid(*space.config_at(i));
+  const ss::ConfigSpace copy = space;
+  EXPECT_EQ(copy.valid_count(), valid);
+  EXPECT_EQ(space.valid_count(), valid);
+  EXPECT_LT(valid, space.size());  // some tiles are too large: the count is not the size
+}
+
 TEST(GpuTemplates, WorkloadKeysUseAutoTvmsArgumentLists) {
   const ss::Task conv = cuda_task("conv2d_nchw.cuda", ss::square_conv2d(64, 56, 64, 3, 1));
   EXPECT_EQ(ss::workload_key(conv),
