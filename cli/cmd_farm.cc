@@ -96,7 +96,8 @@ Status print_status(StatusFlags f) {
                               {"name", d.name()},
                               {"slots", d.slots()},
                               {"busy", d.busy()},
-                              {"last_heartbeat_age_s", d.last_heartbeat_age_s()}});
+                              {"last_heartbeat_age_s", d.last_heartbeat_age_s()},
+                              {"hardware", d.hardware()}});
     for (const auto& q : s.queues())
       j["queues"].push_back({{"key", q.device_key()},
                              {"devices", q.devices()},
@@ -129,10 +130,12 @@ Status print_status(StatusFlags f) {
                 q.free_slots(), q.queued(), q.running());
   std::printf("\nDevices\n%-5s %-20s %-28s %6s %5s %10s\n", "id", "key", "name", "slots", "busy",
               "heartbeat");
-  for (const auto& d : s.devices())
+  for (const auto& d : s.devices()) {
     std::printf("%-5llu %-20s %-28s %6d %5d %8.1f s\n",
                 static_cast<unsigned long long>(d.device_id()), d.device_key().c_str(),
                 d.name().c_str(), d.slots(), d.busy(), d.last_heartbeat_age_s());
+    if (!d.hardware().empty()) std::printf("      %s\n", d.hardware().c_str());
+  }
   // Running jobs first: they are what an operator watches; finished ones are history.
   for (const bool finished : {false, true}) {
     std::printf("\n%s jobs\n%-5s %-28s %-14s %4s %6s %6s %7s %6s %6s %9s\n",

@@ -29,6 +29,7 @@ double now_unix() {
 // The options with what start-up resolved: the target registered, the GPUs.
 struct ServerSetup : DeviceServerOptions {
   schedule_space::Target target;
+  std::vector<v1::GpuInfo> gpu_info;  ///< registered: one per GPU served
 };
 
 // A GPU server's GPUs: each listed ordinal exists, all share one compute capability; fills the
@@ -52,6 +53,16 @@ Status resolve_gpus(ServerSetup& o) {
       return invalid_argument("--gpus: the GPUs differ in compute capability (" + have +
                               "); run one device server per kind, each with its key");
     cc = g.compute_capability;
+    v1::GpuInfo& info = o.gpu_info.emplace_back();
+    info.set_ordinal(g.ordinal);
+    info.set_name(g.name);
+    info.set_compute_capability(g.compute_capability);
+    info.set_sm_count(g.sm_count);
+    info.set_clock_mhz(g.clock_khz / 1000);
+    info.set_memory_bytes(g.memory_bytes);
+    info.set_max_threads_per_block(static_cast<int32_t>(g.limits.max_threads_per_block));
+    info.set_max_shared_bytes_per_block(static_cast<int32_t>(g.limits.max_shared_bytes_per_block));
+    info.set_max_registers_per_block(static_cast<int32_t>(g.limits.max_registers_per_block));
     logger("device")->info(
         "GPU {}: {} sm_{}, {} SMs at {} MHz, {} GiB; per block {} threads, {} KiB shared, {} "
         "registers",
@@ -99,6 +110,7 @@ class Session {
       if (t->backend() == backend) r->add_capabilities(std::string(t->name()));
     r->mutable_target()->set_spec(o_.target.spec);
     r->mutable_target()->set_vector_lanes(o_.target.vector_lanes);
+    for (const v1::GpuInfo& g : o_.gpu_info) *r->add_gpus() = g;
     v1::TrackerMessage first;
     if (!stream_->Write(reg) || !stream_->Read(&first) || !first.has_registered()) {
       const grpc::Status s = finish("registration");

@@ -10,6 +10,29 @@ namespace tensortune::tracker {
 
 namespace ss = schedule_space;
 
+namespace {
+
+// "GPU 0 NVIDIA H100 sm_90 132 SMs 1980 MHz 79 GiB, per block 1024 threads 48 KiB 65536 regs;
+// GPU 1 ..." from what a device registered; names truncated, at most 64 GPUs (the device is
+// not trusted to be brief).
+std::string describe_gpus(const v1::Register& reg) {
+  std::string out;
+  int shown = 0;
+  for (const v1::GpuInfo& g : reg.gpus()) {
+    if (++shown > 64) break;
+    out += (out.empty() ? "" : "; ") + std::string("GPU ") + std::to_string(g.ordinal()) + " " +
+           g.name().substr(0, 64) + " sm_" + std::to_string(g.compute_capability()) + " " +
+           std::to_string(g.sm_count()) + " SMs " + std::to_string(g.clock_mhz()) + " MHz " +
+           std::to_string(g.memory_bytes() >> 30) + " GiB, per block " +
+           std::to_string(g.max_threads_per_block()) + " threads " +
+           std::to_string(g.max_shared_bytes_per_block() / 1024) + " KiB " +
+           std::to_string(g.max_registers_per_block()) + " regs";
+  }
+  return out;
+}
+
+}  // namespace
+
 grpc::Status DeviceLinkService::Connect(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::TrackerMessage, v1::DeviceMessage>* stream) {
@@ -47,11 +70,13 @@ grpc::Status DeviceLinkService::Connect(
     // The id is sent after add_device; a device treats Registered as "you are in".
     if (!stream->Write(hello)) return grpc::Status::CANCELLED;
   }
-  const uint64_t id =
-      core_.dispatcher->add_device(reg.device_key(), reg.slots(), name, send, [ctx, link] {
+  const uint64_t id = core_.dispatcher->add_device(
+      reg.device_key(), reg.slots(), name, send,
+      [ctx, link] {
         std::lock_guard<std::mutex> lock(link->mu);
         if (!link->closed) ctx->TryCancel();
-      });
+      },
+      describe_gpus(reg));
   v1::DeviceMessage msg;
   while (stream->Read(&msg)) {
     if (msg.has_heartbeat()) {

@@ -31,14 +31,15 @@ Dispatcher::Dispatcher(DispatcherOptions options, Recorder recorder)
     : options_(options), recorder_(std::move(recorder)) {}
 
 uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::string& name,
-                                SendWork send, std::function<void()> disconnect) {
+                                SendWork send, std::function<void()> disconnect,
+                                std::string hardware) {
   std::vector<Send> sends;
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    devices_[id] =
-        Device{key, name, slots, 0, {}, Clock::now(), std::move(send), std::move(disconnect)};
+    devices_[id] = Device{key, name,         slots,           std::move(hardware),  0,
+                          {},  Clock::now(), std::move(send), std::move(disconnect)};
     sends = dispatch_locked(Clock::now());
   }
   logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
@@ -364,6 +365,7 @@ v1::StatusReply Dispatcher::status() const {
     s->set_slots(d.slots);
     s->set_busy(d.busy);
     s->set_last_heartbeat_age_s(seconds_between(d.last_seen, now));
+    s->set_hardware(d.hardware);
     auto& q = queues[d.key];
     q.set_device_key(d.key);
     q.set_devices(q.devices() + 1);

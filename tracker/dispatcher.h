@@ -78,8 +78,9 @@ class Dispatcher {
   explicit Dispatcher(DispatcherOptions options, Recorder recorder = nullptr);
 
   /// `disconnect` is called (outside the lock) when the dispatcher drops the device.
+  /// `hardware` describes it in status (a GPU server's GPUs); may be empty.
   uint64_t add_device(const std::string& key, int slots, const std::string& name, SendWork send,
-                      std::function<void()> disconnect);
+                      std::function<void()> disconnect, std::string hardware = {});
   /// Drops the device (its stream ended): its leased items are re-queued.
   void remove_device(uint64_t device_id);
   void heartbeat(uint64_t device_id);
@@ -111,6 +112,7 @@ class Dispatcher {
   struct Device {
     std::string key, name;
     int slots = 1;
+    std::string hardware;
     int busy = 0;  ///< leased items, plus expired leases not yet answered
     std::set<uint64_t> expired_leases;
     Clock::time_point last_seen;

@@ -89,6 +89,23 @@ TEST(Dispatcher, JobsOfEqualPriorityTakeTurnsAndHigherPriorityGoesFirst) {
             (std::vector<std::string>{"A:0", "B:0", "A:1", "P:0", "P:1", "B:1", "A:2", "B:2"}));
 }
 
+TEST(Dispatcher, StatusShowsWhatAGpuServerRegistered) {
+  Dispatcher d(DispatcherOptions{});
+  FakeDevice cpu, gpu;
+  d.add_device("x86-avx512", 1, "cpu", cpu.sender(), nullptr);
+  d.add_device("cuda-sm90", 2, "gpu", gpu.sender(), nullptr,
+               "GPU 0 H100 sm_90 132 SMs; GPU 1 H100 sm_90 132 SMs");
+  const v1::StatusReply s = d.status();
+  ASSERT_EQ(s.devices_size(), 2);
+  for (const auto& dev : s.devices()) {
+    if (dev.name() == "cpu") EXPECT_EQ(dev.hardware(), "");
+    if (dev.name() == "gpu") {
+      EXPECT_EQ(dev.hardware(), "GPU 0 H100 sm_90 132 SMs; GPU 1 H100 sm_90 132 SMs");
+      EXPECT_EQ(dev.slots(), 2);
+    }
+  }
+}
+
 TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches) {
   DispatcherOptions o;
   o.lease_margin_s = 0;  // lease = 2 x the item's 1 s timeout
