@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "cli/op_args.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/printer.h"
@@ -17,26 +18,30 @@ namespace ss = schedule_space;
 
 // The tune-op flags that describe a task's workload.
 std::string tune_op_flags(const ss::Task& task) {
+  const std::string op = std::string(ss::template_of(task).op_name());
+  const std::string target =
+      ss::template_of(task).backend() == "cuda" ? " --target " + device_key_for(task.target) : "";
   auto list = [](std::initializer_list<int64_t> v, char sep) {
     std::string s;
     for (int64_t x : v) s += (s.empty() ? "" : std::string(1, sep)) + std::to_string(x);
     return s;
   };
   if (const auto* c = std::get_if<ss::Conv2dWorkload>(&task.workload))
-    return "--op conv2d_NCHWc --data " +
+    return "--op " + op + target + " --data " +
            list({c->batch, c->in_channels, c->in_height, c->in_width}, 'x') + " --kernel " +
            list({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}, 'x') + " --strides " +
            list({c->stride_h, c->stride_w}, ',') + " --pads " +
            list({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}, ',') + " --dilation " +
            list({c->dilation_h, c->dilation_w}, ',');
   const auto& d = std::get<ss::DenseWorkload>(task.workload);
-  return "--op dense --data " + list({d.batch, d.in_features}, 'x') + " --weight " +
+  return "--op " + op + target + " --data " + list({d.batch, d.in_features}, 'x') + " --weight " +
          list({d.out_features, d.in_features}, 'x');
 }
 
-Status list_tasks(const ModelFlags& flags, bool json) {
+Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool json) {
+  TT_ASSIGN_OR_RETURN(ss::Target target, op_target(target_flag));
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -53,15 +58,15 @@ Status list_tasks(const ModelFlags& flags, bool json) {
     return ok_status();
   }
   std::printf("%d tasks in %s (target %s)\n", static_cast<int>(extraction.tasks.size()),
-              flags.model.c_str(), codegen::host_target().spec.c_str());
-  std::printf("%3s  %-18s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
+              flags.model.c_str(), target.spec.c_str());
+  std::printf("%3s  %-22s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
               "first node");
   double total = 0;
   for (size_t i = 0; i < extraction.tasks.size(); ++i) {
     const auto& t = extraction.tasks[i];
     const double flop = ss::task_flop(t.task);
     total += flop * t.nodes.size();
-    std::printf("%3zu  %-18s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
+    std::printf("%3zu  %-22s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
                 ss::describe_workload(t.task.workload).c_str(), flop / 1e6, t.nodes.size(),
                 t.nodes.front().c_str());
   }
@@ -69,10 +74,11 @@ Status list_tasks(const ModelFlags& flags, bool json) {
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
   if (!extraction.tasks.empty())
     std::printf(
-        "Tune them all with `tensortune tune --model %s --tuner xgb`, or task 1 alone with:\n"
+        "Tune them all with `tensortune tune --model %s%s --tuner xgb`, or task 1 alone with:\n"
         "  tensortune tune-op %s --tuner xgb --trials 200\n"
         "(--json prints every task's workload key)\n",
-        flags.model.c_str(), tune_op_flags(extraction.tasks.front().task).c_str());
+        flags.model.c_str(), target_flag == "llvm" ? "" : (" --target " + target_flag).c_str(),
+        tune_op_flags(extraction.tasks.front().task).c_str());
   return ok_status();
 }
 
@@ -91,15 +97,21 @@ Status inspect(const ModelFlags& flags) {
 void add_model_commands(CLI::App& app, int& exit_code) {
   auto tasks_flags = std::make_shared<ModelFlags>();
   auto json = std::make_shared<bool>(false);
+  auto tasks_target = std::make_shared<std::string>("llvm");
   CLI::App* tasks = app.add_subcommand(
       "tasks", "List the tunable tasks of a model (deduplicated, with workload keys)");
   add_model_flags(tasks, *tasks_flags, false);
   tasks->add_flag("--json", *json, "print JSON with workload keys instead of a table");
+  tasks
+      ->add_option("--target", *tasks_target,
+                   "llvm (this CPU) or cuda / cuda-smXY: which templates the tasks take")
+      ->capture_default_str();
   tasks->footer(
       "\nExamples:\n  tensortune tasks --model resnet-18\n"
       "  tensortune tasks --model model.onnx --input-shape input=1x3x224x224 --json");
-  tasks->callback([&exit_code, tasks_flags, json] {
-    if (Status s = list_tasks(*tasks_flags, *json); !s) exit_code = report_error(s.error());
+  tasks->callback([&exit_code, tasks_flags, tasks_target, json] {
+    if (Status s = list_tasks(*tasks_flags, *tasks_target, *json); !s)
+      exit_code = report_error(s.error());
   });
 
   auto inspect_flags = std::make_shared<ModelFlags>();

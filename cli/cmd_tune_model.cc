@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "cli/op_args.h"
 #include "cli/tuning_session.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "records/record_store.h"
@@ -20,12 +21,14 @@ struct TuneModelFlags {
   ModelFlags model;
   std::string db = "tensortune.db";
   std::vector<int> only;  // 1-based task numbers
+  std::string target = "llvm";
   TuningFlags tuning;
 };
 
 Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
+  TT_ASSIGN_OR_RETURN(ss::Target target, op_target(f.target));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target));
   const std::set<int> only(f.only.begin(), f.only.end());
   for (int n : only)
     if (n < 1 || n > static_cast<int>(extraction.tasks.size()))
@@ -74,6 +77,10 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
   add_model_flags(cmd, flags->model, false);
   cmd->add_option("--db", flags->db, "SQLite record DB (created if missing)")
       ->capture_default_str();
+  cmd->add_option("--target", flags->target,
+                  "llvm (this CPU), or cuda / cuda-smXY: the CUDA templates, measured on --gpu "
+                  "here or with --tracker on GPU servers (key cuda-smXY by default)")
+      ->capture_default_str();
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning);
@@ -81,6 +88,7 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
       "\nExamples:\n  tensortune tune --model resnet-18 --tuner xgb --trials 200 --db resnet18.db\n"
       "  tensortune tune --model model.onnx --input-shape input=1x3x224x224 --only 2 5 \\\n"
       "      --tracker farm:9190 --key x86-avx512\n"
+      "  tensortune tune --model resnet-18 --target cuda-sm90 --tracker farm:9190 --tuner xgb\n"
       "Rerunning the same command resumes every task where it stopped.");
   cmd->callback([flags, &exit_code] {
     Status st = run_tune_model(*flags);

@@ -17,6 +17,9 @@ namespace tensortune::schedule_space {
 inline constexpr char kConv2dNCHWc[] = "conv2d_NCHWc.x86";
 inline constexpr char kDensePack[] = "dense_pack.x86";
 inline constexpr char kDenseNopack[] = "dense_nopack.x86";
+inline constexpr char kConv2dNchwCuda[] = "conv2d_nchw.cuda";
+inline constexpr char kDenseSmallBatchGpu[] = "dense_small_batch.gpu";
+inline constexpr char kDenseLargeBatchGpu[] = "dense_large_batch.gpu";
 
 /// The code generation target. `spec` is AutoTVM's target string ("llvm -keys=cpu
 /// -mcpu=icelake-server"); `vector_lanes` is the number of float32 lanes of the widest vector

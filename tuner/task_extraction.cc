@@ -24,6 +24,7 @@ std::pair<graph::Shape, graph::Shape> nchw_shapes(const graph::Graph& g, const g
 }  // namespace
 
 Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& target) {
+  const bool cuda = target.spec.starts_with("cuda");
   TaskExtraction out;
   std::map<std::string, size_t> index;
   for (const auto& n : g.nodes()) {
@@ -39,12 +40,14 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
       const auto [x, w] = nchw_shapes(g, n);
       auto conv = ss::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
       if (!conv) return conv.error().with_context("node '" + n.name + "'");
-      template_name = ss::kConv2dNCHWc;
+      template_name = cuda ? ss::kConv2dNchwCuda : ss::kConv2dNCHWc;
       workload = *conv;
     } else if (n.op == OpKind::kDense) {
       auto dense = ss::dense_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape);
       if (!dense) return dense.error().with_context("node '" + n.name + "'");
-      template_name = ss::kDensePack;
+      template_name = !cuda               ? ss::kDensePack
+                      : dense->batch < 32 ? ss::kDenseSmallBatchGpu
+                                          : ss::kDenseLargeBatchGpu;
       workload = *dense;
     } else {
       continue;

@@ -2,8 +2,10 @@
 /// \file
 /// Task extraction: the tunable operators of a network as tuning tasks, deduplicated by
 /// workload key, in first-use order. conv2d with groups 1 (in NCHW or already NCHW[x]c)
-/// becomes a conv2d_NCHWc task with its NCHW workload; dense becomes a dense_pack task.
-/// Depthwise and grouped convs have no template yet and are reported, not extracted.
+/// becomes a task with its NCHW workload: conv2d_NCHWc.x86 on a CPU target, conv2d_nchw.cuda on
+/// a CUDA target. dense becomes dense_pack.x86, or on CUDA dense_small_batch.gpu below a batch
+/// of 32 and dense_large_batch.gpu from 32 (AutoTVM's CUDA strategy). Depthwise and grouped
+/// convs have no template yet and are reported, not extracted.
 #include <string>
 #include <vector>
 

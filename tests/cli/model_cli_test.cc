@@ -47,6 +47,20 @@ TEST_F(ModelCli, TasksOfResnet18AreElevenConvsAndOneDense) {
   CmdResult j = run("tasks --model resnet-18 --json");
   ASSERT_EQ(j.exit_code, 0);
   EXPECT_NE(j.output.find("\"workload_key\""), std::string::npos);
+  // On a CUDA target the same workloads take AutoTVM's CUDA templates and argument lists.
+  CmdResult g = run("tasks --model resnet-18 --target cuda-sm90");
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_NE(g.output.find("12 tasks in resnet-18 (target cuda -arch=sm_90)"), std::string::npos)
+      << g.output;
+  EXPECT_NE(g.output.find("dense_small_batch.gpu  dense 1x512 w1000x512"), std::string::npos)
+      << g.output;
+  EXPECT_EQ(g.output.find("conv2d_NCHWc.x86"), std::string::npos) << g.output;
+  EXPECT_NE(g.output.find("--op conv2d_nchw --target cuda-sm90"), std::string::npos) << g.output;
+  CmdResult gj = run("tasks --model resnet-18 --target cuda-sm90 --json");
+  EXPECT_NE(gj.output.find("[1, 1], \\\"float32\\\"]]"), std::string::npos)
+      << "no layouts in CUDA workload keys\n"
+      << gj.output;
+  expect_error("tasks --model resnet-18 --target rocm", "--target = 'rocm' is not llvm, cuda");
 }
 
 TEST_F(ModelCli, InspectPrintsAfterEachPass) {
