@@ -68,13 +68,7 @@ std::string device_key_for(const ss::Target& target) {
 
 Expected<std::string> template_for_op(const std::string& op, const ss::Target& target) {
   const std::string backend = target.spec.substr(0, target.spec.find(' '));
-  for (const ss::Template* t : ss::all_templates()) {
-    if (t->backend() != backend) continue;
-    if (op == t->name() || op == t->op_name() || op == ss::operator_kind_name(t->operator_kind()))
-      return std::string(t->name());
-    for (std::string_view alias : t->aliases())
-      if (op == alias) return std::string(t->name());
-  }
+  if (const ss::Template* t = ss::find_template_by_op(op, backend)) return std::string(t->name());
   if (const ss::Template* other = ss::find_template_by_op(op))
     return invalid_argument("--op = '" + op + "' is a " + std::string(other->backend()) +
                             " template; it needs --target " + std::string(other->backend()));

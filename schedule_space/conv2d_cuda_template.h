@@ -19,6 +19,22 @@
 ///
 /// A config is valid when its block has at most 1024 threads, its shared tiles fit in 48 KiB
 /// and a thread holds at most kMaxCudaAccumulators accumulators.
+///
+/// conv2d_NCHWc.cuda is ours: the blocked layouts of the CPU path (data NCHW[x]c, kernel
+/// OIHW[x]i[y]o, output NCHW[y]c), so that one graph, one layout plan and one record DB serve
+/// CPU and GPU. A thread computes one whole output-channel block (y channels, innermost in
+/// memory) for inner x inner pixels, so its y accumulators per pixel sit in registers and its
+/// weights are y contiguous floats that every thread of the same channel block reads together.
+/// Knobs:
+///   tile_ic  [-1, x]  divisors of IC: the data block
+///   tile_oc  [-1, y]  divisors of OC up to 64: the output block (registers per pixel)
+///   tile_f   [block, thread] of the OC/y channel blocks
+///   tile_y, tile_x  [block, thread, inner] of OH and OW
+///   tile_rc  [outer, inner] of the IC/x input blocks: inner blocks are staged per step, with
+///            the whole kernel window, in shared memory (fetched by all threads, coalesced along
+///            the block)
+///   unroll_kw  0, 1: the kernel-width loop left to the compiler or unrolled
+/// Valid under the same three limits as conv2d_nchw.cuda.
 
 #include <array>
 #include <cstdint>
@@ -66,6 +82,40 @@ struct Conv2dCudaSchedule {
 };
 
 ConfigSpace conv2d_nchw_cuda_space(const Conv2dWorkload& w);
+
+const Template& conv2d_nchwc_cuda_template();
+
+/// A conv2d_NCHWc.cuda config decoded.
+struct Conv2dNchwcCudaSchedule {
+  int64_t ic_bn = 1, oc_bn = 1;
+  std::array<int64_t, 2> f{};       ///< channel blocks: block, thread
+  std::array<int64_t, 3> y{}, x{};  ///< block, thread, inner
+  std::array<int64_t, 2> rc{};      ///< input blocks: outer, inner
+  bool unroll_kw = false;
+
+  int64_t threads() const { return f[1] * y[1] * x[1]; }
+  int64_t accumulators() const { return oc_bn * y[2] * x[2]; }
+  int64_t tile_y() const { return y[1] * y[2]; }
+  int64_t tile_x() const { return x[1] * x[2]; }
+  int64_t window_h(const Conv2dWorkload& w) const {
+    return (tile_y() - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h + 1;
+  }
+  int64_t window_w(const Conv2dWorkload& w) const {
+    return (tile_x() - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;
+  }
+  int64_t input_tile_floats(const Conv2dWorkload& w) const {
+    return rc[1] * ic_bn * window_h(w) * window_w(w);
+  }
+  int64_t shared_bytes(const Conv2dWorkload& w) const { return 4 * input_tile_floats(w); }
+  /// (N * channel-block blocks, y blocks, x blocks) as (z, y, x).
+  std::array<int64_t, 3> grid(const Conv2dWorkload& w) const {
+    return {w.batch * f[0], y[0], x[0]};
+  }
+};
+
+ConfigSpace conv2d_nchwc_cuda_space(const Conv2dWorkload& w);
+Conv2dNchwcCudaSchedule conv2d_nchwc_cuda_schedule(const Conv2dWorkload& w,
+                                                   const ConfigSpace& space, const Config& config);
 Conv2dCudaSchedule conv2d_nchw_cuda_schedule(const Conv2dWorkload& w, const ConfigSpace& space,
                                              const Config& config);
 

@@ -108,7 +108,12 @@ class Template {
 const std::vector<const Template*>& all_templates();
 /// nullptr when no template has that name.
 const Template* find_template(std::string_view name);
-/// The template `--op`-style text names: its name, the name without its suffix, or an alias.
+/// The template of `backend` ("llvm", "cuda") that `--op`-style text names: its name, the name
+/// without its suffix, an alias, or the operator ("conv2d", "dense": the backend's first
+/// template of it). Op names repeat across backends (conv2d_NCHWc is both a CPU and a GPU
+/// template); within one they are unique. nullptr when none matches.
+const Template* find_template_by_op(std::string_view op, std::string_view backend);
+/// Any backend's template with that name, op name or alias (the first in registry order).
 const Template* find_template_by_op(std::string_view op);
 
 }  // namespace tensortune::schedule_space

@@ -13,7 +13,8 @@ const std::vector<const Template*>& all_templates() {
   static const std::vector<const Template*> templates{
       &conv2d_nchwc_template(),          &dense_pack_template(),
       &dense_nopack_template(),          &conv2d_nchw_cuda_template(),
-      &dense_small_batch_gpu_template(), &dense_large_batch_gpu_template(),
+      &conv2d_nchwc_cuda_template(),     &dense_small_batch_gpu_template(),
+      &dense_large_batch_gpu_template(),
   };
   return templates;
 }
@@ -21,6 +22,18 @@ const std::vector<const Template*>& all_templates() {
 const Template* find_template(std::string_view name) {
   for (const Template* t : all_templates())
     if (t->name() == name) return t;
+  return nullptr;
+}
+
+const Template* find_template_by_op(std::string_view op, std::string_view backend) {
+  for (const Template* t : all_templates()) {
+    if (t->backend() != backend) continue;
+    if (op == t->name() || op == t->op_name()) return t;
+    for (std::string_view alias : t->aliases())
+      if (op == alias) return t;
+  }
+  for (const Template* t : all_templates())
+    if (t->backend() == backend && op == operator_kind_name(t->operator_kind())) return t;
   return nullptr;
 }
 

@@ -69,6 +69,13 @@ TEST(CudaEmulation, Conv2dNchwWithStrideDilationAndUnevenPaddingMatchesTheRefere
   expect_matches_reference(make("conv2d_nchw.cuda", *w), 8, /*relu=*/true);
 }
 
+TEST(CudaEmulation, Conv2dNchwcInBlockedLayoutsMatchesTheReference) {
+  // Channel counts with several block sizes (6 = 1, 2, 3, 6; 12 = ...), stride and dilation.
+  auto w = ss::conv2d_workload({2, 6, 9, 10}, {12, 6, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  expect_matches_reference(make("conv2d_NCHWc.cuda", *w), 8, /*relu=*/true);
+}
+
 TEST(CudaEmulation, Conv2dNchwResNetLikeLayerMatchesTheReference) {
   expect_matches_reference(make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)), 5, false);
 }
@@ -156,6 +163,8 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
   const std::vector<ss::Task> tasks{
       make("conv2d_nchw.cuda", ss::square_conv2d(64, 56, 64, 3, 1)),
       make("conv2d_nchw.cuda", ss::square_conv2d(256, 14, 512, 1, 2)),
+      make("conv2d_NCHWc.cuda", ss::square_conv2d(64, 56, 64, 3, 1)),
+      make("conv2d_NCHWc.cuda", ss::square_conv2d(512, 7, 512, 3, 1)),
       make("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 512}),
       make("dense_large_batch.gpu", ss::DenseWorkload{256, 1024, 1024}),
   };

@@ -44,7 +44,8 @@ TEST_P(TemplateContract, NamesItsTaskAndCanBeFoundByOp) {
   const ss::Template& t = *GetParam();
   EXPECT_EQ(ss::find_template(t.name()), &t);
   EXPECT_EQ(ss::find_template_by_op(t.name()), &t);
-  EXPECT_EQ(ss::find_template_by_op(t.op_name()), &t);
+  EXPECT_EQ(ss::find_template_by_op(t.name(), t.backend()), &t);
+  EXPECT_EQ(ss::find_template_by_op(t.op_name(), t.backend()), &t);
   if (t.backend() == "cuda") {
     EXPECT_TRUE(tt::codegen::cuda::can_emit_cuda_kernel(t.name()))
         << t.name() << " has no emitter in compiler/codegen/cuda/template_emitters.cc";

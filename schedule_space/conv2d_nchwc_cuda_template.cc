@@ -1,0 +1,208 @@
+// conv2d_NCHWc.cuda: the CPU path's blocked layouts on the GPU (conv2d_cuda_template.h).
+#include <algorithm>
+#include <cmath>
+
+#include "schedule_space/conv2d_cuda_template.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/layout.h"
+#include "schedule_space/task.h"
+
+namespace tensortune::schedule_space {
+namespace {
+
+const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
+float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+template <size_t N>
+std::array<int64_t, N> resolve(const std::vector<int64_t>& entity, int64_t axis) {
+  std::array<int64_t, N> parts{};
+  int64_t inner = 1;
+  for (size_t i = 1; i < N; ++i) {
+    parts[i] = entity[i];
+    inner *= entity[i];
+  }
+  parts[0] = axis / inner;
+  return parts;
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  int64_t best = 1;
+  for (int64_t d : divisors(n))
+    if (d <= cap) best = d;
+  return best;
+}
+
+// Knob positions.
+enum { kIc, kOc, kF, kY, kX, kRc, kUnrollKw };
+
+// The split axes of tile_f and tile_rc depend on the blocks: they are split over the largest
+// possible count (OC and IC channels) and read as counts of blocks; a config whose block
+// count does not divide is invalid.
+Conv2dNchwcCudaSchedule decode(const Conv2dWorkload& w, const std::vector<Knob>& knobs,
+                               const std::vector<int32_t>& d, bool* divides) {
+  Conv2dNchwcCudaSchedule s;
+  s.ic_bn = sizes(knobs[kIc].options[d[kIc]])[1];
+  s.oc_bn = sizes(knobs[kOc].options[d[kOc]])[1];
+  const int64_t oc_blocks = w.out_channels / s.oc_bn, ic_blocks = w.in_channels / s.ic_bn;
+  const int64_t ft = sizes(knobs[kF].options[d[kF]])[1];
+  const int64_t rci = sizes(knobs[kRc].options[d[kRc]])[1];
+  *divides = oc_blocks % ft == 0 && ic_blocks % rci == 0;
+  s.f = {oc_blocks / ft, ft};
+  s.rc = {ic_blocks / rci, rci};
+  s.y = resolve<3>(sizes(knobs[kY].options[d[kY]]), w.out_height());
+  s.x = resolve<3>(sizes(knobs[kX].options[d[kX]]), w.out_width());
+  s.unroll_kw = std::get<int64_t>(knobs[kUnrollKw].options[d[kUnrollKw]]) != 0;
+  return s;
+}
+
+bool fits(const Conv2dNchwcCudaSchedule& s, const Conv2dWorkload& w) {
+  return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
+         s.shared_bytes(w) <= kUniversalGpuLimits.max_shared_bytes_per_block &&
+         s.accumulators() <= kMaxCudaAccumulators;
+}
+
+int find_entity(const Knob& k, const std::vector<int64_t>& want) {
+  for (size_t i = 0; i < k.options.size(); ++i)
+    if (sizes(k.options[i]) == want) return static_cast<int>(i);
+  return -1;
+}
+
+class Conv2dNchwcCudaTemplate final : public Template {
+ public:
+  std::string_view name() const override { return "conv2d_NCHWc.cuda"; }
+  std::string_view backend() const override { return "cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+
+  ConfigSpace config_space(const Task& task) const override {
+    return conv2d_nchwc_cuda_space(workload(task));
+  }
+
+  // Blocks of 8 input and 16 output channels where they divide, 4 channel blocks x 4 x 8
+  // pixels of threads, one input block per step; shrunk until valid.
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    const Conv2dWorkload& w = workload(task);
+    const auto& knobs = space.knobs();
+    const int64_t x = largest_divisor_at_most(w.in_channels, 8);
+    const int64_t y = largest_divisor_at_most(w.out_channels, 16);
+    const int64_t tf = largest_divisor_at_most(w.out_channels / y, 4);
+    const int64_t ty = largest_divisor_at_most(w.out_height(), 4);
+    const int64_t tx = largest_divisor_at_most(w.out_width(), 8);
+    std::vector<int32_t> d(knobs.size(), 0);
+    d[kIc] = find_entity(knobs[kIc], {-1, x});
+    d[kOc] = find_entity(knobs[kOc], {-1, y});
+    d[kF] = find_entity(knobs[kF], {-1, tf});
+    d[kY] = find_entity(knobs[kY], {-1, ty, 1});
+    d[kX] = find_entity(knobs[kX], {-1, tx, 1});
+    d[kRc] = 0;
+    d[kUnrollKw] = 1;
+    if (std::ranges::none_of(d, [](int32_t v) { return v < 0; })) {
+      auto c = space.config_from_digits(d);
+      if (c && space.is_valid(*c)) return *c;
+    }
+    for (int64_t i = 0; i < space.size(); ++i)
+      if (space.is_valid_index(i)) return *space.config_at(i);
+    return *space.config_at(0);
+  }
+
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{
+        "ic_bn",     "oc_bn",   "f_block",  "f_thread",     "y_block",      "y_thread",
+        "y_inner",   "x_block", "x_thread", "x_inner",      "rc_outer",     "rc_inner",
+        "unroll_kw", "threads", "blocks",   "accumulators", "shared_bytes", "tail_warp"};
+    return names;
+  }
+
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const Conv2dWorkload& w = workload(task);
+    const Conv2dNchwcCudaSchedule s = conv2d_nchwc_cuda_schedule(w, space, config);
+    const auto g = s.grid(w);
+    return {lg(s.ic_bn),
+            lg(s.oc_bn),
+            lg(s.f[0]),
+            lg(s.f[1]),
+            lg(s.y[0]),
+            lg(s.y[1]),
+            lg(s.y[2]),
+            lg(s.x[0]),
+            lg(s.x[1]),
+            lg(s.x[2]),
+            lg(s.rc[0]),
+            lg(s.rc[1]),
+            s.unroll_kw ? 1.0f : 0.0f,
+            lg(s.threads()),
+            lg(static_cast<double>(g[0]) * g[1] * g[2]),
+            lg(s.accumulators()),
+            lg(s.shared_bytes(w)),
+            s.threads() % 32 == 0 ? 0.0f : 1.0f};
+  }
+
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const Conv2dWorkload& w = workload(task);
+    const Conv2dNchwcCudaSchedule s = conv2d_nchwc_cuda_schedule(w, space, config);
+    const auto g = s.grid(w);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
+    sig.weight_shape = {w.out_channels / s.oc_bn,
+                        w.in_channels / s.ic_bn,
+                        w.kernel_h,
+                        w.kernel_w,
+                        s.ic_bn,
+                        s.oc_bn};
+    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
+    sig.parallel_extent = g[0] * g[1] * g[2];
+    sig.ic_block = s.ic_bn;
+    sig.oc_block = s.oc_bn;
+    return sig;
+  }
+
+  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
+                               const Tensor& weight) const override {
+    return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
+  }
+  Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
+    return unpack_nchwc(out);
+  }
+  Tensor output_from_plain(const KernelSignature& sig, const Tensor& plain) const override {
+    return pack_nchwc(plain, sig.oc_block);
+  }
+
+ private:
+  static const Conv2dWorkload& workload(const Task& task) {
+    return std::get<Conv2dWorkload>(task.workload);
+  }
+};
+
+}  // namespace
+
+ConfigSpace conv2d_nchwc_cuda_space(const Conv2dWorkload& w) {
+  std::vector<Knob> knobs;
+  knobs.push_back(make_split_knob("tile_ic", w.in_channels, 2, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors, 64));
+  knobs.push_back(make_split_knob("tile_f", w.out_channels, 2, SplitPolicy::kFactors, 64));
+  knobs.push_back(make_split_knob("tile_y", w.out_height(), 3, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_x", w.out_width(), 3, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_rc", w.in_channels, 2, SplitPolicy::kFactors, 16));
+  knobs.push_back(make_other_knob("unroll_kw", {int64_t{0}, int64_t{1}}));
+  std::vector<Knob> captured = knobs;
+  auto valid = [captured, w](const std::vector<int32_t>& d) {
+    bool divides = false;
+    const Conv2dNchwcCudaSchedule s = decode(w, captured, d, &divides);
+    return divides && fits(s, w);
+  };
+  return ConfigSpace("conv2d_NCHWc.cuda", std::move(knobs), valid);
+}
+
+Conv2dNchwcCudaSchedule conv2d_nchwc_cuda_schedule(const Conv2dWorkload& w,
+                                                   const ConfigSpace& space, const Config& config) {
+  bool divides = false;
+  return decode(w, space.knobs(), config.digits, &divides);
+}
+
+const Template& conv2d_nchwc_cuda_template() {
+  static const Conv2dNchwcCudaTemplate instance;
+  return instance;
+}
+
+}  // namespace tensortune::schedule_space
