@@ -1,6 +1,6 @@
-// Every tuner on the GPU templates' spaces (10^6-10^7 points, most of them invalid for some
-// shapes): every tuner's proposals are valid and never repeated, and the learning tuners
-// templates. features.
+// Every tuner on the GPU templates' spaces (10^6-10^7 points, many of them invalid): its
+// proposals are valid and never repeated, and the learning tuners train on the GPU
+// templates' features without failing.
 #include <gtest/gtest.h>
 
 #include <cmath>
