@@ -102,7 +102,16 @@ v1::MeasureResult WorkerProcess::measure(const v1::WorkItem& item, double deadli
   v1::MeasureResult result;
   ReadOutcome outcome = ReadOutcome::kClosed;
   if (write_frame(to_worker_, item)) outcome = read_frame(from_worker_, &result, deadline_s);
-  if (outcome == ReadOutcome::kOk) return result;
+  if (outcome == ReadOutcome::kOk) {
+    // A kernel fault on a GPU (an illegal address) leaves the worker's CUDA context unusable:
+    // the result stands, and the next item gets a fresh worker and context.
+    if (options_.gpu >= 0 && result.error_no() == v1::RUNTIME_DEVICE) {
+      logger("device")->warn("config {}: GPU {} fault ({}); starting a new worker",
+                             item.config().index(), options_.gpu, result.error_msg());
+      stop();
+    }
+    return result;
+  }
 
   // The worker is gone or stuck: find out which, then replace it.
   std::string what;
