@@ -1,0 +1,249 @@
+// gpu_bench: tuned CUDA kernels against cuDNN (conv2d) and cuBLAS (dense) on the same GPU in
+// one run. ResNet-18's convolutions (conv2d_nchw.cuda) and dense 1x512x1000 / 16x1024x1024
+// (dense_small_batch.gpu) are tuned with the XGBoost tuner on --gpu, their best configs timed
+// again, then the anchors with the same protocol (CUDA events, median of rounds). Prints why
+// it cannot run where there is no GPU and exits 0. Goal: geomean >= 0.9 of cuDNN on the convs.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "compiler/codegen/cuda/cuda_driver.h"
+#include "compiler/measure/gpu_measurer.h"
+#include "records/record_store.h"
+#include "schedule_space/gpu_limits.h"
+#include "tuner/measurer.h"
+#include "tuner/resnet18_workloads.h"
+#include "tuner/tuner_factory.h"
+#include "tuner/tuning_loop.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+
+namespace {
+
+// Median seconds per call of `fn` over `rounds` rounds of `number` calls, timed with events.
+template <typename Fn>
+double time_events(Fn fn, int number, int rounds) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  fn();  // warm-up
+  cudaDeviceSynchronize();
+  std::vector<double> per_call;
+  for (int r = 0; r < rounds; ++r) {
+    cudaEventRecord(start);
+    for (int i = 0; i < number; ++i) fn();
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    per_call.push_back(ms / 1000.0 / number);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(per_call.begin(), per_call.end());
+  return per_call[per_call.size() / 2];
+}
+
+#define CHECK_CUDNN(call)                                               \
+  do {                                                                  \
+    if (cudnnStatus_t s_ = (call); s_ != CUDNN_STATUS_SUCCESS) {        \
+      std::fprintf(stderr, "%s: %s\n", #call, cudnnGetErrorString(s_)); \
+      return -1;                                                        \
+    }                                                                   \
+  } while (0)
+
+// cuDNN's fastest forward algorithm for the workload (cudnnFind), timed; -1 on failure.
+double cudnn_conv_seconds(cudnnHandle_t h, const ss::Conv2dWorkload& w, int number, int rounds,
+                          std::string* algo_name) {
+  if (w.pad_top != w.pad_bottom || w.pad_left != w.pad_right) return -1;  // cuDNN: symmetric
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t f;
+  cudnnConvolutionDescriptor_t c;
+  CHECK_CUDNN(cudnnCreateTensorDescriptor(&x));
+  CHECK_CUDNN(cudnnCreateTensorDescriptor(&y));
+  CHECK_CUDNN(cudnnCreateFilterDescriptor(&f));
+  CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&c));
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, w.batch,
+                                         w.in_channels, w.in_height, w.in_width));
+  CHECK_CUDNN(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w.out_channels,
+                                         w.in_channels, w.kernel_h, w.kernel_w));
+  CHECK_CUDNN(cudnnSetConvolution2dDescriptor(c, w.pad_top, w.pad_left, w.stride_h, w.stride_w,
+                                              w.dilation_h, w.dilation_w, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT));
+  // FP32 throughout, as our kernels: no TF32 tensor cores.
+  CHECK_CUDNN(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, w.batch,
+                                         w.out_channels, w.out_height(), w.out_width()));
+  float *dx, *df, *dy;
+  cudaMalloc(&dx, 4 * w.batch * w.in_channels * w.in_height * w.in_width);
+  cudaMalloc(&df, 4 * w.out_channels * w.in_channels * w.kernel_h * w.kernel_w);
+  cudaMalloc(&dy, 4 * w.batch * w.out_channels * w.out_height() * w.out_width());
+  cudnnConvolutionFwdAlgoPerf_t perf[8];
+  int found = 0;
+  CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, x, f, c, y, 8, &found, perf));
+  double best = -1;
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    void* ws = nullptr;
+    if (perf[i].memory) cudaMalloc(&ws, perf[i].memory);
+    const float one = 1, zero = 0;
+    const auto algo = perf[i].algo;
+    const size_t bytes = perf[i].memory;
+    const double s = time_events(
+        [&] { cudnnConvolutionForward(h, &one, x, dx, f, df, c, algo, ws, bytes, &zero, y, dy); },
+        number, rounds);
+    if (ws) cudaFree(ws);
+    if (best < 0 || s < best) {
+      best = s;
+      *algo_name = "algo " + std::to_string(static_cast<int>(algo));
+    }
+    break;  // cudnnFind sorts by time: the first successful one is cuDNN's choice
+  }
+  cudaFree(dx);
+  cudaFree(df);
+  cudaFree(dy);
+  cudnnDestroyTensorDescriptor(x);
+  cudnnDestroyTensorDescriptor(y);
+  cudnnDestroyFilterDescriptor(f);
+  cudnnDestroyConvolutionDescriptor(c);
+  return best;
+}
+
+// y[M, N] = x[M, K] w[N, K]^T with cuBLAS SGEMM (column-major: y^T = w x^T).
+double cublas_dense_seconds(cublasHandle_t h, const ss::DenseWorkload& d, int number, int rounds) {
+  float *x, *w, *y;
+  cudaMalloc(&x, 4 * d.batch * d.in_features);
+  cudaMalloc(&w, 4 * d.out_features * d.in_features);
+  cudaMalloc(&y, 4 * d.batch * d.out_features);
+  const float one = 1, zero = 0;
+  const int M = static_cast<int>(d.batch), N = static_cast<int>(d.out_features),
+            K = static_cast<int>(d.in_features);
+  const double s = time_events(
+      [&] { cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, K, x, K, &zero, y, N); },
+      number, rounds);
+  cudaFree(x);
+  cudaFree(w);
+  cudaFree(y);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Tuned CUDA kernels vs cuDNN and cuBLAS on one GPU (ResNet-18 layers, dense)"};
+  int64_t trials = 300;
+  int gpu = 0;
+  std::string db = "gpu_bench.db", only;
+  app.add_option("--trials", trials, "XGBoost-tuner trials per layer")->capture_default_str();
+  app.add_option("--gpu", gpu, "GPU ordinal")->capture_default_str();
+  app.add_option("--db", db, "record DB (reruns resume)")->capture_default_str();
+  app.add_option("--only", only, "layers whose name contains this");
+  CLI11_PARSE(app, argc, argv);
+
+  auto gpus = tt::codegen::cuda::list_gpus();
+  if (!gpus) {
+    std::printf("gpu_bench: not run: %s\n", gpus.error().message.c_str());
+    return 0;
+  }
+  if (gpu < 0 || gpu >= static_cast<int>(gpus->size())) {
+    std::fprintf(stderr, "error: --gpu %d does not exist (%zu GPUs)\n", gpu, gpus->size());
+    return 1;
+  }
+  const auto& dev = (*gpus)[static_cast<size_t>(gpu)];
+  cudaSetDevice(gpu);
+  cudnnHandle_t cudnn;
+  cublasHandle_t cublas;
+  if (cudnnCreate(&cudnn) != CUDNN_STATUS_SUCCESS ||
+      cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "error: cannot create the cuDNN / cuBLAS handles\n");
+    return 1;
+  }
+  cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH);  // FP32, no TF32
+  auto store = tt::records::RecordStore::open(db);
+  if (!store) {
+    std::fprintf(stderr, "error: %s\n", store.error().message.c_str());
+    return 1;
+  }
+  const ss::Target target{ss::cuda_target_spec(dev.compute_capability), 1};
+  std::printf(
+      "# tensortune vs cuDNN / cuBLAS, FP32, GPU %d %s (sm_%d), xgb tuner, %lld trials "
+      "per layer\n",
+      gpu, dev.name.c_str(), dev.compute_capability, static_cast<long long>(trials));
+  std::printf("%-26s %12s %12s %7s  %s\n", "layer", "ours (us)", "anchor (us)", "ratio",
+              "best config");
+  std::vector<tt::tuner::NamedTask> layers = tt::tuner::resnet18_workloads();
+  layers.push_back(
+      {"dense 16x1024x1024", ss::kDenseSmallBatchGpu, ss::DenseWorkload{16, 1024, 1024}});
+  double log_sum = 0;
+  int convs = 0;
+  for (const auto& l : layers) {
+    if (!only.empty() && l.name.find(only) == std::string::npos) continue;
+    const bool conv = std::holds_alternative<ss::Conv2dWorkload>(l.workload);
+    auto task =
+        ss::make_task(conv ? ss::kConv2dNchwCuda : ss::kDenseSmallBatchGpu, l.workload, target);
+    auto space = ss::make_config_space(*task);
+    tt::measure::MeasureOptions mo;
+    mo.gpu = gpu;
+    mo.timing.min_repeat_ms = 50;
+    auto gm = tt::measure::make_measurer(*task, mo);
+    if (!gm) {
+      std::printf("%-26s %s\n", l.name.c_str(), gm.error().message.c_str());
+      continue;
+    }
+    tt::tuner::LocalMeasurerAdapter measurer(std::move(*gm));
+    tt::tuner::TunerOptions topt;
+    topt.name = "xgb";
+    auto tuner = tt::tuner::make_tuner(*task, *space, topt, store->get());
+    tt::tuner::TuneOptions to;
+    to.trials = trials;
+    to.run_id = "gpu-bench-" + l.name;
+    auto result = tt::tuner::tune_task(
+        *task, *space, **tuner, measurer, store->get(), to, [&](const tt::tuner::TuneProgress& p) {
+          std::fprintf(stderr, "\r%-26s %lld/%lld best %.1f GFLOPS  ", l.name.c_str(),
+                       static_cast<long long>(p.done), static_cast<long long>(p.total),
+                       p.best_gflops);
+        });
+    std::fprintf(stderr, "\n");
+    if (!result || !result->best_config) {
+      std::printf("%-26s tuning failed%s\n", l.name.c_str(),
+                  result ? "" : (": " + result.error().message).c_str());
+      continue;
+    }
+    std::vector<double> ours;
+    for (int round = 0; round < 3; ++round) {
+      auto r = measurer.measure(*space, {*result->best_config});
+      if (r && (*r)[0].ok()) ours.push_back((*r)[0].mean_cost());
+    }
+    std::sort(ours.begin(), ours.end());
+    std::string algo = "SGEMM";
+    const double anchor =
+        conv ? cudnn_conv_seconds(cudnn, std::get<ss::Conv2dWorkload>(l.workload), 20, 5, &algo)
+             : cublas_dense_seconds(cublas, std::get<ss::DenseWorkload>(l.workload), 20, 5);
+    if (ours.empty() || anchor <= 0) {
+      std::printf("%-26s not measured\n", l.name.c_str());
+      continue;
+    }
+    const double mine = ours[ours.size() / 2];
+    const double ratio = anchor / mine;  // > 1: ours is faster
+    if (conv) {
+      log_sum += std::log(ratio);
+      ++convs;
+    }
+    std::printf("%-26s %12.2f %12.2f %7.3f  %s (%s)\n", l.name.c_str(), mine * 1e6, anchor * 1e6,
+                ratio, space->describe(*result->best_config).c_str(), algo.c_str());
+  }
+  if (convs)
+    std::printf("geomean speed vs cuDNN over %d convolutions: %.3f (goal >= 0.9)\n", convs,
+                std::exp(log_sum / convs));
+  cudnnDestroy(cudnn);
+  cublasDestroy(cublas);
+  return 0;
+}
