@@ -119,7 +119,13 @@ MeasureResult GpuMeasurer::measure_one(const ss::ConfigSpace& space, const ss::C
   };
   if (options_.slow_cutoff > 0 && best_cost_s_ > 0)
     timing.cutoff_s = options_.slow_cutoff * best_cost_s_;
-  const TimingResult t = time_evaluator(run, nullptr, timing);
+  std::function<void()> flush;
+  if (options_.flush_cache) {
+    flush = [&] {
+      if (auto s = k.flush_l2(); !s && failure.empty()) failure = s.error().message;
+    };
+  }
+  const TimingResult t = time_evaluator(run, flush, timing);
   if (!failure.empty()) return finish(MeasureErrorNo::kRuntimeDevice, failure);
   if (t.timed_out)
     return finish(MeasureErrorNo::kRunTimeout, "one run took " + std::to_string(t.warmup_seconds) +

@@ -3,7 +3,8 @@
 /// Measures configs of a CUDA template on one GPU, under the CPU's protocol: per config the
 /// kernel is generated and compiled (NVRTC cubin), checked against the device's limits
 /// (INSTANTIATION_ERROR, never a launch), run once and compared with the CPU reference
-/// (WRONG_ANSWER), then timed by time_evaluator on a CUDA-event clock. A launch or run failure
+/// (WRONG_ANSWER), then timed by time_evaluator on a CUDA-event clock (with `flush_cache`, L2 is
+/// overwritten before each round). A launch or run failure
 /// is RUNTIME_DEVICE: the context may be unusable afterwards, so the device server's worker
 /// process that hit it is replaced. Built only with the CUDA Toolkit.
 

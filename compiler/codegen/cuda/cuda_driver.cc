@@ -32,6 +32,7 @@ struct DriverApi {
   decltype(&cuMemcpyHtoD_v2) copy_to_device = nullptr;
   decltype(&cuMemcpyDtoH_v2) copy_to_host = nullptr;
   decltype(&cuLaunchKernel) launch = nullptr;
+  decltype(&cuMemsetD8_v2) memset8 = nullptr;
   decltype(&cuEventCreate) event_create = nullptr;
   decltype(&cuEventRecord) event_record = nullptr;
   decltype(&cuEventSynchronize) event_synchronize = nullptr;
@@ -73,6 +74,7 @@ const DriverApi& driver() {
     load(a.copy_to_device, "cuMemcpyHtoD_v2");
     load(a.copy_to_host, "cuMemcpyDtoH_v2");
     load(a.launch, "cuLaunchKernel");
+    load(a.memset8, "cuMemsetD8_v2");
     load(a.event_create, "cuEventCreate");
     load(a.event_record, "cuEventRecord");
     load(a.event_synchronize, "cuEventSynchronize");
@@ -134,6 +136,7 @@ Expected<std::vector<GpuDevice>> list_gpus() {
     d.limits.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     d.limits.max_shared_bytes_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     d.limits.max_registers_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    d.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     size_t bytes = 0;
     api.total_mem(&bytes, dev);
     d.memory_bytes = static_cast<int64_t>(bytes);
@@ -148,7 +151,8 @@ struct GpuKernelRunner::Impl {
   bool context_retained = false;
   CUmodule module = nullptr;
   CUfunction fn = nullptr;
-  CUdeviceptr data = 0, weight = 0, bias = 0, out = 0;
+  CUdeviceptr data = 0, weight = 0, bias = 0, out = 0, scratch = 0;
+  size_t scratch_bytes = 0;
   CUevent base = nullptr, now = nullptr;
   CudaKernelSource kernel;
   int64_t out_floats = 0;
@@ -157,7 +161,7 @@ struct GpuKernelRunner::Impl {
 
   ~Impl() {
     if (!context_retained) return;
-    for (CUdeviceptr p : {data, weight, bias, out})
+    for (CUdeviceptr p : {data, weight, bias, out, scratch})
       if (p) api.mem_free(p);
     if (base) api.event_destroy(base);
     if (now) api.event_destroy(now);
@@ -213,6 +217,7 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
   TT_RETURN_IF_ERROR(upload(impl->weight, weight));
   if (bias) TT_RETURN_IF_ERROR(upload(impl->bias, *bias));
   TT_CU(api, api.mem_alloc(&impl->out, 4 * static_cast<size_t>(out_floats)), "cuMemAlloc");
+  impl->scratch_bytes = static_cast<size_t>(std::max<int64_t>(2 * device.l2_bytes, 1 << 20));
   TT_CU(api, api.event_create(&impl->base, CU_EVENT_DEFAULT), "cuEventCreate");
   TT_CU(api, api.event_create(&impl->now, CU_EVENT_DEFAULT), "cuEventCreate");
   TT_CU(api, api.event_record(impl->base, nullptr), "cuEventRecord");
@@ -239,6 +244,14 @@ Expected<double> GpuKernelRunner::clock() {
   float ms = 0;
   TT_CU(m.api, m.api.event_elapsed(&ms, m.base, m.now), "cuEventElapsedTime");
   return ms / 1000.0;
+}
+
+Status GpuKernelRunner::flush_l2() {
+  Impl& m = *impl_;
+  if (!m.scratch)
+    TT_CU(m.api, m.api.mem_alloc(&m.scratch, m.scratch_bytes), "cuMemAlloc (L2 flush buffer)");
+  TT_CU(m.api, m.api.memset8(m.scratch, 0, m.scratch_bytes), "cuMemsetD8 (L2 flush)");
+  return ok_status();
 }
 
 Expected<std::vector<float>> GpuKernelRunner::output() {

@@ -26,6 +26,7 @@ struct GpuDevice {
   int sm_count = 0;
   int clock_khz = 0;
   int64_t memory_bytes = 0;
+  int64_t l2_bytes = 0;
   schedule_space::GpuLimits limits;
 };
 
@@ -49,6 +50,9 @@ class GpuKernelRunner {
   /// clock for time_evaluator. kInternal when a queued run failed (an illegal address leaves
   /// the context unusable: the caller reports RUNTIME_DEVICE and replaces its process).
   Expected<double> clock();
+  /// Queues a write over a scratch buffer twice the L2 cache's size, evicting the operands
+  /// from L2 (the GPU's cache flush between timing rounds).
+  Status flush_l2();
   /// The output buffer after the queued runs.
   Expected<std::vector<float>> output();
   int64_t registers_per_thread() const;
