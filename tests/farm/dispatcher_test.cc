@@ -98,7 +98,9 @@ TEST(Dispatcher, StatusShowsWhatAGpuServerRegistered) {
   const v1::StatusReply s = d.status();
   ASSERT_EQ(s.devices_size(), 2);
   for (const auto& dev : s.devices()) {
-    if (dev.name() == "cpu") EXPECT_EQ(dev.hardware(), "");
+    if (dev.name() == "cpu") {
+      EXPECT_EQ(dev.hardware(), "");
+    }
     if (dev.name() == "gpu") {
       EXPECT_EQ(dev.hardware(), "GPU 0 H100 sm_90 132 SMs; GPU 1 H100 sm_90 132 SMs");
       EXPECT_EQ(dev.slots(), 2);
