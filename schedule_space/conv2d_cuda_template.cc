@@ -4,31 +4,15 @@
 
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
 
 namespace tensortune::schedule_space {
 namespace {
 
-const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
-float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
-
-template <size_t N>
-std::array<int64_t, N> resolve(const std::vector<int64_t>& entity, int64_t axis) {
-  std::array<int64_t, N> parts{};
-  int64_t inner = 1;
-  for (size_t i = 1; i < N; ++i) {
-    parts[i] = entity[i];
-    inner *= entity[i];
-  }
-  parts[0] = axis / inner;  // factors policy: the inner parts divide the axis
-  return parts;
-}
-
-int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
-  int64_t best = 1;
-  for (int64_t d : divisors(n))
-    if (d <= cap) best = d;
-  return best;
-}
+using util::largest_divisor_at_most;
+using util::log_feature;
+using util::resolve_split;
+using util::split_sizes;
 
 int find_value(const Knob& k, const KnobValue& want) {
   for (size_t i = 0; i < k.options.size(); ++i)
@@ -45,12 +29,12 @@ bool fits(const Conv2dCudaSchedule& s, const Conv2dWorkload& w) {
 Conv2dCudaSchedule decode(const Conv2dWorkload& w, const std::vector<Knob>& knobs,
                           const std::vector<int32_t>& d) {
   Conv2dCudaSchedule s;
-  s.f = resolve<4>(sizes(knobs[0].options[d[0]]), w.out_channels);
-  s.y = resolve<4>(sizes(knobs[1].options[d[1]]), w.out_height());
-  s.x = resolve<4>(sizes(knobs[2].options[d[2]]), w.out_width());
-  s.rc = resolve<2>(sizes(knobs[3].options[d[3]]), w.in_channels);
-  s.ry = resolve<2>(sizes(knobs[4].options[d[4]]), w.kernel_h);
-  s.rx = resolve<2>(sizes(knobs[5].options[d[5]]), w.kernel_w);
+  s.f = resolve_split<4>(split_sizes(knobs[0].options[d[0]]), w.out_channels);
+  s.y = resolve_split<4>(split_sizes(knobs[1].options[d[1]]), w.out_height());
+  s.x = resolve_split<4>(split_sizes(knobs[2].options[d[2]]), w.out_width());
+  s.rc = resolve_split<2>(split_sizes(knobs[3].options[d[3]]), w.in_channels);
+  s.ry = resolve_split<2>(split_sizes(knobs[4].options[d[4]]), w.kernel_h);
+  s.rx = resolve_split<2>(split_sizes(knobs[5].options[d[5]]), w.kernel_w);
   s.auto_unroll_max_step = std::get<int64_t>(knobs[6].options[d[6]]);
   s.unroll_explicit = std::get<int64_t>(knobs[7].options[d[7]]) != 0;
   return s;
@@ -113,22 +97,22 @@ class Conv2dNchwCudaTemplate final : public Template {
     const Conv2dCudaSchedule s = conv2d_nchw_cuda_schedule(w, space, config);
     std::vector<float> v;
     for (const auto* axis : {&s.f, &s.y, &s.x})
-      for (int64_t p : *axis) v.push_back(lg(p));
+      for (int64_t p : *axis) v.push_back(log_feature(p));
     for (const auto* axis : {&s.rc, &s.ry, &s.rx})
-      for (int64_t p : *axis) v.push_back(lg(p));
-    v.push_back(lg(s.auto_unroll_max_step));
+      for (int64_t p : *axis) v.push_back(log_feature(p));
+    v.push_back(log_feature(s.auto_unroll_max_step));
     v.push_back(s.unroll_explicit ? 1.0f : 0.0f);
     const auto g = s.grid(w);
     const double threads = static_cast<double>(s.threads());
     const double fma_per_step =
         static_cast<double>(s.tile_f()) * s.tile_y() * s.tile_x() * s.rc[1] * s.ry[1] * s.rx[1];
     const double loads_per_step = s.input_tile_floats(w) + s.weight_tile_floats();
-    v.push_back(lg(threads));
-    v.push_back(lg(s.accumulators()));
-    v.push_back(lg(s.shared_bytes(w)));
-    v.push_back(lg(static_cast<double>(g[0]) * g[1] * g[2]));
-    v.push_back(lg(static_cast<double>(s.rc[0]) * s.ry[0] * s.rx[0]));
-    v.push_back(lg(static_cast<double>(s.rc[1]) * s.ry[1] * s.rx[1]));
+    v.push_back(log_feature(threads));
+    v.push_back(log_feature(s.accumulators()));
+    v.push_back(log_feature(s.shared_bytes(w)));
+    v.push_back(log_feature(static_cast<double>(g[0]) * g[1] * g[2]));
+    v.push_back(log_feature(static_cast<double>(s.rc[0]) * s.ry[0] * s.rx[0]));
+    v.push_back(log_feature(static_cast<double>(s.rc[1]) * s.ry[1] * s.rx[1]));
     v.push_back(static_cast<float>(fma_per_step / loads_per_step));
     v.push_back(static_cast<float>(std::ceil(threads / 32.0)));
     v.push_back(static_cast<int64_t>(threads) % 32 == 0 ? 0.0f : 1.0f);

@@ -6,31 +6,15 @@
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/layout.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
 
 namespace tensortune::schedule_space {
 namespace {
 
-const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
-float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
-
-template <size_t N>
-std::array<int64_t, N> resolve(const std::vector<int64_t>& entity, int64_t axis) {
-  std::array<int64_t, N> parts{};
-  int64_t inner = 1;
-  for (size_t i = 1; i < N; ++i) {
-    parts[i] = entity[i];
-    inner *= entity[i];
-  }
-  parts[0] = axis / inner;
-  return parts;
-}
-
-int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
-  int64_t best = 1;
-  for (int64_t d : divisors(n))
-    if (d <= cap) best = d;
-  return best;
-}
+using util::largest_divisor_at_most;
+using util::log_feature;
+using util::resolve_split;
+using util::split_sizes;
 
 // Knob positions.
 enum { kIc, kOc, kF, kY, kX, kRc, kUnrollKw };
@@ -41,16 +25,16 @@ enum { kIc, kOc, kF, kY, kX, kRc, kUnrollKw };
 Conv2dNchwcCudaSchedule decode(const Conv2dWorkload& w, const std::vector<Knob>& knobs,
                                const std::vector<int32_t>& d, bool* divides) {
   Conv2dNchwcCudaSchedule s;
-  s.ic_bn = sizes(knobs[kIc].options[d[kIc]])[1];
-  s.oc_bn = sizes(knobs[kOc].options[d[kOc]])[1];
+  s.ic_bn = split_sizes(knobs[kIc].options[d[kIc]])[1];
+  s.oc_bn = split_sizes(knobs[kOc].options[d[kOc]])[1];
   const int64_t oc_blocks = w.out_channels / s.oc_bn, ic_blocks = w.in_channels / s.ic_bn;
-  const int64_t ft = sizes(knobs[kF].options[d[kF]])[1];
-  const int64_t rci = sizes(knobs[kRc].options[d[kRc]])[1];
+  const int64_t ft = split_sizes(knobs[kF].options[d[kF]])[1];
+  const int64_t rci = split_sizes(knobs[kRc].options[d[kRc]])[1];
   *divides = oc_blocks % ft == 0 && ic_blocks % rci == 0;
   s.f = {oc_blocks / ft, ft};
   s.rc = {ic_blocks / rci, rci};
-  s.y = resolve<3>(sizes(knobs[kY].options[d[kY]]), w.out_height());
-  s.x = resolve<3>(sizes(knobs[kX].options[d[kX]]), w.out_width());
+  s.y = resolve_split<3>(split_sizes(knobs[kY].options[d[kY]]), w.out_height());
+  s.x = resolve_split<3>(split_sizes(knobs[kX].options[d[kX]]), w.out_width());
   s.unroll_kw = std::get<int64_t>(knobs[kUnrollKw].options[d[kUnrollKw]]) != 0;
   return s;
 }
@@ -63,7 +47,7 @@ bool fits(const Conv2dNchwcCudaSchedule& s, const Conv2dWorkload& w) {
 
 int find_entity(const Knob& k, const std::vector<int64_t>& want) {
   for (size_t i = 0; i < k.options.size(); ++i)
-    if (sizes(k.options[i]) == want) return static_cast<int>(i);
+    if (split_sizes(k.options[i]) == want) return static_cast<int>(i);
   return -1;
 }
 
@@ -117,23 +101,23 @@ class Conv2dNchwcCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const Conv2dNchwcCudaSchedule s = conv2d_nchwc_cuda_schedule(w, space, config);
     const auto g = s.grid(w);
-    return {lg(s.ic_bn),
-            lg(s.oc_bn),
-            lg(s.f[0]),
-            lg(s.f[1]),
-            lg(s.y[0]),
-            lg(s.y[1]),
-            lg(s.y[2]),
-            lg(s.x[0]),
-            lg(s.x[1]),
-            lg(s.x[2]),
-            lg(s.rc[0]),
-            lg(s.rc[1]),
+    return {log_feature(s.ic_bn),
+            log_feature(s.oc_bn),
+            log_feature(s.f[0]),
+            log_feature(s.f[1]),
+            log_feature(s.y[0]),
+            log_feature(s.y[1]),
+            log_feature(s.y[2]),
+            log_feature(s.x[0]),
+            log_feature(s.x[1]),
+            log_feature(s.x[2]),
+            log_feature(s.rc[0]),
+            log_feature(s.rc[1]),
             s.unroll_kw ? 1.0f : 0.0f,
-            lg(s.threads()),
-            lg(static_cast<double>(g[0]) * g[1] * g[2]),
-            lg(s.accumulators()),
-            lg(s.shared_bytes(w)),
+            log_feature(s.threads()),
+            log_feature(static_cast<double>(g[0]) * g[1] * g[2]),
+            log_feature(s.accumulators()),
+            log_feature(s.shared_bytes(w)),
             s.threads() % 32 == 0 ? 0.0f : 1.0f};
   }
 

@@ -5,9 +5,14 @@
 
 #include "schedule_space/layout.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
 
 namespace tensortune::schedule_space {
 namespace {
+
+using util::ceil_div;
+using util::largest_divisor_at_most;
+using util::log_feature;
 
 int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
 
@@ -17,17 +22,7 @@ int find_split(const Knob& k, int64_t inner_factor) {
   return 0;
 }
 
-int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
-  int64_t best = 1;
-  for (int64_t d : divisors(n))
-    if (d <= cap) best = d;
-  return best;
-}
-
 bool is_1x1(const Conv2dWorkload& w) { return w.kernel_h == 1 && w.kernel_w == 1; }
-
-float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -126,9 +121,9 @@ class Conv2dNCHWcTemplate final : public Template {
     const int64_t parallel = w.batch * (w.out_channels / s.oc_bn) * row_tiles;
     const int64_t in_rows = (s.reg_h - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h + 1;
     const int64_t in_cols = (s.reg_n - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;
-    return {lg(s.ic_bn),
-            lg(s.oc_bn),
-            lg(s.reg_n),
+    return {log_feature(s.ic_bn),
+            log_feature(s.oc_bn),
+            log_feature(s.reg_n),
             static_cast<float>(s.reg_h),
             s.unroll_kw ? 1.0f : 0.0f,
             static_cast<float>(vectors),
@@ -136,13 +131,13 @@ class Conv2dNCHWcTemplate final : public Template {
             s.oc_bn % lanes == 0 ? 1.0f : 0.0f,
             static_cast<float>(ow % s.reg_n) / static_cast<float>(s.reg_n),
             static_cast<float>(oh % s.reg_h) / static_cast<float>(s.reg_h),
-            lg(parallel),
-            lg(ceil_div(ow, s.reg_n)),
-            lg(w.in_channels * w.kernel_h * w.kernel_w),
-            lg(s.ic_bn),
-            lg(4.0 * in_rows * in_cols * w.in_channels),
-            lg(4.0 * w.in_channels * w.kernel_h * w.kernel_w * s.oc_bn),
-            lg(4.0 * acc * lanes),
+            log_feature(parallel),
+            log_feature(ceil_div(ow, s.reg_n)),
+            log_feature(w.in_channels * w.kernel_h * w.kernel_w),
+            log_feature(s.ic_bn),
+            log_feature(4.0 * in_rows * in_cols * w.in_channels),
+            log_feature(4.0 * w.in_channels * w.kernel_h * w.kernel_w * s.oc_bn),
+            log_feature(4.0 * acc * lanes),
             static_cast<float>(acc) / static_cast<float>(vectors + s.reg_h * s.reg_n),
             s.oc_inner ? 1.0f : 0.0f};
   }

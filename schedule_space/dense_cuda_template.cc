@@ -5,24 +5,15 @@
 
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
 
 namespace tensortune::schedule_space {
 namespace {
 
-const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
-float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
-
-template <size_t N>
-std::array<int64_t, N> resolve(const std::vector<int64_t>& entity, int64_t axis) {
-  std::array<int64_t, N> parts{};
-  int64_t inner = 1;
-  for (size_t i = 1; i < N; ++i) {
-    parts[i] = entity[i];
-    inner *= entity[i];
-  }
-  parts[0] = axis / inner;
-  return parts;
-}
+using util::largest_divisor_at_most;
+using util::log_feature;
+using util::resolve_split;
+using util::split_sizes;
 
 bool is_pow2_in(int64_t v, int64_t lo, int64_t hi) {
   return v >= lo && v <= hi && (v & (v - 1)) == 0;
@@ -32,7 +23,7 @@ bool is_pow2_in(int64_t v, int64_t lo, int64_t hi) {
 Knob filtered(Knob knob, bool (*keep)(const std::vector<int64_t>&, int64_t axis)) {
   std::vector<KnobValue> kept;
   for (const KnobValue& v : knob.options)
-    if (keep(sizes(v), knob.axis_length)) kept.push_back(v);
+    if (keep(split_sizes(v), knob.axis_length)) kept.push_back(v);
   if (!kept.empty()) knob.options = std::move(kept);
   return knob;
 }
@@ -47,9 +38,9 @@ bool k_filter(const std::vector<int64_t>& e, int64_t axis) { return axis / (e[1]
 DenseLargeBatchSchedule decode_large(const DenseWorkload& w, const std::vector<Knob>& knobs,
                                      const std::vector<int32_t>& d) {
   DenseLargeBatchSchedule s;
-  s.x = resolve<4>(sizes(knobs[0].options[d[0]]), w.batch);
-  s.y = resolve<4>(sizes(knobs[1].options[d[1]]), w.out_features);
-  s.k = resolve<3>(sizes(knobs[2].options[d[2]]), w.in_features);
+  s.x = resolve_split<4>(split_sizes(knobs[0].options[d[0]]), w.batch);
+  s.y = resolve_split<4>(split_sizes(knobs[1].options[d[1]]), w.out_features);
+  s.k = resolve_split<3>(split_sizes(knobs[2].options[d[2]]), w.in_features);
   return s;
 }
 
@@ -57,13 +48,6 @@ bool fits(const DenseLargeBatchSchedule& s) {
   return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
          s.shared_bytes() <= kUniversalGpuLimits.max_shared_bytes_per_block &&
          s.accumulators() <= kMaxCudaAccumulators;
-}
-
-int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
-  int64_t best = 1;
-  for (int64_t d : divisors(n))
-    if (d <= cap) best = d;
-  return best;
 }
 
 const DenseWorkload& dense_of(const Task& task) { return std::get<DenseWorkload>(task.workload); }
@@ -94,9 +78,9 @@ class DenseSmallBatchGpuTemplate final : public Template {
                               const Config& config) const override {
     const DenseWorkload& w = dense_of(task);
     const DenseSmallBatchSchedule s = dense_small_batch_schedule(w, space, config);
-    return {lg(s.k_outer),
-            lg(s.k_inner),
-            lg(static_cast<double>(w.batch) * w.out_features),
+    return {log_feature(s.k_outer),
+            log_feature(s.k_inner),
+            log_feature(static_cast<double>(w.batch) * w.out_features),
             static_cast<float>((s.k_inner + 31) / 32),
             s.k_inner % 32 == 0 ? 0.0f : 1.0f,
             static_cast<float>(std::ceil(std::log2(static_cast<double>(s.k_inner))))};
@@ -128,7 +112,7 @@ class DenseLargeBatchGpuTemplate final : public Template {
     const auto& knobs = space.knobs();
     auto digit = [](const Knob& k, const std::vector<int64_t>& want) -> int32_t {
       for (size_t i = 0; i < k.options.size(); ++i)
-        if (sizes(k.options[i]) == want) return static_cast<int32_t>(i);
+        if (split_sizes(k.options[i]) == want) return static_cast<int32_t>(i);
       return -1;
     };
     const int64_t km = largest_divisor_at_most(w.in_features, 8);
@@ -155,13 +139,13 @@ class DenseLargeBatchGpuTemplate final : public Template {
                               const Config& config) const override {
     const DenseLargeBatchSchedule s = dense_large_batch_schedule(dense_of(task), space, config);
     std::vector<float> v;
-    for (int64_t p : s.x) v.push_back(lg(p));
-    for (int64_t p : s.y) v.push_back(lg(p));
-    for (int64_t p : s.k) v.push_back(lg(p));
-    v.push_back(lg(s.threads()));
-    v.push_back(lg(static_cast<double>(s.x[0]) * s.y[0]));
-    v.push_back(lg(s.accumulators()));
-    v.push_back(lg(s.shared_bytes()));
+    for (int64_t p : s.x) v.push_back(log_feature(p));
+    for (int64_t p : s.y) v.push_back(log_feature(p));
+    for (int64_t p : s.k) v.push_back(log_feature(p));
+    v.push_back(log_feature(s.threads()));
+    v.push_back(log_feature(static_cast<double>(s.x[0]) * s.y[0]));
+    v.push_back(log_feature(s.accumulators()));
+    v.push_back(log_feature(s.shared_bytes()));
     v.push_back(static_cast<float>(static_cast<double>(s.tile_m()) * s.tile_n() /
                                    (s.tile_m() + s.tile_n())));
     return v;
@@ -185,14 +169,14 @@ ConfigSpace dense_small_batch_space(const DenseWorkload& w) {
   std::vector<Knob> knobs{make_split_knob("tile_k", w.in_features, 2, SplitPolicy::kFactors)};
   std::vector<Knob> captured = knobs;
   auto valid = [captured](const std::vector<int32_t>& d) {
-    return sizes(captured[0].options[d[0]])[1] <= kUniversalGpuLimits.max_threads_per_block;
+    return split_sizes(captured[0].options[d[0]])[1] <= kUniversalGpuLimits.max_threads_per_block;
   };
   return ConfigSpace("dense_small_batch.gpu", std::move(knobs), valid);
 }
 
 DenseSmallBatchSchedule dense_small_batch_schedule(const DenseWorkload& w, const ConfigSpace& space,
                                                    const Config& c) {
-  const auto parts = resolve<2>(sizes(space.value(c, "tile_k")), w.in_features);
+  const auto parts = resolve_split<2>(split_sizes(space.value(c, "tile_k")), w.in_features);
   return {parts[0], parts[1]};
 }
 

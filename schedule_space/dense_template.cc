@@ -5,26 +5,20 @@
 
 #include "schedule_space/layout.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
 
 namespace tensortune::schedule_space {
 namespace {
 
-const std::vector<int64_t>& sizes(const KnobValue& v) { return std::get<std::vector<int64_t>>(v); }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-float lg(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+using util::ceil_div;
+using util::largest_divisor_at_most;
+using util::log_feature;
+using util::split_sizes;
 
 int find_sizes(const Knob& k, const std::vector<int64_t>& want) {
   for (size_t i = 0; i < k.options.size(); ++i)
-    if (sizes(k.options[i]) == want) return static_cast<int>(i);
+    if (split_sizes(k.options[i]) == want) return static_cast<int>(i);
   return -1;
-}
-
-int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
-  int64_t best = 1;
-  for (int64_t d : divisors(n))
-    if (d <= cap) best = d;
-  return best;
 }
 
 }  // namespace
@@ -38,9 +32,9 @@ ConfigSpace dense_space(const DenseWorkload& w, bool packed, int vector_lanes) {
   std::vector<Knob> captured = knobs;
   const int64_t lanes = vector_lanes;
   auto valid = [captured, lanes, packed](const std::vector<int32_t>& d) {
-    const int64_t yi = sizes(captured[0].options[d[0]]).back();
-    const int64_t xi = sizes(captured[1].options[d[1]]).back();
-    const int64_t kf = sizes(captured[2].options[d[2]]).back();
+    const int64_t yi = split_sizes(captured[0].options[d[0]]).back();
+    const int64_t xi = split_sizes(captured[1].options[d[1]]).back();
+    const int64_t kf = split_sizes(captured[2].options[d[2]]).back();
     if (packed) return yi * ceil_div(xi, lanes) <= kMaxAccumulators && kf <= 16;
     return yi * xi * ceil_div(kf, lanes) <= kMaxAccumulators;
   };
@@ -50,9 +44,9 @@ ConfigSpace dense_space(const DenseWorkload& w, bool packed, int vector_lanes) {
 DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, bool packed) {
   DenseSchedule s;
   s.packed = packed;
-  const auto& y = sizes(space.value(config, "tile_y"));
-  const auto& x = sizes(space.value(config, "tile_x"));
-  const auto& k = sizes(space.value(config, "tile_k"));
+  const auto& y = split_sizes(space.value(config, "tile_y"));
+  const auto& x = split_sizes(space.value(config, "tile_x"));
+  const auto& k = split_sizes(space.value(config, "tile_k"));
   s.yi = y.back();
   s.xi = x.back();
   s.kf = k.back();
@@ -133,17 +127,17 @@ class DenseTemplate final : public Template {
     const int64_t parallel =
         packed_ ? ceil_div(d.batch, s.yo * s.yi) * ceil_div(d.out_features, s.xo * s.xi)
                 : (d.batch / s.yi) * (d.out_features / s.xi);
-    return {lg(s.yi),
-            lg(s.xi),
-            lg(s.kf),
-            lg(s.yo),
-            lg(s.xo),
+    return {log_feature(s.yi),
+            log_feature(s.xi),
+            log_feature(s.kf),
+            log_feature(s.yo),
+            log_feature(s.xo),
             static_cast<float>(vectors),
             static_cast<float>(acc),
             ((packed_ ? s.xi : s.kf) % lanes == 0) ? 1.0f : 0.0f,
-            lg(parallel),
-            lg(packed_ ? d.in_features : d.in_features / s.kf),
-            lg(4.0 * d.out_features * d.in_features),
+            log_feature(parallel),
+            log_feature(packed_ ? d.in_features : d.in_features / s.kf),
+            log_feature(4.0 * d.out_features * d.in_features),
             packed_ ? 1.0f : 0.0f};
   }
 

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// Small pieces every template's file needs: reading split values, resolving a split's outer
+/// part, default-config arithmetic, and the log scale of cost-model features. Internal to
+/// schedule_space/ (the templates' .cc files).
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "schedule_space/knob.h"
+
+namespace tensortune::schedule_space::util {
+
+/// The factors of a split knob's value ([-1, f1, ...]).
+inline const std::vector<int64_t>& split_sizes(const KnobValue& v) {
+  return std::get<std::vector<int64_t>>(v);
+}
+
+/// A factors-policy split entity with its outer part resolved: {axis / (f1 * ...), f1, ...}.
+template <size_t N>
+std::array<int64_t, N> resolve_split(const std::vector<int64_t>& entity, int64_t axis) {
+  std::array<int64_t, N> parts{};
+  int64_t inner = 1;
+  for (size_t i = 1; i < N; ++i) {
+    parts[i] = entity[i];
+    inner *= entity[i];
+  }
+  parts[0] = axis / inner;
+  return parts;
+}
+
+inline int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  int64_t best = 1;
+  for (int64_t d : divisors(n))
+    if (d <= cap) best = d;
+  return best;
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Counts enter features as log2(1 + x), so that trees split on orders of magnitude.
+inline float log_feature(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+}  // namespace tensortune::schedule_space::util
