@@ -25,6 +25,8 @@ void add_model_commands(CLI::App& app, int& exit_code);
 void add_compile_commands(CLI::App& app, int& exit_code);
 /// tracker, device, status (and the hidden device-worker)
 void add_farm_commands(CLI::App& app, int& exit_code);
+/// gpus
+void add_gpus_command(CLI::App& app, int& exit_code);
 
 /// Prints "error: <message>" to stderr and returns the exit code for it (1).
 int report_error(const Error& error);

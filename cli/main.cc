@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   cli::add_model_commands(app, exit_code);
   cli::add_compile_commands(app, exit_code);
   cli::add_farm_commands(app, exit_code);
+  cli::add_gpus_command(app, exit_code);
   app.parse_complete_callback([&] {
     if (!tensortune::set_log_level(log_level)) {
       std::fprintf(stderr, "error: --log-level = '%s' is not a level\n", log_level.c_str());

@@ -137,6 +137,12 @@ TEST_F(CliTest, GpuDeviceServerNamesWhyItCannotStart) {
               r.output.find("no CUDA support") != std::string::npos)
       << r.output;
   expect_error("device --tracker 127.0.0.1:1", "--key is required");
+  // `gpus` answers either way: the GPUs with their keys, or the reason there are none.
+  CmdResult g = run("gpus");
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_TRUE(g.output.find("cuda-sm") != std::string::npos ||
+              g.output.find("no GPU") != std::string::npos)
+      << g.output;
 }
 
 TEST_F(CliTest, BadShapesAndParameters) {
