@@ -39,13 +39,17 @@ Expected<Tensor> run_on_gpu(const ss::Task& task, const ss::ConfigSpace& space,
     return unavailable(gpus.error().message +
                        "; --emulate runs the generated kernel on this CPU instead");
   const codegen::cuda::GpuDevice& gpu = gpus->front();
-  TT_ASSIGN_OR_RETURN(auto kernel, codegen::cuda::emit_cuda_kernel(task, space, config,
-                                                                   {in.bias.has_value(), relu}));
+  TT_ASSIGN_OR_RETURN(auto kernel,
+                      codegen::cuda::emit_cuda_kernel(
+                          task, space, config,
+                          codegen::cuda::CudaKernelOptions::bias_relu(in.bias.has_value(), relu)));
   const auto packed = measure::pack_operands(task, kernel.signature, in.data, in.weight);
   Tensor out = Tensor::zeros(kernel.signature.out_shape);
-  TT_ASSIGN_OR_RETURN(auto run,
-                      codegen::cuda::run_on_gpu(gpu, kernel, packed.data.f32, packed.weight.f32,
-                                                in.bias ? &in.bias->f32 : nullptr, out.size(), 10));
+  std::vector<std::vector<float>> operands;
+  if (in.bias) operands.push_back(in.bias->f32);
+  TT_ASSIGN_OR_RETURN(
+      auto run, codegen::cuda::run_on_gpu(gpu, kernel, packed.data.f32, packed.weight.f32, operands,
+                                          out.size(), 10));
   std::fprintf(stderr, "ran on GPU 0 (%s, sm_%d): %.3f us per run, %lld registers per thread\n",
                gpu.name.c_str(), gpu.compute_capability, run.seconds_per_run * 1e6,
                static_cast<long long>(run.registers_per_thread));
@@ -107,8 +111,10 @@ Status run_op(const OpRunFlags& f) {
   options.relu = f.relu;
   if (f.print_source) {
     if (!cuda) return invalid_argument("--print-source prints CUDA C: use it with --target cuda");
-    TT_ASSIGN_OR_RETURN(auto kernel, codegen::cuda::emit_cuda_kernel(
-                                         *task, space, config, {in.bias.has_value(), f.relu}));
+    TT_ASSIGN_OR_RETURN(
+        auto kernel, codegen::cuda::emit_cuda_kernel(
+                         *task, space, config,
+                         codegen::cuda::CudaKernelOptions::bias_relu(in.bias.has_value(), f.relu)));
     std::printf(
         "// grid (%lld, %lld, %lld), block (%lld, %lld, %lld), %lld bytes of shared memory\n%s",
         static_cast<long long>(kernel.grid.x), static_cast<long long>(kernel.grid.y),

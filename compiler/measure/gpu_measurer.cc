@@ -78,7 +78,7 @@ MeasureResult GpuMeasurer::measure_one(const ss::ConfigSpace& space, const ss::C
   const ss::KernelSignature& sig = source->signature;
   const ss::PackedOperands packed = tmpl.pack_operands(sig, data_, weight_);
   auto runner = cuda::GpuKernelRunner::create(device_, *source, packed.data.f32, packed.weight.f32,
-                                              nullptr, num_elements(sig.out_shape));
+                                              {}, num_elements(sig.out_shape));
   if (!runner) {
     switch (runner.error().code) {
       case ErrorCode::kFailedPrecondition:

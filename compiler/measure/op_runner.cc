@@ -46,16 +46,17 @@ namespace {
 Expected<Tensor> run_emulated(const ss::Task& task, const ss::ConfigSpace& space,
                               const ss::Config& config, const OperatorInputs& inputs,
                               const KernelOptions& options) {
-  const codegen::cuda::CudaKernelOptions cuda_options{options.bias, options.relu};
+  const auto cuda_options = codegen::cuda::CudaKernelOptions::bias_relu(options.bias, options.relu);
   TT_ASSIGN_OR_RETURN(auto source,
                       codegen::cuda::emit_cuda_kernel(task, space, config, cuda_options));
   TT_ASSIGN_OR_RETURN(auto kernel, codegen::cuda::compile_for_emulation(source));
   const KernelSignature& sig = source.signature;
   PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);
   Tensor out = Tensor::zeros(sig.out_shape);
-  TT_RETURN_IF_ERROR(kernel.launch(packed.data.f32.data(), packed.weight.f32.data(),
-                                   options.bias ? inputs.bias->f32.data() : nullptr,
-                                   out.f32.data()));
+  std::vector<const float*> operands;
+  if (options.bias) operands.push_back(inputs.bias->f32.data());
+  TT_RETURN_IF_ERROR(
+      kernel.launch(packed.data.f32.data(), packed.weight.f32.data(), out.f32.data(), operands));
   return unpack_output(task, sig, out);
 }
 

@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/codegen/llvm/network_kernels.h"
+#include "compiler/codegen/epilogue_op.h"
 #include "compiler/graph/graph.h"
 #include "schedule_space/workload.h"
 

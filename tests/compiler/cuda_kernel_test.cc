@@ -53,7 +53,9 @@ void expect_matches_reference(const ss::Task& task, int count, bool relu) {
   const auto configs = sample(task, *space, count);
   EXPECT_GE(configs.size(), 3u);
   for (const ss::Config& c : configs) {
-    auto got = tt::measure::run_operator(task, *space, c, in, 1, {.bias = true, .relu = relu});
+    tt::codegen::KernelOptions options;
+    options.relu = relu;
+    auto got = tt::measure::run_operator(task, *space, c, in, 1, options);
     ASSERT_TRUE(got.has_value()) << got.error().message;
     ASSERT_EQ(got->shape, want.shape);
     for (size_t j = 0; j < want.f32.size(); ++j)
@@ -89,12 +91,86 @@ TEST(CudaEmulation, DenseLargeBatchMatchesTheReference) {
   expect_matches_reference(make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}), 6, false);
 }
 
+// The fusion rules' whole epilogue vocabulary (what compiled networks fuse: batch-norm scale and
+// shift, residual add, clip), in order, for every template, against the reference conv/dense
+// followed by the same steps in the output's layout.
+TEST(CudaEmulation, EveryEpilogueStepMatchesTheReference) {
+  using Op = tt::codegen::EpilogueOp;
+  cuda::CudaKernelOptions options;
+  options.epilogue = {{Op::Kind::kMulChannel, 0}, {Op::Kind::kAddChannel, 1},
+                      {Op::Kind::kAddTensor, 2},  {Op::Kind::kRelu},
+                      {Op::Kind::kMulTensor, 3},  {Op::Kind::kClip, -1, -0.25f, 0.5f}};
+  const std::vector<ss::Task> tasks{
+      make("conv2d_nchw.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
+      make("conv2d_NCHWc.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
+      make("dense_small_batch.gpu", ss::DenseWorkload{2, 12, 20}),
+      make("dense_large_batch.gpu", ss::DenseWorkload{64, 64, 24}),
+  };
+  for (const ss::Task& task : tasks) {
+    auto space = ss::make_config_space(task);
+    ASSERT_TRUE(space.has_value());
+    const ss::Template& t = ss::template_of(task);
+    const ss::OperandShapes shapes = ss::operand_shapes(task.workload);
+    Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight);
+    tt::fill_uniform(data, 41);
+    tt::fill_uniform(weight, 42);
+    const Tensor plain = tt::measure::reference_output(task.workload, data, weight, nullptr);
+    const int64_t channels = shapes.bias[0];
+    Tensor scale = Tensor::zeros({channels}), shift = Tensor::zeros({channels});
+    tt::fill_uniform(scale, 43);
+    tt::fill_uniform(shift, 44);
+    for (const ss::Config& c : sample(task, *space, 3)) {
+      const ss::KernelSignature sig = t.signature(task, *space, c);
+      Tensor residual = Tensor::zeros(sig.out_shape), gate = Tensor::zeros(sig.out_shape);
+      tt::fill_uniform(residual, 45);
+      tt::fill_uniform(gate, 46);
+      // The reference in the kernel's output layout; the channel of each element from a plain
+      // tensor holding its channel index, moved to that layout the same way.
+      const Tensor want_in = t.output_from_plain(sig, plain);
+      Tensor channel_of = Tensor::zeros(plain.shape);
+      const int64_t inner = plain.size() / (plain.shape[0] * channels);
+      for (int64_t i = 0; i < plain.size(); ++i)
+        channel_of.f32[i] = std::holds_alternative<ss::DenseWorkload>(task.workload)
+                                ? static_cast<float>(i % channels)
+                                : static_cast<float>(i / inner % channels);
+      const Tensor channel_in = t.output_from_plain(sig, channel_of);
+      std::vector<float> want(want_in.f32.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const auto ch = static_cast<size_t>(channel_in.f32[i]);
+        float v = want_in.f32[i] * scale.f32[ch] + shift.f32[ch] + residual.f32[i];
+        v = std::max(v, 0.0f) * gate.f32[i];
+        want[i] = std::min(std::max(v, -0.25f), 0.5f);
+      }
+      auto k = cuda::emit_cuda_kernel(task, *space, c, options);
+      ASSERT_TRUE(k.has_value()) << k.error().message;
+      EXPECT_EQ(k->epilogue_operands, 4);
+      auto kernel = cuda::compile_for_emulation(*k);
+      ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+      const ss::PackedOperands packed = t.pack_operands(sig, data, weight);
+      std::vector<float> out(want.size(), std::nanf(""));
+      ASSERT_TRUE(
+          kernel
+              ->launch(packed.data.f32.data(), packed.weight.f32.data(), out.data(),
+                       {scale.f32.data(), shift.f32.data(), residual.f32.data(), gate.f32.data()})
+              .has_value());
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(out[i], want[i], 1e-4 * (1 + std::fabs(want[i])))
+            << task.template_name << " " << space->describe(c) << " element " << i;
+      // The wrong number of operands is refused, not run.
+      EXPECT_FALSE(kernel
+                       ->launch(packed.data.f32.data(), packed.weight.f32.data(), out.data(),
+                                {scale.f32.data()})
+                       .has_value());
+    }
+  }
+}
+
 TEST(CudaEmulation, ADivergentBarrierIsReportedNotWaitedOn) {
   cuda::CudaKernelSource k;
   k.entry = "divergent";
   k.block = {4, 1, 1};
   k.source = R"(extern "C" __global__ void divergent(const float* data, const float* weight,
-                                            const float* bias, float* out) {
+                                            float* out) {
     if (threadIdx.x == 2) return;
     __syncthreads();
     out[threadIdx.x] = 1.0f;
@@ -102,7 +178,7 @@ TEST(CudaEmulation, ADivergentBarrierIsReportedNotWaitedOn) {
   auto kernel = cuda::compile_for_emulation(k);
   ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
   float out[4] = {};
-  const tt::Status s = kernel->launch(nullptr, nullptr, nullptr, out);
+  const tt::Status s = kernel->launch(nullptr, nullptr, out);
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("divergent barrier"), std::string::npos) << s.error().message;
 }
@@ -114,7 +190,7 @@ TEST(CudaEmulation, SharedMemoryIsSharedWithinABlockAndBarriersOrderIt) {
   k.grid = {2, 1, 1};
   k.block = {8, 1, 1};
   k.source = R"(extern "C" __global__ void rotate(const float* data, const float* weight,
-                                         const float* bias, float* out) {
+                                         float* out) {
     __shared__ float s[8];
     const int i = blockIdx.x * 8 + threadIdx.x;
     s[threadIdx.x] = data[i];
@@ -125,7 +201,7 @@ TEST(CudaEmulation, SharedMemoryIsSharedWithinABlockAndBarriersOrderIt) {
   ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
   std::vector<float> in(16), out(16);
   for (int i = 0; i < 16; ++i) in[i] = static_cast<float>(i);
-  ASSERT_TRUE(kernel->launch(in.data(), nullptr, nullptr, out.data()).has_value());
+  ASSERT_TRUE(kernel->launch(in.data(), nullptr, out.data()).has_value());
   for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], static_cast<float>((i / 8) * 8 + (i + 1) % 8));
 }
 
@@ -172,7 +248,8 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
     auto space = ss::make_config_space(task);
     ASSERT_TRUE(space.has_value());
     for (const ss::Config& c : sample(task, *space, 4)) {
-      auto k = cuda::emit_cuda_kernel(task, *space, c, {.bias = true, .relu = true});
+      auto k =
+          cuda::emit_cuda_kernel(task, *space, c, cuda::CudaKernelOptions::bias_relu(true, true));
       ASSERT_TRUE(k.has_value()) << k.error().message;
       auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
       ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
@@ -221,10 +298,11 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
     tt::fill_uniform(bias, 33);
     const Tensor want = tt::measure::reference_output(task.workload, data, weight, &bias);
     for (const ss::Config& c : sample(task, *space, 6)) {
-      auto k = cuda::emit_cuda_kernel(task, *space, c, {.bias = true});
+      auto k =
+          cuda::emit_cuda_kernel(task, *space, c, cuda::CudaKernelOptions::bias_relu(true, false));
       ASSERT_TRUE(k.has_value()) << k.error().message;
       auto run =
-          cuda::run_on_gpu(gpus->front(), *k, data.f32, weight.f32, &bias.f32, want.size(), 3);
+          cuda::run_on_gpu(gpus->front(), *k, data.f32, weight.f32, {bias.f32}, want.size(), 3);
       ASSERT_TRUE(run.has_value()) << run.error().message;
       EXPECT_GT(run->seconds_per_run, 0);
       for (size_t j = 0; j < want.f32.size(); ++j)

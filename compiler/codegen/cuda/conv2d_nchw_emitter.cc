@@ -34,7 +34,7 @@ CudaKernelSource emit_conv2d_nchw(const ss::Task& task, const ss::ConfigSpace& s
   src.line("// conv2d_nchw.cuda " + ss::describe_workload(task.workload));
   src.line("// " + space.describe(config));
   src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kKernelParams + " {");
+           kernel_params(options) + " {");
   src.line("__shared__ float input_tile[" + num(input_tile) + "];");
   src.line("__shared__ float weight_tile[" + num(weight_tile) + "];");
   src.line("const int tz = threadIdx.z, ty = threadIdx.y, tx = threadIdx.x;");
@@ -99,8 +99,8 @@ CudaKernelSource emit_conv2d_nchw(const ss::Task& task, const ss::ConfigSpace& s
   const std::string value = "acc[((((vf * " + num(s.y[1]) + " + vy) * " + num(s.x[1]) +
                             " + vx) * " + num(s.f[3]) + " + fi) * " + num(s.y[3]) + " + yi) * " +
                             num(s.x[3]) + " + xi]";
-  src.line("out[((n * " + num(K) + " + f) * " + num(OH) + " + y) * " + num(OW) +
-           " + x] = " + epilogue(value, "f", options) + ";");
+  src.line("const int o = ((n * " + num(K) + " + f) * " + num(OH) + " + y) * " + num(OW) + " + x;");
+  src.line("out[o] = " + epilogue(value, "f", "o", options) + ";");
   src.close().close().close().close().close().close();
   src.close();  // kernel
   k.source = src.text();

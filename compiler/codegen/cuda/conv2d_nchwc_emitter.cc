@@ -31,7 +31,7 @@ CudaKernelSource emit_conv2d_nchwc(const ss::Task& task, const ss::ConfigSpace& 
   src.line("// conv2d_NCHWc.cuda " + ss::describe_workload(task.workload));
   src.line("// " + space.describe(config));
   src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kKernelParams + " {");
+           kernel_params(options) + " {");
   src.line("__shared__ float input_tile[" + num(tile) + "];  // [block][row][col][x]");
   src.line("const int tz = threadIdx.z, ty = threadIdx.y, tx = threadIdx.x;");
   src.line("const int tid = (tz * " + num(s.y[1]) + " + ty) * " + num(s.x[1]) + " + tx;");
@@ -78,10 +78,11 @@ CudaKernelSource emit_conv2d_nchwc(const ss::Task& task, const ss::ConfigSpace& 
   src.open_for("a", yi, unroll).open_for("b", xi, unroll);
   src.line("const int y = y0 + ty * " + num(yi) + " + a, x = x0 + tx * " + num(xi) + " + b;");
   src.open_for("j", Y, unroll);
-  src.line("out[(((n * " + num(ocb) + " + ob) * " + num(OH) + " + y) * " + num(OW) + " + x) * " +
-           num(Y) + " + j] = " +
+  src.line("const int o = (((n * " + num(ocb) + " + ob) * " + num(OH) + " + y) * " + num(OW) +
+           " + x) * " + num(Y) + " + j;");
+  src.line("out[o] = " +
            epilogue("acc[(a * " + num(xi) + " + b) * " + num(Y) + " + j]",
-                    "ob * " + num(Y) + " + j", options) +
+                    "ob * " + num(Y) + " + j", "o", options) +
            ";");
   src.close().close().close();
   src.close();

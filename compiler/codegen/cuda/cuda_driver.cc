@@ -151,7 +151,8 @@ struct GpuKernelRunner::Impl {
   bool context_retained = false;
   CUmodule module = nullptr;
   CUfunction fn = nullptr;
-  CUdeviceptr data = 0, weight = 0, bias = 0, out = 0, scratch = 0;
+  CUdeviceptr data = 0, weight = 0, out = 0, scratch = 0;
+  std::vector<CUdeviceptr> operands;
   size_t scratch_bytes = 0;
   CUevent base = nullptr, now = nullptr;
   CudaKernelSource kernel;
@@ -161,7 +162,9 @@ struct GpuKernelRunner::Impl {
 
   ~Impl() {
     if (!context_retained) return;
-    for (CUdeviceptr p : {data, weight, bias, out, scratch})
+    for (CUdeviceptr p : {data, weight, out, scratch})
+      if (p) api.mem_free(p);
+    for (CUdeviceptr p : operands)
       if (p) api.mem_free(p);
     if (base) api.event_destroy(base);
     if (now) api.event_destroy(now);
@@ -177,9 +180,13 @@ double GpuKernelRunner::compile_seconds() const { return impl_->compile_s; }
 
 Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
     const GpuDevice& device, const CudaKernelSource& kernel, const std::vector<float>& data,
-    const std::vector<float>& weight, const std::vector<float>* bias, int64_t out_floats) {
+    const std::vector<float>& weight, const std::vector<std::vector<float>>& operands,
+    int64_t out_floats) {
   const DriverApi& api = driver();
   if (!api.error.empty()) return unavailable(api.error);
+  if (static_cast<int>(operands.size()) != kernel.epilogue_operands)
+    return invalid_argument(kernel.entry + " takes " + std::to_string(kernel.epilogue_operands) +
+                            " epilogue operands, not " + std::to_string(operands.size()));
   TT_RETURN_IF_ERROR(schedule_space::check_gpu_limits(kernel.usage(), device.limits));
   const auto t0 = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(NvrtcOutput compiled,
@@ -215,7 +222,8 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
   };
   TT_RETURN_IF_ERROR(upload(impl->data, data));
   TT_RETURN_IF_ERROR(upload(impl->weight, weight));
-  if (bias) TT_RETURN_IF_ERROR(upload(impl->bias, *bias));
+  for (const std::vector<float>& host : operands)
+    TT_RETURN_IF_ERROR(upload(impl->operands.emplace_back(0), host));
   TT_CU(api, api.mem_alloc(&impl->out, 4 * static_cast<size_t>(out_floats)), "cuMemAlloc");
   impl->scratch_bytes = static_cast<size_t>(std::max<int64_t>(2 * device.l2_bytes, 1 << 20));
   TT_CU(api, api.event_create(&impl->base, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -227,12 +235,13 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
 Status GpuKernelRunner::launch() {
   Impl& m = *impl_;
   const CudaKernelSource& k = m.kernel;
-  void* args[] = {&m.data, &m.weight, &m.bias, &m.out};
+  std::vector<void*> args{&m.data, &m.weight, &m.out};
+  for (CUdeviceptr& p : m.operands) args.push_back(&p);
   TT_CU(m.api,
         m.api.launch(m.fn, static_cast<unsigned>(k.grid.x), static_cast<unsigned>(k.grid.y),
                      static_cast<unsigned>(k.grid.z), static_cast<unsigned>(k.block.x),
                      static_cast<unsigned>(k.block.y), static_cast<unsigned>(k.block.z), 0, nullptr,
-                     args, nullptr),
+                     args.data(), nullptr),
         "launching " + k.entry);
   return ok_status();
 }
@@ -264,9 +273,10 @@ Expected<std::vector<float>> GpuKernelRunner::output() {
 
 Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& kernel,
                             const std::vector<float>& data, const std::vector<float>& weight,
-                            const std::vector<float>* bias, int64_t out_floats, int runs) {
+                            const std::vector<std::vector<float>>& operands, int64_t out_floats,
+                            int runs) {
   TT_ASSIGN_OR_RETURN(auto runner,
-                      GpuKernelRunner::create(device, kernel, data, weight, bias, out_floats));
+                      GpuKernelRunner::create(device, kernel, data, weight, operands, out_floats));
   TT_RETURN_IF_ERROR(runner->launch());
   GpuRun run;
   TT_ASSIGN_OR_RETURN(run.out, runner->output());

@@ -39,10 +39,12 @@ class GpuKernelRunner {
  public:
   /// Compiles the kernel for the device (NVRTC cubin), checks its threads, shared memory and
   /// registers against the device's limits (kFailedPrecondition naming the limit: never a
-  /// launch failure; kInternal when NVRTC fails) and uploads the operands.
+  /// launch failure; kInternal when NVRTC fails) and uploads the operands (data, weight, then
+  /// the epilogue's, kernel.epilogue_operands of them).
   static Expected<std::unique_ptr<GpuKernelRunner>> create(
       const GpuDevice& device, const CudaKernelSource& kernel, const std::vector<float>& data,
-      const std::vector<float>& weight, const std::vector<float>* bias, int64_t out_floats);
+      const std::vector<float>& weight, const std::vector<std::vector<float>>& operands,
+      int64_t out_floats);
   ~GpuKernelRunner();
   /// Queues one run (asynchronous).
   Status launch();
@@ -75,6 +77,7 @@ struct GpuRun {
 /// GpuKernelRunner in one call: the output of one run, and the mean of `runs` more.
 Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& kernel,
                             const std::vector<float>& data, const std::vector<float>& weight,
-                            const std::vector<float>* bias, int64_t out_floats, int runs);
+                            const std::vector<std::vector<float>>& operands, int64_t out_floats,
+                            int runs);
 
 }  // namespace tensortune::codegen::cuda

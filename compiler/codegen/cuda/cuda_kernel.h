@@ -3,19 +3,21 @@
 /// CUDA C for one (task, config) pair: the contract between the GPU templates' emitters and
 /// what compiles and runs their kernels (NVRTC and the driver on a GPU, the emulator on a CPU).
 ///
-/// Every generated kernel has one ABI, the CPU kernels' without the parallel slice:
-///   extern "C" __global__ void <entry>(const float* data, const float* weight,
-///                                      const float* bias, float* out)
-/// in the template's layouts (schedule_space::KernelSignature), launched as `grid` blocks of
-/// `block` threads with no dynamic shared memory. `bias` may be null unless the kernel was
-/// emitted with a bias. The source is self-contained (no #include), so NVRTC compiles it
-/// without the toolkit's headers and the emulator compiles it as C++ behind a small prelude.
+/// Every generated kernel has one ABI, the CPU network kernels' argument order:
+///   extern "C" __global__ void <entry>(const float* data, const float* weight, float* out,
+///                                      const float* e0, const float* e1, ...)
+/// in the template's layouts (schedule_space::KernelSignature), then one pointer per epilogue
+/// operand (EpilogueOp::operand), launched as `grid` blocks of `block` threads with no dynamic
+/// shared memory. The source is self-contained (no #include), so NVRTC compiles it without the
+/// toolkit's headers and the emulator compiles it as C++ behind a small prelude.
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "compiler/codegen/epilogue_op.h"
 #include "schedule_space/config_space.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -24,10 +26,14 @@
 
 namespace tensortune::codegen::cuda {
 
-/// Epilogues fused into a kernel. Tuning measures the bare operator.
+/// Epilogues fused into a kernel (the fusion rules' vocabulary). Tuning measures the bare
+/// operator.
 struct CudaKernelOptions {
-  bool bias = false;  ///< add bias[oc] (conv2d) or bias[n] (dense)
-  bool relu = false;  ///< max(x, 0) after the bias
+  std::vector<EpilogueOp> epilogue;
+  /// Operands the epilogue reads: one past the largest EpilogueOp::operand.
+  int operand_count() const;
+  /// + bias[channel] (operand 0) when `bias`, then relu when `relu`: what `op run` fuses.
+  static CudaKernelOptions bias_relu(bool bias, bool relu);
 };
 
 /// Launch dimensions, x fastest.
@@ -42,6 +48,7 @@ struct CudaKernelSource {
   std::string source;  ///< CUDA C
   Dim3 grid, block;
   int64_t shared_bytes = 0;  ///< static __shared__ memory per block
+  int epilogue_operands = 0;  ///< pointers after `out`
   schedule_space::KernelSignature signature;
   /// What the launch asks for before compilation (registers come from the compiled kernel).
   schedule_space::GpuKernelUsage usage() const { return {block.count(), shared_bytes, 0}; }

@@ -27,7 +27,7 @@ CudaKernelSource emit_dense_small_batch(const ss::Task& task, const ss::ConfigSp
   src.line("// dense_small_batch.gpu " + ss::describe_workload(task.workload));
   src.line("// " + space.describe(config));
   src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.k_inner) + ") " + k.entry +
-           kKernelParams + " {");
+           kernel_params(options) + " {");
   src.line("__shared__ float partial[" + num(s.k_inner) + "];");
   src.line("const int t = threadIdx.x, m = blockIdx.y, j = blockIdx.x;");
   src.line("const float* a = data + m * " + num(w.in_features) + ";");
@@ -46,8 +46,8 @@ CudaKernelSource emit_dense_small_batch(const ss::Task& task, const ss::ConfigSp
     src.line("__syncthreads();");
     src.close();
   }
-  src.line("if (t == 0) out[m * " + num(w.out_features) +
-           " + j] = " + epilogue("partial[0]", "j", options) + ";");
+  src.line("if (t == 0) out[m * " + num(w.out_features) + " + j] = " +
+           epilogue("partial[0]", "j", "m * " + num(w.out_features) + " + j", options) + ";");
   src.close();
   k.source = src.text();
   return k;
@@ -73,7 +73,7 @@ CudaKernelSource emit_dense_large_batch(const ss::Task& task, const ss::ConfigSp
   src.line("// dense_large_batch.gpu " + ss::describe_workload(task.workload));
   src.line("// " + space.describe(config));
   src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kKernelParams + " {");
+           kernel_params(options) + " {");
   src.line("__shared__ float a_tile[" + num(tk * tm) + "];  // [k][m]");
   src.line("__shared__ float b_tile[" + num(tk * tn) + "];  // [k][n]");
   src.line("const int tx = threadIdx.x, ty = threadIdx.y;  // n and m threads");
@@ -114,7 +114,8 @@ CudaKernelSource emit_dense_large_batch(const ss::Task& task, const ss::ConfigSp
   src.line("const int j = n0 + (vy * " + num(s.y[2]) + " + tx) * " + num(s.y[3]) + " + yi;");
   const std::string value = "acc[((vx * " + num(s.x[3]) + " + xi) * " + num(s.y[1]) + " + vy) * " +
                             num(s.y[3]) + " + yi]";
-  src.line("out[m * " + num(N) + " + j] = " + epilogue(value, "j", options) + ";");
+  src.line("out[m * " + num(N) +
+           " + j] = " + epilogue(value, "j", "m * " + num(N) + " + j", options) + ";");
   src.close().close().close().close();
   src.close();
   k.source = src.text();

@@ -9,13 +9,12 @@
 
 namespace tensortune::codegen::cuda {
 
-/// The parameter list every kernel has (cuda_kernel.h).
-inline constexpr char kKernelParams[] =
-    "(const float* __restrict__ data, const float* __restrict__ weight, "
-    "const float* __restrict__ bias, float* __restrict__ out)";
+/// The parameter list of a kernel with these epilogue operands (cuda_kernel.h's ABI).
+std::string kernel_params(const CudaKernelOptions& options);
 
-/// `value` with the fused epilogue applied: + bias[channel], then relu.
-std::string epilogue(const std::string& value, const std::string& channel,
+/// `value` with the fused epilogue applied in order; `channel` indexes channel operands,
+/// `index` (the output element's offset) tensor operands.
+std::string epilogue(const std::string& value, const std::string& channel, const std::string& index,
                      const CudaKernelOptions& options);
 
 /// How a reduction loop is unrolled under AutoTVM's (auto_unroll_max_step, unroll_explicit):

@@ -102,17 +102,16 @@ static inline void __syncthreads() {
 )PRELUDE";
 
 std::string emulation_launcher(const CudaKernelSource& kernel) {
+  std::string call = kernel.entry + "(tt_args[0], tt_args[1], const_cast<float*>(tt_args[2])";
+  for (int i = 0; i < kernel.epilogue_operands; ++i)
+    call += ", tt_args[" + std::to_string(3 + i) + "]";
+  call += ")";
   return R"(
-static thread_local const float *tt_arg_data, *tt_arg_weight, *tt_arg_bias;
-static thread_local float* tt_arg_out;
+static thread_local const float* const* tt_args;
 static void tt_body() { )" +
-         kernel.entry + R"((tt_arg_data, tt_arg_weight, tt_arg_bias, tt_arg_out); }
-extern "C" const char* tt_emulate(const float* data, const float* weight, const float* bias,
-                                  float* out, const long long* dims) {
-  tt_arg_data = data;
-  tt_arg_weight = weight;
-  tt_arg_bias = bias;
-  tt_arg_out = out;
+         call + R"(; }
+extern "C" const char* tt_emulate(const float* const* args, const long long* dims) {
+  tt_args = args;
   tt_emu::body = tt_body;
   return tt_emu::run(dims);
 }

@@ -14,8 +14,7 @@
 namespace tensortune::codegen::cuda {
 namespace {
 
-using EmulateFn = const char* (*)(const float*, const float*, const float*, float*,
-                                  const long long*);
+using EmulateFn = const char* (*)(const float* const*, const long long*);
 
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -49,11 +48,16 @@ struct EmulatedKernel::Impl {
 
 const CudaKernelSource& EmulatedKernel::kernel() const { return impl_->kernel; }
 
-Status EmulatedKernel::launch(const float* data, const float* weight, const float* bias,
-                              float* out) const {
+Status EmulatedKernel::launch(const float* data, const float* weight, float* out,
+                              const std::vector<const float*>& operands) const {
   const CudaKernelSource& k = impl_->kernel;
+  if (static_cast<int>(operands.size()) != k.epilogue_operands)
+    return invalid_argument(k.entry + " takes " + std::to_string(k.epilogue_operands) +
+                            " epilogue operands, not " + std::to_string(operands.size()));
+  std::vector<const float*> args{data, weight, out};
+  args.insert(args.end(), operands.begin(), operands.end());
   const long long dims[6] = {k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z};
-  if (const char* error = impl_->emulate(data, weight, bias, out, dims))
+  if (const char* error = impl_->emulate(args.data(), dims))
     return internal_error(k.entry + " (emulated): " + error);
   return ok_status();
 }

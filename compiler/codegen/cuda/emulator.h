@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/cuda/cuda_kernel.h"
 #include "support/error.h"
@@ -19,8 +20,11 @@ namespace tensortune::codegen::cuda {
 
 class EmulatedKernel {
  public:
-  /// Runs the whole grid. Fails (kInternal) when a block's threads disagree on a barrier.
-  Status launch(const float* data, const float* weight, const float* bias, float* out) const;
+  /// Runs the whole grid. `operands` are the epilogue's (kernel().epilogue_operands of them).
+  /// Fails (kInternal) when a block's threads disagree on a barrier, kInvalidArgument when the
+  /// operand count is not the kernel's.
+  Status launch(const float* data, const float* weight, float* out,
+                const std::vector<const float*>& operands = {}) const;
   const CudaKernelSource& kernel() const;
 
   struct Impl;

@@ -1,5 +1,8 @@
 // The CUDA backend's list of template emitters: one line per template whose backend is "cuda".
 // The template contract test keeps this list and the registry in step.
+#include <algorithm>
+#include <cstdio>
+
 #include "compiler/codegen/cuda/emitters.h"
 
 namespace tensortune::codegen::cuda {
@@ -35,18 +38,73 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
                                             const CudaKernelOptions& options) {
   const EmitFn emit = find_emitter(task.template_name);
   if (!emit) return unimplemented("template " + task.template_name + " has no CUDA emitter");
+  for (const EpilogueOp& op : options.epilogue)
+    if (op.operand < 0 && op.kind != EpilogueOp::Kind::kRelu && op.kind != EpilogueOp::Kind::kClip)
+      return invalid_argument("an epilogue step that reads an operand has operand index " +
+                              std::to_string(op.operand));
   if (!space.is_valid(config))
     return Error{ErrorCode::kFailedPrecondition, "config " + std::to_string(config.index) + " (" +
                                                      space.describe(config) + ") is invalid for " +
                                                      task.template_name};
-  return emit(task, space, config, options);
+  CudaKernelSource k = emit(task, space, config, options);
+  k.epilogue_operands = options.operand_count();
+  return k;
 }
 
-std::string epilogue(const std::string& value, const std::string& channel,
+int CudaKernelOptions::operand_count() const {
+  int n = 0;
+  for (const EpilogueOp& op : epilogue) n = std::max(n, op.operand + 1);
+  return n;
+}
+
+CudaKernelOptions CudaKernelOptions::bias_relu(bool bias, bool relu) {
+  CudaKernelOptions o;
+  if (bias) o.epilogue.push_back({EpilogueOp::Kind::kAddChannel, 0});
+  if (relu) o.epilogue.push_back({EpilogueOp::Kind::kRelu});
+  return o;
+}
+
+std::string kernel_params(const CudaKernelOptions& options) {
+  std::string p =
+      "(const float* __restrict__ data, const float* __restrict__ weight, "
+      "float* __restrict__ out";
+  for (int i = 0; i < options.operand_count(); ++i)
+    p += ", const float* __restrict__ e" + std::to_string(i);
+  return p + ")";
+}
+
+std::string epilogue(const std::string& value, const std::string& channel, const std::string& index,
                      const CudaKernelOptions& options) {
+  using Kind = EpilogueOp::Kind;
   std::string v = value;
-  if (options.bias) v = "(" + v + " + bias[" + channel + "])";
-  if (options.relu) v = "fmaxf(" + v + ", 0.0f)";
+  for (const EpilogueOp& op : options.epilogue) {
+    std::string e = "e";  // appended, not "e" + ...: GCC 12 warns falsely (-Wrestrict) there
+    e += std::to_string(op.operand);
+    switch (op.kind) {
+      case Kind::kAddChannel:
+        v = "(" + v + " + " + e + "[" + channel + "])";
+        break;
+      case Kind::kMulChannel:
+        v = "(" + v + " * " + e + "[" + channel + "])";
+        break;
+      case Kind::kAddTensor:
+        v = "(" + v + " + " + e + "[" + index + "])";
+        break;
+      case Kind::kMulTensor:
+        v = "(" + v + " * " + e + "[" + index + "])";
+        break;
+      case Kind::kRelu:
+        v = "fmaxf(" + v + ", 0.0f)";
+        break;
+      case Kind::kClip:
+        // Exact float literals: the bounds as the graph holds them.
+        char lo[32], hi[32];
+        std::snprintf(lo, sizeof lo, "%.9gf", op.lo);
+        std::snprintf(hi, sizeof hi, "%.9gf", op.hi);
+        v = "fminf(fmaxf(" + v + ", " + lo + "), " + hi + ")";
+        break;
+    }
+  }
   return v;
 }
 

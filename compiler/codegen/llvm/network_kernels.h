@@ -17,22 +17,13 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/codegen/epilogue_op.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/dense_template.h"
 #include "schedule_space/workload.h"
 #include "support/error.h"
 
 namespace tensortune::codegen {
-
-/// One step of a fused epilogue, applied to the accumulator before the store. A channel
-/// operand holds one float per output channel (conv2d: in channel order oc_chunk * oc_bn +
-/// lane; dense: per output column); a tensor operand has the output's layout and shape.
-struct EpilogueOp {
-  enum class Kind { kAddChannel, kMulChannel, kAddTensor, kMulTensor, kRelu, kClip };
-  Kind kind = Kind::kRelu;
-  int operand = -1;      ///< index into the kernel's epilogue operands
-  float lo = 0, hi = 0;  ///< kClip
-};
 
 struct ConvKernelSpec {
   schedule_space::Conv2dWorkload workload;

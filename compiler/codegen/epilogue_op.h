@@ -1,0 +1,19 @@
+#pragma once
+/// \file
+/// One step of a fused epilogue, shared by every back end's emitters (codegen/llvm/,
+/// codegen/cuda/) and by the fusion rules that decide it (passes/fusion_rules.h). Header only:
+/// it names what a kernel applies to its accumulator before the store, not how.
+
+namespace tensortune::codegen {
+
+/// Applied in order to the accumulator. A channel operand holds one float per output channel
+/// (conv2d: in channel order; dense: per output column); a tensor operand has the output's
+/// layout and shape.
+struct EpilogueOp {
+  enum class Kind { kAddChannel, kMulChannel, kAddTensor, kMulTensor, kRelu, kClip };
+  Kind kind = Kind::kRelu;
+  int operand = -1;      ///< index into the kernel's epilogue operands
+  float lo = 0, hi = 0;  ///< kClip
+};
+
+}  // namespace tensortune::codegen
