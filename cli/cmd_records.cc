@@ -265,8 +265,8 @@ void add_records_command(CLI::App& app, int& exit_code) {
   imp->add_option("log", flags->log, "AutoTVM log file")->required();
   imp->add_option(
       "--device-key", flags->device_key,
-      "device key to file the results under (default: the target's -model, else its -mcpu, "
-      "e.g. skylake-avx512)");
+      "device key to file the results under (default: the target's -model, else cuda-smXY "
+      "from a CUDA target's -arch, else its -mcpu, e.g. skylake-avx512)");
   imp->add_flag(
       "--skip-unsupported", flags->skip_unsupported,
       "import the records tensortune can use; count the others (templates, dtypes, layouts it "

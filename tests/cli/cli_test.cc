@@ -126,6 +126,51 @@ TEST_F(CliTest, OpRunEmulatesTheCudaKernelAndMatchesTheReference) {
   }
 }
 
+// An AutoTVM CUDA log's record is imported under cuda-sm80 and `op run --target cuda-sm80` uses
+// it: its config runs (emulated) and matches the reference.
+TEST_F(CliTest, AnImportedAutoTvmCudaRecordIsTheConfigOpRunUses) {
+  tt::Tensor x = tt::Tensor::zeros({1, 8, 8, 8});
+  tt::Tensor w = tt::Tensor::zeros({16, 8, 3, 3});
+  tt::fill_uniform(x, 7);
+  tt::fill_uniform(w, 8);
+  ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
+  ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
+  {
+    std::ofstream log(path("cuda.log"));
+    log << R"({"input": ["cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=1024", )"
+           R"("conv2d_nchw.cuda", [["TENSOR", [1, 8, 8, 8], "float32"], )"
+           R"(["TENSOR", [16, 8, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}], )"
+           R"("config": {"index": 0, "code_hash": null, "entity": [["tile_f", "sp", [-1, 2, 4, 2]], )"
+           R"(["tile_y", "sp", [-1, 1, 4, 2]], ["tile_x", "sp", [-1, 2, 4, 1]], )"
+           R"(["tile_rc", "sp", [-1, 4]], ["tile_ry", "sp", [-1, 3]], ["tile_rx", "sp", [-1, 1]], )"
+           R"(["auto_unroll_max_step", "ot", 512], ["unroll_explicit", "ot", 1]]}, )"
+           R"("result": [[2e-05], 0, 1.5, 1700000000.0], "version": 0.2, "tvm_version": "0.8.0"})"
+        << "\n";
+  }
+  CmdResult imp = run("records import --db " + path("gpu.db") + " " + path("cuda.log"));
+  ASSERT_EQ(imp.exit_code, 0) << imp.output;
+  CmdResult r =
+      run("op run --target cuda-sm80 --emulate --op conv2d --data " + path("x.npy") + " --weight " +
+          path("w.npy") + " --pads 1 --db " + path("gpu.db") + " --out " + path("y.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("using the best record in"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tile_f=[-1, 2, 4, 2]"), std::string::npos) << r.output;
+  auto y = tt::read_npy(path("y.npy"));
+  ASSERT_TRUE(y.has_value());
+  auto wl = tt::schedule_space::conv2d_workload(x.shape, w.shape, {1, 1}, {1, 1, 1, 1}, {1, 1});
+  const tt::Tensor want = tt::measure::conv2d_nchw_reference(x, w, nullptr, *wl);
+  ASSERT_EQ(y->shape, want.shape);
+  for (size_t i = 0; i < want.f32.size(); ++i)
+    EXPECT_NEAR(y->f32[i], want.f32[i], 1e-4 * (1 + std::fabs(want.f32[i])));
+  // Another compute capability has no record: the default config, said so.
+  CmdResult other =
+      run("op run --target cuda-sm90 --emulate --op conv2d --data " + path("x.npy") + " --weight " +
+          path("w.npy") + " --pads 1 --db " + path("gpu.db") + " --out " + path("y2.npy"));
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_NE(other.output.find("has no record for this workload on cuda-sm90"), std::string::npos)
+      << other.output;
+}
+
 // A GPU device server checks its GPUs before it dials the tracker: where there is none (or no
 // such ordinal), it exits with the reason.
 TEST_F(CliTest, GpuDeviceServerNamesWhyItCannotStart) {
