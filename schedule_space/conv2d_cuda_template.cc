@@ -11,20 +11,9 @@ namespace {
 
 using util::largest_divisor_at_most;
 using util::log_feature;
+using util::option_index;
 using util::resolve_split;
 using util::split_sizes;
-
-int find_value(const Knob& k, const KnobValue& want) {
-  for (size_t i = 0; i < k.options.size(); ++i)
-    if (k.options[i] == want) return static_cast<int>(i);
-  return 0;
-}
-
-bool fits(const Conv2dCudaSchedule& s, const Conv2dWorkload& w) {
-  return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
-         s.shared_bytes(w) <= kUniversalGpuLimits.max_shared_bytes_per_block &&
-         s.accumulators() <= kMaxCudaAccumulators;
-}
 
 Conv2dCudaSchedule decode(const Conv2dWorkload& w, const std::vector<Knob>& knobs,
                           const std::vector<int32_t>& d) {
@@ -65,14 +54,14 @@ class Conv2dNchwCudaTemplate final : public Template {
     for (int64_t rci : {largest_divisor_at_most(w.in_channels, 8), int64_t{1}}) {
       for (bool whole_window : {true, false}) {
         std::vector<int32_t> d(knobs.size(), 0);
-        d[0] = find_value(knobs[0], std::vector<int64_t>{-1, 1, tf, fi});
-        d[1] = find_value(knobs[1], std::vector<int64_t>{-1, 1, ty, 1});
-        d[2] = find_value(knobs[2], std::vector<int64_t>{-1, 1, tx, 1});
-        d[3] = find_value(knobs[3], std::vector<int64_t>{-1, rci});
-        d[4] = find_value(knobs[4], std::vector<int64_t>{-1, whole_window ? w.kernel_h : 1});
-        d[5] = find_value(knobs[5], std::vector<int64_t>{-1, whole_window ? w.kernel_w : 1});
-        d[6] = find_value(knobs[6], int64_t{512});
-        d[7] = find_value(knobs[7], int64_t{1});
+        d[0] = option_index(knobs[0], std::vector<int64_t>{-1, 1, tf, fi});
+        d[1] = option_index(knobs[1], std::vector<int64_t>{-1, 1, ty, 1});
+        d[2] = option_index(knobs[2], std::vector<int64_t>{-1, 1, tx, 1});
+        d[3] = option_index(knobs[3], std::vector<int64_t>{-1, rci});
+        d[4] = option_index(knobs[4], std::vector<int64_t>{-1, whole_window ? w.kernel_h : 1});
+        d[5] = option_index(knobs[5], std::vector<int64_t>{-1, whole_window ? w.kernel_w : 1});
+        d[6] = option_index(knobs[6], int64_t{512});
+        d[7] = option_index(knobs[7], int64_t{1});
         auto c = space.config_from_digits(d);
         if (c && space.is_valid(*c)) return *c;
       }
@@ -153,7 +142,8 @@ ConfigSpace conv2d_nchw_cuda_space(const Conv2dWorkload& w) {
   knobs.push_back(make_other_knob("unroll_explicit", {int64_t{0}, int64_t{1}}));
   std::vector<Knob> captured = knobs;
   auto valid = [captured, w](const std::vector<int32_t>& d) {
-    return fits(decode(w, captured, d), w);
+    const Conv2dCudaSchedule s = decode(w, captured, d);
+    return fits_universal_limits(s.threads(), s.shared_bytes(w), s.accumulators());
   };
   return ConfigSpace("conv2d_nchw.cuda", std::move(knobs), valid);
 }

@@ -1,5 +1,4 @@
 // conv2d_NCHWc.cuda: the CPU path's blocked layouts on the GPU (conv2d_cuda_template.h).
-#include <algorithm>
 #include <cmath>
 
 #include "schedule_space/conv2d_cuda_template.h"
@@ -13,6 +12,8 @@ namespace {
 
 using util::largest_divisor_at_most;
 using util::log_feature;
+using util::option_index;
+using util::preferred_or_first_valid;
 using util::resolve_split;
 using util::split_sizes;
 
@@ -39,18 +40,6 @@ Conv2dNchwcCudaSchedule decode(const Conv2dWorkload& w, const std::vector<Knob>&
   return s;
 }
 
-bool fits(const Conv2dNchwcCudaSchedule& s, const Conv2dWorkload& w) {
-  return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
-         s.shared_bytes(w) <= kUniversalGpuLimits.max_shared_bytes_per_block &&
-         s.accumulators() <= kMaxCudaAccumulators;
-}
-
-int find_entity(const Knob& k, const std::vector<int64_t>& want) {
-  for (size_t i = 0; i < k.options.size(); ++i)
-    if (split_sizes(k.options[i]) == want) return static_cast<int>(i);
-  return -1;
-}
-
 class Conv2dNchwcCudaTemplate final : public Template {
  public:
   std::string_view name() const override { return "conv2d_NCHWc.cuda"; }
@@ -72,20 +61,14 @@ class Conv2dNchwcCudaTemplate final : public Template {
     const int64_t ty = largest_divisor_at_most(w.out_height(), 4);
     const int64_t tx = largest_divisor_at_most(w.out_width(), 8);
     std::vector<int32_t> d(knobs.size(), 0);
-    d[kIc] = find_entity(knobs[kIc], {-1, x});
-    d[kOc] = find_entity(knobs[kOc], {-1, y});
-    d[kF] = find_entity(knobs[kF], {-1, tf});
-    d[kY] = find_entity(knobs[kY], {-1, ty, 1});
-    d[kX] = find_entity(knobs[kX], {-1, tx, 1});
+    d[kIc] = option_index(knobs[kIc], std::vector<int64_t>{-1, x});
+    d[kOc] = option_index(knobs[kOc], std::vector<int64_t>{-1, y});
+    d[kF] = option_index(knobs[kF], std::vector<int64_t>{-1, tf});
+    d[kY] = option_index(knobs[kY], std::vector<int64_t>{-1, ty, 1});
+    d[kX] = option_index(knobs[kX], std::vector<int64_t>{-1, tx, 1});
     d[kRc] = 0;
     d[kUnrollKw] = 1;
-    if (std::ranges::none_of(d, [](int32_t v) { return v < 0; })) {
-      auto c = space.config_from_digits(d);
-      if (c && space.is_valid(*c)) return *c;
-    }
-    for (int64_t i = 0; i < space.size(); ++i)
-      if (space.is_valid_index(i)) return *space.config_at(i);
-    return *space.config_at(0);
+    return preferred_or_first_valid(space, d);
   }
 
   const std::vector<std::string>& feature_names() const override {
@@ -173,7 +156,7 @@ ConfigSpace conv2d_nchwc_cuda_space(const Conv2dWorkload& w) {
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     bool divides = false;
     const Conv2dNchwcCudaSchedule s = decode(w, captured, d, &divides);
-    return divides && fits(s, w);
+    return divides && fits_universal_limits(s.threads(), s.shared_bytes(w), s.accumulators());
   };
   return ConfigSpace("conv2d_NCHWc.cuda", std::move(knobs), valid);
 }

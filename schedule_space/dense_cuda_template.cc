@@ -1,6 +1,5 @@
 #include "schedule_space/dense_cuda_template.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "schedule_space/gpu_limits.h"
@@ -12,6 +11,8 @@ namespace {
 
 using util::largest_divisor_at_most;
 using util::log_feature;
+using util::option_index;
+using util::preferred_or_first_valid;
 using util::resolve_split;
 using util::split_sizes;
 
@@ -44,12 +45,6 @@ DenseLargeBatchSchedule decode_large(const DenseWorkload& w, const std::vector<K
   return s;
 }
 
-bool fits(const DenseLargeBatchSchedule& s) {
-  return s.threads() <= kUniversalGpuLimits.max_threads_per_block &&
-         s.shared_bytes() <= kUniversalGpuLimits.max_shared_bytes_per_block &&
-         s.accumulators() <= kMaxCudaAccumulators;
-}
-
 const DenseWorkload& dense_of(const Task& task) { return std::get<DenseWorkload>(task.workload); }
 
 class DenseSmallBatchGpuTemplate final : public Template {
@@ -63,11 +58,9 @@ class DenseSmallBatchGpuTemplate final : public Template {
   // AutoTVM's fallback: tile_k = [-1, 64] (the largest divisor of K up to 64 here, so that
   // every K has one).
   Config default_config(const Task& task, const ConfigSpace& space) const override {
-    const KnobValue want =
-        std::vector<int64_t>{-1, largest_divisor_at_most(dense_of(task).in_features, 64)};
-    const auto& options = space.knobs()[0].options;
-    const auto it = std::find(options.begin(), options.end(), want);
-    return *space.config_from_digits({static_cast<int32_t>(it - options.begin())});
+    const int64_t k_inner = largest_divisor_at_most(dense_of(task).in_features, 64);
+    return *space.config_from_digits(
+        {option_index(space.knobs()[0], std::vector<int64_t>{-1, k_inner})});
   }
   const std::vector<std::string>& feature_names() const override {
     static const std::vector<std::string> names{"k_outer", "k_inner",   "blocks",
@@ -110,23 +103,12 @@ class DenseLargeBatchGpuTemplate final : public Template {
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     const DenseWorkload& w = dense_of(task);
     const auto& knobs = space.knobs();
-    auto digit = [](const Knob& k, const std::vector<int64_t>& want) -> int32_t {
-      for (size_t i = 0; i < k.options.size(); ++i)
-        if (split_sizes(k.options[i]) == want) return static_cast<int32_t>(i);
-      return -1;
-    };
     const int64_t km = largest_divisor_at_most(w.in_features, 8);
     const int64_t ki = largest_divisor_at_most(w.in_features / km, 4);
-    const std::vector<int32_t> preferred{digit(knobs[0], {-1, 2, 8, 4}),
-                                         digit(knobs[1], {-1, 2, 8, 4}),
-                                         digit(knobs[2], {-1, km, ki})};
-    if (std::ranges::none_of(preferred, [](int32_t d) { return d < 0; })) {
-      auto c = space.config_from_digits(preferred);
-      if (c && space.is_valid(*c)) return *c;
-    }
-    for (int64_t i = 0; i < space.size(); ++i)
-      if (space.is_valid_index(i)) return *space.config_at(i);
-    return *space.config_at(0);
+    return preferred_or_first_valid(space,
+                                    {option_index(knobs[0], std::vector<int64_t>{-1, 2, 8, 4}),
+                                     option_index(knobs[1], std::vector<int64_t>{-1, 2, 8, 4}),
+                                     option_index(knobs[2], std::vector<int64_t>{-1, km, ki})});
   }
   const std::vector<std::string>& feature_names() const override {
     static const std::vector<std::string> names{
@@ -190,7 +172,8 @@ ConfigSpace dense_large_batch_space(const DenseWorkload& w) {
       filtered(make_split_knob("tile_k", w.in_features, 3, SplitPolicy::kFactors), k_filter));
   std::vector<Knob> captured = knobs;
   auto valid = [captured, w](const std::vector<int32_t>& d) {
-    return fits(decode_large(w, captured, d));
+    const DenseLargeBatchSchedule s = decode_large(w, captured, d);
+    return fits_universal_limits(s.threads(), s.shared_bytes(), s.accumulators());
   };
   return ConfigSpace("dense_large_batch.gpu", std::move(knobs), valid);
 }

@@ -13,13 +13,8 @@ namespace {
 using util::ceil_div;
 using util::largest_divisor_at_most;
 using util::log_feature;
+using util::option_index;
 using util::split_sizes;
-
-int find_sizes(const Knob& k, const std::vector<int64_t>& want) {
-  for (size_t i = 0; i < k.options.size(); ++i)
-    if (split_sizes(k.options[i]) == want) return static_cast<int>(i);
-  return -1;
-}
 
 }  // namespace
 
@@ -77,12 +72,12 @@ Config dense_default(const ConfigSpace& space, const DenseWorkload& w, bool pack
         break;
       }
     }
-    digits[0] = std::max(0, find_sizes(knobs[0], {-1, 1, yi}));
-    digits[1] = std::max(0, find_sizes(knobs[1], {-1, xo, bn}));
-    digits[2] = std::max(0, find_sizes(knobs[2], {-1, 1}));
+    digits[0] = std::max(0, option_index(knobs[0], std::vector<int64_t>{-1, 1, yi}));
+    digits[1] = std::max(0, option_index(knobs[1], std::vector<int64_t>{-1, xo, bn}));
+    digits[2] = std::max(0, option_index(knobs[2], std::vector<int64_t>{-1, 1}));
   } else {
     const int64_t vk = largest_divisor_at_most(w.in_features, 2 * vector_lanes);
-    digits[2] = std::max(0, find_sizes(knobs[2], {-1, vk}));
+    digits[2] = std::max(0, option_index(knobs[2], std::vector<int64_t>{-1, vk}));
   }
   auto c = space.config_from_digits(digits);
   TT_CHECK(c.has_value()) << c.error().message;

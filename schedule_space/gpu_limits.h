@@ -31,6 +31,14 @@ inline constexpr GpuLimits kUniversalGpuLimits{};
 /// spill to local memory on every GPU (255 registers per thread) and compile for minutes.
 inline constexpr int64_t kMaxCudaAccumulators = 256;
 
+/// Whether a kernel shape fits the universal limits and the accumulator cap: what the GPU
+/// templates' spaces call valid.
+inline bool fits_universal_limits(int64_t threads, int64_t shared_bytes, int64_t accumulators) {
+  return threads <= kUniversalGpuLimits.max_threads_per_block &&
+         shared_bytes <= kUniversalGpuLimits.max_shared_bytes_per_block &&
+         accumulators <= kMaxCudaAccumulators;
+}
+
 /// What a kernel of a config asks for at launch and after compilation.
 struct GpuKernelUsage {
   int64_t threads_per_block = 1;

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "schedule_space/config_space.h"
 #include "schedule_space/knob.h"
 
 namespace tensortune::schedule_space::util {
@@ -37,6 +38,26 @@ inline int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
   for (int64_t d : divisors(n))
     if (d <= cap) best = d;
   return best;
+}
+
+/// The position of `value` among the knob's candidates; -1 when it is not one.
+inline int option_index(const Knob& knob, const KnobValue& value) {
+  for (size_t i = 0; i < knob.options.size(); ++i)
+    if (knob.options[i] == value) return static_cast<int>(i);
+  return -1;
+}
+
+/// The config of `digits` when every digit names a candidate and the config is valid; else the
+/// first valid config of the space (index 0 when none is: the space's own fallback).
+inline Config preferred_or_first_valid(const ConfigSpace& space,
+                                       const std::vector<int32_t>& digits) {
+  bool named = true;
+  for (int32_t d : digits) named = named && d >= 0;
+  if (named)
+    if (auto c = space.config_from_digits(digits); c && space.is_valid(*c)) return *c;
+  for (int64_t i = 0; i < space.size(); ++i)
+    if (space.is_valid_index(i)) return *space.config_at(i);
+  return *space.config_at(0);
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

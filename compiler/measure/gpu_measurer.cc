@@ -58,15 +58,7 @@ MeasureResult GpuMeasurer::measure_one(const ss::ConfigSpace& space, const ss::C
   r.config_index = config.index;
   r.device_key = options_.device_key;
   auto finish = [&](MeasureErrorNo e, std::string msg) {
-    r.error_no = e;
-    r.error_msg = std::move(msg);
-    if (e != MeasureErrorNo::kNoError) r.costs = {ss::kErrorCost};
-    r.all_cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.timestamp =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    logger("measure")->debug("config {}: {} {}", config.index, ss::measure_error_name(e),
-                             r.error_msg);
-    return r;
+    return finish_result(r, e, std::move(msg), start);
   };
   auto source = cuda::emit_cuda_kernel(task_, space, config);
   if (!source)

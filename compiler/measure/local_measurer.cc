@@ -49,6 +49,19 @@ bool outputs_match(const std::vector<float>& got, const std::vector<float>& want
   return true;
 }
 
+MeasureResult finish_result(MeasureResult r, MeasureErrorNo error, std::string message,
+                            std::chrono::steady_clock::time_point start) {
+  r.error_no = error;
+  r.error_msg = std::move(message);
+  if (error != MeasureErrorNo::kNoError) r.costs = {ss::kErrorCost};
+  r.all_cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.timestamp =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  logger("measure")->debug("config {}: {} {}", r.config_index, ss::measure_error_name(error),
+                           r.error_msg);
+  return r;
+}
+
 LocalMeasurer::LocalMeasurer(ss::Task task, MeasureOptions options)
     : task_(std::move(task)), options_(std::move(options)) {}
 LocalMeasurer::~LocalMeasurer() = default;
@@ -147,15 +160,7 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
   r.threads = options_.threads;
   r.device_key = options_.device_key;
   auto finish = [&](MeasureErrorNo e, std::string msg) {
-    r.error_no = e;
-    r.error_msg = std::move(msg);
-    if (e != MeasureErrorNo::kNoError) r.costs = {ss::kErrorCost};
-    r.all_cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.timestamp =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    logger("measure")->debug("config {}: {} {}", config.index, ss::measure_error_name(e),
-                             r.error_msg);
-    return r;
+    return finish_result(r, e, std::move(msg), start);
   };
   try {
     if (!built.exception.empty())

@@ -8,6 +8,7 @@
 /// Inputs and the reference output are computed once per task; packed operands are cached per
 /// kernel layout.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,6 +60,13 @@ struct MeasureOptions {
 /// with atol = 1e-4 * sqrt(reduction length), rtol = 1e-4.
 bool outputs_match(const std::vector<float>& got, const std::vector<float>& want,
                    int64_t reduction_length, std::string* first_mismatch);
+
+/// Completes a measurement's result: the error (costs {kErrorCost} unless kNoError), the wall
+/// time since `start`, the timestamp; logged at debug level. Every measurer ends with it.
+schedule_space::MeasureResult finish_result(schedule_space::MeasureResult r,
+                                            schedule_space::MeasureErrorNo error,
+                                            std::string message,
+                                            std::chrono::steady_clock::time_point start);
 
 class LocalMeasurer final : public Measurer {
  public:

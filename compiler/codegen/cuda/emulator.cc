@@ -1,8 +1,6 @@
 #include "compiler/codegen/cuda/emulator.h"
 
 #include <dlfcn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,24 +8,12 @@
 #include <sstream>
 
 #include "compiler/codegen/cuda/emulation_prelude.h"
+#include "compiler/codegen/cuda/host_tool.h"
 
 namespace tensortune::codegen::cuda {
 namespace {
 
 using EmulateFn = const char* (*)(const float* const*, const long long*);
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 // The first lines of a compiler's complaint: enough to see what is wrong.
 std::string first_lines(const std::string& text, int n) {
@@ -71,40 +57,26 @@ std::string emulation_compiler() {
 }
 
 Expected<EmulatedKernel> compile_for_emulation(const CudaKernelSource& kernel) {
-  namespace fs = std::filesystem;
-  std::string dir_template = (fs::temp_directory_path() / "tt-emulate-XXXXXX").string();
-  if (!mkdtemp(dir_template.data()))
-    return internal_error("cannot create a temporary directory under " +
-                          fs::temp_directory_path().string());
-  const fs::path dir = dir_template;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
-
-  const fs::path source = dir / "kernel.cc", library = dir / "kernel.so", log = dir / "log.txt";
+  TT_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::create("tt-emulate"));
+  const std::filesystem::path source = dir / "kernel.cc", library = dir / "kernel.so";
   {
     std::ofstream out(source);
     out << kEmulationPrelude << kernel.source << emulation_launcher(kernel);
     if (!out) return internal_error("cannot write " + source.string());
   }
   const std::string compiler = emulation_compiler();
-  const std::string command = shell_quote(compiler) + " -std=c++17 -O1 -w -shared -fPIC -o " +
-                              shell_quote(library.string()) + " " + shell_quote(source.string()) +
-                              " > " + shell_quote(log.string()) + " 2>&1";
-  const int status = std::system(command.c_str());
-  if (status == -1 || !WIFEXITED(status))
+  const ToolRun run = run_tool({compiler, "-std=c++17", "-O1", "-w", "-shared", "-fPIC", "-o",
+                                library.string(), source.string()},
+                               dir / "log.txt");
+  if (run.exit_code == -1)
     return unavailable("cannot run the host C++ compiler '" + compiler +
                        "' for CUDA emulation (set TT_EMULATION_CXX)");
-  if (WEXITSTATUS(status) == 127)
+  if (run.exit_code == 127)
     return unavailable("CUDA emulation needs a host C++ compiler: '" + compiler +
                        "' was not found (install g++ or set TT_EMULATION_CXX)");
-  if (WEXITSTATUS(status) != 0)
+  if (run.exit_code != 0)
     return internal_error("compiling " + kernel.entry + " for emulation failed:\n" +
-                          first_lines(read_file(log), 12));
+                          first_lines(run.output, 12));
 
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return internal_error(std::string("loading the emulated kernel: ") + dlerror());

@@ -2,16 +2,13 @@
 
 #include <dlfcn.h>
 #include <nvrtc.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <regex>
-#include <sstream>
 #include <vector>
+
+#include "compiler/codegen/cuda/host_tool.h"
 
 namespace tensortune::codegen::cuda {
 namespace {
@@ -136,33 +133,18 @@ Expected<std::string> ptxas_path() {
 }
 
 Expected<PtxasReport> assemble_ptx(const std::string& ptx, int cc) {
-  namespace fs = std::filesystem;
   TT_ASSIGN_OR_RETURN(std::string ptxas, ptxas_path());
-  std::string dir_template = (fs::temp_directory_path() / "tt-ptxas-XXXXXX").string();
-  if (!mkdtemp(dir_template.data())) return internal_error("cannot create a temporary directory");
-  const fs::path dir = dir_template;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  TT_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::create("tt-ptxas"));
   {
     std::ofstream out(dir / "kernel.ptx");
     out << ptx;
   }
-  const std::string command = "'" + ptxas + "' -v -arch=sm_" + std::to_string(cc) + " -o '" +
-                              (dir / "kernel.cubin").string() + "' '" +
-                              (dir / "kernel.ptx").string() + "' > '" + (dir / "log.txt").string() +
-                              "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(dir / "log.txt");
-  std::stringstream s;
-  s << in.rdbuf();
+  const ToolRun run = run_tool({ptxas, "-v", "-arch=sm_" + std::to_string(cc), "-o",
+                                (dir / "kernel.cubin").string(), (dir / "kernel.ptx").string()},
+                               dir / "log.txt");
   PtxasReport report;
-  report.log = s.str();
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  report.log = run.output;
+  if (run.exit_code != 0)
     return internal_error("ptxas failed for sm_" + std::to_string(cc) + ":\n" + report.log);
   report.registers = match_int(report.log, std::regex(R"(Used (\d+) registers)"));
   report.shared_bytes = match_int(report.log, std::regex(R"((\d+) bytes smem)"));
