@@ -31,6 +31,7 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
                                         bool layout_aware = true) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   driver::CompileOptions options;
+  options.target = flags.target;
   options.opt_level = flags.opt_level;
   options.threads = threads;
   options.records = flags.records;
@@ -56,16 +57,24 @@ void print_summary(const CompiledNetwork& net) {
   }
   int tuned = 0, borrowed = 0;
   for (const auto& s : net.schedules) tuned += s.tuned, borrowed += !s.borrowed_from.empty();
+  const bool gpu = net.target == runtime::TargetKind::kCuda;
   std::printf(
-      "%s at opt level %d for %s (cpu %s): %zu steps: %d run generated code (%zu distinct "
-      "kernels), "
-      "%d native, %d interpreted\n",
-      net.model.c_str(), net.opt_level, net.cpu.triple.c_str(), net.cpu.cpu.c_str(),
-      net.steps.size(), kinds[0], symbols.size(), kinds[1], kinds[2]);
+      "%s at opt level %d for %s (%s): %zu steps: %d run generated code (%zu distinct "
+      "kernels), %d native, %d %s\n",
+      net.model.c_str(), net.opt_level, runtime::describe_target(net).c_str(),
+      gpu ? "CUDA kernels; the rest on the host CPU" : net.cpu.triple.c_str(), net.steps.size(),
+      kinds[0], symbols.size(), kinds[1], kinds[2],
+      gpu ? "interpreted on the host" : "interpreted");
   for (const auto& [label, count] : interpreted)
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
-  std::printf("conv2d_NCHWc schedules: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned,
-              borrowed, net.schedules.size() - tuned - borrowed, net.records_source.c_str());
+  std::printf("%s schedules: %d tuned, %d borrowed, %zu default (records: %s)\n",
+              gpu ? "conv2d/dense CUDA" : "conv2d_NCHWc", tuned, borrowed,
+              net.schedules.size() - tuned - borrowed, net.records_source.c_str());
+  if (gpu)
+    std::printf("GPU module: %zu bytes of CUDA C, %s\n", net.gpu_source.size(),
+                net.gpu_ptx.empty()
+                    ? "no PTX (NVRTC was not available here)"
+                    : (std::to_string(net.gpu_ptx.size()) + " bytes of PTX from NVRTC").c_str());
 }
 
 struct CompileFlags {
@@ -87,10 +96,17 @@ Status compile(const CompileFlags& f) {
                   s.tuned                   ? "tuned"
                   : s.borrowed_from.empty() ? "default"
                                             : ("borrowed from " + s.borrowed_from).c_str());
+  if (net.target == runtime::TargetKind::kCuda) {
+    std::printf(
+        "wrote %s (%.1f MB) in %.1f s; check it on this CPU with `tensortune run %s --emulate "
+        "--input data=x.npy`\n",
+        f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),
+        f.output.c_str());
+    return ok_status();
+  }
   std::printf(
       "wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it "
-      "with "
-      "`tensortune bench %s --profile`\n",
+      "with `tensortune bench %s --profile`\n",
       f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),
       f.output.c_str(), f.output.c_str());
   return ok_status();
@@ -100,6 +116,7 @@ struct RunFlags {
   std::string artifact;
   ModelFlags model;
   bool reference = false;
+  bool emulate = false;
   int threads = 0;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
@@ -130,15 +147,23 @@ Status run(const RunFlags& f) {
                 net->model.c_str(), net->opt_level, seconds_since(start));
   } else {
     const int threads = f.threads > 0 ? f.threads : net->threads;
-    TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
+    TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads, f.emulate));
     const double load_s = seconds_since(start);
     const auto run_start = std::chrono::steady_clock::now();
     TT_ASSIGN_OR_RETURN(outputs, exe->run(inputs));
-    std::printf(
-        "ran %s (opt level %d, compiled, %d thread%s) in %.2f ms (first run; loading took %.2f "
-        "s)\n",
-        net->model.c_str(), net->opt_level, threads, threads == 1 ? "" : "s",
-        seconds_since(run_start) * 1e3, load_s);
+    if (f.emulate) {
+      std::printf(
+          "ran %s (opt level %d, %s, emulated on this CPU) in %.2f s (not a GPU's time; "
+          "compiling the kernels for emulation took %.2f s)\n",
+          net->model.c_str(), net->opt_level, runtime::describe_target(*net).c_str(),
+          seconds_since(run_start), load_s);
+    } else {
+      std::printf(
+          "ran %s (opt level %d, compiled, %d thread%s) in %.2f ms (first run; loading took "
+          "%.2f s)\n",
+          net->model.c_str(), net->opt_level, threads, threads == 1 ? "" : "s",
+          seconds_since(run_start) * 1e3, load_s);
+    }
   }
   return report_outputs(net->graph, outputs, f.outputs);
 }
@@ -204,8 +229,13 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
       ->check(at_least(1))
       ->capture_default_str();
   c->add_option("-o,--output", cf->output, "the artifact to write (net.tt)")->required();
+  c->add_option("--target", cf->model.target,
+                "llvm (this CPU), or cuda, cuda-smXY: CUDA kernels for that compute capability "
+                "(cuda: sm_80), compiled on any machine")
+      ->default_str("llvm");
   c->add_flag("-v,--verbose", cf->verbose,
-              "list every conv2d_NCHWc workload's schedule and its source");
+              "list every tuned workload's schedule and its source (conv2d_NCHWc; with --target "
+              "cuda, the conv2d and dense templates' configs)");
   c->add_flag(
       "--fastest-records", cf->fastest_records,
       "with --records: take every workload's fastest record, even where its blocks differ from its "
@@ -229,6 +259,12 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   add_model_flags(r, rf->model, true, false);
   r->add_flag("--reference", rf->reference,
               "run the reference interpreter on the (optimised) graph instead");
+  r->add_flag("--emulate", rf->emulate,
+              "run a network compiled for cuda on this CPU: the same CUDA kernels, compiled by the "
+              "host C++ compiler behind an emulation of blocks and threads (slow; for checking "
+              "and debugging without a GPU)");
+  r->add_option("--target", rf->model.target, "with --model: compile for this target first")
+      ->default_str("llvm");
   r->add_option("--threads", rf->threads, "threads (default: the artifact's)")->check(at_least(1));
   r->add_option("--input", rf->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")
       ->required();
@@ -236,7 +272,9 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   r->footer(
       "\nExamples:\n  tensortune run r18.tt --input data=x.npy --output y.npy\n"
       "  tensortune run r18.tt --reference --input data=x.npy --output y_ref.npy\n"
-      "  tensortune run --model resnet-18 --opt-level 0 --reference --input data=random");
+      "  tensortune run --model resnet-18 --opt-level 0 --reference --input data=random\n"
+      "  tensortune compile --model resnet-18 --target cuda-sm80 -o r18-gpu.tt && \\\n"
+      "    tensortune run r18-gpu.tt --emulate --input data=x.npy --output y.npy");
   r->callback([&exit_code, rf] {
     if (Status s = run(*rf); !s) exit_code = report_error(s.error());
   });

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/graph/op_attrs.h"
+#include "schedule_space/dense_cuda_template.h"
 
 namespace tensortune::tuner {
 
@@ -45,9 +46,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
     } else if (n.op == OpKind::kDense) {
       auto dense = ss::dense_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape);
       if (!dense) return dense.error().with_context("node '" + n.name + "'");
-      template_name = !cuda               ? ss::kDensePack
-                      : dense->batch < 32 ? ss::kDenseSmallBatchGpu
-                                          : ss::kDenseLargeBatchGpu;
+      template_name = cuda ? ss::dense_cuda_template_for(dense->batch) : ss::kDensePack;
       workload = *dense;
     } else {
       continue;

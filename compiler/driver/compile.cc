@@ -10,6 +10,7 @@
 #include "compiler/driver/block_selection.h"
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/passes/passes.h"
+#include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
 
@@ -32,6 +33,20 @@ std::string describe_schedule(const ss::Conv2dSchedule& s) {
 
 }  // namespace
 
+Expected<std::optional<int>> cuda_target_capability(const std::string& target) {
+  if (target.empty() || target == "llvm") return std::optional<int>();
+  if (target == "cuda") return std::optional<int>(80);
+  std::string spec = target;
+  if (target.starts_with("cuda-sm")) spec = "cuda -arch=sm_" + target.substr(7);
+  if (spec.starts_with("cuda ")) {
+    auto cc = ss::cuda_compute_capability(spec);
+    if (!cc) return invalid_argument("target = '" + target + "': " + cc.error().message);
+    return std::optional<int>(*cc);
+  }
+  return invalid_argument("target = '" + target +
+                          "' is not llvm, cuda, cuda-smXY or 'cuda -arch=sm_XY'");
+}
+
 Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                                           const CompileOptions& options) {
   if (options.opt_level < 0 || options.opt_level > 3)
@@ -40,6 +55,8 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   if (options.threads < 1)
     return invalid_argument("threads = " + std::to_string(options.threads) +
                             ", must be at least 1");
+  TT_ASSIGN_OR_RETURN(std::optional<int> cc, cuda_target_capability(options.target));
+  if (cc) return compile_network_cuda(model, options, *cc);
   const auto start = std::chrono::steady_clock::now();
   CompiledNetwork net;
   net.model = model.name();

@@ -8,6 +8,7 @@
 /// else (grouped convolutions, matmul, softmax, int64 shape arithmetic, ...) runs the
 /// interpreter's code, and the step says so.
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "compiler/graph/graph.h"
@@ -17,11 +18,14 @@
 namespace tensortune::driver {
 
 struct CompileOptions {
+  /// "llvm" (or empty): object code for this CPU. "cuda", "cuda-smXY" or "cuda -arch=sm_XY":
+  /// CUDA kernels for that compute capability ("cuda": sm_80), compiled on any machine.
+  std::string target;
   int opt_level = 3;
   int threads = 1;
   /// A tensortune record DB or an AutoTVM log; empty: default configs (with a warning each).
   std::string records;
-  /// Records of this device key only; empty: this host's.
+  /// Records of this device key only; empty: this host's (cuda: cuda-smXY of the target).
   std::string device_key;
   /// With records: choose among each workload's records with the layout transforms between
   /// layers in the cost (block_selection.h); false: every workload's fastest record.
@@ -36,8 +40,21 @@ struct CompileOptions {
   std::function<void(const std::string& pass, const graph::Graph&)> after_pass;
 };
 
+/// Dispatches on options.target; kInvalidArgument naming the target when it is none of those.
 Expected<runtime::CompiledNetwork> compile_network(const graph::Graph& model,
                                                    const CompileOptions& options);
+
+/// The compute capability a CUDA target names ("cuda": 80; "cuda-sm86", "cuda -arch=sm_86":
+/// 86); nothing for "llvm" and ""; kInvalidArgument naming the text otherwise.
+Expected<std::optional<int>> cuda_target_capability(const std::string& target);
+
+/// compile_network for a CUDA target (compile_cuda.cc): NCHW kept, conv2d through
+/// conv2d_nchw.cuda and dense through dense_{small,large}_batch.gpu with the records' configs
+/// (the default config and a warning where untuned), epilogues fused as on the CPU, generated
+/// element-wise, pooling and depthwise kernels; everything else runs on the host.
+Expected<runtime::CompiledNetwork> compile_network_cuda(const graph::Graph& model,
+                                                        const CompileOptions& options,
+                                                        int compute_capability);
 
 /// The steps of an optimised, fused graph (no code generated): what compile_network does after
 /// the passes. One step per fusion group, never split (FuseOps and lowering share
@@ -50,7 +67,9 @@ struct LoweredNetwork {
 };
 using ScheduleFn =
     std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
+/// `pack_dense_weights`: constant dense weights become parameters in the CPU kernel's packed
+/// layout (false: they stay [N, K], as the CUDA dense templates read them).
 Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const ScheduleFn& conv_schedule,
-                                       int vector_lanes);
+                                       int vector_lanes, bool pack_dense_weights = true);
 
 }  // namespace tensortune::driver

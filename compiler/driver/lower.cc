@@ -85,8 +85,8 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
 
 class Lowerer {
  public:
-  Lowerer(Graph g, const ScheduleFn& conv_schedule, int lanes)
-      : conv_schedule_(conv_schedule), lanes_(lanes) {
+  Lowerer(Graph g, const ScheduleFn& conv_schedule, int lanes, bool pack_dense)
+      : conv_schedule_(conv_schedule), lanes_(lanes), pack_dense_(pack_dense) {
     out_.graph = std::move(g);
   }
 
@@ -214,7 +214,7 @@ class Lowerer {
     const Shape& x = g().type(head.inputs[0]).shape;
     const Shape& k = g().type(head.inputs[1]).shape;
     const ss::DenseWorkload w{x[0], k[0], x[1]};
-    const bool packed = g().is_constant(head.inputs[1]);
+    const bool packed = pack_dense_ && g().is_constant(head.inputs[1]);
     const auto space = ss::dense_space(w, packed, lanes_);
     const auto s = ss::dense_schedule(space, ss::dense_default(space, w, packed, lanes_), packed);
     step.kind = Step::Kind::kKernel;
@@ -340,6 +340,7 @@ class Lowerer {
 
   ScheduleFn conv_schedule_;
   int lanes_;
+  bool pack_dense_;
   LoweredNetwork out_;
   std::map<std::string, std::string> symbols_;
 };
@@ -347,8 +348,8 @@ class Lowerer {
 }  // namespace
 
 Expected<LoweredNetwork> lower_network(const Graph& fused, const ScheduleFn& conv_schedule,
-                                       int vector_lanes) {
-  return Lowerer(fused, conv_schedule, vector_lanes).run();
+                                       int vector_lanes, bool pack_dense_weights) {
+  return Lowerer(fused, conv_schedule, vector_lanes, pack_dense_weights).run();
 }
 
 }  // namespace tensortune::driver

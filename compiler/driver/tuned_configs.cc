@@ -177,4 +177,27 @@ ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
   return ss::conv2d_nchwc_schedule(space, ss::conv2d_nchwc_default(space, w, target.vector_lanes));
 }
 
+TunedConfigs::ChosenConfig TunedConfigs::config(const ss::Task& task,
+                                                const ss::ConfigSpace& space) {
+  const std::string described = task.template_name + " " + ss::describe_workload(task.workload);
+  auto it = best_.find(ss::workload_key(task));
+  if (it != best_.end()) {
+    auto entity = records::entity_from_json(it->second);
+    auto config = entity ? space.config_from_entity(*entity) : Expected<ss::Config>(entity.error());
+    if (config && space.is_valid(*config)) return {*config, true};
+    if (warned_.insert(described).second)
+      logger("compiler")
+          ->warn(
+              "the record for {} in {} is not a valid config of this template ({}); using "
+              "the default",
+              described, source_, config ? space.describe(*config) : config.error().message);
+  }
+  if (warned_.insert(described).second)
+    logger("compiler")
+        ->warn("no tuned record for {} in {}: using the default config", described, source_);
+  if (std::find(fallbacks_.begin(), fallbacks_.end(), described) == fallbacks_.end())
+    fallbacks_.push_back(described);
+  return {ss::default_config(task, space), false};
+}
+
 }  // namespace tensortune::driver

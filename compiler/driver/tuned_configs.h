@@ -35,6 +35,15 @@ class TunedConfigs {
   schedule_space::Conv2dSchedule conv2d_schedule(const schedule_space::Conv2dWorkload& workload,
                                                  const schedule_space::Target& target);
 
+  /// Any template's config for the task: the best record's when it is valid in `space`, else
+  /// the default config with one warning per workload (recorded in fallbacks()). `tuned` says
+  /// which. No borrowing: what transfers between workloads is the CPU template's blocks.
+  struct ChosenConfig {
+    schedule_space::Config config;
+    bool tuned = false;
+  };
+  ChosenConfig config(const schedule_space::Task& task, const schedule_space::ConfigSpace& space);
+
   /// The fastest record of each distinct (ic_bn, oc_bn) pair for the workload, with its mean
   /// cost in seconds, fastest first; empty without records. What a layout-aware choice between
   /// layers (driver/block_selection.h) picks from.

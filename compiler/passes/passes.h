@@ -64,6 +64,9 @@ Pass dead_code_elimination();
 Pass fuse_ops();
 
 struct PipelineOptions {
+  /// false: AlterOpLayout is left out and convolutions stay NCHW (the CUDA back end's kernels,
+  /// conv2d_nchw.cuda as AutoTVM has it, take NCHW).
+  bool alter_layout = true;
   AlterOpLayoutOptions layout;
   FoldScaleAxisOptions fold_scale;
 };

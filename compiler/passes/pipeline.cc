@@ -3,13 +3,12 @@
 namespace tensortune::passes {
 
 std::vector<Pass> standard_pipeline(PipelineOptions options) {
-  return {simplify_inference(),
-          fold_constant(),
-          fold_scale_axis(options.fold_scale),
-          alter_op_layout(options.layout),
-          fold_constant(),
-          dead_code_elimination(),
-          fuse_ops()};
+  std::vector<Pass> passes = {simplify_inference(), fold_constant(),
+                              fold_scale_axis(options.fold_scale)};
+  if (options.alter_layout) passes.push_back(alter_op_layout(options.layout));
+  for (Pass p : {fold_constant(), dead_code_elimination(), fuse_ops()})
+    passes.push_back(std::move(p));
+  return passes;
 }
 
 }  // namespace tensortune::passes

@@ -138,6 +138,22 @@ std::string serialize_network(const CompiledNetwork& net) {
   }
   header["steps"] = steps;
   header["object_blob"] = blobs.add(net.object_code);
+  if (net.target == TargetKind::kCuda) {
+    header["target"] = "cuda";
+    header["compute_capability"] = net.compute_capability;
+    json kernels = json::array();
+    for (const auto& k : net.gpu_kernels)
+      kernels.push_back({{"entry", k.entry},
+                         {"grid", {k.grid.x, k.grid.y, k.grid.z}},
+                         {"block", {k.block.x, k.block.y, k.block.z}},
+                         {"shared_bytes", k.shared_bytes},
+                         {"epilogue_operands", k.epilogue_operands},
+                         {"arg_count", k.arg_count},
+                         {"source_blob", blobs.add(k.source)}});
+    header["gpu_kernels"] = kernels;
+    header["gpu_source_blob"] = blobs.add(net.gpu_source);
+    header["gpu_ptx_blob"] = blobs.add(net.gpu_ptx);
+  }
 
   std::string out(kMagic, sizeof kMagic);
   const std::string text = header.dump();
@@ -348,7 +364,52 @@ struct Decoder {
     if (object < 0 || static_cast<size_t>(object) >= blobs.size())
       return invalid_argument("the object code blob does not exist");
     net.object_code = blobs[static_cast<size_t>(object)];
+    const std::string target = h.value("target", std::string("llvm"));
+    if (target == "cuda") {
+      net.target = TargetKind::kCuda;
+      TT_RETURN_IF_ERROR(gpu_kernels(h, net));
+    } else if (target != "llvm") {
+      return invalid_argument("target '" + target + "' is neither llvm nor cuda");
+    }
     return net;
+  }
+
+  Expected<std::string> blob(const json& index, const std::string& what) {
+    const int64_t i = index.get<int64_t>();
+    if (i < 0 || static_cast<size_t>(i) >= blobs.size())
+      return invalid_argument("the " + what + " blob does not exist");
+    return blobs[static_cast<size_t>(i)];
+  }
+
+  Status gpu_kernels(const json& h, CompiledNetwork& net) {
+    net.compute_capability = h.at("compute_capability").get<int>();
+    if (net.compute_capability < 10)
+      return invalid_argument("compute_capability " + std::to_string(net.compute_capability) +
+                              " is not one (80 = sm_80)");
+    for (const auto& k : h.at("gpu_kernels")) {
+      codegen::cuda::CudaKernelSource kernel;
+      kernel.entry = k.at("entry").get<std::string>();
+      const auto grid = k.at("grid").get<std::vector<int64_t>>();
+      const auto block = k.at("block").get<std::vector<int64_t>>();
+      if (grid.size() != 3 || block.size() != 3)
+        return invalid_argument("GPU kernel '" + kernel.entry + "' has no 3-d grid and block");
+      kernel.grid = {grid[0], grid[1], grid[2]};
+      kernel.block = {block[0], block[1], block[2]};
+      kernel.shared_bytes = k.at("shared_bytes").get<int64_t>();
+      kernel.epilogue_operands = k.at("epilogue_operands").get<int>();
+      kernel.arg_count = k.at("arg_count").get<int>();
+      for (int64_t d : {grid[0], grid[1], grid[2], block[0], block[1], block[2]})
+        if (d < 1)
+          return invalid_argument("GPU kernel '" + kernel.entry + "' has a launch dimension " +
+                                  std::to_string(d));
+      if (kernel.arg_count < 1 || kernel.epilogue_operands < 0 || kernel.shared_bytes < 0)
+        return invalid_argument("GPU kernel '" + kernel.entry + "' is malformed");
+      TT_ASSIGN_OR_RETURN(kernel.source, blob(k.at("source_blob"), "GPU kernel source"));
+      net.gpu_kernels.push_back(std::move(kernel));
+    }
+    TT_ASSIGN_OR_RETURN(net.gpu_source, blob(h.at("gpu_source_blob"), "GPU module source"));
+    TT_ASSIGN_OR_RETURN(net.gpu_ptx, blob(h.at("gpu_ptx_blob"), "PTX"));
+    return Status{};
   }
 };
 

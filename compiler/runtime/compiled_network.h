@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/cuda/cuda_kernel.h"
 #include "compiler/codegen/llvm/network_kernels.h"
 #include "compiler/graph/graph.h"
 #include "support/error.h"
@@ -32,22 +33,30 @@ struct Step {
   std::string label;       ///< "conv2d_nchwc+add+relu": the group's operators
   std::vector<int> nodes;  ///< the group's node indices, in execution order
   graph::ValueId output = graph::kNoValue;
-  std::string symbol;        ///< kKernel
-  int64_t extent = 0;        ///< kKernel: the parallel loop extent
+  std::string symbol;        ///< kKernel: the object code's symbol, or the GPU kernel's entry
+  int64_t extent = 0;        ///< kKernel: the parallel loop extent (CPU kernels)
   std::vector<ArgRef> args;  ///< kKernel: in the ABI order of compiler/codegen/llvm/network_kernels.h
   double flop = 0;           ///< of the anchor, 0 when not counted
 };
 
-/// One conv2d_NCHWc workload's schedule and where it came from.
+/// One tuned workload's schedule and where it came from.
 struct ScheduleUse {
-  std::string workload;       ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111"
-  std::string schedule;       ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0"
+  std::string workload;  ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111" (CPU), with
+                         ///< the template's name first on the GPU ("conv2d_nchw.cuda conv2d ...")
+  std::string schedule;  ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0" (CPU),
+                         ///< the config's knobs on the GPU
   bool tuned = false;         ///< false: the default config (warned about at compile time)
   std::string borrowed_from;  ///< not tuned but borrowed from this tuned workload (described)
 };
 
+/// What a network is compiled for.
+enum class TargetKind { kCpu, kCuda };
+
 struct CompiledNetwork {
   std::string model;
+  TargetKind target = TargetKind::kCpu;
+  /// kCuda: the compute capability the kernels are for (80 = sm_80).
+  int compute_capability = 0;
   int opt_level = 3;
   int threads = 1;  ///< the default thread count for run and bench
   codegen::CpuDescription cpu;
@@ -56,8 +65,17 @@ struct CompiledNetwork {
   graph::Graph graph{"graph"};  ///< after the passes, fused
   std::vector<graph::Tensor> params;
   std::vector<Step> steps;
-  std::string object_code;
+  std::string object_code;  ///< kCpu
+  /// kCuda: every kernel (entry = the steps' symbol; launch shape; its own source), the CUDA C
+  /// module they form, and NVRTC's PTX of it where NVRTC was present at compile time (else the
+  /// loader compiles the module).
+  std::vector<codegen::cuda::CudaKernelSource> gpu_kernels;
+  std::string gpu_source;
+  std::string gpu_ptx;
 };
+
+/// "cuda -arch=sm_80" or "llvm -mcpu=<cpu>": what `inspect`, `run` and errors print.
+std::string describe_target(const CompiledNetwork& network);
 
 /// "kernel" / "native" / "interpret".
 const char* step_kind_name(Step::Kind kind);

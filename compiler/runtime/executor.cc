@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "compiler/codegen/cuda/emulator.h"
 #include "compiler/graph/interpreter.h"
 #include "compiler/runtime/native_kernels.h"
 #include "support/aligned_buffer.h"
@@ -32,6 +33,12 @@ class Bytes {
 
 }  // namespace
 
+std::string describe_target(const CompiledNetwork& network) {
+  if (network.target == TargetKind::kCuda)
+    return "cuda -arch=sm_" + std::to_string(network.compute_capability);
+  return "llvm -mcpu=" + network.cpu.cpu;
+}
+
 const char* step_kind_name(Step::Kind kind) {
   switch (kind) {
     case Step::Kind::kKernel:
@@ -48,6 +55,7 @@ struct Executable::Impl {
   std::shared_ptr<const CompiledNetwork> net;
   std::unique_ptr<ThreadPool> pool;
   std::optional<codegen::LoadedObject> object;
+  std::optional<codegen::cuda::EmulatedModule> emulated;  ///< a CUDA network's kernels
   graph::MemoryPlan plan;
   std::vector<std::unique_ptr<Bytes>> storage;  ///< arena, inputs, outputs, aligned weights
   std::vector<void*> value_ptr;                 ///< by value id; null: not materialised
@@ -68,6 +76,7 @@ struct Executable::Impl {
   Status bind_buffers();
   Status bind_steps();
   std::function<Status()> bind_kernel(const Step& step, codegen::NetworkKernelFn fn);
+  Expected<std::function<Status()>> bind_emulated(const Step& step);
   std::function<Status()> bind_interpreted(const Step& step);
 };
 
@@ -127,6 +136,26 @@ std::function<Status()> Executable::Impl::bind_kernel(const Step& step,
   };
 }
 
+/// A CUDA network's kernel step, emulated: the whole grid on this thread.
+Expected<std::function<Status()>> Executable::Impl::bind_emulated(const Step& step) {
+  const auto& kernels = emulated->kernels();
+  size_t index = 0;
+  while (index < kernels.size() && kernels[index].entry != step.symbol) ++index;
+  if (index == kernels.size())
+    return data_loss("step " + step.label + " launches " + step.symbol +
+                     ", which is not among the network's GPU kernels");
+  if (kernels[index].arg_count != static_cast<int>(step.args.size()))
+    return data_loss("step " + step.label + " passes " + std::to_string(step.args.size()) +
+                     " arguments to " + step.symbol + ", which takes " +
+                     std::to_string(kernels[index].arg_count));
+  std::vector<float*> args;
+  for (const ArgRef& a : step.args)
+    args.push_back(static_cast<float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index]
+                                                                      : param_ptr[a.index]));
+  const codegen::cuda::EmulatedModule* module = &*emulated;
+  return std::function<Status()>([module, index, args]() { return module->launch(index, args); });
+}
+
 /// The interpreter's code for one group: inputs copied out of the buffers, the nodes
 /// evaluated in order, materialised results copied back.
 std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
@@ -168,11 +197,16 @@ Status Executable::Impl::bind_steps() {
       return internal_error("step " + step.label + ": its output is not materialised");
     switch (step.kind) {
       case Step::Kind::kKernel: {
-        if (!object) return internal_error("the artifact has kernels but no object code");
-        TT_ASSIGN_OR_RETURN(auto fn, object->lookup(step.symbol));
         for (const ArgRef& a : step.args)
           if (a.kind == ArgRef::Kind::kValue && !value_ptr[a.index])
             return internal_error("step " + step.label + ": an argument is not materialised");
+        if (emulated) {
+          TT_ASSIGN_OR_RETURN(auto run, bind_emulated(step));
+          steps.push_back(std::move(run));
+          break;
+        }
+        if (!object) return internal_error("the artifact has kernels but no object code");
+        TT_ASSIGN_OR_RETURN(auto fn, object->lookup(step.symbol));
         steps.push_back(bind_kernel(step, fn));
         break;
       }
@@ -197,9 +231,28 @@ Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executable::~Executable() = default;
 
 Expected<std::unique_ptr<Executable>> Executable::load(
-    std::shared_ptr<const CompiledNetwork> network, int threads) {
+    std::shared_ptr<const CompiledNetwork> network, int threads, bool emulate) {
   if (threads < 1)
     return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
+  if (network->target == TargetKind::kCuda) {
+    if (!emulate)
+      return Error{ErrorCode::kFailedPrecondition,
+                   network->model + " is compiled for " + describe_target(*network) +
+                       ": this tensortune runs GPU networks emulated on the CPU only (--emulate); "
+                       "running them on a GPU is not built yet (docs/gpu.md)"};
+    auto impl = std::make_unique<Impl>();
+    impl->net = std::move(network);
+    impl->pool = std::make_unique<ThreadPool>(threads);
+    TT_ASSIGN_OR_RETURN(auto module,
+                        codegen::cuda::compile_module_for_emulation(impl->net->gpu_kernels));
+    impl->emulated.emplace(std::move(module));
+    TT_RETURN_IF_ERROR(impl->bind_buffers());
+    TT_RETURN_IF_ERROR(impl->bind_steps());
+    return std::unique_ptr<Executable>(new Executable(std::move(impl)));
+  }
+  if (emulate)
+    return invalid_argument("--emulate runs networks compiled for cuda; " + network->model +
+                            " is compiled for " + describe_target(*network));
   const codegen::CpuDescription here = codegen::host_cpu();
   const auto missing = codegen::missing_features(network->cpu, here);
   if (network->cpu.triple != here.triple || !missing.empty()) {

@@ -24,7 +24,7 @@ CudaKernelSource emit_conv2d_nchw(const ss::Task& task, const ss::ConfigSpace& s
       unroll_pragma(s.ry[1] * s.rx[1], s.auto_unroll_max_step, s.unroll_explicit);
 
   CudaKernelSource k;
-  k.entry = "tt_conv2d_nchw";
+  k.entry = options.entry.empty() ? "tt_conv2d_nchw" : options.entry;
   k.grid = {s.x[0], s.y[0], w.batch * s.f[0]};
   k.block = {s.x[2], s.y[2], s.f[2]};
   k.shared_bytes = s.shared_bytes(w);

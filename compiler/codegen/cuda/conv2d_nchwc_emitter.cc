@@ -21,7 +21,7 @@ CudaKernelSource emit_conv2d_nchwc(const ss::Task& task, const ss::ConfigSpace& 
   const std::string unroll = "#pragma unroll";
 
   CudaKernelSource k;
-  k.entry = "tt_conv2d_nchwc";
+  k.entry = options.entry.empty() ? "tt_conv2d_nchwc" : options.entry;
   k.grid = {s.x[0], s.y[0], w.batch * s.f[0]};
   k.block = {s.x[1], s.y[1], s.f[1]};
   k.shared_bytes = s.shared_bytes(w);

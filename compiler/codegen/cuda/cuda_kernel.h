@@ -30,6 +30,8 @@ namespace tensortune::codegen::cuda {
 /// operator.
 struct CudaKernelOptions {
   std::vector<EpilogueOp> epilogue;
+  /// The kernel's extern "C" name; empty: the template's (kernels of one module need their own).
+  std::string entry;
   /// Operands the epilogue reads: one past the largest EpilogueOp::operand.
   int operand_count() const;
   /// + bias[channel] (operand 0) when `bias`, then relu when `relu`: what `op run` fuses.
@@ -49,6 +51,9 @@ struct CudaKernelSource {
   Dim3 grid, block;
   int64_t shared_bytes = 0;  ///< static __shared__ memory per block
   int epilogue_operands = 0;  ///< pointers after `out`
+  /// Pointer parameters in all: 3 + epilogue_operands for a template's kernel; a network's
+  /// element-wise and pooling kernels have their own (codegen/cuda/network_kernels.h).
+  int arg_count = 3;
   schedule_space::KernelSignature signature;
   /// What the launch asks for before compilation (registers come from the compiled kernel).
   schedule_space::GpuKernelUsage usage() const { return {block.count(), shared_bytes, 0}; }

@@ -17,7 +17,7 @@ CudaKernelSource emit_dense_small_batch(const ss::Task& task, const ss::ConfigSp
   while (2 * half < s.k_inner) half *= 2;
 
   CudaKernelSource k;
-  k.entry = "tt_dense_small_batch";
+  k.entry = options.entry.empty() ? "tt_dense_small_batch" : options.entry;
   k.grid = {w.out_features, w.batch, 1};
   k.block = {s.k_inner, 1, 1};
   k.shared_bytes = 4 * s.k_inner;
@@ -63,7 +63,7 @@ CudaKernelSource emit_dense_large_batch(const ss::Task& task, const ss::ConfigSp
   const std::string unroll = "#pragma unroll";
 
   CudaKernelSource k;
-  k.entry = "tt_dense_large_batch";
+  k.entry = options.entry.empty() ? "tt_dense_large_batch" : options.entry;
   k.grid = {s.y[0], s.x[0], 1};
   k.block = {s.y[2], s.x[2], 1};
   k.shared_bytes = s.shared_bytes();

@@ -102,20 +102,15 @@ static inline void __syncthreads() {
 )PRELUDE";
 
 std::string emulation_launcher(const CudaKernelSource& kernel) {
-  std::string call = kernel.entry + "(tt_args[0], tt_args[1], const_cast<float*>(tt_args[2])";
-  for (int i = 0; i < kernel.epilogue_operands; ++i)
-    call += ", tt_args[" + std::to_string(3 + i) + "]";
+  std::string call = kernel.entry + "(";
+  for (int i = 0; i < kernel.arg_count; ++i)
+    call += (i ? ", tt_args_" : "tt_args_") + kernel.entry + "[" + std::to_string(i) + "]";
   call += ")";
-  return R"(
-static thread_local const float* const* tt_args;
-static void tt_body() { )" +
-         call + R"(; }
-extern "C" const char* tt_emulate(const float* const* args, const long long* dims) {
-  tt_args = args;
-  tt_emu::body = tt_body;
-  return tt_emu::run(dims);
-}
-)";
+  const std::string& e = kernel.entry;
+  return "\nstatic thread_local float* const* tt_args_" + e + ";\nstatic void tt_body_" + e +
+         "() { " + call + "; }\nextern \"C\" const char* tt_emulate_" + e +
+         "(float* const* args, const long long* dims) {\n  tt_args_" + e +
+         " = args;\n  tt_emu::body = tt_body_" + e + ";\n  return tt_emu::run(dims);\n}\n";
 }
 
 }  // namespace tensortune::codegen::cuda

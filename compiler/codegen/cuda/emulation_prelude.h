@@ -12,9 +12,9 @@ namespace tensortune::codegen::cuda {
 /// CUDA's built-in variables and qualifiers, and the fiber scheduler that runs a grid.
 extern const char kEmulationPrelude[];
 
-/// `extern "C" const char* tt_emulate(args, dims)`: runs the kernel's grid with its arguments
-/// in ABI order (data, weight, out, epilogue operands; dims = grid x, y, z, block x, y, z);
-/// returns null or what went wrong.
+/// `extern "C" const char* tt_emulate_<entry>(float* const* args, const long long* dims)`: runs
+/// the kernel's grid with its kernel.arg_count arguments in ABI order (dims = grid x, y, z,
+/// block x, y, z); returns null or what went wrong. One per kernel of a module.
 std::string emulation_launcher(const CudaKernelSource& kernel);
 
 }  // namespace tensortune::codegen::cuda

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "compiler/codegen/cuda/emulation_prelude.h"
@@ -13,7 +14,7 @@
 namespace tensortune::codegen::cuda {
 namespace {
 
-using EmulateFn = const char* (*)(const float* const*, const long long*);
+using EmulateFn = const char* (*)(float* const*, const long long*);
 
 // The first lines of a compiler's complaint: enough to see what is wrong.
 std::string first_lines(const std::string& text, int n) {
@@ -26,26 +27,40 @@ std::string first_lines(const std::string& text, int n) {
 
 }  // namespace
 
-struct EmulatedKernel::Impl {
-  CudaKernelSource kernel;
+struct EmulatedModule::Impl {
+  std::vector<CudaKernelSource> kernels;
+  std::vector<EmulateFn> emulate;  // by kernel
   std::shared_ptr<void> library;
-  EmulateFn emulate = nullptr;
 };
 
-const CudaKernelSource& EmulatedKernel::kernel() const { return impl_->kernel; }
+const std::vector<CudaKernelSource>& EmulatedModule::kernels() const { return impl_->kernels; }
+
+Status EmulatedModule::launch(size_t index, const std::vector<float*>& args) const {
+  if (index >= impl_->kernels.size())
+    return invalid_argument("kernel " + std::to_string(index) + " of a module of " +
+                            std::to_string(impl_->kernels.size()));
+  const CudaKernelSource& k = impl_->kernels[index];
+  if (static_cast<int>(args.size()) != k.arg_count)
+    return invalid_argument(k.entry + " takes " + std::to_string(k.arg_count) + " arguments, not " +
+                            std::to_string(args.size()));
+  const long long dims[6] = {k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z};
+  if (const char* error = impl_->emulate[index](args.data(), dims))
+    return internal_error(k.entry + " (emulated): " + error);
+  return ok_status();
+}
+
+const CudaKernelSource& EmulatedKernel::kernel() const { return module_.kernels().front(); }
 
 Status EmulatedKernel::launch(const float* data, const float* weight, float* out,
                               const std::vector<const float*>& operands) const {
-  const CudaKernelSource& k = impl_->kernel;
+  const CudaKernelSource& k = kernel();
   if (static_cast<int>(operands.size()) != k.epilogue_operands)
     return invalid_argument(k.entry + " takes " + std::to_string(k.epilogue_operands) +
                             " epilogue operands, not " + std::to_string(operands.size()));
-  std::vector<const float*> args{data, weight, out};
-  args.insert(args.end(), operands.begin(), operands.end());
-  const long long dims[6] = {k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z};
-  if (const char* error = impl_->emulate(args.data(), dims))
-    return internal_error(k.entry + " (emulated): " + error);
-  return ok_status();
+  // The kernel reads but never writes the inputs: the ABI's const is the generated code's.
+  std::vector<float*> args{const_cast<float*>(data), const_cast<float*>(weight), out};
+  for (const float* p : operands) args.push_back(const_cast<float*>(p));
+  return module_.launch(0, args);
 }
 
 std::string emulation_compiler() {
@@ -56,18 +71,26 @@ std::string emulation_compiler() {
   return "c++";
 }
 
-Expected<EmulatedKernel> compile_for_emulation(const CudaKernelSource& kernel) {
+Expected<EmulatedModule> compile_module_for_emulation(
+    const std::vector<CudaKernelSource>& kernels) {
+  std::set<std::string> entries;
+  for (const CudaKernelSource& k : kernels)
+    if (!entries.insert(k.entry).second)
+      return invalid_argument("two kernels of one module are both named " + k.entry);
   TT_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::create("tt-emulate"));
   const std::filesystem::path source = dir / "kernel.cc", library = dir / "kernel.so";
   {
     std::ofstream out(source);
-    out << kEmulationPrelude << kernel.source << emulation_launcher(kernel);
+    out << kEmulationPrelude;
+    for (const CudaKernelSource& k : kernels) out << k.source << emulation_launcher(k);
     if (!out) return internal_error("cannot write " + source.string());
   }
   const std::string compiler = emulation_compiler();
   const ToolRun run = run_tool({compiler, "-std=c++17", "-O1", "-w", "-shared", "-fPIC", "-o",
                                 library.string(), source.string()},
                                dir / "log.txt");
+  const std::string what =
+      kernels.size() == 1 ? kernels[0].entry : std::to_string(kernels.size()) + " kernels";
   if (run.exit_code == -1)
     return unavailable("cannot run the host C++ compiler '" + compiler +
                        "' for CUDA emulation (set TT_EMULATION_CXX)");
@@ -75,17 +98,25 @@ Expected<EmulatedKernel> compile_for_emulation(const CudaKernelSource& kernel) {
     return unavailable("CUDA emulation needs a host C++ compiler: '" + compiler +
                        "' was not found (install g++ or set TT_EMULATION_CXX)");
   if (run.exit_code != 0)
-    return internal_error("compiling " + kernel.entry + " for emulation failed:\n" +
+    return internal_error("compiling " + what + " for emulation failed:\n" +
                           first_lines(run.output, 12));
 
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return internal_error(std::string("loading the emulated kernel: ") + dlerror());
-  auto impl = std::make_shared<EmulatedKernel::Impl>();
-  impl->kernel = kernel;
+  auto impl = std::make_shared<EmulatedModule::Impl>();
+  impl->kernels = kernels;
   impl->library = std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
-  impl->emulate = reinterpret_cast<EmulateFn>(dlsym(handle, "tt_emulate"));
-  if (!impl->emulate) return internal_error("the emulated kernel has no tt_emulate entry");
-  return EmulatedKernel(std::move(impl));
+  for (const CudaKernelSource& k : kernels) {
+    auto fn = reinterpret_cast<EmulateFn>(dlsym(handle, ("tt_emulate_" + k.entry).c_str()));
+    if (!fn) return internal_error("the emulated module has no launcher for " + k.entry);
+    impl->emulate.push_back(fn);
+  }
+  return EmulatedModule(std::move(impl));
+}
+
+Expected<EmulatedKernel> compile_for_emulation(const CudaKernelSource& kernel) {
+  TT_ASSIGN_OR_RETURN(EmulatedModule module, compile_module_for_emulation({kernel}));
+  return EmulatedKernel(std::move(module));
 }
 
 }  // namespace tensortune::codegen::cuda

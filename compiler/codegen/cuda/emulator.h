@@ -18,6 +18,22 @@
 
 namespace tensortune::codegen::cuda {
 
+/// Several kernels compiled together (one host compiler run): a compiled network's.
+class EmulatedModule {
+ public:
+  /// Runs kernel `index`'s (kernels()[index]) whole grid on `args`, its arg_count pointers in ABI
+  /// order. kInternal when a block's threads disagree on a barrier, kInvalidArgument when the
+  /// argument count is not the kernel's.
+  Status launch(size_t index, const std::vector<float*>& args) const;
+  const std::vector<CudaKernelSource>& kernels() const;
+
+  struct Impl;
+  explicit EmulatedModule(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
 class EmulatedKernel {
  public:
   /// Runs the whole grid. `operands` are the epilogue's (kernel().epilogue_operands of them).
@@ -27,20 +43,21 @@ class EmulatedKernel {
                 const std::vector<const float*>& operands = {}) const;
   const CudaKernelSource& kernel() const;
 
-  struct Impl;
-  explicit EmulatedKernel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  explicit EmulatedKernel(EmulatedModule module) : module_(std::move(module)) {}
 
  private:
-  std::shared_ptr<const Impl> impl_;
+  EmulatedModule module_;
 };
 
 /// The host C++ compiler the emulator runs: $TT_EMULATION_CXX, else the compiler tensortune
 /// was built with, else `c++` from PATH.
 std::string emulation_compiler();
 
-/// Compiles the kernel's source for the CPU and loads it. kUnavailable: no host C++ compiler
-/// (the message says which was tried); kInternal: the source did not compile (the message
-/// carries the compiler's first errors).
+/// Compiles the kernels' sources (distinct entries) for the CPU and loads them. kUnavailable: no
+/// host C++ compiler (the message says which was tried); kInternal: a source did not compile
+/// (the message carries the compiler's first errors); kInvalidArgument: two kernels share an
+/// entry.
+Expected<EmulatedModule> compile_module_for_emulation(const std::vector<CudaKernelSource>& kernels);
 Expected<EmulatedKernel> compile_for_emulation(const CudaKernelSource& kernel);
 
 }  // namespace tensortune::codegen::cuda

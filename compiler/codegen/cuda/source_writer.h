@@ -44,4 +44,8 @@ class SourceWriter {
 /// "123" for integer constants in generated code.
 inline std::string num(int64_t v) { return std::to_string(v); }
 
+/// A float constant that reads back exactly, valid in CUDA C and C++: "6.0f", "-0.25f",
+/// "1.00000001e-07f"; infinities as a division both compilers fold ("(1.0f / 0.0f)").
+std::string float_literal(float v);
+
 }  // namespace tensortune::codegen::cuda

@@ -1,9 +1,11 @@
 // The CUDA backend's list of template emitters: one line per template whose backend is "cuda".
 // The template contract test keeps this list and the registry in step.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "compiler/codegen/cuda/emitters.h"
+#include "compiler/codegen/cuda/source_writer.h"
 
 namespace tensortune::codegen::cuda {
 namespace {
@@ -48,6 +50,7 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
                                                      task.template_name};
   CudaKernelSource k = emit(task, space, config, options);
   k.epilogue_operands = options.operand_count();
+  k.arg_count = 3 + k.epilogue_operands;
   return k;
 }
 
@@ -98,14 +101,21 @@ std::string epilogue(const std::string& value, const std::string& channel, const
         break;
       case Kind::kClip:
         // Exact float literals: the bounds as the graph holds them.
-        char lo[32], hi[32];
-        std::snprintf(lo, sizeof lo, "%.9gf", op.lo);
-        std::snprintf(hi, sizeof hi, "%.9gf", op.hi);
-        v = "fminf(fmaxf(" + v + ", " + lo + "), " + hi + ")";
+        v = "fminf(fmaxf(" + v + ", " + float_literal(op.lo) + "), " + float_literal(op.hi) + ")";
         break;
     }
   }
   return v;
+}
+
+std::string float_literal(float v) {
+  if (std::isinf(v)) return v > 0 ? "(1.0f / 0.0f)" : "(-1.0f / 0.0f)";
+  if (std::isnan(v)) return "(0.0f / 0.0f)";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
+  std::string s = text;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + "f";
 }
 
 std::string unroll_pragma(int64_t nest_steps, int64_t auto_unroll_max_step, bool unroll_explicit) {

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// CUDA kernels for the steps of a compiled network that no tuning template computes:
+/// element-wise chains, pooling and depthwise convolution. Each takes the CPU network kernel's
+/// argument order (codegen/llvm/network_kernels.h), so that one step's arguments serve both back
+/// ends:
+///   element-wise      out, then the operands in program order
+///   max pool          out, data (N, C/b, H, W, b)
+///   global avg pool   out, data (N, C, H, W) or (N, C/b, H, W, b)
+///   depthwise conv    data, weight (C/b, 1, KH, KW, 1, b), out, then the epilogue's operands
+/// One thread per output element in a grid-stride loop (these steps are memory-bound; a
+/// schedule to tune would buy little), and results equal to the CPU's: the same operation
+/// order, sigmoid and averages in double as the CPU kernels compute them.
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cuda/cuda_kernel.h"
+#include "compiler/codegen/kernel_spec.h"
+
+namespace tensortune::codegen::cuda {
+
+CudaKernelSource emit_elementwise_kernel(const ElementwiseKernelSpec& spec,
+                                         const std::string& entry);
+CudaKernelSource emit_max_pool_kernel(const MaxPoolKernelSpec& spec, const std::string& entry);
+CudaKernelSource emit_global_avg_pool_kernel(const std::vector<int64_t>& in_shape,
+                                             const std::string& entry);
+/// spec.depthwise; the block b is spec.schedule.oc_bn (1 for NCHW).
+CudaKernelSource emit_depthwise_conv_kernel(const ConvKernelSpec& spec, const std::string& entry);
+
+/// Threads per block of these kernels.
+inline constexpr int64_t kNetworkKernelThreads = 256;
+
+}  // namespace tensortune::codegen::cuda
