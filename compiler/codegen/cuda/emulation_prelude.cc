@@ -40,9 +40,27 @@ static void trampoline() {
   fibers[current].done = true;  // returns to uc_link: the scheduler
 }
 
-static const char* run(const long long* dims) {
+// A kernel without __syncthreads(): its threads are independent, so each runs to the end in
+// turn on this stack, without fibers (the element-wise and pooling kernels of a network).
+static const char* run_without_barriers() {
+  const long long threads = (long long)blockDim.x * blockDim.y * blockDim.z;
+  for (unsigned bz = 0; bz < gridDim.z; ++bz)
+    for (unsigned by = 0; by < gridDim.y; ++by)
+      for (unsigned bx = 0; bx < gridDim.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        for (long long t = 0; t < threads; ++t) {
+          threadIdx = {unsigned(t % blockDim.x), unsigned(t / blockDim.x % blockDim.y),
+                       unsigned(t / (blockDim.x * blockDim.y))};
+          body();
+        }
+      }
+  return nullptr;
+}
+
+static const char* run(const long long* dims, bool barriers) {
   gridDim = {unsigned(dims[0]), unsigned(dims[1]), unsigned(dims[2])};
   blockDim = {unsigned(dims[3]), unsigned(dims[4]), unsigned(dims[5])};
+  if (!barriers) return run_without_barriers();
   const long long threads = dims[3] * dims[4] * dims[5];
   const size_t stack_bytes = 64 * 1024;
   fibers = static_cast<Fiber*>(calloc(threads, sizeof(Fiber)));
@@ -110,7 +128,8 @@ std::string emulation_launcher(const CudaKernelSource& kernel) {
   return "\nstatic thread_local float* const* tt_args_" + e + ";\nstatic void tt_body_" + e +
          "() { " + call + "; }\nextern \"C\" const char* tt_emulate_" + e +
          "(float* const* args, const long long* dims) {\n  tt_args_" + e +
-         " = args;\n  tt_emu::body = tt_body_" + e + ";\n  return tt_emu::run(dims);\n}\n";
+         " = args;\n  tt_emu::body = tt_body_" + e + ";\n  return tt_emu::run(dims, " +
+         (kernel.source.find("__syncthreads") == std::string::npos ? "false" : "true") + ");\n}\n";
 }
 
 }  // namespace tensortune::codegen::cuda

@@ -1,0 +1,363 @@
+// Networks compiled for CUDA, run in the CPU emulation of the very CUDA source a GPU would run,
+// against the reference interpreter: every zoo model, records choosing non-default configs,
+// ONNX's node tests, and the artifact's and loader's refusals.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "compiler/driver/compile.h"
+#include "compiler/frontend/model_zoo.h"
+#include "compiler/graph/interpreter.h"
+#include "compiler/graph/op_attrs.h"
+#include "compiler/runtime/artifact.h"
+#include "compiler/runtime/executor.h"
+#include "records/record_store.h"
+#include "schedule_space/dense_cuda_template.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+#include "tests/compiler/onnx_node_tests.h"
+
+namespace tensortune::driver {
+using runtime::CompiledNetwork;
+using runtime::deserialize_network;
+using runtime::Executable;
+using runtime::serialize_network;
+using runtime::Step;
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace ss = schedule_space;
+using graph::Tensor;
+
+// 32x32 inputs: every operator and fusion pattern of the zoo, at a size the emulation (a
+// context switch per thread per barrier) runs in seconds.
+const graph::Shape kTiny = {1, 3, 32, 32};
+constexpr double kTolerance = 1e-4;  // relative to the largest reference logit
+
+Tensor random_input(const graph::Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(static_cast<size_t>(graph::num_elements(shape)));
+  for (float& x : v) x = u(rng);
+  return Tensor::from_floats(shape, std::move(v));
+}
+
+double relative_error(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < b.f32.size() && i < a.f32.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(a.f32[i] - b.f32[i])));
+    scale = std::max(scale, double(std::fabs(b.f32[i])));
+  }
+  return diff / scale;
+}
+
+CompileOptions cuda_options(int opt_level = 3) {
+  CompileOptions options;
+  options.target = "cuda-sm80";
+  options.opt_level = opt_level;
+  return options;
+}
+
+/// Compiles, goes through the artifact's bytes, loads emulated.
+std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOptions& options,
+                                  CompiledNetwork* compiled = nullptr) {
+  auto net = compile_network(model, options);
+  EXPECT_TRUE(net.has_value()) << net.error().message;
+  if (!net) return nullptr;
+  if (compiled) *compiled = *net;
+  auto back = deserialize_network(serialize_network(*net), "test");
+  EXPECT_TRUE(back.has_value()) << back.error().message;
+  if (!back) return nullptr;
+  auto exe = Executable::load(std::make_shared<CompiledNetwork>(std::move(*back)), 1, true);
+  EXPECT_TRUE(exe.has_value()) << exe.error().message;
+  return exe ? std::move(*exe) : nullptr;
+}
+
+struct ZooCase {
+  std::string model;
+  int opt_level;
+};
+
+class ZooOnGpu : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(ZooOnGpu, EmulatedMatchesTheInterpreter) {
+  const auto [name, opt] = GetParam();
+  auto model = frontend::zoo_model(name, kTiny);
+  ASSERT_TRUE(model) << model.error().message;
+  const Tensor x = random_input(kTiny, 11);
+  auto ref = graph::interpret(*model, {{"data", x}});
+  ASSERT_TRUE(ref) << ref.error().message;
+  CompiledNetwork net;
+  auto exe = build(*model, cuda_options(opt), &net);
+  ASSERT_TRUE(exe);
+  EXPECT_EQ(net.target, runtime::TargetKind::kCuda);
+  EXPECT_EQ(net.compute_capability, 80);
+  // Every conv2d, dense, pooling and element-wise group of the zoo is a CUDA kernel, never the
+  // interpreter; only reshapes stay native (copies).
+  for (const Step& s : net.steps) {
+    EXPECT_NE(s.kind, Step::Kind::kInterpret) << s.label;
+    if (s.kind == Step::Kind::kNative) {
+      EXPECT_TRUE(s.label == "flatten" || s.label == "reshape") << s.label << " is not a kernel";
+    }
+  }
+  for (const auto& k : net.gpu_kernels)
+    EXPECT_TRUE(ss::check_gpu_limits(k.usage(), ss::kUniversalGpuLimits).has_value()) << k.entry;
+  auto out = exe->run({{"data", x}});
+  ASSERT_TRUE(out) << out.error().message;
+  const double e = relative_error((*out)[0], (*ref)[0]);
+  EXPECT_LT(e, kTolerance) << name << " at opt level " << opt;
+  std::printf("%-13s opt %d on cuda-sm80 (emulated): %zu kernels, relative error %.2g\n",
+              name.c_str(), opt, net.gpu_kernels.size(), e);
+}
+
+// Every model fused (opt level 3); unfused (opt level 0: every node a kernel of its own, batch
+// norm as element-wise kernels) for the two smallest, which hold every operator kind.
+std::vector<ZooCase> zoo_cases() {
+  std::vector<ZooCase> cases;
+  for (const auto& m : frontend::zoo_model_names()) cases.push_back({m, 3});
+  cases.push_back({"resnet-18", 0});
+  cases.push_back({"mobilenet-v1", 0});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, ZooOnGpu, ::testing::ValuesIn(zoo_cases()),
+                         [](const auto& info) {
+                           std::string n =
+                               info.param.model + "_opt" + std::to_string(info.param.opt_level);
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("tt_gpu_net_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+/// A valid config of the task other than its default one: the default with one knob changed,
+/// the last knobs first (unrolling, then reduction splits), so that the emulation runs the same
+/// number of threads as with the default and stays quick.
+ss::Config non_default_config(const ss::Task& task, const ss::ConfigSpace& space) {
+  const ss::Config base = ss::default_config(task, space);
+  for (size_t k = space.knobs().size(); k-- > 0;)
+    for (int32_t o = 0; o < static_cast<int32_t>(space.knobs()[k].options.size()); ++o) {
+      if (o == base.digits[k]) continue;
+      std::vector<int32_t> digits = base.digits;
+      digits[k] = o;
+      auto c = space.config_from_digits(digits);
+      if (c && space.is_valid(*c)) return *c;
+    }
+  return base;
+}
+
+// A record DB of cuda-sm80 records (as a GPU tuning run leaves them) chooses every conv2d and
+// dense config; the network still computes the right answer with them.
+TEST(GpuRecords, ChooseNonDefaultConfigsAndTheAnswerStays) {
+  auto model = frontend::zoo_model("resnet-18", kTiny);
+  ASSERT_TRUE(model);
+  const ss::Target target{ss::cuda_target_spec(80), 1};
+  const std::string db = temp("records.db");
+  fs::remove(db);
+  std::map<std::string, std::string> chosen;  // described workload -> config
+  {
+    auto store = std::move(records::RecordStore::open(db)).value();
+    for (const graph::Node& n : model->nodes()) {
+      ss::Workload workload;
+      std::string name;
+      const graph::Shape& x = model->type(n.inputs.at(0)).shape;
+      if (n.op == graph::OpKind::kConv2d) {
+        const auto a = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+        auto w =
+            ss::conv2d_workload(x, model->type(n.inputs[1]).shape, a.strides, a.pads, a.dilations);
+        ASSERT_TRUE(w) << w.error().message;
+        workload = *w;
+        name = ss::kConv2dNchwCuda;
+      } else if (n.op == graph::OpKind::kDense) {
+        workload = ss::DenseWorkload{x[0], model->type(n.inputs[1]).shape[0], x[1]};
+        name = ss::dense_cuda_template_for(x[0]);
+      } else {
+        continue;
+      }
+      const ss::Task task = *ss::make_task(name, workload, target);
+      const ss::ConfigSpace space = *ss::make_config_space(task);
+      const ss::Config c = non_default_config(task, space);
+      ASSERT_NE(c.index, ss::default_config(task, space).index) << name;
+      chosen[name + " " + ss::describe_workload(workload)] = space.describe(c);
+      ss::MeasureResult r;
+      r.config_index = c.index;
+      r.costs = {1e-4};
+      r.device_key = "cuda-sm80";
+      const int64_t id = *store->ensure_task(records::task_info(task, space));
+      ASSERT_TRUE(store->add_results(id, space, {c}, {r}, {"test", "t"}, {0}));
+    }
+  }
+  ASSERT_GE(chosen.size(), 5u);
+  CompileOptions options = cuda_options();
+  options.records = db;
+  CompiledNetwork net;
+  auto exe = build(*model, options, &net);
+  ASSERT_TRUE(exe);
+  ASSERT_EQ(net.schedules.size(), chosen.size());
+  for (const auto& s : net.schedules) {
+    EXPECT_TRUE(s.tuned) << s.workload;
+    EXPECT_EQ(s.schedule, chosen[s.workload]) << s.workload;
+  }
+  const Tensor x = random_input(kTiny, 3);
+  auto ref = graph::interpret(*model, {{"data", x}});
+  auto out = exe->run({{"data", x}});
+  ASSERT_TRUE(ref && out) << (out ? "" : out.error().message);
+  EXPECT_LT(relative_error((*out)[0], (*ref)[0]), kTolerance);
+
+  // Records of another compute capability are not this target's: defaults, each said.
+  CompileOptions other = cuda_options();
+  other.target = "cuda-sm90";
+  other.records = db;
+  auto net90 = compile_network(*model, other);
+  ASSERT_TRUE(net90) << net90.error().message;
+  for (const auto& s : net90->schedules) EXPECT_FALSE(s.tuned) << s.workload;
+  fs::remove(db);
+}
+
+TEST(GpuArtifact, KeepsItsKernelsAndIsRefusedWhereItCannotRun) {
+  auto model = frontend::zoo_model("mobilenet-v1", kTiny);
+  ASSERT_TRUE(model);
+  auto net = compile_network(*model, cuda_options());
+  ASSERT_TRUE(net) << net.error().message;
+  ASSERT_FALSE(net->gpu_kernels.empty());
+  EXPECT_FALSE(net->gpu_source.empty());
+  EXPECT_TRUE(net->object_code.empty());
+  auto back = deserialize_network(serialize_network(*net), "net.tt");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->target, runtime::TargetKind::kCuda);
+  EXPECT_EQ(back->compute_capability, 80);
+  EXPECT_EQ(back->gpu_source, net->gpu_source);
+  EXPECT_EQ(back->gpu_ptx, net->gpu_ptx);
+  ASSERT_EQ(back->gpu_kernels.size(), net->gpu_kernels.size());
+  for (size_t i = 0; i < net->gpu_kernels.size(); ++i) {
+    EXPECT_EQ(back->gpu_kernels[i].entry, net->gpu_kernels[i].entry);
+    EXPECT_EQ(back->gpu_kernels[i].grid, net->gpu_kernels[i].grid);
+    EXPECT_EQ(back->gpu_kernels[i].block, net->gpu_kernels[i].block);
+    EXPECT_EQ(back->gpu_kernels[i].arg_count, net->gpu_kernels[i].arg_count);
+    EXPECT_EQ(back->gpu_kernels[i].source, net->gpu_kernels[i].source);
+  }
+
+  // Without --emulate a GPU network does not run on the CPU, and says how it can.
+  auto shared = std::make_shared<CompiledNetwork>(*back);
+  auto plain = Executable::load(shared, 1);
+  ASSERT_FALSE(plain);
+  EXPECT_EQ(plain.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(plain.error().message.find("cuda -arch=sm_80"), std::string::npos)
+      << plain.error().message;
+  EXPECT_NE(plain.error().message.find("--emulate"), std::string::npos) << plain.error().message;
+  // A CPU network is not emulated.
+  auto cpu = compile_network(*model, CompileOptions{});
+  ASSERT_TRUE(cpu);
+  auto emulated_cpu = Executable::load(std::make_shared<CompiledNetwork>(*cpu), 1, true);
+  ASSERT_FALSE(emulated_cpu);
+  EXPECT_EQ(emulated_cpu.error().code, ErrorCode::kInvalidArgument);
+
+  // A step that launches no kernel of the module, or with the wrong arguments, is refused at
+  // load, never launched.
+  CompiledNetwork renamed = *back;
+  for (Step& s : renamed.steps)
+    if (s.kind == Step::Kind::kKernel) {
+      s.symbol = "tt_missing";
+      break;
+    }
+  auto missing = Executable::load(std::make_shared<CompiledNetwork>(renamed), 1, true);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kDataLoss);
+  EXPECT_NE(missing.error().message.find("tt_missing"), std::string::npos);
+  CompiledNetwork short_args = *back;
+  for (Step& s : short_args.steps)
+    if (s.kind == Step::Kind::kKernel) {
+      s.args.pop_back();
+      break;
+    }
+  auto wrong = Executable::load(std::make_shared<CompiledNetwork>(short_args), 1, true);
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code, ErrorCode::kDataLoss);
+
+  // A kernel with an empty launch dimension does not deserialize.
+  CompiledNetwork empty_grid = *net;
+  empty_grid.gpu_kernels[0].grid.x = 0;
+  auto bad = deserialize_network(serialize_network(empty_grid), "bad.tt");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kDataLoss);
+  EXPECT_NE(bad.error().message.find("launch dimension 0"), std::string::npos)
+      << bad.error().message;
+}
+
+TEST(GpuTargets, UnknownTargetsAreRefusedNamingThem) {
+  auto model = frontend::zoo_model("resnet-18", kTiny);
+  ASSERT_TRUE(model);
+  for (const std::string t : {"rocm", "cuda-sm", "cuda -arch=sm_x"}) {
+    CompileOptions options;
+    options.target = t;
+    auto net = compile_network(*model, options);
+    ASSERT_FALSE(net) << t;
+    EXPECT_EQ(net.error().code, ErrorCode::kInvalidArgument) << t;
+    EXPECT_NE(net.error().message.find(t), std::string::npos) << net.error().message;
+  }
+  EXPECT_EQ(*cuda_target_capability("cuda"), 80);
+  EXPECT_EQ(*cuda_target_capability("cuda-sm90"), 90);
+  EXPECT_EQ(*cuda_target_capability("cuda -arch=sm_86"), 86);
+  EXPECT_FALSE(cuda_target_capability("llvm")->has_value());
+}
+
+// ONNX's node tests compiled for CUDA and emulated: those whose network has a CUDA kernel
+// (conv, gemm, pooling, element-wise broadcasting of every shape the tests hold) pass as the
+// interpreter does.
+TEST(GpuOnnxNodeTests, PassEmulated) {
+  const auto folders = testing::node_test_folders_in_scope();
+  if (folders.empty())
+    GTEST_SKIP() << "ONNX node tests not installed (Debian package libonnx-testdata)";
+  const testing::GraphRunner interpreter = [](const graph::Graph& g,
+                                              const std::map<std::string, Tensor>& in) {
+    return graph::interpret(g, in);
+  };
+  int with_kernels = 0, passed = 0, failed = 0;
+  std::ostringstream failures;
+  for (const auto& folder : folders) {
+    if (testing::run_node_test(folder, interpreter).status != testing::NodeTestStatus::kPassed)
+      continue;
+    bool has_kernel = false;
+    const testing::GraphRunner emulated =
+        [&](const graph::Graph& g,
+            const std::map<std::string, Tensor>& in) -> Expected<std::vector<Tensor>> {
+      has_kernel = true;  // a network that does not compile for CUDA counts as a failure
+      TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_network(g, cuda_options()));
+      has_kernel = !net.gpu_kernels.empty();
+      if (!has_kernel) return graph::interpret(g, in);  // nothing of ours to check
+      TT_ASSIGN_OR_RETURN(CompiledNetwork back,
+                          deserialize_network(serialize_network(net), "node.tt"));
+      TT_ASSIGN_OR_RETURN(
+          auto exe, Executable::load(std::make_shared<CompiledNetwork>(std::move(back)), 1, true));
+      return exe->run(in);
+    };
+    const auto got = testing::run_node_test(folder, emulated);
+    if (!has_kernel) continue;
+    ++with_kernels;
+    if (got.status == testing::NodeTestStatus::kPassed) {
+      ++passed;
+    } else {
+      ++failed;
+      failures << "  " << got.name << ": " << got.detail << "\n";
+    }
+  }
+  std::cout << "ONNX node tests with CUDA kernels, emulated: " << passed << " of " << with_kernels
+            << " pass\n"
+            << failures.str();
+  EXPECT_GT(with_kernels, 20);
+  EXPECT_EQ(failed, 0) << failures.str();
+}
+
+}  // namespace
+}  // namespace tensortune::driver
