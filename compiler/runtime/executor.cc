@@ -7,6 +7,7 @@
 
 #include "compiler/codegen/cuda/emulator.h"
 #include "compiler/graph/interpreter.h"
+#include "compiler/runtime/gpu_executor.h"
 #include "compiler/runtime/native_kernels.h"
 #include "support/aligned_buffer.h"
 #include "support/thread_pool.h"
@@ -56,6 +57,7 @@ struct Executable::Impl {
   std::unique_ptr<ThreadPool> pool;
   std::optional<codegen::LoadedObject> object;
   std::optional<codegen::cuda::EmulatedModule> emulated;  ///< a CUDA network's kernels
+  std::unique_ptr<GpuExecution> gpu;  ///< a CUDA network on a GPU: everything delegates
   graph::MemoryPlan plan;
   std::vector<std::unique_ptr<Bytes>> storage;  ///< arena, inputs, outputs, aligned weights
   std::vector<void*> value_ptr;                 ///< by value id; null: not materialised
@@ -235,11 +237,20 @@ Expected<std::unique_ptr<Executable>> Executable::load(
   if (threads < 1)
     return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
   if (network->target == TargetKind::kCuda) {
-    if (!emulate)
+    if (!emulate) {
+#ifdef TT_WITH_CUDA
+      auto impl = std::make_unique<Impl>();
+      impl->pool = std::make_unique<ThreadPool>(1);
+      TT_ASSIGN_OR_RETURN(impl->gpu, GpuExecution::load(network));
+      impl->net = std::move(network);
+      return std::unique_ptr<Executable>(new Executable(std::move(impl)));
+#else
       return Error{ErrorCode::kFailedPrecondition,
                    network->model + " is compiled for " + describe_target(*network) +
-                       ": this tensortune runs GPU networks emulated on the CPU only (--emulate); "
-                       "running them on a GPU is not built yet (docs/gpu.md)"};
+                       " and this tensortune was built without the CUDA Toolkit, so it runs GPU "
+                       "networks only emulated on the CPU (--emulate)"};
+#endif
+    }
     auto impl = std::make_unique<Impl>();
     impl->net = std::move(network);
     impl->pool = std::make_unique<ThreadPool>(threads);
@@ -278,7 +289,9 @@ Expected<std::unique_ptr<Executable>> Executable::load(
 
 const CompiledNetwork& Executable::network() const { return *impl_->net; }
 int Executable::threads() const { return impl_->pool->size(); }
-const graph::MemoryPlan& Executable::memory_plan() const { return impl_->plan; }
+const graph::MemoryPlan& Executable::memory_plan() const {
+  return impl_->gpu ? impl_->gpu->memory_plan() : impl_->plan;
+}
 
 Status Executable::set_input(const std::string& name, const Tensor& value) {
   const graph::Graph& g = impl_->net->graph;
@@ -292,6 +305,7 @@ Status Executable::set_input(const std::string& name, const Tensor& value) {
   if (value.type() != g.type(id))
     return invalid_argument("input '" + name + "' is " + graph::type_string(value.type()) +
                             ", the network takes " + graph::type_string(g.type(id)));
+  if (impl_->gpu) return impl_->gpu->set_input(id, value);
   const size_t bytes = static_cast<size_t>(value.size() * element_bytes(value.dtype));
   const void* src = value.dtype == DType::kFloat32 ? static_cast<const void*>(value.f32.data())
                                                    : static_cast<const void*>(value.i64.data());
@@ -300,6 +314,7 @@ Status Executable::set_input(const std::string& name, const Tensor& value) {
 }
 
 Status Executable::run(std::vector<double>* step_seconds) {
+  if (impl_->gpu) return impl_->gpu->run(step_seconds);
   auto& steps = impl_->steps;
   if (!step_seconds) {
     for (auto& s : steps) TT_RETURN_IF_ERROR(s());
@@ -316,6 +331,7 @@ Status Executable::run(std::vector<double>* step_seconds) {
 }
 
 std::vector<Tensor> Executable::outputs() const {
+  if (impl_->gpu) return impl_->gpu->outputs();
   const graph::Graph& g = impl_->net->graph;
   std::vector<Tensor> out;
   for (ValueId v : g.outputs()) {

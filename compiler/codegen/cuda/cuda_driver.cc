@@ -31,6 +31,7 @@ struct DriverApi {
   decltype(&cuMemFree_v2) mem_free = nullptr;
   decltype(&cuMemcpyHtoD_v2) copy_to_device = nullptr;
   decltype(&cuMemcpyDtoH_v2) copy_to_host = nullptr;
+  decltype(&cuMemcpyDtoDAsync_v2) copy_on_device = nullptr;
   decltype(&cuLaunchKernel) launch = nullptr;
   decltype(&cuMemsetD8_v2) memset8 = nullptr;
   decltype(&cuEventCreate) event_create = nullptr;
@@ -73,6 +74,7 @@ const DriverApi& driver() {
     load(a.mem_free, "cuMemFree_v2");
     load(a.copy_to_device, "cuMemcpyHtoD_v2");
     load(a.copy_to_host, "cuMemcpyDtoH_v2");
+    load(a.copy_on_device, "cuMemcpyDtoDAsync_v2");
     load(a.launch, "cuLaunchKernel");
     load(a.memset8, "cuMemsetD8_v2");
     load(a.event_create, "cuEventCreate");
@@ -288,6 +290,132 @@ Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& ker
     run.seconds_per_run = (t1 - t0) / runs;
   }
   return run;
+}
+
+struct GpuModule::Impl {
+  const DriverApi& api = driver();
+  GpuDevice device;
+  CUdevice dev = 0;
+  bool context_retained = false;
+  CUmodule module = nullptr;
+  std::vector<CudaKernelSource> kernels;
+  std::vector<CUfunction> functions;
+  std::vector<CUdeviceptr> allocations;
+
+  ~Impl() {
+    if (!context_retained) return;
+    for (CUdeviceptr p : allocations) api.mem_free(p);
+    if (module) api.module_unload(module);
+    api.ctx_release(dev);
+  }
+};
+
+GpuModule::GpuModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuModule::~GpuModule() = default;
+const std::vector<CudaKernelSource>& GpuModule::kernels() const { return impl_->kernels; }
+const GpuDevice& GpuModule::device() const { return impl_->device; }
+
+Expected<std::unique_ptr<GpuModule>> GpuModule::load(const GpuDevice& device,
+                                                     const std::string& source,
+                                                     const std::string& ptx,
+                                                     const std::vector<CudaKernelSource>& kernels) {
+  const DriverApi& api = driver();
+  if (!api.error.empty()) return unavailable(api.error);
+  for (const CudaKernelSource& k : kernels)
+    if (auto fits = schedule_space::check_gpu_limits(k.usage(), device.limits); !fits)
+      return fits.error().with_context("kernel " + k.entry);
+  std::string image = ptx;
+  if (image.empty()) {  // compiled here, for this device
+    CudaKernelSource whole;
+    whole.entry = "network";
+    whole.source = source;
+    TT_ASSIGN_OR_RETURN(NvrtcOutput out, nvrtc_compile(whole, device.compute_capability, false));
+    image = std::move(out.ptx);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->device = device;
+  impl->kernels = kernels;
+  TT_CU(api, api.device_get(&impl->dev, device.ordinal), "cuDeviceGet");
+  CUcontext ctx = nullptr;
+  TT_CU(api, api.ctx_retain(&ctx, impl->dev), "cuDevicePrimaryCtxRetain");
+  impl->context_retained = true;
+  TT_CU(api, api.ctx_set_current(ctx), "cuCtxSetCurrent");
+  TT_CU(api, api.module_load(&impl->module, image.c_str()), "loading the network's PTX");
+  for (const CudaKernelSource& k : kernels) {
+    CUfunction fn = nullptr;
+    TT_CU(api, api.module_function(&fn, impl->module, k.entry.c_str()),
+          "finding kernel " + k.entry);
+    schedule_space::GpuKernelUsage usage = k.usage();
+    int registers = 0, max_threads = 0;
+    api.function_attribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+    api.function_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+    usage.registers_per_thread = registers;
+    if (auto fits = schedule_space::check_gpu_limits(usage, device.limits); !fits)
+      return fits.error().with_context("kernel " + k.entry);
+    if (k.block.count() > max_threads)
+      return Error{ErrorCode::kFailedPrecondition,
+                   "kernel " + k.entry +
+                       ": threads per block = " + std::to_string(k.block.count()) +
+                       " exceeds what it allows (" + std::to_string(max_threads) + ")"};
+    impl->functions.push_back(fn);
+  }
+  return std::unique_ptr<GpuModule>(new GpuModule(std::move(impl)));
+}
+
+Expected<uint64_t> GpuModule::allocate(int64_t bytes) {
+  Impl& m = *impl_;
+  CUdeviceptr p = 0;
+  TT_CU(m.api, m.api.mem_alloc(&p, static_cast<size_t>(std::max<int64_t>(bytes, 4))),
+        "allocating " + std::to_string(bytes) + " bytes on the GPU");
+  m.allocations.push_back(p);
+  return static_cast<uint64_t>(p);
+}
+
+Status GpuModule::upload(uint64_t device, const void* host, int64_t bytes) {
+  if (bytes <= 0) return ok_status();
+  TT_CU(impl_->api, impl_->api.copy_to_device(device, host, static_cast<size_t>(bytes)),
+        "cuMemcpyHtoD");
+  return ok_status();
+}
+
+Status GpuModule::download(void* host, uint64_t device, int64_t bytes) {
+  if (bytes <= 0) return ok_status();
+  TT_CU(impl_->api, impl_->api.copy_to_host(host, device, static_cast<size_t>(bytes)),
+        "cuMemcpyDtoH (after the queued kernels)");
+  return ok_status();
+}
+
+Status GpuModule::copy(uint64_t to, uint64_t from, int64_t bytes) {
+  if (bytes <= 0) return ok_status();
+  TT_CU(impl_->api, impl_->api.copy_on_device(to, from, static_cast<size_t>(bytes), nullptr),
+        "cuMemcpyDtoDAsync");
+  return ok_status();
+}
+
+Status GpuModule::launch(size_t index, const std::vector<uint64_t>& args) {
+  Impl& m = *impl_;
+  if (index >= m.kernels.size())
+    return invalid_argument("kernel " + std::to_string(index) + " of a module of " +
+                            std::to_string(m.kernels.size()));
+  const CudaKernelSource& k = m.kernels[index];
+  if (static_cast<int>(args.size()) != k.arg_count)
+    return invalid_argument(k.entry + " takes " + std::to_string(k.arg_count) + " arguments, not " +
+                            std::to_string(args.size()));
+  std::vector<CUdeviceptr> values(args.begin(), args.end());
+  std::vector<void*> params;
+  for (CUdeviceptr& v : values) params.push_back(&v);
+  TT_CU(m.api,
+        m.api.launch(m.functions[index], static_cast<unsigned>(k.grid.x),
+                     static_cast<unsigned>(k.grid.y), static_cast<unsigned>(k.grid.z),
+                     static_cast<unsigned>(k.block.x), static_cast<unsigned>(k.block.y),
+                     static_cast<unsigned>(k.block.z), 0, nullptr, params.data(), nullptr),
+        "launching " + k.entry);
+  return ok_status();
+}
+
+Status GpuModule::synchronize() {
+  TT_CU(impl_->api, impl_->api.ctx_synchronize(), "running the network on the GPU");
+  return ok_status();
 }
 
 }  // namespace tensortune::codegen::cuda

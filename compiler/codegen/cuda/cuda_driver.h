@@ -80,4 +80,42 @@ Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& ker
                             const std::vector<std::vector<float>>& operands, int64_t out_floats,
                             int runs);
 
+/// A module of kernels (a compiled network's) loaded on one GPU, with the device memory its
+/// buffers live in: what the GPU network executor (runtime/gpu_executor.h) drives. Everything
+/// queues on one stream (the context's default) in call order; downloads wait for it.
+class GpuModule {
+ public:
+  /// Loads `ptx` (NVRTC's, for a compute capability the device can run), or compiles `source`
+  /// with NVRTC for the device when `ptx` is empty, and finds every kernel's entry. Each kernel's
+  /// threads, shared memory and registers are checked against the device's limits
+  /// (kFailedPrecondition naming the kernel and the limit, before any launch).
+  static Expected<std::unique_ptr<GpuModule>> load(const GpuDevice& device,
+                                                   const std::string& source,
+                                                   const std::string& ptx,
+                                                   const std::vector<CudaKernelSource>& kernels);
+  ~GpuModule();
+
+  /// Device memory of `bytes` (at least 4), freed with the module.
+  Expected<uint64_t> allocate(int64_t bytes);
+  /// Host to device, synchronous.
+  Status upload(uint64_t device, const void* host, int64_t bytes);
+  /// Device to host, after everything queued.
+  Status download(void* host, uint64_t device, int64_t bytes);
+  /// Device to device, queued.
+  Status copy(uint64_t to, uint64_t from, int64_t bytes);
+  /// Queues kernels()[index] on `args` (its arg_count device pointers, ABI order).
+  Status launch(size_t index, const std::vector<uint64_t>& args);
+  /// Waits for everything queued; kInternal naming the failure (an illegal address leaves the
+  /// context unusable).
+  Status synchronize();
+  const std::vector<CudaKernelSource>& kernels() const;
+  const GpuDevice& device() const;
+
+  struct Impl;
+
+ private:
+  explicit GpuModule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace tensortune::codegen::cuda

@@ -1,0 +1,219 @@
+// Implements gpu_executor.h over the CUDA driver (codegen/cuda/cuda_driver.h).
+#include "compiler/runtime/gpu_executor.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+
+#include "compiler/codegen/cuda/cuda_driver.h"
+#include "compiler/graph/interpreter.h"
+
+namespace tensortune::runtime {
+
+using codegen::cuda::GpuModule;
+using graph::DType;
+using graph::Tensor;
+using graph::ValueId;
+
+namespace {
+
+int64_t bytes_of(const graph::TensorType& t) {
+  return graph::num_elements(t.shape) * (t.dtype == DType::kFloat32 ? 4 : 8);
+}
+
+void* host_data(Tensor& t) {
+  return t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
+                                    : static_cast<void*>(t.i64.data());
+}
+
+const void* host_data(const Tensor& t) {
+  return t.dtype == DType::kFloat32 ? static_cast<const void*>(t.f32.data())
+                                    : static_cast<const void*>(t.i64.data());
+}
+
+bool is_device_copy(graph::OpKind op) {
+  return op == graph::OpKind::kFlatten || op == graph::OpKind::kReshape ||
+         op == graph::OpKind::kSqueeze || op == graph::OpKind::kUnsqueeze;
+}
+
+}  // namespace
+
+struct GpuExecution::Impl {
+  std::shared_ptr<const CompiledNetwork> net;
+  std::unique_ptr<GpuModule> module;
+  graph::MemoryPlan plan;
+  std::vector<uint64_t> value_ptr;  ///< by value id; 0: not materialised
+  std::vector<uint64_t> param_ptr;
+  std::vector<std::function<Status()>> steps;
+  std::vector<Tensor> outputs;
+
+  const graph::Graph& g() const { return net->graph; }
+
+  Status bind_buffers() {
+    value_ptr.assign(g().values().size(), 0);
+    plan = graph::plan_memory(g());
+    TT_ASSIGN_OR_RETURN(uint64_t arena, module->allocate(plan.arena_bytes));
+    for (const auto& b : plan.buffers) value_ptr[b.value] = arena + static_cast<uint64_t>(b.offset);
+    for (ValueId in : g().inputs()) {
+      TT_ASSIGN_OR_RETURN(value_ptr[in], module->allocate(bytes_of(g().type(in))));
+    }
+    for (ValueId out : g().outputs())
+      if (!value_ptr[out] && !g().is_constant(out)) {
+        TT_ASSIGN_OR_RETURN(value_ptr[out], module->allocate(bytes_of(g().type(out))));
+      }
+    // Constants that kernels or device copies read are uploaded once; host steps read the
+    // graph's own.
+    std::vector<bool> device_reads(g().values().size(), false);
+    for (const Step& s : net->steps) {
+      for (const ArgRef& a : s.args)
+        if (a.kind == ArgRef::Kind::kValue) device_reads[a.index] = true;
+      if (s.kind == Step::Kind::kNative)
+        for (ValueId in : g().nodes()[s.nodes.at(0)].inputs) device_reads[in] = true;
+    }
+    for (size_t v = 0; v < g().values().size(); ++v) {
+      const Tensor* c = g().constant(static_cast<ValueId>(v));
+      if (!c || !device_reads[v]) continue;
+      TT_ASSIGN_OR_RETURN(value_ptr[v], module->allocate(bytes_of(c->type())));
+      TT_RETURN_IF_ERROR(module->upload(value_ptr[v], host_data(*c), bytes_of(c->type())));
+    }
+    for (const Tensor& p : net->params) {
+      TT_ASSIGN_OR_RETURN(uint64_t d, module->allocate(p.size() * 4));
+      TT_RETURN_IF_ERROR(module->upload(d, p.f32.data(), p.size() * 4));
+      param_ptr.push_back(d);
+    }
+    return ok_status();
+  }
+
+  Expected<std::function<Status()>> bind_kernel(const Step& step) {
+    const auto& kernels = module->kernels();
+    size_t index = 0;
+    while (index < kernels.size() && kernels[index].entry != step.symbol) ++index;
+    if (index == kernels.size())
+      return data_loss("step " + step.label + " launches " + step.symbol +
+                       ", which is not among the network's GPU kernels");
+    std::vector<uint64_t> args;
+    for (const ArgRef& a : step.args) {
+      const uint64_t p = a.kind == ArgRef::Kind::kValue ? value_ptr[a.index] : param_ptr[a.index];
+      if (!p) return internal_error("step " + step.label + ": an argument is not materialised");
+      args.push_back(p);
+    }
+    GpuModule* m = module.get();
+    return std::function<Status()>([m, index, args] { return m->launch(index, args); });
+  }
+
+  /// The interpreter's code for a group on the host: operands downloaded, results uploaded.
+  std::function<Status()> bind_host(const Step& step) {
+    return [this, &step]() -> Status {
+      std::map<ValueId, Tensor> local;
+      auto read = [&](ValueId v) -> Expected<const Tensor*> {
+        if (const Tensor* c = g().constant(v)) return c;
+        if (auto it = local.find(v); it != local.end()) return &it->second;
+        if (!value_ptr[v])
+          return internal_error("step " + step.label + " reads an unmaterialised value");
+        Tensor t = Tensor::zeros(g().type(v).dtype, g().type(v).shape);
+        TT_RETURN_IF_ERROR(module->download(host_data(t), value_ptr[v], bytes_of(t.type())));
+        return &local.emplace(v, std::move(t)).first->second;
+      };
+      for (int i : step.nodes) {
+        const graph::Node& n = g().nodes()[i];
+        std::vector<const Tensor*> inputs;
+        for (ValueId in : n.inputs) {
+          TT_ASSIGN_OR_RETURN(const Tensor* t, read(in));
+          inputs.push_back(t);
+        }
+        TT_ASSIGN_OR_RETURN(Tensor out, graph::evaluate_node(n, inputs, g().type(n.output)));
+        if (value_ptr[n.output])
+          TT_RETURN_IF_ERROR(
+              module->upload(value_ptr[n.output], host_data(out), bytes_of(out.type())));
+        local[n.output] = std::move(out);
+      }
+      return ok_status();
+    };
+  }
+
+  Status bind_steps() {
+    for (const Step& step : net->steps) {
+      if (!value_ptr[step.output] && step.kind != Step::Kind::kInterpret)
+        return internal_error("step " + step.label + ": its output is not materialised");
+      const graph::Node& head = g().nodes()[step.nodes.at(0)];
+      if (step.kind == Step::Kind::kKernel) {
+        TT_ASSIGN_OR_RETURN(auto run, bind_kernel(step));
+        steps.push_back(std::move(run));
+      } else if (step.kind == Step::Kind::kNative && is_device_copy(head.op) &&
+                 value_ptr[head.inputs[0]]) {
+        const uint64_t to = value_ptr[head.output], from = value_ptr[head.inputs[0]];
+        const int64_t bytes = bytes_of(g().type(head.output));
+        GpuModule* m = module.get();
+        steps.push_back([m, to, from, bytes] { return m->copy(to, from, bytes); });
+      } else {
+        steps.push_back(bind_host(step));
+      }
+    }
+    return ok_status();
+  }
+};
+
+GpuExecution::GpuExecution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuExecution::~GpuExecution() = default;
+
+Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(
+    std::shared_ptr<const CompiledNetwork> net) {
+  const std::string target = describe_target(*net);
+  auto gpus = codegen::cuda::list_gpus();
+  if (!gpus)
+    return Error{ErrorCode::kFailedPrecondition, net->model + " is compiled for " + target +
+                                                     " and this machine has no GPU to run it (" +
+                                                     gpus.error().message +
+                                                     "); run it on the CPU with --emulate"};
+  // PTX runs on its compute capability and later ones (the driver compiles it for the GPU).
+  const codegen::cuda::GpuDevice& gpu = gpus->front();
+  if (gpu.compute_capability < net->compute_capability)
+    return Error{ErrorCode::kFailedPrecondition, net->model + " is compiled for " + target +
+                                                     " but GPU 0 (" + gpu.name + ") is sm_" +
+                                                     std::to_string(gpu.compute_capability) +
+                                                     ": compile it again with --target cuda-sm" +
+                                                     std::to_string(gpu.compute_capability)};
+  auto impl = std::make_unique<Impl>();
+  impl->net = std::move(net);
+  TT_ASSIGN_OR_RETURN(impl->module, GpuModule::load(gpu, impl->net->gpu_source, impl->net->gpu_ptx,
+                                                    impl->net->gpu_kernels));
+  TT_RETURN_IF_ERROR(impl->bind_buffers());
+  TT_RETURN_IF_ERROR(impl->bind_steps());
+  return std::unique_ptr<GpuExecution>(new GpuExecution(std::move(impl)));
+}
+
+const graph::MemoryPlan& GpuExecution::memory_plan() const { return impl_->plan; }
+
+Status GpuExecution::set_input(ValueId input, const Tensor& value) {
+  return impl_->module->upload(impl_->value_ptr[input], host_data(value), bytes_of(value.type()));
+}
+
+Status GpuExecution::run(std::vector<double>* step_seconds) {
+  Impl& m = *impl_;
+  if (step_seconds) step_seconds->resize(m.steps.size(), 0.0);
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    TT_RETURN_IF_ERROR(m.steps[i]());
+    if (step_seconds) {
+      TT_RETURN_IF_ERROR(m.module->synchronize());
+      (*step_seconds)[i] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
+  TT_RETURN_IF_ERROR(m.module->synchronize());
+  m.outputs.clear();
+  for (ValueId v : m.g().outputs()) {
+    if (const Tensor* c = m.g().constant(v)) {
+      m.outputs.push_back(*c);
+      continue;
+    }
+    Tensor t = Tensor::zeros(m.g().type(v).dtype, m.g().type(v).shape);
+    TT_RETURN_IF_ERROR(m.module->download(host_data(t), m.value_ptr[v], bytes_of(t.type())));
+    m.outputs.push_back(std::move(t));
+  }
+  return ok_status();
+}
+
+const std::vector<Tensor>& GpuExecution::outputs() const { return impl_->outputs; }
+
+}  // namespace tensortune::runtime
