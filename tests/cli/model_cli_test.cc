@@ -192,6 +192,39 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   expect_error("run " + path("missing.tt") + " --input data=random", "cannot open artifact");
 }
 
+// A model compiled for a GPU on this GPU-less machine: the artifact is written, `run --emulate`
+// computes what `run --reference` does, and running it without --emulate says why not.
+TEST_F(ModelCli, CompileForCudaAndRunEmulated) {
+  ASSERT_EQ(
+      run("export-onnx --model mobilenet-v1 --input-shape data=1x3x32x32 -o " + path("m.onnx"))
+          .exit_code,
+      0);
+  CmdResult c =
+      run("compile --model " + path("m.onnx") + " --target cuda-sm86 -v -o " + path("m.tt"));
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("for cuda -arch=sm_86"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("0 interpreted on the host"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("no tuned record for conv2d_nchw.cuda"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("run " + path("m.tt") + " --emulate"), std::string::npos) << c.output;
+  tensortune::Tensor x = tensortune::Tensor::zeros({1, 3, 32, 32});
+  tensortune::fill_uniform(x, 4);
+  ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
+  CmdResult e = run("run " + path("m.tt") + " --emulate --input data=" + path("x.npy") + " -o " +
+                    path("y.npy"));
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  EXPECT_NE(e.output.find("emulated on this CPU"), std::string::npos) << e.output;
+  CmdResult ref = run("run " + path("m.tt") + " --reference --input data=" + path("x.npy") +
+                      " -o " + path("yr.npy"));
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  auto y = tensortune::read_npy(path("y.npy"));
+  auto yr = tensortune::read_npy(path("yr.npy"));
+  ASSERT_TRUE(y && yr);
+  EXPECT_LT(max_relative_difference(*y, *yr), 1e-4);
+  if (run("gpus").output.find("no GPU") != std::string::npos)  // the plain run names the way out
+    expect_error("run " + path("m.tt") + " --input data=random", "--emulate");
+  expect_error("compile --model resnet-18 --target rocm -o " + path("r.tt"), "target = 'rocm'");
+}
+
 TEST_F(ModelCli, BadModelsAndFlagsGetClearErrors) {
   expect_error("tasks --model resnet-19", "neither a zoo model");
   expect_error("inspect --model resnet-18 --input-shape x=1x3x224x224", "has one input, 'data'");
