@@ -3,6 +3,9 @@
 // (dense_small_batch.gpu) are tuned with the XGBoost tuner on --gpu, their best configs timed
 // again, then the anchors with the same protocol (CUDA events, median of rounds). Prints why
 // it cannot run where there is no GPU and exits 0. Goal: geomean >= 0.9 of cuDNN on the convs.
+// Then ResNet-18 end to end: compiled for the GPU with the records just made (`compile --target
+// cuda-smXY --records`), timed as `tensortune bench` times it, against ONNX Runtime's CUDA
+// provider on the same ONNX model (bench/ort/ort_bench.js) where node and that provider exist.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -15,7 +18,11 @@
 #include <vector>
 
 #include "compiler/codegen/cuda/cuda_driver.h"
+#include "compiler/driver/compile.h"
+#include "compiler/frontend/model_zoo.h"
+#include "compiler/frontend/onnx_io.h"
 #include "compiler/measure/gpu_measurer.h"
+#include "compiler/runtime/benchmark.h"
 #include "records/record_store.h"
 #include "schedule_space/gpu_limits.h"
 #include "tuner/measurer.h"
@@ -135,6 +142,61 @@ double cublas_dense_seconds(cublasHandle_t h, const ss::DenseWorkload& d, int nu
   return s;
 }
 
+/// ResNet-18 at 224x224 compiled for the GPU with `db`'s records, and ONNX Runtime's CUDA
+/// provider on its ONNX export, timed under the same protocol.
+void end_to_end(int cc, const std::string& db, const std::string& ort_script) {
+  auto model = tt::frontend::zoo_model("resnet-18", {1, 3, 224, 224});
+  tt::driver::CompileOptions options;
+  options.target = "cuda-sm" + std::to_string(cc);
+  options.records = db;
+  auto net = model ? tt::driver::compile_network(*model, options)
+                   : tt::Expected<tt::runtime::CompiledNetwork>(model.error());
+  if (!net) {
+    std::printf("resnet-18 end to end: not compiled: %s\n", net.error().message.c_str());
+    return;
+  }
+  auto exe = tt::runtime::Executable::load(
+      std::make_shared<tt::runtime::CompiledNetwork>(std::move(*net)), 1);
+  if (!exe) {
+    std::printf("resnet-18 end to end: not loaded: %s\n", exe.error().message.c_str());
+    return;
+  }
+  tt::graph::Tensor x = tt::graph::Tensor::zeros({1, 3, 224, 224});
+  tt::fill_uniform(x, 1);
+  tt::runtime::BenchOptions bo;
+  bo.repeat = 20;
+  auto ours =
+      (*exe)->set_input("data", x)
+          ? tt::runtime::benchmark(**exe, bo)
+          : tt::Expected<tt::runtime::BenchResult>(tt::internal_error("cannot set the input"));
+  if (!ours) {
+    std::printf("resnet-18 end to end: %s\n", ours.error().message.c_str());
+    return;
+  }
+  std::printf("resnet-18 end to end, batch 1: ours %.3f ms (median of %d rounds)", ours->median_ms,
+              ours->repeat);
+  const std::string onnx = "gpu_bench_resnet18.onnx";
+  if (auto w = tt::frontend::export_onnx(*model, onnx); !w) {
+    std::printf("; ONNX Runtime not run: %s\n", w.error().message.c_str());
+    return;
+  }
+  const std::string cmd = "node " + ort_script + " " + onnx + " 1 20 100 cuda 2>&1";
+  std::string text;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, p)) text += buf;
+    pclose(p);
+  }
+  const auto at = text.find("\"median_ms\":");
+  if (at == std::string::npos) {
+    std::printf("; ONNX Runtime CUDA not run (%s): %s", cmd.c_str(), text.c_str());
+    return;
+  }
+  const double ort_ms = std::atof(text.c_str() + at + 12);
+  std::printf("; ONNX Runtime CUDA %.3f ms; ratio %.3f (> 1: ours is faster)\n", ort_ms,
+              ort_ms / ours->median_ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -146,6 +208,10 @@ int main(int argc, char** argv) {
   app.add_option("--gpu", gpu, "GPU ordinal")->capture_default_str();
   app.add_option("--db", db, "record DB (reruns resume)")->capture_default_str();
   app.add_option("--only", only, "layers whose name contains this");
+  std::string ort_script = "bench/ort/ort_bench.js";
+  app.add_option("--ort-script", ort_script,
+                 "ONNX Runtime's runner (node) for the end-to-end anchor")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   auto gpus = tt::codegen::cuda::list_gpus();
@@ -243,6 +309,7 @@ int main(int argc, char** argv) {
   if (convs)
     std::printf("geomean speed vs cuDNN over %d convolutions: %.3f (goal >= 0.9)\n", convs,
                 std::exp(log_sum / convs));
+  end_to_end(dev.compute_capability, db, ort_script);
   cudnnDestroy(cudnn);
   cublasDestroy(cublas);
   return 0;

@@ -3,13 +3,15 @@
 // `tensortune bench`: one warm-up run not counted, then `repeat` rounds of `number` runs,
 // number grown until a round lasts min_repeat_ms; median per-run latency over rounds.
 //
-//   node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS]
+//   node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS] [PROVIDER]
+// PROVIDER: cpu (default) or cuda (ONNX Runtime's CUDA execution provider, where the installed
+// onnxruntime-node has it: its install script fetches it, which `--ignore-scripts` skips).
 // prints one JSON line: {"model", "threads", "median_ms", "min_ms", "max_ms", "number", "repeat"}
 'use strict';
 const ort = require('onnxruntime-node');
 
 async function main() {
-  const [model, threadsArg, repeatArg, minMsArg] = process.argv.slice(2);
+  const [model, threadsArg, repeatArg, minMsArg, providerArg] = process.argv.slice(2);
   if (!model || !threadsArg) {
     console.error('usage: node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS]');
     process.exit(2);
@@ -22,6 +24,7 @@ async function main() {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    executionProviders: [providerArg || 'cpu'],
   });
   const name = session.inputNames[0];
   const dims = [1, 3, 224, 224];
@@ -51,9 +54,17 @@ async function main() {
   rounds.sort((a, b) => a - b);
   const mid = rounds.length >> 1;
   const median = rounds.length % 2 ? rounds[mid] : 0.5 * (rounds[mid - 1] + rounds[mid]);
-  console.log(JSON.stringify({ model, threads, median_ms: median, min_ms: rounds[0],
-                               max_ms: rounds[rounds.length - 1], number, repeat,
-                               ort_version: require('onnxruntime-node/package.json').version }));
+  console.log(JSON.stringify({
+    model,
+    threads,
+    median_ms: median,
+    min_ms: rounds[0],
+    max_ms: rounds[rounds.length - 1],
+    number,
+    repeat,
+    provider: providerArg || 'cpu',
+    ort_version: require('onnxruntime-node/package.json').version
+  }));
 }
 
 main().catch((e) => { console.error('error: ' + e.message); process.exit(1); });
