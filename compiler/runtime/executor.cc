@@ -248,7 +248,7 @@ Expected<std::unique_ptr<Executable>> Executable::load(
       return Error{ErrorCode::kFailedPrecondition,
                    network->model + " is compiled for " + describe_target(*network) +
                        " and this tensortune was built without the CUDA Toolkit, so it runs GPU "
-                       "networks only emulated on the CPU (--emulate)"};
+                       "networks only emulated on the CPU (`tensortune run --emulate`)"};
 #endif
     }
     auto impl = std::make_unique<Impl>();

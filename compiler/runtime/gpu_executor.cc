@@ -161,10 +161,10 @@ Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(
   const std::string target = describe_target(*net);
   auto gpus = codegen::cuda::list_gpus();
   if (!gpus)
-    return Error{ErrorCode::kFailedPrecondition, net->model + " is compiled for " + target +
-                                                     " and this machine has no GPU to run it (" +
-                                                     gpus.error().message +
-                                                     "); run it on the CPU with --emulate"};
+    return Error{ErrorCode::kFailedPrecondition,
+                 net->model + " is compiled for " + target +
+                     " and this machine has no GPU to run it (" + gpus.error().message +
+                     "); `tensortune run --emulate` runs it on this CPU"};
   // PTX runs on its compute capability and later ones (the driver compiles it for the GPU).
   const codegen::cuda::GpuDevice& gpu = gpus->front();
   if (gpu.compute_capability < net->compute_capability)
