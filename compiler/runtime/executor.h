@@ -6,9 +6,10 @@
 /// split evenly over them). Weights and parameters are copied once, at load, into 64-byte
 /// aligned storage.
 ///
-/// A network compiled for CUDA runs here emulated (`emulate`): its generated CUDA kernels
-/// compiled for this CPU (codegen/cuda/emulator.h), one after another on the same host arena;
-/// slow, for checking and debugging what a GPU would compute.
+/// A network compiled for CUDA runs on this machine's GPU (gpu_executor.h; builds with the CUDA
+/// Toolkit), or emulated (`emulate`): its generated CUDA kernels compiled for this CPU
+/// (codegen/cuda/emulator.h), one after another on the same host arena; slow, for checking and
+/// debugging what a GPU would compute.
 #include <map>
 #include <memory>
 #include <string>
@@ -23,8 +24,8 @@ namespace tensortune::runtime {
 class Executable {
  public:
   /// kFailedPrecondition when the network was compiled for a CPU with features this one lacks
-  /// (the message names them), or for CUDA without `emulate` (a GPU network runs on a GPU:
-  /// see docs/gpu.md); kInvalidArgument for `emulate` with a CPU network; threads >= 1.
+  /// (the message names them), or for CUDA without `emulate` where no suitable GPU is (the
+  /// message says why); kInvalidArgument for `emulate` with a CPU network; threads >= 1.
   static Expected<std::unique_ptr<Executable>> load(std::shared_ptr<const CompiledNetwork> network,
                                                     int threads, bool emulate = false);
   ~Executable();
