@@ -153,10 +153,10 @@ Status run(const RunFlags& f) {
     TT_ASSIGN_OR_RETURN(outputs, exe->run(inputs));
     if (f.emulate) {
       std::printf(
-          "ran %s (opt level %d, %s, emulated on this CPU) in %.2f s (not a GPU's time; "
-          "compiling the kernels for emulation took %.2f s)\n",
-          net->model.c_str(), net->opt_level, runtime::describe_target(*net).c_str(),
-          seconds_since(run_start), load_s);
+          "ran %s (opt level %d, %s, emulated on this CPU, %d thread%s) in %.2f s (not a "
+          "GPU's time; compiling the kernels for emulation took %.2f s)\n",
+          net->model.c_str(), net->opt_level, runtime::describe_target(*net).c_str(), threads,
+          threads == 1 ? "" : "s", seconds_since(run_start), load_s);
     } else {
       std::printf(
           "ran %s (opt level %d, compiled, %d thread%s) in %.2f ms (first run; loading took "
@@ -265,7 +265,10 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
               "and debugging without a GPU)");
   r->add_option("--target", rf->model.target, "with --model: compile for this target first")
       ->default_str("llvm");
-  r->add_option("--threads", rf->threads, "threads (default: the artifact's)")->check(at_least(1));
+  r->add_option("--threads", rf->threads,
+                "threads (default: the artifact's); with --emulate, each kernel's blocks are split "
+                "over them")
+      ->check(at_least(1));
   r->add_option("--input", rf->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")
       ->required();
   r->add_option("-o,--output", rf->outputs, "write each graph output to this .npy (in order)");

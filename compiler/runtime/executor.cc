@@ -138,7 +138,7 @@ std::function<Status()> Executable::Impl::bind_kernel(const Step& step,
   };
 }
 
-/// A CUDA network's kernel step, emulated: the whole grid on this thread.
+/// A CUDA network's kernel step, emulated: the grid's blocks split over the pool's threads.
 Expected<std::function<Status()>> Executable::Impl::bind_emulated(const Step& step) {
   const auto& kernels = emulated->kernels();
   size_t index = 0;
@@ -155,7 +155,9 @@ Expected<std::function<Status()>> Executable::Impl::bind_emulated(const Step& st
     args.push_back(static_cast<float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index]
                                                                       : param_ptr[a.index]));
   const codegen::cuda::EmulatedModule* module = &*emulated;
-  return std::function<Status()>([module, index, args]() { return module->launch(index, args); });
+  ThreadPool* threads = pool.get();
+  return std::function<Status()>(
+      [module, index, args, threads]() { return module->launch(index, args, threads); });
 }
 
 /// The interpreter's code for one group: inputs copied out of the buffers, the nodes

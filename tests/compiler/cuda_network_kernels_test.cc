@@ -194,6 +194,44 @@ TEST(CudaNetworkKernels, AModuleRefusesSharedEntriesAndWrongArgumentCounts) {
       << s.error().message;
 }
 
+// A launch split over host threads (each with its own fibers and shared memory) computes what
+// one thread does, barriers included, and still reports a divergent barrier.
+TEST(CudaNetworkKernels, ALaunchSplitOverThreadsComputesTheSame) {
+  cuda::CudaKernelSource k;
+  k.entry = "rotate";
+  k.grid = {5, 3, 1};
+  k.block = {8, 1, 1};
+  k.arg_count = 2;
+  k.source = R"(extern "C" __global__ void rotate(float* out, const float* data) {
+    __shared__ float s[8];
+    const int i = (blockIdx.y * gridDim.x + blockIdx.x) * 8 + threadIdx.x;
+    s[threadIdx.x] = data[i];
+    __syncthreads();
+    out[i] = s[(threadIdx.x + 1) % 8] + blockIdx.y;
+  })";
+  cuda::CudaKernelSource divergent = k;
+  divergent.entry = "divergent";
+  divergent.source = R"(extern "C" __global__ void divergent(float* out, const float* data) {
+    if (blockIdx.x == 4 && threadIdx.x == 2) return;
+    __syncthreads();
+    out[threadIdx.x] = 1.0f;
+  })";
+  auto module = cuda::compile_module_for_emulation({k, divergent});
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  std::vector<float> in(120), one(120), two(120);
+  for (int i = 0; i < 120; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i);
+  tt::ThreadPool pool(2);
+  ASSERT_TRUE(module->launch(0, {one.data(), in.data()}).has_value());
+  ASSERT_TRUE(module->launch(0, {two.data(), in.data()}, &pool).has_value());
+  EXPECT_EQ(one, two);
+  for (int i = 0; i < 120; ++i)
+    EXPECT_EQ(one[static_cast<size_t>(i)], static_cast<float>((i / 8) * 8 + (i + 1) % 8 + i / 40));
+  const tt::Status s = module->launch(1, {one.data(), in.data()}, &pool);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("block (4, "), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("divergent barrier"), std::string::npos) << s.error().message;
+}
+
 #ifdef TT_WITH_CUDA
 TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   if (auto s = cuda::nvrtc_available(); !s.has_value()) GTEST_SKIP() << s.error().message;

@@ -42,68 +42,72 @@ static void trampoline() {
 
 // A kernel without __syncthreads(): its threads are independent, so each runs to the end in
 // turn on this stack, without fibers (the element-wise and pooling kernels of a network).
-static const char* run_without_barriers() {
+static void set_block(long long b) {
+  blockIdx = {unsigned(b % gridDim.x), unsigned(b / gridDim.x % gridDim.y),
+              unsigned(b / ((long long)gridDim.x * gridDim.y))};
+}
+
+static const char* run_without_barriers(long long first, long long end) {
   const long long threads = (long long)blockDim.x * blockDim.y * blockDim.z;
-  for (unsigned bz = 0; bz < gridDim.z; ++bz)
-    for (unsigned by = 0; by < gridDim.y; ++by)
-      for (unsigned bx = 0; bx < gridDim.x; ++bx) {
-        blockIdx = {bx, by, bz};
-        for (long long t = 0; t < threads; ++t) {
-          threadIdx = {unsigned(t % blockDim.x), unsigned(t / blockDim.x % blockDim.y),
-                       unsigned(t / (blockDim.x * blockDim.y))};
-          body();
-        }
-      }
+  for (long long b = first; b < end; ++b) {
+    set_block(b);
+    for (long long t = 0; t < threads; ++t) {
+      threadIdx = {unsigned(t % blockDim.x), unsigned(t / blockDim.x % blockDim.y),
+                   unsigned(t / (blockDim.x * blockDim.y))};
+      body();
+    }
+  }
   return nullptr;
 }
 
+// dims: grid x, y, z, block x, y, z, then the blocks to run, [dims[6], dims[7]) in linear order
+// (x fastest): a launch may be split over host threads, each running a range of blocks.
 static const char* run(const long long* dims, bool barriers) {
   gridDim = {unsigned(dims[0]), unsigned(dims[1]), unsigned(dims[2])};
   blockDim = {unsigned(dims[3]), unsigned(dims[4]), unsigned(dims[5])};
-  if (!barriers) return run_without_barriers();
+  if (!barriers) return run_without_barriers(dims[6], dims[7]);
   const long long threads = dims[3] * dims[4] * dims[5];
   const size_t stack_bytes = 64 * 1024;
   fibers = static_cast<Fiber*>(calloc(threads, sizeof(Fiber)));
   char* stacks = static_cast<char*>(malloc(threads * stack_bytes));
   const char* error = nullptr;
-  for (unsigned bz = 0; bz < gridDim.z && !error; ++bz)
-    for (unsigned by = 0; by < gridDim.y && !error; ++by)
-      for (unsigned bx = 0; bx < gridDim.x && !error; ++bx) {
-        blockIdx = {bx, by, bz};
-        for (long long t = 0; t < threads; ++t) {
-          Fiber& f = fibers[t];
-          getcontext(&f.context);
-          f.context.uc_stack.ss_sp = stacks + t * stack_bytes;
-          f.context.uc_stack.ss_size = stack_bytes;
-          f.context.uc_link = &scheduler;
-          makecontext(&f.context, trampoline, 0);
-          f.done = false;
-        }
-        for (;;) {
-          long long waiting = 0, finished = 0;
-          for (long long t = 0; t < threads; ++t) {
-            Fiber& f = fibers[t];
-            if (f.done) continue;
-            f.at_barrier = false;
-            current = int(t);
-            threadIdx = {unsigned(t % blockDim.x), unsigned(t / blockDim.x % blockDim.y),
-                         unsigned(t / (blockDim.x * blockDim.y))};
-            swapcontext(&scheduler, &f.context);
-          }
-          for (long long t = 0; t < threads; ++t) {
-            waiting += fibers[t].at_barrier && !fibers[t].done;
-            finished += fibers[t].done;
-          }
-          if (finished == threads) break;
-          if (finished > 0 && waiting > 0) {
-            snprintf(message, sizeof message,
-                     "block (%u, %u, %u): %lld threads wait at __syncthreads() while %lld have "
-                     "returned (a divergent barrier)", bx, by, bz, waiting, finished);
-            error = message;
-            break;
-          }
-        }
+  for (long long b = dims[6]; b < dims[7] && !error; ++b) {
+    set_block(b);
+    for (long long t = 0; t < threads; ++t) {
+      Fiber& f = fibers[t];
+      getcontext(&f.context);
+      f.context.uc_stack.ss_sp = stacks + t * stack_bytes;
+      f.context.uc_stack.ss_size = stack_bytes;
+      f.context.uc_link = &scheduler;
+      makecontext(&f.context, trampoline, 0);
+      f.done = false;
+    }
+    for (;;) {
+      long long waiting = 0, finished = 0;
+      for (long long t = 0; t < threads; ++t) {
+        Fiber& f = fibers[t];
+        if (f.done) continue;
+        f.at_barrier = false;
+        current = int(t);
+        threadIdx = {unsigned(t % blockDim.x), unsigned(t / blockDim.x % blockDim.y),
+                     unsigned(t / (blockDim.x * blockDim.y))};
+        swapcontext(&scheduler, &f.context);
       }
+      for (long long t = 0; t < threads; ++t) {
+        waiting += fibers[t].at_barrier && !fibers[t].done;
+        finished += fibers[t].done;
+      }
+      if (finished == threads) break;
+      if (finished > 0 && waiting > 0) {
+        snprintf(message, sizeof message,
+                 "block (%u, %u, %u): %lld threads wait at __syncthreads() while %lld have "
+                 "returned (a divergent barrier)", blockIdx.x, blockIdx.y, blockIdx.z, waiting,
+                 finished);
+        error = message;
+        break;
+      }
+    }
+  }
   free(stacks);
   free(fibers);
   fibers = nullptr;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -35,7 +36,8 @@ struct EmulatedModule::Impl {
 
 const std::vector<CudaKernelSource>& EmulatedModule::kernels() const { return impl_->kernels; }
 
-Status EmulatedModule::launch(size_t index, const std::vector<float*>& args) const {
+Status EmulatedModule::launch(size_t index, const std::vector<float*>& args,
+                              ThreadPool* pool) const {
   if (index >= impl_->kernels.size())
     return invalid_argument("kernel " + std::to_string(index) + " of a module of " +
                             std::to_string(impl_->kernels.size()));
@@ -43,9 +45,26 @@ Status EmulatedModule::launch(size_t index, const std::vector<float*>& args) con
   if (static_cast<int>(args.size()) != k.arg_count)
     return invalid_argument(k.entry + " takes " + std::to_string(k.arg_count) + " arguments, not " +
                             std::to_string(args.size()));
-  const long long dims[6] = {k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z};
-  if (const char* error = impl_->emulate[index](args.data(), dims))
-    return internal_error(k.entry + " (emulated): " + error);
+  const EmulateFn emulate = impl_->emulate[index];
+  auto run_blocks = [&](int64_t first, int64_t end) -> const char* {
+    const long long dims[8] = {k.grid.x,  k.grid.y,  k.grid.z, k.block.x,
+                               k.block.y, k.block.z, first,    end};
+    return emulate(args.data(), dims);
+  };
+  if (!pool || pool->size() == 1 || k.grid.count() == 1) {
+    if (const char* error = run_blocks(0, k.grid.count()))
+      return internal_error(k.entry + " (emulated): " + error);
+    return ok_status();
+  }
+  std::mutex mutex;
+  std::string first_error;
+  pool->parallel_for(k.grid.count(), [&](int64_t first, int64_t end) {
+    if (const char* error = run_blocks(first, end)) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (first_error.empty()) first_error = error;  // copied: the text is thread_local
+    }
+  });
+  if (!first_error.empty()) return internal_error(k.entry + " (emulated): " + first_error);
   return ok_status();
 }
 

@@ -15,6 +15,7 @@
 
 #include "compiler/codegen/cuda/cuda_kernel.h"
 #include "support/error.h"
+#include "support/thread_pool.h"
 
 namespace tensortune::codegen::cuda {
 
@@ -22,9 +23,10 @@ namespace tensortune::codegen::cuda {
 class EmulatedModule {
  public:
   /// Runs kernel `index`'s (kernels()[index]) whole grid on `args`, its arg_count pointers in ABI
-  /// order. kInternal when a block's threads disagree on a barrier, kInvalidArgument when the
-  /// argument count is not the kernel's.
-  Status launch(size_t index, const std::vector<float*>& args) const;
+  /// order; with a pool, its blocks are split over the pool's threads (each thread has its own
+  /// fibers and shared memory). kInternal when a block's threads disagree on a barrier,
+  /// kInvalidArgument when the argument count is not the kernel's.
+  Status launch(size_t index, const std::vector<float*>& args, ThreadPool* pool = nullptr) const;
   const std::vector<CudaKernelSource>& kernels() const;
 
   struct Impl;
