@@ -32,6 +32,7 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   driver::CompileOptions options;
   options.target = flags.target;
+  options.gpu_blocked_layout = flags.gpu_blocked;
   options.opt_level = flags.opt_level;
   options.threads = threads;
   options.records = flags.records;
@@ -233,6 +234,13 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
                 "llvm (this CPU), or cuda, cuda-smXY: CUDA kernels for that compute capability "
                 "(cuda: sm_80), compiled on any machine")
       ->default_str("llvm");
+  c->add_option_function<std::string>(
+       "--gpu-layout",
+       [cf](const std::string& layout) { cf->model.gpu_blocked = layout == "nchwc"; },
+       "with --target cuda: nchw (conv2d_nchw.cuda, AutoTVM's layout and logs) or nchwc (the "
+       "CPU's blocked layouts, conv2d_NCHWc.cuda's records choosing the blocks)")
+      ->check(CLI::IsMember({"nchw", "nchwc"}))
+      ->default_str("nchw");
   c->add_flag("-v,--verbose", cf->verbose,
               "list every tuned workload's schedule and its source (conv2d_NCHWc; with --target "
               "cuda, the conv2d and dense templates' configs)");

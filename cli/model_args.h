@@ -24,6 +24,7 @@ struct ModelFlags {
   std::string device_key;  ///< records of this device key only (default: this host's)
   bool no_borrow = false;  ///< untuned workloads take the default config, not a borrowed one
   std::string target;      ///< compile, run, bench: llvm (default) or cuda[-smXY]
+  bool gpu_blocked = false;  ///< compile --gpu-layout nchwc
 };
 
 /// --model and --input-shape; with `optimise`, also --opt-level, --print-after-each, --records

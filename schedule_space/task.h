@@ -18,6 +18,7 @@ inline constexpr char kConv2dNCHWc[] = "conv2d_NCHWc.x86";
 inline constexpr char kDensePack[] = "dense_pack.x86";
 inline constexpr char kDenseNopack[] = "dense_nopack.x86";
 inline constexpr char kConv2dNchwCuda[] = "conv2d_nchw.cuda";
+inline constexpr char kConv2dNchwcCuda[] = "conv2d_NCHWc.cuda";
 inline constexpr char kDenseSmallBatchGpu[] = "dense_small_batch.gpu";
 inline constexpr char kDenseLargeBatchGpu[] = "dense_large_batch.gpu";
 

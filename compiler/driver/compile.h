@@ -33,6 +33,10 @@ struct CompileOptions {
   /// With records: a workload without one borrows the config of the nearest tuned workload
   /// (false: the template's default config).
   bool borrow_configs = true;
+  /// CUDA targets: lay the network out in conv2d_NCHWc.cuda's blocked layouts (the CPU's
+  /// NCHW[x]c, blocks from its records or default configs) instead of NCHW with
+  /// conv2d_nchw.cuda (AutoTVM's; the default).
+  bool gpu_blocked_layout = false;
   /// Chooses each conv2d_NCHWc schedule instead of the records (tests pick non-default ones).
   std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>
       conv_schedule;
@@ -48,10 +52,11 @@ Expected<runtime::CompiledNetwork> compile_network(const graph::Graph& model,
 /// 86); nothing for "llvm" and ""; kInvalidArgument naming the text otherwise.
 Expected<std::optional<int>> cuda_target_capability(const std::string& target);
 
-/// compile_network for a CUDA target (compile_cuda.cc): NCHW kept, conv2d through
-/// conv2d_nchw.cuda and dense through dense_{small,large}_batch.gpu with the records' configs
-/// (the default config and a warning where untuned), epilogues fused as on the CPU, generated
-/// element-wise, pooling and depthwise kernels; everything else runs on the host.
+/// compile_network for a CUDA target (compile_cuda.cc): NCHW kept and conv2d through
+/// conv2d_nchw.cuda (or blocked layouts and conv2d_NCHWc.cuda: gpu_blocked_layout), dense through
+/// dense_{small,large}_batch.gpu with the records' configs (the default config and a warning where
+/// untuned), epilogues fused as on the CPU, generated element-wise, pooling and depthwise kernels;
+/// everything else runs on the host.
 Expected<runtime::CompiledNetwork> compile_network_cuda(const graph::Graph& model,
                                                         const CompileOptions& options,
                                                         int compute_capability);

@@ -94,19 +94,22 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
 struct ZooCase {
   std::string model;
   int opt_level;
+  bool blocked = false;  ///< --gpu-layout nchwc: conv2d_NCHWc.cuda and layout transforms
 };
 
 class ZooOnGpu : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(ZooOnGpu, EmulatedMatchesTheInterpreter) {
-  const auto [name, opt] = GetParam();
+  const auto [name, opt, blocked] = GetParam();
   auto model = frontend::zoo_model(name, kTiny);
   ASSERT_TRUE(model) << model.error().message;
   const Tensor x = random_input(kTiny, 11);
   auto ref = graph::interpret(*model, {{"data", x}});
   ASSERT_TRUE(ref) << ref.error().message;
   CompiledNetwork net;
-  auto exe = build(*model, cuda_options(opt), &net);
+  CompileOptions options = cuda_options(opt);
+  options.gpu_blocked_layout = blocked;
+  auto exe = build(*model, options, &net);
   ASSERT_TRUE(exe);
   EXPECT_EQ(net.target, runtime::TargetKind::kCuda);
   EXPECT_EQ(net.compute_capability, 80);
@@ -124,8 +127,14 @@ TEST_P(ZooOnGpu, EmulatedMatchesTheInterpreter) {
   ASSERT_TRUE(out) << out.error().message;
   const double e = relative_error((*out)[0], (*ref)[0]);
   EXPECT_LT(e, kTolerance) << name << " at opt level " << opt;
-  std::printf("%-13s opt %d on cuda-sm80 (emulated): %zu kernels, relative error %.2g\n",
-              name.c_str(), opt, net.gpu_kernels.size(), e);
+  if (blocked) {  // every conv in the blocked layout, with transforms where blocks differ
+    int blocked_convs = 0;
+    for (const auto& s : net.schedules)
+      blocked_convs += s.workload.starts_with("conv2d_NCHWc.cuda");
+    EXPECT_GT(blocked_convs, 0);
+  }
+  std::printf("%-13s opt %d on cuda-sm80%s (emulated): %zu kernels, relative error %.2g\n",
+              name.c_str(), opt, blocked ? " in blocked layouts" : "", net.gpu_kernels.size(), e);
 }
 
 // Every model fused (opt level 3); unfused (opt level 0: every node a kernel of its own, batch
@@ -135,13 +144,16 @@ std::vector<ZooCase> zoo_cases() {
   for (const auto& m : frontend::zoo_model_names()) cases.push_back({m, 3});
   cases.push_back({"resnet-18", 0});
   cases.push_back({"mobilenet-v1", 0});
+  cases.push_back({"resnet-18", 3, true});
+  cases.push_back({"mobilenet-v1", 3, true});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ZooOnGpu, ::testing::ValuesIn(zoo_cases()),
                          [](const auto& info) {
-                           std::string n =
-                               info.param.model + "_opt" + std::to_string(info.param.opt_level);
+                           std::string n = info.param.model + "_opt" +
+                                           std::to_string(info.param.opt_level) +
+                                           (info.param.blocked ? "_nchwc" : "");
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;

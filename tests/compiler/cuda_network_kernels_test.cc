@@ -166,6 +166,30 @@ TEST(CudaNetworkKernels, DepthwiseConvWithEpilogueMatchesNaiveLoops) {
     ASSERT_NEAR(out[i], want[i], 1e-5 * (1 + std::fabs(want[i]))) << "element " << i;
 }
 
+// NCHW -> blocks of 4 -> blocks of 3 -> NCHW: the blocked tensor is the naive packing and the
+// round trip gives the input back.
+TEST(CudaNetworkKernels, LayoutTransformsPackAndRoundTrip) {
+  const int64_t N = 2, C = 12, H = 3, W = 2, HW = H * W;
+  auto x = random_floats(static_cast<size_t>(N * C * HW), 10);
+  std::vector<float> want4(x.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t hw = 0; hw < HW; ++hw)
+        want4[static_cast<size_t>(((n * (C / 4) + c / 4) * HW + hw) * 4 + c % 4)] =
+            x[static_cast<size_t>((n * C + c) * HW + hw)];
+  const auto to4 = cuda::emit_layout_transform_kernel({N, C, H, W}, 0, 4, "to4");
+  const auto to3 = cuda::emit_layout_transform_kernel({N, C / 4, H, W, 4}, 4, 3, "to3");
+  const auto back = cuda::emit_layout_transform_kernel({N, C / 3, H, W, 3}, 3, 0, "back");
+  auto module = cuda::compile_module_for_emulation({to4, to3, back});
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  std::vector<float> b4(x.size()), b3(x.size()), plain(x.size());
+  ASSERT_TRUE(module->launch(0, {b4.data(), x.data()}).has_value());
+  ASSERT_TRUE(module->launch(1, {b3.data(), b4.data()}).has_value());
+  ASSERT_TRUE(module->launch(2, {plain.data(), b3.data()}).has_value());
+  EXPECT_EQ(b4, want4);
+  EXPECT_EQ(plain, x);
+}
+
 TEST(CudaNetworkKernels, FloatLiteralsReadBackExactly) {
   EXPECT_EQ(cuda::float_literal(0.0f), "0.0f");
   EXPECT_EQ(cuda::float_literal(6.0f), "6.0f");

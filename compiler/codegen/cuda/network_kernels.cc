@@ -188,6 +188,27 @@ CudaKernelSource emit_global_avg_pool_kernel(const std::vector<int64_t>& in_shap
   return k;
 }
 
+CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_shape,
+                                              int64_t from_block, int64_t to_block,
+                                              const std::string& entry) {
+  // Element (n, c, h, w) of a tensor in blocks of b lies at ((n * C/b + c/b) * HW + hw) * b + c%b.
+  const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
+  const int64_t N = in_shape[0], C = in_shape[1] * (from_block ? from_block : 1),
+                HW = in_shape[2] * in_shape[3];
+  SourceWriter src;
+  src.line("// layout transform of " + num(N) + "x" + num(C) + "x" + num(HW) + " from blocks of " +
+           num(fb) + " to blocks of " + num(tb));
+  CudaKernelSource k = grid_stride_kernel(
+      entry, "(float* __restrict__ out, const float* __restrict__ data)", N * C * HW, src);
+  decompose(src, {N, C / tb, HW, tb}, "c");  // n, chunk, hw, lane: the output's order
+  src.line("const long long c = c1 * " + num(tb) + " + c3;");
+  src.line("out[i] = data[((c0 * " + num(C / fb) + " + c / " + num(fb) + ") * " + num(HW) +
+           " + c2) * " + num(fb) + " + c % " + num(fb) + "];");
+  finish(k, src);
+  k.arg_count = 2;
+  return k;
+}
+
 CudaKernelSource emit_depthwise_conv_kernel(const ConvKernelSpec& spec, const std::string& entry) {
   const auto& w = spec.workload;
   const int64_t B = spec.schedule.oc_bn, CB = w.out_channels / B;

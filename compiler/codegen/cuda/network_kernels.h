@@ -8,6 +8,7 @@
 ///   max pool          out, data (N, C/b, H, W, b)
 ///   global avg pool   out, data (N, C, H, W) or (N, C/b, H, W, b)
 ///   depthwise conv    data, weight (C/b, 1, KH, KW, 1, b), out, then the epilogue's operands
+///   layout transform  out, data: NCHW[from]c to NCHW[to]c (a block of 0 is plain NCHW)
 /// One thread per output element in a grid-stride loop (these steps are memory-bound; a
 /// schedule to tune would buy little), and results equal to the CPU's: the same operation
 /// order, sigmoid and averages in double as the CPU kernels compute them.
@@ -25,6 +26,10 @@ CudaKernelSource emit_elementwise_kernel(const ElementwiseKernelSpec& spec,
 CudaKernelSource emit_max_pool_kernel(const MaxPoolKernelSpec& spec, const std::string& entry);
 CudaKernelSource emit_global_avg_pool_kernel(const std::vector<int64_t>& in_shape,
                                              const std::string& entry);
+/// `in_shape` is the input's (N, C, H, W) or (N, C/from, H, W, from).
+CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_shape,
+                                              int64_t from_block, int64_t to_block,
+                                              const std::string& entry);
 /// spec.depthwise; the block b is spec.schedule.oc_bn (1 for NCHW).
 CudaKernelSource emit_depthwise_conv_kernel(const ConvKernelSpec& spec, const std::string& entry);
 
