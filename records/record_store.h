@@ -104,6 +104,28 @@ class RecordStore {
   Expected<std::vector<StoredRecord>> all_records();
   Expected<int64_t> result_count();
 
+  // The graph tuner's tables (graph_tables.cc).
+  /// A layout transform's stored time on the device key, if any.
+  struct TransformCost {
+    double seconds = 0;
+    bool measured = true;  ///< false: an estimate
+  };
+  Expected<std::optional<TransformCost>> transform_cost(const std::string& device_key,
+                                                        const std::string& shape,
+                                                        int64_t from_block, int64_t to_block);
+  Status put_transform_cost(const std::string& device_key, const std::string& shape,
+                            int64_t from_block, int64_t to_block, TransformCost cost);
+  /// One conv node's chosen record for a model.
+  struct GraphBestEntry {
+    std::string node, workload_key, entity_json;
+  };
+  /// Replaces the model's entries for the device key (one transaction).
+  Status put_graph_best(const std::string& model, const std::string& device_key,
+                        const std::vector<GraphBestEntry>& entries);
+  /// The model's entries for the device key, by node name; empty when it was never graph-tuned.
+  Expected<std::vector<GraphBestEntry>> graph_best(const std::string& model,
+                                                   const std::string& device_key);
+
   /// Runs `fn` inside one transaction: commit when it succeeds, roll back when it fails.
   Status transaction(const std::function<Status()>& fn);
 

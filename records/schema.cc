@@ -40,6 +40,25 @@ CREATE TABLE IF NOT EXISTS results (
   run_id     TEXT NOT NULL DEFAULT '',
   trial      INTEGER NOT NULL DEFAULT -1
 );
+-- The graph tuner's tables (issue 13): measured layout-transform times, reused by later runs,
+-- and each model's chosen record per conv node.
+CREATE TABLE IF NOT EXISTS layout_transforms (
+  device_key TEXT NOT NULL,
+  shape      TEXT NOT NULL,          -- NCHW, "1x64x56x56"
+  from_block INTEGER NOT NULL,       -- channel block of the source layout (1: NCHW)
+  to_block   INTEGER NOT NULL,
+  seconds    REAL NOT NULL,
+  measured   INTEGER NOT NULL,       -- 0: an estimate (the transform could not be measured)
+  PRIMARY KEY (device_key, shape, from_block, to_block)
+);
+CREATE TABLE IF NOT EXISTS graph_best (
+  model        TEXT NOT NULL,        -- the model's fingerprint (graph_fingerprint)
+  device_key   TEXT NOT NULL,
+  node         TEXT NOT NULL,        -- the conv node's name
+  workload_key TEXT NOT NULL,
+  entity       TEXT NOT NULL,        -- the chosen record's config
+  PRIMARY KEY (model, device_key, node)
+);
 CREATE INDEX IF NOT EXISTS results_by_config ON results (config_id, device_key, error_no, mean_cost);
 CREATE INDEX IF NOT EXISTS configs_by_task ON configs (task_id);
 )sql";

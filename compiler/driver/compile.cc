@@ -9,7 +9,10 @@
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/driver/block_selection.h"
 #include "compiler/driver/tuned_configs.h"
+#include "compiler/graph/printer.h"
 #include "compiler/passes/passes.h"
+#include "records/autotvm_log.h"
+#include "records/record_store.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
@@ -29,6 +32,37 @@ std::string describe_schedule(const ss::Conv2dSchedule& s) {
   os << "ic_bn=" << s.ic_bn << " oc_bn=" << s.oc_bn << " reg_n=" << s.reg_n << " reg_h=" << s.reg_h
      << " unroll_kw=" << s.unroll_kw << " oc_inner=" << s.oc_inner;
   return os.str();
+}
+
+/// The DB's graph-best records of this model for the device key, by conv node; empty when the
+/// file is not a record DB, the model was never graph-tuned there, or (with a warning) an
+/// entry does not decode.
+NodeSchedules load_graph_best(const std::string& path, const std::string& fingerprint,
+                              const std::string& device_key, const ss::Target& target) {
+  NodeSchedules out;
+  auto store = records::RecordStore::open(path);
+  if (!store) return out;  // an AutoTVM log
+  auto entries = (*store)->graph_best(fingerprint, device_key);
+  if (!entries) return out;
+  for (const auto& e : *entries) {
+    auto task = records::task_from_workload_key(e.workload_key, target.spec, target.vector_lanes);
+    auto entity = records::entity_from_json(e.entity_json);
+    if (!task || !entity || task->template_name != ss::kConv2dNCHWc) {
+      logger("compiler")
+          ->warn("{}: graph-best entry of node {} does not decode; ignored", path, e.node);
+      continue;
+    }
+    const auto& w = std::get<ss::Conv2dWorkload>(task->workload);
+    const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
+    auto config = space.config_from_entity(*entity);
+    if (!config || !space.is_valid(*config)) {
+      logger("compiler")
+          ->warn("{}: graph-best config of node {} is not valid here; ignored", path, e.node);
+      continue;
+    }
+    out[e.node] = ss::conv2d_nchwc_schedule(space, *config);
+  }
+  return out;
 }
 
 }  // namespace
@@ -88,6 +122,19 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
               selection->chosen_cost_s * 1e3);
   }
   net.records_source = options.conv_schedule ? "chosen by the caller" : tuned->source();
+  // Graph-tuned records (tensortune graph-tune) choose per conv node, before everything else.
+  NodeSchedules graph_best;
+  if (!options.records.empty() && options.use_graph_best && !options.conv_schedule) {
+    graph_best = load_graph_best(
+        options.records, graph::graph_fingerprint(model),
+        options.device_key.empty() ? codegen::host_device_key() : options.device_key, target);
+    if (!graph_best.empty()) {
+      logger("compiler")
+          ->info("graph-best records for this model: {} conv nodes (from {})", graph_best.size(),
+                 options.records);
+      net.records_source += " (graph-best for " + std::to_string(graph_best.size()) + " nodes)";
+    }
+  }
   auto chosen = std::make_shared<std::map<std::string, ScheduleUse>>();
   ScheduleFn schedule = [&, tuned, chosen, selection](const ss::Conv2dWorkload& w) {
     const std::string described = ss::describe_workload(w);
@@ -116,12 +163,19 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
     const auto s = schedule(w);
     return passes::ConvBlocks{s.ic_bn, s.oc_bn};
   };
+  pipeline.layout.node_blocks = [&](const std::string& node) -> std::optional<passes::ConvBlocks> {
+    auto it = graph_best.find(node);
+    if (it == graph_best.end()) return std::nullopt;
+    return passes::ConvBlocks{it->second.ic_bn, it->second.oc_bn};
+  };
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
   // At opt level 0 FuseOps (level 1) has not run: every node is a step of its own.
   TT_ASSIGN_OR_RETURN(LoweredNetwork lowered,
-                      lower_network(optimised, schedule, target.vector_lanes));
+                      lower_network(optimised, schedule, target.vector_lanes, true, graph_best));
   for (auto& [_, use] : *chosen) net.schedules.push_back(use);
+  for (const auto& [node, s] : graph_best)
+    net.schedules.push_back({"node " + node + " (graph-best)", describe_schedule(s), true, {}});
 
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);

@@ -8,6 +8,7 @@
 /// else (grouped convolutions, matmul, softmax, int64 shape arithmetic, ...) runs the
 /// interpreter's code, and the step says so.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,9 @@ struct CompileOptions {
   std::string records;
   /// Records of this device key only; empty: this host's (cuda: cuda-smXY of the target).
   std::string device_key;
+  /// With a record DB: the graph-best records `tensortune graph-tune` left for this model (by
+  /// graph_fingerprint and device key) choose their conv nodes first.
+  bool use_graph_best = true;
   /// With records: choose among each workload's records with the layout transforms between
   /// layers in the cost (block_selection.h); false: every workload's fastest record.
   bool layout_aware = true;
@@ -72,9 +76,12 @@ struct LoweredNetwork {
 };
 using ScheduleFn =
     std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
+/// Conv schedules by node name (graph-tuned records), before ScheduleFn.
+using NodeSchedules = std::map<std::string, schedule_space::Conv2dSchedule>;
 /// `pack_dense_weights`: constant dense weights become parameters in the CPU kernel's packed
 /// layout (false: they stay [N, K], as the CUDA dense templates read them).
 Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const ScheduleFn& conv_schedule,
-                                       int vector_lanes, bool pack_dense_weights = true);
+                                       int vector_lanes, bool pack_dense_weights = true,
+                                       const NodeSchedules& node_schedules = {});
 
 }  // namespace tensortune::driver

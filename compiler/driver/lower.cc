@@ -85,8 +85,12 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
 
 class Lowerer {
  public:
-  Lowerer(Graph g, const ScheduleFn& conv_schedule, int lanes, bool pack_dense)
-      : conv_schedule_(conv_schedule), lanes_(lanes), pack_dense_(pack_dense) {
+  Lowerer(Graph g, const ScheduleFn& conv_schedule, int lanes, bool pack_dense,
+          const NodeSchedules& node_schedules)
+      : conv_schedule_(conv_schedule),
+        lanes_(lanes),
+        pack_dense_(pack_dense),
+        node_schedules_(node_schedules) {
     out_.graph = std::move(g);
   }
 
@@ -196,7 +200,8 @@ class Lowerer {
     } else if (head.op == OpKind::kConv2d) {
       s = schedule_for_blocks(w, 1, 1, lanes_);
     } else {
-      s = conv_schedule_(w);
+      const auto by_node = node_schedules_.find(head.name);
+      s = by_node != node_schedules_.end() ? by_node->second : conv_schedule_(w);
       if (s.ic_bn != a.ic_bn || s.oc_bn != a.oc_bn)
         s = schedule_for_blocks(w, a.ic_bn, a.oc_bn, lanes_);
     }
@@ -341,6 +346,7 @@ class Lowerer {
   ScheduleFn conv_schedule_;
   int lanes_;
   bool pack_dense_;
+  const NodeSchedules& node_schedules_;
   LoweredNetwork out_;
   std::map<std::string, std::string> symbols_;
 };
@@ -348,8 +354,9 @@ class Lowerer {
 }  // namespace
 
 Expected<LoweredNetwork> lower_network(const Graph& fused, const ScheduleFn& conv_schedule,
-                                       int vector_lanes, bool pack_dense_weights) {
-  return Lowerer(fused, conv_schedule, vector_lanes, pack_dense_weights).run();
+                                       int vector_lanes, bool pack_dense_weights,
+                                       const NodeSchedules& node_schedules) {
+  return Lowerer(fused, conv_schedule, vector_lanes, pack_dense_weights, node_schedules).run();
 }
 
 }  // namespace tensortune::driver

@@ -85,8 +85,9 @@ std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWo
     auto config = space.config_from_entity(*entity);
     if (!config || !space.is_valid(*config)) continue;
     const ss::Conv2dSchedule s = ss::conv2d_nchwc_schedule(space, *config);
-    auto [pos, inserted] = by_blocks.try_emplace({s.ic_bn, s.oc_bn}, Candidate{s, cost});
-    if (!inserted && cost < pos->second.seconds) pos->second = Candidate{s, cost};
+    const Candidate candidate{s, cost, entity_json, it->first};
+    auto [pos, inserted] = by_blocks.try_emplace({s.ic_bn, s.oc_bn}, candidate);
+    if (!inserted && cost < pos->second.seconds) pos->second = candidate;
   }
   for (auto& [_, c] : by_blocks) out.push_back(c);
   std::sort(out.begin(), out.end(),

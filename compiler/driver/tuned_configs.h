@@ -50,6 +50,8 @@ class TunedConfigs {
   struct Candidate {
     schedule_space::Conv2dSchedule schedule;
     double seconds = 0;
+    std::string entity_json;   ///< the record's config
+    std::string workload_key;  ///< the record's task
   };
   std::vector<Candidate> candidates(const schedule_space::Conv2dWorkload& workload,
                                     const schedule_space::Target& target) const;

@@ -57,4 +57,15 @@ std::string print_graph(const Graph& graph) {
   return os.str();
 }
 
+std::string graph_fingerprint(const Graph& graph) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : print_graph(graph)) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
 }  // namespace tensortune::graph

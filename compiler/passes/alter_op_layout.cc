@@ -147,8 +147,10 @@ class LayoutAlterer {
       auto workload =
           schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
       if (!workload) return workload.error().with_context("node '" + n.name + "'");
-      blocks = options_.choose_blocks ? options_.choose_blocks(*workload)
-                                      : default_blocks(*workload, options_.vector_lanes);
+      const auto for_node = options_.node_blocks ? options_.node_blocks(n.name) : std::nullopt;
+      blocks = for_node                 ? *for_node
+               : options_.choose_blocks ? options_.choose_blocks(*workload)
+                                        : default_blocks(*workload, options_.vector_lanes);
       if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
         return invalid_argument(
             "node '" + n.name + "': block sizes ic_bn=" + std::to_string(blocks.ic_bn) +

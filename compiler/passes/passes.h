@@ -11,6 +11,8 @@
 ///   DeadCodeElimination      0    -
 ///   FuseOps                  1    -
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "compiler/passes/pass.h"
 #include "schedule_space/workload.h"
@@ -48,6 +50,9 @@ struct AlterOpLayoutOptions {
   /// Block sizes for a conv2d (groups 1); empty means the template's default config, as
   /// AutoTVM falls back to when no record exists.
   std::function<ConvBlocks(const schedule_space::Conv2dWorkload&)> choose_blocks;
+  /// Blocks for one conv node by name, before choose_blocks (graph-tuned records choose per
+  /// node); nothing: choose_blocks decides.
+  std::function<std::optional<ConvBlocks>(const std::string& node)> node_blocks;
 };
 
 /// conv2d (groups 1 or depthwise) in NCHW -> conv2d_nchwc with pre-packed constant weights;

@@ -88,6 +88,11 @@ NativeKernel global_avg_pool(const Shape& in_shape, const float* in, float* out)
 
 }  // namespace
 
+NativeKernel layout_transform_kernel(const Shape& in_shape, int64_t from_block, int64_t to_block,
+                                     const float* in, float* out) {
+  return layout_transform(in_shape, from_block, to_block, in, out);
+}
+
 Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& node, const float* in,
                                    float* out) {
   const Shape& in_shape = g.type(node.inputs[0]).shape;

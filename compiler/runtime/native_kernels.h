@@ -17,6 +17,12 @@ struct NativeKernel {
   int64_t extent = 1;
 };
 
+/// The layout transform of a float tensor of `in_shape` (NCHW, or (N, C/from, H, W, from))
+/// from channel blocks of `from_block` to `to_block` (0: plain NCHW): what a layout_transform
+/// node runs, for the graph tuner to time.
+NativeKernel layout_transform_kernel(const graph::Shape& in_shape, int64_t from_block,
+                                     int64_t to_block, const float* in, float* out);
+
 /// Binds `node` (layout_transform, global_avg_pool2d, flatten, reshape, squeeze,
 /// unsqueeze; float32) to its input and output buffers; kUnimplemented for other operators.
 Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node,
