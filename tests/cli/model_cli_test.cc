@@ -192,6 +192,50 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   expect_error("run " + path("missing.tt") + " --input data=random", "cannot open artifact");
 }
 
+// The AutoTVM flow with the graph tuner: tune the tasks, graph-tune (transforms measured and
+// kept), compile with the graph-best records, run equal to the reference; a second graph-tune
+// measures nothing new; a DB without this model's records is a clear error.
+TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
+  const std::string db = path("g.db"), shape = " --input-shape data=1x3x32x32";
+  CmdResult t = run("tune --model resnet-18" + shape +
+                    " --trials 4 --number 1 --repeat 1 --min-repeat-ms 0 --db " + db);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  CmdResult g = run("graph-tune --model resnet-18" + shape + " --db " + db);
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_NE(g.output.find("0 reused"), std::string::npos) << g.output;
+  EXPECT_NE(g.output.find("optimal"), std::string::npos) << g.output;
+  EXPECT_NE(g.output.find("wrote 20 graph-best records"), std::string::npos) << g.output;
+  CmdResult again = run("graph-tune --model resnet-18" + shape + " --db " + db + " --solver pbqp");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("(0 measured now"), std::string::npos) << again.output;
+  CmdResult c =
+      run("compile --model resnet-18" + shape + " --records " + db + " -v -o " + path("g.tt"));
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("graph-best for 20 nodes"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("(graph-best)"), std::string::npos) << c.output;
+  tensortune::Tensor x = tensortune::Tensor::zeros({1, 3, 32, 32});
+  tensortune::fill_uniform(x, 5);
+  ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
+  ASSERT_EQ(run("run " + path("g.tt") + " --input data=" + path("x.npy") + " -o " + path("y.npy"))
+                .exit_code,
+            0);
+  ASSERT_EQ(run("run " + path("g.tt") + " --reference --input data=" + path("x.npy") + " -o " +
+                path("yr.npy"))
+                .exit_code,
+            0);
+  auto y = tensortune::read_npy(path("y.npy"));
+  auto yr = tensortune::read_npy(path("yr.npy"));
+  ASSERT_TRUE(y && yr);
+  EXPECT_LT(max_relative_difference(*y, *yr), 1e-4);
+  // Another input shape is another model: its graph-best records are not these.
+  CmdResult other = run("compile --model resnet-18 --input-shape data=1x3x64x64 --records " + db +
+                        " -o " + path("o.tt"));
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_EQ(other.output.find("graph-best"), std::string::npos) << other.output;
+  expect_error("graph-tune --model mobilenet-v1" + shape + " --db " + db,
+               "no conv node of mobilenet-v1 has records");
+}
+
 // A model compiled for a GPU on this GPU-less machine: the artifact is written, `run --emulate`
 // computes what `run --reference` does, and running it without --emulate says why not.
 TEST_F(ModelCli, CompileForCudaAndRunEmulated) {

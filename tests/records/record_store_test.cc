@@ -81,6 +81,48 @@ TEST(RecordStore, RoundTripBestAndResume) {
   EXPECT_EQ((*groups)[0].measured, 3);
 }
 
+// The graph tuner's tables: transform times by (device key, shape, blocks), kept across opens;
+// graph-best entries replaced per (model, device key), other models and keys untouched.
+TEST(RecordStore, GraphTunerTablesKeepTransformsAndReplaceGraphBest) {
+  const std::string path = tt::testing::fresh_db_path("records_graph_tables");
+  using Store = tt::records::RecordStore;
+  {
+    auto store = Store::open(path);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    auto none = (*store)->transform_cost("x86-avx512", "1x64x56x56", 1, 16);
+    ASSERT_TRUE(none.has_value());
+    EXPECT_FALSE(none->has_value());
+    ASSERT_TRUE((*store)->put_transform_cost("x86-avx512", "1x64x56x56", 1, 16, {2.5e-4, true}));
+    ASSERT_TRUE((*store)->put_transform_cost("x86-avx512", "1x64x56x56", 16, 1, {3e-4, false}));
+    ASSERT_TRUE((*store)->put_graph_best("model-a", "x86-avx512",
+                                         {{"conv1", "[\"w\"]", "[]"}, {"conv2", "[\"v\"]", "[]"}}));
+    ASSERT_TRUE((*store)->put_graph_best("model-b", "x86-avx512", {{"conv9", "[]", "[]"}}));
+  }
+  auto store = Store::open(path);
+  ASSERT_TRUE(store.has_value());
+  auto cost = (*store)->transform_cost("x86-avx512", "1x64x56x56", 1, 16);
+  ASSERT_TRUE(cost.has_value() && cost->has_value());
+  EXPECT_EQ((*cost)->seconds, 2.5e-4);
+  EXPECT_TRUE((*cost)->measured);
+  auto estimate = (*store)->transform_cost("x86-avx512", "1x64x56x56", 16, 1);
+  ASSERT_TRUE(estimate.has_value() && estimate->has_value());
+  EXPECT_FALSE((*estimate)->measured);
+  auto other_key = (*store)->transform_cost("cuda-sm80", "1x64x56x56", 1, 16);
+  ASSERT_TRUE(other_key.has_value());
+  EXPECT_FALSE(other_key->has_value());
+  ASSERT_TRUE((*store)->put_graph_best("model-a", "x86-avx512", {{"conv3", "[]", "[]"}}));
+  auto a = (*store)->graph_best("model-a", "x86-avx512");
+  ASSERT_TRUE(a.has_value());
+  ASSERT_EQ(a->size(), 1u);
+  EXPECT_EQ(a->front().node, "conv3");
+  auto b = (*store)->graph_best("model-b", "x86-avx512");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->size(), 1u);
+  auto none = (*store)->graph_best("model-a", "cuda-sm80");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->empty());
+}
+
 TEST(RecordStore, FileThatIsNotADatabaseIsRefusedAndUntouched) {
   const std::string path = tt::testing::fresh_db_path("records_garbage");
   const std::string content(4096, 'x');
