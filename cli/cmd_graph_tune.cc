@@ -6,12 +6,17 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <map>
 
 #include "cli/commands.h"
+#include "cli/graph_tune.h"
 #include "cli/model_args.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/graph/printer.h"
+#include "records/autotvm_log.h"
 #include "records/record_store.h"
+#include "schedule_space/conv2d_nchwc_template.h"
 #include "tuner/graph_tuner/network_problem.h"
 #include "tuner/graph_tuner/transform_costs.h"
 
@@ -21,18 +26,79 @@ namespace {
 namespace gt = tuner::graph_tuner;
 namespace ss = schedule_space;
 
-struct GraphTuneFlags {
-  ModelFlags model;
-  std::string db;
-  std::string device_key;
-  int top_k = 20;
-  int threads = 1;
-  std::string solver = "auto";
-};
-
 std::string blocks(const ss::Conv2dSchedule& s) {
   return std::to_string(s.ic_bn) + "/" + std::to_string(s.oc_bn);
 }
+
+/// AutoTVM's graph-opt log: the chosen record of every tuned conv node, in node order.
+Status export_graph_log(const std::string& path, const gt::NetworkProblem& np,
+                        const std::vector<int>& choice, const std::string& device_key,
+                        records::RecordStore& store) {
+  TT_ASSIGN_OR_RETURN(auto all, store.all_records());
+  std::map<std::pair<std::string, std::string>, const records::StoredRecord*> best;
+  for (const auto& r : all) {
+    if (!r.result.ok() || r.result.device_key != device_key) continue;
+    auto& slot = best[{r.task.workload_key, r.entity_json}];
+    if (!slot || r.result.mean_cost() < slot->result.mean_cost()) slot = &r;
+  }
+  std::ofstream out(path);
+  if (!out) return invalid_argument("--export-log: cannot write " + path);
+  int lines = 0;
+  for (size_t n = 0; n < np.nodes.size(); ++n) {
+    if (!np.tuned[n]) continue;
+    const auto& c = np.candidates[n][static_cast<size_t>(choice[n])];
+    auto it = best.find({c.workload_key, c.entity_json});
+    if (it == best.end()) continue;
+    TT_ASSIGN_OR_RETURN(std::string line, records::to_autotvm_line(*it->second));
+    out << line << "\n";
+    ++lines;
+  }
+  if (!out) return invalid_argument("--export-log: cannot write " + path);
+  std::printf(
+      "wrote %s: %d records, one per tuned conv node in node order (AutoTVM's graph opt "
+      "log, what apply_graph_best reads)\n",
+      path.c_str(), lines);
+  return ok_status();
+}
+
+/// The choice from an AutoTVM graph-opt log: its conv2d_NCHWc records in order, one per conv
+/// node of the model in node order, each for that node's workload.
+Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
+    const std::string& path, const gt::NetworkProblem& np, const ss::Target& target) {
+  std::ifstream in(path);
+  if (!in) return not_found("--from-log: cannot open " + path);
+  std::vector<records::RecordStore::GraphBestEntry> entries;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = path + " line " + std::to_string(number);
+    auto parsed = records::parse_autotvm_line(line, target.vector_lanes);
+    if (!parsed) return parsed.error().with_context(where);
+    if (parsed->task.template_name != ss::kConv2dNCHWc) continue;
+    const size_t n = entries.size();
+    if (n >= np.nodes.size())
+      return invalid_argument(where + ": more conv2d_NCHWc records than the model's " +
+                              std::to_string(np.nodes.size()) + " conv nodes");
+    const auto& w = std::get<ss::Conv2dWorkload>(parsed->task.workload);
+    if (ss::describe_workload(w) != ss::describe_workload(np.workloads[n]))
+      return invalid_argument(where + " is for " + ss::describe_workload(w) + ", but conv node " +
+                              np.nodes[n] + " (number " + std::to_string(n + 1) + ") is " +
+                              ss::describe_workload(np.workloads[n]) +
+                              ": the log is not this model's");
+    const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
+    auto config = space.config_from_entity(parsed->entity);
+    if (!config) return config.error().with_context(where);
+    entries.push_back(
+        {np.nodes[n], ss::workload_key(parsed->task), records::entity_to_json(parsed->entity)});
+  }
+  if (entries.size() != np.nodes.size())
+    return invalid_argument(path + " has " + std::to_string(entries.size()) +
+                            " conv2d_NCHWc records; the model has " +
+                            std::to_string(np.nodes.size()) + " conv nodes");
+  return entries;
+}
+
+}  // namespace
 
 Status graph_tune(const GraphTuneFlags& f) {
   const auto start = std::chrono::steady_clock::now();
@@ -44,6 +110,16 @@ Status graph_tune(const GraphTuneFlags& f) {
   TT_ASSIGN_OR_RETURN(auto tuned,
                       driver::TunedConfigs::load(f.db, key, target.vector_lanes, false));
 
+  if (!f.from_log.empty()) {
+    const gt::NetworkProblem np = gt::build_network_problem(
+        model, tuned, target, 1, [](const gt::Transform&) { return 0.0; });
+    TT_ASSIGN_OR_RETURN(auto entries, import_graph_log(f.from_log, np, target));
+    TT_RETURN_IF_ERROR(store->put_graph_best(graph::graph_fingerprint(model), key, entries));
+    std::printf("imported %zu graph-best records for %s (device key %s) from %s into %s\n",
+                entries.size(), model.name().c_str(), key.c_str(), f.from_log.c_str(),
+                f.db.c_str());
+    return ok_status();
+  }
   const auto needed = gt::transforms_needed(model, tuned, target, f.top_k);
   const bool measure_here = key == here;
   if (!measure_here)
@@ -90,6 +166,8 @@ Status graph_tune(const GraphTuneFlags& f) {
     if (np.tuned[n]) entries.push_back({np.nodes[n], c.workload_key, c.entity_json});
   }
   TT_RETURN_IF_ERROR(store->put_graph_best(graph::graph_fingerprint(model), key, entries));
+  if (!f.export_log.empty())
+    TT_RETURN_IF_ERROR(export_graph_log(f.export_log, np, chosen->choice, key, *store));
   std::printf(
       "layout transforms: %zu priced (%d measured now, %d reused from %s, %d estimated)\n"
       "convolutions + transforms, estimated: %.3f ms with every workload's fastest record, "
@@ -104,8 +182,6 @@ Status graph_tune(const GraphTuneFlags& f) {
       f.model.model.c_str(), f.db.c_str());
   return ok_status();
 }
-
-}  // namespace
 
 void add_graph_tune_command(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<GraphTuneFlags>();
@@ -130,6 +206,12 @@ void add_graph_tune_command(CLI::App& app, int& exit_code) {
                 "series-parallel graphs, else a heuristic it reports)")
       ->check(CLI::IsMember({"auto", "dp", "pbqp"}))
       ->capture_default_str();
+  c->add_option("--export-log", f->export_log,
+                "also write AutoTVM's graph opt log (resnet-18_graph_opt.log: one record per conv "
+                "node in node order, what apply_graph_best reads)");
+  c->add_option("--from-log", f->from_log,
+                "take the choice from an AutoTVM graph opt log instead of solving (its records "
+                "must match the model's conv nodes in order)");
   c->footer(
       "\nThe flow: tune the model's tasks, graph-tune, compile.\n"
       "  tensortune tune --model resnet-18 --db r18.db\n"

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/graph_tune.h"
 #include "cli/model_args.h"
 #include "cli/op_args.h"
 #include "cli/tuning_session.h"
@@ -23,6 +24,7 @@ struct TuneModelFlags {
   std::vector<int> only;  // 1-based task numbers
   std::string target = "llvm";
   TuningFlags tuning;
+  bool graph_tune = false;
 };
 
 Status run_tune_model(const TuneModelFlags& f) {
@@ -61,10 +63,24 @@ Status run_tune_model(const TuneModelFlags& f) {
   for (const Row& r : rows)
     std::printf("%3d  %-52s %12.2f %7lld %9.1f\n", r.number, r.workload.c_str(), r.best,
                 static_cast<long long>(r.trials), r.seconds);
+  if (f.graph_tune) {
+    if (target.spec.starts_with("cuda")) {
+      std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
+    } else {
+      std::printf("\ngraph tuning %s:\n", f.model.model.c_str());
+      GraphTuneFlags g;
+      g.model = f.model;
+      g.db = f.db;
+      g.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
+      g.threads = f.tuning.threads;
+      TT_RETURN_IF_ERROR(graph_tune(g));
+      return ok_status();
+    }
+  }
   std::printf(
       "\nCompile-time use: `tensortune inspect --model %s --records %s` shows the tuned block "
-      "sizes.\n",
-      f.model.model.c_str(), f.db.c_str());
+      "sizes; `tensortune graph-tune --model %s --db %s` chooses them for the whole network.\n",
+      f.model.model.c_str(), f.db.c_str(), f.model.model.c_str(), f.db.c_str());
   return ok_status();
 }
 
@@ -84,6 +100,9 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning);
+  cmd->add_flag("--graph-tune", flags->graph_tune,
+                "then run the graph tuner on the records (tensortune graph-tune): graph-best "
+                "records that compile --records uses first");
   cmd->footer(
       "\nExamples:\n  tensortune tune --model resnet-18 --tuner xgb --trials 200 --db resnet18.db\n"
       "  tensortune tune --model model.onnx --input-shape input=1x3x224x224 --only 2 5 \\\n"

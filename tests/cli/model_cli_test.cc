@@ -197,17 +197,32 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
 // measures nothing new; a DB without this model's records is a clear error.
 TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
   const std::string db = path("g.db"), shape = " --input-shape data=1x3x32x32";
-  CmdResult t = run("tune --model resnet-18" + shape +
-                    " --trials 4 --number 1 --repeat 1 --min-repeat-ms 0 --db " + db);
-  ASSERT_EQ(t.exit_code, 0) << t.output;
-  CmdResult g = run("graph-tune --model resnet-18" + shape + " --db " + db);
+  CmdResult g = run("tune --model resnet-18" + shape +
+                    " --trials 4 --number 1 --repeat 1 --min-repeat-ms 0 --graph-tune --db " + db);
   ASSERT_EQ(g.exit_code, 0) << g.output;
   EXPECT_NE(g.output.find("0 reused"), std::string::npos) << g.output;
   EXPECT_NE(g.output.find("optimal"), std::string::npos) << g.output;
   EXPECT_NE(g.output.find("wrote 20 graph-best records"), std::string::npos) << g.output;
-  CmdResult again = run("graph-tune --model resnet-18" + shape + " --db " + db + " --solver pbqp");
+  CmdResult again = run("graph-tune --model resnet-18" + shape + " --db " + db +
+                        " --solver pbqp --export-log " + path("graph_opt.log"));
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("(0 measured now"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("20 records, one per tuned conv node"), std::string::npos)
+      << again.output;
+  // The graph opt log carries the choice to another DB, as AutoTVM's apply_graph_best reads it.
+  CmdResult imported = run("graph-tune --model resnet-18" + shape + " --db " + path("other.db") +
+                           " --from-log " + path("graph_opt.log"));
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  EXPECT_NE(imported.output.find("imported 20 graph-best records"), std::string::npos)
+      << imported.output;
+  CmdResult from_other = run("compile --model resnet-18" + shape + " --records " +
+                             path("other.db") + " -o " + path("other.tt"));
+  ASSERT_EQ(from_other.exit_code, 0) << from_other.output;
+  EXPECT_NE(from_other.output.find("graph-best for 20 nodes"), std::string::npos)
+      << from_other.output;
+  expect_error("graph-tune --model mobilenet-v1" + shape + " --db " + path("other.db") +
+                   " --from-log " + path("graph_opt.log"),
+               "the log is not this model's");
   CmdResult c =
       run("compile --model resnet-18" + shape + " --records " + db + " -v -o " + path("g.tt"));
   ASSERT_EQ(c.exit_code, 0) << c.output;
