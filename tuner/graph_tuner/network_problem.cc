@@ -69,12 +69,15 @@ class Builder {
       const int a = decider_[static_cast<size_t>(n.inputs[0])];
       const int b = decider_[static_cast<size_t>(n.inputs[1])];
       const graph::Shape& shape = g_.type(n.inputs[1]).shape;
-      if (a >= 0 && b >= 0 && a != b) {  // the second operand is re-blocked to the first's
+      if (a >= 0 && b >= 0 && a != b) {
+        // A mismatch re-blocks the second operand to the first's, and the add can no longer
+        // fuse into the producing conv's epilogue: it runs as a pass of its own over the tensor,
+        // priced as a second transform of that shape (both read and write it once).
         SelectionEdge e{a, b, {}};
         for (size_t i = 0; i < count(a); ++i) {
           e.cost.emplace_back();
           for (size_t j = 0; j < count(b); ++j)
-            e.cost.back().push_back(price(shape, oc(b, j), oc(a, i)));
+            e.cost.back().push_back(2 * price(shape, oc(b, j), oc(a, i)));
         }
         out_.problem.edges.push_back(std::move(e));
       }

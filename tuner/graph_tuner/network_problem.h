@@ -5,7 +5,8 @@
 /// each (ic_bn, oc_bn) pair of its workload (the top k by time; a workload without records has
 /// its default config alone); edges where a conv's output reaches another conv's input through
 /// ops that keep the layout (element-wise, pooling, batch norm, depthwise convs), and between
-/// the two operands of a binary element-wise op (a residual add takes both in one layout);
+/// the two operands of a binary element-wise op (a residual add takes both in one layout, and a
+/// mismatch also costs the add its fusion into the conv: priced as a second transform);
 /// unary costs for the transforms from and back to NCHW at the network's edges (its input,
 /// flatten, dense, its outputs). A transform costs nothing where the blocks agree, else what
 /// the cost function says (measured: transform_costs.h).
