@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -106,6 +107,11 @@ Status graph_tune(const GraphTuneFlags& f) {
   const ss::Target target = codegen::host_target();
   const std::string here = codegen::host_device_key();
   const std::string key = f.device_key.empty() ? here : f.device_key;
+  if (f.from_log.empty() && !std::filesystem::exists(f.db))
+    return not_found("--db " + f.db +
+                     " does not exist: tune the model into it first (tensortune "
+                     "tune --model " +
+                     f.model.model + " --db " + f.db + ")");
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   TT_ASSIGN_OR_RETURN(auto tuned,
                       driver::TunedConfigs::load(f.db, key, target.vector_lanes, false));

@@ -223,6 +223,8 @@ TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
   expect_error("graph-tune --model mobilenet-v1" + shape + " --db " + path("other.db") +
                    " --from-log " + path("graph_opt.log"),
                "the log is not this model's");
+  expect_error("graph-tune --model resnet-18 --db " + path("missing.db"), "does not exist");
+  EXPECT_FALSE(fs::exists(path("missing.db")));
   CmdResult c =
       run("compile --model resnet-18" + shape + " --records " + db + " -v -o " + path("g.tt"));
   ASSERT_EQ(c.exit_code, 0) << c.output;
