@@ -25,6 +25,7 @@ struct TuneModelFlags {
   std::string target = "llvm";
   TuningFlags tuning;
   bool graph_tune = false;
+  bool no_transfer = false;
 };
 
 Status run_tune_model(const TuneModelFlags& f) {
@@ -50,10 +51,13 @@ Status run_tune_model(const TuneModelFlags& f) {
   };
   std::vector<Row> rows;
   const int count = static_cast<int>(extraction.tasks.size());
+  TuningFlags tuning = f.tuning;
+  // A model's tasks share templates: xgb pre-trains on what the DB already holds of the others.
+  tuning.transfer_if_available = !f.no_transfer;
   for (int i = 0; i < count; ++i) {
     if (!only.empty() && !only.count(i + 1)) continue;
     const auto& t = extraction.tasks[i];
-    auto summary = tune_one_task(t.task, f.tuning, store.get(), i + 1, count);
+    auto summary = tune_one_task(t.task, tuning, store.get(), i + 1, count);
     if (!summary) return summary.error().with_context("task " + std::to_string(i + 1));
     rows.push_back({i + 1, ss::describe_workload(t.task.workload),
                     summary->result.progress.best_gflops, summary->result.progress.done,
@@ -100,6 +104,9 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning);
+  cmd->add_flag("--no-transfer", flags->no_transfer,
+                "xgb: do not pre-train each task's cost model on the DB's records of the model's "
+                "other workloads (done by default where there are some)");
   cmd->add_flag("--graph-tune", flags->graph_tune,
                 "then run the graph tuner on the records (tensortune graph-tune): graph-best "
                 "records that compile --records uses first");

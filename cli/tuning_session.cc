@@ -138,6 +138,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   topt.plan_size = f.plan_size;
   topt.xgb_loss = f.xgb_loss;
   topt.transfer = f.transfer;
+  topt.transfer_if_available = f.transfer_if_available && f.tuner == "xgb";
   TT_ASSIGN_OR_RETURN(auto tuner, tuner::make_tuner(task, space, topt, store));
   TaskSummary summary;
   summary.space_size = space.size();

@@ -22,6 +22,8 @@ namespace tensortune::cli {
 struct TuningFlags {
   std::string tuner = "random";
   bool transfer = false;
+  /// xgb: transfer where the DB has related records (tune --model's default; --no-transfer).
+  bool transfer_if_available = false;
   std::string xgb_loss = "rank";
   int plan_size = 64;
   int64_t trials = 200;

@@ -84,9 +84,10 @@ Expected<std::unique_ptr<Tuner>> make_tuner(const ss::Task& task, const ss::Conf
     xo.plan_size = o.plan_size;
     xo.loss = o.xgb_loss;
     TT_ASSIGN_OR_RETURN(auto xgb, XgbTuner::create(task, space, xo));
-    if (o.transfer) {
+    if (o.transfer || (o.transfer_if_available && store)) {
       if (!store) return invalid_argument("--transfer needs a record DB");
       TT_ASSIGN_OR_RETURN(TransferSet t, load_transfer_samples(*store, task));
+      if (t.workloads == 0 && !o.transfer) return std::unique_ptr<Tuner>(std::move(xgb));
       if (t.workloads == 0)
         return invalid_argument("--transfer: " + store->path() + " has no records of other " +
                                 task.template_name + " workloads for target '" + task.target.spec +

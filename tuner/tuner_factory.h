@@ -23,6 +23,9 @@ struct TunerOptions {
   int pop_size = 100;             ///< ga
   /// xgb: pre-train on the records of other workloads of the same template and target.
   bool transfer = false;
+  /// xgb: the same where the DB has such records, nothing (and no error) where it has none:
+  /// what `tune --model` does for a model's tasks by default.
+  bool transfer_if_available = false;
 };
 
 const std::vector<std::string>& tuner_names();

@@ -253,6 +253,21 @@ TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
                "no conv node of mobilenet-v1 has records");
 }
 
+// tune --model with xgb pre-trains each task's cost model on the tasks tuned before it (the
+// same template), unless --no-transfer; the first task, with nothing to learn from, just tunes.
+TEST_F(ModelCli, ModelTuningTransfersBetweenTasksByDefault) {
+  const std::string args =
+      "tune --model resnet-18 --input-shape data=1x3x32x32 --tuner xgb "
+      "--trials 16 --number 1 --repeat 1 --min-repeat-ms 0 --only 1 2 --db ";
+  CmdResult with = run(args + path("a.db"));
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_NE(with.output.find("transfer: pre-trained on 16 records of 1 other"), std::string::npos)
+      << with.output;
+  CmdResult without = run(args + path("b.db") + " --no-transfer");
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_EQ(without.output.find("transfer: pre-trained"), std::string::npos) << without.output;
+}
+
 // A model compiled for a GPU on this GPU-less machine: the artifact is written, `run --emulate`
 // computes what `run --reference` does, and running it without --emulate says why not.
 TEST_F(ModelCli, CompileForCudaAndRunEmulated) {
