@@ -24,6 +24,7 @@
 #include "compiler/runtime/executor.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
+#include "tests/backend/network_test_util.h"
 #include "tests/compiler/onnx_node_tests.h"
 
 namespace tensortune::driver {
@@ -51,24 +52,8 @@ const graph::Shape kSmall = {1, 3, 64, 64};
 // Relative to the largest reference logit; the interpreter accumulates in another order.
 constexpr double kTolerance = 1e-4;
 
-Tensor random_input(const graph::Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(static_cast<size_t>(graph::num_elements(shape)));
-  for (float& x : v) x = u(rng);
-  return Tensor::from_floats(shape, std::move(v));
-}
-
-/// max |a - b| / max |b|.
-double relative_error(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape, b.shape);
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < b.f32.size() && i < a.f32.size(); ++i) {
-    diff = std::max(diff, double(std::fabs(a.f32[i] - b.f32[i])));
-    scale = std::max(scale, double(std::fabs(b.f32[i])));
-  }
-  return diff / scale;
-}
+using testing::random_input;
+using testing::relative_error;
 
 /// Compiles, writes to bytes and reads back (every test goes through the artifact), loads.
 std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOptions& options,

@@ -20,6 +20,7 @@
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
+#include "tests/backend/network_test_util.h"
 #include "tests/compiler/onnx_node_tests.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/cuda_driver.h"
@@ -43,23 +44,8 @@ using graph::Tensor;
 const graph::Shape kTiny = {1, 3, 32, 32};
 constexpr double kTolerance = 1e-4;  // relative to the largest reference logit
 
-Tensor random_input(const graph::Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(static_cast<size_t>(graph::num_elements(shape)));
-  for (float& x : v) x = u(rng);
-  return Tensor::from_floats(shape, std::move(v));
-}
-
-double relative_error(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape, b.shape);
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < b.f32.size() && i < a.f32.size(); ++i) {
-    diff = std::max(diff, double(std::fabs(a.f32[i] - b.f32[i])));
-    scale = std::max(scale, double(std::fabs(b.f32[i])));
-  }
-  return diff / scale;
-}
+using testing::random_input;
+using testing::relative_error;
 
 CompileOptions cuda_options(int opt_level = 3) {
   CompileOptions options;
