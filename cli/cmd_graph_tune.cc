@@ -9,15 +9,20 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/graph_tune.h"
 #include "cli/model_args.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/graph/printer.h"
+#include "proto/rpc_channel.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "tracker/tracker_client.h"
 #include "tuner/graph_tuner/network_problem.h"
 #include "tuner/graph_tuner/transform_costs.h"
 
@@ -99,10 +104,66 @@ Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
   return entries;
 }
 
+/// Times transforms on the farm's devices of the key: one job each, as many at once as the key
+/// has slots (at most 16), so that a farm times them in parallel.
+Expected<gt::TransformTimer> farm_transform_timer(const GraphTuneFlags& f, const ss::Target& target,
+                                                  const measure::MeasureOptions& options) {
+  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<tracker::TrackerClient> client,
+                      tracker::TrackerClient::connect(e));
+  TT_ASSIGN_OR_RETURN(auto status, client->status());
+  int slots = 0;
+  for (const auto& q : status.queues())
+    if (q.device_key() == f.device_key) slots += q.slots();
+  if (slots == 0)
+    return Error{ErrorCode::kFailedPrecondition, "tracker " + f.tracker + " has no device of key " +
+                                                     f.device_key +
+                                                     " to time the layout transforms on"};
+  tracker::FarmTiming timing;
+  timing.number = options.timing.number;
+  timing.repeat = options.timing.repeat;
+  timing.min_repeat_ms = options.timing.min_repeat_ms;
+  timing.timeout_s = options.timing.timeout_s;
+  timing.threads = options.threads;
+  const int parallel = std::clamp(slots, 1, 16);
+  const std::string key = f.device_key;
+  return gt::TransformTimer([=](const std::vector<gt::Transform>& transforms,
+                                const std::function<void(int, int)>& progress) {
+    std::vector<gt::TransformTiming> out(transforms.size(), unavailable("not timed"));
+    std::atomic<size_t> next{0};
+    std::mutex mu;
+    int done = 0;
+    auto worker = [&] {
+      for (size_t i = next++; i < transforms.size(); i = next++) {
+        auto r = client->measure_layout_transform(gt::transform_workload(transforms[i]), target,
+                                                  timing, key, "graph-tune layout transforms");
+        std::lock_guard<std::mutex> lock(mu);
+        if (!r)
+          out[i] = r.error();
+        else if (!r->ok())
+          out[i] = Error{ErrorCode::kInternal,
+                         std::string(ss::measure_error_name(r->error_no)) + ": " + r->error_msg};
+        else
+          out[i] = r->mean_cost();
+        if (progress) progress(++done, static_cast<int>(transforms.size()));
+      }
+    };
+    std::vector<std::thread> workers;
+    for (int w = 0; w < std::min<int>(parallel, static_cast<int>(transforms.size())); ++w)
+      workers.emplace_back(worker);
+    for (auto& w : workers) w.join();
+    return out;
+  });
+}
+
 }  // namespace
 
 Status graph_tune(const GraphTuneFlags& f) {
   const auto start = std::chrono::steady_clock::now();
+  if (!f.tracker.empty() && f.device_key.empty())
+    return invalid_argument(
+        "--tracker needs --key (the device key whose devices time the "
+        "layout transforms, the key the model was tuned on)");
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
   const ss::Target target = codegen::host_target();
   const std::string here = codegen::host_device_key();
@@ -127,20 +188,36 @@ Status graph_tune(const GraphTuneFlags& f) {
     return ok_status();
   }
   const auto needed = gt::transforms_needed(model, tuned, target, f.top_k);
-  const bool measure_here = key == here;
-  if (!measure_here)
+  measure::MeasureOptions timing;
+  timing.timing.number = 1;
+  timing.timing.repeat = 5;
+  timing.timing.min_repeat_ms = 10;
+  timing.threads = f.threads;
+  timing.device_key = key;
+  std::optional<gt::TransformTimer> timer;
+  std::string where = "this machine";
+  if (!f.tracker.empty()) {
+    TT_ASSIGN_OR_RETURN(timer, farm_transform_timer(f, target, timing));
+    where = "the farm (key " + key + ")";
+  } else if (key == here) {
+    timer = gt::local_transform_timer(timing);
+  } else {
     std::fprintf(stderr,
-                 "device key %s is not this machine's (%s): layout transforms are estimated, "
-                 "not measured\n",
+                 "device key %s is not this machine's (%s): layout transforms are estimated; "
+                 "--tracker times them on a device of that key\n",
                  key.c_str(), here.c_str());
+  }
   const bool tty = isatty(fileno(stderr));
   TT_ASSIGN_OR_RETURN(
       auto costs,
-      gt::transform_costs(*store, key, needed, measure_here, f.threads, [tty](int done, int total) {
-        if (tty || done == total)
-          std::fprintf(stderr, "%smeasured %d of %d new layout transforms%s", tty ? "\r" : "", done,
-                       total, done == total ? "\n" : "");
-      }));
+      gt::transform_costs(
+          *store, key, needed, timer ? &*timer : nullptr, [tty, &where](int done, int total) {
+            if (tty || done == total)
+              std::fprintf(stderr, "%stimed %d of %d new layout transforms on %s%s",
+                           tty ? "\r" : "", done, total, where.c_str(), done == total ? "\n" : "");
+          }));
+  for (const std::string& reason : costs.estimate_reasons)
+    std::fprintf(stderr, "estimated, not measured: %s\n", reason.c_str());
   const gt::NetworkProblem np = gt::build_network_problem(
       model, tuned, target, f.top_k, [&](const gt::Transform& t) { return costs.seconds.at(t); });
   int tuned_nodes = 0;
@@ -175,13 +252,13 @@ Status graph_tune(const GraphTuneFlags& f) {
   if (!f.export_log.empty())
     TT_RETURN_IF_ERROR(export_graph_log(f.export_log, np, chosen->choice, key, *store));
   std::printf(
-      "layout transforms: %zu priced (%d measured now, %d reused from %s, %d estimated)\n"
+      "layout transforms: %zu priced (%d measured now on %s, %d reused from %s, %d estimated)\n"
       "convolutions + transforms, estimated: %.3f ms with every workload's fastest record, "
       "%.3f ms graph-tuned (%d of %zu nodes differ; %s%s)\n"
       "wrote %zu graph-best records for %s (fingerprint %s, device key %s) in %.1f s; "
       "`tensortune compile --model %s --records %s` uses them first\n",
-      needed.size(), costs.measured, costs.reused, f.db.c_str(), costs.estimated, fastest_s * 1e3,
-      chosen->cost * 1e3, changed, np.nodes.size(), chosen->method.c_str(),
+      needed.size(), costs.measured, where.c_str(), costs.reused, f.db.c_str(), costs.estimated,
+      fastest_s * 1e3, chosen->cost * 1e3, changed, np.nodes.size(), chosen->method.c_str(),
       chosen->exact ? ", optimal" : ", heuristic", entries.size(), model.name().c_str(),
       graph::graph_fingerprint(model).c_str(), key.c_str(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
@@ -200,6 +277,17 @@ void add_graph_tune_command(CLI::App& app, int& exit_code) {
   c->add_option("--device-key", f->device_key,
                 "records of this device key (default: this machine's; another key's transforms "
                 "are estimated, not measured)");
+  c->add_option("--tracker", f->tracker,
+                "HOST:PORT of a tracker: time the layout transforms on its devices of --key")
+      ->group("Farm");
+  c->add_option("--key", f->device_key,
+                "the device key (with --tracker: whose devices time the transforms); the same "
+                "as --device-key")
+      ->group("Farm");
+  c->add_option("--token-file", f->token_file, "with --tracker: file holding the tracker's token")
+      ->group("Farm");
+  c->add_option("--tls-ca", f->tls_ca, "with --tracker: CA certificate (PEM) of the tracker")
+      ->group("Farm");
   c->add_option("--top-k", f->top_k,
                 "candidates per conv node: the fastest record of each block pair, this many")
       ->check(at_least(1))
@@ -223,6 +311,9 @@ void add_graph_tune_command(CLI::App& app, int& exit_code) {
       "  tensortune tune --model resnet-18 --db r18.db\n"
       "  tensortune graph-tune --model resnet-18 --db r18.db\n"
       "  tensortune compile --model resnet-18 --records r18.db -o r18.tt\n"
+      "On a farm, the transforms are timed on devices of the key the model was tuned on:\n"
+      "  tensortune tune --model resnet-18 --db r18.db --tracker farm:9190 --key x86-avx512\n"
+      "  tensortune graph-tune --model resnet-18 --db r18.db --tracker farm:9190 --key x86-avx512\n"
       "Layout-transform times are kept in the DB (table layout_transforms): a second run measures "
       "only new ones. Graph-best records are keyed by the model's fingerprint (its structure and "
       "shapes) and the device key.");

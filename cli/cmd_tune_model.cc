@@ -1,8 +1,15 @@
-// `tensortune tune --model M`: every task of a network, one after the other (AutoTVM's
-// tune_tasks), locally or on a farm, with a summary table at the end.
+// `tensortune tune --model M`: every task of a network, locally one after the other (AutoTVM's
+// tune_tasks), on a farm several at once, with a total ETA and a summary table at the end.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/graph_tune.h"
@@ -10,7 +17,9 @@
 #include "cli/op_args.h"
 #include "cli/tuning_session.h"
 #include "compiler/codegen/llvm/kernel.h"
+#include "proto/rpc_channel.h"
 #include "records/record_store.h"
+#include "tracker/tracker_client.h"
 #include "tuner/task_extraction.h"
 
 namespace tensortune::cli {
@@ -26,6 +35,99 @@ struct TuneModelFlags {
   TuningFlags tuning;
   bool graph_tune = false;
   bool no_transfer = false;
+  int parallel_tasks = 0;  ///< 0: the farm key's slot count (with --tracker), else 1
+};
+
+// How many tasks run at once: measured here, one (they would time each other); on a farm,
+// --parallel-tasks or, by default, as many as the key has slots, so that no slot idles while a
+// task's tuner plans its next batch.
+Expected<int> tasks_at_once(const TuneModelFlags& f, const ss::Task& first, int selected) {
+  if (f.tuning.tracker.empty()) {
+    if (f.parallel_tasks > 1)
+      return invalid_argument("--parallel-tasks " + std::to_string(f.parallel_tasks) +
+                              ": tasks measured on this machine run one at a time (they would "
+                              "disturb each other's timings); use it with --tracker");
+    return 1;
+  }
+  if (f.parallel_tasks > 0) return std::min(f.parallel_tasks, selected);
+  const std::string key = farm_device_key(first, f.tuning);
+  TT_ASSIGN_OR_RETURN(
+      auto e, wire::tracker_endpoint(f.tuning.tracker, f.tuning.token_file, f.tuning.tls_ca));
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
+  auto status = client->status();
+  if (!status) return 1;  // the measurers retry and report an unreachable tracker themselves
+  int slots = 0;
+  for (const auto& q : status->queues())
+    if (q.device_key() == key) slots += q.slots();
+  return std::clamp(slots, 1, selected);
+}
+
+// The whole run's progress over every task, for the total line and its ETA.
+class TotalProgress {
+ public:
+  TotalProgress(int tasks, int64_t trials_each) : tasks_(tasks), trials_each_(trials_each) {}
+
+  /// `may_print`: false where a task's progress line rewrites itself on a terminal.
+  void on_batch(int task, const tuner::TuneProgress& p, int batch_size, bool may_print) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& t = tasks_state_[task];
+    // The first report of a task includes what earlier runs measured; count one batch of it.
+    measured_ += t.done < 0 ? std::min<int64_t>(p.done, batch_size) : p.done - t.done;
+    t.done = p.done;
+    t.total = p.total;
+    if (may_print && seconds() - last_print_ > 15) print_locked();
+  }
+  void on_task_done(int task, const tuner::TuneProgress& p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_state_[task] = {p.done, p.total};
+    ++finished_;
+    print_locked();
+  }
+
+ private:
+  struct TaskState {
+    int64_t done = -1, total = 0;
+  };
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void print_locked() {
+    last_print_ = seconds();
+    int64_t done = 0, total = 0;
+    int running = 0;
+    for (const auto& [task, t] : tasks_state_) {
+      done += std::max<int64_t>(t.done, 0);
+      total += t.total;
+    }
+    running = static_cast<int>(tasks_state_.size()) - finished_;
+    total += trials_each_ * (tasks_ - static_cast<int64_t>(tasks_state_.size()));
+    std::string eta = "-";
+    if (measured_ > 0) {
+      const double s = last_print_ * double(total - done) / double(measured_);
+      eta = s < 120 ? std::to_string(int(s)) + " s" : std::to_string(int(s / 60)) + " min";
+    }
+    std::printf("[Total] tasks %d/%d done, %d running | trials %lld/%lld | %.0f s | ETA %s\n",
+                finished_, tasks_, running, static_cast<long long>(done),
+                static_cast<long long>(total), last_print_, eta.c_str());
+    std::fflush(stdout);
+  }
+
+  const int tasks_;
+  const int64_t trials_each_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::mutex mu_;
+  std::map<int, TaskState> tasks_state_;
+  int finished_ = 0;
+  int64_t measured_ = 0;
+  double last_print_ = 0;
+};
+
+struct Row {
+  int number;
+  std::string workload;
+  double best;
+  int64_t trials;
+  double seconds;
 };
 
 Status run_tune_model(const TuneModelFlags& f) {
@@ -33,40 +135,79 @@ Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(f.target));
   TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target));
   const std::set<int> only(f.only.begin(), f.only.end());
-  for (int n : only)
-    if (n < 1 || n > static_cast<int>(extraction.tasks.size()))
-      return invalid_argument("--only " + std::to_string(n) + ": the model has tasks 1.." +
-                              std::to_string(extraction.tasks.size()));
-  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-  std::printf("tuning %s: %zu tasks%s, %s tuner, %lld trials each, records in %s\n",
-              f.model.model.c_str(), extraction.tasks.size(), only.empty() ? "" : " (a subset)",
-              f.tuning.tuner.c_str(), static_cast<long long>(f.tuning.trials), f.db.c_str());
-  for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
-  struct Row {
-    int number;
-    std::string workload;
-    double best;
-    int64_t trials;
-    double seconds;
-  };
-  std::vector<Row> rows;
   const int count = static_cast<int>(extraction.tasks.size());
+  for (int n : only)
+    if (n < 1 || n > count)
+      return invalid_argument("--only " + std::to_string(n) + ": the model has tasks 1.." +
+                              std::to_string(count));
+  std::vector<int> selected;  // 0-based, in task order
+  for (int i = 0; i < count; ++i)
+    if (only.empty() || only.count(i + 1)) selected.push_back(i);
+  // Created (or checked) once here, before any worker opens its own connection.
+  TT_RETURN_IF_ERROR(records::RecordStore::open(f.db));
+  int parallel = 1;
+  if (!selected.empty()) {
+    TT_ASSIGN_OR_RETURN(parallel, tasks_at_once(f, extraction.tasks[selected[0]].task,
+                                                static_cast<int>(selected.size())));
+  }
+  std::printf("tuning %s: %d tasks%s, %s tuner, %lld trials each, records in %s%s\n",
+              f.model.model.c_str(), count, only.empty() ? "" : " (a subset)",
+              f.tuning.tuner.c_str(), static_cast<long long>(f.tuning.trials), f.db.c_str(),
+              parallel > 1 ? (", " + std::to_string(parallel) + " tasks at once").c_str() : "");
+  for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
+
   TuningFlags tuning = f.tuning;
   // A model's tasks share templates: xgb pre-trains on what the DB already holds of the others.
   tuning.transfer_if_available = !f.no_transfer;
-  for (int i = 0; i < count; ++i) {
-    if (!only.empty() && !only.count(i + 1)) continue;
-    const auto& t = extraction.tasks[i];
-    auto summary = tune_one_task(t.task, tuning, store.get(), i + 1, count);
-    if (!summary) return summary.error().with_context("task " + std::to_string(i + 1));
-    rows.push_back({i + 1, ss::describe_workload(t.task.workload),
-                    summary->result.progress.best_gflops, summary->result.progress.done,
-                    summary->result.progress.elapsed_s});
-  }
+  TotalProgress total(static_cast<int>(selected.size()), f.tuning.trials);
+  std::vector<std::optional<Row>> rows(count);
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::optional<Error> first_error;
+  // One worker per task at once; each has its own DB connection (RecordStore is per thread).
+  auto fail = [&](Error e) {
+    std::lock_guard<std::mutex> lock(error_mu);
+    if (!first_error) first_error = std::move(e);
+  };
+  auto failed = [&] {
+    std::lock_guard<std::mutex> lock(error_mu);
+    return first_error.has_value();
+  };
+  auto worker = [&] {
+    auto store = records::RecordStore::open(f.db);
+    if (!store) return fail(store.error());
+    for (size_t k = next++; k < selected.size() && !failed(); k = next++) {
+      const int i = selected[k];
+      TaskReporting reporting;
+      reporting.line_per_batch = parallel > 1;
+      reporting.on_progress = [&, i](const tuner::TuneProgress& p) {
+        total.on_batch(i, p, tuning.batch_size, parallel > 1);
+      };
+      auto summary =
+          tune_one_task(extraction.tasks[i].task, tuning, store->get(), i + 1, count, reporting);
+      if (!summary) return fail(summary.error().with_context("task " + std::to_string(i + 1)));
+      const auto& p = summary->result.progress;
+      rows[i] = Row{i + 1, ss::describe_workload(extraction.tasks[i].task.workload), p.best_gflops,
+                    p.done, p.elapsed_s};
+      if (selected.size() > 1) total.on_task_done(i, p);
+    }
+  };
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int w = 0; w < parallel; ++w) workers.emplace_back(worker);
+  for (auto& w : workers) w.join();
+  if (first_error) return *first_error;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
   std::printf("\n%3s  %-52s %12s %7s %9s\n", "#", "workload", "best GFLOPS", "trials", "seconds");
-  for (const Row& r : rows)
-    std::printf("%3d  %-52s %12.2f %7lld %9.1f\n", r.number, r.workload.c_str(), r.best,
-                static_cast<long long>(r.trials), r.seconds);
+  for (const auto& r : rows)
+    if (r)
+      std::printf("%3d  %-52s %12.2f %7lld %9.1f\n", r->number, r->workload.c_str(), r->best,
+                  static_cast<long long>(r->trials), r->seconds);
+  std::printf("tuned %zu task%s in %.1f s of wall-clock%s\n", selected.size(),
+              selected.size() == 1 ? "" : "s", wall,
+              parallel > 1 ? (" (" + std::to_string(parallel) + " at once)").c_str() : "");
   if (f.graph_tune) {
     if (target.spec.starts_with("cuda")) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
@@ -76,6 +217,9 @@ Status run_tune_model(const TuneModelFlags& f) {
       g.model = f.model;
       g.db = f.db;
       g.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
+      g.tracker = f.tuning.tracker;
+      g.token_file = f.tuning.token_file;
+      g.tls_ca = f.tuning.tls_ca;
       g.threads = f.tuning.threads;
       TT_RETURN_IF_ERROR(graph_tune(g));
       return ok_status();
@@ -107,6 +251,11 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-transfer", flags->no_transfer,
                 "xgb: do not pre-train each task's cost model on the DB's records of the model's "
                 "other workloads (done by default where there are some)");
+  cmd->add_option("--parallel-tasks", flags->parallel_tasks,
+                  "with --tracker: tasks tuned at once, each with its own tuner, their batches "
+                  "sharing the farm's slots (default 0: as many as the key has slots)")
+      ->check(tensortune::cli::at_least(0, 1024))
+      ->group("Farm");
   cmd->add_flag("--graph-tune", flags->graph_tune,
                 "then run the graph tuner on the records (tensortune graph-tune): graph-best "
                 "records that compile --records uses first");

@@ -50,12 +50,17 @@ class FarmMeasurer final : public tuner::Measurer {
 
 }  // namespace
 
+std::string farm_device_key(const ss::Task& task, const TuningFlags& f) {
+  if (!f.farm_key.empty()) return f.farm_key;
+  // GPU servers register as cuda-smXY: a CUDA task's key follows from its target.
+  if (auto cc = ss::cuda_compute_capability(task.target.spec))
+    return "cuda-sm" + std::to_string(*cc);
+  return "";
+}
+
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
                                                               const TuningFlags& f) {
-  std::string key = f.farm_key;
-  // GPU servers register as cuda-smXY: a CUDA task's key follows from its target.
-  if (auto cc = ss::cuda_compute_capability(task.target.spec); key.empty() && cc)
-    key = "cuda-sm" + std::to_string(*cc);
+  const std::string key = farm_device_key(task, f);
   if (key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
   TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));

@@ -11,7 +11,9 @@ namespace tensortune::cli {
 struct GraphTuneFlags {
   ModelFlags model;
   std::string db;
-  std::string device_key;  ///< empty: this machine's
+  std::string device_key;  ///< empty: this machine's (with a tracker: required)
+  /// Time the layout transforms on a farm device of `device_key` through this tracker.
+  std::string tracker, token_file, tls_ca;
   int top_k = 20;
   int threads = 1;
   std::string solver = "auto";

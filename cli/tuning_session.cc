@@ -100,8 +100,16 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
 
 namespace {
 
-void print_progress(int task_number, int task_count, const tuner::TuneProgress& p, bool final) {
-  static const bool tty = isatty(STDOUT_FILENO);
+void print_progress(int task_number, int task_count, const tuner::TuneProgress& p, bool final,
+                    bool line_per_batch) {
+  static const bool terminal = isatty(STDOUT_FILENO);
+  const bool tty = terminal && !line_per_batch;
+  if (final && line_per_batch) {  // the last batch's line is already out
+    std::printf("[Task %2d/%2d] Done. Best: %.2f GFLOPS | %lld trials | %.2f s\n", task_number,
+                task_count, p.best_gflops, static_cast<long long>(p.done), p.elapsed_s);
+    std::fflush(stdout);
+    return;
+  }
   std::printf(
       "%s[Task %2d/%2d] Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
       tty ? "\r" : "", task_number, task_count, p.current_gflops, p.best_gflops,
@@ -113,7 +121,8 @@ void print_progress(int task_number, int task_count, const tuner::TuneProgress& 
 }  // namespace
 
 Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
-                                    records::RecordStore* store, int task_number, int task_count) {
+                                    records::RecordStore* store, int task_number, int task_count,
+                                    const TaskReporting& reporting) {
   TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
   measure::MeasureOptions mo;
   mo.timing.number = f.number;
@@ -157,7 +166,10 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   TT_ASSIGN_OR_RETURN(summary.result, tuner::tune_task(task, space, *tuner, *measurer, store, to,
                                                        [&](const tuner::TuneProgress& p) {
                                                          print_progress(task_number, task_count, p,
-                                                                        false);
+                                                                        false,
+                                                                        reporting.line_per_batch);
+                                                         if (reporting.on_progress)
+                                                           reporting.on_progress(p);
                                                        }));
   if (summary.result.resumed > 0 || summary.result.replayed > 0)
     std::printf(
@@ -166,7 +178,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
         "%lld measured configs of the task\n",
         task_number, task_count, static_cast<long long>(summary.result.resumed), to.run_id.c_str(),
         static_cast<long long>(summary.result.replayed));
-  print_progress(task_number, task_count, summary.result.progress, true);
+  print_progress(task_number, task_count, summary.result.progress, true, reporting.line_per_batch);
   summary.best_config =
       summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
   if (f.measure_default) {

@@ -49,6 +49,10 @@ struct TuningFlags {
 /// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key.
 void add_tuning_flags(CLI::App& cmd, TuningFlags& flags);
 
+/// The device key a task is measured on through the tracker: --key, or for a CUDA task without
+/// one its target's "cuda-smXY" (what GPU servers register as); empty when there is none.
+std::string farm_device_key(const schedule_space::Task& task, const TuningFlags& flags);
+
 /// A Measurer that submits every batch to the tracker as one job (farm_measurer.cc).
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const schedule_space::Task& task,
                                                               const TuningFlags& flags);
@@ -61,7 +65,16 @@ struct TaskSummary {
   double default_gflops = 0;  ///< with measure_default; 0 when it failed or was not asked for
 };
 
+/// How a task reports while it runs. Alone on a terminal its progress line rewrites itself;
+/// beside other tasks (`line_per_batch`) every batch prints a line of its own, and
+/// `on_progress` (optional) sees each batch's progress, e.g. for a total ETA.
+struct TaskReporting {
+  bool line_per_batch = false;
+  tuner::ProgressFn on_progress;
+};
+
 Expected<TaskSummary> tune_one_task(const schedule_space::Task& task, const TuningFlags& flags,
-                                    records::RecordStore* store, int task_number, int task_count);
+                                    records::RecordStore* store, int task_number, int task_count,
+                                    const TaskReporting& reporting = {});
 
 }  // namespace tensortune::cli

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/measure/measurer.h"
+#include "compiler/runtime/transform_timing.h"
 #include "device_server/worker_protocol.h"
 #include "proto/convert.h"
 #include "support/log.h"
@@ -38,6 +39,35 @@ v1::MeasureResult failure(const v1::WorkItem& item, ss::MeasureErrorNo code, std
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   r.set_threads(item.timing().threads());
   return r;
+}
+
+measure::MeasureOptions measure_options_of(const v1::TimingOptions& t, const WorkerOptions& o) {
+  measure::MeasureOptions m;
+  m.timing.number = t.number();
+  m.timing.repeat = t.repeat();
+  m.timing.min_repeat_ms = t.min_repeat_ms();
+  if (t.timeout_s() > 0) m.timing.timeout_s = t.timeout_s();
+  m.threads = std::max(1, t.threads());
+  m.flush_cache = t.flush_cache();
+  m.compile_threads = 1;
+  m.device_key = o.device_key;
+  m.gpu = o.gpu;
+  return m;
+}
+
+/// A layout transform for the graph tuner, timed as compiled networks run it on this CPU.
+v1::MeasureResult time_transform(const v1::WorkItem& item, const WorkerOptions& options) {
+  if (options.gpu >= 0)
+    return failure(item, ss::MeasureErrorNo::kInstantiationError,
+                   "a GPU server does not time layout transforms (they are CPU graph tuning)");
+  auto transform = wire::layout_transform_from_proto(item.workload());
+  if (!transform)
+    return failure(item, ss::MeasureErrorNo::kInstantiationError, transform.error().message);
+  v1::MeasureResult answer;
+  wire::result_to_proto(
+      runtime::time_layout_transform(*transform, measure_options_of(item.timing(), options)),
+      &answer);
+  return answer;
 }
 
 }  // namespace
@@ -204,22 +234,15 @@ int run_device_worker(const WorkerOptions& options) {
     }
     v1::MeasureResult answer;
     auto task = wire::task_from_proto(item.workload(), item.target());
-    if (!task) {
+    if (item.workload().has_layout_transform()) {
+      answer = time_transform(item, options);
+    } else if (!task) {
       answer = failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);
     } else {
       const auto& t = item.timing();
       const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
       if (key != cached_key || !measurer) {
-        measure::MeasureOptions measure_options;
-        measure_options.timing.number = t.number();
-        measure_options.timing.repeat = t.repeat();
-        measure_options.timing.min_repeat_ms = t.min_repeat_ms();
-        if (t.timeout_s() > 0) measure_options.timing.timeout_s = t.timeout_s();
-        measure_options.threads = std::max(1, t.threads());
-        measure_options.flush_cache = t.flush_cache();
-        measure_options.compile_threads = 1;
-        measure_options.device_key = options.device_key;
-        measure_options.gpu = options.gpu;
+        const measure::MeasureOptions measure_options = measure_options_of(t, options);
         auto m = options.gpu < 0 && ss::template_of(*task).backend() == "cuda"
                      ? Expected<std::unique_ptr<measure::Measurer>>(
                            unavailable("this worker has no GPU"))

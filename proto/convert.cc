@@ -52,9 +52,36 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
   t->set_vector_lanes(task.target.vector_lanes);
 }
 
+void layout_transform_to_proto(const ss::LayoutTransformWorkload& l, v1::Workload* w) {
+  w->set_template_name(kLayoutTransformName);
+  auto* p = w->mutable_layout_transform();
+  p->set_batch(l.batch);
+  p->set_channels(l.channels);
+  p->set_height(l.height);
+  p->set_width(l.width);
+  p->set_from_block(l.from_block);
+  p->set_to_block(l.to_block);
+}
+
+Expected<ss::LayoutTransformWorkload> layout_transform_from_proto(const v1::Workload& w) {
+  if (!w.has_layout_transform()) return invalid_argument("workload.layout_transform is not set");
+  if (w.template_name() != kLayoutTransformName)
+    return invalid_argument("workload.template_name = '" + w.template_name().substr(0, 80) +
+                            "' with a layout_transform workload, must be '" + kLayoutTransformName +
+                            "'");
+  const auto& p = w.layout_transform();
+  const ss::LayoutTransformWorkload l{p.batch(), p.channels(),   p.height(),
+                                      p.width(), p.from_block(), p.to_block()};
+  if (Status s = ss::validate(l); !s) return s.error().with_context("workload");
+  return l;
+}
+
 Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
   ss::Workload workload;
-  if (w.has_conv2d()) {
+  if (w.has_layout_transform()) {
+    return invalid_argument(
+        "workload.layout_transform is not a template's task (it is timed on its own)");
+  } else if (w.has_conv2d()) {
     const auto& p = w.conv2d();
     const std::pair<const char*, int64_t> dims[] = {{"batch", p.batch()},
                                                     {"in_channels", p.in_channels()},

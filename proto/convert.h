@@ -18,6 +18,15 @@ void task_to_proto(const schedule_space::Task& task, v1::Workload* workload, v1:
 Expected<schedule_space::Task> task_from_proto(const v1::Workload& workload,
                                                const v1::Target& target);
 
+/// A layout transform to time (Workload.layout_transform, template_name "layout_transform").
+void layout_transform_to_proto(const schedule_space::LayoutTransformWorkload& transform,
+                               v1::Workload* workload);
+/// Fields in range, both blocks dividing the channels; fails on a workload of another kind.
+Expected<schedule_space::LayoutTransformWorkload> layout_transform_from_proto(
+    const v1::Workload& workload);
+/// The single config of a layout transform "task": index 0, no knobs.
+inline constexpr char kLayoutTransformName[] = "layout_transform";
+
 void config_to_proto(const schedule_space::ConfigSpace& space, const schedule_space::Config& config,
                      v1::Config* out);
 /// By entity (authoritative): unknown knobs, values that are not candidates and invalid

@@ -88,6 +88,32 @@ Status validate(const DenseWorkload& w) {
   return ok_status();
 }
 
+Status validate(const LayoutTransformWorkload& w) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"batch", w.batch}, {"channels", w.channels},     {"height", w.height},
+      {"width", w.width}, {"from_block", w.from_block}, {"to_block", w.to_block}};
+  for (const auto& [field, v] : fields)
+    if (v <= 0 || v > (int64_t{1} << 24))
+      return invalid_argument("layout_transform workload: " + std::string(field) + " = " +
+                              std::to_string(v) + ", must be in [1, 16777216]");
+  for (const auto& [field, v] : {fields[4], fields[5]})
+    if (w.channels % v != 0)
+      return invalid_argument("layout_transform workload: " + std::string(field) + " = " +
+                              std::to_string(v) +
+                              " does not divide channels = " + std::to_string(w.channels));
+  if (double(w.batch) * double(w.channels) * double(w.height) * double(w.width) >
+      double(int64_t{1} << 28))
+    return invalid_argument("layout_transform workload: " + describe_layout_transform(w) +
+                            " has more than 2^28 elements");
+  return ok_status();
+}
+
+std::string describe_layout_transform(const LayoutTransformWorkload& w) {
+  return "layout_transform " + std::to_string(w.batch) + "x" + std::to_string(w.channels) + "x" +
+         std::to_string(w.height) + "x" + std::to_string(w.width) + " " +
+         std::to_string(w.from_block) + "c->" + std::to_string(w.to_block) + "c";
+}
+
 Status validate(const Workload& w) {
   return std::visit([](const auto& x) { return validate(x); }, w);
 }

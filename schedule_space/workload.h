@@ -49,6 +49,22 @@ Status validate(const Workload& w);
 
 double workload_flop(const Workload& w);
 
+/// A float32 NCHW tensor copied from channel blocks of `from_block` to `to_block`
+/// ((N, C/from, H, W, from) -> (N, C/to, H, W, to); block 1 is plain NCHW): what a
+/// layout_transform node runs, timed for the graph tuner on the device that timed the kernels.
+/// Not a template's workload: it has nothing to tune, and travels the farm on its own.
+struct LayoutTransformWorkload {
+  int64_t batch = 1, channels = 0, height = 0, width = 0;
+  int64_t from_block = 1, to_block = 1;
+  int64_t elements() const { return batch * channels * height * width; }
+  friend bool operator==(const LayoutTransformWorkload&, const LayoutTransformWorkload&) = default;
+};
+/// Sizes positive, both blocks divide the channels, at most 2^28 elements; messages name the
+/// field and the value.
+Status validate(const LayoutTransformWorkload& w);
+/// "layout_transform 1x64x56x56 16c->8c".
+std::string describe_layout_transform(const LayoutTransformWorkload& w);
+
 /// The plain-layout shapes of an operator's buffers: conv2d NCHW data, OIHW weight, (OC) bias,
 /// NCHW output; dense (M, K) data, (N, K) weight, (N) bias, (M, N) output.
 struct OperandShapes {

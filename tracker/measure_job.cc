@@ -30,6 +30,30 @@ struct PreparedJob {
   std::string template_name;
 };
 
+/// A layout transform to time for the graph tuner: one item, its single config, nothing
+/// archived (the client keeps transform times in its own DB).
+grpc::Status prepare_transform_job(const v1::MeasureJobRequest& req, PreparedJob* job) {
+  const v1::MeasureRequest& m = req.request();
+  auto transform = wire::layout_transform_from_proto(m.workload());
+  if (!transform) return invalid_argument_status(transform.error().with_context("request"));
+  if (m.configs_size() != 1 || m.configs(0).index() != 0 || m.configs(0).entity_size() != 0)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "request.configs: a layout transform has one config, index 0 with no "
+                        "knobs");
+  job->spec.name = req.job_name().substr(0, 128);
+  job->spec.device_key = m.device_key();
+  job->spec.priority = req.priority();
+  v1::WorkItem w;
+  *w.mutable_workload() = m.workload();
+  *w.mutable_target() = m.target();
+  *w.mutable_config() = m.configs(0);
+  *w.mutable_timing() = m.timing();
+  job->spec.items.push_back(std::move(w));
+  job->total = 1;
+  job->template_name = wire::kLayoutTransformName;
+  return grpc::Status::OK;
+}
+
 grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& req,
                          PreparedJob* job) {
   const v1::MeasureRequest& m = req.request();
@@ -38,10 +62,11 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
     return grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
         "request.configs has " + std::to_string(m.configs_size()) + " entries, must be 1..10000");
-  auto task = wire::task_from_proto(m.workload(), m.target());
-  if (!task) return invalid_argument_status(task.error().with_context("request"));
   if (auto s = wire::validate_timing(m.timing()); !s.has_value())
     return invalid_argument_status(s.error().with_context("request"));
+  if (m.workload().has_layout_transform()) return prepare_transform_job(req, job);
+  auto task = wire::task_from_proto(m.workload(), m.target());
+  if (!task) return invalid_argument_status(task.error().with_context("request"));
   auto space_or = ss::make_config_space(*task);
   if (!space_or) return invalid_argument_status(space_or.error());
   auto space = std::make_shared<const ss::ConfigSpace>(std::move(space_or).value());

@@ -36,6 +36,7 @@ grpc::Status ServerCore::authorize(const grpc::ServerContextBase& ctx, const cha
 
 void ServerCore::record(const std::shared_ptr<const void>& context, int index,
                         const schedule_space::MeasureResult& result) const {
+  if (!context) return;  // a job that is not archived (layout transforms)
   const auto& info = *static_cast<const JobRecordInfo*>(context.get());
   Status s = archive->record(info.task_id, *info.space, info.configs[index], result, info.name);
   if (!s)

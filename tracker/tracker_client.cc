@@ -31,16 +31,14 @@ Error TrackerClient::rpc_error(const char* rpc, const grpc::Status& status) cons
   }
 }
 
-Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
-    const ss::Task& task, const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
-    const FarmTiming& timing, const std::string& device_key, const std::string& job_name,
-    int priority, const std::function<void(int, const ss::MeasureResult&, bool)>& on_result) {
+namespace {
+
+v1::MeasureJobRequest job_request(const FarmTiming& timing, const std::string& device_key,
+                                  const std::string& job_name, int priority) {
   v1::MeasureJobRequest req;
   req.set_job_name(job_name);
   req.set_priority(priority);
   auto* m = req.mutable_request();
-  wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
-  for (const auto& c : configs) wire::config_to_proto(space, c, m->add_configs());
   auto* t = m->mutable_timing();
   t->set_number(timing.number);
   t->set_repeat(timing.repeat);
@@ -49,16 +47,48 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
   t->set_flush_cache(timing.flush_cache);
   t->set_threads(timing.threads);
   m->set_device_key(device_key);
+  return req;
+}
 
+}  // namespace
+
+Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
+    const ss::Task& task, const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+    const FarmTiming& timing, const std::string& device_key, const std::string& job_name,
+    int priority, const std::function<void(int, const ss::MeasureResult&, bool)>& on_result) {
+  v1::MeasureJobRequest req = job_request(timing, device_key, job_name, priority);
+  auto* m = req.mutable_request();
+  wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
+  for (const auto& c : configs) wire::config_to_proto(space, c, m->add_configs());
+  return run_job(req, on_result);
+}
+
+Expected<ss::MeasureResult> TrackerClient::measure_layout_transform(
+    const ss::LayoutTransformWorkload& transform, const ss::Target& target,
+    const FarmTiming& timing, const std::string& device_key, const std::string& job_name) {
+  v1::MeasureJobRequest req = job_request(timing, device_key, job_name, 0);
+  auto* m = req.mutable_request();
+  wire::layout_transform_to_proto(transform, m->mutable_workload());
+  m->mutable_target()->set_spec(target.spec);
+  m->mutable_target()->set_vector_lanes(target.vector_lanes);
+  m->add_configs()->set_index(0);
+  TT_ASSIGN_OR_RETURN(auto results, run_job(req, {}));
+  return std::move(results.front());
+}
+
+Expected<std::vector<ss::MeasureResult>> TrackerClient::run_job(
+    const v1::MeasureJobRequest& req,
+    const std::function<void(int, const ss::MeasureResult&, bool)>& on_result) {
+  const std::string& job_name = req.job_name();
+  const size_t count = static_cast<size_t>(req.request().configs_size());
   grpc::ClientContext ctx;
   wire::add_token(ctx, endpoint_.token);
   auto reader = stub_->Measure(&ctx, req);
-  std::vector<std::optional<ss::MeasureResult>> results(configs.size());
+  std::vector<std::optional<ss::MeasureResult>> results(count);
   v1::MeasureJobUpdate u;
   size_t received = 0;
   while (reader->Read(&u)) {
-    if (u.index() < 0 || u.index() >= static_cast<int>(configs.size()) || results[u.index()])
-      continue;
+    if (u.index() < 0 || u.index() >= static_cast<int>(count) || results[u.index()]) continue;
     auto r = wire::result_from_proto(u.result());
     if (!r) return r.error().with_context("tracker " + endpoint_.address + " sent a bad result");
     if (on_result) on_result(u.index(), *r, u.from_archive());
@@ -74,10 +104,9 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
           "tracker " + endpoint_.address + " failed job '" + job_name + "': " + wire::describe(s)};
     return rpc_error("Measure", s);
   }
-  if (received != configs.size())
+  if (received != count)
     return unavailable("tracker " + endpoint_.address + " ended job '" + job_name + "' after " +
-                       std::to_string(received) + " of " + std::to_string(configs.size()) +
-                       " results");
+                       std::to_string(received) + " of " + std::to_string(count) + " results");
   std::vector<ss::MeasureResult> out;
   for (auto& r : results) out.push_back(std::move(*r));
   return out;

@@ -38,6 +38,12 @@ class TrackerClient {
       const std::string& device_key, const std::string& job_name, int priority = 0,
       const std::function<void(int, const schedule_space::MeasureResult&, bool)>& on_result = {});
 
+  /// Times a layout transform on a device of `device_key` (a job of one item that the tracker
+  /// does not archive); errors as measure's.
+  Expected<schedule_space::MeasureResult> measure_layout_transform(
+      const schedule_space::LayoutTransformWorkload& transform,
+      const schedule_space::Target& target, const FarmTiming& timing, const std::string& device_key,
+      const std::string& job_name);
   Expected<v1::StatusReply> status();
   Expected<v1::BestRecordsReply> best_records(const std::string& device_key);
 
@@ -46,6 +52,9 @@ class TrackerClient {
  private:
   TrackerClient(wire::TrackerEndpoint endpoint, std::shared_ptr<grpc::Channel> channel);
   Error rpc_error(const char* rpc, const grpc::Status& status) const;
+  Expected<std::vector<schedule_space::MeasureResult>> run_job(
+      const v1::MeasureJobRequest& request,
+      const std::function<void(int, const schedule_space::MeasureResult&, bool)>& on_result);
   wire::TrackerEndpoint endpoint_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Tracker::Stub> stub_;

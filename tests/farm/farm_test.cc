@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <regex>
 #include <set>
 
 #include "proto/convert.h"
@@ -340,6 +341,23 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("timing.repeat = 0"), std::string::npos) << s.error_message();
 
+  v1::MeasureJobRequest transform = req;
+  wire::layout_transform_to_proto({1, 64, 8, 8, 16, 48},
+                                  transform.mutable_request()->mutable_workload());
+  transform.mutable_request()->mutable_configs(0)->clear_entity();
+  transform.mutable_request()->mutable_configs(0)->set_index(0);
+  s = call(transform);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("to_block = 48 does not divide channels = 64"),
+            std::string::npos)
+      << s.error_message();
+  transform.mutable_request()->mutable_workload()->mutable_layout_transform()->set_to_block(8);
+  *transform.mutable_request()->add_configs() = transform.request().configs(0);
+  s = call(transform);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("a layout transform has one config"), std::string::npos)
+      << s.error_message();
+
   v1::MeasureJobRequest no_key = req;
   no_key.mutable_request()->set_device_key("");
   EXPECT_EQ(call(no_key).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -389,6 +407,76 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   auto [ncode, none] = run_cli("status --tracker 127.0.0.1:1");
   EXPECT_EQ(ncode, 1);
   EXPECT_NE(none.find("UNAVAILABLE"), std::string::npos) << none;
+}
+
+// tune --model on a farm of two one-slot devices tunes two tasks at once (as many as the key
+// has slots): their measurements interleave in time instead of one task after the other.
+TEST_F(Farm, ModelTuningRunsTasksConcurrentlyOnTheFarmsSlots) {
+  ASSERT_GT(start_tracker(), 0);
+  start_device("x86");
+  start_device("x86");
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 2));
+  const std::string tracker = "127.0.0.1:" + std::to_string(port_);
+  auto [code, out] = run_cli(
+      "tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 2 3 --trials 6 "
+      "--batch-size 2 --tracker " +
+      tracker + " --key x86 --db " + path("client.db") +
+      " --number 1 --repeat 1 --min-repeat-ms 0");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("2 tasks at once"), std::string::npos) << out;
+  EXPECT_NE(out.find("[Total] tasks 2/2 done"), std::string::npos) << out;
+  auto store = records::RecordStore::open(path("client.db"));
+  ASSERT_TRUE(store);
+  auto rows = (*store)->all_records();
+  ASSERT_TRUE(rows);
+  std::map<std::string, std::pair<double, double>> span;  // first and last finish per task
+  for (const auto& r : *rows) {
+    auto [it, fresh] =
+        span.try_emplace(r.task.workload_key, r.result.timestamp, r.result.timestamp);
+    it->second.first = std::min(it->second.first, r.result.timestamp);
+    it->second.second = std::max(it->second.second, r.result.timestamp);
+  }
+  ASSERT_EQ(span.size(), 2u);
+  const auto a = span.begin()->second, b = std::next(span.begin())->second;
+  EXPECT_LT(a.first, b.second) << "the tasks ran one after the other";
+  EXPECT_LT(b.first, a.second) << "the tasks ran one after the other";
+  // graph-tune times the layout transforms its candidates imply on the farm's devices of the
+  // key (jobs the tracker does not archive), keeps them in the DB and reuses them.
+  const size_t archived = archive_counts().size();
+  const std::string graph_tune =
+      "graph-tune --model mobilenet-v1 --input-shape data=1x3x32x32 "
+      "--db " +
+      path("client.db") + " --tracker " + tracker + " --key x86";
+  auto [gcode, gout] = run_cli(graph_tune);
+  ASSERT_EQ(gcode, 0) << gout;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      gout, m, std::regex(R"(layout transforms: (\d+) priced \((\d+) measured now on the farm)")))
+      << gout;
+  EXPECT_GT(std::stoi(m[1]), 0) << gout;
+  EXPECT_EQ(m[1], m[2]) << gout;
+  EXPECT_NE(gout.find("0 estimated"), std::string::npos) << gout;
+  EXPECT_EQ(archive_counts().size(), archived) << "transforms are not archived as tasks";
+  auto [again_code, again] = run_cli(graph_tune);
+  ASSERT_EQ(again_code, 0) << again;
+  EXPECT_NE(again.find("(0 measured now on the farm (key x86), " + std::string(m[1]) + " reused"),
+            std::string::npos)
+      << again;
+  auto [nokey, nokey_out] = run_cli(
+      "graph-tune --model mobilenet-v1 --input-shape "
+      "data=1x3x32x32 --db " +
+      path("client.db") + " --tracker " + tracker);
+  EXPECT_EQ(nokey, 1);
+  EXPECT_NE(nokey_out.find("--tracker needs --key"), std::string::npos) << nokey_out;
+
+  // Measured on this machine, tasks stay one at a time.
+  auto [lcode, local] = run_cli(
+      "tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 2 "
+      "--parallel-tasks 2 --db " +
+      path("local.db"));
+  EXPECT_EQ(lcode, 1);
+  EXPECT_NE(local.find("--parallel-tasks 2"), std::string::npos) << local;
 }
 
 TEST_F(Farm, JobOnAKeyWithoutDevicesFailsInsteadOfWaitingForever) {

@@ -72,3 +72,40 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
   EXPECT_EQ(back->error_msg, r.error_msg);
   EXPECT_EQ(back->threads, r.threads);
 }
+
+// A layout transform travels on its own (no template): it round-trips, and a malformed one is
+// refused naming the field, including by the task path that builds kernels.
+TEST(ProtoContract, LayoutTransformsRoundTripAndMalformedOnesAreRefused) {
+  namespace ss = tensortune::schedule_space;
+  const ss::LayoutTransformWorkload l{2, 48, 7, 5, 16, 3};
+  tensortune::v1::Workload w;
+  tensortune::wire::layout_transform_to_proto(l, &w);
+  tensortune::v1::Workload back;
+  ASSERT_TRUE(back.ParseFromString(w.SerializeAsString()));
+  auto got = tensortune::wire::layout_transform_from_proto(back);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(*got, l);
+  auto as_task = tensortune::wire::task_from_proto(back, tensortune::v1::Target());
+  ASSERT_FALSE(as_task);
+  EXPECT_NE(as_task.error().message.find("layout_transform"), std::string::npos);
+
+  auto refused = [](tensortune::v1::Workload bad, const std::string& needle) {
+    auto r = tensortune::wire::layout_transform_from_proto(bad);
+    ASSERT_FALSE(r) << needle;
+    EXPECT_NE(r.error().message.find(needle), std::string::npos) << r.error().message;
+  };
+  tensortune::v1::Workload bad = w;
+  bad.mutable_layout_transform()->set_to_block(5);
+  refused(bad, "to_block = 5 does not divide channels = 48");
+  bad = w;
+  bad.mutable_layout_transform()->set_height(-3);
+  refused(bad, "height = -3");
+  bad = w;
+  bad.mutable_layout_transform()->set_batch(1 << 20);
+  bad.mutable_layout_transform()->set_width(1 << 20);
+  refused(bad, "more than 2^28 elements");
+  bad = w;
+  bad.set_template_name("conv2d_NCHWc.x86");
+  refused(bad, "workload.template_name = 'conv2d_NCHWc.x86'");
+  refused(tensortune::v1::Workload(), "layout_transform is not set");
+}

@@ -4,12 +4,11 @@
 #include <algorithm>
 
 #include "compiler/driver/block_selection.h"
-#include "compiler/measure/time_evaluator.h"
-#include "compiler/runtime/native_kernels.h"
-#include "support/aligned_buffer.h"
-#include "support/thread_pool.h"
+#include "compiler/runtime/transform_timing.h"
 
 namespace tensortune::tuner::graph_tuner {
+
+namespace ss = schedule_space;
 
 std::string shape_key(const graph::Shape& shape) {
   std::string s;
@@ -20,55 +19,68 @@ std::string shape_key(const graph::Shape& shape) {
   return s;
 }
 
+ss::LayoutTransformWorkload transform_workload(const Transform& t) {
+  return {t.shape[0], t.shape[1], t.shape[2], t.shape[3], t.from, t.to};
+}
+
 double estimate_transform(const Transform& t) {
   return 4.0 * double(graph::num_elements(t.shape)) / driver::kTransformBytesPerSecond;
 }
 
-double measure_transform(const Transform& t, int threads) {
-  const int64_t n = graph::num_elements(t.shape);
-  AlignedBuffer in(n), out(n);
-  std::fill(in.data(), in.data() + n, 1.0f);
-  // The source layout as the executor holds it: (N, C/from, H, W, from).
-  const graph::Shape blocked = {t.shape[0], t.shape[1] / t.from, t.shape[2], t.shape[3], t.from};
-  const runtime::NativeKernel k =
-      runtime::layout_transform_kernel(blocked, t.from, t.to, in.data(), out.data());
-  ThreadPool pool(threads);
-  measure::TimeEvaluatorOptions options;
-  options.number = 1;
-  options.repeat = 5;
-  options.min_repeat_ms = 10;
-  const measure::TimingResult r =
-      measure::time_evaluator([&] { pool.parallel_for(k.extent, k.run); }, {}, options);
-  std::vector<double> rounds = r.round_seconds;
-  std::sort(rounds.begin(), rounds.end());
-  return rounds.empty() ? estimate_transform(t) : rounds[rounds.size() / 2];
+TransformTimer local_transform_timer(const measure::MeasureOptions& options) {
+  return [options](const std::vector<Transform>& transforms,
+                   const std::function<void(int, int)>& progress) {
+    std::vector<TransformTiming> out;
+    for (const Transform& t : transforms) {
+      const ss::MeasureResult r = runtime::time_layout_transform(transform_workload(t), options);
+      if (r.ok())
+        out.emplace_back(r.mean_cost());
+      else
+        out.emplace_back(Error{ErrorCode::kInternal, ss::measure_error_name(r.error_no) +
+                                                         std::string(": ") + r.error_msg});
+      if (progress) progress(static_cast<int>(out.size()), static_cast<int>(transforms.size()));
+    }
+    return out;
+  };
 }
 
 Expected<TransformCosts> transform_costs(records::RecordStore& store, const std::string& device_key,
-                                         const std::vector<Transform>& needed, bool measure_here,
-                                         int threads,
+                                         const std::vector<Transform>& needed,
+                                         const TransformTimer* timer,
                                          const std::function<void(int, int)>& progress) {
   TransformCosts out;
   std::vector<Transform> missing;
   for (const Transform& t : needed) {
     TT_ASSIGN_OR_RETURN(auto stored,
                         store.transform_cost(device_key, shape_key(t.shape), t.from, t.to));
-    if (stored && (stored->measured || !measure_here)) {
+    if (stored && (stored->measured || !timer)) {
       out.seconds[t] = stored->seconds;
       ++(stored->measured ? out.reused : out.estimated);
     } else {
       missing.push_back(t);
     }
   }
-  int done = 0;
-  for (const Transform& t : missing) {
+  std::vector<TransformTiming> timed;
+  if (timer && !missing.empty()) timed = (*timer)(missing, progress);
+  for (size_t i = 0; i < missing.size(); ++i) {
+    const Transform& t = missing[i];
     records::RecordStore::TransformCost c;
-    c.measured = measure_here;
-    c.seconds = measure_here ? measure_transform(t, threads) : estimate_transform(t);
+    c.measured = i < timed.size() && timed[i].has_value();
+    if (c.measured) {
+      c.seconds = *timed[i];
+    } else {
+      c.seconds = estimate_transform(t);
+      const std::string reason = !timer             ? "no device of the key to time them on"
+                                 : i < timed.size() ? timed[i].error().message
+                                                    : "the timer gave no answer";
+      if (out.estimate_reasons.size() < 3 &&
+          std::find(out.estimate_reasons.begin(), out.estimate_reasons.end(), reason) ==
+              out.estimate_reasons.end())
+        out.estimate_reasons.push_back(reason);
+    }
     TT_RETURN_IF_ERROR(store.put_transform_cost(device_key, shape_key(t.shape), t.from, t.to, c));
     out.seconds[t] = c.seconds;
-    ++(measure_here ? out.measured : out.estimated);
-    if (progress) progress(++done, static_cast<int>(missing.size()));
+    ++(c.measured ? out.measured : out.estimated);
   }
   return out;
 }
