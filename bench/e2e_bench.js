@@ -5,11 +5,17 @@
 // passes of each measurement's median, so a noisy minute hits every column alike.
 //
 //   node bench/e2e_bench.js [--tensortune build/cli/tensortune] [--records-resnet-18 r18.db]
-//        [--records-resnet-50 r50.db] [--borrowed-resnet-18 other.db] [--models resnet-18,resnet-50]
-//        [--threads 1,2] [--passes 3] [--repeat 10] [--work-dir build/e2e_bench]
+//        [--records-resnet-50 r50.db] [--borrowed-resnet-18 other.db] [--models
+//        resnet-18,resnet-50]
+//        [--threads 1,2] [--passes 3] [--repeat 10] [--work-dir build/e2e_bench] [--graph-tune 1]
 //
 // --borrowed-MODEL DB adds a column: the model compiled with another model's records, so that
 // its untuned workloads borrow the configs of the nearest tuned ones (issue 18).
+//
+// --graph-tune 1 (issue 13) adds the graph tuner's table for every model with records: the model
+// compiled three ways from a copy of its DB, with every workload's fastest record
+// (--fastest-records), with the layout-aware heuristic (--no-graph-best), and graph-tuned
+// (`tensortune graph-tune` on the copy, transforms timed on this machine), beside ONNX Runtime.
 //
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
@@ -51,6 +57,7 @@ const ortVersion = JSON.parse(fs.readFileSync(path.join(ortDir, 'node_modules', 
 const models = opts.models.split(',');
 const threads = opts.threads.split(',').map(Number);
 const passes = Number(opts.passes);
+const graphTune = opts['graph-tune'] === '1';
 const repeat = opts.repeat;
 
 // Artifacts: the ONNX model, ours with default configs, ours with the tuning run's records.
@@ -66,6 +73,24 @@ for (const m of models) {
     const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
                          '-o', variants[m].tuned]);
     variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+    if (graphTune) {
+      // A copy, so that graph-tune's tables (graph-best, transform times) leave the user's DB be.
+      const db = path.join(work, `${m}-graph.db`);
+      fs.copyFileSync(records, db);
+      for (const suffix of ['-wal', '-shm'])
+        if (fs.existsSync(records + suffix)) fs.copyFileSync(records + suffix, db + suffix);
+      const g = run(tt, ['--log-level', 'error', 'graph-tune', '--model', m, '--db', db]);
+      variants[m].graphSummary = (g.match(/convolutions \+ transforms.*/) || [''])[0];
+      for (const [name, flags] of [
+               ['fastest', ['--fastest-records']], ['heuristic', ['--no-graph-best']],
+               ['graph', []]]) {
+        variants[m][name] = path.join(work, `${m}-${name}.tt`);
+        run(tt, [
+          '--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', db,
+          ...flags, '-o', variants[m][name]
+        ]);
+      }
+    }
   }
   const borrowedFrom = opts[`borrowed-${m}`];
   if (borrowedFrom) {
@@ -96,13 +121,16 @@ for (let p = 0; p < passes; ++p) {
   for (const m of models) {
     for (const t of threads) {
       const key = `${m}/${t}`;
-      samples[key] = samples[key] || { ort: [], default: [], tuned: [], borrowed: [] };
+      samples[key] = samples[key] ||
+          {ort: [], default: [], tuned: [], borrowed: [], fastest: [], heuristic: [], graph: []};
       // Tuned right after ORT: their ratio within a pass is the least exposed to the machine's
       // swings (seen here: the same kernels at 77 and 123 GFLOPS a minute apart).
       samples[key].ort.push(ort(variants[m].onnx, t));
       if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned, t));
       if (variants[m].borrowed) samples[key].borrowed.push(ours(variants[m].borrowed, t));
       samples[key].default.push(ours(variants[m].default, t));
+      for (const name of ['fastest', 'heuristic', 'graph'])
+        if (variants[m][name]) samples[key][name].push(ours(variants[m][name], t));
       process.stderr.write(`pass ${p + 1}/${passes} ${key} done\n`);
     }
   }
@@ -139,6 +167,34 @@ console.log('');
 for (const m of models) if (variants[m].schedules) console.log(`${m} tuned: ${variants[m].schedules}`);
 for (const m of models) {
   if (variants[m].borrowedSchedules) console.log(`${m} borrowed (${opts[`borrowed-${m}`]}): ${variants[m].borrowedSchedules}`);
+}
+
+if (models.some((m) => variants[m].graph)) {
+  console.log('');
+  console.log(
+      'Graph tuner (issue 13): the same DB compiled three ways; ratio = ours / ONNX Runtime; ' +
+      'gain = fastest-records ms / graph-tuned ms (above 1: the graph tuner helped).');
+  console.log('');
+  console.log(
+      '| model | threads | ONNX Runtime ms | fastest records ms | ratio | heuristic ms | ratio | graph-tuned ms | ratio | gain over fastest | graph-tuned never slower? |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const m of models) {
+    if (!variants[m].graph) continue;
+    for (const t of threads) {
+      const s = samples[`${m}/${t}`];
+      const o = median(s.ort), f = median(s.fastest), h = median(s.heuristic), g = median(s.graph);
+      console.log(
+          `| ${m} | ${t} | ${o.toFixed(2)} | ${f.toFixed(2)} | ${(f / o).toFixed(3)} | ${
+              h.toFixed(2)} | ` +
+          `${(h / o).toFixed(3)} | ${g.toFixed(2)} | ${(g / o).toFixed(3)} | ${
+              (f / g).toFixed(3)} | ` +
+          `${
+              g <= Math.min(f, h) ? 'yes' :
+                                    `no (+${((g / Math.min(f, h) - 1) * 100).toFixed(1)}%)`} |`);
+    }
+  }
+  for (const m of models)
+    if (variants[m].graphSummary) console.log(`${m}: ${variants[m].graphSummary}`);
 }
 
 // The per-layer profile of the headline configuration, beside the table.

@@ -28,7 +28,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
-                                        bool layout_aware = true) {
+                                        bool layout_aware = true, bool use_graph_best = true) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   driver::CompileOptions options;
   options.target = flags.target;
@@ -38,6 +38,7 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
   options.records = flags.records;
   options.device_key = flags.device_key;
   options.layout_aware = layout_aware;
+  options.use_graph_best = use_graph_best;
   options.borrow_configs = !flags.no_borrow;
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
@@ -81,6 +82,7 @@ void print_summary(const CompiledNetwork& net) {
 struct CompileFlags {
   ModelFlags model;
   bool fastest_records = false;
+  bool no_graph_best = false;
   int threads = 1;
   std::string output;
   bool verbose = false;
@@ -88,7 +90,8 @@ struct CompileFlags {
 
 Status compile(const CompileFlags& f) {
   const auto start = std::chrono::steady_clock::now();
-  TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, !f.fastest_records));
+  TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, !f.fastest_records,
+                                                         !f.fastest_records && !f.no_graph_best));
   TT_RETURN_IF_ERROR(runtime::write_network(net, f.output));
   print_summary(net);
   if (f.verbose)
@@ -247,9 +250,11 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   c->add_flag(
       "--fastest-records", cf->fastest_records,
       "with --records: take every workload's fastest record, even where its blocks differ from its "
-      "neighbours' (by default the choice counts the layout transforms between layers, as "
-      "AutoTVM's "
-      "graph tuner does)");
+      "neighbours' (by default: the graph-best records of `tensortune graph-tune` where the DB has "
+      "them for this model, else a choice that counts the layout transforms between layers)");
+  c->add_flag("--no-graph-best", cf->no_graph_best,
+              "with --records: ignore the DB's graph-best records for this model (use the "
+              "layout-aware choice per workload)");
   c->footer(
       "\nThe artifact holds the object code for this CPU, the optimised graph, the packed "
       "parameters, "
