@@ -211,11 +211,13 @@ Status graph_tune(const GraphTuneFlags& f) {
   TT_ASSIGN_OR_RETURN(
       auto costs,
       gt::transform_costs(
-          *store, key, needed, timer ? &*timer : nullptr, [tty, &where](int done, int total) {
+          *store, key, needed, timer ? &*timer : nullptr,
+          [tty, &where](int done, int total) {
             if (tty || done == total)
               std::fprintf(stderr, "%stimed %d of %d new layout transforms on %s%s",
                            tty ? "\r" : "", done, total, where.c_str(), done == total ? "\n" : "");
-          }));
+          },
+          f.retime_transforms));
   for (const std::string& reason : costs.estimate_reasons)
     std::fprintf(stderr, "estimated, not measured: %s\n", reason.c_str());
   const gt::NetworkProblem np = gt::build_network_problem(
@@ -300,6 +302,9 @@ void add_graph_tune_command(CLI::App& app, int& exit_code) {
                 "series-parallel graphs, else a heuristic it reports)")
       ->check(CLI::IsMember({"auto", "dp", "pbqp"}))
       ->capture_default_str();
+  c->add_flag("--retime-transforms", f->retime_transforms,
+              "delete the DB's layout-transform times (every device key) and time the needed ones "
+              "again (after a tensortune upgrade that changed how they are timed)");
   c->add_option("--export-log", f->export_log,
                 "also write AutoTVM's graph opt log (resnet-18_graph_opt.log: one record per conv "
                 "node in node order, what apply_graph_best reads)");

@@ -1,12 +1,16 @@
-// `tensortune records best|export|import`.
+// `tensortune records best|stats|export|import|plot`.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/svg_plot.h"
@@ -36,7 +40,35 @@ struct RecordsFlags {
   std::string log;
   std::string device_key;
   std::string tracker, token_file, tls_ca;
+  std::string template_filter;  ///< records best --template
 };
+
+// `--workload`: an exact workload key ("[...]") or a shape such as 1x64x56x56 or 64x3x3 that one
+// of the described workload's shapes must equal.
+Status check_workload_pattern(const std::string& pattern) {
+  if (pattern.empty() || pattern[0] == '[') return ok_status();
+  static const std::regex shape("[0-9]+(x[0-9]+)*");
+  if (std::regex_match(pattern, shape)) return ok_status();
+  return invalid_argument("--workload = '" + pattern +
+                          "': give a shape such as 1x64x56x56 (data) or 64x3x3 (kernel), or an "
+                          "exact workload key ([\"conv2d_NCHWc.x86\", ...])");
+}
+
+bool workload_matches(const std::string& pattern, const std::string& workload_key,
+                      const std::string& described) {
+  if (pattern.empty()) return true;
+  if (pattern[0] == '[') return workload_key == pattern;
+  std::istringstream words(described);
+  for (std::string w; words >> w;) {
+    const size_t digits = w.find_first_of("0123456789");
+    if (digits != std::string::npos && w.substr(digits) == pattern) return true;
+  }
+  return false;
+}
+
+bool template_matches(const std::string& filter, const std::string& name) {
+  return filter.empty() || name == filter || name.substr(0, name.rfind('.')) == filter;
+}
 
 // The tracker archive's best records, in the record store's shape.
 Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f) {
@@ -60,13 +92,33 @@ Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f) {
   return out;
 }
 
+std::string described_workload(const records::StoredRecord& r) {
+  auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
+  return task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
+}
+
 Status run_best(const RecordsFlags& f) {
+  TT_RETURN_IF_ERROR(check_workload_pattern(f.workload));
   std::vector<records::BestRecord> best;
   if (!f.tracker.empty()) {
     TT_ASSIGN_OR_RETURN(best, tracker_best(f));
   } else {
+    if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
     TT_ASSIGN_OR_RETURN(best, store->best_all());
+  }
+  const bool filtered = !f.workload.empty() || !f.template_filter.empty() || !f.device_key.empty();
+  if (filtered) {
+    const size_t before = best.size();
+    std::erase_if(best, [&](const records::BestRecord& b) {
+      const auto& r = b.record;
+      return !template_matches(f.template_filter, r.task.template_name) ||
+             (!f.device_key.empty() && r.result.device_key != f.device_key) ||
+             !workload_matches(f.workload, r.task.workload_key, described_workload(r));
+    });
+    if (best.empty() && before > 0)
+      std::fprintf(stderr, "no record of the %zu in %s matches the filters\n", before,
+                   f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
   }
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -89,7 +141,8 @@ Status run_best(const RecordsFlags& f) {
     return ok_status();
   }
   if (best.empty()) {
-    std::printf("%s has no records yet\n", f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
+    if (!filtered)
+      std::printf("%s has no records yet\n", f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
     return ok_status();
   }
   std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS",
@@ -97,8 +150,7 @@ Status run_best(const RecordsFlags& f) {
   for (const auto& b : best) {
     const auto& r = b.record;
     auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
-    const std::string workload =
-        task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
+    const std::string workload = described_workload(r);
     std::string config = "-";
     if (task && r.result.ok()) {
       auto space = schedule_space::make_config_space(*task);
@@ -119,6 +171,70 @@ Status run_best(const RecordsFlags& f) {
     }
   }
   return ok_status();
+}
+
+std::string utc_date(double unix_seconds) {
+  if (unix_seconds <= 0) return "-";
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::gmtime(&t));
+  return buf;
+}
+
+Status run_stats(const RecordsFlags& f) {
+  if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
+  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+  TT_ASSIGN_OR_RETURN(auto s, store->stats());
+  if (f.json) {
+    nlohmann::json j = {{"db", f.db},
+                        {"results", s.results},
+                        {"failed", s.failed},
+                        {"tasks", s.tasks},
+                        {"configs", s.configs},
+                        {"oldest", s.oldest},
+                        {"newest", s.newest},
+                        {"layout_transforms", s.transforms},
+                        {"graph_best_models", s.graph_best_models},
+                        {"bytes", s.bytes}};
+    for (const auto& [k, n] : s.device_keys) j["device_keys"][k] = n;
+    for (const auto& [t, n] : s.templates) j["templates"][t] = n;
+    std::printf("%s\n", j.dump(2).c_str());
+    return ok_status();
+  }
+  std::printf("%s: %.1f MiB\n", f.db.c_str(), double(s.bytes) / (1 << 20));
+  std::printf("  results      %lld (%lld failed)\n", static_cast<long long>(s.results),
+              static_cast<long long>(s.failed));
+  std::printf("  workloads    %lld tasks (workload, target), %lld distinct configs\n",
+              static_cast<long long>(s.tasks), static_cast<long long>(s.configs));
+  for (const auto& [t, n] : s.templates)
+    std::printf("    %-24s %lld tasks\n", t.c_str(), static_cast<long long>(n));
+  std::printf("  device keys  %zu\n", s.device_keys.size());
+  for (const auto& [k, n] : s.device_keys)
+    std::printf("    %-24s %lld results\n", k.c_str(), static_cast<long long>(n));
+  std::printf("  measured     %s .. %s UTC\n", utc_date(s.oldest).c_str(),
+              utc_date(s.newest).c_str());
+  std::printf("  graph tuner  %lld layout-transform times, graph-best records of %lld models\n",
+              static_cast<long long>(s.transforms), static_cast<long long>(s.graph_best_models));
+  return ok_status();
+}
+
+Status run_check(const RecordsFlags& f, bool repair) {
+  if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
+  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+  if (repair) TT_RETURN_IF_ERROR(store->rebuild_best_tables());
+  TT_ASSIGN_OR_RETURN(auto check, store->check_best_tables());
+  if (check.mismatches == 0) {
+    std::printf(
+        "%s: the best-record tables agree with a full scan (%lld results in %lld groups)%s\n",
+        f.db.c_str(), static_cast<long long>(check.results), static_cast<long long>(check.groups),
+        repair ? ", rebuilt" : "");
+    return ok_status();
+  }
+  for (const std::string& e : check.examples) std::printf("  %s\n", e.c_str());
+  return Error{ErrorCode::kDataLoss,
+               f.db + ": " + std::to_string(check.mismatches) +
+                   " differences between the best-record tables and a full scan (listed above); "
+                   "`tensortune records check --repair` rebuilds them"};
 }
 
 Status run_export(const RecordsFlags& f) {
@@ -249,7 +365,31 @@ void add_records_command(CLI::App& app, int& exit_code) {
   best->add_option("--token-file", flags->token_file, "with --tracker: the tracker's shared token");
   best->add_option("--tls-ca", flags->tls_ca,
                    "with --tracker: CA certificate (PEM) of the tracker");
+  best->add_option("--template", flags->template_filter,
+                   "only this template (conv2d_NCHWc.x86, or its op name conv2d_NCHWc)");
+  best->add_option("--workload", flags->workload,
+                   "only workloads with this shape (1x64x56x56: data, 64x3x3: kernel) or this "
+                   "exact workload key");
+  best->add_option("--device-key", flags->device_key, "only this device key (e.g. x86-avx512)");
+  best->footer(
+      "\nExamples:\n  tensortune records best --db r18.db --template conv2d_NCHWc "
+      "--workload 1x64x56x56\n  tensortune records best --tracker farm:9190 --device-key "
+      "x86-avx512 --json\nA filter that matches nothing prints nothing (a note on stderr) and "
+      "exits 0.");
   best->callback([flags, finish] { finish(run_best(*flags)); });
+
+  CLI::App* check = records->add_subcommand(
+      "check", "Verify the best-record tables against a full scan of the results");
+  check->add_option("--db", flags->db, "record DB")->capture_default_str();
+  auto repair = std::make_shared<bool>(false);
+  check->add_flag("--repair", *repair, "rebuild them from the results first");
+  check->callback([flags, finish, repair] { finish(run_check(*flags, *repair)); });
+
+  CLI::App* stats = records->add_subcommand(
+      "stats", "What the DB holds: results, workloads, device keys, dates, size on disk");
+  stats->add_option("--db", flags->db, "record DB")->capture_default_str();
+  stats->add_flag("--json", flags->json, "print JSON instead of text");
+  stats->callback([flags, finish] { finish(run_stats(*flags)); });
 
   CLI::App* exp =
       records->add_subcommand("export", "Write every record as AutoTVM JSON lines to stdout");

@@ -19,6 +19,7 @@ struct GraphTuneFlags {
   std::string solver = "auto";
   std::string export_log;  ///< also write AutoTVM's graph-opt log (one record per conv node)
   std::string from_log;    ///< take the choice from an AutoTVM graph-opt log instead of solving
+  bool retime_transforms = false;  ///< delete the DB's transform times first and time them anew
 };
 
 /// Chooses (or imports) every conv node's record, stores the graph-best records in the DB, and

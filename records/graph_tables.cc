@@ -39,6 +39,34 @@ Status RecordStore::put_transform_cost(const std::string& device_key, const std:
   return q.run();
 }
 
+Expected<int> RecordStore::transform_format() {
+  Statement q(db_.get(), "SELECT value FROM meta WHERE key = 'layout_transforms_format'");
+  TT_RETURN_IF_ERROR(q.prepared());
+  int format = 1;
+  if (q.step()) {
+    try {
+      format = std::stoi(q.text(0));
+    } catch (const std::exception&) {
+      return Error{ErrorCode::kDataLoss, "record DB " + path_ +
+                                             ": meta layout_transforms_format = '" + q.text(0) +
+                                             "' is not a number"};
+    }
+  }
+  TT_RETURN_IF_ERROR(q.status());
+  return format;
+}
+
+Status RecordStore::reset_transforms(int format) {
+  return transaction([&]() -> Status {
+    TT_RETURN_IF_ERROR(exec("DELETE FROM layout_transforms"));
+    Statement put(db_.get(),
+                  "INSERT OR REPLACE INTO meta(key, value) VALUES ('layout_transforms_format', ?)");
+    TT_RETURN_IF_ERROR(put.prepared());
+    put.bind(1, std::to_string(format));
+    return put.run();
+  });
+}
+
 Status RecordStore::put_graph_best(const std::string& model, const std::string& device_key,
                                    const std::vector<GraphBestEntry>& entries) {
   return transaction([&]() -> Status {

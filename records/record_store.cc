@@ -131,7 +131,11 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
     TT_RETURN_IF_ERROR(get.prepared());
     if (get.step()) {
       const std::string v = get.text(0);
-      if (v == "1") return detail::migrate_v1_to_v2(db, path);
+      if (v == "1") {
+        TT_RETURN_IF_ERROR(detail::migrate_v1_to_v2(db, path));
+        return detail::migrate_v2_to_v3(db, path);
+      }
+      if (v == "2") return detail::migrate_v2_to_v3(db, path);
       if (v != std::to_string(kSchemaVersion))
         return Error{ErrorCode::kFailedPrecondition, "record DB " + path + " has schema version " +
                                                          v + ", this tensortune reads version " +
@@ -148,6 +152,8 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
 
 void RecordStore::CloseDb::operator()(sqlite3* db) const { sqlite3_close(db); }
 
+RecordStore::RecordStore(DbHandle db, std::string path)
+    : db_(std::move(db)), path_(std::move(path)) {}
 RecordStore::~RecordStore() = default;
 
 Status RecordStore::exec(const std::string& sql) {
@@ -204,19 +210,30 @@ Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
 Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space,
                                   const ss::Config& config, const ss::MeasureResult& r,
                                   const RunInfo& run, int64_t trial) {
-  Statement cfg(db_.get(),
-                "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)");
-  TT_RETURN_IF_ERROR(cfg.prepared());
+  auto prepare = [&](std::unique_ptr<Statement>& cached, const char* sql) -> Status {
+    if (!cached) {
+      auto s = std::make_unique<Statement>(db_.get(), sql);
+      TT_RETURN_IF_ERROR(s->prepared());
+      cached = std::move(s);
+    }
+    cached->reset();
+    return ok_status();
+  };
+  TT_RETURN_IF_ERROR(
+      prepare(insert_config_,
+              "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)"));
+  Statement& cfg = *insert_config_;
   cfg.bind(1, task_id);
   cfg.bind(2, config.index);
   cfg.bind(3, entity_to_json(space.entity_of(config)));
   TT_RETURN_IF_ERROR(cfg.run());
-  Statement ins(db_.get(),
-                "INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg, "
-                "all_cost, compile_s, timestamp, threads, number, tuner, run_id, trial) "
-                "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM configs WHERE task_id = ? "
-                "AND config_index = ?");
-  TT_RETURN_IF_ERROR(ins.prepared());
+  TT_RETURN_IF_ERROR(
+      prepare(insert_result_,
+              "INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg, "
+              "all_cost, compile_s, timestamp, threads, number, tuner, run_id, trial) "
+              "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM configs WHERE task_id = ? "
+              "AND config_index = ?"));
+  Statement& ins = *insert_result_;
   ins.bind(1, r.device_key);
   ins.bind(2, json(r.costs).dump());
   ins.bind(3, r.ok() ? r.mean_cost() : ss::kErrorCost);
@@ -301,12 +318,13 @@ StoredRecord read_record(const Statement& q) {
 Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workload_key,
                                                       const std::string& target,
                                                       const std::string& device_key) {
-  Statement q(
-      db_.get(),
-      std::string("SELECT ") + kRecordColumns +
-          " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
-          "WHERE t.workload_key = ? AND (? = '' OR t.target = ?) AND r.device_key = ? "
-          "AND r.error_no = 0 ORDER BY r.mean_cost ASC, r.id ASC LIMIT 1");
+  // top_results holds each group's fastest: a few rows read, whatever the DB's size.
+  Statement q(db_.get(),
+              std::string("SELECT ") + kRecordColumns +
+                  " FROM tasks t JOIN top_results b ON b.task_id = t.id JOIN results r ON r.id = "
+                  "b.result_id JOIN configs c ON r.config_id = c.id WHERE t.workload_key = ? AND "
+                  "(? = '' OR t.target = ?) AND b.device_key = ? ORDER BY b.mean_cost ASC, "
+                  "b.result_id ASC LIMIT 1");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, workload_key);
   q.bind(2, target);
@@ -323,12 +341,18 @@ Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workloa
 }
 
 Expected<std::vector<BestRecord>> RecordStore::best_all() {
-  // SQLite returns the bare columns of the row holding min(mean_cost) in an aggregate query.
+  // Per (task, device key): the fastest of its top_results over thread counts, or, for a group
+  // whose every result failed, one of its (error) results; the count from best_groups.
   Statement q(
       db_.get(),
       std::string("SELECT ") + kRecordColumns +
-          ", min(r.mean_cost), count(*) FROM results r JOIN configs c ON r.config_id = c.id "
-          "JOIN tasks t ON c.task_id = t.id GROUP BY t.id, r.device_key ORDER BY t.id");
+          ", 0, g.measured FROM (SELECT task_id, device_key, sum(measured) AS measured, "
+          "coalesce((SELECT b.result_id FROM top_results b WHERE b.task_id = bg.task_id AND "
+          "b.device_key = bg.device_key ORDER BY b.mean_cost, b.result_id LIMIT 1), (SELECT "
+          "r2.id FROM results r2 JOIN configs c2 ON r2.config_id = c2.id WHERE c2.task_id = "
+          "bg.task_id AND r2.device_key = bg.device_key LIMIT 1)) AS result_id FROM best_groups "
+          "bg GROUP BY task_id, device_key) g JOIN results r ON r.id = g.result_id JOIN configs "
+          "c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id ORDER BY t.id, r.device_key");
   TT_RETURN_IF_ERROR(q.prepared());
   std::vector<BestRecord> out;
   while (q.step()) {

@@ -25,6 +25,10 @@
 
 struct sqlite3;
 
+namespace tensortune::records::detail {
+class Statement;
+}
+
 namespace tensortune::records {
 
 struct TaskInfo {
@@ -104,6 +108,28 @@ class RecordStore {
   Expected<std::vector<StoredRecord>> all_records();
   Expected<int64_t> result_count();
 
+  /// What the DB holds, for `records stats`.
+  struct Stats {
+    int64_t results = 0, failed = 0;  ///< failed: results with an error
+    int64_t tasks = 0, configs = 0;
+    std::vector<std::pair<std::string, int64_t>> device_keys;  ///< results per key, by key
+    std::vector<std::pair<std::string, int64_t>> templates;    ///< tasks per template
+    double oldest = 0, newest = 0;  ///< result timestamps (unix seconds); 0 when none
+    int64_t transforms = 0, graph_best_models = 0;
+    int64_t bytes = 0;  ///< page_count * page_size (the main file, without the WAL)
+  };
+  Expected<Stats> stats();
+
+  /// best_groups and top_results against a full scan of the results (`records check`).
+  struct BestCheck {
+    int64_t results = 0, groups = 0;
+    int64_t mismatches = 0;
+    std::vector<std::string> examples;  ///< the first few, described
+  };
+  Expected<BestCheck> check_best_tables();
+  /// Rebuilds them from a full scan (one transaction).
+  Status rebuild_best_tables();
+
   // The graph tuner's tables (graph_tables.cc).
   /// A layout transform's stored time on the device key, if any.
   struct TransformCost {
@@ -115,6 +141,11 @@ class RecordStore {
                                                         int64_t from_block, int64_t to_block);
   Status put_transform_cost(const std::string& device_key, const std::string& shape,
                             int64_t from_block, int64_t to_block, TransformCost cost);
+  /// How the stored transform times were taken (meta key layout_transforms_format; a DB
+  /// without one has format 1). Times of another format are not comparable with new ones.
+  Expected<int> transform_format();
+  /// Deletes every stored transform time and records `format` (one transaction).
+  Status reset_transforms(int format);
   /// One conv node's chosen record for a model.
   struct GraphBestEntry {
     std::string node, workload_key, entity_json;
@@ -136,7 +167,7 @@ class RecordStore {
   };
   using DbHandle = std::unique_ptr<sqlite3, CloseDb>;
 
-  RecordStore(DbHandle db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
+  RecordStore(DbHandle db, std::string path);
   Status exec(const std::string& sql);
   Status insert_result(int64_t task_id, const schedule_space::ConfigSpace& space,
                        const schedule_space::Config& config, const schedule_space::MeasureResult& r,
@@ -145,6 +176,9 @@ class RecordStore {
   DbHandle db_;
   std::string path_;
   int transaction_depth_ = 0;
+  /// Prepared once per connection (after db_, so finalized before it closes): the insert path
+  /// runs them for every result.
+  std::unique_ptr<detail::Statement> insert_config_, insert_result_;
 };
 
 }  // namespace tensortune::records

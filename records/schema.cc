@@ -2,6 +2,20 @@
 
 namespace tensortune::records {
 
+const char* const kRebuildBestSql = R"sql(
+DELETE FROM best_groups;
+DELETE FROM top_results;
+INSERT INTO best_groups(task_id, device_key, threads, measured)
+  SELECT c.task_id, r.device_key, r.threads, count(*) FROM results r
+  JOIN configs c ON r.config_id = c.id GROUP BY c.task_id, r.device_key, r.threads;
+INSERT INTO top_results(task_id, device_key, threads, mean_cost, result_id)
+  SELECT task_id, device_key, threads, mean_cost, id FROM (
+    SELECT c.task_id, r.device_key, r.threads, r.mean_cost, r.id, row_number() OVER (
+      PARTITION BY c.task_id, r.device_key, r.threads ORDER BY r.mean_cost, r.id) AS rank
+    FROM results r JOIN configs c ON r.config_id = c.id WHERE r.error_no = 0)
+  WHERE rank <= 20;
+)sql";
+
 const char* const kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
@@ -59,6 +73,41 @@ CREATE TABLE IF NOT EXISTS graph_best (
   entity       TEXT NOT NULL,        -- the chosen record's config
   PRIMARY KEY (model, device_key, node)
 );
+-- The best results of every (task, device key, threads) group (issue 22), kept by the trigger
+-- below in the same transaction as each result insert, whoever inserts (tuning runs, imports,
+-- the tracker's archive), so best-record queries read at most 20 rows a group instead of
+-- scanning every result. `records check` compares them with a full scan.
+CREATE TABLE IF NOT EXISTS best_groups (
+  task_id    INTEGER NOT NULL,
+  device_key TEXT NOT NULL,
+  threads    INTEGER NOT NULL,
+  measured   INTEGER NOT NULL,       -- results of the group, errors included
+  PRIMARY KEY (task_id, device_key, threads)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS top_results (
+  task_id    INTEGER NOT NULL,
+  device_key TEXT NOT NULL,
+  threads    INTEGER NOT NULL,
+  mean_cost  REAL NOT NULL,
+  result_id  INTEGER NOT NULL,       -- results(id); the 20 fastest error-free of the group
+  PRIMARY KEY (task_id, device_key, threads, mean_cost, result_id)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS results_keep_best AFTER INSERT ON results BEGIN
+  INSERT INTO best_groups(task_id, device_key, threads, measured)
+    SELECT task_id, NEW.device_key, NEW.threads, 1 FROM configs WHERE id = NEW.config_id
+    ON CONFLICT(task_id, device_key, threads) DO UPDATE SET measured = measured + 1;
+  INSERT INTO top_results(task_id, device_key, threads, mean_cost, result_id)
+    SELECT task_id, NEW.device_key, NEW.threads, NEW.mean_cost, NEW.id FROM configs
+    WHERE id = NEW.config_id AND NEW.error_no = 0;
+  DELETE FROM top_results
+    WHERE task_id = (SELECT task_id FROM configs WHERE id = NEW.config_id)
+      AND device_key = NEW.device_key AND threads = NEW.threads AND NEW.error_no = 0
+      AND (mean_cost, result_id) > (
+        SELECT mean_cost, result_id FROM top_results
+        WHERE task_id = (SELECT task_id FROM configs WHERE id = NEW.config_id)
+          AND device_key = NEW.device_key AND threads = NEW.threads
+        ORDER BY mean_cost, result_id LIMIT 1 OFFSET 19);
+END;
 CREATE INDEX IF NOT EXISTS results_by_config ON results (config_id, device_key, error_no, mean_cost);
 CREATE INDEX IF NOT EXISTS configs_by_task ON configs (task_id);
 )sql";

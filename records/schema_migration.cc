@@ -1,11 +1,13 @@
 #include "records/schema_migration.h"
 
+#include <chrono>
 #include <utility>
 #include <vector>
 
 #include "records/autotvm_log.h"
 #include "records/detail/statement.h"
 #include "records/record_store.h"
+#include "records/schema.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
 
@@ -93,6 +95,28 @@ Status migrate_v1_to_v2(sqlite3* db, const std::string& path) {
       skipped_tasks ? ", " + std::to_string(skipped_tasks) + " tasks of unknown templates kept"
                     : std::string(),
       unfit ? ", " + std::to_string(unfit) + " entities that fit no config kept" : std::string());
+  return ok_status();
+}
+
+Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
+  const auto start = std::chrono::steady_clock::now();
+  logger("records")->info("record DB {}: schema 2 -> 3: building the best-record tables ...", path);
+  char* err = nullptr;
+  if (sqlite3_exec(db, kRebuildBestSql, nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string message = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Error{ErrorCode::kUnavailable, "record DB " + path + ": schema 2 -> 3: " + message};
+  }
+  Statement version(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+  TT_RETURN_IF_ERROR(version.prepared());
+  TT_RETURN_IF_ERROR(version.run());
+  Statement count(db, "SELECT coalesce(sum(measured), 0), count(*) FROM best_groups");
+  TT_RETURN_IF_ERROR(count.prepared());
+  count.step();
+  logger("records")->info(
+      "record DB {}: schema 2 -> 3: {} results in {} groups, {:.1f} s", path, count.int64(0),
+      count.int64(1),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return ok_status();
 }
 

@@ -18,4 +18,8 @@ namespace tensortune::records::detail {
 /// keep their index and are counted in the log line.
 Status migrate_v1_to_v2(sqlite3* db, const std::string& path);
 
+/// Version 2 -> 3: fills best_groups and top_results (created empty by the schema) from a full
+/// scan of the results, logging how many results it read.
+Status migrate_v2_to_v3(sqlite3* db, const std::string& path);
+
 }  // namespace tensortune::records::detail

@@ -259,6 +259,29 @@ TEST_F(CliTest, TuneOpRecordsAndResumes) {
   CmdResult best = run("records best --json --db " + path("d.db"));
   ASSERT_EQ(best.exit_code, 0);
   EXPECT_NE(best.output.find("\"measured\": 12"), std::string::npos) << best.output;
+  // Filters: by template (name or op name), by shape, by device key; no match is not an error.
+  for (const char* filter : {"--template dense_pack", "--template dense_pack.x86",
+                             "--workload 1x64", "--workload 32x64"}) {
+    CmdResult hit = run("records best --db " + path("d.db") + " " + filter);
+    ASSERT_EQ(hit.exit_code, 0) << filter << hit.output;
+    EXPECT_NE(hit.output.find("dense 1x64 w32x64"), std::string::npos) << filter << hit.output;
+  }
+  for (const char* filter : {"--template conv2d_NCHWc", "--workload 1x65", "--workload 64x3x3",
+                             "--device-key cuda-sm80"}) {
+    CmdResult miss = run("records best --db " + path("d.db") + " " + filter);
+    ASSERT_EQ(miss.exit_code, 0) << filter << miss.output;
+    EXPECT_EQ(miss.output.find("dense 1x64"), std::string::npos) << filter << miss.output;
+    EXPECT_NE(miss.output.find("matches the filters"), std::string::npos) << filter << miss.output;
+  }
+  expect_error("records best --db " + path("d.db") + " --workload 1x64y", "--workload = '1x64y'");
+  expect_error("records best --db " + path("missing.db"), "does not exist");
+  CmdResult stats = run("records stats --db " + path("d.db"));
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find("results      12 (0 failed)"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("dense_pack.x86"), std::string::npos) << stats.output;
+  CmdResult stats_json = run("records stats --json --db " + path("d.db"));
+  ASSERT_EQ(stats_json.exit_code, 0) << stats_json.output;
+  EXPECT_NE(stats_json.output.find("\"results\": 12"), std::string::npos) << stats_json.output;
   CmdResult plot = run("records plot --db " + path("d.db") + " -o " + path("curves.svg"));
   ASSERT_EQ(plot.exit_code, 0) << plot.output;
   EXPECT_NE(plot.output.find("2 curves"), std::string::npos) << plot.output;

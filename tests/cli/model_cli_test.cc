@@ -244,6 +244,19 @@ TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
   auto yr = tensortune::read_npy(path("yr.npy"));
   ASSERT_TRUE(y && yr);
   EXPECT_LT(max_relative_difference(*y, *yr), 1e-4);
+  // At every other opt level the graph-best records compile to the same function.
+  for (const char* opt : {"0", "1", "2"}) {
+    const std::string tt = path(std::string("g") + opt + ".tt");
+    CmdResult level = run("compile --model resnet-18" + shape + " --opt-level " + opt +
+                          " --records " + db + " -o " + tt);
+    ASSERT_EQ(level.exit_code, 0) << level.output;
+    ASSERT_EQ(
+        run("run " + tt + " --input data=" + path("x.npy") + " -o " + path("yo.npy")).exit_code, 0)
+        << opt;
+    auto yo = tensortune::read_npy(path("yo.npy"));
+    ASSERT_TRUE(yo);
+    EXPECT_LT(max_relative_difference(*yo, *yr), 1e-4) << "opt level " << opt;
+  }
   // Another input shape is another model: its graph-best records are not these.
   CmdResult other = run("compile --model resnet-18 --input-shape data=1x3x64x64 --records " + db +
                         " -o " + path("o.tt"));

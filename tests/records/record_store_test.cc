@@ -6,7 +6,10 @@
 #include <sqlite3.h>
 
 #include <fstream>
+#include <map>
+#include <random>
 
+#include "records/schema.h"
 #include "tests/support/test_paths.h"
 
 namespace tt = tensortune;
@@ -226,4 +229,126 @@ TEST(RecordStore, Version1IndicesOfMultiWaySplitsAreRebuiltFromEntities) {
   auto again = tt::records::RecordStore::open(path);
   ASSERT_TRUE(again.has_value()) << again.error().message;
   EXPECT_EQ((*(*again)->best(ss::workload_key(task), "", "x86-avx512"))->record.config_index, a);
+}
+
+namespace {
+
+// Brute force over every stored record: the fastest error-free result per (workload, device key).
+std::map<std::pair<std::string, std::string>, std::pair<double, int64_t>> brute_force_best(
+    tt::records::RecordStore& store) {
+  std::map<std::pair<std::string, std::string>, std::pair<double, int64_t>> out;
+  const auto all = store.all_records();
+  EXPECT_TRUE(all);
+  if (!all) return out;
+  for (const auto& r : *all) {
+    if (!r.result.ok()) continue;
+    auto [it, fresh] = out.try_emplace({r.task.workload_key, r.result.device_key},
+                                       r.result.mean_cost(), r.config_index);
+    if (!fresh && r.result.mean_cost() < it->second.first)
+      it->second = {r.result.mean_cost(), r.config_index};
+  }
+  return out;
+}
+
+}  // namespace
+
+// The best-record tables (schema 3), kept by a trigger on every insert: best() and best_all()
+// equal brute force over thousands of random results (ties, errors, several device keys and
+// thread counts, more than 20 results a group); `records check` agrees and catches damage; an
+// older DB gets them from a full scan when opened.
+TEST(RecordStore, BestTablesEqualBruteForceAndSurviveMigration) {
+  const std::string path = tt::testing::fresh_db_path("records_best_tables");
+  std::mt19937 rng(7);
+  std::vector<ss::Task> tasks;
+  for (int64_t n : {32, 48, 64})
+    tasks.push_back(*ss::make_task(ss::kDensePack, ss::DenseWorkload{1, n, n},
+                                   ss::Target{"llvm -keys=cpu -mcpu=test", 16}));
+  const char* keys[] = {"x86-avx512", "x86-avx2"};
+  {
+    auto store = tt::records::RecordStore::open(path);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    for (int round = 0; round < 30; ++round) {
+      const ss::Task& task = tasks[rng() % tasks.size()];
+      auto space = *ss::make_config_space(task);
+      auto id = *(*store)->ensure_task(tt::records::task_info(task, space));
+      std::vector<ss::Config> configs;
+      std::vector<ss::MeasureResult> results;
+      for (int i = 0; i < 40; ++i) {
+        const int64_t index = static_cast<int64_t>(rng() % static_cast<uint32_t>(space.size()));
+        configs.push_back(*space.config_at(index));
+        // Costs on a coarse grid, so that ties happen; one in five fails.
+        ss::MeasureResult r = ok_result(index, 1e-4 * double(1 + rng() % 50));
+        r.device_key = keys[rng() % 2];
+        r.threads = 1 + static_cast<int>(rng() % 2);
+        if (rng() % 5 == 0) {
+          r.error_no = ss::MeasureErrorNo::kRunTimeout;
+          r.costs = {ss::kErrorCost};
+        }
+        results.push_back(r);
+      }
+      ASSERT_TRUE((*store)->add_results(id, space, configs, results, {"random", "r"}, {}));
+    }
+    const auto want = brute_force_best(**store);
+    for (const auto& [group, cost_index] : want) {
+      auto best = (*store)->best(group.first, "", group.second);
+      ASSERT_TRUE(best && *best) << group.first;
+      EXPECT_DOUBLE_EQ((*best)->record.result.mean_cost(), cost_index.first);
+    }
+    auto all = (*store)->best_all();
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->size(), want.size());
+    int64_t measured = 0;
+    for (const auto& b : *all) {
+      EXPECT_DOUBLE_EQ(b.record.result.mean_cost(),
+                       want.at({b.record.task.workload_key, b.record.result.device_key}).first);
+      measured += b.measured;
+    }
+    EXPECT_EQ(measured, 30 * 40);
+    auto check = (*store)->check_best_tables();
+    ASSERT_TRUE(check) << check.error().message;
+    EXPECT_EQ(check->mismatches, 0) << (check->examples.empty() ? "" : check->examples[0]);
+    EXPECT_EQ(check->results, 30 * 40);
+  }
+  int top_rows = 0;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT max(n), sum(n) FROM (SELECT count(*) AS n FROM "
+                                 "top_results GROUP BY task_id, device_key, threads)",
+                                 -1, &q, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(q, 0), tt::records::kTopResults) << "groups are capped at 20";
+    top_rows = sqlite3_column_int(q, 1);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+  }
+  // Damage is found and repaired.
+  raw_sql(path,
+          "DELETE FROM top_results WHERE result_id = (SELECT result_id FROM top_results LIMIT 1)");
+  {
+    auto store = tt::records::RecordStore::open(path);
+    ASSERT_TRUE(store);
+    auto check = (*store)->check_best_tables();
+    ASSERT_TRUE(check);
+    EXPECT_GT(check->mismatches, 0);
+    ASSERT_TRUE((*store)->rebuild_best_tables());
+    EXPECT_EQ((*store)->check_best_tables()->mismatches, 0);
+  }
+  // A version-2 DB (no best tables filled) gets them built when it is opened.
+  raw_sql(path,
+          "DELETE FROM top_results; DELETE FROM best_groups; UPDATE meta SET value = '2' WHERE "
+          "key = 'schema_version';");
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(store) << store.error().message;
+  auto check = (*store)->check_best_tables();
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->mismatches, 0);
+  EXPECT_GT(check->groups, 0);
+  auto all = (*store)->best_all();
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), brute_force_best(**store).size());
+  EXPECT_GT(top_rows, 0);
 }

@@ -4,6 +4,7 @@
 #include "tuner/graph_tuner/transform_costs.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 
@@ -101,6 +102,33 @@ TEST(TransformCosts, TimedOnceStoredReusedAndEstimatedWithTheReason) {
   EXPECT_EQ(other->estimated, 3);
   ASSERT_FALSE(other->estimate_reasons.empty());
   EXPECT_NE(other->estimate_reasons[0].find("no device"), std::string::npos);
+
+  // A table of another format (an older timed loop): refused naming both formats, nothing
+  // changed; --retime-transforms (retime) clears it and times again.
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "INSERT OR REPLACE INTO meta(key, value) VALUES "
+                           "('layout_transforms_format', '0')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto stale = transform_costs(**store, "test-key", needed, &timer);
+  ASSERT_FALSE(stale);
+  EXPECT_NE(stale.error().message.find("format 0; this tensortune takes format 1"),
+            std::string::npos)
+      << stale.error().message;
+  auto kept = (*store)->transform_cost("test-key", shape_key(needed[0].shape), 4, 8);
+  ASSERT_TRUE(kept && *kept);
+  EXPECT_DOUBLE_EQ((*kept)->seconds, first->seconds.at(needed[0]));
+  EXPECT_EQ(calls, 2);
+  auto retimed = transform_costs(**store, "test-key", needed, &timer, {}, /*retime=*/true);
+  ASSERT_TRUE(retimed) << retimed.error().message;
+  EXPECT_EQ(retimed->measured, 2);
+  EXPECT_EQ(retimed->reused, 0);
+  EXPECT_EQ(*(*store)->transform_format(), kTransformFormat);
   std::filesystem::remove(path);
 }
 

@@ -47,7 +47,19 @@ TransformTimer local_transform_timer(const measure::MeasureOptions& options) {
 Expected<TransformCosts> transform_costs(records::RecordStore& store, const std::string& device_key,
                                          const std::vector<Transform>& needed,
                                          const TransformTimer* timer,
-                                         const std::function<void(int, int)>& progress) {
+                                         const std::function<void(int, int)>& progress,
+                                         bool retime) {
+  TT_ASSIGN_OR_RETURN(const int format, store.transform_format());
+  if (retime || format != kTransformFormat) {
+    if (!retime)
+      return Error{ErrorCode::kFailedPrecondition,
+                   store.path() + " holds layout-transform times of format " +
+                       std::to_string(format) + "; this tensortune takes format " +
+                       std::to_string(kTransformFormat) +
+                       " (another timed loop or protocol), so they are not comparable. Nothing "
+                       "was changed; --retime-transforms deletes them and times them again"};
+    TT_RETURN_IF_ERROR(store.reset_transforms(kTransformFormat));
+  }
   TransformCosts out;
   std::vector<Transform> missing;
   for (const Transform& t : needed) {

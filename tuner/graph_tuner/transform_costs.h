@@ -46,12 +46,19 @@ struct TransformCosts {
   std::vector<std::string> estimate_reasons;
 };
 
+/// The format of the transform times this build takes (TransformTiming of
+/// runtime::time_layout_transform under graph-tune's protocol). Raised when the timed loop or
+/// the protocol changes, so that older times are not mixed with new ones.
+inline constexpr int kTransformFormat = 1;
+
 /// Every needed transform's cost for the device key: from the table, else timed with `timer`
 /// and stored; without a timer (null), or where timing fails, estimated and stored as such.
-/// With a timer, earlier estimates are timed again.
+/// With a timer, earlier estimates are timed again. A table of another format is refused
+/// (kFailedPrecondition, nothing written) unless `retime` clears it first.
 Expected<TransformCosts> transform_costs(records::RecordStore& store, const std::string& device_key,
                                          const std::vector<Transform>& needed,
                                          const TransformTimer* timer,
-                                         const std::function<void(int, int)>& progress = {});
+                                         const std::function<void(int, int)>& progress = {},
+                                         bool retime = false);
 
 }  // namespace tensortune::tuner::graph_tuner
