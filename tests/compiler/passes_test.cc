@@ -8,6 +8,7 @@
 
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
+#include "compiler/graph/op_attrs.h"
 
 namespace tensortune::passes {
 namespace {
@@ -189,6 +190,64 @@ TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
   EXPECT_LT(
       relative_error((*graph::interpret(*g, input))[0], (*graph::interpret(*model, input))[0]),
       kTolerance);
+}
+
+// Per-node blocks (what graph-best records give): a conv whose output block differs from its
+// consumer's input block gets exactly one transform between them, and nowhere else changes.
+TEST(AlterOpLayout, PerNodeBlocksInsertTransformsExactlyWhereNeighboursDisagree) {
+  auto model = frontend::zoo_model("resnet-18");
+  ASSERT_TRUE(model);
+  auto transforms = [&](std::optional<ConvBlocks> odd) {
+    AlterOpLayoutOptions layout;
+    layout.choose_blocks = [](const schedule_space::Conv2dWorkload& w) {
+      return ConvBlocks{w.in_channels % 8 == 0 ? 8 : w.in_channels, 8};
+    };
+    layout.node_blocks = [odd](const std::string& node) -> std::optional<ConvBlocks> {
+      if (node == "layer1.0.1.conv") return odd;
+      return std::nullopt;
+    };
+    // The whole pipeline (batch norms folded first, as compile runs it).
+    PipelineOptions pipeline;
+    pipeline.layout = layout;
+    PassContext ctx;
+    ctx.opt_level = 3;
+    auto g = run_pipeline(standard_pipeline(pipeline), *model, ctx);
+    EXPECT_TRUE(g) << g.error().message;
+    std::vector<std::pair<int64_t, int64_t>> out;
+    if (!g) return out;
+    for (const auto& n : g->nodes()) {
+      if (n.name == "layer1.0.1.conv" && odd) {
+        EXPECT_EQ(n.attrs.get_int("ic_bn", 0), odd->ic_bn);
+        EXPECT_EQ(n.attrs.get_int("oc_bn", 0), odd->oc_bn);
+      }
+      if (n.op != OpKind::kLayoutTransform) continue;
+      const auto a = graph::attrs_as<graph::LayoutTransformAttrs>(n.attrs);
+      EXPECT_NE(a.from_block, a.to_block) << n.name << " is a transform to the same layout";
+      out.emplace_back(a.from_block, a.to_block);
+    }
+    const auto input = zoo_input();
+    EXPECT_LT(
+        relative_error((*graph::interpret(*g, input))[0], (*graph::interpret(*model, input))[0]),
+        kTolerance);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto uniform = transforms(std::nullopt);
+  // layer1.0.1.conv writes 16-channel blocks that its only consumer (layer1.0.2.conv, through
+  // its relu) reads as 8: one more transform, 16 -> 8.
+  auto with_oc = transforms(ConvBlocks{8, 16});
+  auto expected = uniform;
+  expected.emplace_back(16, 8);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(with_oc, expected);
+  // It reads 16-channel blocks that its producer writes as 8: one more transform, 8 -> 16.
+  auto with_ic = transforms(ConvBlocks{16, 8});
+  expected = uniform;
+  expected.emplace_back(8, 16);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(with_ic, expected);
+  // Its own choice equal to its neighbours': nothing added.
+  EXPECT_EQ(transforms(ConvBlocks{8, 8}), uniform);
 }
 
 TEST(FuseOps, ConvTakesItsEpilogueIntoItsGroup) {
