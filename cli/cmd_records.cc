@@ -13,12 +13,14 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/model_args.h"
 #include "cli/svg_plot.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "proto/rpc_channel.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 #include "tracker/tracker_client.h"
+#include "tuner/task_extraction.h"
 
 namespace tensortune::cli {
 
@@ -35,46 +37,91 @@ struct RecordsFlags {
   std::string output;
   std::string workload;
   bool json = false;
+  bool json_lines = false;
   std::string format = "autotvm";
   bool skip_unsupported = false;
   std::string log;
   std::string device_key;
   std::string tracker, token_file, tls_ca;
-  std::string template_filter;  ///< records best --template
+  // records best's filters
+  std::string template_filter;
+  ModelFlags model;  ///< --model / --input-shape: the model's tasks only
+  int threads = 0;
+  std::string since, until;
+  int top_k = 1;
 };
 
-// `--workload`: an exact workload key ("[...]") or a shape such as 1x64x56x56 or 64x3x3 that one
-// of the described workload's shapes must equal.
-Status check_workload_pattern(const std::string& pattern) {
-  if (pattern.empty() || pattern[0] == '[') return ok_status();
-  static const std::regex shape("[0-9]+(x[0-9]+)*");
-  if (std::regex_match(pattern, shape)) return ok_status();
-  return invalid_argument("--workload = '" + pattern +
-                          "': give a shape such as 1x64x56x56 (data) or 64x3x3 (kernel), or an "
-                          "exact workload key ([\"conv2d_NCHWc.x86\", ...])");
-}
-
-bool workload_matches(const std::string& pattern, const std::string& workload_key,
-                      const std::string& described) {
-  if (pattern.empty()) return true;
-  if (pattern[0] == '[') return workload_key == pattern;
-  std::istringstream words(described);
-  for (std::string w; words >> w;) {
-    const size_t digits = w.find_first_of("0123456789");
-    if (digits != std::string::npos && w.substr(digits) == pattern) return true;
+// "2026-11-20", "2026-11-20T08:30:00" (UTC) or unix seconds; 0 for an empty flag.
+Expected<double> parse_time(const std::string& flag, const std::string& text) {
+  if (text.empty()) return 0.0;
+  static const std::regex number("[0-9]+(\\.[0-9]+)?");
+  if (std::regex_match(text, number)) return std::stod(text);
+  std::tm tm{};
+  for (const char* format : {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"}) {
+    tm = std::tm{};
+    const char* end = strptime(text.c_str(), format, &tm);
+    if (end && *end == '\0') return static_cast<double>(timegm(&tm));
   }
-  return false;
+  return invalid_argument(flag + " = '" + text +
+                          "': a date (2026-11-20), a UTC time (2026-11-20T08:30:00) or unix "
+                          "seconds");
 }
 
-bool template_matches(const std::string& filter, const std::string& name) {
-  return filter.empty() || name == filter || name.substr(0, name.rfind('.')) == filter;
+// The filters of `records best` as the store and the tracker take them.
+Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
+  records::RecordStore::BestQuery q;
+  q.template_name = f.template_filter;
+  q.device_key = f.device_key;
+  q.threads = f.threads;
+  q.top_k = f.top_k;
+  TT_ASSIGN_OR_RETURN(q.since, parse_time("--since", f.since));
+  TT_ASSIGN_OR_RETURN(q.until, parse_time("--until", f.until));
+  if (!f.workload.empty()) {
+    static const std::regex shape("[0-9]+(x[0-9]+)*");
+    if (f.workload[0] == '[')
+      q.workload_keys = {f.workload};
+    else if (std::regex_match(f.workload, shape))
+      q.shape = f.workload;
+    else
+      return invalid_argument("--workload = '" + f.workload +
+                              "': give a tensor shape such as 1x64x56x56 (data) or 64x64x3x3 "
+                              "(kernel), or an exact workload key ([\"conv2d_NCHWc.x86\", ...])");
+  }
+  if (!f.model.model.empty()) {
+    TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
+    TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
+    std::vector<std::string> keys;
+    for (const auto& t : extraction.tasks) keys.push_back(schedule_space::workload_key(t.task));
+    if (q.workload_keys.empty()) {
+      q.workload_keys = keys;
+    } else if (std::find(keys.begin(), keys.end(), q.workload_keys[0]) == keys.end()) {
+      q.workload_keys.clear();  // the key is not one of the model's: nothing matches
+      q.workload_keys.push_back("-");
+    }
+  }
+  return q;
+}
+
+bool is_filtered(const records::RecordStore::BestQuery& q) {
+  return !q.template_name.empty() || !q.shape.empty() || !q.workload_keys.empty() ||
+         !q.device_key.empty() || q.threads != 0 || q.since != 0 || q.until != 0 || q.top_k > 1;
 }
 
 // The tracker archive's best records, in the record store's shape.
-Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f) {
+Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f,
+                                                        const records::RecordStore::BestQuery& q) {
   TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
-  TT_ASSIGN_OR_RETURN(auto reply, client->best_records(f.device_key));
+  v1::BestRecordsRequest req;
+  req.set_device_key(q.device_key);
+  req.set_template_name(q.template_name);
+  req.set_shape(q.shape);
+  for (const auto& k : q.workload_keys) req.add_workload_keys(k);
+  req.set_threads(q.threads);
+  req.set_since(q.since);
+  req.set_until(q.until);
+  req.set_top_k(q.top_k);
+  TT_ASSIGN_OR_RETURN(auto reply, client->best_records(req));
   std::vector<records::BestRecord> out;
   for (const auto& r : reply.records()) {
     records::BestRecord b;
@@ -85,11 +132,28 @@ Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f) {
     b.record.entity_json = r.entity_json();
     b.record.result.device_key = r.device_key();
     b.record.result.costs = {r.mean_cost_s()};
+    b.record.result.threads = r.threads();
     b.gflops = r.gflops();
     b.measured = r.measured();
     out.push_back(std::move(b));
   }
   return out;
+}
+
+nlohmann::json best_json(const records::BestRecord& b) {
+  const auto& r = b.record;
+  return {{"workload_key", r.task.workload_key},
+          {"template", r.task.template_name},
+          {"target", r.task.target},
+          {"device_key", r.result.device_key},
+          {"ok", r.result.ok()},
+          {"gflops", b.gflops},
+          {"mean_cost_s",
+           r.result.ok() ? nlohmann::json(r.result.mean_cost()) : nlohmann::json(nullptr)},
+          {"config_index", r.config_index},
+          {"entity", entity_or_text(r.entity_json)},
+          {"threads", r.result.threads},
+          {"measured", b.measured}};
 }
 
 std::string described_workload(const records::StoredRecord& r) {
@@ -98,45 +162,32 @@ std::string described_workload(const records::StoredRecord& r) {
 }
 
 Status run_best(const RecordsFlags& f) {
-  TT_RETURN_IF_ERROR(check_workload_pattern(f.workload));
+  TT_ASSIGN_OR_RETURN(const auto query, best_query(f));
+  const bool filtered = is_filtered(query);
   std::vector<records::BestRecord> best;
   if (!f.tracker.empty()) {
-    TT_ASSIGN_OR_RETURN(best, tracker_best(f));
+    TT_ASSIGN_OR_RETURN(best, tracker_best(f, query));
   } else {
     if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-    TT_ASSIGN_OR_RETURN(best, store->best_all());
+    // Unfiltered, every group is listed, those whose every result failed too.
+    if (filtered) {
+      TT_ASSIGN_OR_RETURN(best, store->query_best(query));
+    } else {
+      TT_ASSIGN_OR_RETURN(best, store->best_all());
+    }
   }
-  const bool filtered = !f.workload.empty() || !f.template_filter.empty() || !f.device_key.empty();
-  if (filtered) {
-    const size_t before = best.size();
-    std::erase_if(best, [&](const records::BestRecord& b) {
-      const auto& r = b.record;
-      return !template_matches(f.template_filter, r.task.template_name) ||
-             (!f.device_key.empty() && r.result.device_key != f.device_key) ||
-             !workload_matches(f.workload, r.task.workload_key, described_workload(r));
-    });
-    if (best.empty() && before > 0)
-      std::fprintf(stderr, "no record of the %zu in %s matches the filters\n", before,
-                   f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
+  if (best.empty() && filtered)
+    std::fprintf(stderr, "no record in %s matches the filters\n",
+                 f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
+  if (f.json_lines) {
+    // One object a line, written as they come: for answers too large for one document.
+    for (const auto& b : best) std::printf("%s\n", best_json(b).dump().c_str());
+    return ok_status();
   }
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& b : best) {
-      const auto& r = b.record;
-      out.push_back({{"workload_key", r.task.workload_key},
-                     {"template", r.task.template_name},
-                     {"target", r.task.target},
-                     {"device_key", r.result.device_key},
-                     {"ok", r.result.ok()},
-                     {"gflops", b.gflops},
-                     {"mean_cost_s", r.result.ok() ? nlohmann::json(r.result.mean_cost())
-                                                   : nlohmann::json(nullptr)},
-                     {"config_index", r.config_index},
-                     {"entity", entity_or_text(r.entity_json)},
-                     {"threads", r.result.threads},
-                     {"measured", b.measured}});
-    }
+    for (const auto& b : best) out.push_back(best_json(b));
     std::printf("%s\n", out.dump(2).c_str());
     return ok_status();
   }
@@ -368,14 +419,30 @@ void add_records_command(CLI::App& app, int& exit_code) {
   best->add_option("--template", flags->template_filter,
                    "only this template (conv2d_NCHWc.x86, or its op name conv2d_NCHWc)");
   best->add_option("--workload", flags->workload,
-                   "only workloads with this shape (1x64x56x56: data, 64x3x3: kernel) or this "
-                   "exact workload key");
+                   "only workloads with this tensor shape (1x64x56x56: data, 64x64x3x3: kernel) "
+                   "or this exact workload key");
   best->add_option("--device-key", flags->device_key, "only this device key (e.g. x86-avx512)");
+  best->add_option("--model", flags->model.model,
+                   "only the workloads of this model's tasks (a zoo name or an .onnx file)");
+  best->add_option("--input-shape", flags->model.input_shapes,
+                   "with --model: NAME=1x3x224x224 for its inputs");
+  best->add_option("--threads", flags->threads, "only results measured on this many threads")
+      ->check(at_least(0, 1024));
+  best->add_option("--since", flags->since,
+                   "only results measured from then on: 2026-11-20, 2026-11-20T08:30:00 (UTC) or "
+                   "unix seconds");
+  best->add_option("--until", flags->until, "only results measured until then (as --since)");
+  best->add_option("--top-k", flags->top_k, "the best K records of every workload, not just one")
+      ->check(at_least(1, 1000))
+      ->capture_default_str();
+  best->add_flag("--jsonl", flags->json_lines, "print one JSON object a line (large answers)");
   best->footer(
       "\nExamples:\n  tensortune records best --db r18.db --template conv2d_NCHWc "
-      "--workload 1x64x56x56\n  tensortune records best --tracker farm:9190 --device-key "
-      "x86-avx512 --json\nA filter that matches nothing prints nothing (a note on stderr) and "
-      "exits 0.");
+      "--workload 1x64x56x56\n  tensortune records best --db farm.db --model resnet-50 "
+      "--device-key x86-avx512 --since 2026-11-01\n  tensortune records best --tracker "
+      "farm:9190 --device-key x86-avx512 --top-k 5 --jsonl\nFiltered answers list error-free "
+      "records from the best-record tables (milliseconds on millions of results); a filter that "
+      "matches nothing prints nothing (a note on stderr) and exits 0.");
   best->callback([flags, finish] { finish(run_best(*flags)); });
 
   CLI::App* check = records->add_subcommand(

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "records/detail/record_columns.h"
 #include "records/detail/statement.h"
 #include "records/schema.h"
 #include "records/schema_migration.h"
@@ -281,12 +282,7 @@ Expected<std::set<int64_t>> RecordStore::measured_indices(int64_t task_id,
   return out;
 }
 
-namespace {
-
-constexpr char kRecordColumns[] =
-    "t.workload_key, t.template, t.target, t.flop, t.space_size, c.config_index, c.entity, "
-    "r.device_key, r.costs, r.error_no, r.error_msg, r.all_cost, r.compile_s, r.timestamp, "
-    "r.threads, r.number, r.tuner, r.run_id, r.trial";
+namespace detail {
 
 StoredRecord read_record(const Statement& q) {
   StoredRecord s;
@@ -313,7 +309,10 @@ StoredRecord read_record(const Statement& q) {
   return s;
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::kRecordColumns;
+using detail::read_record;
 
 Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workload_key,
                                                       const std::string& target,

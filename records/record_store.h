@@ -104,6 +104,23 @@ class RecordStore {
                                            const std::string& device_key);
   /// The best record of every (workload, target, device key) group.
   Expected<std::vector<BestRecord>> best_all();
+
+  /// Filters of best-record queries; empty fields match everything.
+  struct BestQuery {
+    std::string template_name;  ///< a name (conv2d_NCHWc.x86) or an op name (conv2d_NCHWc)
+    std::string shape;          ///< a tensor shape of the workload ("1x64x56x56", "64x64x3x3")
+    std::vector<std::string> workload_keys;  ///< exactly these (a model's tasks)
+    std::string device_key;
+    int threads = 0;              ///< 0: any
+    double since = 0, until = 0;  ///< result timestamps, unix seconds; 0: open
+    int top_k = 1;                ///< per (workload, target, device key), 1..1000
+  };
+  /// The fastest error-free records per (workload, target, device key) group that match, the
+  /// best first within a group, groups in task order; `measured` counts the group's results
+  /// (errors included) under the same filters. Without a time range it reads the best-record
+  /// tables (top_k <= kTopResults); with one, or a larger top_k, it scans the matching tasks'
+  /// results. A malformed filter is kInvalidArgument naming it.
+  Expected<std::vector<BestRecord>> query_best(const BestQuery& query);
   /// Every stored record, oldest first (for export).
   Expected<std::vector<StoredRecord>> all_records();
   Expected<int64_t> result_count();

@@ -14,7 +14,30 @@ grpc::Status TuningService::Status(grpc::ServerContext* ctx, const v1::StatusReq
 grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::BestRecordsRequest* req,
                                         v1::BestRecordsReply* reply) {
   if (auto s = core_.authorize(*ctx, "BestRecords"); !s.ok()) return s;
-  auto best = core_.archive->best_all();
+  const bool filtered = !req->template_name().empty() || !req->shape().empty() ||
+                        req->workload_keys_size() > 0 || req->threads() != 0 || req->since() != 0 ||
+                        req->until() != 0 || req->top_k() > 1;
+  if (req->workload_keys_size() > 10000)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "workload_keys has " + std::to_string(req->workload_keys_size()) +
+                            " entries, at most 10000");
+  Expected<std::vector<records::BestRecord>> best = std::vector<records::BestRecord>{};
+  if (filtered) {
+    records::RecordStore::BestQuery q;
+    q.device_key = req->device_key();
+    q.template_name = req->template_name();
+    q.shape = req->shape();
+    q.workload_keys.assign(req->workload_keys().begin(), req->workload_keys().end());
+    q.threads = req->threads();
+    q.since = req->since();
+    q.until = req->until();
+    q.top_k = std::max(1, req->top_k());
+    best = core_.archive->query_best(q);
+    if (!best && best.error().code == ErrorCode::kInvalidArgument)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, best.error().message);
+  } else {
+    best = core_.archive->best_all();
+  }
   if (!best) return grpc::Status(grpc::StatusCode::INTERNAL, best.error().message);
   for (const auto& b : *best) {
     if (!req->device_key().empty() && b.record.result.device_key != req->device_key()) continue;
@@ -28,6 +51,7 @@ grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::Best
     r->set_mean_cost_s(b.record.result.mean_cost());
     r->set_gflops(b.gflops);
     r->set_measured(b.measured);
+    r->set_threads(b.record.result.threads);
   }
   return grpc::Status::OK;
 }

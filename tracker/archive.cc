@@ -35,6 +35,12 @@ Expected<std::vector<records::BestRecord>> Archive::best_all() {
   return store_->best_all();
 }
 
+Expected<std::vector<records::BestRecord>> Archive::query_best(
+    const records::RecordStore::BestQuery& q) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->query_best(q);
+}
+
 Expected<int64_t> Archive::result_count() {
   std::lock_guard<std::mutex> lock(mu_);
   return store_->result_count();

@@ -23,6 +23,7 @@ class Archive {
                 const schedule_space::Config& config, const schedule_space::MeasureResult& result,
                 const std::string& job_name);
   Expected<std::vector<records::BestRecord>> best_all();
+  Expected<std::vector<records::BestRecord>> query_best(const records::RecordStore::BestQuery& q);
   Expected<int64_t> result_count();
 
  private:

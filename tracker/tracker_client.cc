@@ -122,12 +122,10 @@ Expected<v1::StatusReply> TrackerClient::status() {
   return reply;
 }
 
-Expected<v1::BestRecordsReply> TrackerClient::best_records(const std::string& device_key) {
+Expected<v1::BestRecordsReply> TrackerClient::best_records(const v1::BestRecordsRequest& req) {
   grpc::ClientContext ctx;
   wire::add_token(ctx, endpoint_.token);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  v1::BestRecordsRequest req;
-  req.set_device_key(device_key);
   v1::BestRecordsReply reply;
   grpc::Status s = stub_->BestRecords(&ctx, req, &reply);
   if (!s.ok()) return rpc_error("BestRecords", s);

@@ -45,7 +45,7 @@ class TrackerClient {
       const schedule_space::Target& target, const FarmTiming& timing, const std::string& device_key,
       const std::string& job_name);
   Expected<v1::StatusReply> status();
-  Expected<v1::BestRecordsReply> best_records(const std::string& device_key);
+  Expected<v1::BestRecordsReply> best_records(const v1::BestRecordsRequest& request);
 
   const wire::TrackerEndpoint& endpoint() const { return endpoint_; }
 

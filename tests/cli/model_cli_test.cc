@@ -264,6 +264,16 @@ TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
   EXPECT_EQ(other.output.find("graph-best"), std::string::npos) << other.output;
   expect_error("graph-tune --model mobilenet-v1" + shape + " --db " + db,
                "no conv node of mobilenet-v1 has records");
+  // records best --model: the model's workloads only (resnet-18 has 11 conv workloads).
+  CmdResult mine = run("records best --db " + db + " --model resnet-18" + shape);
+  ASSERT_EQ(mine.exit_code, 0) << mine.output;
+  size_t conv_rows = 0;
+  for (size_t at = 0; (at = mine.output.find("\nconv2d_NCHWc.x86", at)) != std::string::npos; ++at)
+    ++conv_rows;
+  EXPECT_EQ(conv_rows, 11u) << mine.output;
+  CmdResult theirs = run("records best --db " + db + " --model mobilenet-v1" + shape);
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.output;
+  EXPECT_NE(theirs.output.find("matches the filters"), std::string::npos) << theirs.output;
 }
 
 // tune --model with xgb pre-trains each task's cost model on the tasks tuned before it (the

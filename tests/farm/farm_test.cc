@@ -404,6 +404,14 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   auto [bcode, best] = run_cli("records best --tracker " + tracker);
   EXPECT_EQ(bcode, 0) << best;
   EXPECT_NE(best.find("dense_pack.x86"), std::string::npos) << best;
+  // The archive answers filtered queries: the top 3 of the workload, one JSON object a line.
+  auto [tcode, top] = run_cli("records best --tracker " + tracker +
+                              " --template dense_pack --workload 1x128 --top-k 3 --jsonl");
+  EXPECT_EQ(tcode, 0) << top;
+  EXPECT_EQ(std::count(top.begin(), top.end(), '\n'), 3) << top;
+  auto [mcode, miss] = run_cli("records best --tracker " + tracker + " --workload 1x999");
+  EXPECT_EQ(mcode, 0) << miss;
+  EXPECT_NE(miss.find("matches the filters"), std::string::npos) << miss;
   auto [ncode, none] = run_cli("status --tracker 127.0.0.1:1");
   EXPECT_EQ(ncode, 1);
   EXPECT_NE(none.find("UNAVAILABLE"), std::string::npos) << none;

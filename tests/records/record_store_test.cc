@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <random>
@@ -308,6 +309,55 @@ TEST(RecordStore, BestTablesEqualBruteForceAndSurviveMigration) {
     ASSERT_TRUE(check) << check.error().message;
     EXPECT_EQ(check->mismatches, 0) << (check->examples.empty() ? "" : check->examples[0]);
     EXPECT_EQ(check->results, 30 * 40);
+
+    // Filtered queries against brute force: top 3 per group on 2 threads of one key, from the
+    // best-record tables and from a scan (a time range covering everything) alike.
+    const auto records = *(*store)->all_records();
+    std::map<std::string, std::vector<double>> want_top;  // workload key -> sorted costs
+    for (const auto& r : records)
+      if (r.result.ok() && r.result.device_key == "x86-avx2" && r.result.threads == 2)
+        want_top[r.task.workload_key].push_back(r.result.mean_cost());
+    for (auto& [key, costs] : want_top) {
+      std::sort(costs.begin(), costs.end());
+      costs.resize(std::min<size_t>(costs.size(), 3));
+    }
+    tt::records::RecordStore::BestQuery q;
+    q.device_key = "x86-avx2";
+    q.threads = 2;
+    q.top_k = 3;
+    for (double since : {0.0, 1.0}) {
+      q.since = since;
+      auto got = (*store)->query_best(q);
+      ASSERT_TRUE(got) << got.error().message;
+      std::map<std::string, std::vector<double>> seen;
+      for (const auto& b : *got) {
+        EXPECT_EQ(b.record.result.threads, 2);
+        seen[b.record.task.workload_key].push_back(b.record.result.mean_cost());
+      }
+      EXPECT_EQ(seen, want_top) << "since " << since;
+    }
+    // By template and shape, by exact keys, and a time range that holds nothing.
+    q = {};
+    q.template_name = "dense_pack";
+    q.shape = "48x48";  // the weight of dense 1x48 w48x48
+    auto by_shape = (*store)->query_best(q);
+    ASSERT_TRUE(by_shape);
+    ASSERT_FALSE(by_shape->empty());
+    for (const auto& b : *by_shape)
+      EXPECT_EQ(b.record.task.workload_key, ss::workload_key(tasks[1]));
+    q = {};
+    q.workload_keys = {ss::workload_key(tasks[0]), ss::workload_key(tasks[2])};
+    auto by_keys = (*store)->query_best(q);
+    ASSERT_TRUE(by_keys);
+    EXPECT_EQ(by_keys->size(), 4u) << "2 workloads x 2 device keys";
+    q = {};
+    q.since = 1800000000;
+    EXPECT_TRUE((*store)->query_best(q)->empty());
+    q = {};
+    q.shape = "1x4y";
+    auto bad = (*store)->query_best(q);
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("shape = '1x4y'"), std::string::npos);
   }
   int top_rows = 0;
   {
