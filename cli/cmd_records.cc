@@ -288,6 +288,25 @@ Status run_check(const RecordsFlags& f, bool repair) {
                    "`tensortune records check --repair` rebuilds them"};
 }
 
+Status run_compact(const RecordsFlags& f, int keep_top, const std::string& keep_since) {
+  if (keep_top < 1)
+    return invalid_argument(
+        "records compact needs --keep-top K (the fastest results kept per workload, target and "
+        "device key); nothing was changed");
+  if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
+  TT_ASSIGN_OR_RETURN(const double since, parse_time("--keep-since", keep_since));
+  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+  std::fprintf(stderr, "compacting %s (one transaction, then VACUUM) ...\n", f.db.c_str());
+  TT_ASSIGN_OR_RETURN(auto c, store->compact(keep_top, since));
+  std::printf(
+      "%s: kept %lld of %lld results (the %d fastest per workload, target and device "
+      "key%s), %.1f -> %.1f MiB\n",
+      f.db.c_str(), static_cast<long long>(c.before - c.deleted), static_cast<long long>(c.before),
+      keep_top, keep_since.empty() ? "" : (", and all since " + keep_since).c_str(),
+      double(c.bytes_before) / (1 << 20), double(c.bytes_after) / (1 << 20));
+  return ok_status();
+}
+
 Status run_export(const RecordsFlags& f) {
   if (f.format != "autotvm")
     return invalid_argument("--format = '" + f.format + "' is not supported (autotvm)");
@@ -451,6 +470,25 @@ void add_records_command(CLI::App& app, int& exit_code) {
   auto repair = std::make_shared<bool>(false);
   check->add_flag("--repair", *repair, "rebuild them from the results first");
   check->callback([flags, finish, repair] { finish(run_check(*flags, *repair)); });
+
+  CLI::App* compact = records->add_subcommand(
+      "compact", "Keep the best K results per workload (and every recent one), delete the rest");
+  compact->add_option("--db", flags->db, "record DB")->capture_default_str();
+  auto keep_top = std::make_shared<int>(0);
+  auto keep_since = std::make_shared<std::string>();
+  compact->add_option("--keep-top", *keep_top,
+                      "results kept per (workload, target, device key): the fastest error-free "
+                      "ones (required)");
+  compact->add_option("--keep-since", *keep_since,
+                      "also keep every result measured from then on (2026-11-01, a UTC time or "
+                      "unix seconds)");
+  compact->footer(
+      "\nExample: tensortune records compact --db archive.db --keep-top 20 --keep-since "
+      "2026-11-01\nDeleted results are gone: a resumed tuning run may measure their configs "
+      "again. Failed results are deleted unless recent.");
+  compact->callback([flags, finish, keep_top, keep_since] {
+    finish(run_compact(*flags, *keep_top, *keep_since));
+  });
 
   CLI::App* stats = records->add_subcommand(
       "stats", "What the DB holds: results, workloads, device keys, dates, size on disk");

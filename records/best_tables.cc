@@ -122,4 +122,32 @@ Status RecordStore::rebuild_best_tables() {
   return transaction([&] { return exec(kRebuildBestSql); });
 }
 
+Expected<RecordStore::CompactStats> RecordStore::compact(int keep_top, double keep_since) {
+  if (keep_top < 1)
+    return invalid_argument("keep_top = " + std::to_string(keep_top) + ", must be >= 1");
+  CompactStats out;
+  TT_ASSIGN_OR_RETURN(const Stats before, stats());
+  out.before = before.results;
+  out.bytes_before = before.bytes;
+  TT_RETURN_IF_ERROR(transaction([&]() -> Status {
+    Statement del(db_.get(),
+                  "DELETE FROM results WHERE id IN (SELECT id FROM (SELECT r.id, r.timestamp, "
+                  "r.error_no, row_number() OVER (PARTITION BY c.task_id, r.device_key ORDER BY "
+                  "r.error_no != 0, r.mean_cost, r.id) AS rank FROM results r JOIN configs c ON "
+                  "r.config_id = c.id) WHERE (rank > ? OR error_no != 0) AND timestamp < ?)");
+    TT_RETURN_IF_ERROR(del.prepared());
+    del.bind(1, static_cast<int64_t>(keep_top));
+    del.bind(2, keep_since);
+    TT_RETURN_IF_ERROR(del.run());
+    out.deleted = sqlite3_changes64(db_.get());
+    TT_RETURN_IF_ERROR(
+        exec("DELETE FROM configs WHERE id NOT IN (SELECT DISTINCT config_id FROM results)"));
+    return exec(kRebuildBestSql);
+  }));
+  TT_RETURN_IF_ERROR(exec("VACUUM"));
+  TT_ASSIGN_OR_RETURN(const Stats after, stats());
+  out.bytes_after = after.bytes;
+  return out;
+}
+
 }  // namespace tensortune::records

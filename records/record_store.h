@@ -147,6 +147,16 @@ class RecordStore {
   /// Rebuilds them from a full scan (one transaction).
   Status rebuild_best_tables();
 
+  /// `records compact`: keeps the `keep_top` fastest error-free results of every (task, device
+  /// key) group and every result measured at or after `keep_since` (unix seconds; 0: none
+  /// kept for being new), deletes the rest and the configs left without results, rebuilds the
+  /// best-record tables (one transaction), then VACUUMs.
+  struct CompactStats {
+    int64_t before = 0, deleted = 0;
+    int64_t bytes_before = 0, bytes_after = 0;
+  };
+  Expected<CompactStats> compact(int keep_top, double keep_since);
+
   // The graph tuner's tables (graph_tables.cc).
   /// A layout transform's stored time on the device key, if any.
   struct TransformCost {

@@ -402,3 +402,56 @@ TEST(RecordStore, BestTablesEqualBruteForceAndSurviveMigration) {
   EXPECT_EQ(all->size(), brute_force_best(**store).size());
   EXPECT_GT(top_rows, 0);
 }
+
+// compact keeps the K fastest error-free results per (workload, device key) and every recent
+// one, leaves the best unchanged and the best-record tables consistent, and shrinks the file.
+TEST(RecordStore, CompactKeepsTheBestAndTheRecent) {
+  const std::string path = tt::testing::fresh_db_path("records_compact");
+  const ss::Task task = small_task();
+  auto space = *ss::make_config_space(task);
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(store);
+  auto id = *(*store)->ensure_task(tt::records::task_info(task, space));
+  std::vector<ss::Config> configs;
+  std::vector<ss::MeasureResult> results;
+  int64_t recent = 0;
+  for (int i = 0; i < 40; ++i) {
+    configs.push_back(*space.config_at(i));
+    ss::MeasureResult r = ok_result(i, 1e-3 * (1 + (i * 7) % 40));
+    r.device_key = i % 2 ? "x86-avx512" : "x86-avx2";
+    r.timestamp = i < 30 ? 1700000000 : 1750000000;  // the last 10 are recent
+    if (i % 5 == 0) {
+      r.error_no = ss::MeasureErrorNo::kCompileHost;
+      r.costs = {ss::kErrorCost};
+    }
+    recent += i >= 30;
+    results.push_back(r);
+  }
+  ASSERT_TRUE((*store)->add_results(id, space, configs, results, {"random", "r"}, {}));
+  const auto best_before = *(*store)->best_all();
+  auto c = (*store)->compact(2, 1720000000);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->before, 40);
+  // Kept: per key the 2 fastest error-free (all old here, as the costs are spread), plus the 10
+  // recent ones, whatever they are.
+  auto all = *(*store)->all_records();
+  int64_t kept_recent = 0;
+  std::map<std::string, int> old_ok;
+  for (const auto& r : all) {
+    if (r.result.timestamp >= 1720000000) {
+      ++kept_recent;
+    } else {
+      EXPECT_TRUE(r.result.ok());
+      ++old_ok[r.result.device_key];
+    }
+  }
+  EXPECT_EQ(kept_recent, recent);
+  for (const auto& [key, n] : old_ok) EXPECT_LE(n, 2) << key;
+  EXPECT_EQ(c->before - c->deleted, static_cast<int64_t>(all.size()));
+  const auto best_after = *(*store)->best_all();
+  ASSERT_EQ(best_after.size(), best_before.size());
+  for (size_t i = 0; i < best_after.size(); ++i)
+    EXPECT_EQ(best_after[i].record.config_index, best_before[i].record.config_index);
+  EXPECT_EQ((*store)->check_best_tables()->mismatches, 0);
+  EXPECT_FALSE((*store)->compact(0, 0));
+}
