@@ -1,0 +1,202 @@
+// `tensortune records best`: the best records of a DB or a tracker's archive, filtered in SQL
+// over the best-record tables.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli/records_commands.h"
+#include "compiler/codegen/llvm/kernel.h"
+#include "proto/rpc_channel.h"
+#include "records/autotvm_log.h"
+#include "tracker/tracker_client.h"
+#include "tuner/task_extraction.h"
+
+namespace tensortune::cli {
+
+Expected<double> parse_time(const std::string& flag, const std::string& text) {
+  if (text.empty()) return 0.0;
+  static const std::regex number("[0-9]+(\\.[0-9]+)?");
+  if (std::regex_match(text, number)) return std::stod(text);
+  std::tm tm{};
+  for (const char* format : {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"}) {
+    tm = std::tm{};
+    const char* end = strptime(text.c_str(), format, &tm);
+    if (end && *end == '\0') return static_cast<double>(timegm(&tm));
+  }
+  return invalid_argument(flag + " = '" + text +
+                          "': a date (2026-11-20), a UTC time (2026-11-20T08:30:00) or unix "
+                          "seconds");
+}
+
+std::string described_workload(const records::StoredRecord& r) {
+  auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
+  return task ? schedule_space::describe_workload(task->workload) : r.task.workload_key;
+}
+
+namespace {
+
+// A damaged entity in the DB shows as its text, not as an exception.
+nlohmann::json entity_or_text(const std::string& text) {
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? nlohmann::json(text) : parsed;
+}
+
+// The filters of `records best` as the store and the tracker take them.
+Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
+  records::RecordStore::BestQuery q;
+  q.template_name = f.template_filter;
+  q.device_key = f.device_key;
+  q.threads = f.threads;
+  q.top_k = f.top_k;
+  TT_ASSIGN_OR_RETURN(q.since, parse_time("--since", f.since));
+  TT_ASSIGN_OR_RETURN(q.until, parse_time("--until", f.until));
+  if (!f.workload.empty()) {
+    static const std::regex shape("[0-9]+(x[0-9]+)*");
+    if (f.workload[0] == '[')
+      q.workload_keys = {f.workload};
+    else if (std::regex_match(f.workload, shape))
+      q.shape = f.workload;
+    else
+      return invalid_argument("--workload = '" + f.workload +
+                              "': give a tensor shape such as 1x64x56x56 (data) or 64x64x3x3 "
+                              "(kernel), or an exact workload key ([\"conv2d_NCHWc.x86\", ...])");
+  }
+  if (!f.model.model.empty()) {
+    TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
+    TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
+    std::vector<std::string> keys;
+    for (const auto& t : extraction.tasks) keys.push_back(schedule_space::workload_key(t.task));
+    if (q.workload_keys.empty()) {
+      q.workload_keys = keys;
+    } else if (std::find(keys.begin(), keys.end(), q.workload_keys[0]) == keys.end()) {
+      q.workload_keys.clear();  // the key is not one of the model's: nothing matches
+      q.workload_keys.push_back("-");
+    }
+  }
+  return q;
+}
+
+bool is_filtered(const records::RecordStore::BestQuery& q) {
+  return !q.template_name.empty() || !q.shape.empty() || !q.workload_keys.empty() ||
+         !q.device_key.empty() || q.threads != 0 || q.since != 0 || q.until != 0 || q.top_k > 1;
+}
+
+// The tracker archive's best records, in the record store's shape.
+Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f,
+                                                        const records::RecordStore::BestQuery& q) {
+  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
+  v1::BestRecordsRequest req;
+  req.set_device_key(q.device_key);
+  req.set_template_name(q.template_name);
+  req.set_shape(q.shape);
+  for (const auto& k : q.workload_keys) req.add_workload_keys(k);
+  req.set_threads(q.threads);
+  req.set_since(q.since);
+  req.set_until(q.until);
+  req.set_top_k(q.top_k);
+  TT_ASSIGN_OR_RETURN(auto reply, client->best_records(req));
+  std::vector<records::BestRecord> out;
+  for (const auto& r : reply.records()) {
+    records::BestRecord b;
+    b.record.task.workload_key = r.workload_key();
+    b.record.task.template_name = r.template_name();
+    b.record.task.target = r.target();
+    b.record.config_index = r.config_index();
+    b.record.entity_json = r.entity_json();
+    b.record.result.device_key = r.device_key();
+    b.record.result.costs = {r.mean_cost_s()};
+    b.record.result.threads = r.threads();
+    b.gflops = r.gflops();
+    b.measured = r.measured();
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+nlohmann::json best_json(const records::BestRecord& b) {
+  const auto& r = b.record;
+  return {{"workload_key", r.task.workload_key},
+          {"template", r.task.template_name},
+          {"target", r.task.target},
+          {"device_key", r.result.device_key},
+          {"ok", r.result.ok()},
+          {"gflops", b.gflops},
+          {"mean_cost_s",
+           r.result.ok() ? nlohmann::json(r.result.mean_cost()) : nlohmann::json(nullptr)},
+          {"config_index", r.config_index},
+          {"entity", entity_or_text(r.entity_json)},
+          {"threads", r.result.threads},
+          {"measured", b.measured}};
+}
+
+}  // namespace
+
+Status run_best(const RecordsFlags& f) {
+  TT_ASSIGN_OR_RETURN(const auto query, best_query(f));
+  const bool filtered = is_filtered(query);
+  std::vector<records::BestRecord> best;
+  if (!f.tracker.empty()) {
+    TT_ASSIGN_OR_RETURN(best, tracker_best(f, query));
+  } else {
+    if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
+    TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+    // Unfiltered, every group is listed, those whose every result failed too.
+    if (filtered) {
+      TT_ASSIGN_OR_RETURN(best, store->query_best(query));
+    } else {
+      TT_ASSIGN_OR_RETURN(best, store->best_all());
+    }
+  }
+  if (best.empty() && filtered)
+    std::fprintf(stderr, "no record in %s matches the filters\n",
+                 f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
+  if (f.json_lines) {
+    // One object a line, written as they come: for answers too large for one document.
+    for (const auto& b : best) std::printf("%s\n", best_json(b).dump().c_str());
+    return ok_status();
+  }
+  if (f.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& b : best) out.push_back(best_json(b));
+    std::printf("%s\n", out.dump(2).c_str());
+    return ok_status();
+  }
+  if (best.empty()) {
+    if (!filtered)
+      std::printf("%s has no records yet\n", f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
+    return ok_status();
+  }
+  std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS",
+              "mean ms", "trials", "best config");
+  for (const auto& b : best) {
+    const auto& r = b.record;
+    auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
+    const std::string workload = described_workload(r);
+    std::string config = "-";
+    if (task && r.result.ok()) {
+      auto space = schedule_space::make_config_space(*task);
+      auto entity = records::entity_from_json(r.entity_json);
+      if (space && entity) {
+        auto c = space->config_from_entity(*entity);
+        config = c ? space->describe(*c) : r.entity_json;
+      }
+    }
+    if (r.result.ok()) {
+      std::printf("%-17s %-50s %-11s %9.2f %9.4f %7lld  %s\n", r.task.template_name.c_str(),
+                  workload.c_str(), r.result.device_key.c_str(), b.gflops,
+                  r.result.mean_cost() * 1e3, static_cast<long long>(b.measured), config.c_str());
+    } else {
+      std::printf("%-17s %-50s %-11s %9s %9s %7lld  %s\n", r.task.template_name.c_str(),
+                  workload.c_str(), r.result.device_key.c_str(), "-", "all fail",
+                  static_cast<long long>(b.measured), "-");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace tensortune::cli
