@@ -1,5 +1,6 @@
 #include "records/autotvm_log.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -229,6 +230,12 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
 Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
                                          const std::string& source, const ImportOptions& options) {
   ImportStats stats;
+  // A log holds thousands of lines per task: its space and row are made once.
+  struct KnownTask {
+    ss::ConfigSpace space;
+    int64_t id;
+  };
+  std::map<std::pair<std::string, std::string>, KnownTask> known;
   TT_RETURN_IF_ERROR(store.transaction([&]() -> Status {
     std::string line;
     while (std::getline(in, line)) {
@@ -243,8 +250,16 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
         continue;
       }
       if (!parsed) return parsed.error().with_context(where);
-      auto space = ss::make_config_space(parsed->task);
-      if (!space) return space.error().with_context(where);
+      const auto key = std::make_pair(ss::workload_key(parsed->task), parsed->task.target.spec);
+      auto it = known.find(key);
+      if (it == known.end()) {
+        auto space = ss::make_config_space(parsed->task);
+        if (!space) return space.error().with_context(where);
+        TT_ASSIGN_OR_RETURN(int64_t id, store.ensure_task(task_info(parsed->task, *space)));
+        it = known.emplace(key, KnownTask{std::move(space).value(), id}).first;
+      }
+      const ss::ConfigSpace* space = &it->second.space;
+      const int64_t task_id = it->second.id;
       auto config = space->config_from_entity(parsed->entity);
       if (!config) return config.error().with_context(where + ": config.entity");
       std::string device_key = options.device_key;
@@ -254,7 +269,6 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
         device_key = device_key_from_target(*target);
       }
       stats.device_keys.insert(device_key);
-      TT_ASSIGN_OR_RETURN(int64_t task_id, store.ensure_task(task_info(parsed->task, *space)));
       parsed->result.config_index = config->index;
       parsed->result.device_key = device_key;
       TT_RETURN_IF_ERROR(store.add_results(task_id, *space, {*config}, {parsed->result},

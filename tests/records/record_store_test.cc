@@ -6,9 +6,12 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "records/schema.h"
 #include "tests/support/test_paths.h"
@@ -454,4 +457,64 @@ TEST(RecordStore, CompactKeepsTheBestAndTheRecent) {
     EXPECT_EQ(best_after[i].record.config_index, best_before[i].record.config_index);
   EXPECT_EQ((*store)->check_best_tables()->mismatches, 0);
   EXPECT_FALSE((*store)->compact(0, 0));
+}
+
+// WAL readers never block the writer: 8 threads query best records (each with its own
+// connection, as the tracker's clients do) while one writes batches; nobody sees SQLITE_BUSY and
+// every batch lands.
+TEST(RecordStore, EightReadersAndAWriterNeverSeeBusy) {
+  const std::string path = tt::testing::fresh_db_path("records_concurrency");
+  const ss::Task task = small_task();
+  auto space = *ss::make_config_space(task);
+  int64_t id = 0;
+  {
+    auto store = tt::records::RecordStore::open(path);
+    ASSERT_TRUE(store);
+    id = *(*store)->ensure_task(tt::records::task_info(task, space));
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> reader_errors{0}, reads{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 8; ++t) {
+    readers.emplace_back([&, t] {
+      auto store = tt::records::RecordStore::open(path);
+      if (!store) return void(++reader_errors);
+      while (!stop) {
+        tt::records::RecordStore::BestQuery q;
+        q.top_k = 1 + t % 3;
+        auto a = (*store)->query_best(q);
+        auto b = (*store)->best_all();
+        if (!a || !b) ++reader_errors;
+        ++reads;
+      }
+    });
+  }
+  int batches = 0;
+  std::string writer_error;
+  {
+    auto writer = tt::records::RecordStore::open(path);
+    ASSERT_TRUE(writer);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (int64_t i = 0; std::chrono::steady_clock::now() < end; i += 8, ++batches) {
+      std::vector<ss::Config> configs;
+      std::vector<ss::MeasureResult> results;
+      for (int64_t k = 0; k < 8; ++k) {
+        configs.push_back(*space.config_at((i + k) % space.size()));
+        results.push_back(ok_result((i + k) % space.size(), 1e-3 * double(1 + (i + k) % 97)));
+      }
+      auto s = (*writer)->add_results(id, space, configs, results, {"random", "w"}, {});
+      if (!s) {
+        writer_error = s.error().message;
+        break;
+      }
+    }
+  }
+  stop = true;
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(writer_error, "");
+  EXPECT_EQ(reader_errors, 0);
+  EXPECT_GT(reads, 8);
+  auto store = tt::records::RecordStore::open(path);
+  EXPECT_EQ(*(*store)->result_count(), batches * 8);
+  EXPECT_EQ((*store)->check_best_tables()->mismatches, 0);
 }
