@@ -86,4 +86,19 @@ Expected<std::vector<BestRecord>> RecordStore::query_best(const BestQuery& f) {
   return out;
 }
 
+Expected<std::vector<RecordStore::MeasuredEntity>> RecordStore::measured_entities(
+    const std::string& template_name, const std::string& device_key) {
+  Statement q(db_.get(),
+              "SELECT t.workload_key, c.entity, r.mean_cost FROM tasks t JOIN configs c ON "
+              "c.task_id = t.id JOIN results r ON r.config_id = c.id WHERE t.template = ?1 AND "
+              "r.error_no = 0 AND (?2 = '' OR r.device_key = ?2) ORDER BY r.id");
+  TT_RETURN_IF_ERROR(q.prepared());
+  q.bind(1, template_name);
+  q.bind(2, device_key);
+  std::vector<MeasuredEntity> out;
+  while (q.step()) out.push_back({q.text(0), q.text(1), q.real(2)});
+  TT_RETURN_IF_ERROR(q.status());
+  return out;
+}
+
 }  // namespace tensortune::records

@@ -123,6 +123,14 @@ class RecordStore {
   Expected<std::vector<BestRecord>> query_best(const BestQuery& query);
   /// Every stored record, oldest first (for export).
   Expected<std::vector<StoredRecord>> all_records();
+  /// The configs of every error-free result of one template on the device key (any key when
+  /// empty), without the rest of the record: what the compiler's candidates per workload need.
+  struct MeasuredEntity {
+    std::string workload_key, entity_json;
+    double mean_cost = 0;
+  };
+  Expected<std::vector<MeasuredEntity>> measured_entities(const std::string& template_name,
+                                                          const std::string& device_key);
   Expected<int64_t> result_count();
 
   /// What the DB holds, for `records stats`.

@@ -53,12 +53,12 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
     gflops[key] = b.gflops;
     out.best_[key] = b.record.entity_json;
   }
-  TT_ASSIGN_OR_RETURN(auto records, store->all_records());
-  for (const auto& r : records) {
-    if (!r.result.ok() || r.result.costs.empty()) continue;
-    if (sqlite && !device_key.empty() && r.result.device_key != device_key) continue;
-    out.all_[r.task.workload_key].emplace_back(r.entity_json, r.result.mean_cost());
-  }
+  // Candidates per block pair come from conv2d_NCHWc records only: read just those, and just
+  // their configs and costs, whatever else a large archive holds.
+  TT_ASSIGN_OR_RETURN(auto measured,
+                      store->measured_entities(ss::kConv2dNCHWc, sqlite ? device_key : ""));
+  for (auto& m : measured)
+    out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
   logger("compiler")->info("{} tuned workloads from {}", out.best_.size(), path);
   if (out.best_.empty() && !other_keys.empty()) {
     std::string keys;
