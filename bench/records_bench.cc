@@ -122,7 +122,10 @@ int main(int argc, char** argv) {
       options.device_key = "x86-avx512";
       const auto t = std::chrono::steady_clock::now();
       auto imported = tt::records::import_autotvm_log(**into, log, "bench", options);
-      if (imported) import_rate = double(imported->imported) / seconds_since(t);
+      if (imported)
+        import_rate = double(imported->imported) / seconds_since(t);
+      else
+        std::fprintf(stderr, "import: %s\n", imported.error().message.c_str());
       into->reset();
       for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(target + suffix);
     }

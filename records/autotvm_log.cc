@@ -2,7 +2,12 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <unordered_map>
+
+#include "records/detail/entity_json.h"
+#include "records/detail/log_line_scanner.h"
 
 namespace tensortune::records {
 
@@ -198,7 +203,7 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
     return field_error("config", "missing or not an object");
   const json& config = j["config"];
   if (!config.contains("entity")) return field_error("config.entity", "missing");
-  auto entity = entity_from_json(config["entity"].dump());
+  auto entity = detail::entity_from_json_value(config["entity"]);
   if (!entity) return entity.error().with_context("config.entity");
   ParsedLogLine out{task, *entity, 0, {}};
   if (config.contains("index") && config["index"].is_number_integer())
@@ -230,48 +235,85 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
 Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
                                          const std::string& source, const ImportOptions& options) {
   ImportStats stats;
-  // A log holds thousands of lines per task: its space and row are made once.
+  // A log holds thousands of lines per task: its space, row and device key are made once, from
+  // the first line the validating parser reads. The lines after it are scanned (their config
+  // and result only) and find it by their `input` text.
   struct KnownTask {
     ss::ConfigSpace space;
-    int64_t id;
+    int64_t id = 0;
+    std::string device_key;
+  };
+  struct Unsupported {
+    std::string task_name, reason;
   };
   std::map<std::pair<std::string, std::string>, KnownTask> known;
-  TT_RETURN_IF_ERROR(store.transaction([&]() -> Status {
-    std::string line;
-    while (std::getline(in, line)) {
-      ++stats.lines;
-      const size_t first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos || line[first] == '#') continue;
-      const std::string where = source + ":" + std::to_string(stats.lines);
-      auto parsed = parse_autotvm_line(line, options.vector_lanes);
-      if (!parsed && options.skip_unsupported && parsed.error().code == ErrorCode::kUnimplemented) {
-        ImportStats::Skipped& skipped = stats.skipped[task_name_of(line)];
-        if (skipped.count++ == 0) skipped.reason = parsed.error().message;
-        continue;
-      }
-      if (!parsed) return parsed.error().with_context(where);
-      const auto key = std::make_pair(ss::workload_key(parsed->task), parsed->task.target.spec);
-      auto it = known.find(key);
-      if (it == known.end()) {
-        auto space = ss::make_config_space(parsed->task);
-        if (!space) return space.error().with_context(where);
-        TT_ASSIGN_OR_RETURN(int64_t id, store.ensure_task(task_info(parsed->task, *space)));
-        it = known.emplace(key, KnownTask{std::move(space).value(), id}).first;
-      }
-      const ss::ConfigSpace* space = &it->second.space;
-      const int64_t task_id = it->second.id;
-      auto config = space->config_from_entity(parsed->entity);
-      if (!config) return config.error().with_context(where + ": config.entity");
+  std::unordered_map<std::string, const KnownTask*> by_input;
+  std::unordered_map<std::string, Unsupported> unsupported_by_input;
+  detail::LogLineScanner scanner;
+
+  // The task of a line the scanner could not place: parsed and checked in full.
+  auto learn = [&](const std::string& line, const std::string& where,
+                   std::optional<detail::ScannedLine>& scanned) -> Expected<const KnownTask*> {
+    auto parsed = parse_autotvm_line(line, options.vector_lanes);
+    if (!parsed && options.skip_unsupported && parsed.error().code == ErrorCode::kUnimplemented) {
+      Unsupported u{task_name_of(line), parsed.error().message};
+      if (scanned) unsupported_by_input[scanned->input_key] = u;
+      ImportStats::Skipped& skipped = stats.skipped[u.task_name];
+      if (skipped.count++ == 0) skipped.reason = u.reason;
+      return nullptr;
+    }
+    if (!parsed) return parsed.error().with_context(where);
+    const auto key = std::make_pair(ss::workload_key(parsed->task), parsed->task.target.spec);
+    auto it = known.find(key);
+    if (it == known.end()) {
+      auto space = ss::make_config_space(parsed->task);
+      if (!space) return space.error().with_context(where);
+      TT_ASSIGN_OR_RETURN(int64_t id, store.ensure_task(task_info(parsed->task, *space)));
       std::string device_key = options.device_key;
       if (device_key.empty()) {
         auto target = parse_target_string(parsed->task.target.spec);
         if (!target) return target.error().with_context(where + ": input[0]");
         device_key = device_key_from_target(*target);
       }
-      stats.device_keys.insert(device_key);
-      parsed->result.config_index = config->index;
-      parsed->result.device_key = device_key;
-      TT_RETURN_IF_ERROR(store.add_results(task_id, *space, {*config}, {parsed->result},
+      it = known.emplace(key, KnownTask{std::move(space).value(), id, std::move(device_key)}).first;
+    }
+    if (scanned) {
+      by_input.emplace(scanned->input_key, &it->second);
+    } else {  // the validating parser's fields stand in for the scanner's
+      scanned = detail::ScannedLine{"", std::move(parsed->entity), parsed->logged_index,
+                                    std::move(parsed->result)};
+    }
+    return &it->second;
+  };
+
+  TT_RETURN_IF_ERROR(store.bulk_insert([&]() -> Status {
+    std::string line;
+    while (std::getline(in, line)) {
+      ++stats.lines;
+      const size_t first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
+      std::optional<detail::ScannedLine> scanned = scanner.scan(line);
+      const KnownTask* task = nullptr;
+      if (scanned) {
+        if (auto u = unsupported_by_input.find(scanned->input_key);
+            u != unsupported_by_input.end()) {
+          ++stats.skipped[u->second.task_name].count;
+          continue;
+        }
+        if (auto t = by_input.find(scanned->input_key); t != by_input.end()) task = t->second;
+      }
+      const auto where = [&] { return source + ":" + std::to_string(stats.lines); };
+      if (!task) {
+        TT_ASSIGN_OR_RETURN(task, learn(line, where(), scanned));
+        if (!task) continue;  // skipped as unsupported
+      }
+      auto config = task->space.config_from_entity(scanned->entity);
+      if (!config) return config.error().with_context(where() + ": config.entity");
+      stats.device_keys.insert(task->device_key);
+      ss::MeasureResult& result = scanned->result;
+      result.config_index = config->index;
+      result.device_key = task->device_key;
+      TT_RETURN_IF_ERROR(store.add_results(task->id, task->space, {*config}, {result},
                                            RunInfo{"import", source}, {-1}));
       ++stats.imported;
     }

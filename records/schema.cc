@@ -92,6 +92,14 @@ CREATE TABLE IF NOT EXISTS top_results (
   result_id  INTEGER NOT NULL,       -- results(id); the 20 fastest error-free of the group
   PRIMARY KEY (task_id, device_key, threads, mean_cost, result_id)
 ) WITHOUT ROWID;
+-- (the trigger, kBestTriggerSql, follows these tables)
+CREATE INDEX IF NOT EXISTS results_by_config ON results (config_id, device_key, error_no, mean_cost);
+)sql";
+
+// A bulk insert (RecordStore::bulk_insert) drops it inside its transaction, which holds the
+// write lock, and creates it again before the commit, having merged the groups it touched at
+// once (kMergeBulkSql): run row by row, the trigger costs three times the insert.
+const char* const kBestTriggerSql = R"sql(
 CREATE TRIGGER IF NOT EXISTS results_keep_best AFTER INSERT ON results BEGIN
   INSERT INTO best_groups(task_id, device_key, threads, measured)
     SELECT task_id, NEW.device_key, NEW.threads, 1 FROM configs WHERE id = NEW.config_id
@@ -108,8 +116,53 @@ CREATE TRIGGER IF NOT EXISTS results_keep_best AFTER INSERT ON results BEGIN
           AND device_key = NEW.device_key AND threads = NEW.threads
         ORDER BY mean_cost, result_id LIMIT 1 OFFSET 19);
 END;
-CREATE INDEX IF NOT EXISTS results_by_config ON results (config_id, device_key, error_no, mean_cost);
-CREATE INDEX IF NOT EXISTS configs_by_task ON configs (task_id);
+)sql";
+
+const char* const kBulkStageSql = R"sql(
+CREATE TEMP TABLE bulk_rows(task_id INTEGER, config_index INTEGER, entity TEXT,
+  device_key TEXT, costs TEXT, mean_cost REAL, error_no INTEGER, error_msg TEXT, all_cost REAL,
+  compile_s REAL, timestamp REAL, threads INTEGER, number INTEGER, tuner TEXT, run_id TEXT,
+  trial INTEGER);
+)sql";
+
+// The first row of a (task, config index) names its entity, as INSERT OR IGNORE row by row
+// would; results keep the order they were added in.
+const char* const kBulkFlushSql = R"sql(
+INSERT INTO configs(task_id, config_index, entity)
+  SELECT task_id, config_index, entity FROM bulk_rows WHERE true ORDER BY rowid
+  ON CONFLICT(task_id, config_index) DO NOTHING;
+INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg, all_cost,
+    compile_s, timestamp, threads, number, tuner, run_id, trial)
+  SELECT c.id, b.device_key, b.costs, b.mean_cost, b.error_no, b.error_msg, b.all_cost,
+    b.compile_s, b.timestamp, b.threads, b.number, b.tuner, b.run_id, b.trial
+  FROM bulk_rows b JOIN configs c ON c.task_id = b.task_id AND c.config_index = b.config_index
+  ORDER BY b.rowid;
+DROP TABLE bulk_rows;
+)sql";
+
+const char* const kMergeBulkSql = R"sql(
+CREATE TEMP TABLE bulk_touched(task_id, device_key, threads, measured,
+  PRIMARY KEY (task_id, device_key, threads)) WITHOUT ROWID;
+INSERT INTO bulk_touched SELECT task_id, device_key, threads, count(*) FROM bulk_fresh
+  WHERE true GROUP BY task_id, device_key, threads;
+INSERT INTO best_groups(task_id, device_key, threads, measured)
+  SELECT task_id, device_key, threads, measured FROM bulk_touched WHERE true
+  ON CONFLICT(task_id, device_key, threads) DO UPDATE SET measured = measured + excluded.measured;
+CREATE TEMP TABLE bulk_candidates AS
+  SELECT t.task_id, t.device_key, t.threads, t.mean_cost, t.result_id FROM bulk_touched g
+    JOIN top_results t ON t.task_id = g.task_id AND t.device_key = g.device_key
+      AND t.threads = g.threads
+  UNION ALL SELECT task_id, device_key, threads, mean_cost, id FROM bulk_fresh WHERE error_no = 0;
+DELETE FROM top_results WHERE (task_id, device_key, threads) IN (
+  SELECT task_id, device_key, threads FROM bulk_touched);
+INSERT INTO top_results(task_id, device_key, threads, mean_cost, result_id)
+  SELECT task_id, device_key, threads, mean_cost, result_id FROM (
+    SELECT *, row_number() OVER (PARTITION BY task_id, device_key, threads
+                                 ORDER BY mean_cost, result_id) AS rank FROM bulk_candidates)
+  WHERE rank <= 20;
+DROP TABLE bulk_fresh;
+DROP TABLE bulk_touched;
+DROP TABLE bulk_candidates;
 )sql";
 
 }  // namespace tensortune::records

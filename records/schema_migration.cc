@@ -120,4 +120,18 @@ Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
   return ok_status();
 }
 
+Status migrate_v3_to_v4(sqlite3* db, const std::string& path) {
+  char* err = nullptr;
+  if (sqlite3_exec(db,
+                   "DROP INDEX IF EXISTS configs_by_task; UPDATE meta SET value = '4' WHERE "
+                   "key = 'schema_version'",
+                   nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string message = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Error{ErrorCode::kUnavailable, "record DB " + path + ": schema 3 -> 4: " + message};
+  }
+  logger("records")->info("record DB {}: schema 3 -> 4: index configs_by_task dropped", path);
+  return ok_status();
+}
+
 }  // namespace tensortune::records::detail

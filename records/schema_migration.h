@@ -22,4 +22,8 @@ Status migrate_v1_to_v2(sqlite3* db, const std::string& path);
 /// scan of the results, logging how many results it read.
 Status migrate_v2_to_v3(sqlite3* db, const std::string& path);
 
+/// Version 3 -> 4: drops the index configs_by_task (UNIQUE(task_id, config_index) serves its
+/// lookups).
+Status migrate_v3_to_v4(sqlite3* db, const std::string& path);
+
 }  // namespace tensortune::records::detail
