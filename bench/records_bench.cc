@@ -1,11 +1,13 @@
 // Best-record queries at scale (issue 22): a record DB filled with N synthetic results (the
 // shapes of a cluster's archive: many workloads, several device keys and thread counts, one
-// in ten failing) through the record store's own insert path, then the queries users and the
-// compiler run, timed. Prints one row per size:
+// in ten failing; a model's conv2d tasks among them) through the record store's own insert path,
+// then the queries users and the compiler run, timed. Prints one row per size:
 //   results | insert rate | AutoTVM log import rate (DBs up to 200,000 results) | best over
-//   all workloads | best for one model (12 workloads) | records check (a full scan)
+//   all workloads | best for the model's tasks | the compiler's record lookup for the model
+//   (TunedConfigs::load and a schedule per conv task) | records check (a full scan)
 //
-//   build/bench/records_bench [--sizes 100000,1000000] [--workloads 2000] [--dir /tmp]
+//   build/bench/records_bench [--sizes 100000,1000000] [--workloads 2000] [--model resnet-50]
+//                             [--dir /tmp]
 // Nothing is kept: each DB is deleted after its row.
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -14,9 +16,12 @@
 #include <random>
 #include <sstream>
 
+#include "compiler/driver/tuned_configs.h"
+#include "compiler/frontend/model_zoo.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
+#include "tuner/task_extraction.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -47,15 +52,26 @@ int main(int argc, char** argv) {
   int workloads = 2000;
   std::string dir = std::filesystem::temp_directory_path().string();
   app.add_option("--sizes", sizes, "results per DB")->delimiter(',');
+  std::string model = "resnet-50";
   app.add_option("--workloads", workloads, "distinct dense workloads");
+  app.add_option("--model", model, "zoo model whose tasks join the archive and are looked up");
   app.add_option("--dir", dir, "where the DBs are written (and deleted)");
   CLI11_PARSE(app, argc, argv);
 
   const char* keys[] = {"x86-avx512", "x86-avx2", "cuda-sm80", "cuda-sm90"};
+  const ss::Target target{"llvm -keys=cpu", 16};
+  auto graph = tt::frontend::zoo_model(model);
+  auto extraction = graph ? tt::tuner::extract_tasks(*graph, target)
+                          : tt::Expected<tt::tuner::TaskExtraction>(graph.error());
+  if (!extraction) {
+    std::fprintf(stderr, "%s\n", extraction.error().message.c_str());
+    return 1;
+  }
   std::printf(
       "| results | insert results/s | AutoTVM log import results/s | best, all workloads ms | "
-      "best, one model (12 workloads) ms | records check (full scan) s | DB MiB "
-      "|\n|---:|---:|---:|---:|---:|---:|---:|\n");
+      "best, %s (%zu tasks) ms | compile lookup, %s ms | records check (full scan) s | DB MiB "
+      "|\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      model.c_str(), extraction->tasks.size(), model.c_str());
   for (int64_t size : sizes) {
     const std::string path = dir + "/records_bench_" + std::to_string(size) + ".db";
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
@@ -68,12 +84,14 @@ int main(int argc, char** argv) {
     std::vector<ss::Task> tasks;
     std::vector<ss::ConfigSpace> spaces;
     std::vector<int64_t> ids;
+    for (const auto& t : extraction->tasks) tasks.push_back(t.task);  // the model's, first
     for (int w = 0; w < workloads; ++w) {
       tasks.push_back(*ss::make_task(ss::kDensePack,
-                                     ss::DenseWorkload{1 + w % 4, 64 + 16 * (w / 4), 256},
-                                     ss::Target{"llvm -keys=cpu", 16}));
-      spaces.push_back(*ss::make_config_space(tasks.back()));
-      ids.push_back(*(*store)->ensure_task(tt::records::task_info(tasks.back(), spaces.back())));
+                                     ss::DenseWorkload{1 + w % 4, 64 + 16 * (w / 4), 256}, target));
+    }
+    for (const ss::Task& t : tasks) {
+      spaces.push_back(*ss::make_config_space(t));
+      ids.push_back(*(*store)->ensure_task(tt::records::task_info(t, spaces.back())));
     }
     // Batches of 64 results of one task, as tuning runs and imports write them.
     const auto start = std::chrono::steady_clock::now();
@@ -106,10 +124,20 @@ int main(int argc, char** argv) {
     // What `records best --model` runs: the model's workload keys in one query.
     tt::records::RecordStore::BestQuery model_query;
     model_query.device_key = "x86-avx512";
-    for (int w = 0; w < 12; ++w)
-      model_query.workload_keys.push_back(
-          ss::workload_key(tasks[static_cast<size_t>(w * 7 % workloads)]));
+    for (const auto& t : extraction->tasks)
+      model_query.workload_keys.push_back(ss::workload_key(t.task));
     const double model_ms = median_ms(5, [&] { (void)(*store)->query_best(model_query); });
+    // What `compile --records` does before code generation: load the DB's best and candidates,
+    // then a schedule and the block-pair candidates of each of the model's conv2d tasks.
+    const double compile_ms = median_ms(3, [&] {
+      auto tuned = tt::driver::TunedConfigs::load(path, "x86-avx512", 16, false);
+      if (!tuned) return;
+      for (const auto& t : extraction->tasks)
+        if (const auto* conv = std::get_if<ss::Conv2dWorkload>(&t.task.workload)) {
+          (void)tuned->conv2d_schedule(*conv, target);
+          (void)tuned->candidates(*conv, target);
+        }
+    });
     // AutoTVM log import (records import): this DB's records as a log, into a fresh DB.
     double import_rate = 0;
     if (size <= 200000) {
@@ -133,10 +161,11 @@ int main(int argc, char** argv) {
     auto check = (*store)->check_best_tables();
     const double check_s = seconds_since(check_start);
     auto stats = (*store)->stats();
-    std::printf("| %lld | %.0f | %s | %.1f | %.2f | %.1f%s | %.0f |\n",
+    std::printf("| %lld | %.0f | %s | %.1f | %.2f | %.1f | %.1f%s | %.0f |\n",
                 static_cast<long long>(size), insert_rate,
                 import_rate > 0 ? std::to_string(static_cast<int64_t>(import_rate)).c_str() : "-",
-                all_ms, model_ms, check_s, check && check->mismatches == 0 ? "" : " (MISMATCH)",
+                all_ms, model_ms, compile_ms, check_s,
+                check && check->mismatches == 0 ? "" : " (MISMATCH)",
                 stats ? double(stats->bytes) / (1 << 20) : 0.0);
     std::fflush(stdout);
     store->reset();

@@ -88,10 +88,12 @@ Expected<std::vector<BestRecord>> RecordStore::query_best(const BestQuery& f) {
 
 Expected<std::vector<RecordStore::MeasuredEntity>> RecordStore::measured_entities(
     const std::string& template_name, const std::string& device_key) {
+  // From the best-record tables: at most kTopResults rows a group, whatever the archive holds.
   Statement q(db_.get(),
-              "SELECT t.workload_key, c.entity, r.mean_cost FROM tasks t JOIN configs c ON "
-              "c.task_id = t.id JOIN results r ON r.config_id = c.id WHERE t.template = ?1 AND "
-              "r.error_no = 0 AND (?2 = '' OR r.device_key = ?2) ORDER BY r.id");
+              "SELECT t.workload_key, c.entity, b.mean_cost FROM top_results b JOIN tasks t ON "
+              "t.id = b.task_id JOIN results r ON r.id = b.result_id JOIN configs c ON c.id = "
+              "r.config_id WHERE t.template = ?1 AND (?2 = '' OR b.device_key = ?2) ORDER BY "
+              "b.result_id");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, template_name);
   q.bind(2, device_key);

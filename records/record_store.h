@@ -123,8 +123,9 @@ class RecordStore {
   Expected<std::vector<BestRecord>> query_best(const BestQuery& query);
   /// Every stored record, oldest first (for export).
   Expected<std::vector<StoredRecord>> all_records();
-  /// The configs of every error-free result of one template on the device key (any key when
-  /// empty), without the rest of the record: what the compiler's candidates per workload need.
+  /// The configs and costs of the kTopResults fastest error-free results of every group of one
+  /// template on the device key (any key when empty), without the rest of the record: what the
+  /// compiler's candidates per workload draw from (AutoTVM's graph tuner keeps as many).
   struct MeasuredEntity {
     std::string workload_key, entity_json;
     double mean_cost = 0;

@@ -53,8 +53,8 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
     gflops[key] = b.gflops;
     out.best_[key] = b.record.entity_json;
   }
-  // Candidates per block pair come from conv2d_NCHWc records only: read just those, and just
-  // their configs and costs, whatever else a large archive holds.
+  // Candidates per block pair come from the 20 fastest conv2d_NCHWc records of each group (the
+  // best-record tables): their configs and costs only, whatever else a large archive holds.
   TT_ASSIGN_OR_RETURN(auto measured,
                       store->measured_entities(ss::kConv2dNCHWc, sqlite ? device_key : ""));
   for (auto& m : measured)
