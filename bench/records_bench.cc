@@ -21,6 +21,7 @@
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
+#include "support/log.h"
 #include "tuner/task_extraction.h"
 
 namespace tt = tensortune;
@@ -57,6 +58,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", model, "zoo model whose tasks join the archive and are looked up");
   app.add_option("--dir", dir, "where the DBs are written (and deleted)");
   CLI11_PARSE(app, argc, argv);
+  // The synthetic archive's random configs make the compiler warn per workload; the table is
+  // what this prints.
+  tt::logger("compiler")->set_level(spdlog::level::err);
 
   const char* keys[] = {"x86-avx512", "x86-avx2", "cuda-sm80", "cuda-sm90"};
   const ss::Target target{"llvm -keys=cpu", 16};

@@ -31,6 +31,7 @@ void install_stop_signals() {
 
 struct TrackerFlags {
   tracker::TrackerOptions options;
+  std::string host;  ///< empty: chosen by whether there is a token
   std::string token_file, port_file;
 };
 
@@ -38,6 +39,9 @@ Status run_tracker(TrackerFlags f) {
   if (!f.token_file.empty()) {
     TT_ASSIGN_OR_RETURN(f.options.token, wire::read_token_file(f.token_file));
   }
+  // Protected by default: without a token only this machine can reach the tracker.
+  if (f.host.empty()) f.host = f.options.token.empty() ? "127.0.0.1" : "0.0.0.0";
+  f.options.host = f.host;
   install_stop_signals();
   TT_ASSIGN_OR_RETURN(auto server, tracker::TrackerServer::start(f.options));
   std::printf("tracker listening on %s:%d, archive %s\n", f.options.host.c_str(), server->port(),
@@ -90,6 +94,7 @@ Status print_status(StatusFlags f) {
     j["tracker"] = f.endpoint.address;
     j["uptime_s"] = s.uptime_s();
     j["archived_results"] = s.archived_results();
+    if (!s.security_warning().empty()) j["security_warning"] = s.security_warning();
     for (const auto& d : s.devices())
       j["devices"].push_back({{"id", d.device_id()},
                               {"key", d.device_key()},
@@ -123,6 +128,7 @@ Status print_status(StatusFlags f) {
   }
   std::printf("Tracker %s (up %.0f s, %lld results archived)\n\n", f.endpoint.address.c_str(),
               s.uptime_s(), static_cast<long long>(s.archived_results()));
+  if (!s.security_warning().empty()) std::printf("WARNING: %s\n\n", s.security_warning().c_str());
   std::printf("Queue status\n%-20s %8s %6s %5s %7s %8s\n", "key", "devices", "slots", "free",
               "queued", "running");
   for (const auto& q : s.queues())
@@ -161,7 +167,12 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   auto tf = std::make_shared<TrackerFlags>();
   CLI::App* t = app.add_subcommand(
       "tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
-  t->add_option("--host", tf->options.host, "address to listen on")->capture_default_str();
+  t->add_option("--host", tf->host,
+                "address to listen on (default: 127.0.0.1, this machine only; with --token-file: "
+                "0.0.0.0, every interface)");
+  t->add_flag("--insecure", tf->options.insecure,
+              "allow a --host other than loopback without --token-file: anyone who can reach the "
+              "port can register devices and submit jobs (warned at start-up and in status)");
   t->add_option("--port", tf->options.port, "port to listen on (0: any free port; see --port-file)")
       ->check(at_least(0, 65535))
       ->capture_default_str();

@@ -1,5 +1,8 @@
 #include "proto/rpc_channel.h"
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -49,6 +52,15 @@ const char* code_name(grpc::StatusCode code) {
 }  // namespace
 
 Expected<std::string> read_token_file(const std::string& path) {
+  // As ssh does with private keys: a secret others on the machine can read is no secret.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Error{ErrorCode::kFailedPrecondition, "token file " + path +
+                                                     " is readable by group or others (mode " +
+                                                     mode + "); run: chmod 600 " + path};
+  }
   TT_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "token file"));
   const size_t nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);

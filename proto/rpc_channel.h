@@ -26,7 +26,8 @@ Expected<std::string> read_text_file(const std::string& path, const std::string&
 /// says which: "no-device"); a client must not retry such a job.
 inline constexpr char kJobVerdictKey[] = "tt-job-verdict";
 
-/// Reads a token file (first line, surrounding whitespace removed); an empty file is an error.
+/// Reads a token file (first line, surrounding whitespace removed); an empty file, or one that
+/// group or others may read (mode & 077), is an error.
 Expected<std::string> read_token_file(const std::string& path);
 
 /// The endpoint a command's --tracker, --token-file and --tls-ca flags describe.

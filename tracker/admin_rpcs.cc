@@ -8,6 +8,7 @@ grpc::Status TuningService::Status(grpc::ServerContext* ctx, const v1::StatusReq
   if (auto s = core_.authorize(*ctx, "Status"); !s.ok()) return s;
   *reply = core_.dispatcher->status();
   if (auto n = core_.archive->result_count()) reply->set_archived_results(*n);
+  reply->set_security_warning(core_.security_warning);
   return grpc::Status::OK;
 }
 

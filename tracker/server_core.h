@@ -30,6 +30,9 @@ struct ServerCore {
   TrackerOptions options;
   std::unique_ptr<Archive> archive;
   std::unique_ptr<Dispatcher> dispatcher;
+  /// Set when the tracker serves the network without authentication (--insecure); every
+  /// Status reply carries it, so that `tensortune status` shows it.
+  std::string security_warning;
 
   /// OK when no token is configured or the call carries "authorization: Bearer <token>";
   /// UNAUTHENTICATED (logged with the peer) otherwise.

@@ -66,7 +66,20 @@ TrackerServer::TrackerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 TrackerServer::~TrackerServer() { shutdown(); }
 
+bool is_loopback_host(const std::string& host) {
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
+}
+
 Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptions& options) {
+  const bool open_to_network = !is_loopback_host(options.host) && options.token.empty();
+  if (open_to_network && !options.insecure)
+    return Error{ErrorCode::kFailedPrecondition,
+                 "tracker: refusing to listen on " + options.host +
+                     " without authentication: anyone who can reach it could register a fake "
+                     "device or submit jobs. Give --token-file FILE (the same file to devices "
+                     "and clients), listen on 127.0.0.1, or pass --insecure to accept the risk"};
   auto impl = std::make_unique<Impl>();
   ServerCore& core = impl->core;
   core.options = options;
@@ -105,6 +118,12 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   // Many device streams each hold a thread of the sync server.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   impl->server = builder.BuildAndStart();
+  if (open_to_network) {
+    core.security_warning = "INSECURE: listening on " + options.host +
+                            " without authentication (--insecure): any host that reaches it can "
+                            "register devices and submit jobs";
+    logger("tracker")->warn("{}", core.security_warning);
+  }
   if (!impl->server || impl->bound_port == 0)
     return unavailable("cannot listen on " + address + ": " +
                        bind_failure(options.host, options.port));

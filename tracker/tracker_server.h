@@ -13,7 +13,12 @@
 namespace tensortune::tracker {
 
 struct TrackerOptions {
-  std::string host = "0.0.0.0";
+  /// Without a token the tracker serves only this machine (loopback) unless `insecure`: anyone
+  /// who can reach an open tracker can register a fake device (and receive other teams'
+  /// workloads, or return timings that become "best" records) or flood its queues.
+  std::string host = "127.0.0.1";
+  /// Accept a non-loopback `host` without a token (warned at start-up and in every Status).
+  bool insecure = false;
   int port = 9190;  ///< 0: any free port (see TrackerServer::port)
   std::string db_path = "tracker.db";
   std::string token;              ///< empty: no authentication
@@ -25,9 +30,13 @@ struct TrackerOptions {
   DispatcherOptions dispatcher;
 };
 
+/// Whether `host` names this machine only: 127.0.0.0/8, ::1 or localhost.
+bool is_loopback_host(const std::string& host);
+
 class TrackerServer {
  public:
-  /// Opens the archive and binds; fails naming the file or the address.
+  /// Opens the archive and binds; fails naming the file or the address, and refuses a
+  /// non-loopback host without a token unless `insecure`.
   static Expected<std::unique_ptr<TrackerServer>> start(const TrackerOptions& options);
   ~TrackerServer();
 

@@ -36,18 +36,21 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
       logger("compiler")
           ->warn("{}: {} records of {} skipped: {}", path, skipped.count, name, skipped.reason);
   }
-  TT_ASSIGN_OR_RETURN(auto best, store->best_all());
+  // The device key is a filter of the query: a large archive's other keys are never read.
+  records::RecordStore::BestQuery query;
+  if (sqlite) query.device_key = device_key;
+  TT_ASSIGN_OR_RETURN(auto best, store->query_best(query));
   TunedConfigs out;
   out.source_ = path;
   out.borrow_ = borrow;
   std::set<std::string> other_keys;
+  if (best.empty() && !query.device_key.empty()) {  // say which keys there are instead
+    TT_ASSIGN_OR_RETURN(auto any_key, store->query_best({}));
+    for (const auto& b : any_key) other_keys.insert(b.record.result.device_key);
+  }
   std::map<std::string, double> gflops;
   for (const auto& b : best) {
     if (!b.record.result.ok()) continue;
-    if (sqlite && !device_key.empty() && b.record.result.device_key != device_key) {
-      other_keys.insert(b.record.result.device_key);
-      continue;
-    }
     const std::string& key = b.record.task.workload_key;
     if (gflops.count(key) && gflops[key] >= b.gflops) continue;
     gflops[key] = b.gflops;

@@ -72,6 +72,12 @@ class Farm : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // A token file as an operator writes one: readable by its owner only.
+  void write_secret(const std::string& file, const std::string& text) const {
+    std::ofstream(file) << text;
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+  }
 
   // Starts the tracker (on `port`, or any free one) and returns its port.
   int start_tracker(int port = 0, std::vector<std::string> extra = {}) {
@@ -267,7 +273,7 @@ TEST_F(Farm, TrackerKilledAndRestartedKeepsItsArchiveAndResubmissionSkipsIt) {
 }
 
 TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
-  std::ofstream(path("token")) << "s3cret-token\n";
+  write_secret(path("token"), "s3cret-token\n");
   ASSERT_GT(start_tracker(0, {"--token-file", path("token"), "--max-message-bytes", "65536"}), 0);
   start_device("sim", {"--simulate-ms", "5", "--token-file", path("token")});
   auto good = client("s3cret-token");
@@ -651,9 +657,58 @@ TEST_F(Farm, PausedTrackerKeepsItsDevicesAndTheirFinishedWork) {
   for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << "config " << key.second;
 }
 
+// Protected by default (issue 19): without a token the tracker serves loopback only; another
+// address needs --insecure, and is then flagged in every status; a token file others can read
+// is refused, as ssh refuses such keys.
+TEST_F(Farm, TrackerWithoutAuthenticationServesOnlyThisMachineUnlessInsecure) {
+  Process open(kBinary, {"tracker", "--host", "0.0.0.0", "--port", "0", "--db", path("t.db")},
+               path("open.log"));
+  auto code = open.wait_exit(30);
+  ASSERT_TRUE(code.has_value()) << "an open tracker started: " << read_text(path("open.log"));
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(read_text(path("open.log")).find("--insecure"), std::string::npos)
+      << read_text(path("open.log"));
+
+  std::ofstream(path("lax")) << "t0ken\n";
+  fs::permissions(path("lax"), fs::perms(0644), fs::perm_options::replace);
+  Process lax(kBinary,
+              {"tracker", "--port", "0", "--db", path("t.db"), "--token-file", path("lax")},
+              path("lax.log"));
+  code = lax.wait_exit(30);
+  ASSERT_TRUE(code.has_value()) << read_text(path("lax.log"));
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(read_text(path("lax.log")).find("chmod 600"), std::string::npos)
+      << read_text(path("lax.log"));
+
+  // No --host and no token: loopback.
+  Process local(kBinary,
+                {"tracker", "--port", "0", "--db", path("t.db"), "--port-file", path("port2")},
+                path("local.log"));
+  ASSERT_GT(wait_for_port(path("port2")), 0) << read_text(path("local.log"));
+  EXPECT_NE(read_text(path("local.log")).find("listening on 127.0.0.1:"), std::string::npos)
+      << read_text(path("local.log"));
+  local.kill9();
+
+  // --insecure: it starts, says so, and so does every status.
+  Process insecure(kBinary,
+                   {"tracker", "--host", "0.0.0.0", "--insecure", "--port", "0", "--db",
+                    path("t.db"), "--port-file", path("port3")},
+                   path("insecure.log"));
+  const int port = wait_for_port(path("port3"));
+  ASSERT_GT(port, 0) << read_text(path("insecure.log"));
+  EXPECT_NE(read_text(path("insecure.log")).find("INSECURE"), std::string::npos);
+  Process status(kBinary, {"status", "--tracker", "127.0.0.1:" + std::to_string(port)},
+                 path("status.log"));
+  code = status.wait_exit(30);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << read_text(path("status.log"));
+  EXPECT_NE(read_text(path("status.log")).find("WARNING: INSECURE"), std::string::npos)
+      << read_text(path("status.log"));
+}
+
 TEST_F(Farm, RefusedDevicesExitWithTheReasonInsteadOfRetrying) {
-  std::ofstream(path("token")) << "right-token\n";
-  std::ofstream(path("wrong")) << "wrong-token\n";
+  write_secret(path("token"), "right-token\n");
+  write_secret(path("wrong"), "wrong-token\n");
   ASSERT_GT(start_tracker(0, {"--token-file", path("token")}), 0);
   Process& wrong = start_device("sim", {"--simulate-ms", "5", "--token-file", path("wrong")});
   auto code = wrong.wait_exit(20);
