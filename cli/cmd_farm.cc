@@ -32,15 +32,19 @@ void install_stop_signals() {
 struct TrackerFlags {
   tracker::TrackerOptions options;
   std::string host;  ///< empty: chosen by whether there is a token
-  std::string token_file, port_file;
+  std::string token_file, tokens_file, port_file;
 };
 
 Status run_tracker(TrackerFlags f) {
   if (!f.token_file.empty()) {
     TT_ASSIGN_OR_RETURN(f.options.token, wire::read_token_file(f.token_file));
   }
+  if (!f.tokens_file.empty()) {
+    TT_ASSIGN_OR_RETURN(f.options.credentials, tracker::load_tokens_file(f.tokens_file));
+  }
   // Protected by default: without a token only this machine can reach the tracker.
-  if (f.host.empty()) f.host = f.options.token.empty() ? "127.0.0.1" : "0.0.0.0";
+  const bool authenticated = !f.options.token.empty() || !f.options.credentials.empty();
+  if (f.host.empty()) f.host = authenticated ? "0.0.0.0" : "127.0.0.1";
   f.options.host = f.host;
   install_stop_signals();
   TT_ASSIGN_OR_RETURN(auto server, tracker::TrackerServer::start(f.options));
@@ -53,8 +57,30 @@ Status run_tracker(TrackerFlags f) {
     std::ofstream(tmp) << server->port() << "\n";
     std::rename(tmp.c_str(), f.port_file.c_str());
   }
+  // SIGHUP reloads the tokens file: revoked credentials lose their streams at once; a file
+  // that does not load keeps the old set (and says why).
+  static std::atomic<bool> reload{false};
+  struct sigaction hup {};
+  hup.sa_handler = [](int) { reload = true; };
+  sigaction(SIGHUP, &hup, nullptr);
   std::thread watcher([&] {
-    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!g_stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!reload.exchange(false)) continue;
+      if (f.tokens_file.empty()) {
+        logger("tracker")->warn("SIGHUP: no --tokens-file to reload");
+        continue;
+      }
+      auto named = tracker::load_tokens_file(f.tokens_file);
+      auto ended = named ? server->reload_credentials(std::move(named).value())
+                         : Expected<int>(named.error());
+      if (ended)
+        logger("tracker")->info("SIGHUP: {} reloaded, {} session(s) of revoked credentials ended",
+                                f.tokens_file, *ended);
+      else
+        logger("tracker")->error("SIGHUP: {} not reloaded, the old credentials stay: {}",
+                                 f.tokens_file, ended.error().message);
+    }
     server->shutdown();
   });
   server->wait();
@@ -168,8 +194,11 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   CLI::App* t = app.add_subcommand(
       "tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
   t->add_option("--host", tf->host,
-                "address to listen on (default: 127.0.0.1, this machine only; with --token-file: "
-                "0.0.0.0, every interface)");
+                "address to listen on (default: 127.0.0.1, this machine only; with --token-file "
+                "or --tokens-file: 0.0.0.0, every interface)");
+  t->add_option("--tokens-file", tf->tokens_file,
+                "named credentials, one 'name role token' line each (roles: device, client, "
+                "admin); mode 600. Devices and clients pass their own token with --token-file");
   t->add_flag("--insecure", tf->options.insecure,
               "allow a --host other than loopback without --token-file: anyone who can reach the "
               "port can register devices and submit jobs (warned at start-up and in status)");

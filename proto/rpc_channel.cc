@@ -51,16 +51,21 @@ const char* code_name(grpc::StatusCode code) {
 
 }  // namespace
 
-Expected<std::string> read_token_file(const std::string& path) {
+Status check_secret_file_mode(const std::string& path, const std::string& what) {
   // As ssh does with private keys: a secret others on the machine can read is no secret.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return Error{ErrorCode::kFailedPrecondition, "token file " + path +
+    return Error{ErrorCode::kFailedPrecondition, what + " " + path +
                                                      " is readable by group or others (mode " +
                                                      mode + "); run: chmod 600 " + path};
   }
+  return ok_status();
+}
+
+Expected<std::string> read_token_file(const std::string& path) {
+  TT_RETURN_IF_ERROR(check_secret_file_mode(path, "token file"));
   TT_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "token file"));
   const size_t nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);

@@ -26,6 +26,9 @@ Expected<std::string> read_text_file(const std::string& path, const std::string&
 /// says which: "no-device"); a client must not retry such a job.
 inline constexpr char kJobVerdictKey[] = "tt-job-verdict";
 
+/// Fails when group or others may read the file (mode & 077): "run: chmod 600 PATH".
+Status check_secret_file_mode(const std::string& path, const std::string& what);
+
 /// Reads a token file (first line, surrounding whitespace removed); an empty file, or one that
 /// group or others may read (mode & 077), is an error.
 Expected<std::string> read_token_file(const std::string& path);

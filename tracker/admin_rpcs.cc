@@ -5,7 +5,7 @@ namespace tensortune::tracker {
 
 grpc::Status TuningService::Status(grpc::ServerContext* ctx, const v1::StatusRequest*,
                                    v1::StatusReply* reply) {
-  if (auto s = core_.authorize(*ctx, "Status"); !s.ok()) return s;
+  if (auto s = core_.authorize(*ctx, "Status", kRoleClient); !s.ok()) return s;
   *reply = core_.dispatcher->status();
   if (auto n = core_.archive->result_count()) reply->set_archived_results(*n);
   reply->set_security_warning(core_.security_warning);
@@ -14,7 +14,7 @@ grpc::Status TuningService::Status(grpc::ServerContext* ctx, const v1::StatusReq
 
 grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::BestRecordsRequest* req,
                                         v1::BestRecordsReply* reply) {
-  if (auto s = core_.authorize(*ctx, "BestRecords"); !s.ok()) return s;
+  if (auto s = core_.authorize(*ctx, "BestRecords", kRoleClient); !s.ok()) return s;
   const bool filtered = !req->template_name().empty() || !req->shape().empty() ||
                         req->workload_keys_size() > 0 || req->threads() != 0 || req->since() != 0 ||
                         req->until() != 0 || req->top_k() > 1;

@@ -36,7 +36,9 @@ std::string describe_gpus(const v1::Register& reg) {
 grpc::Status DeviceLinkService::Connect(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::TrackerMessage, v1::DeviceMessage>* stream) {
-  if (auto s = core_.authorize(*ctx, "Connect"); !s.ok()) return s;
+  std::string credential, token;
+  if (auto s = core_.authorize(*ctx, "Connect", kRoleDevice, &credential, &token); !s.ok())
+    return s;
   v1::DeviceMessage first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no Register");
   if (!first.has_register_())
@@ -60,8 +62,10 @@ grpc::Status DeviceLinkService::Connect(
     std::lock_guard<std::mutex> lock(link->mu);
     return !link->closed && stream->Write(m);
   };
-  const std::string name =
-      reg.name().substr(0, 256).empty() ? ctx->peer() : reg.name().substr(0, 256);
+  // Under a named credential the name it registers with is prefixed with the credential's, so
+  // status tables and logs say whose machine measured.
+  std::string name = reg.name().substr(0, 256).empty() ? ctx->peer() : reg.name().substr(0, 256);
+  if (!credential.empty() && credential != "shared") name = credential + "/" + name;
   {
     v1::TrackerMessage hello;
     hello.mutable_registered()->set_heartbeat_interval_s(
@@ -77,6 +81,12 @@ grpc::Status DeviceLinkService::Connect(
         if (!link->closed) ctx->TryCancel();
       },
       describe_gpus(reg));
+  // A revoked credential ends the stream; the device is then removed as below.
+  const uint64_t session =
+      credential.empty() ? 0 : core_.add_session({credential, token, kRoleDevice, [ctx, link] {
+                                                    std::lock_guard<std::mutex> lock(link->mu);
+                                                    if (!link->closed) ctx->TryCancel();
+                                                  }});
   v1::DeviceMessage msg;
   while (stream->Read(&msg)) {
     if (msg.has_heartbeat()) {
@@ -105,6 +115,7 @@ grpc::Status DeviceLinkService::Connect(
     std::lock_guard<std::mutex> lock(link->mu);
     link->closed = true;
   }
+  if (session) core_.remove_session(session);
   core_.dispatcher->remove_device(id);
   return grpc::Status::OK;
 }

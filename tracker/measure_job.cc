@@ -258,7 +258,9 @@ TuningService::~TuningService() = default;
 
 grpc::ServerWriteReactor<v1::MeasureJobUpdate>* TuningService::Measure(
     grpc::CallbackServerContext* ctx, const v1::MeasureJobRequest* req) {
-  if (auto s = core_.authorize(*ctx, "Measure"); !s.ok()) return new RefusedCall(s);
+  std::string credential;
+  if (auto s = core_.authorize(*ctx, "Measure", kRoleClient, &credential); !s.ok())
+    return new RefusedCall(s);
   PreparedJob job;
   if (auto s = prepare_job(core_, *req, &job); !s.ok()) return new RefusedCall(s);
 
@@ -282,9 +284,9 @@ grpc::ServerWriteReactor<v1::MeasureJobUpdate>* TuningService::Measure(
   };
   const std::string key = job.spec.device_key;
   const uint64_t job_id = core_.dispatcher->submit(std::move(job.spec), sink, job.archived);
-  logger("tracker")->info("job {} '{}' from {}: {} configs of {} on {} ({} from the archive)",
-                          job_id, req->job_name(), ctx->peer(), job.total, job.template_name, key,
-                          job.archived.size());
+  logger("tracker")->info("job {} '{}' from {}{}: {} configs of {} on {} ({} from the archive)",
+                          job_id, req->job_name(), credential.empty() ? "" : credential + "@",
+                          ctx->peer(), job.total, job.template_name, key, job.archived.size());
   stream->start(job_id);
   return reactor;
 }

@@ -5,20 +5,49 @@
 #include "support/log.h"
 
 namespace tensortune::tracker {
-namespace {
 
-// Constant-time comparison, so the token cannot be guessed byte by byte from timings.
-bool same_token(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+int ServerCore::set_credentials(std::vector<Credential> credentials) {
+  std::vector<std::function<void()>> to_end;
+  {
+    std::lock_guard<std::mutex> lock(credentials_mu_);
+    credentials_ = std::move(credentials);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      const Credential* c = find_credential(credentials_, it->second.token);
+      if (c && c->name == it->second.name && (c->roles & it->second.roles)) {
+        ++it;
+        continue;
+      }
+      logger("tracker")->warn("credential '{}' revoked: its session ends", it->second.name);
+      to_end.push_back(std::move(it->second.end));
+      it = sessions_.erase(it);
+    }
+  }
+  for (auto& end : to_end) end();  // outside the lock: ending a device takes the dispatcher's
+  return static_cast<int>(to_end.size());
 }
 
-}  // namespace
+bool ServerCore::authenticated() const {
+  std::lock_guard<std::mutex> lock(credentials_mu_);
+  return !credentials_.empty();
+}
 
-grpc::Status ServerCore::authorize(const grpc::ServerContextBase& ctx, const char* rpc) const {
-  if (options.token.empty()) return grpc::Status::OK;
+uint64_t ServerCore::add_session(Session session) {
+  std::lock_guard<std::mutex> lock(credentials_mu_);
+  const uint64_t id = next_session_++;
+  sessions_.emplace(id, std::move(session));
+  return id;
+}
+
+void ServerCore::remove_session(uint64_t id) {
+  std::lock_guard<std::mutex> lock(credentials_mu_);
+  sessions_.erase(id);
+}
+
+grpc::Status ServerCore::authorize(const grpc::ServerContextBase& ctx, const char* rpc,
+                                   uint8_t roles, std::string* who, std::string* token) const {
+  std::lock_guard<std::mutex> lock(credentials_mu_);
+  const std::vector<Credential>& credentials = credentials_;
+  if (credentials.empty()) return grpc::Status::OK;
   const auto& md = ctx.client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) {
@@ -27,10 +56,21 @@ grpc::Status ServerCore::authorize(const grpc::ServerContextBase& ctx, const cha
                         "missing token: pass --token-file with the tracker's token");
   }
   const std::string value(it->second.data(), it->second.size());
-  if (value.rfind("Bearer ", 0) != 0 || !same_token(value.substr(7), options.token)) {
+  const Credential* c =
+      value.rfind("Bearer ", 0) == 0 ? find_credential(credentials, value.substr(7)) : nullptr;
+  if (!c) {
     logger("tracker")->warn("{} from {}: wrong token: UNAUTHENTICATED", rpc, ctx.peer());
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong token");
   }
+  if ((c->roles & roles) == 0) {
+    logger("tracker")->warn("{} from {}: credential '{}' ({}) may not: PERMISSION_DENIED", rpc,
+                            ctx.peer(), c->name, role_names(c->roles));
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        std::string(rpc) + " needs a " + role_names(roles) + " credential; '" +
+                            c->name + "' is " + role_names(c->roles));
+  }
+  if (who) *who = c->name;
+  if (token) *token = c->token;
   return grpc::Status::OK;
 }
 

@@ -66,6 +66,21 @@ TrackerServer::TrackerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 TrackerServer::~TrackerServer() { shutdown(); }
 
+namespace {
+
+// The named credentials plus the shared token's, which may not be one of theirs.
+Expected<std::vector<Credential>> with_shared_token(std::vector<Credential> named,
+                                                    const std::string& token) {
+  if (!token.empty()) {
+    if (find_credential(named, token))
+      return invalid_argument("the shared --token-file token is also a named credential's");
+    named.push_back({"shared", kRoleDevice | kRoleClient, token});
+  }
+  return named;
+}
+
+}  // namespace
+
 bool is_loopback_host(const std::string& host) {
   std::string h = host;
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
@@ -73,7 +88,8 @@ bool is_loopback_host(const std::string& host) {
 }
 
 Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptions& options) {
-  const bool open_to_network = !is_loopback_host(options.host) && options.token.empty();
+  const bool open_to_network =
+      !is_loopback_host(options.host) && options.token.empty() && options.credentials.empty();
   if (open_to_network && !options.insecure)
     return Error{ErrorCode::kFailedPrecondition,
                  "tracker: refusing to listen on " + options.host +
@@ -83,6 +99,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   auto impl = std::make_unique<Impl>();
   ServerCore& core = impl->core;
   core.options = options;
+  TT_ASSIGN_OR_RETURN(auto credentials, with_shared_token(options.credentials, options.token));
+  core.set_credentials(std::move(credentials));
   TT_ASSIGN_OR_RETURN(core.archive, Archive::open(options.db_path));
   core.dispatcher = std::make_unique<Dispatcher>(
       options.dispatcher, [&core](const std::shared_ptr<const void>& context, int index,
@@ -140,12 +158,22 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   });
   logger("tracker")->info("tracker listening on {}:{} ({}{}), archive {}", options.host,
                           impl->bound_port, options.tls_cert.empty() ? "plaintext" : "TLS",
-                          options.token.empty() ? ", no token" : ", token required",
+                          core.authenticated() ? ", token required" : ", no token",
                           options.db_path);
   return std::unique_ptr<TrackerServer>(new TrackerServer(std::move(impl)));
 }
 
 int TrackerServer::port() const { return impl_->bound_port; }
+
+Expected<int> TrackerServer::reload_credentials(std::vector<Credential> named) {
+  TT_ASSIGN_OR_RETURN(auto credentials,
+                      with_shared_token(std::move(named), impl_->core.options.token));
+  if (credentials.empty() && !is_loopback_host(impl_->core.options.host) &&
+      !impl_->core.options.insecure)
+    return Error{ErrorCode::kFailedPrecondition,
+                 "the new credentials are empty: the tracker would be open to the network"};
+  return impl_->core.set_credentials(std::move(credentials));
+}
 
 void TrackerServer::wait() { impl_->server->Wait(); }
 

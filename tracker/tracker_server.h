@@ -8,6 +8,7 @@
 #include <string>
 
 #include "support/error.h"
+#include "tracker/credentials.h"
 #include "tracker/dispatcher.h"
 
 namespace tensortune::tracker {
@@ -17,11 +18,13 @@ struct TrackerOptions {
   /// who can reach an open tracker can register a fake device (and receive other teams'
   /// workloads, or return timings that become "best" records) or flood its queues.
   std::string host = "127.0.0.1";
-  /// Accept a non-loopback `host` without a token (warned at start-up and in every Status).
+  /// Accept a non-loopback `host` without a token or credentials (warned at start-up and in every
+  /// Status).
   bool insecure = false;
   int port = 9190;  ///< 0: any free port (see TrackerServer::port)
   std::string db_path = "tracker.db";
-  std::string token;              ///< empty: no authentication
+  std::string token;  ///< the shared token (one device+client credential); empty: none
+  std::vector<Credential> credentials;  ///< named tokens (--tokens-file)
   std::string tls_cert, tls_key;  ///< PEM files; both or neither
   int max_message_bytes = 4 << 20;
   /// A job fails with UNAVAILABLE when no device of its key has been registered for this long
@@ -42,6 +45,10 @@ class TrackerServer {
 
   /// The port actually bound (not the one asked for when that was 0).
   int port() const;
+  /// Replaces the named credentials (the shared token stays), as SIGHUP does with the tokens
+  /// file: sessions of revoked or demoted credentials end at once (a device's leased items
+  /// re-queue elsewhere). Returns how many sessions ended; on error the old set stays.
+  Expected<int> reload_credentials(std::vector<Credential> named);
   /// Blocks until shutdown() is called from another thread or a signal handler thread.
   void wait();
   void shutdown();

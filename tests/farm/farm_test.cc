@@ -706,6 +706,124 @@ TEST_F(Farm, TrackerWithoutAuthenticationServesOnlyThisMachineUnlessInsecure) {
       << read_text(path("status.log"));
 }
 
+// Named credentials (issue 19): a device with a client's token cannot register, a client with a
+// device's token cannot submit; each does what its role allows; a lax tokens file is refused.
+TEST_F(Farm, NamedCredentialsAllowEachRoleOnlyItsOwnCalls) {
+  const std::string alice = "alice-client-token-0123", box = "box1-device-token-4567",
+                    root = "root-admin-token-89abcdef";
+  write_secret(path("tokens"), "# name role token\nalice client " + alice + "\nbox1 device " + box +
+                                   "\n\nroot admin " + root + "\n");
+  write_secret(path("alice"), alice + "\n");
+  write_secret(path("box"), box + "\n");
+  ASSERT_GT(start_tracker(0, {"--tokens-file", path("tokens")}), 0)
+      << read_text(path("tracker.log"));
+
+  Process& as_client = start_device("sim", {"--simulate-ms", "5", "--token-file", path("alice")});
+  auto code = as_client.wait_exit(20);
+  ASSERT_TRUE(code.has_value()) << "still retrying: " << read_text(path("device0.log"));
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(read_text(path("device0.log")).find("PERMISSION_DENIED"), std::string::npos)
+      << read_text(path("device0.log"));
+  EXPECT_NE(read_text(path("device0.log")).find("'alice' is client"), std::string::npos)
+      << read_text(path("device0.log"));
+
+  start_device("sim", {"--simulate-ms", "5", "--token-file", path("box")});
+  auto admin = client(root);
+  ASSERT_TRUE(wait_for_devices(*admin, 1)) << read_text(path("tracker.log"));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 3);
+  auto as_device = client(box)->measure(task, space, configs, quick_timing(), "sim", "x");
+  ASSERT_FALSE(as_device);
+  EXPECT_NE(as_device.error().message.find("PERMISSION_DENIED"), std::string::npos)
+      << as_device.error().message;
+  auto measured = client(alice)->measure(task, space, configs, quick_timing(), "sim", "alice-job");
+  ASSERT_TRUE(measured) << measured.error().message;
+  EXPECT_EQ(measured->size(), configs.size());
+  EXPECT_FALSE(client(box)->status()) << "a device credential reads no status";
+  EXPECT_NE(read_text(path("tracker.log")).find("'box1'"), std::string::npos)
+      << "refusals name the credential";
+  EXPECT_NE(read_text(path("tracker.log")).find("'alice-job' from alice@"), std::string::npos)
+      << "jobs name their credential";
+  auto st = admin->status();
+  ASSERT_TRUE(st) << st.error().message;
+  ASSERT_EQ(st->devices_size(), 1);
+  EXPECT_EQ(st->devices(0).name().rfind("box1/", 0), 0u) << st->devices(0).name();
+  EXPECT_EQ(read_text(path("tracker.log")).find(box), std::string::npos) << "tokens never logged";
+
+  // A tokens file others can read, or with a bad line, stops the tracker at start.
+  tracker_.reset();
+  fs::permissions(path("tokens"), fs::perms(0644), fs::perm_options::replace);
+  Process lax(kBinary,
+              {"tracker", "--port", "0", "--db", path("t.db"), "--tokens-file", path("tokens")},
+              path("lax.log"));
+  code = lax.wait_exit(30);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(read_text(path("lax.log")).find("chmod 600"), std::string::npos)
+      << read_text(path("lax.log"));
+  write_secret(path("bad"), "alice client " + alice + "\nbob superuser " + box + "\n");
+  Process bad(kBinary,
+              {"tracker", "--port", "0", "--db", path("t.db"), "--tokens-file", path("bad")},
+              path("bad.log"));
+  code = bad.wait_exit(30);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(read_text(path("bad.log")).find(path("bad") + ":2: role 'superuser'"),
+            std::string::npos)
+      << read_text(path("bad.log"));
+}
+
+// Rotation (issue 19): SIGHUP reloads the tokens file; a revoked device loses its stream at
+// once and its items complete on another device, each exactly once; a file that does not load
+// keeps the old credentials.
+TEST_F(Farm, SighupRevokesADeviceWhoseItemsCompleteElsewhereExactlyOnce) {
+  const std::string alice = "alice-client-token-0123", box1 = "box1-device-token-4567",
+                    box2 = "box2-device-token-89ab";
+  write_secret(path("tokens"),
+               "alice client " + alice + "\nbox1 device " + box1 + "\nbox2 device " + box2 + "\n");
+  write_secret(path("box1"), box1 + "\n");
+  write_secret(path("box2"), box2 + "\n");
+  ASSERT_GT(start_tracker(0, {"--tokens-file", path("tokens")}), 0);
+  Process& revoked = start_device("sim", {"--simulate-ms", "60", "--token-file", path("box1")});
+  start_device("sim", {"--simulate-ms", "60", "--token-file", path("box2")});
+  auto c = client(alice);
+  ASSERT_TRUE(wait_for_devices(*c, 2)) << read_text(path("tracker.log"));
+
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 24);
+  Expected<std::vector<ss::MeasureResult>> results = internal_error("not run");
+  std::thread job([&] {
+    results = client(alice)->measure(task, space, configs, quick_timing(), "sim", "rotation");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  write_secret(path("tokens"), "alice client " + alice + "\nbox2 device " + box2 + "\n");
+  tracker_->signal(SIGHUP);
+  job.join();
+  ASSERT_TRUE(results) << results.error().message;
+  EXPECT_EQ(results->size(), configs.size());
+  for (const auto& r : *results) EXPECT_TRUE(r.ok()) << r.error_msg;
+  const auto counts = archive_counts();
+  EXPECT_EQ(counts.size(), configs.size());
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << "config " << key.second;
+  auto code = revoked.wait_exit(20);
+  ASSERT_TRUE(code.has_value()) << "the revoked device still runs: "
+                                << read_text(path("device0.log"));
+  EXPECT_NE(read_text(path("tracker.log")).find("credential 'box1' revoked"), std::string::npos)
+      << read_text(path("tracker.log"));
+
+  // A tokens file that does not load keeps the old set.
+  write_secret(path("tokens"), "alice client " + alice + "\nbox2 sudo " + box2 + "\n");
+  tracker_->signal(SIGHUP);
+  for (int i = 0;
+       i < 100 && read_text(path("tracker.log")).find("not reloaded") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_NE(read_text(path("tracker.log")).find("role 'sudo'"), std::string::npos)
+      << read_text(path("tracker.log"));
+  auto st = c->status();
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_EQ(st->devices_size(), 1) << "box2 keeps its stream";
+}
+
 TEST_F(Farm, RefusedDevicesExitWithTheReasonInsteadOfRetrying) {
   write_secret(path("token"), "right-token\n");
   write_secret(path("wrong"), "wrong-token\n");

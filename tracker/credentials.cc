@@ -1,0 +1,88 @@
+#include "tracker/credentials.h"
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "proto/rpc_channel.h"
+
+namespace tensortune::tracker {
+
+namespace {
+
+bool same_token(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+std::string role_names(uint8_t roles) {
+  std::string out;
+  for (auto [bit, name] : {std::pair<uint8_t, const char*>{kRoleDevice, "device"},
+                           {kRoleClient, "client"},
+                           {kRoleAdmin, "admin"}})
+    if (roles & bit) out += (out.empty() ? "" : "+") + std::string(name);
+  return out.empty() ? "none" : out;
+}
+
+Expected<std::vector<Credential>> parse_tokens(const std::string& text, const std::string& source) {
+  static const std::regex kName("[A-Za-z0-9._-]{1,64}");
+  std::vector<Credential> out;
+  std::set<std::string> names, tokens;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    const std::string where = source + ":" + std::to_string(number);
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    for (std::string w; words >> w;) fields.push_back(w);
+    if (fields.empty() || fields[0][0] == '#') continue;
+    if (fields.size() != 3)
+      return invalid_argument(where + ": " + std::to_string(fields.size()) +
+                              " fields, expected 'name role token'");
+    Credential c{fields[0], 0, fields[2]};
+    if (!std::regex_match(c.name, kName))
+      return invalid_argument(where + ": name '" + c.name + "' is not 1-64 of [A-Za-z0-9._-]");
+    if (fields[1] == "device")
+      c.roles = kRoleDevice;
+    else if (fields[1] == "client")
+      c.roles = kRoleClient;
+    else if (fields[1] == "admin")
+      c.roles = kRoleAdmin | kRoleClient;
+    else
+      return invalid_argument(where + ": role '" + fields[1] + "' is not device, client or admin");
+    if (c.token.size() < 16)
+      return invalid_argument(where + ": the token of '" + c.name +
+                              "' is shorter than 16 characters (make one with: head -c 24 "
+                              "/dev/urandom | base64)");
+    if (!names.insert(c.name).second)
+      return invalid_argument(where + ": name '" + c.name + "' is given twice");
+    if (!tokens.insert(c.token).second)
+      return invalid_argument(where + ": the token of '" + c.name +
+                              "' is another credential's too (one token, one name)");
+    out.push_back(std::move(c));
+  }
+  if (out.empty()) return invalid_argument(source + ": no credentials (lines 'name role token')");
+  return out;
+}
+
+Expected<std::vector<Credential>> load_tokens_file(const std::string& path) {
+  TT_RETURN_IF_ERROR(wire::check_secret_file_mode(path, "tokens file"));
+  TT_ASSIGN_OR_RETURN(std::string text, wire::read_text_file(path, "tokens file"));
+  return parse_tokens(text, path);
+}
+
+const Credential* find_credential(const std::vector<Credential>& credentials,
+                                  const std::string& token) {
+  const Credential* found = nullptr;
+  for (const Credential& c : credentials)  // no early exit: every entry costs the same
+    if (same_token(c.token, token)) found = &c;
+  return found;
+}
+
+}  // namespace tensortune::tracker
