@@ -146,6 +146,17 @@ Status run_best(const RecordsFlags& f) {
     if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
     TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
     // Unfiltered, every group is listed, those whose every result failed too.
+    if (filtered && f.json_lines) {
+      // Written while the query runs: a large answer (--top-k, a time range over a big
+      // archive) is never held whole.
+      int64_t written = 0;
+      TT_RETURN_IF_ERROR(store->query_best(query, [&](records::BestRecord&& b) {
+        std::printf("%s\n", best_json(b).dump().c_str());
+        ++written;
+      }));
+      if (written == 0) std::fprintf(stderr, "no record in %s matches the filters\n", f.db.c_str());
+      return ok_status();
+    }
     if (filtered) {
       TT_ASSIGN_OR_RETURN(best, store->query_best(query));
     } else {
@@ -156,7 +167,7 @@ Status run_best(const RecordsFlags& f) {
     std::fprintf(stderr, "no record in %s matches the filters\n",
                  f.tracker.empty() ? f.db.c_str() : f.tracker.c_str());
   if (f.json_lines) {
-    // One object a line, written as they come: for answers too large for one document.
+    // One object a line (a filtered local query streams above).
     for (const auto& b : best) std::printf("%s\n", best_json(b).dump().c_str());
     return ok_status();
   }

@@ -40,6 +40,12 @@ constexpr char kFromResults[] =
 }  // namespace
 
 Expected<std::vector<BestRecord>> RecordStore::query_best(const BestQuery& f) {
+  std::vector<BestRecord> out;
+  TT_RETURN_IF_ERROR(query_best(f, [&](BestRecord&& b) { out.push_back(std::move(b)); }));
+  return out;
+}
+
+Status RecordStore::query_best(const BestQuery& f, const std::function<void(BestRecord&&)>& each) {
   if (f.top_k < 1 || f.top_k > 1000)
     return invalid_argument("top_k = " + std::to_string(f.top_k) + ", must be in [1, 1000]");
   if (f.threads < 0)
@@ -74,16 +80,14 @@ Expected<std::vector<BestRecord>> RecordStore::query_best(const BestQuery& f) {
   q.bind(7, static_cast<int64_t>(!f.workload_keys.empty()));
   q.bind(8, f.since);
   q.bind(9, f.until);
-  std::vector<BestRecord> out;
   while (q.step()) {
     BestRecord b;
     b.record = detail::read_record(q);
     b.measured = q.int64(detail::kRecordColumnCount);
     b.gflops = b.record.task.flop / b.record.result.mean_cost() / 1e9;
-    out.push_back(std::move(b));
+    each(std::move(b));
   }
-  TT_RETURN_IF_ERROR(q.status());
-  return out;
+  return q.status();
 }
 
 Expected<std::vector<RecordStore::MeasuredEntity>> RecordStore::measured_entities(

@@ -121,6 +121,9 @@ class RecordStore {
   /// tables (top_k <= kTopResults); with one, or a larger top_k, it scans the matching tasks'
   /// results. A malformed filter is kInvalidArgument naming it.
   Expected<std::vector<BestRecord>> query_best(const BestQuery& query);
+  /// The same, handing each record to `each` as the query yields it (for answers too large to
+  /// hold: `records best --jsonl` writes them while the query runs).
+  Status query_best(const BestQuery& query, const std::function<void(BestRecord&&)>& each);
   /// Every stored record, oldest first (for export).
   Expected<std::vector<StoredRecord>> all_records();
   /// The configs and costs of the kTopResults fastest error-free results of every group of one

@@ -4,10 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "compiler/measure/reference_ops.h"
 #include "support/npy.h"
@@ -273,6 +276,22 @@ TEST_F(CliTest, TuneOpRecordsAndResumes) {
     EXPECT_EQ(miss.output.find("dense 1x64"), std::string::npos) << filter << miss.output;
     EXPECT_NE(miss.output.find("matches the filters"), std::string::npos) << filter << miss.output;
   }
+  // --jsonl with a filter streams one object a line: the k fastest, fastest first.
+  CmdResult lines =
+      run("records best --jsonl --top-k 3 --template dense_pack --db " + path("d.db"));
+  ASSERT_EQ(lines.exit_code, 0) << lines.output;
+  std::vector<double> costs;
+  std::istringstream in(lines.output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const auto j = nlohmann::json::parse(line);
+    costs.push_back(j.at("mean_cost_s").get<double>());
+  }
+  ASSERT_EQ(costs.size(), 3u) << lines.output;
+  EXPECT_TRUE(std::is_sorted(costs.begin(), costs.end())) << lines.output;
+  CmdResult none = run("records best --jsonl --template conv2d_NCHWc --db " + path("d.db"));
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_NE(none.output.find("matches the filters"), std::string::npos) << none.output;
   expect_error("records best --db " + path("d.db") + " --workload 1x64y", "--workload = '1x64y'");
   expect_error("records best --db " + path("missing.db"), "does not exist");
   CmdResult stats = run("records stats --db " + path("d.db"));
