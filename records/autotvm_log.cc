@@ -275,6 +275,7 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
         if (!target) return target.error().with_context(where + ": input[0]");
         device_key = device_key_from_target(*target);
       }
+      stats.device_keys.insert(device_key);
       it = known.emplace(key, KnownTask{std::move(space).value(), id, std::move(device_key)}).first;
     }
     if (scanned) {
@@ -309,7 +310,6 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
       }
       auto config = task->space.config_from_entity(scanned->entity);
       if (!config) return config.error().with_context(where() + ": config.entity");
-      stats.device_keys.insert(task->device_key);
       ss::MeasureResult& result = scanned->result;
       result.config_index = config->index;
       result.device_key = task->device_key;

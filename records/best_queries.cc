@@ -90,7 +90,7 @@ Status RecordStore::query_best(const BestQuery& f, const std::function<void(Best
   return q.status();
 }
 
-Expected<std::vector<RecordStore::MeasuredEntity>> RecordStore::measured_entities(
+Expected<std::vector<RecordStore::TopEntity>> RecordStore::top_entities(
     const std::string& template_name, const std::string& device_key) {
   // From the best-record tables: at most kTopResults rows a group, whatever the archive holds.
   Statement q(db_.get(),
@@ -101,7 +101,7 @@ Expected<std::vector<RecordStore::MeasuredEntity>> RecordStore::measured_entitie
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, template_name);
   q.bind(2, device_key);
-  std::vector<MeasuredEntity> out;
+  std::vector<TopEntity> out;
   while (q.step()) out.push_back({q.text(0), q.text(1), q.real(2)});
   TT_RETURN_IF_ERROR(q.status());
   return out;

@@ -129,12 +129,12 @@ class RecordStore {
   /// The configs and costs of the kTopResults fastest error-free results of every group of one
   /// template on the device key (any key when empty), without the rest of the record: what the
   /// compiler's candidates per workload draw from (AutoTVM's graph tuner keeps as many).
-  struct MeasuredEntity {
+  struct TopEntity {
     std::string workload_key, entity_json;
     double mean_cost = 0;
   };
-  Expected<std::vector<MeasuredEntity>> measured_entities(const std::string& template_name,
-                                                          const std::string& device_key);
+  Expected<std::vector<TopEntity>> top_entities(const std::string& template_name,
+                                                const std::string& device_key);
   Expected<int64_t> result_count();
 
   /// What the DB holds, for `records stats`.
@@ -218,6 +218,8 @@ class RecordStore {
   Status insert_result(int64_t task_id, const schedule_space::ConfigSpace& space,
                        const schedule_space::Config& config, const schedule_space::MeasureResult& r,
                        const RunInfo& run, int64_t trial);
+  /// Prepares `sql` into `cached` the first time; resets it for new bindings every time.
+  Status prepare_cached(std::unique_ptr<detail::Statement>& cached, const char* sql);
   /// Inside bulk_insert: the row goes to the temp table bulk_rows, written set-wise at its end.
   Status stage_result(int64_t task_id, const schedule_space::ConfigSpace& space,
                       const schedule_space::Config& config, const schedule_space::MeasureResult& r,

@@ -39,7 +39,7 @@ struct ServerCore {
   std::string security_warning;
 
   /// Sets the credentials the tracker accepts (the named ones and the shared token's) and
-  /// ends every session (a device stream, a job stream) whose token no longer maps to the same
+  /// ends every session (a device's stream) whose token no longer maps to the same
   /// name with a role the session needs; returns how many it ended. A device that loses its
   /// stream is removed and its leased items re-queue on others, so nothing is lost.
   int set_credentials(std::vector<Credential> credentials);
@@ -62,16 +62,15 @@ struct ServerCore {
   grpc::Status authorize(const grpc::ServerContextBase& ctx, const char* rpc, uint8_t roles,
                          std::string* who = nullptr, std::string* token = nullptr) const;
 
+  /// The dispatcher's Recorder: writes one result to the archive (errors are logged).
+  void record(const std::shared_ptr<const void>& context, int index,
+              const schedule_space::MeasureResult& result) const;
+
  private:
   mutable std::mutex credentials_mu_;
   std::vector<Credential> credentials_;   // guarded by credentials_mu_
   std::map<uint64_t, Session> sessions_;  // guarded by credentials_mu_
   uint64_t next_session_ = 1;
-
- public:
-  /// The dispatcher's Recorder: writes one result to the archive (errors are logged).
-  void record(const std::shared_ptr<const void>& context, int index,
-              const schedule_space::MeasureResult& result) const;
 };
 
 /// Device keys name queues and appear in tables and logs: 1-64 of [A-Za-z0-9._-].

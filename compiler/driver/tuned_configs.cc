@@ -58,10 +58,8 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   }
   // Candidates per block pair come from the 20 fastest conv2d_NCHWc records of each group (the
   // best-record tables): their configs and costs only, whatever else a large archive holds.
-  TT_ASSIGN_OR_RETURN(auto measured,
-                      store->measured_entities(ss::kConv2dNCHWc, sqlite ? device_key : ""));
-  for (auto& m : measured)
-    out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
+  TT_ASSIGN_OR_RETURN(auto top, store->top_entities(ss::kConv2dNCHWc, sqlite ? device_key : ""));
+  for (auto& m : top) out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
   logger("compiler")->info("{} tuned workloads from {}", out.best_.size(), path);
   if (out.best_.empty() && !other_keys.empty()) {
     std::string keys;
