@@ -36,6 +36,7 @@ Expected<Task> make_task(std::string template_name, Workload workload, Target ta
     return invalid_argument("template " + template_name + " does not take a " +
                             operator_kind_name(operator_kind(workload)) + " workload");
   TT_RETURN_IF_ERROR(validate(workload));
+  TT_RETURN_IF_ERROR(tmpl->accepts(workload));
   const std::string kind = target.spec.substr(0, target.spec.find(' '));
   if (kind != tmpl->backend())
     return invalid_argument("template " + template_name + " needs a " +

@@ -15,6 +15,7 @@ namespace tensortune::schedule_space {
 
 /// The names of the registered templates (template_registry.cc), for call sites that pick one.
 inline constexpr char kConv2dNCHWc[] = "conv2d_NCHWc.x86";
+inline constexpr char kConv2dNCHWcWinograd[] = "conv2d_NCHWc_winograd.x86";
 inline constexpr char kDensePack[] = "dense_pack.x86";
 inline constexpr char kDenseNopack[] = "dense_nopack.x86";
 inline constexpr char kConv2dNchwCuda[] = "conv2d_nchw.cuda";
@@ -41,7 +42,8 @@ struct Task {
 std::vector<std::string> template_names();
 
 /// Validates the workload and that the template exists and computes its operator (conv2d
-/// templates take a Conv2dWorkload, dense templates a DenseWorkload).
+/// templates take a Conv2dWorkload, dense templates a DenseWorkload) and accepts the workload
+/// (Template::accepts).
 Expected<Task> make_task(std::string template_name, Workload workload, Target target);
 
 /// The task's template. The task must come from make_task (its template exists).

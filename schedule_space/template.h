@@ -75,6 +75,10 @@ class Template {
   /// ("llvm" or "cuda"; AutoTVM's target kinds).
   virtual std::string_view backend() const { return "llvm"; }
   virtual OperatorKind operator_kind() const = 0;
+  /// OK when the template can compute the workload (of its operator kind; validated).
+  /// Templates that serve only some shapes (Winograd: 3x3, stride 1) refuse the rest here,
+  /// naming what disqualifies them, so that no task for them exists. Default: every workload.
+  virtual Status accepts(const Workload& w) const;
   /// The shape of its workload in AutoTVM's logs (conv2d templates only).
   virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }
 

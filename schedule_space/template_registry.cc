@@ -1,6 +1,7 @@
 // The one list of templates, and the defaults of the Template interface.
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/dense_template.h"
 #include "schedule_space/task.h"
@@ -11,9 +12,13 @@ namespace tensortune::schedule_space {
 const std::vector<const Template*>& all_templates() {
   // Explicit, in one place: the order is the order of `--help` texts and error messages.
   static const std::vector<const Template*> templates{
-      &conv2d_nchwc_template(),          &dense_pack_template(),
-      &dense_nopack_template(),          &conv2d_nchw_cuda_template(),
-      &conv2d_nchwc_cuda_template(),     &dense_small_batch_gpu_template(),
+      &conv2d_nchwc_template(),
+      &conv2d_winograd_template(),
+      &dense_pack_template(),
+      &dense_nopack_template(),
+      &conv2d_nchw_cuda_template(),
+      &conv2d_nchwc_cuda_template(),
+      &dense_small_batch_gpu_template(),
       &dense_large_batch_gpu_template(),
   };
   return templates;
@@ -59,6 +64,8 @@ const char* operator_kind_name(OperatorKind kind) {
   }
   return "?";
 }
+
+Status Template::accepts(const Workload&) const { return ok_status(); }
 
 PackedOperands Template::pack_operands(const KernelSignature&, const Tensor& data,
                                        const Tensor& weight) const {

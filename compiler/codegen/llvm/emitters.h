@@ -12,6 +12,7 @@
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/codegen/llvm/network_kernels.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_template.h"
 
 namespace llvm {
@@ -47,6 +48,10 @@ void emit_conv2d_nchwc_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
                             const schedule_space::Task& task,
                             const schedule_space::ConfigSpace& space,
                             const schedule_space::Config& config);
+void emit_conv2d_winograd_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                               const schedule_space::Task& task,
+                               const schedule_space::ConfigSpace& space,
+                               const schedule_space::Config& config);
 void emit_dense_pack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                           const schedule_space::Task& task,
                           const schedule_space::ConfigSpace& space,
@@ -73,6 +78,13 @@ AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const st
 void emit_conv2d_nchwc(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                        const schedule_space::Conv2dWorkload& w,
                        const schedule_space::Conv2dSchedule& s, int lanes);
+
+/// Winograd F(m x m, 3 x 3) convolution in NCHW[x]c with weights pre-transformed to
+/// U[alpha^2][OC/y][IC][y]: per block of output tiles, the input transform into a stack
+/// scratch, the batched GEMM in register tiles, the output transform with the epilogue.
+void emit_conv2d_winograd(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                          const schedule_space::Conv2dWorkload& w,
+                          const schedule_space::WinogradSchedule& s, int lanes);
 
 /// Depthwise convolution (groups = channels, one output channel per input channel) in
 /// NCHW[b]c with b = s.oc_bn = s.ic_bn; register tiles of s.reg_n columns of one row.

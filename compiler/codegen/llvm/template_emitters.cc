@@ -14,6 +14,7 @@ struct Registered {
 
 constexpr Registered kEmitters[] = {
     {schedule_space::kConv2dNCHWc, emit_conv2d_nchwc_task},
+    {schedule_space::kConv2dNCHWcWinograd, emit_conv2d_winograd_task},
     {schedule_space::kDensePack, emit_dense_pack_task},
     {schedule_space::kDenseNopack, emit_dense_nopack_task},
 };
