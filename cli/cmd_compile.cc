@@ -40,6 +40,7 @@ Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
   options.layout_aware = layout_aware;
   options.use_graph_best = use_graph_best;
   options.borrow_configs = !flags.no_borrow;
+  options.winograd = !flags.no_winograd;
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());

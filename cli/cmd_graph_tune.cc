@@ -67,8 +67,8 @@ Status export_graph_log(const std::string& path, const gt::NetworkProblem& np,
   return ok_status();
 }
 
-/// The choice from an AutoTVM graph-opt log: its conv2d_NCHWc records in order, one per conv
-/// node of the model in node order, each for that node's workload.
+/// The choice from an AutoTVM graph-opt log: its conv2d_NCHWc records (direct or Winograd) in
+/// order, one per conv node of the model in node order, each for that node's workload.
 Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
     const std::string& path, const gt::NetworkProblem& np, const ss::Target& target) {
   std::ifstream in(path);
@@ -80,7 +80,8 @@ Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
     const std::string where = path + " line " + std::to_string(number);
     auto parsed = records::parse_autotvm_line(line, target.vector_lanes);
     if (!parsed) return parsed.error().with_context(where);
-    if (parsed->task.template_name != ss::kConv2dNCHWc) continue;
+    const bool winograd = parsed->task.template_name == ss::kConv2dNCHWcWinograd;
+    if (parsed->task.template_name != ss::kConv2dNCHWc && !winograd) continue;
     const size_t n = entries.size();
     if (n >= np.nodes.size())
       return invalid_argument(where + ": more conv2d_NCHWc records than the model's " +
@@ -91,7 +92,8 @@ Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
                               np.nodes[n] + " (number " + std::to_string(n + 1) + ") is " +
                               ss::describe_workload(np.workloads[n]) +
                               ": the log is not this model's");
-    const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
+    const ss::ConfigSpace space = winograd ? ss::conv2d_winograd_space(w, target.vector_lanes)
+                                           : ss::conv2d_nchwc_space(w, target.vector_lanes);
     auto config = space.config_from_entity(parsed->entity);
     if (!config) return config.error().with_context(where);
     entries.push_back(

@@ -41,7 +41,7 @@ std::string tune_op_flags(const ss::Task& task) {
 Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool json) {
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(target_flag));
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target, !flags.no_winograd));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -57,16 +57,25 @@ Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool 
             .c_str());
     return ok_status();
   }
+  int alternatives = 0;
+  for (const auto& t : extraction.tasks)
+    alternatives += t.task.template_name == ss::kConv2dNCHWcWinograd;
   std::printf("%d tasks in %s (target %s)\n", static_cast<int>(extraction.tasks.size()),
               flags.model.c_str(), target.spec.c_str());
-  std::printf("%3s  %-22s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
+  if (alternatives > 0)
+    std::printf(
+        "(%d of them Winograd alternatives to the direct task above them: tuning measures both, "
+        "compile takes the faster per layer)\n",
+        alternatives);
+  std::printf("%3s  %-25s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
               "first node");
   double total = 0;
   for (size_t i = 0; i < extraction.tasks.size(); ++i) {
     const auto& t = extraction.tasks[i];
     const double flop = ss::task_flop(t.task);
-    total += flop * t.nodes.size();
-    std::printf("%3zu  %-22s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
+    // An alternative computes the same layers: count their work once.
+    if (t.task.template_name != ss::kConv2dNCHWcWinograd) total += flop * t.nodes.size();
+    std::printf("%3zu  %-25s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
                 ss::describe_workload(t.task.workload).c_str(), flop / 1e6, t.nodes.size(),
                 t.nodes.front().c_str());
   }
@@ -102,6 +111,9 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       "tasks", "List the tunable tasks of a model (deduplicated, with workload keys)");
   add_model_flags(tasks, *tasks_flags, false);
   tasks->add_flag("--json", *json, "print JSON with workload keys instead of a table");
+  tasks->add_flag("--no-winograd", tasks_flags->no_winograd,
+                  "list no conv2d_NCHWc_winograd tasks (by default each 3x3 stride-1 conv has one "
+                  "beside its direct task)");
   tasks
       ->add_option("--target", *tasks_target,
                    "llvm (this CPU) or cuda / cuda-smXY: which templates the tasks take")

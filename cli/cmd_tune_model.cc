@@ -133,7 +133,7 @@ struct Row {
 Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(f.target));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target));
+  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target, !f.model.no_winograd));
   const std::set<int> only(f.only.begin(), f.only.end());
   const int count = static_cast<int>(extraction.tasks.size());
   for (int n : only)
@@ -248,6 +248,10 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning);
+  cmd->add_flag("--no-winograd", flags->model.no_winograd,
+                "tune no conv2d_NCHWc_winograd tasks (by default each 3x3 stride-1 conv has one "
+                "beside its direct task, and compile takes the faster; task numbers follow "
+                "`tensortune tasks --no-winograd`)");
   cmd->add_flag("--no-transfer", flags->no_transfer,
                 "xgb: do not pre-train each task's cost model on the DB's records of the model's "
                 "other workloads (done by default where there are some)");

@@ -45,6 +45,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model
       "borrowing one");
   cmd->add_option("--device-key", flags.device_key,
                   "with --records: use records of this device key (default: this host's)");
+  cmd->add_flag("--no-winograd", flags.no_winograd,
+                "with --records: every conv2d runs the direct template, even where a "
+                "conv2d_NCHWc_winograd record measured faster");
 }
 
 namespace {
@@ -113,6 +116,7 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
             flags.records, flags.device_key.empty() ? codegen::host_device_key() : flags.device_key,
             target.vector_lanes, !flags.no_borrow));
   }
+  tuned->set_winograd(!flags.no_winograd);
   options.layout.choose_blocks = [tuned, target](const schedule_space::Conv2dWorkload& w) {
     const auto s = tuned->conv2d_schedule(w, target);
     return passes::ConvBlocks{s.ic_bn, s.oc_bn};

@@ -23,6 +23,7 @@ struct ModelFlags {
   std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
   std::string device_key;  ///< records of this device key only (default: this host's)
   bool no_borrow = false;  ///< untuned workloads take the default config, not a borrowed one
+  bool no_winograd = false;  ///< tasks/tune: no Winograd tasks; compile: no Winograd kernels
   std::string target;      ///< compile, run, bench: llvm (default) or cuda[-smXY]
   bool gpu_blocked = false;  ///< compile --gpu-layout nchwc
 };

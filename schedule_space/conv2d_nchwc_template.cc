@@ -85,6 +85,20 @@ Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, i
   return *c;
 }
 
+Conv2dSchedule conv2d_nchwc_schedule_for_blocks(const Conv2dWorkload& w, int64_t ic_bn,
+                                                int64_t oc_bn, int vector_lanes, int64_t widest) {
+  Conv2dSchedule s;
+  s.ic_bn = ic_bn;
+  s.oc_bn = oc_bn;
+  const int64_t vectors = (oc_bn + vector_lanes - 1) / vector_lanes;
+  for (int64_t n = std::min<int64_t>(w.out_width(), widest); n >= 1; --n)
+    if (w.out_width() % n == 0 && n * vectors <= kMaxAccumulators) {
+      s.reg_n = n;
+      break;
+    }
+  return s;
+}
+
 namespace {
 
 class Conv2dNCHWcTemplate final : public Template {

@@ -19,6 +19,7 @@
 /// accumulators) fits in kMaxAccumulators registers and tile_oh <= OH.
 
 #include <cstdint>
+#include <optional>
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/template.h"
@@ -29,6 +30,17 @@ namespace tensortune::schedule_space {
 /// The template object (registered in template_registry.cc).
 const Template& conv2d_nchwc_template();
 
+/// A config of the Winograd template (conv2d_winograd_template.h), decoded.
+struct WinogradSchedule {
+  int m = 4;
+  int64_t ic_bn = 1, oc_bn = 1;
+  int64_t reg_t = 1, block_t = 1;
+  int alpha() const { return m + 2; }
+  int64_t tiles_per_block() const { return reg_t * block_t; }
+};
+
+/// How a conv2d_NCHWc node runs: its layout blocks and the direct template's register tile, or,
+/// where the records chose it, the Winograd template's schedule for the same blocks.
 struct Conv2dSchedule {
   int64_t ic_bn = 1;
   int64_t oc_bn = 1;
@@ -37,6 +49,10 @@ struct Conv2dSchedule {
   bool unroll_kw = false;
   bool oc_inner =
       false;  ///< parallel loop order (n, oh_tile, oc_chunk) instead of (n, oc_chunk, oh_tile)
+  /// Set when the node runs conv2d_NCHWc_winograd.x86: winograd->ic_bn and oc_bn equal the
+  /// blocks above, and the direct fields stay a valid schedule for them (what runs where the
+  /// Winograd kernel cannot: weights that are not constants).
+  std::optional<WinogradSchedule> winograd;
 };
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);
@@ -44,5 +60,11 @@ Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& con
 /// AutoTVM's fallback: oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor of IC
 /// <= oc_bn, reg_n = largest divisor of OW <= 31, unroll_kw = false, one row.
 Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes);
+/// A valid direct schedule for blocks no record chose (a layout fixed by the neighbours, NCHW
+/// convolutions with blocks of 1, a Winograd node's fallback): the widest register row of at
+/// most `widest` columns that divides OW and fits, one row.
+Conv2dSchedule conv2d_nchwc_schedule_for_blocks(const Conv2dWorkload& w, int64_t ic_bn,
+                                                int64_t oc_bn, int vector_lanes,
+                                                int64_t widest = 31);
 
 }  // namespace tensortune::schedule_space

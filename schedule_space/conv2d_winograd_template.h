@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 
@@ -42,14 +43,6 @@ inline constexpr int64_t kMaxWinogradScratchBytes = int64_t{1} << 20;
 /// OK when the template can serve the workload: a 3x3 kernel, stride 1, dilation 1 (any
 /// padding). Otherwise kInvalidArgument naming what disqualifies it.
 Status winograd_accepts(const Conv2dWorkload& w);
-
-struct WinogradSchedule {
-  int m = 4;
-  int64_t ic_bn = 1, oc_bn = 1;
-  int64_t reg_t = 1, block_t = 1;
-  int alpha() const { return m + 2; }
-  int64_t tiles_per_block() const { return reg_t * block_t; }
-};
 
 /// Output tiles of one image: ceil(OH / m) rows by ceil(OW / m) columns.
 struct WinogradTiling {

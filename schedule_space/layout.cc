@@ -46,6 +46,20 @@ Tensor pack_oihwio(const Tensor& in, int64_t x, int64_t y) {
   return out;
 }
 
+Tensor unpack_oihwio(const Tensor& in) {
+  TT_CHECK(in.shape.size() == 6) << shape_to_string(in.shape);
+  const int64_t x = in.shape[4], y = in.shape[5];
+  const int64_t o = in.shape[0] * y, i = in.shape[1] * x, kh = in.shape[2], kw = in.shape[3];
+  Tensor out = Tensor::zeros({o, i, kh, kw});
+  for (int64_t a = 0; a < o; ++a)
+    for (int64_t b = 0; b < i; ++b)
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t s = 0; s < kw; ++s)
+          out.f32[((a * i + b) * kh + r) * kw + s] =
+              in.f32[(((((a / y) * (i / x) + b / x) * kh + r) * kw + s) * x + b % x) * y + a % y];
+  return out;
+}
+
 Tensor pack_dense_weight(const Tensor& in, int64_t bn) {
   TT_CHECK(in.shape.size() == 2 && in.shape[0] % bn == 0) << shape_to_string(in.shape);
   const int64_t n = in.shape[0], k = in.shape[1];

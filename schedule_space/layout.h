@@ -15,6 +15,8 @@ namespace tensortune::schedule_space {
 Tensor pack_nchwc(const Tensor& nchw, int64_t block);
 Tensor unpack_nchwc(const Tensor& nchwc);
 Tensor pack_oihwio(const Tensor& oihw, int64_t ic_block, int64_t oc_block);
+/// OIHW[x]i[y]o -> OIHW, the blocks read from the shape.
+Tensor unpack_oihwio(const Tensor& oihwio);
 Tensor pack_dense_weight(const Tensor& nk, int64_t block);
 
 }  // namespace tensortune::schedule_space

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/graph/op_attrs.h"
+#include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_cuda_template.h"
 
 namespace tensortune::tuner {
@@ -24,10 +25,17 @@ std::pair<graph::Shape, graph::Shape> nchw_shapes(const graph::Graph& g, const g
 
 }  // namespace
 
-Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& target) {
+Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& target,
+                                       bool winograd) {
   const bool cuda = target.spec.starts_with("cuda");
   TaskExtraction out;
   std::map<std::string, size_t> index;
+  auto add = [&](const ss::Task& task, const std::string& node) {
+    const std::string key = ss::workload_key(task);
+    auto [it, inserted] = index.emplace(key, out.tasks.size());
+    if (inserted) out.tasks.push_back(ExtractedTask{task, key, {}});
+    out.tasks[it->second].nodes.push_back(node);
+  };
   for (const auto& n : g.nodes()) {
     std::string template_name;
     ss::Workload workload;
@@ -53,10 +61,15 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
     }
     auto task = ss::make_task(template_name, workload, target);
     if (!task) return task.error().with_context("node '" + n.name + "'");
-    const std::string key = ss::workload_key(*task);
-    auto [it, inserted] = index.emplace(key, out.tasks.size());
-    if (inserted) out.tasks.push_back(ExtractedTask{*task, key, {}});
-    out.tasks[it->second].nodes.push_back(n.name);
+    add(*task, n.name);
+    // The Winograd task beside the direct one wherever it serves the layer: tuning measures
+    // both, and compilation takes the faster per layer.
+    if (!cuda && winograd && template_name == ss::kConv2dNCHWc &&
+        ss::winograd_accepts(std::get<ss::Conv2dWorkload>(workload))) {
+      auto w = ss::make_task(ss::kConv2dNCHWcWinograd, workload, target);
+      if (!w) return w.error().with_context("node '" + n.name + "'");
+      add(*w, n.name);
+    }
   }
   return out;
 }

@@ -29,6 +29,11 @@ namespace {
 
 std::string describe_schedule(const ss::Conv2dSchedule& s) {
   std::ostringstream os;
+  if (const auto& w = s.winograd) {
+    os << "winograd m=" << w->m << " ic_bn=" << w->ic_bn << " oc_bn=" << w->oc_bn
+       << " reg_t=" << w->reg_t << " block_t=" << w->block_t;
+    return os.str();
+  }
   os << "ic_bn=" << s.ic_bn << " oc_bn=" << s.oc_bn << " reg_n=" << s.reg_n << " reg_h=" << s.reg_h
      << " unroll_kw=" << s.unroll_kw << " oc_inner=" << s.oc_inner;
   return os.str();
@@ -47,17 +52,26 @@ NodeSchedules load_graph_best(const std::string& path, const std::string& finger
   for (const auto& e : *entries) {
     auto task = records::task_from_workload_key(e.workload_key, target.spec, target.vector_lanes);
     auto entity = records::entity_from_json(e.entity_json);
-    if (!task || !entity || task->template_name != ss::kConv2dNCHWc) {
+    const bool winograd = task && task->template_name == ss::kConv2dNCHWcWinograd;
+    if (!task || !entity || (task->template_name != ss::kConv2dNCHWc && !winograd)) {
       logger("compiler")
           ->warn("{}: graph-best entry of node {} does not decode; ignored", path, e.node);
       continue;
     }
     const auto& w = std::get<ss::Conv2dWorkload>(task->workload);
-    const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
+    const ss::ConfigSpace space = winograd ? ss::conv2d_winograd_space(w, target.vector_lanes)
+                                           : ss::conv2d_nchwc_space(w, target.vector_lanes);
     auto config = space.config_from_entity(*entity);
     if (!config || !space.is_valid(*config)) {
       logger("compiler")
           ->warn("{}: graph-best config of node {} is not valid here; ignored", path, e.node);
+      continue;
+    }
+    if (winograd) {
+      const ss::WinogradSchedule ws = ss::conv2d_winograd_schedule(space, *config);
+      out[e.node] =
+          ss::conv2d_nchwc_schedule_for_blocks(w, ws.ic_bn, ws.oc_bn, target.vector_lanes);
+      out[e.node].winograd = ws;
       continue;
     }
     out[e.node] = ss::conv2d_nchwc_schedule(space, *config);
@@ -109,6 +123,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                     options.device_key.empty() ? codegen::host_device_key() : options.device_key,
                     target.vector_lanes, options.borrow_configs));
   }
+  tuned->set_winograd(options.winograd);
   auto selection = std::make_shared<BlockSelection>();
   if (!options.records.empty() && options.layout_aware && !options.conv_schedule) {
     *selection = select_blocks(model, *tuned, target);

@@ -37,6 +37,10 @@ struct CompileOptions {
   /// With records: a workload without one borrows the config of the nearest tuned workload
   /// (false: the template's default config).
   bool borrow_configs = true;
+  /// With records: 3x3 stride-1 convolutions whose Winograd record measured faster than their
+  /// direct one run the Winograd kernel (weights transformed at compile time); false: every
+  /// convolution runs the direct template.
+  bool winograd = true;
   /// CUDA targets: lay the network out in conv2d_NCHWc.cuda's blocked layouts (the CPU's
   /// NCHW[x]c, blocks from its records or default configs) instead of NCHW with
   /// conv2d_nchw.cuda (AutoTVM's; the default).

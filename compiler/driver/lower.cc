@@ -7,6 +7,8 @@
 #include "compiler/graph/op_attrs.h"
 #include "compiler/passes/fusion_rules.h"
 #include "schedule_space/dense_template.h"
+#include "schedule_space/layout.h"
+#include "schedule_space/winograd_transform.h"
 
 namespace tensortune::driver {
 using codegen::ConvKernelSpec;
@@ -39,22 +41,6 @@ bool is_native(OpKind op) {
     default:
       return false;
   }
-}
-
-/// A schedule for blocks the records did not choose (NCHW convolutions run with blocks of 1):
-/// the widest register row that fits, one row.
-ss::Conv2dSchedule schedule_for_blocks(const ss::Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn,
-                                       int lanes, int64_t widest = 31) {
-  ss::Conv2dSchedule s;
-  s.ic_bn = ic_bn;
-  s.oc_bn = oc_bn;
-  const int64_t vectors = (oc_bn + lanes - 1) / lanes;
-  for (int64_t n = std::min<int64_t>(w.out_width(), widest); n >= 1; --n)
-    if (w.out_width() % n == 0 && n * vectors <= ss::kMaxAccumulators) {
-      s.reg_n = n;
-      break;
-    }
-  return s;
 }
 
 std::string op_label(const Graph& g, const std::vector<int>& nodes) {
@@ -196,21 +182,34 @@ class Lowerer {
     const ss::Conv2dWorkload& w = a.workload;
     ss::Conv2dSchedule s;
     if (a.depthwise) {
-      s = schedule_for_blocks(w, a.oc_bn, a.oc_bn, lanes_, 8);
+      s = ss::conv2d_nchwc_schedule_for_blocks(w, a.oc_bn, a.oc_bn, lanes_, 8);
     } else if (head.op == OpKind::kConv2d) {
-      s = schedule_for_blocks(w, 1, 1, lanes_);
+      s = ss::conv2d_nchwc_schedule_for_blocks(w, 1, 1, lanes_);
     } else {
       const auto by_node = node_schedules_.find(head.name);
       s = by_node != node_schedules_.end() ? by_node->second : conv_schedule_(w);
       if (s.ic_bn != a.ic_bn || s.oc_bn != a.oc_bn)
-        s = schedule_for_blocks(w, a.ic_bn, a.oc_bn, lanes_);
+        s = ss::conv2d_nchwc_schedule_for_blocks(w, a.ic_bn, a.oc_bn, lanes_);
     }
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
+    if (s.winograd) {
+      // The weights, already in OIHW[x]i[y]o, transformed once here; a conv whose weights are
+      // computed at run time keeps the direct kernel.
+      const Tensor* packed = g().constant(head.inputs[1]);
+      if (packed && head.op == OpKind::kConv2dNCHWc) {
+        step.args[1] = param(ss::winograd_transform_weight(ss::unpack_oihwio(*packed),
+                                                           s.winograd->m, s.winograd->oc_bn));
+      } else {
+        s.winograd.reset();
+      }
+    }
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
     ConvKernelSpec spec{w, s, std::move(ops), a.depthwise};
     step.extent = codegen::parallel_extent(spec);
     step.flop = a.depthwise ? w.flop() / double(w.in_channels) : w.flop();
+    if (spec.schedule.winograd)
+      step.label += "(winograd F" + std::to_string(spec.schedule.winograd->m) + ")";
     step.symbol = kernel_symbol(std::move(spec));
     return Status{};
   }

@@ -58,8 +58,11 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   }
   // Candidates per block pair come from the 20 fastest conv2d_NCHWc records of each group (the
   // best-record tables): their configs and costs only, whatever else a large archive holds.
-  TT_ASSIGN_OR_RETURN(auto top, store->top_entities(ss::kConv2dNCHWc, sqlite ? device_key : ""));
-  for (auto& m : top) out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
+  for (const char* name : {ss::kConv2dNCHWc, ss::kConv2dNCHWcWinograd}) {
+    TT_ASSIGN_OR_RETURN(auto top, store->top_entities(name, sqlite ? device_key : ""));
+    for (auto& m : top)
+      out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
+  }
   logger("compiler")->info("{} tuned workloads from {}", out.best_.size(), path);
   if (out.best_.empty() && !other_keys.empty()) {
     std::string keys;
@@ -71,29 +74,76 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   return out;
 }
 
-std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWorkload& w,
-                                                              const ss::Target& target) const {
+std::vector<TunedConfigs::Candidate> TunedConfigs::decoded(const ss::Conv2dWorkload& w,
+                                                           const ss::Target& target,
+                                                           bool winograd) const {
   std::vector<Candidate> out;
-  auto task = ss::make_task(ss::kConv2dNCHWc, w, target);
-  if (!task) return out;
+  auto task = ss::make_task(winograd ? ss::kConv2dNCHWcWinograd : ss::kConv2dNCHWc, w, target);
+  if (!task) return out;  // Winograd: a workload it does not serve
   auto it = all_.find(ss::workload_key(*task));
   if (it == all_.end()) return out;
-  const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
-  std::map<std::pair<int64_t, int64_t>, Candidate> by_blocks;
+  const ss::ConfigSpace space = winograd ? ss::conv2d_winograd_space(w, target.vector_lanes)
+                                         : ss::conv2d_nchwc_space(w, target.vector_lanes);
   for (const auto& [entity_json, cost] : it->second) {
     auto entity = records::entity_from_json(entity_json);
     if (!entity) continue;
     auto config = space.config_from_entity(*entity);
     if (!config || !space.is_valid(*config)) continue;
-    const ss::Conv2dSchedule s = ss::conv2d_nchwc_schedule(space, *config);
-    const Candidate candidate{s, cost, entity_json, it->first};
-    auto [pos, inserted] = by_blocks.try_emplace({s.ic_bn, s.oc_bn}, candidate);
-    if (!inserted && cost < pos->second.seconds) pos->second = candidate;
+    ss::Conv2dSchedule s;
+    if (winograd) {
+      const ss::WinogradSchedule ws = ss::conv2d_winograd_schedule(space, *config);
+      s = ss::conv2d_nchwc_schedule_for_blocks(w, ws.ic_bn, ws.oc_bn, target.vector_lanes);
+      s.winograd = ws;
+    } else {
+      s = ss::conv2d_nchwc_schedule(space, *config);
+    }
+    out.push_back(Candidate{s, cost, entity_json, it->first});
   }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
+  return out;
+}
+
+std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(const ss::Conv2dWorkload& w,
+                                                              const ss::Target& target) const {
+  std::map<std::pair<int64_t, int64_t>, Candidate> by_blocks;
+  for (const Candidate& c : decoded(w, target, false))
+    by_blocks.try_emplace({c.schedule.ic_bn, c.schedule.oc_bn}, c);  // fastest first
+  if (winograd_) {
+    for (Candidate c : decoded(w, target, true)) {
+      auto [pos, inserted] = by_blocks.try_emplace({c.schedule.ic_bn, c.schedule.oc_bn}, c);
+      if (inserted || c.seconds >= pos->second.seconds) continue;
+      // Keep the direct record's register tile as the Winograd node's fallback.
+      if (!pos->second.schedule.winograd) {
+        std::optional<ss::WinogradSchedule> ws = c.schedule.winograd;
+        c.schedule = pos->second.schedule;
+        c.schedule.winograd = ws;
+      }
+      pos->second = c;
+    }
+  }
+  std::vector<Candidate> out;
   for (auto& [_, c] : by_blocks) out.push_back(c);
   std::sort(out.begin(), out.end(),
             [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
   return out;
+}
+
+std::optional<ss::Conv2dSchedule> TunedConfigs::faster_winograd(const ss::Conv2dWorkload& w,
+                                                                const ss::Target& target) const {
+  if (!winograd_) return std::nullopt;
+  const std::vector<Candidate> winograd = decoded(w, target, true);
+  if (winograd.empty()) return std::nullopt;
+  const std::vector<Candidate> direct = decoded(w, target, false);
+  if (!direct.empty() && direct.front().seconds <= winograd.front().seconds) return std::nullopt;
+  ss::Conv2dSchedule s = winograd.front().schedule;
+  for (const Candidate& d : direct)  // the fastest direct record with the same blocks, if any
+    if (d.schedule.ic_bn == s.ic_bn && d.schedule.oc_bn == s.oc_bn) {
+      s = d.schedule;
+      s.winograd = winograd.front().schedule.winograd;
+      break;
+    }
+  return s;
 }
 
 std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkload& w,
@@ -141,6 +191,7 @@ std::optional<ss::Conv2dSchedule> TunedConfigs::borrow_for(const ss::Conv2dWorkl
 
 ss::Conv2dSchedule TunedConfigs::conv2d_schedule(const ss::Conv2dWorkload& w,
                                                  const ss::Target& target) {
+  if (auto winograd = faster_winograd(w, target)) return *winograd;
   const ss::ConfigSpace space = ss::conv2d_nchwc_space(w, target.vector_lanes);
   auto task = ss::make_task(ss::kConv2dNCHWc, w, target);
   if (task) {

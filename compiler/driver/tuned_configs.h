@@ -11,6 +11,7 @@
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/task.h"
 #include "support/error.h"
 
@@ -29,9 +30,15 @@ class TunedConfigs {
   static Expected<TunedConfigs> load(const std::string& path, const std::string& device_key,
                                      int vector_lanes, bool borrow = true);
 
-  /// The conv2d_NCHWc schedule for the workload on the target: the best record's, else one
-  /// borrowed from the nearest tuned workload (recorded in borrowed()), else the default
-  /// config (recorded in fallbacks()); warned about once per workload.
+  /// Whether records of the Winograd template compete with the direct template's for 3x3
+  /// stride-1 workloads (default: yes). false: every conv2d node runs the direct template.
+  void set_winograd(bool enabled) { winograd_ = enabled; }
+
+  /// The conv2d_NCHWc schedule for the workload on the target: the Winograd template's best
+  /// record where it measured faster than the direct template's best (or the direct one has
+  /// none), else the direct best record's, else one borrowed from the nearest tuned workload
+  /// (recorded in borrowed()), else the default config (recorded in fallbacks()); warned about
+  /// once per workload.
   schedule_space::Conv2dSchedule conv2d_schedule(const schedule_space::Conv2dWorkload& workload,
                                                  const schedule_space::Target& target);
 
@@ -45,7 +52,8 @@ class TunedConfigs {
   ChosenConfig config(const schedule_space::Task& task, const schedule_space::ConfigSpace& space);
 
   /// The fastest record of each distinct (ic_bn, oc_bn) pair for the workload, with its mean
-  /// cost in seconds, fastest first; empty without records. What a layout-aware choice between
+  /// cost in seconds, fastest first; empty without records. Direct and Winograd records compete
+  /// (a Winograd candidate's schedule has `winograd` set). What a layout-aware choice between
   /// layers (driver/block_selection.h) picks from.
   struct Candidate {
     schedule_space::Conv2dSchedule schedule;
@@ -74,7 +82,15 @@ class TunedConfigs {
       const schedule_space::Conv2dWorkload& workload, const schedule_space::ConfigSpace& space,
       const schedule_space::Target& target);
 
+  /// The Winograd record that beats every direct record of the workload, if any.
+  std::optional<schedule_space::Conv2dSchedule> faster_winograd(
+      const schedule_space::Conv2dWorkload& workload, const schedule_space::Target& target) const;
+  /// The workload's records of one template, decoded; fastest first.
+  std::vector<Candidate> decoded(const schedule_space::Conv2dWorkload& workload,
+                                 const schedule_space::Target& target, bool winograd) const;
+
   bool borrow_ = true;
+  bool winograd_ = true;
   std::vector<Reference> references_;  // the tuned conv2d_NCHWc workloads, built on first use
   bool references_built_ = false;
   std::map<std::string, std::string> borrowed_;

@@ -36,10 +36,13 @@ class ModelCli : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(ModelCli, TasksOfResnet18AreElevenConvsAndOneDense) {
+TEST_F(ModelCli, TasksOfResnet18AreElevenConvsOneDenseAndFourWinogradAlternatives) {
   CmdResult r = run("tasks --model resnet-18");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("12 tasks in resnet-18"), std::string::npos) << r.output;
+  // 11 convs and a dense, and beside each of the 4 distinct 3x3 stride-1 convs its Winograd task.
+  EXPECT_NE(r.output.find("16 tasks in resnet-18"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("conv2d_NCHWc_winograd.x86 conv2d 1x64x56x56 k64x3x3"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("conv2d 1x64x56x56 k64x3x3 s1,1 p1,1,1,1 d1,1"), std::string::npos);
   EXPECT_NE(r.output.find("dense 1x512 w1000x512"), std::string::npos);
   // resnet-18 is 3.63 GFLOP, nearly all of it in these tasks.
@@ -52,7 +55,7 @@ TEST_F(ModelCli, TasksOfResnet18AreElevenConvsAndOneDense) {
   ASSERT_EQ(g.exit_code, 0) << g.output;
   EXPECT_NE(g.output.find("12 tasks in resnet-18 (target cuda -arch=sm_90)"), std::string::npos)
       << g.output;
-  EXPECT_NE(g.output.find("dense_small_batch.gpu  dense 1x512 w1000x512"), std::string::npos)
+  EXPECT_NE(g.output.find("dense_small_batch.gpu     dense 1x512 w1000x512"), std::string::npos)
       << g.output;
   EXPECT_EQ(g.output.find("conv2d_NCHWc.x86"), std::string::npos) << g.output;
   EXPECT_NE(g.output.find("--op conv2d_nchw --target cuda-sm90"), std::string::npos) << g.output;

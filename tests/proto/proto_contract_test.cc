@@ -23,9 +23,12 @@ TEST(ProtoContract, ErrorNumbersMatchAutoTvmAndOurEnum) {
 // Task -> message -> bytes -> message -> Task.
 TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
   const ss::Workload conv = ss::square_conv2d(8, 9, 16, 3, 2);
+  const ss::Workload conv_stride1 = ss::square_conv2d(8, 9, 16, 3, 1);  // what Winograd serves
   const ss::Workload dense = ss::DenseWorkload{3, 24, 20};
   for (const ss::Template* t : ss::all_templates()) {
-    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kConv2d ? conv : dense;
+    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kDense ? dense
+                           : t->accepts(conv)                             ? conv
+                                                                          : conv_stride1;
     const ss::Target target{t->backend() == "cuda" ? "cuda -arch=sm_80" : "llvm -keys=cpu", 8};
     const ss::Task task = *ss::make_task(std::string(t->name()), w, target);
     tensortune::v1::MeasureRequest req;

@@ -158,7 +158,7 @@ TEST(AutoTvmLog, ImportIntoExistingDbKeepsWhatWasThere) {
 // TopHub-era x86 line (every split factor written out, keyed target, knobs out of order), the
 // same config in the newer -1 form, a 1x1 record with tile_oh, a dense_nopack record, and
 // a conv2d_nchw.cuda record (AutoTVM's CUDA argument list has no layouts), and records of
-// templates tensortune lacks (depthwise, winograd) in the same file.
+// templates tensortune lacks (depthwise, int8, CUDA winograd) in the same file.
 const char* kConvArgs =
     "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, "
     "2], [3, 3, 3, 3], "
@@ -211,8 +211,7 @@ std::string mixed_log() {
               0.0001) +
          line(skx, "depthwise_conv2d_NCHWc.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]",
               0.001) +
-         line(skx, "conv2d_NCHWc_winograd.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]",
-              0.001) +
+         line(skx, "conv2d_NCHWc_int8.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
          line("cuda -model=titanx", "conv2d_nchw_winograd.cuda", kCudaConvArgs,
               "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
 }
@@ -239,7 +238,7 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
   ASSERT_EQ(stats->skipped.size(), 3u);
   EXPECT_EQ(stats->skipped.at("conv2d_nchw_winograd.cuda").count, 1);
   EXPECT_EQ(stats->skipped.at("depthwise_conv2d_NCHWc.x86").count, 1);
-  EXPECT_EQ(stats->skipped.at("conv2d_NCHWc_winograd.x86").count, 1);
+  EXPECT_EQ(stats->skipped.at("conv2d_NCHWc_int8.x86").count, 1);
   EXPECT_NE(stats->skipped.at("conv2d_nchw_winograd.cuda").reason.find("not a template"),
             std::string::npos);
   // Device keys from the targets: -model, a CUDA -arch, -mcpu, else the kind.

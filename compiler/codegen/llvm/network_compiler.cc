@@ -25,6 +25,11 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
     const auto& w = c->workload;
     const auto& s = c->schedule;
     if (c->depthwise) return w.batch * (w.out_channels / s.oc_bn) * w.out_height();
+    if (s.winograd) {
+      const int64_t tiles = ss::winograd_tiling(w, s.winograd->m).count();
+      const int64_t per_block = s.winograd->tiles_per_block();
+      return w.batch * ((tiles + per_block - 1) / per_block);
+    }
     return w.batch * (w.out_channels / s.oc_bn) * ((w.out_height() + s.reg_h - 1) / s.reg_h);
   }
   if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
@@ -68,6 +73,9 @@ std::string spec_key(const NetworkKernelSpec& spec) {
        << w.pad_right << ' ' << w.dilation_h << ' ' << w.dilation_w << " | " << s.ic_bn << ' '
        << s.oc_bn << ' ' << s.reg_n << ' ' << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner
        << (c->depthwise ? " depthwise" : "");
+    if (const auto& wg = s.winograd)
+      os << " winograd " << wg->m << ' ' << wg->ic_bn << ' ' << wg->oc_bn << ' ' << wg->reg_t << ' '
+         << wg->block_t;
     put_epilogue(os, c->epilogue);
   } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
     const auto& w = d->workload;
@@ -131,6 +139,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     args.epilogue = c->epilogue;
     if (c->depthwise) {
       emit::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
+    } else if (c->schedule.winograd) {
+      emit::emit_conv2d_winograd(m, b, args, c->workload, *c->schedule.winograd, lanes);
     } else {
       emit::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
     }
