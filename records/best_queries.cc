@@ -93,16 +93,17 @@ Status RecordStore::query_best(const BestQuery& f, const std::function<void(Best
 Expected<std::vector<RecordStore::TopEntity>> RecordStore::top_entities(
     const std::string& template_name, const std::string& device_key) {
   // From the best-record tables: at most kTopResults rows a group, whatever the archive holds.
-  Statement q(db_.get(),
-              "SELECT t.workload_key, c.entity, b.mean_cost FROM top_results b JOIN tasks t ON "
-              "t.id = b.task_id JOIN results r ON r.id = b.result_id JOIN configs c ON c.id = "
-              "r.config_id WHERE t.template = ?1 AND (?2 = '' OR b.device_key = ?2) ORDER BY "
-              "b.result_id");
+  Statement q(
+      db_.get(),
+      "SELECT t.workload_key, c.entity, b.mean_cost, b.threads FROM top_results b JOIN tasks t ON "
+      "t.id = b.task_id JOIN results r ON r.id = b.result_id JOIN configs c ON c.id = "
+      "r.config_id WHERE t.template = ?1 AND (?2 = '' OR b.device_key = ?2) ORDER BY "
+      "b.result_id");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, template_name);
   q.bind(2, device_key);
   std::vector<TopEntity> out;
-  while (q.step()) out.push_back({q.text(0), q.text(1), q.real(2)});
+  while (q.step()) out.push_back({q.text(0), q.text(1), q.real(2), static_cast<int>(q.int64(3))});
   TT_RETURN_IF_ERROR(q.status());
   return out;
 }

@@ -132,6 +132,7 @@ class RecordStore {
   struct TopEntity {
     std::string workload_key, entity_json;
     double mean_cost = 0;
+    int threads = 1;  ///< the thread count it was measured on (groups are per thread count)
   };
   Expected<std::vector<TopEntity>> top_entities(const std::string& template_name,
                                                 const std::string& device_key);

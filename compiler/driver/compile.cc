@@ -121,7 +121,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
         *tuned, driver::TunedConfigs::load(
                     options.records,
                     options.device_key.empty() ? codegen::host_device_key() : options.device_key,
-                    target.vector_lanes, options.borrow_configs));
+                    target.vector_lanes, options.borrow_configs, options.threads));
   }
   tuned->set_winograd(options.winograd);
   auto selection = std::make_shared<BlockSelection>();

@@ -14,7 +14,7 @@ namespace tensortune::driver {
 namespace ss = schedule_space;
 
 Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::string& device_key,
-                                          int vector_lanes, bool borrow) {
+                                          int vector_lanes, bool borrow, int threads) {
   std::ifstream probe(path, std::ios::binary);
   if (!probe) return not_found("cannot open records file " + path);
   char magic[16] = {};
@@ -39,7 +39,18 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   // The device key is a filter of the query: a large archive's other keys are never read.
   records::RecordStore::BestQuery query;
   if (sqlite) query.device_key = device_key;
-  TT_ASSIGN_OR_RETURN(auto best, store->query_best(query));
+  // Per workload: its records of `threads` threads where it has some, else every count's.
+  std::vector<records::BestRecord> best;
+  std::set<std::string> at_threads;
+  if (threads > 0) {
+    query.threads = threads;
+    TT_ASSIGN_OR_RETURN(best, store->query_best(query));
+    for (const auto& b : best) at_threads.insert(b.record.task.workload_key);
+    query.threads = 0;
+  }
+  TT_ASSIGN_OR_RETURN(auto any_count, store->query_best(query));
+  for (auto& b : any_count)
+    if (!at_threads.count(b.record.task.workload_key)) best.push_back(std::move(b));
   TunedConfigs out;
   out.source_ = path;
   out.borrow_ = borrow;
@@ -48,11 +59,17 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
     TT_ASSIGN_OR_RETURN(auto any_key, store->query_best({}));
     for (const auto& b : any_key) other_keys.insert(b.record.result.device_key);
   }
+  auto wanted = [&](const std::string& key, int measured_threads) {
+    return !at_threads.count(key) || measured_threads == threads;
+  };
   std::map<std::string, double> gflops;
+  int other_counts = 0;
   for (const auto& b : best) {
     if (!b.record.result.ok()) continue;
     const std::string& key = b.record.task.workload_key;
+    if (!wanted(key, b.record.result.threads)) continue;
     if (gflops.count(key) && gflops[key] >= b.gflops) continue;
+    other_counts += threads > 0 && !at_threads.count(key) && !gflops.count(key);
     gflops[key] = b.gflops;
     out.best_[key] = b.record.entity_json;
   }
@@ -61,8 +78,15 @@ Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::st
   for (const char* name : {ss::kConv2dNCHWc, ss::kConv2dNCHWcWinograd}) {
     TT_ASSIGN_OR_RETURN(auto top, store->top_entities(name, sqlite ? device_key : ""));
     for (auto& m : top)
-      out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
+      if (wanted(m.workload_key, m.threads))
+        out.all_[m.workload_key].emplace_back(std::move(m.entity_json), m.mean_cost);
   }
+  if (other_counts > 0)
+    logger("compiler")
+        ->warn(
+            "{}: {} workloads have no records measured on {} threads; they take records of "
+            "other thread counts (tune with --threads {} for this one)",
+            path, other_counts, threads, threads);
   logger("compiler")->info("{} tuned workloads from {}", out.best_.size(), path);
   if (out.best_.empty() && !other_keys.empty()) {
     std::string keys;

@@ -27,8 +27,12 @@ class TunedConfigs {
   /// count; its records of templates tensortune lacks are skipped with one warning per
   /// template). `borrow`: untuned workloads borrow from the nearest tuned one (AutoTVM's
   /// fallback_with_reference_log); false: they take the default config. Fails naming the file.
+  ///
+  /// `threads` (0: any): records are kept per thread count, and a network compiled to run on
+  /// N threads should take the configs tuned for N (the parallel splits differ). Each workload
+  /// takes its records of that count where it has some, else those of any count (warned once).
   static Expected<TunedConfigs> load(const std::string& path, const std::string& device_key,
-                                     int vector_lanes, bool borrow = true);
+                                     int vector_lanes, bool borrow = true, int threads = 0);
 
   /// Whether records of the Winograd template compete with the direct template's for 3x3
   /// stride-1 workloads (default: yes). false: every conv2d node runs the direct template.

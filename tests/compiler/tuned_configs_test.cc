@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
@@ -92,6 +93,43 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   EXPECT_EQ(from_log->conv2d_schedule(kLayer, kTarget).oc_bn, 32);
   fs::remove(db);
   fs::remove(log);
+}
+
+// Records are per thread count: a DB holding kLayer tuned on 1 thread (blocks 32) and on 2
+// threads (blocks 8, faster) gives each compile the config of its own thread count, and a
+// count nobody tuned for takes the fastest of any.
+TEST(TunedConfigs, EachThreadCountTakesTheRecordsTunedForIt) {
+  const std::string path = temp("threads.db");
+  fs::remove(path);
+  {
+    auto store = std::move(records::RecordStore::open(path)).value();
+    const ss::Task task = *ss::make_task(ss::kConv2dNCHWc, kLayer, kTarget);
+    const ss::ConfigSpace space = *ss::make_config_space(task);
+    const int64_t id = *store->ensure_task(records::task_info(task, space));
+    for (auto [blocks, threads, cost] :
+         std::vector<std::tuple<int64_t, int, double>>{{32, 1, 1e-3}, {8, 2, 0.6e-3}}) {
+      for (int64_t i = 0; i < space.size(); ++i) {
+        if (!space.is_valid_index(i)) continue;
+        const ss::Config c = *space.config_at(i);
+        const auto s = ss::conv2d_nchwc_schedule(space, c);
+        if (s.ic_bn != blocks || s.oc_bn != blocks) continue;
+        ss::MeasureResult r;
+        r.config_index = i;
+        r.costs = {cost};
+        r.device_key = "test-key";
+        r.threads = threads;
+        ASSERT_TRUE(store->add_results(id, space, {c}, {r}, {"test", "t"}, {0}));
+        break;
+      }
+    }
+  }
+  for (auto [threads, blocks] : std::vector<std::pair<int, int64_t>>{{1, 32}, {2, 8}, {4, 8}}) {
+    auto tuned = TunedConfigs::load(path, "test-key", 16, false, threads);
+    ASSERT_TRUE(tuned) << tuned.error().message;
+    EXPECT_EQ(tuned->conv2d_schedule(kLayer, kTarget).oc_bn, blocks) << threads << " threads";
+    ASSERT_EQ(tuned->candidates(kLayer, kTarget).size(), threads == 4 ? 2u : 1u);
+  }
+  fs::remove(path);
 }
 
 TEST(TunedConfigs, BadFilesAreRefusedByName) {
