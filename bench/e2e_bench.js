@@ -73,6 +73,13 @@ for (const m of models) {
     const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
                          '-o', variants[m].tuned]);
     variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+    // The same records without the Winograd template's (issue 14): what direct convolution
+    // alone reaches, measured in the same passes.
+    variants[m].direct = path.join(work, `${m}-direct.tt`);
+    run(tt, [
+      '--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
+      '--no-winograd', '-o', variants[m].direct
+    ]);
     if (graphTune) {
       // A copy, so that graph-tune's tables (graph-best, transform times) leave the user's DB be.
       const db = path.join(work, `${m}-graph.db`);
@@ -121,12 +128,21 @@ for (let p = 0; p < passes; ++p) {
   for (const m of models) {
     for (const t of threads) {
       const key = `${m}/${t}`;
-      samples[key] = samples[key] ||
-          {ort: [], default: [], tuned: [], borrowed: [], fastest: [], heuristic: [], graph: []};
+      samples[key] = samples[key] || {
+        ort: [],
+        default: [],
+        tuned: [],
+        direct: [],
+        borrowed: [],
+        fastest: [],
+        heuristic: [],
+        graph: []
+      };
       // Tuned right after ORT: their ratio within a pass is the least exposed to the machine's
       // swings (seen here: the same kernels at 77 and 123 GFLOPS a minute apart).
       samples[key].ort.push(ort(variants[m].onnx, t));
       if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned, t));
+      if (variants[m].direct) samples[key].direct.push(ours(variants[m].direct, t));
       if (variants[m].borrowed) samples[key].borrowed.push(ours(variants[m].borrowed, t));
       samples[key].default.push(ours(variants[m].default, t));
       for (const name of ['fastest', 'heuristic', 'graph'])
@@ -164,6 +180,28 @@ for (const m of models) {
   }
 }
 console.log('');
+if (models.some((m) => variants[m].direct)) {
+  console.log(
+      'Winograd (issue 14): the same records compiled with --no-winograd (direct convolution only) ' +
+      'and as `compile` takes them (Winograd where its record measured faster), same passes:');
+  console.log('');
+  console.log(
+      '| model | threads | ONNX Runtime ms | tuned, direct only ms | ratio | tuned, with Winograd ms | ratio | ' +
+      'with/without Winograd |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const m of models) {
+    if (!variants[m].direct) continue;
+    for (const t of threads) {
+      const s = samples[`${m}/${t}`];
+      const o = median(s.ort), di = median(s.direct), tu = median(s.tuned);
+      console.log(
+          `| ${m} | ${t} | ${o.toFixed(2)} | ${di.toFixed(2)} | ${(di / o).toFixed(3)} | ${
+              tu.toFixed(2)} | ` +
+          `${(tu / o).toFixed(3)} | ${(tu / di).toFixed(3)} |`);
+    }
+  }
+  console.log('');
+}
 for (const m of models) if (variants[m].schedules) console.log(`${m} tuned: ${variants[m].schedules}`);
 for (const m of models) {
   if (variants[m].borrowedSchedules) console.log(`${m} borrowed (${opts[`borrowed-${m}`]}): ${variants[m].borrowedSchedules}`);

@@ -187,8 +187,10 @@ Status run_tune_model(const TuneModelFlags& f) {
           tune_one_task(extraction.tasks[i].task, tuning, store->get(), i + 1, count, reporting);
       if (!summary) return fail(summary.error().with_context("task " + std::to_string(i + 1)));
       const auto& p = summary->result.progress;
-      rows[i] = Row{i + 1, ss::describe_workload(extraction.tasks[i].task.workload), p.best_gflops,
-                    p.done, p.elapsed_s};
+      rows[i] = Row{i + 1,
+                    std::string(ss::template_of(extraction.tasks[i].task).op_name()) + "  " +
+                        ss::describe_workload(extraction.tasks[i].task.workload),
+                    p.best_gflops, p.done, p.elapsed_s};
       if (selected.size() > 1) total.on_task_done(i, p);
     }
   };
@@ -200,10 +202,11 @@ Status run_tune_model(const TuneModelFlags& f) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  std::printf("\n%3s  %-52s %12s %7s %9s\n", "#", "workload", "best GFLOPS", "trials", "seconds");
+  std::printf("\n%3s  %-75s %12s %7s %9s\n", "#", "template  workload", "best GFLOPS", "trials",
+              "seconds");
   for (const auto& r : rows)
     if (r)
-      std::printf("%3d  %-52s %12.2f %7lld %9.1f\n", r->number, r->workload.c_str(), r->best,
+      std::printf("%3d  %-75s %12.2f %7lld %9.1f\n", r->number, r->workload.c_str(), r->best,
                   static_cast<long long>(r->trials), r->seconds);
   std::printf("tuned %zu task%s in %.1f s of wall-clock%s\n", selected.size(),
               selected.size() == 1 ? "" : "s", wall,
