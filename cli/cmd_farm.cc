@@ -41,9 +41,11 @@ Status run_tracker(TrackerFlags f) {
   }
   if (!f.tokens_file.empty()) {
     TT_ASSIGN_OR_RETURN(f.options.credentials, tracker::load_tokens_file(f.tokens_file));
+    f.options.tokens_file = f.tokens_file;
   }
   // Protected by default: without a token only this machine can reach the tracker.
-  const bool authenticated = !f.options.token.empty() || !f.options.credentials.empty();
+  const bool authenticated = !f.options.token.empty() || !f.options.credentials.empty() ||
+                             !f.options.tls_client_ca.empty();
   if (f.host.empty()) f.host = authenticated ? "0.0.0.0" : "127.0.0.1";
   f.options.host = f.host;
   install_stop_signals();
@@ -71,9 +73,7 @@ Status run_tracker(TrackerFlags f) {
         logger("tracker")->warn("SIGHUP: no --tokens-file to reload");
         continue;
       }
-      auto named = tracker::load_tokens_file(f.tokens_file);
-      auto ended = named ? server->reload_credentials(std::move(named).value())
-                         : Expected<int>(named.error());
+      auto ended = server->reload_tokens_file();
       if (ended)
         logger("tracker")->info("SIGHUP: {} reloaded, {} session(s) of revoked credentials ended",
                                 f.tokens_file, *ended);
@@ -94,12 +94,29 @@ struct DeviceFlags {
   std::string token_file;
 };
 
+struct AdminFlags {
+  std::string tracker, token_file, tls_ca, tls_cert, tls_key;
+};
+
+Status reload_credentials(const AdminFlags& f) {
+  TT_ASSIGN_OR_RETURN(
+      auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca, f.tls_cert, f.tls_key));
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
+  TT_ASSIGN_OR_RETURN(auto reply, client->reload_credentials());
+  std::printf(
+      "tracker %s reloaded its tokens file: %d credential(s), %d session(s) of revoked "
+      "credentials ended\n",
+      f.tracker.c_str(), reply.credentials(), reply.sessions_ended());
+  return ok_status();
+}
+
 Status run_device(DeviceFlags f) {
   if (f.options.device_key.empty() && f.options.gpus.empty())
     return invalid_argument("--key is required (a CPU device server); GPU servers take --gpus");
-  if (!f.token_file.empty()) {
-    TT_ASSIGN_OR_RETURN(f.options.tracker.token, wire::read_token_file(f.token_file));
-  }
+  TT_ASSIGN_OR_RETURN(
+      f.options.tracker,
+      wire::tracker_endpoint(f.options.tracker.address, f.token_file, f.options.tracker.tls_ca,
+                             f.options.tracker.tls_cert, f.options.tracker.tls_key));
   install_stop_signals();
   return device::run_device_server(f.options, g_stop);
 }
@@ -112,7 +129,8 @@ struct StatusFlags {
 
 Status print_status(StatusFlags f) {
   TT_ASSIGN_OR_RETURN(f.endpoint,
-                      wire::tracker_endpoint(f.endpoint.address, f.token_file, f.endpoint.tls_ca));
+                      wire::tracker_endpoint(f.endpoint.address, f.token_file, f.endpoint.tls_ca,
+                                             f.endpoint.tls_cert, f.endpoint.tls_key));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(f.endpoint));
   TT_ASSIGN_OR_RETURN(v1::StatusReply s, client->status());
   if (f.json) {
@@ -139,6 +157,7 @@ Status print_status(StatusFlags f) {
     for (const auto& job : s.jobs())
       j["jobs"].push_back({{"id", job.job_id()},
                            {"name", job.name()},
+                           {"client", job.client()},
                            {"key", job.device_key()},
                            {"priority", job.priority()},
                            {"total", job.total()},
@@ -170,17 +189,18 @@ Status print_status(StatusFlags f) {
   }
   // Running jobs first: they are what an operator watches; finished ones are history.
   for (const bool finished : {false, true}) {
-    std::printf("\n%s jobs\n%-5s %-28s %-14s %4s %6s %6s %7s %6s %6s %9s\n",
-                finished ? "Finished" : "Running", "id", "name", "key", "prio", "total", "queued",
-                "running", "done", "failed", finished ? "ended" : "age");
+    std::printf("\n%s jobs\n%-5s %-28s %-16s %-14s %4s %6s %6s %7s %6s %6s %9s\n",
+                finished ? "Finished" : "Running", "id", "name", "client", "key", "prio", "total",
+                "queued", "running", "done", "failed", finished ? "ended" : "age");
     int shown = 0;
     for (const auto& j : s.jobs()) {
       if (j.finished() != finished) continue;
       ++shown;
-      std::printf("%-5llu %-28s %-14s %4d %6d %6d %7d %6d %6d %7.0f s\n",
+      std::printf("%-5llu %-28s %-16s %-14s %4d %6d %6d %7d %6d %6d %7.0f s\n",
                   static_cast<unsigned long long>(j.job_id()), j.name().c_str(),
-                  j.device_key().c_str(), j.priority(), j.total(), j.queued(), j.running(),
-                  j.done(), j.failed(), finished ? j.finished_age_s() : j.age_s());
+                  j.client().empty() ? "-" : j.client().c_str(), j.device_key().c_str(),
+                  j.priority(), j.total(), j.queued(), j.running(), j.done(), j.failed(),
+                  finished ? j.finished_age_s() : j.age_s());
     }
     if (shown == 0) std::printf("(none)\n");
   }
@@ -211,6 +231,36 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "require this shared token from devices and clients");
   t->add_option("--tls-cert", tf->options.tls_cert, "PEM certificate: serve TLS (with --tls-key)");
   t->add_option("--tls-key", tf->options.tls_key, "PEM private key of --tls-cert");
+  t->add_option("--tls-client-ca", tf->options.tls_client_ca,
+                "mutual TLS: require every device and client to present a certificate signed by "
+                "this CA (PEM); its CN is the caller's name and its O the role (device, client "
+                "or admin). Instead of --token-file/--tokens-file; needs --tls-cert");
+  t->add_option("--quota-jobs", tf->options.client_quota.running_jobs,
+                "per client: jobs running at once (0: no limit; a tokens-file line's jobs=N "
+                "overrides it for that client)")
+      ->check(at_least(0))
+      ->capture_default_str()
+      ->group("Quotas");
+  t->add_option("--quota-queued", tf->options.client_quota.queued_items,
+                "per client: configs queued or measuring at once (0: no limit; queued=N)")
+      ->check(at_least(0))
+      ->capture_default_str()
+      ->group("Quotas");
+  t->add_option("--quota-batch", tf->options.client_quota.batch_items,
+                "per client: configs in one job (0: no limit; batch=N)")
+      ->check(at_least(0))
+      ->capture_default_str()
+      ->group("Quotas");
+  t->add_option("--quota-per-minute", tf->options.client_quota.submits_per_minute,
+                "per client: jobs submitted in any minute (0: no limit; per_minute=N)")
+      ->check(at_least(0))
+      ->capture_default_str()
+      ->group("Quotas");
+  t->add_option("--peak-margin", tf->options.dispatcher.peak_margin,
+                "reject a result faster than the device's registered peak GFLOPS times this "
+                "(UNKNOWN_ERROR)")
+      ->check(at_least(1))
+      ->capture_default_str();
   t->add_option("--max-message-bytes", tf->options.max_message_bytes, "largest request accepted")
       ->check(at_least(1024, 1 << 30))
       ->capture_default_str();
@@ -258,6 +308,12 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   d->add_option("--token-file", df->token_file, "the tracker's shared token");
   d->add_option("--tls-ca", df->options.tracker.tls_ca,
                 "CA certificate (PEM) of the tracker's TLS certificate");
+  add_client_certificate_options(*d, df->options.tracker.tls_cert, df->options.tracker.tls_key);
+  d->add_option("--peak-gflops", df->options.peak_gflops,
+                "peak GFLOPS of one slot on one thread (a GPU server: one GPU), stated to the "
+                "tracker, which rejects faster timings (default: from the CPU's vector width and "
+                "highest clock, or the GPU's SMs and clock)")
+      ->check(at_least(0));
   d->add_option("--name", df->options.name, "name in status tables (default host:pid)");
   d->add_option(
        "--worker-grace", df->options.worker_grace_s,
@@ -298,10 +354,30 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   st->add_option("--tracker", sf->endpoint.address, "HOST:PORT")->required();
   st->add_option("--token-file", sf->token_file, "the tracker's shared token");
   st->add_option("--tls-ca", sf->endpoint.tls_ca, "CA certificate (PEM) of the tracker");
+  add_client_certificate_options(*st, sf->endpoint.tls_cert, sf->endpoint.tls_key);
   st->add_flag("--json", sf->json, "print JSON");
   st->footer("\nExample:\n  tensortune status --tracker localhost:9190");
   st->callback([&exit_code, sf] {
     if (Status s = print_status(*sf); !s) exit_code = report_error(s.error());
+  });
+
+  auto af = std::make_shared<AdminFlags>();
+  CLI::App* admin = app.add_subcommand("admin", "A farm administrator's calls to its tracker");
+  admin->require_subcommand(1);
+  CLI::App* reload = admin->add_subcommand(
+      "reload-credentials",
+      "Make the tracker reload its --tokens-file (as SIGHUP does, from any machine)");
+  reload->add_option("--tracker", af->tracker, "HOST:PORT")->required();
+  reload->add_option("--token-file", af->token_file, "an admin credential's token");
+  reload->add_option("--tls-ca", af->tls_ca, "CA certificate (PEM) of the tracker");
+  add_client_certificate_options(*reload, af->tls_cert, af->tls_key);
+  reload->footer(
+      "\nExample:\n  tensortune admin reload-credentials --tracker farm:9190 --token-file "
+      "admin.tok\nRevoked credentials lose their device streams and running jobs at once; their "
+      "measured\nresults stay archived and leased items re-queue. A file that does not load "
+      "keeps the old set.");
+  reload->callback([&exit_code, af] {
+    if (Status s = reload_credentials(*af); !s) exit_code = report_error(s.error());
   });
 }
 

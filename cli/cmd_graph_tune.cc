@@ -110,7 +110,8 @@ Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
 /// has slots (at most 16), so that a farm times them in parallel.
 Expected<gt::TransformTimer> farm_transform_timer(const GraphTuneFlags& f, const ss::Target& target,
                                                   const measure::MeasureOptions& options) {
-  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
+  TT_ASSIGN_OR_RETURN(
+      auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca, f.tls_cert, f.tls_key));
   TT_ASSIGN_OR_RETURN(std::shared_ptr<tracker::TrackerClient> client,
                       tracker::TrackerClient::connect(e));
   TT_ASSIGN_OR_RETURN(auto status, client->status());
@@ -210,16 +211,16 @@ Status graph_tune(const GraphTuneFlags& f) {
                  key.c_str(), here.c_str());
   }
   const bool tty = isatty(fileno(stderr));
-  TT_ASSIGN_OR_RETURN(
-      auto costs,
-      gt::transform_costs(
-          *store, key, needed, timer ? &*timer : nullptr,
-          [tty, &where](int done, int total) {
-            if (tty || done == total)
-              std::fprintf(stderr, "%stimed %d of %d new layout transforms on %s%s",
-                           tty ? "\r" : "", done, total, where.c_str(), done == total ? "\n" : "");
-          },
-          f.retime_transforms));
+  TT_ASSIGN_OR_RETURN(auto costs,
+                      gt::transform_costs(
+                          *store, key, needed, timer ? &*timer : nullptr,
+                          [tty, &where](int done, int total) {
+                            if (tty || done == total)
+                              std::fprintf(stderr, "%stimed %d of %d new layout transforms on %s%s",
+                                           tty ? "\r" : "", done, total, where.c_str(),
+                                           done == total ? "\n" : "");
+                          },
+                          f.retime_transforms));
   for (const std::string& reason : costs.estimate_reasons)
     std::fprintf(stderr, "estimated, not measured: %s\n", reason.c_str());
   const gt::NetworkProblem np = gt::build_network_problem(
@@ -292,6 +293,7 @@ void add_graph_tune_command(CLI::App& app, int& exit_code) {
       ->group("Farm");
   c->add_option("--tls-ca", f->tls_ca, "with --tracker: CA certificate (PEM) of the tracker")
       ->group("Farm");
+  add_client_certificate_options(*c, f->tls_cert, f->tls_key, "Farm");
   c->add_option("--top-k", f->top_k,
                 "candidates per conv node: the fastest record of each block pair, this many")
       ->check(at_least(1))

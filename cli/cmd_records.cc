@@ -142,6 +142,11 @@ void add_records_command(CLI::App& app, int& exit_code) {
   best->add_option("--token-file", flags->token_file, "with --tracker: the tracker's shared token");
   best->add_option("--tls-ca", flags->tls_ca,
                    "with --tracker: CA certificate (PEM) of the tracker");
+  add_client_certificate_options(*best, flags->tls_cert, flags->tls_key);
+  best->add_option("--exclude-device", flags->exclude_devices,
+                   "ignore results measured by this farm device (its name in `status`, e.g. "
+                   "box1/host:1234); repeatable. For a device found lying after the fact")
+      ->delimiter(',');
   best->add_option("--template", flags->template_filter,
                    "only this template (conv2d_NCHWc.x86, or its op name conv2d_NCHWc)");
   best->add_option("--workload", flags->workload,

@@ -51,8 +51,9 @@ Expected<int> tasks_at_once(const TuneModelFlags& f, const ss::Task& first, int 
   }
   if (f.parallel_tasks > 0) return std::min(f.parallel_tasks, selected);
   const std::string key = farm_device_key(first, f.tuning);
-  TT_ASSIGN_OR_RETURN(
-      auto e, wire::tracker_endpoint(f.tuning.tracker, f.tuning.token_file, f.tuning.tls_ca));
+  TT_ASSIGN_OR_RETURN(auto e,
+                      wire::tracker_endpoint(f.tuning.tracker, f.tuning.token_file, f.tuning.tls_ca,
+                                             f.tuning.tls_cert, f.tuning.tls_key));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   auto status = client->status();
   if (!status) return 1;  // the measurers retry and report an unreachable tracker themselves
@@ -223,6 +224,8 @@ Status run_tune_model(const TuneModelFlags& f) {
       g.tracker = f.tuning.tracker;
       g.token_file = f.tuning.token_file;
       g.tls_ca = f.tuning.tls_ca;
+      g.tls_cert = f.tuning.tls_cert;
+      g.tls_key = f.tuning.tls_key;
       g.threads = f.tuning.threads;
       TT_RETURN_IF_ERROR(graph_tune(g));
       return ok_status();

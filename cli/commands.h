@@ -23,7 +23,7 @@ void add_demo_command(CLI::App& app, int& exit_code);
 void add_model_commands(CLI::App& app, int& exit_code);
 /// compile, run, bench
 void add_compile_commands(CLI::App& app, int& exit_code);
-/// tracker, device, status (and the hidden device-worker)
+/// tracker, device, status, admin (and the hidden device-worker)
 void add_farm_commands(CLI::App& app, int& exit_code);
 /// gpus
 void add_gpus_command(CLI::App& app, int& exit_code);
@@ -36,5 +36,10 @@ int report_error(const Error& error);
 /// A CLI11 check that a number is >= `min` (and <= `max`), with a message like
 /// "--trials = 0, must be >= 1" instead of CLI11's range text.
 CLI::Validator at_least(double min, double max = 1e300);
+
+/// --tls-cert and --tls-key: this caller's certificate for a tracker that requires client
+/// certificates (mutual TLS), in the option group `group`.
+void add_client_certificate_options(CLI::App& cmd, std::string& cert, std::string& key,
+                                    const std::string& group = "");
 
 }  // namespace tensortune::cli

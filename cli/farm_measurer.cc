@@ -62,7 +62,8 @@ Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& ta
                                                               const TuningFlags& f) {
   const std::string key = farm_device_key(task, f);
   if (key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
-  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
+  TT_ASSIGN_OR_RETURN(
+      auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca, f.tls_cert, f.tls_key));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   tracker::FarmTiming t;
   t.number = f.number;

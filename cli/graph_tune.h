@@ -13,7 +13,7 @@ struct GraphTuneFlags {
   std::string db;
   std::string device_key;  ///< empty: this machine's (with a tracker: required)
   /// Time the layout transforms on a farm device of `device_key` through this tracker.
-  std::string tracker, token_file, tls_ca;
+  std::string tracker, token_file, tls_ca, tls_cert, tls_key;
   int top_k = 20;
   int threads = 1;
   std::string solver = "auto";

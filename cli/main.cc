@@ -12,6 +12,18 @@ int report_error(const Error& error) {
   return 1;
 }
 
+void add_client_certificate_options(CLI::App& cmd, std::string& cert, std::string& key,
+                                    const std::string& group) {
+  auto* c = cmd.add_option("--tls-cert", cert,
+                           "with --tls-ca: this caller's certificate (PEM), for a tracker that "
+                           "requires client certificates (its CN is the name, O the role)");
+  auto* k = cmd.add_option("--tls-key", key, "the private key (PEM, mode 600) of --tls-cert");
+  if (!group.empty()) {
+    c->group(group);
+    k->group(group);
+  }
+}
+
 CLI::Validator at_least(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& value) -> std::string {

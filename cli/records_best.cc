@@ -52,6 +52,7 @@ Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
   q.device_key = f.device_key;
   q.threads = f.threads;
   q.top_k = f.top_k;
+  q.exclude_devices = f.exclude_devices;
   TT_ASSIGN_OR_RETURN(q.since, parse_time("--since", f.since));
   TT_ASSIGN_OR_RETURN(q.until, parse_time("--until", f.until));
   if (!f.workload.empty()) {
@@ -82,13 +83,15 @@ Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
 
 bool is_filtered(const records::RecordStore::BestQuery& q) {
   return !q.template_name.empty() || !q.shape.empty() || !q.workload_keys.empty() ||
-         !q.device_key.empty() || q.threads != 0 || q.since != 0 || q.until != 0 || q.top_k > 1;
+         !q.device_key.empty() || q.threads != 0 || q.since != 0 || q.until != 0 || q.top_k > 1 ||
+         !q.exclude_devices.empty();
 }
 
 // The tracker archive's best records, in the record store's shape.
 Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f,
                                                         const records::RecordStore::BestQuery& q) {
-  TT_ASSIGN_OR_RETURN(auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca));
+  TT_ASSIGN_OR_RETURN(
+      auto e, wire::tracker_endpoint(f.tracker, f.token_file, f.tls_ca, f.tls_cert, f.tls_key));
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(e));
   v1::BestRecordsRequest req;
   req.set_device_key(q.device_key);
@@ -99,6 +102,7 @@ Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f,
   req.set_since(q.since);
   req.set_until(q.until);
   req.set_top_k(q.top_k);
+  for (const auto& d : q.exclude_devices) req.add_exclude_devices(d);
   TT_ASSIGN_OR_RETURN(auto reply, client->best_records(req));
   std::vector<records::BestRecord> out;
   for (const auto& r : reply.records()) {
@@ -111,6 +115,8 @@ Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f,
     b.record.result.device_key = r.device_key();
     b.record.result.costs = {r.mean_cost_s()};
     b.record.result.threads = r.threads();
+    b.record.device = r.device();
+    b.record.client = r.client();
     b.gflops = r.gflops();
     b.measured = r.measured();
     out.push_back(std::move(b));
@@ -120,18 +126,22 @@ Expected<std::vector<records::BestRecord>> tracker_best(const RecordsFlags& f,
 
 nlohmann::json best_json(const records::BestRecord& b) {
   const auto& r = b.record;
-  return {{"workload_key", r.task.workload_key},
-          {"template", r.task.template_name},
-          {"target", r.task.target},
-          {"device_key", r.result.device_key},
-          {"ok", r.result.ok()},
-          {"gflops", b.gflops},
-          {"mean_cost_s",
-           r.result.ok() ? nlohmann::json(r.result.mean_cost()) : nlohmann::json(nullptr)},
-          {"config_index", r.config_index},
-          {"entity", entity_or_text(r.entity_json)},
-          {"threads", r.result.threads},
-          {"measured", b.measured}};
+  nlohmann::json j = {{"workload_key", r.task.workload_key},
+                      {"template", r.task.template_name},
+                      {"target", r.task.target},
+                      {"device_key", r.result.device_key},
+                      {"ok", r.result.ok()},
+                      {"gflops", b.gflops},
+                      {"mean_cost_s", r.result.ok() ? nlohmann::json(r.result.mean_cost())
+                                                    : nlohmann::json(nullptr)},
+                      {"config_index", r.config_index},
+                      {"entity", entity_or_text(r.entity_json)},
+                      {"threads", r.result.threads},
+                      {"measured", b.measured}};
+  // Farm results say who measured them and whose job it was.
+  if (!r.device.empty()) j["device"] = r.device;
+  if (!r.client.empty()) j["client"] = r.client;
+  return j;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 /// and its filters; records_maintenance.cc: stats, check, compact; cmd_records.cc: export,
 /// import, plot and the registration).
 #include <string>
+#include <vector>
 
 #include "cli/model_args.h"
 #include "records/record_store.h"
@@ -21,13 +22,14 @@ struct RecordsFlags {
   bool skip_unsupported = false;
   std::string log;
   std::string device_key;
-  std::string tracker, token_file, tls_ca;
+  std::string tracker, token_file, tls_ca, tls_cert, tls_key;
   // records best's filters
   std::string template_filter;
   ModelFlags model;  ///< --model / --input-shape: the model's tasks only
   int threads = 0;
   std::string since, until;
   int top_k = 1;
+  std::vector<std::string> exclude_devices;  ///< --exclude-device: farm devices to distrust
 };
 
 /// "2026-11-20", "2026-11-20T08:30:00" (UTC) or unix seconds; 0 for an empty flag. Errors name

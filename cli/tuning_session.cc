@@ -90,6 +90,7 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
   cmd.add_option("--tls-ca", f.tls_ca,
                  "with --tracker: CA certificate (PEM) to verify the tracker's TLS certificate")
       ->group("Farm");
+  add_client_certificate_options(cmd, f.tls_cert, f.tls_key, "Farm");
   cmd.add_option("--priority", f.priority,
                  "with --tracker: job priority; higher goes first, equal ones share slots")
       ->group("Farm");

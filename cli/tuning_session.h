@@ -39,7 +39,7 @@ struct TuningFlags {
   bool flush_cache = false;
   std::string device_key;
   /// Farm: measure through a tracker instead of in this process.
-  std::string tracker, farm_key, token_file, tls_ca;
+  std::string tracker, farm_key, token_file, tls_ca, tls_cert, tls_key;
   int priority = 0;
   /// Also measure the template's default (AutoTVM fallback) config, for a speedup column.
   bool measure_default = false;

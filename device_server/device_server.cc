@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "compiler/codegen/llvm/kernel.h"
+#include "device_server/peak_flops.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/cuda_driver.h"
 #endif
@@ -111,6 +112,7 @@ class Session {
     r->mutable_target()->set_spec(o_.target.spec);
     r->mutable_target()->set_vector_lanes(o_.target.vector_lanes);
     for (const v1::GpuInfo& g : o_.gpu_info) *r->add_gpus() = g;
+    r->set_peak_gflops_per_slot(o_.peak_gflops);
     v1::TrackerMessage first;
     if (!stream_->Write(reg) || !stream_->Read(&first) || !first.has_registered()) {
       const grpc::Status s = finish("registration");
@@ -275,6 +277,13 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   if (o.slots < 1 || o.slots > 256)
     return invalid_argument("--slots = " + std::to_string(o.slots) + ", must be 1..256");
   if (o.device_key.empty()) return invalid_argument("--key is empty");
+  if (o.peak_gflops < 0)
+    return invalid_argument("--peak-gflops = " + std::to_string(o.peak_gflops) + ", must be >= 0");
+  if (o.peak_gflops == 0)
+    o.peak_gflops = o.gpus.empty() ? cpu_peak_gflops_per_thread(o.target.vector_lanes)
+                                   : gpu_peak_gflops(o.gpu_info);
+  logger("device")->info("peak {:.0f} GFLOPS per slot{}: faster timings are rejected",
+                         o.peak_gflops, o.gpus.empty() ? " and thread" : "");
   if (o.name.empty()) {
     char host[256] = "host";
     ::gethostname(host, sizeof host - 1);

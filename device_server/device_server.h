@@ -34,6 +34,9 @@ struct DeviceServerOptions {
   double heartbeat_interval_s = 2;
   /// Test-only: faults the workers inject (see WorkerOptions::fault_inject).
   std::string fault_inject;
+  /// The peak GFLOPS of one slot on one thread (a GPU server: one GPU) stated at registration,
+  /// which bounds the timings the tracker accepts; 0: computed (peak_flops.h).
+  double peak_gflops = 0;
 };
 
 /// Runs until `stop` becomes true. Fails on bad options and on a refused registration.

@@ -78,11 +78,14 @@ Expected<std::string> read_token_file(const std::string& path) {
 }
 
 Expected<TrackerEndpoint> tracker_endpoint(const std::string& address,
-                                           const std::string& token_file,
-                                           const std::string& tls_ca) {
+                                           const std::string& token_file, const std::string& tls_ca,
+                                           const std::string& tls_cert,
+                                           const std::string& tls_key) {
   TrackerEndpoint e;
   e.address = address;
   e.tls_ca = tls_ca;
+  e.tls_cert = tls_cert;
+  e.tls_key = tls_key;
   if (!token_file.empty()) {
     TT_ASSIGN_OR_RETURN(e.token, read_token_file(token_file));
   }
@@ -93,11 +96,20 @@ Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpo
   if (e.address.empty() || e.address.find(':') == std::string::npos)
     return invalid_argument("--tracker = '" + e.address + "' is not HOST:PORT");
   std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (e.tls_cert.empty() != e.tls_key.empty())
+    return invalid_argument("--tls-cert and --tls-key go together");
+  if (!e.tls_cert.empty() && e.tls_ca.empty())
+    return invalid_argument("--tls-cert needs --tls-ca (the CA of the tracker's certificate)");
   if (e.tls_ca.empty()) {
     creds = grpc::InsecureChannelCredentials();
   } else {
     grpc::SslCredentialsOptions ssl;
     TT_ASSIGN_OR_RETURN(ssl.pem_root_certs, read_text_file(e.tls_ca, "TLS CA file"));
+    if (!e.tls_cert.empty()) {
+      TT_ASSIGN_OR_RETURN(ssl.pem_cert_chain, read_text_file(e.tls_cert, "TLS certificate"));
+      TT_RETURN_IF_ERROR(check_secret_file_mode(e.tls_key, "TLS key"));
+      TT_ASSIGN_OR_RETURN(ssl.pem_private_key, read_text_file(e.tls_key, "TLS key"));
+    }
     creds = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;

@@ -16,6 +16,9 @@ struct TrackerEndpoint {
   std::string address;  ///< HOST:PORT
   std::string token;    ///< empty: none
   std::string tls_ca;   ///< PEM file of the CA that signed the tracker's certificate; empty: plain
+  /// PEM files of this caller's own certificate and key, for a tracker that requires client
+  /// certificates (mutual TLS; needs tls_ca); both or neither.
+  std::string tls_cert, tls_key;
   int max_message_bytes = 4 << 20;
 };
 
@@ -26,6 +29,11 @@ Expected<std::string> read_text_file(const std::string& path, const std::string&
 /// says which: "no-device"); a client must not retry such a job.
 inline constexpr char kJobVerdictKey[] = "tt-job-verdict";
 
+/// Trailing metadata of a Measure call refused with RESOURCE_EXHAUSTED (a client quota):
+/// "wait" when the same request may pass later (running jobs, queued items, jobs per minute),
+/// "resize" when it never will (more configs than the batch quota).
+inline constexpr char kQuotaVerdictKey[] = "tt-quota";
+
 /// Fails when group or others may read the file (mode & 077): "run: chmod 600 PATH".
 Status check_secret_file_mode(const std::string& path, const std::string& what);
 
@@ -33,10 +41,12 @@ Status check_secret_file_mode(const std::string& path, const std::string& what);
 /// group or others may read (mode & 077), is an error.
 Expected<std::string> read_token_file(const std::string& path);
 
-/// The endpoint a command's --tracker, --token-file and --tls-ca flags describe.
+/// The endpoint a command's --tracker, --token-file, --tls-ca, --tls-cert and --tls-key flags
+/// describe.
 Expected<TrackerEndpoint> tracker_endpoint(const std::string& address,
-                                           const std::string& token_file,
-                                           const std::string& tls_ca);
+                                           const std::string& token_file, const std::string& tls_ca,
+                                           const std::string& tls_cert = {},
+                                           const std::string& tls_key = {});
 
 Expected<std::shared_ptr<grpc::Channel>> make_tracker_channel(const TrackerEndpoint& endpoint);
 

@@ -314,7 +314,7 @@ Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
       result.config_index = config->index;
       result.device_key = task->device_key;
       TT_RETURN_IF_ERROR(store.add_results(task->id, task->space, {*config}, {result},
-                                           RunInfo{"import", source}, {-1}));
+                                           RunInfo{"import", source, {}, {}}, {-1}));
       ++stats.imported;
     }
     return ok_status();

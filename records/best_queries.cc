@@ -14,7 +14,8 @@ using detail::Statement;
 namespace {
 
 // Parameters: ?1 device key, ?2 threads, ?3 top k, ?4 template, ?5 workload-key LIKE pattern,
-// ?6 workload keys (JSON array), ?7 whether ?6 applies, ?8 since, ?9 until.
+// ?6 workload keys (JSON array), ?7 whether ?6 applies, ?8 since, ?9 until, ?10 devices whose
+// results do not count (JSON array; results scan only).
 constexpr char kMatchingTasks[] =
     "m AS (SELECT id FROM tasks t WHERE (?4 = '' OR t.template = ?4 OR t.template LIKE ?4 || "
     "'.%') AND (?5 = '' OR t.workload_key LIKE ?5) AND (?7 = 0 OR t.workload_key IN (SELECT "
@@ -32,7 +33,8 @@ constexpr char kFromResults[] =
     "s AS (SELECT c.task_id, r.device_key, r.id AS result_id, r.error_no, r.mean_cost FROM "
     "results r JOIN configs c ON r.config_id = c.id WHERE c.task_id IN (SELECT id FROM m) AND (?1 "
     "= '' OR r.device_key = ?1) AND (?2 = 0 OR r.threads = ?2) AND r.timestamp >= ?8 AND (?9 = 0 "
-    "OR r.timestamp <= ?9)), g AS (SELECT task_id, device_key, count(*) AS measured FROM s GROUP "
+    "OR r.timestamp <= ?9) AND (?10 = '[]' OR r.device NOT IN (SELECT value FROM "
+    "json_each(?10)))), g AS (SELECT task_id, device_key, count(*) AS measured FROM s GROUP "
     "BY task_id, device_key), x AS (SELECT task_id, device_key, result_id, row_number() OVER "
     "(PARTITION BY task_id, device_key ORDER BY mean_cost, result_id) AS rank FROM s WHERE "
     "error_no = 0)";
@@ -62,7 +64,12 @@ Status RecordStore::query_best(const BestQuery& f, const std::function<void(Best
     for (char ch : f.shape) dims += ch == 'x' ? std::string(", ") : std::string(1, ch);
     like = "%[" + dims + "]%";
   }
-  const bool scan = f.since != 0 || f.until != 0 || f.top_k > kTopResults;
+  for (const auto& d : f.exclude_devices)
+    if (d.empty()) return invalid_argument("exclude_devices: an empty device name");
+  // The best-record tables keep the fastest results whoever measured them: excluding a device
+  // needs the results themselves.
+  const bool scan =
+      f.since != 0 || f.until != 0 || f.top_k > kTopResults || !f.exclude_devices.empty();
   Statement q(db_.get(), std::string("WITH ") + kMatchingTasks + ", " +
                              (scan ? kFromResults : kFromBestTables) + " SELECT " +
                              detail::kRecordColumns +
@@ -80,6 +87,7 @@ Status RecordStore::query_best(const BestQuery& f, const std::function<void(Best
   q.bind(7, static_cast<int64_t>(!f.workload_keys.empty()));
   q.bind(8, f.since);
   q.bind(9, f.until);
+  q.bind(10, nlohmann::json(f.exclude_devices).dump());
   while (q.step()) {
     BestRecord b;
     b.record = detail::read_record(q);

@@ -162,8 +162,9 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
       const std::string v = get.text(0);
       if (v == "1") TT_RETURN_IF_ERROR(detail::migrate_v1_to_v2(db, path));
       if (v == "1" || v == "2") TT_RETURN_IF_ERROR(detail::migrate_v2_to_v3(db, path));
-      if (v == "1" || v == "2" || v == "3")
-        TT_RETURN_IF_ERROR(detail::migrate_v3_to_v4(db, path));
+      if (v == "1" || v == "2" || v == "3") TT_RETURN_IF_ERROR(detail::migrate_v3_to_v4(db, path));
+      if (v == "1" || v == "2" || v == "3" || v == "4")
+        TT_RETURN_IF_ERROR(detail::migrate_v4_to_v5(db, path));
       else if (v != std::to_string(kSchemaVersion))
         return Error{ErrorCode::kFailedPrecondition, "record DB " + path + " has schema version " +
                                                          v + ", this tensortune reads version " +
@@ -352,12 +353,14 @@ Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space,
       prepare_cached(insert_result_,
                      "INSERT INTO results(device_key, costs, mean_cost, error_no, error_msg, "
                      "all_cost, compile_s, timestamp, threads, number, tuner, run_id, trial, "
-                     "config_id) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, id FROM configs "
-                     "WHERE task_id = ? AND config_index = ?"));
+                     "client, device, config_id) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                     "?16, ?17, id FROM configs WHERE task_id = ?14 AND config_index = ?15"));
   Statement& ins = *insert_result_;
   bind_result_columns(ins, 1, r, run, trial);
   ins.bind(14, task_id);
   ins.bind(15, config.index);
+  ins.bind(16, run.client);
+  ins.bind(17, run.device);
   return ins.run();
 }
 
@@ -414,6 +417,8 @@ StoredRecord read_record(const Statement& q) {
   s.tuner = q.text(16);
   s.run_id = q.text(17);
   s.trial = q.int64(18);
+  s.client = q.text(19);
+  s.device = q.text(20);
   return s;
 }
 
@@ -465,7 +470,7 @@ Expected<std::vector<BestRecord>> RecordStore::best_all() {
   while (q.step()) {
     BestRecord b;
     b.record = read_record(q);
-    b.measured = q.int64(20);
+    b.measured = q.int64(detail::kRecordColumnCount + 1);
     b.gflops = b.record.result.ok() ? b.record.task.flop / b.record.result.mean_cost() / 1e9 : 0;
     out.push_back(std::move(b));
   }

@@ -45,6 +45,9 @@ TaskInfo task_info(const schedule_space::Task& task, const schedule_space::Confi
 struct RunInfo {
   std::string tuner;   ///< "grid", "random", "import", ...
   std::string run_id;  ///< groups the results of one tuning run (for plots)
+  /// The farm's attribution (the tracker's archive): the credential whose job it was and the
+  /// device that measured it. Empty elsewhere (and in bulk imports).
+  std::string client, device;
 };
 
 /// One stored measurement, as read back.
@@ -56,6 +59,7 @@ struct StoredRecord {
   std::string tuner;
   std::string run_id;
   int64_t trial = -1;
+  std::string client, device;  ///< see RunInfo
 };
 
 /// The best record of one (workload, target, device key).
@@ -114,6 +118,9 @@ class RecordStore {
     int threads = 0;              ///< 0: any
     double since = 0, until = 0;  ///< result timestamps, unix seconds; 0: open
     int top_k = 1;                ///< per (workload, target, device key), 1..1000
+    /// Results measured by these farm devices (results.device) do not count, for a device
+    /// found lying after the fact. Reads the results, not the best-record tables.
+    std::vector<std::string> exclude_devices;
   };
   /// The fastest error-free records per (workload, target, device key) group that match, the
   /// best first within a group, groups in task order; `measured` counts the group's results

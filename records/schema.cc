@@ -52,7 +52,9 @@ CREATE TABLE IF NOT EXISTS results (
   number     INTEGER NOT NULL,       -- runs per repeat
   tuner      TEXT NOT NULL DEFAULT '',
   run_id     TEXT NOT NULL DEFAULT '',
-  trial      INTEGER NOT NULL DEFAULT -1
+  trial      INTEGER NOT NULL DEFAULT -1,
+  client     TEXT NOT NULL DEFAULT '',  -- the farm credential whose job it was (issue 19)
+  device     TEXT NOT NULL DEFAULT ''   -- the farm device that measured it ("box1/host:pid")
 );
 -- The graph tuner's tables (issue 13): measured layout-transform times, reused by later runs,
 -- and each model's chosen record per conv node.

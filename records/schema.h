@@ -9,7 +9,9 @@ namespace tensortune::records {
 /// 3: the best_groups and top_results tables, kept by a trigger on results (built from a full
 /// scan when an older DB is opened). 4: without the index configs_by_task, which
 /// UNIQUE(task_id, config_index) makes redundant (dropped when a version-3 DB is opened).
-inline constexpr int kSchemaVersion = 4;
+/// 5: results.client and results.device, who submitted and who measured a farm result (added,
+/// empty, when a version-4 DB is opened).
+inline constexpr int kSchemaVersion = 5;
 
 /// Results kept per (task, device key, threads) group in top_results (AutoTVM's max_sch_num,
 /// what the graph tuner takes per workload).

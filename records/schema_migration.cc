@@ -134,4 +134,28 @@ Status migrate_v3_to_v4(sqlite3* db, const std::string& path) {
   return ok_status();
 }
 
+Status migrate_v4_to_v5(sqlite3* db, const std::string& path) {
+  // A DB whose version row was set back by hand (tests of older versions) has them already.
+  bool present = false;
+  {
+    Statement has(db, "SELECT count(*) FROM pragma_table_info('results') WHERE name = 'device'");
+    TT_RETURN_IF_ERROR(has.prepared());
+    present = has.step() && has.int64(0) > 0;
+  }
+  const std::string add =
+      present ? ""
+              : "ALTER TABLE results ADD COLUMN client TEXT NOT NULL DEFAULT ''; ALTER TABLE "
+                "results ADD COLUMN device TEXT NOT NULL DEFAULT ''; ";
+  char* err = nullptr;
+  if (sqlite3_exec(db, (add + "UPDATE meta SET value = '5' WHERE key = 'schema_version'").c_str(),
+                   nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string message = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Error{ErrorCode::kUnavailable, "record DB " + path + ": schema 4 -> 5: " + message};
+  }
+  logger("records")->info("record DB {}: schema 4 -> 5: results.client and results.device added",
+                          path);
+  return ok_status();
+}
+
 }  // namespace tensortune::records::detail

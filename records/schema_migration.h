@@ -26,4 +26,8 @@ Status migrate_v2_to_v3(sqlite3* db, const std::string& path);
 /// lookups).
 Status migrate_v3_to_v4(sqlite3* db, const std::string& path);
 
+/// Version 4 -> 5: adds results.client and results.device (empty for the rows already there;
+/// no row is rewritten).
+Status migrate_v4_to_v5(sqlite3* db, const std::string& path);
+
 }  // namespace tensortune::records::detail

@@ -185,6 +185,14 @@ class Conv2dWinogradTemplate final : public Template {
     return sig;
   }
 
+  // F(m x m, 3 x 3) multiplies alpha^2 products per tile and channel pair where the direct
+  // convolution multiplies 9 m^2: its GEMM is all it must do (the transforms are extra).
+  double fewest_flop(const Task& task, const ConfigSpace& space,
+                     const Config& config) const override {
+    const WinogradSchedule s = conv2d_winograd_schedule(space, config);
+    return flop(task) * double(s.alpha()) * s.alpha() / (9.0 * s.m * s.m);
+  }
+
   PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
                                const Tensor& weight) const override {
     const int alpha = static_cast<int>(std::lround(std::sqrt(double(sig.weight_shape[0]))));

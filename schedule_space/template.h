@@ -106,6 +106,11 @@ class Template {
 
   /// Floating-point operations of one run (the workload's, unless the template does more).
   virtual double flop(const Task& task) const;
+  /// The fewest floating-point operations any kernel of this config must do: a lower bound,
+  /// so that a timing faster than it allows on a device's peak is impossible (the tracker
+  /// rejects it). Default: flop(task). Fast algorithms do fewer (Winograd's products).
+  virtual double fewest_flop(const Task& task, const ConfigSpace& space,
+                             const Config& config) const;
 };
 
 /// Every template, in a stable order (the registry: template_registry.cc).

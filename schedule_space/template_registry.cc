@@ -80,4 +80,8 @@ Tensor Template::output_from_plain(const KernelSignature&, const Tensor& plain) 
 
 double Template::flop(const Task& task) const { return workload_flop(task.workload); }
 
+double Template::fewest_flop(const Task& task, const ConfigSpace&, const Config&) const {
+  return flop(task);
+}
+
 }  // namespace tensortune::schedule_space

@@ -1,4 +1,5 @@
-// The Tracker service's read-only calls: Status and BestRecords.
+// The Tracker service's calls besides Measure: Status, BestRecords and ReloadCredentials.
+#include "support/log.h"
 #include "tracker/tuning_service.h"
 
 namespace tensortune::tracker {
@@ -17,7 +18,7 @@ grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::Best
   if (auto s = core_.authorize(*ctx, "BestRecords", kRoleClient); !s.ok()) return s;
   const bool filtered = !req->template_name().empty() || !req->shape().empty() ||
                         req->workload_keys_size() > 0 || req->threads() != 0 || req->since() != 0 ||
-                        req->until() != 0 || req->top_k() > 1;
+                        req->until() != 0 || req->top_k() > 1 || req->exclude_devices_size() > 0;
   if (req->workload_keys_size() > 10000)
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "workload_keys has " + std::to_string(req->workload_keys_size()) +
@@ -33,6 +34,7 @@ grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::Best
     q.since = req->since();
     q.until = req->until();
     q.top_k = std::max(1, req->top_k());
+    q.exclude_devices.assign(req->exclude_devices().begin(), req->exclude_devices().end());
     best = core_.archive->query_best(q);
     if (!best && best.error().code == ErrorCode::kInvalidArgument)
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, best.error().message);
@@ -53,7 +55,31 @@ grpc::Status TuningService::BestRecords(grpc::ServerContext* ctx, const v1::Best
     r->set_gflops(b.gflops);
     r->set_measured(b.measured);
     r->set_threads(b.record.result.threads);
+    r->set_device(b.record.device);
+    r->set_client(b.record.client);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningService::ReloadCredentials(grpc::ServerContext* ctx,
+                                              const v1::ReloadCredentialsRequest*,
+                                              v1::ReloadCredentialsReply* reply) {
+  Caller caller;
+  if (auto s = core_.authorize(*ctx, "ReloadCredentials", kRoleAdmin, &caller); !s.ok()) return s;
+  auto ended = core_.reload_tokens_file();
+  if (!ended) {
+    logger("tracker")->error(
+        "ReloadCredentials from {}: not reloaded, the old credentials stay: {}", caller.account(),
+        ended.error().message);
+    return grpc::Status(ended.error().code == ErrorCode::kInvalidArgument
+                            ? grpc::StatusCode::INVALID_ARGUMENT
+                            : grpc::StatusCode::FAILED_PRECONDITION,
+                        ended.error().message + " (the old credentials stay)");
+  }
+  logger("tracker")->info("ReloadCredentials from {}: {} reloaded, {} session(s) ended",
+                          caller.account(), core_.options.tokens_file, *ended);
+  reply->set_credentials(core_.credential_count());
+  reply->set_sessions_ended(*ended);
   return grpc::Status::OK;
 }
 

@@ -24,10 +24,9 @@ Expected<std::map<int64_t, ss::MeasureResult>> Archive::recorded(int64_t task_id
 }
 
 Status Archive::record(int64_t task_id, const ss::ConfigSpace& space, const ss::Config& config,
-                       const ss::MeasureResult& result, const std::string& job_name) {
+                       const ss::MeasureResult& result, const records::RunInfo& run) {
   std::lock_guard<std::mutex> lock(mu_);
-  return store_->add_results(task_id, space, {config}, {result}, records::RunInfo{"farm", job_name},
-                             {-1});
+  return store_->add_results(task_id, space, {config}, {result}, run, {-1});
 }
 
 Expected<std::vector<records::BestRecord>> Archive::best_all() {

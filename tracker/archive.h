@@ -19,9 +19,10 @@ class Archive {
   /// The latest stored result per config index of the task on the device key.
   Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(
       int64_t task_id, const std::string& device_key);
+  /// `run`: tuner "farm", the job's name as run id, and who submitted and measured it.
   Status record(int64_t task_id, const schedule_space::ConfigSpace& space,
                 const schedule_space::Config& config, const schedule_space::MeasureResult& result,
-                const std::string& job_name);
+                const records::RunInfo& run);
   Expected<std::vector<records::BestRecord>> best_all();
   Expected<std::vector<records::BestRecord>> query_best(const records::RecordStore::BestQuery& q);
   Expected<int64_t> result_count();

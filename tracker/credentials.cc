@@ -42,10 +42,13 @@ Expected<std::vector<Credential>> parse_tokens(const std::string& text, const st
     std::vector<std::string> fields;
     for (std::string w; words >> w;) fields.push_back(w);
     if (fields.empty() || fields[0][0] == '#') continue;
-    if (fields.size() != 3)
+    if (fields.size() < 3)
       return invalid_argument(where + ": " + std::to_string(fields.size()) +
-                              " fields, expected 'name role token'");
+                              " fields, expected 'name role token [quota ...]'");
     Credential c{fields[0], 0, fields[2]};
+    for (size_t i = 3; i < fields.size(); ++i)
+      if (Status s = parse_quota_field(fields[i], &c.quota); !s)
+        return invalid_argument(where + ": " + s.error().message);
     if (!std::regex_match(c.name, kName))
       return invalid_argument(where + ": name '" + c.name + "' is not 1-64 of [A-Za-z0-9._-]");
     if (fields[1] == "device")
@@ -75,6 +78,56 @@ Expected<std::vector<Credential>> load_tokens_file(const std::string& path) {
   TT_RETURN_IF_ERROR(wire::check_secret_file_mode(path, "tokens file"));
   TT_ASSIGN_OR_RETURN(std::string text, wire::read_text_file(path, "tokens file"));
   return parse_tokens(text, path);
+}
+
+Expected<Credential> credential_from_subject(const std::string& subject) {
+  static const std::regex kName("[A-Za-z0-9._-]{1,64}");
+  // Attributes are separated by unescaped commas (or '+' within one RDN); values may escape.
+  std::vector<std::pair<std::string, std::string>> attributes;
+  std::string key, value, *into = &key;
+  auto flush = [&] {
+    auto trim = [](std::string s) {
+      while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      return s;
+    };
+    if (!key.empty()) attributes.emplace_back(trim(key), trim(value));
+    key.clear();
+    value.clear();
+    into = &key;
+  };
+  for (size_t i = 0; i < subject.size(); ++i) {
+    const char ch = subject[i];
+    if (ch == '\\' && i + 1 < subject.size()) {
+      *into += subject[++i];
+    } else if (ch == ',' || ch == '+' || ch == '/') {
+      flush();
+    } else if (ch == '=' && into == &key) {
+      into = &value;
+    } else {
+      *into += ch;
+    }
+  }
+  flush();
+  Credential c;
+  for (const auto& [k, v] : attributes) {
+    if (k == "CN") c.name = v;
+    if (k != "O" && k != "OU") continue;
+    if (v == "device") c.roles |= kRoleDevice;
+    if (v == "client") c.roles |= kRoleClient;
+    if (v == "admin") c.roles |= kRoleAdmin | kRoleClient;
+  }
+  if (c.name.empty())
+    return invalid_argument("client certificate subject '" + subject.substr(0, 200) +
+                            "' has no CN (the credential's name)");
+  if (!std::regex_match(c.name, kName))
+    return invalid_argument("client certificate CN '" + c.name.substr(0, 80) +
+                            "' is not 1-64 of [A-Za-z0-9._-]");
+  if (c.roles == 0)
+    return Error{ErrorCode::kFailedPrecondition,
+                 "client certificate '" + c.name +
+                     "' names no role: its subject needs O=device, O=client or O=admin"};
+  return c;
 }
 
 const Credential* find_credential(const std::vector<Credential>& credentials,

@@ -5,11 +5,16 @@
 /// name. Roles: `device` (registers and measures), `client` (submits jobs, reads status and
 /// records), `admin` (what a client may, and the farm's administration). The single shared
 /// `--token-file` is one credential named "shared" with the device and client roles.
+///
+/// With mutual TLS (`tracker --tls-client-ca`) the certificate is the credential instead: its
+/// subject's CN is the name and its O (organization) values the roles, as Kubernetes reads
+/// users and groups from client certificates.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "support/error.h"
+#include "tracker/quotas.h"
 
 namespace tensortune::tracker {
 
@@ -18,16 +23,20 @@ enum Role : uint8_t { kRoleDevice = 1, kRoleClient = 2, kRoleAdmin = 4 };
 struct Credential {
   std::string name;
   uint8_t roles = 0;  ///< Role bits
-  std::string token;
+  std::string token;  ///< empty for a certificate's credential
+  /// The client's quota where it differs from the tracker's defaults (-1 fields: the default).
+  Quota quota = Quota::unset();
 };
 
 /// "device", "client", "admin", or "device+client" for the shared credential.
 std::string role_names(uint8_t roles);
 
 /// Parses a tokens file. Blank lines and lines starting with '#' are skipped; every other line
-/// is `name role token`: a name of 1-64 [A-Za-z0-9._-], one role, a token of at least 16
-/// characters. A malformed line, an unknown role, a duplicate name or a token given twice is
-/// an error naming `source:line`; nothing is half-loaded.
+/// is `name role token [quota ...]`: a name of 1-64 [A-Za-z0-9._-], one role, a token of at
+/// least 16 characters, then optional quota overrides for that client (`jobs=2 queued=5000
+/// batch=500 per_minute=60`, see quotas.h). A malformed line, an unknown role or quota, a
+/// duplicate name or a token given twice is an error naming `source:line`; nothing is
+/// half-loaded.
 Expected<std::vector<Credential>> parse_tokens(const std::string& text, const std::string& source);
 
 /// Reads and parses a tokens file; refuses one that group or others can read (chmod 600).
@@ -37,5 +46,10 @@ Expected<std::vector<Credential>> load_tokens_file(const std::string& path);
 /// time per comparison, so timings tell nothing about which token is near.
 const Credential* find_credential(const std::vector<Credential>& credentials,
                                   const std::string& token);
+
+/// The credential a verified client certificate stands for, from its subject as gRPC gives it
+/// (RFC 2253: "CN=alice,O=client" or "O=device,CN=box1"): CN is the name (1-64 of
+/// [A-Za-z0-9._-]), every O that names a role gives that role. An error says what is missing.
+Expected<Credential> credential_from_subject(const std::string& subject);
 
 }  // namespace tensortune::tracker

@@ -36,9 +36,9 @@ std::string describe_gpus(const v1::Register& reg) {
 grpc::Status DeviceLinkService::Connect(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::TrackerMessage, v1::DeviceMessage>* stream) {
-  std::string credential, token;
-  if (auto s = core_.authorize(*ctx, "Connect", kRoleDevice, &credential, &token); !s.ok())
-    return s;
+  Caller caller;
+  if (auto s = core_.authorize(*ctx, "Connect", kRoleDevice, &caller); !s.ok()) return s;
+  const std::string& credential = caller.name;
   v1::DeviceMessage first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no Register");
   if (!first.has_register_())
@@ -48,6 +48,12 @@ grpc::Status DeviceLinkService::Connect(
   if (reg.slots() < 1 || reg.slots() > 256)
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "register.slots = " + std::to_string(reg.slots()) + ", must be 1..256");
+  // 10 PFLOPS per slot is beyond any device of today; NaN fails the comparison too.
+  const double peak = reg.peak_gflops_per_slot();
+  if (!(peak >= 0 && peak <= 1e7))
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "register.peak_gflops_per_slot = " + std::to_string(peak) +
+                            ", must be 0 (not stated) or a GFLOPS figure up to 1e7");
   // The dispatcher may call `send` from another thread just as this stream ends; the
   // stream object dies when this handler returns, so sends check `closed` under the lock.
   struct Link {
@@ -80,13 +86,17 @@ grpc::Status DeviceLinkService::Connect(
         std::lock_guard<std::mutex> lock(link->mu);
         if (!link->closed) ctx->TryCancel();
       },
-      describe_gpus(reg));
+      describe_gpus(reg), peak);
+  if (peak == 0)
+    logger("tracker")->warn("device {} '{}' stated no peak GFLOPS: its timings are not bounded", id,
+                            name);
   // A revoked credential ends the stream; the device is then removed as below.
   const uint64_t session =
-      credential.empty() ? 0 : core_.add_session({credential, token, kRoleDevice, [ctx, link] {
-                                                    std::lock_guard<std::mutex> lock(link->mu);
-                                                    if (!link->closed) ctx->TryCancel();
-                                                  }});
+      credential.empty() ? 0
+                         : core_.add_session({credential, caller.token, kRoleDevice, [ctx, link] {
+                                                std::lock_guard<std::mutex> lock(link->mu);
+                                                if (!link->closed) ctx->TryCancel();
+                                              }});
   v1::DeviceMessage msg;
   while (stream->Read(&msg)) {
     if (msg.has_heartbeat()) {

@@ -1,6 +1,7 @@
 #include "tracker/dispatcher.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "support/log.h"
 
@@ -32,14 +33,22 @@ Dispatcher::Dispatcher(DispatcherOptions options, Recorder recorder)
 
 uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::string& name,
                                 SendWork send, std::function<void()> disconnect,
-                                std::string hardware) {
+                                std::string hardware, double peak_gflops) {
   std::vector<Send> sends;
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    devices_[id] = Device{key, name,         slots,           std::move(hardware),  0,
-                          {},  Clock::now(), std::move(send), std::move(disconnect)};
+    Device d;
+    d.key = key;
+    d.name = name;
+    d.slots = slots;
+    d.hardware = std::move(hardware);
+    d.peak_gflops = peak_gflops;
+    d.last_seen = Clock::now();
+    d.send = std::move(send);
+    d.disconnect = std::move(disconnect);
+    devices_[id] = std::move(d);
     sends = dispatch_locked(Clock::now());
   }
   logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
@@ -154,7 +163,12 @@ bool Dispatcher::complete(uint64_t device_id, uint64_t item_id, uint64_t lease_i
         dev->second.last_seen = now;
       }
       --jobs_[it->second.job].running;
-      finish_locked(item_id, std::move(result), /*record=*/true, notes);
+      std::string device_name;
+      if (dev != devices_.end()) {
+        device_name = dev->second.name;
+        result = bounded_locked(dev->second, it->second, std::move(result));
+      }
+      finish_locked(item_id, std::move(result), /*record=*/true, notes, device_name);
       accepted = true;
     }
     sends = dispatch_locked(now);
@@ -247,15 +261,47 @@ void Dispatcher::requeue_locked(uint64_t item_id, std::vector<Notify>& notes,
                           why);
 }
 
+ss::MeasureResult Dispatcher::bounded_locked(const Device& device, const Item& item,
+                                             ss::MeasureResult result) const {
+  const JobSpec& spec = jobs_.at(item.job).spec;
+  if (!result.ok() || device.peak_gflops <= 0 ||
+      item.index >= static_cast<int>(spec.min_flop.size()))
+    return result;
+  const double flop = spec.min_flop[item.index];
+  const double seconds = result.mean_cost();
+  if (flop <= 0) return result;
+  // A CPU slot's peak is per thread; a measurement on N threads may do N times as much.
+  const int threads = std::max(1, item.work.timing().threads());
+  const double bound = device.peak_gflops * threads * options_.peak_margin;
+  const double claimed =
+      seconds > 0 ? flop / seconds / 1e9 : std::numeric_limits<double>::infinity();
+  if (claimed <= bound) return result;
+  const std::string why = fmt::format(
+      "device '{}' reported {:.3g} s, which is {:.4g} GFLOPS for config {}: above its registered "
+      "peak of {:.4g} GFLOPS per slot and thread x {} thread(s) x {:.2g}; rejected as impossible",
+      device.name, seconds, claimed, result.config_index, device.peak_gflops, threads,
+      options_.peak_margin);
+  logger("tracker")->warn("{}", why);
+  ss::MeasureResult rejected =
+      error_result(result.config_index, ss::MeasureErrorNo::kUnknownError, why);
+  rejected.device_key = result.device_key;
+  rejected.threads = result.threads;
+  rejected.number = result.number;
+  rejected.all_cost_s = result.all_cost_s;
+  rejected.compile_s = result.compile_s;
+  return rejected;
+}
+
 void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool record,
-                               std::vector<Notify>& notes) {
+                               std::vector<Notify>& notes, const std::string& device) {
   Item& item = items_[item_id];
   item.state = Item::State::kDone;
   Job& job = jobs_[item.job];
   ++job.done;
   if (!result.ok()) ++job.failed;
   if (job.is_finished()) job.finished = Clock::now();
-  notes.push_back(Notify{item.index, job.sink, job.spec.record_context, std::move(result), record});
+  notes.push_back(
+      Notify{item.index, job.sink, job.spec.record_context, std::move(result), record, device});
   items_.erase(item_id);
 }
 
@@ -296,21 +342,31 @@ std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key, uin
       found = true;
     }
   if (!found) return std::nullopt;
-  // Turns are kept per priority, so a burst of high-priority work does not reset them.
+  // Turns are kept per priority, so a burst of high-priority work does not reset them. First
+  // the client after the one served last (in name order), then that client's job after the one
+  // it was served last (ids increase with submission).
   const std::string turn = key + "/" + std::to_string(best_priority);
-  const uint64_t last = last_served_.count(turn) ? last_served_[turn] : 0;
-  for (int pass = 0; pass < 2; ++pass)
-    for (auto& [id, job] : jobs_) {
-      if (job.spec.device_key != key || job.spec.priority != best_priority) continue;
-      if (pass == 0 && id <= last) continue;
-      auto pos = takeable(job);
-      if (pos == job.queue.end()) continue;
-      last_served_[turn] = id;
-      const uint64_t item = *pos;
-      job.queue.erase(pos);
-      return item;
-    }
-  return std::nullopt;
+  std::map<std::string, std::vector<uint64_t>> ready;  // client -> its takeable jobs, in order
+  for (auto& [id, job] : jobs_)
+    if (job.spec.device_key == key && job.spec.priority == best_priority &&
+        takeable(job) != job.queue.end())
+      ready[job.spec.client].push_back(id);
+  auto client = ready.end();
+  if (auto last = last_client_.find(turn); last != last_client_.end())
+    client = ready.upper_bound(last->second);
+  if (client == ready.end()) client = ready.begin();
+  const std::string client_turn = turn + "/" + client->first;
+  const uint64_t last_job = last_served_.count(client_turn) ? last_served_[client_turn] : 0;
+  const std::vector<uint64_t>& ids = client->second;
+  auto job_id = std::upper_bound(ids.begin(), ids.end(), last_job);
+  if (job_id == ids.end()) job_id = ids.begin();
+  last_client_[turn] = client->first;
+  last_served_[client_turn] = *job_id;
+  Job& job = jobs_[*job_id];
+  auto pos = takeable(job);
+  const uint64_t item = *pos;
+  job.queue.erase(pos);
+  return item;
 }
 
 std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now) {
@@ -341,7 +397,7 @@ void Dispatcher::run(std::vector<Send> sends, std::vector<Notify> notes,
                      std::vector<std::function<void()>> disconnects) {
   for (auto& d : disconnects) d();
   for (auto& n : notes) {
-    if (n.record && recorder_) recorder_(n.context, n.index, n.result);
+    if (n.record && recorder_) recorder_(n.context, n.index, n.result, n.device);
     if (n.sink) n.sink(n.index, n.result);
   }
   for (auto& s : sends)
@@ -380,6 +436,7 @@ v1::StatusReply Dispatcher::status() const {
     auto* j = reply.add_jobs();
     j->set_job_id(id);
     j->set_name(job.spec.name);
+    j->set_client(job.spec.client);
     j->set_device_key(job.spec.device_key);
     j->set_priority(job.spec.priority);
     j->set_total(job.total);

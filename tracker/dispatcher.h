@@ -6,8 +6,15 @@
 /// (sending work, recording, notifying a job) run outside the lock.
 ///
 /// Fairness: a free slot of key K takes an item from the highest-priority job with queued
-/// items for K; jobs of equal priority take turns (round robin). Items of one job go in
-/// order. A re-queued item goes to the front of its job's queue.
+/// items for K; among equal priorities the clients (JobSpec::client) take turns, and each
+/// client's jobs take turns (round robin at both levels), so a client that floods the queue
+/// with jobs gets one turn in as many as there are clients, not one per job. Items of one job
+/// go in order. A re-queued item goes to the front of its job's queue.
+///
+/// Physical bound: a device states the peak GFLOPS of one slot when it registers; a result
+/// whose item needs `JobSpec::min_flop` operations and that claims more than the peak times
+/// DispatcherOptions::peak_margin is completed as UNKNOWN_ERROR naming the claim, so a lying
+/// or broken device cannot make an impossible timing the best record.
 ///
 /// Leases: an expired lease re-queues its item, but the device keeps that slot busy until it
 /// answers (its late result is dropped) or is dropped: a slow device that is still measuring
@@ -53,13 +60,21 @@ struct DispatcherOptions {
   /// expire() is called every fraction of a second; a longer gap between two calls means the
   /// tracker itself was not running, and the gap does not count as anyone's silence.
   double pause_gap_s = 1.0;
+  /// A result above the device's registered peak GFLOPS times this is rejected. The peak is an
+  /// upper bound already (highest clock, every FMA unit); the margin covers clocks the
+  /// device could not read.
+  double peak_margin = 1.5;
 };
 
 /// What a job is made of: the work items (ids filled in by the dispatcher).
 struct JobSpec {
   std::string name;
   std::string device_key;
+  std::string client;  ///< the credential that submitted it (fair share; status)
   int priority = 0;
+  /// Per item, the fewest floating-point operations any implementation of its config does
+  /// (a Winograd config's are fewer than its workload's); empty or 0: not bounded.
+  std::vector<double> min_flop;
   std::vector<v1::WorkItem> items;  ///< position i = index i of the client's request
   /// Handed to the Recorder with every result (what the archive needs to store it).
   std::shared_ptr<const void> record_context;
@@ -69,18 +84,22 @@ struct JobSpec {
 using JobSink = std::function<void(int index, const schedule_space::MeasureResult& result)>;
 /// Pushes an item down a device's stream; false when the stream is gone.
 using SendWork = std::function<bool(const v1::WorkItem& item)>;
-/// Called once per completed item, before the job's sink: the archive.
-using Recorder = std::function<void(const std::shared_ptr<const void>& record_context, int index,
-                                    const schedule_space::MeasureResult& result)>;
+/// Called once per completed item, before the job's sink: the archive. `device` names the
+/// device that measured it (empty when no device did: gave up after lost devices).
+using Recorder =
+    std::function<void(const std::shared_ptr<const void>& record_context, int index,
+                       const schedule_space::MeasureResult& result, const std::string& device)>;
 
 class Dispatcher {
  public:
   explicit Dispatcher(DispatcherOptions options, Recorder recorder = nullptr);
 
   /// `disconnect` is called (outside the lock) when the dispatcher drops the device.
-  /// `hardware` describes it in status (a GPU server's GPUs); may be empty.
+  /// `hardware` describes it in status (a GPU server's GPUs); may be empty. `peak_gflops`: one
+  /// slot's peak (0: not stated, its results are not bounded).
   uint64_t add_device(const std::string& key, int slots, const std::string& name, SendWork send,
-                      std::function<void()> disconnect, std::string hardware = {});
+                      std::function<void()> disconnect, std::string hardware = {},
+                      double peak_gflops = 0);
   /// Drops the device (its stream ended): its leased items are re-queued.
   void remove_device(uint64_t device_id);
   void heartbeat(uint64_t device_id);
@@ -94,7 +113,8 @@ class Dispatcher {
   void cancel_job(uint64_t job_id);
   bool job_finished(uint64_t job_id) const;
 
-  /// A device's result. True when accepted; false for a stale lease or a finished item.
+  /// A device's result. True when accepted; false for a stale lease or a finished item. A
+  /// result above the device's peak is accepted as an UNKNOWN_ERROR (see "Physical bound").
   bool complete(uint64_t device_id, uint64_t item_id, uint64_t lease_id,
                 schedule_space::MeasureResult result);
 
@@ -113,6 +133,7 @@ class Dispatcher {
     std::string key, name;
     int slots = 1;
     std::string hardware;
+    double peak_gflops = 0;
     int busy = 0;  ///< leased items, plus expired leases not yet answered
     std::set<uint64_t> expired_leases;
     Clock::time_point last_seen;
@@ -149,6 +170,7 @@ class Dispatcher {
     std::shared_ptr<const void> context;
     schedule_space::MeasureResult result;
     bool record;
+    std::string device;
   };
 
   // Fills free slots; returns the sends to perform outside the lock.
@@ -158,7 +180,10 @@ class Dispatcher {
   void prune_finished_jobs_locked(Clock::time_point now);
   void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
   void finish_locked(uint64_t item_id, schedule_space::MeasureResult result, bool record,
-                     std::vector<Notify>& notes);
+                     std::vector<Notify>& notes, const std::string& device = {});
+  /// The result, or an UNKNOWN_ERROR in its place when it claims more than the device's peak.
+  schedule_space::MeasureResult bounded_locked(const Device& device, const Item& item,
+                                               schedule_space::MeasureResult result) const;
   void drop_device_locked(uint64_t device_id, std::vector<Notify>& notes,
                           std::vector<std::function<void()>>& disconnects);
   void run(std::vector<Send> sends, std::vector<Notify> notes,
@@ -170,7 +195,10 @@ class Dispatcher {
   std::map<uint64_t, Device> devices_;
   std::map<uint64_t, Item> items_;
   std::map<uint64_t, Job> jobs_;
-  std::map<std::string, uint64_t> last_served_;  // "key/priority" -> job served last (round robin)
+  // Round robin: "key/priority" -> the client served last; "key/priority/client" -> its job
+  // served last.
+  std::map<std::string, std::string> last_client_;
+  std::map<std::string, uint64_t> last_served_;
   uint64_t next_id_ = 1;
   int64_t dropped_ = 0;
   Clock::time_point started_ = Clock::now();

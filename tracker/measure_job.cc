@@ -55,7 +55,7 @@ grpc::Status prepare_transform_job(const v1::MeasureJobRequest& req, PreparedJob
 }
 
 grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& req,
-                         PreparedJob* job) {
+                         const std::string& client, PreparedJob* job) {
   const v1::MeasureRequest& m = req.request();
   if (auto s = check_device_key("request.device_key", m.device_key()); !s.ok()) return s;
   if (m.configs_size() < 1 || m.configs_size() > 10000)
@@ -73,6 +73,7 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
   JobRecordInfo info;
   info.space = space;
   info.name = req.job_name().substr(0, 128);
+  info.client = client;
   for (int i = 0; i < m.configs_size(); ++i) {
     auto c = wire::config_from_proto(*space, m.configs(i));
     if (!c)
@@ -89,7 +90,9 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
   job->spec.name = info.name;
   job->spec.device_key = m.device_key();
   job->spec.priority = req.priority();
+  const ss::Template* tmpl = ss::find_template(task->template_name);
   for (size_t i = 0; i < info.configs.size(); ++i) {
+    job->spec.min_flop.push_back(tmpl ? tmpl->fewest_flop(*task, *space, info.configs[i]) : 0);
     v1::WorkItem w;
     *w.mutable_workload() = m.workload();
     *w.mutable_target() = m.target();
@@ -115,13 +118,35 @@ class MeasureJobReactor;
 /// away, or when no device of the key has been seen for the no-device timeout.
 class MeasureJobStream {
  public:
+  /// `to_measure` items were admitted against the quotas of `account` (the rest come from the
+  /// archive); they are given back as they complete, the rest when the call ends.
   MeasureJobStream(ServerCore& core, grpc::CallbackServerContext* ctx, std::string device_key,
-                   int total)
+                   int total, std::string account, int to_measure)
       : core_(core),
         ctx_(ctx),
         device_key_(std::move(device_key)),
         total_(total),
+        account_(std::move(account)),
+        quota_items_left_(to_measure),
         last_device_seen_(Clock::now()) {}
+
+  /// The credential session that revocation ends (0: none); removed when the call ends.
+  void set_session(uint64_t session) {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_ = session;
+  }
+
+  /// The caller's credential was revoked: the job's queued items are dropped and the call
+  /// fails; items already on devices still finish and are archived.
+  void revoke(const std::string& credential) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    drop_job_locked("its credential was revoked");
+    finish_locked(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                               "credential '" + credential +
+                                   "' was revoked: the job ended (results measured so far are "
+                                   "archived)"));
+  }
 
   void attach(grpc::ServerWriteReactor<v1::MeasureJobUpdate>* reactor) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -142,6 +167,10 @@ class MeasureJobStream {
 
   void deliver(v1::MeasureJobUpdate update) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (!update.from_archive() && !quota_released_ && quota_items_left_ > 0) {
+      --quota_items_left_;
+      core_.quotas.item_done(account_);
+    }
     if (finished_) return;
     queue_.push_back(std::move(update));
     pump_locked();
@@ -168,10 +197,17 @@ class MeasureJobStream {
 
   /// The reactor is gone (gRPC's OnDone): nothing may touch it or the context any more.
   void done() {
-    std::lock_guard<std::mutex> lock(mu_);
-    finished_ = true;
-    reactor_ = nullptr;
-    ctx_ = nullptr;
+    uint64_t session = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      finished_ = true;
+      reactor_ = nullptr;
+      ctx_ = nullptr;
+      if (!quota_released_) core_.quotas.job_done(account_, quota_items_left_);
+      quota_released_ = true;
+      session = std::exchange(session_, 0);
+    }
+    if (session) core_.remove_session(session);
   }
 
   void check_devices(Clock::time_point now) {
@@ -225,7 +261,11 @@ class MeasureJobStream {
   grpc::CallbackServerContext* ctx_;
   const std::string device_key_;
   const int total_;
+  const std::string account_;
   std::mutex mu_;
+  int quota_items_left_;
+  bool quota_released_ = false;
+  uint64_t session_ = 0;
   grpc::ServerWriteReactor<v1::MeasureJobUpdate>* reactor_ = nullptr;
   std::deque<v1::MeasureJobUpdate> queue_;
   v1::MeasureJobUpdate current_;  ///< the update being written (gRPC holds a pointer to it)
@@ -258,15 +298,35 @@ TuningService::~TuningService() = default;
 
 grpc::ServerWriteReactor<v1::MeasureJobUpdate>* TuningService::Measure(
     grpc::CallbackServerContext* ctx, const v1::MeasureJobRequest* req) {
-  std::string credential;
-  if (auto s = core_.authorize(*ctx, "Measure", kRoleClient, &credential); !s.ok())
+  Caller caller;
+  if (auto s = core_.authorize(*ctx, "Measure", kRoleClient, &caller); !s.ok())
     return new RefusedCall(s);
+  const std::string& credential = caller.name;
+  const std::string account = caller.account();
   PreparedJob job;
-  if (auto s = prepare_job(core_, *req, &job); !s.ok()) return new RefusedCall(s);
+  if (auto s = prepare_job(core_, *req, account, &job); !s.ok()) return new RefusedCall(s);
+  job.spec.client = account;
+  const int to_measure = job.total - static_cast<int>(job.archived.size());
+  if (auto refusal = core_.quotas.admit(account, job.total, to_measure, Clock::now())) {
+    logger("tracker")->warn("job '{}' from {}: RESOURCE_EXHAUSTED: {}", req->job_name(),
+                            ctx->peer(), refusal->message);
+    // Tells the client whether waiting helps (it retries) or the request must change.
+    ctx->AddTrailingMetadata(std::string(wire::kQuotaVerdictKey),
+                             refusal->transient ? "wait" : "resize");
+    return new RefusedCall(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, refusal->message));
+  }
 
-  auto stream = std::make_shared<MeasureJobStream>(core_, ctx, job.spec.device_key, job.total);
+  auto stream = std::make_shared<MeasureJobStream>(core_, ctx, job.spec.device_key, job.total,
+                                                   account, to_measure);
   auto* reactor = new MeasureJobReactor(stream);
   stream->attach(reactor);
+  if (!caller.token.empty()) {
+    std::weak_ptr<MeasureJobStream> weak = stream;
+    stream->set_session(
+        core_.add_session({credential, caller.token, kRoleClient, [weak, credential] {
+                             if (auto s = weak.lock()) s->revoke(credential);
+                           }}));
+  }
   {
     std::lock_guard<std::mutex> lock(jobs_mu_);
     std::erase_if(jobs_, [](const auto& j) { return j.expired(); });

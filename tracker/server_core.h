@@ -17,6 +17,7 @@
 #include "tracker/archive.h"
 #include "tracker/credentials.h"
 #include "tracker/dispatcher.h"
+#include "tracker/quotas.h"
 #include "tracker/tracker_server.h"
 
 namespace tensortune::tracker {
@@ -28,10 +29,24 @@ struct JobRecordInfo {
   std::shared_ptr<const schedule_space::ConfigSpace> space;
   std::vector<schedule_space::Config> configs;
   std::string name;
+  std::string client;  ///< the credential that submitted it (archived with every result)
+};
+
+/// Who made a call, once authorized.
+struct Caller {
+  std::string name;   ///< the credential's (token or certificate); empty without authentication
+  std::string token;  ///< empty for a certificate or without authentication
+  uint8_t roles = 0;
+  std::string peer;  ///< gRPC's peer string, "ipv4:10.0.0.5:41234"
+  /// The name quotas and fair share count under: the credential's, or "anonymous@HOST" when
+  /// the tracker has no authentication (one account per host).
+  std::string account() const;
 };
 
 struct ServerCore {
+  explicit ServerCore(const TrackerOptions& o) : options(o), quotas(o.client_quota) {}
   TrackerOptions options;
+  QuotaBook quotas;
   std::unique_ptr<Archive> archive;
   std::unique_ptr<Dispatcher> dispatcher;
   /// Set when the tracker serves the network without authentication (--insecure); every
@@ -43,9 +58,17 @@ struct ServerCore {
   /// name with a role the session needs; returns how many it ended. A device that loses its
   /// stream is removed and its leased items re-queue on others, so nothing is lost.
   int set_credentials(std::vector<Credential> credentials);
+  /// The named credentials plus the shared token's (options.token); refuses an empty set on a
+  /// tracker that serves the network. Returns the sessions ended; on error the old set stays.
+  Expected<int> reload_credentials(std::vector<Credential> named);
+  /// Reloads options.tokens_file (SIGHUP, the ReloadCredentials call).
+  Expected<int> reload_tokens_file();
+  /// Named credentials accepted now.
+  int credential_count() const;
   bool authenticated() const;
 
-  /// A live call made under a credential, and how to end it.
+  /// A live call made under a credential, and how to end it. A session without a token (a
+  /// certificate's) is never ended by set_credentials.
   struct Session {
     std::string name, token;
     uint8_t roles = 0;  ///< the roles the call needed
@@ -55,16 +78,17 @@ struct ServerCore {
   uint64_t add_session(Session session);
   void remove_session(uint64_t id);
 
-  /// OK when no credential is configured, or the call carries "authorization: Bearer <token>"
-  /// of a credential with one of `roles` (then `*who` is its name); UNAUTHENTICATED for no or
-  /// an unknown token, PERMISSION_DENIED for a credential of another role (both logged with
-  /// the peer, never with the token).
+  /// OK when the caller's credential has one of `roles`, or when the tracker has no
+  /// authentication. The credential is the verified client certificate's (with
+  /// --tls-client-ca), else the call's "authorization: Bearer <token>". UNAUTHENTICATED for no
+  /// or an unknown token or certificate, PERMISSION_DENIED for a credential of another role
+  /// (both logged with the peer, never with the token). Fills `*caller` when given.
   grpc::Status authorize(const grpc::ServerContextBase& ctx, const char* rpc, uint8_t roles,
-                         std::string* who = nullptr, std::string* token = nullptr) const;
+                         Caller* caller = nullptr) const;
 
   /// The dispatcher's Recorder: writes one result to the archive (errors are logged).
   void record(const std::shared_ptr<const void>& context, int index,
-              const schedule_space::MeasureResult& result) const;
+              const schedule_space::MeasureResult& result, const std::string& device) const;
 
  private:
   mutable std::mutex credentials_mu_;

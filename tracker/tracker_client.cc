@@ -1,8 +1,10 @@
 #include "tracker/tracker_client.h"
 
 #include <optional>
+#include <thread>
 
 #include "proto/convert.h"
+#include "support/log.h"
 
 namespace tensortune::tracker {
 
@@ -79,6 +81,28 @@ Expected<ss::MeasureResult> TrackerClient::measure_layout_transform(
 Expected<std::vector<ss::MeasureResult>> TrackerClient::run_job(
     const v1::MeasureJobRequest& req,
     const std::function<void(int, const ss::MeasureResult&, bool)>& on_result) {
+  // A quota that waiting can satisfy (running jobs, queued items, jobs per minute): wait our
+  // turn, as a client that shares a farm should, instead of failing the tuning run.
+  auto wait = std::chrono::milliseconds(500);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(30);
+  bool warned = false;
+  for (;;) {
+    bool quota_wait = false;
+    auto r = run_job_once(req, on_result, &quota_wait);
+    if (r || !quota_wait || std::chrono::steady_clock::now() + wait > give_up) return r;
+    if (!warned) {
+      logger("farm")->warn("{}; waiting for the quota (retrying every few seconds)",
+                           r.error().message);
+      warned = true;
+    }
+    std::this_thread::sleep_for(wait);
+    wait = std::min(wait * 2, std::chrono::milliseconds(8000));
+  }
+}
+
+Expected<std::vector<ss::MeasureResult>> TrackerClient::run_job_once(
+    const v1::MeasureJobRequest& req,
+    const std::function<void(int, const ss::MeasureResult&, bool)>& on_result, bool* quota_wait) {
   const std::string& job_name = req.job_name();
   const size_t count = static_cast<size_t>(req.request().configs_size());
   grpc::ClientContext ctx;
@@ -98,6 +122,9 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::run_job(
   grpc::Status s = reader->Finish();
   if (!s.ok()) {
     const auto& trailers = ctx.GetServerTrailingMetadata();
+    if (auto q = trailers.find(wire::kQuotaVerdictKey);
+        q != trailers.end() && q->second == "wait" && received == 0)
+      *quota_wait = true;
     if (trailers.find(wire::kJobVerdictKey) != trailers.end())
       return Error{
           ErrorCode::kFailedPrecondition,
@@ -129,6 +156,16 @@ Expected<v1::BestRecordsReply> TrackerClient::best_records(const v1::BestRecords
   v1::BestRecordsReply reply;
   grpc::Status s = stub_->BestRecords(&ctx, req, &reply);
   if (!s.ok()) return rpc_error("BestRecords", s);
+  return reply;
+}
+
+Expected<v1::ReloadCredentialsReply> TrackerClient::reload_credentials() {
+  grpc::ClientContext ctx;
+  wire::add_token(ctx, endpoint_.token);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::ReloadCredentialsReply reply;
+  grpc::Status s = stub_->ReloadCredentials(&ctx, v1::ReloadCredentialsRequest(), &reply);
+  if (!s.ok()) return rpc_error("ReloadCredentials", s);
   return reply;
 }
 

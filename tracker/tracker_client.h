@@ -31,7 +31,9 @@ class TrackerClient {
   /// One job: results in the order of `configs`. `on_result` (optional) sees each as it
   /// arrives (index into configs, result, whether it came from the archive). Fails with
   /// kUnavailable when the tracker cannot be reached (worth retrying) and kFailedPrecondition
-  /// when the tracker itself failed the job (no device of the key registered in time).
+  /// when the tracker itself failed the job (no device of the key registered in time) or
+  /// refused it for a quota that waiting cannot satisfy. A quota that waiting can satisfy
+  /// (the client's running jobs, queued items, jobs per minute) is waited for, up to 30 min.
   Expected<std::vector<schedule_space::MeasureResult>> measure(
       const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
       const std::vector<schedule_space::Config>& configs, const FarmTiming& timing,
@@ -46,6 +48,8 @@ class TrackerClient {
       const std::string& job_name);
   Expected<v1::StatusReply> status();
   Expected<v1::BestRecordsReply> best_records(const v1::BestRecordsRequest& request);
+  /// Admin: the tracker reloads its tokens file (as SIGHUP).
+  Expected<v1::ReloadCredentialsReply> reload_credentials();
 
   const wire::TrackerEndpoint& endpoint() const { return endpoint_; }
 
@@ -55,6 +59,12 @@ class TrackerClient {
   Expected<std::vector<schedule_space::MeasureResult>> run_job(
       const v1::MeasureJobRequest& request,
       const std::function<void(int, const schedule_space::MeasureResult&, bool)>& on_result);
+  /// One attempt; `*quota_wait` is set when the tracker refused it for a quota worth waiting
+  /// for.
+  Expected<std::vector<schedule_space::MeasureResult>> run_job_once(
+      const v1::MeasureJobRequest& request,
+      const std::function<void(int, const schedule_space::MeasureResult&, bool)>& on_result,
+      bool* quota_wait);
   wire::TrackerEndpoint endpoint_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Tracker::Stub> stub_;

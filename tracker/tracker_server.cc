@@ -51,6 +51,7 @@ std::string bind_failure(const std::string& host, int port) {
 }  // namespace
 
 struct TrackerServer::Impl {
+  explicit Impl(const TrackerOptions& options) : core(options) {}
   ServerCore core;
   std::unique_ptr<DeviceLinkService> device_link;
   std::unique_ptr<TuningService> tuning;
@@ -66,21 +67,6 @@ TrackerServer::TrackerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 TrackerServer::~TrackerServer() { shutdown(); }
 
-namespace {
-
-// The named credentials plus the shared token's, which may not be one of theirs.
-Expected<std::vector<Credential>> with_shared_token(std::vector<Credential> named,
-                                                    const std::string& token) {
-  if (!token.empty()) {
-    if (find_credential(named, token))
-      return invalid_argument("the shared --token-file token is also a named credential's");
-    named.push_back({"shared", kRoleDevice | kRoleClient, token});
-  }
-  return named;
-}
-
-}  // namespace
-
 bool is_loopback_host(const std::string& host) {
   std::string h = host;
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
@@ -88,23 +74,29 @@ bool is_loopback_host(const std::string& host) {
 }
 
 Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptions& options) {
+  const bool tokens = !options.token.empty() || !options.credentials.empty();
+  if (tokens && !options.tls_client_ca.empty())
+    return invalid_argument(
+        "--tls-client-ca authenticates callers by their certificates; --token-file and "
+        "--tokens-file are the other way: give one of them");
+  if (!options.tls_client_ca.empty() && options.tls_cert.empty())
+    return invalid_argument("--tls-client-ca needs --tls-cert and --tls-key (the tracker's own)");
   const bool open_to_network =
-      !is_loopback_host(options.host) && options.token.empty() && options.credentials.empty();
+      !is_loopback_host(options.host) && !tokens && options.tls_client_ca.empty();
   if (open_to_network && !options.insecure)
     return Error{ErrorCode::kFailedPrecondition,
                  "tracker: refusing to listen on " + options.host +
                      " without authentication: anyone who can reach it could register a fake "
                      "device or submit jobs. Give --token-file FILE (the same file to devices "
                      "and clients), listen on 127.0.0.1, or pass --insecure to accept the risk"};
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<Impl>(options);
   ServerCore& core = impl->core;
-  core.options = options;
-  TT_ASSIGN_OR_RETURN(auto credentials, with_shared_token(options.credentials, options.token));
-  core.set_credentials(std::move(credentials));
+  if (auto set = core.reload_credentials(options.credentials); !set) return set.error();
   TT_ASSIGN_OR_RETURN(core.archive, Archive::open(options.db_path));
   core.dispatcher = std::make_unique<Dispatcher>(
-      options.dispatcher, [&core](const std::shared_ptr<const void>& context, int index,
-                                  const ss::MeasureResult& r) { core.record(context, index, r); });
+      options.dispatcher,
+      [&core](const std::shared_ptr<const void>& context, int index, const ss::MeasureResult& r,
+              const std::string& device) { core.record(context, index, r, device); });
   impl->device_link = std::make_unique<DeviceLinkService>(core);
   impl->tuning = std::make_unique<TuningService>(core);
   Impl* raw = impl.get();
@@ -120,6 +112,11 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
                         wire::read_text_file(options.tls_cert, "TLS certificate"));
     TT_ASSIGN_OR_RETURN(std::string key, wire::read_text_file(options.tls_key, "TLS key"));
     ssl.pem_key_cert_pairs.push_back({key, cert});
+    if (!options.tls_client_ca.empty()) {
+      TT_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                          wire::read_text_file(options.tls_client_ca, "TLS client CA"));
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
     creds = grpc::SslServerCredentials(ssl);
   }
   grpc::EnableDefaultHealthCheckService(true);
@@ -156,24 +153,23 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
       lock.lock();
     }
   });
-  logger("tracker")->info("tracker listening on {}:{} ({}{}), archive {}", options.host,
-                          impl->bound_port, options.tls_cert.empty() ? "plaintext" : "TLS",
-                          core.authenticated() ? ", token required" : ", no token",
-                          options.db_path);
+  logger("tracker")->info("tracker listening on {}:{} ({}{}), archive {}; client quota {}",
+                          options.host, impl->bound_port,
+                          options.tls_cert.empty() ? "plaintext" : "TLS",
+                          !options.tls_client_ca.empty() ? ", client certificates required"
+                          : core.authenticated()         ? ", token required"
+                                                         : ", no token",
+                          options.db_path, options.client_quota.describe());
   return std::unique_ptr<TrackerServer>(new TrackerServer(std::move(impl)));
 }
 
 int TrackerServer::port() const { return impl_->bound_port; }
 
 Expected<int> TrackerServer::reload_credentials(std::vector<Credential> named) {
-  TT_ASSIGN_OR_RETURN(auto credentials,
-                      with_shared_token(std::move(named), impl_->core.options.token));
-  if (credentials.empty() && !is_loopback_host(impl_->core.options.host) &&
-      !impl_->core.options.insecure)
-    return Error{ErrorCode::kFailedPrecondition,
-                 "the new credentials are empty: the tracker would be open to the network"};
-  return impl_->core.set_credentials(std::move(credentials));
+  return impl_->core.reload_credentials(std::move(named));
 }
+
+Expected<int> TrackerServer::reload_tokens_file() { return impl_->core.reload_tokens_file(); }
 
 void TrackerServer::wait() { impl_->server->Wait(); }
 

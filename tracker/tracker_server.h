@@ -25,7 +25,15 @@ struct TrackerOptions {
   std::string db_path = "tracker.db";
   std::string token;  ///< the shared token (one device+client credential); empty: none
   std::vector<Credential> credentials;  ///< named tokens (--tokens-file)
+  /// The file `credentials` came from: what SIGHUP and the admin ReloadCredentials call read.
+  std::string tokens_file;
   std::string tls_cert, tls_key;  ///< PEM files; both or neither
+  /// PEM CA file: mutual TLS. Every caller must present a certificate it signed; the
+  /// certificate's CN is the caller's name and its O values its roles (credentials.h).
+  /// Excludes tokens (one way of authenticating per tracker).
+  std::string tls_client_ca;
+  /// Every client's quota, unless its credential says otherwise (quotas.h). Default: none.
+  Quota client_quota;
   int max_message_bytes = 4 << 20;
   /// A job fails with UNAVAILABLE when no device of its key has been registered for this long
   /// (AutoTVM's tracker waits forever; a job on a misspelt key should not).
@@ -47,8 +55,11 @@ class TrackerServer {
   int port() const;
   /// Replaces the named credentials (the shared token stays), as SIGHUP does with the tokens
   /// file: sessions of revoked or demoted credentials end at once (a device's leased items
-  /// re-queue elsewhere). Returns how many sessions ended; on error the old set stays.
+  /// re-queue elsewhere; a client's running jobs fail with PERMISSION_DENIED, their leased
+  /// items still archived). Returns how many sessions ended; on error the old set stays.
   Expected<int> reload_credentials(std::vector<Credential> named);
+  /// Reads options.tokens_file again and reloads it as above (SIGHUP, the admin RPC).
+  Expected<int> reload_tokens_file();
   /// Blocks until shutdown() is called from another thread or a signal handler thread.
   void wait();
   void shutdown();

@@ -6,6 +6,7 @@
 ///                wakes on results, on the client going away, or on the no-device deadline
 ///                (checked by the housekeeping thread), never on a polling timer.
 ///   Status, BestRecords (admin_rpcs.cc) the farm's state and the archive's best records.
+///   ReloadCredentials (admin_rpcs.cc) the admin's reload of the tokens file.
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -28,6 +29,9 @@ class TuningService final : public v1::Tracker::WithCallbackMethod_Measure<v1::T
                       v1::StatusReply* reply) override;
   grpc::Status BestRecords(grpc::ServerContext* ctx, const v1::BestRecordsRequest* request,
                            v1::BestRecordsReply* reply) override;
+  grpc::Status ReloadCredentials(grpc::ServerContext* ctx,
+                                 const v1::ReloadCredentialsRequest* request,
+                                 v1::ReloadCredentialsReply* reply) override;
 
   /// Fails the jobs whose device key has had no device for options.no_device_timeout_s.
   /// Called by the housekeeping thread.

@@ -35,7 +35,7 @@ TEST(Credentials, MalformedLinesAreRefusedNamingTheLine) {
     std::string text, fragment;
   } cases[] = {
       {ok + "bob client\n", "tokens:2: 2 fields"},
-      {ok + "bob client bbbbbbbbbbbbbbbb2 extra\n", "tokens:2: 4 fields"},
+      {ok + "bob client bbbbbbbbbbbbbbbb2 extra\n", "tokens:2: quota 'extra': not one of"},
       {ok + "bob root bbbbbbbbbbbbbbbb2\n", "tokens:2: role 'root'"},
       {ok + "alice device bbbbbbbbbbbbbbbb2\n", "tokens:2: name 'alice' is given twice"},
       {ok + "bob device aaaaaaaaaaaaaaaa1\n", "tokens:2: the token of 'bob' is another"},

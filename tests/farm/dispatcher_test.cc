@@ -26,8 +26,12 @@ struct FakeDevice {
   }
 };
 
-JobSpec job(const std::string& name, int items, int priority = 0) {
-  JobSpec spec{name, kKey, priority, {}, nullptr};
+JobSpec job(const std::string& name, int items, int priority = 0, const std::string& client = "") {
+  JobSpec spec;
+  spec.name = name;
+  spec.device_key = kKey;
+  spec.client = client;
+  spec.priority = priority;
   for (int i = 0; i < items; ++i) {
     v1::WorkItem w;
     w.mutable_config()->set_index(i);
@@ -89,6 +93,69 @@ TEST(Dispatcher, JobsOfEqualPriorityTakeTurnsAndHigherPriorityGoesFirst) {
             (std::vector<std::string>{"A:0", "B:0", "A:1", "P:0", "P:1", "B:1", "A:2", "B:2"}));
 }
 
+TEST(Dispatcher, ClientsTakeTurnsWhateverNumberOfJobsEachHas) {
+  Dispatcher d(DispatcherOptions{});
+  FakeDevice dev;
+  const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), nullptr);
+  Recorder rec;
+  // A flooding client with four jobs, a quiet one with one: the quiet one gets every other
+  // slot, and the flooder's jobs share its turns among themselves.
+  for (const char* name : {"F1", "F2", "F3", "F4"})
+    d.submit(job(name, 2, 0, "flood"), rec.sink(name));
+  d.submit(job("Q", 3, 0, "quiet"), rec.sink("Q"));
+  for (int step = 0; step < 11; ++step) {
+    ASSERT_EQ(dev.inbox.size(), 1u);
+    v1::WorkItem w = dev.inbox.front();
+    dev.inbox.pop_front();
+    EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(w.config().index())));
+  }
+  EXPECT_EQ(rec.order, (std::vector<std::string>{"F1:0", "Q:0", "F2:0", "Q:1", "F3:0", "Q:2",
+                                                 "F4:0", "F1:1", "F2:1", "F3:1", "F4:1"}));
+  const v1::StatusReply s = d.status();
+  for (const auto& j : s.jobs()) EXPECT_EQ(j.client(), j.name() == "Q" ? "quiet" : "flood");
+}
+
+TEST(Dispatcher, ResultsAboveTheDevicesPeakAreRejectedAndRecordedAsErrors) {
+  std::vector<std::pair<ss::MeasureResult, std::string>> recorded;
+  Dispatcher d(DispatcherOptions{},
+               [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult& r,
+                   const std::string& device) { recorded.emplace_back(r, device); });
+  FakeDevice dev;
+  // 100 GFLOPS per slot and thread; items of 1 GFLOP (at most) each.
+  const uint64_t id = d.add_device("k", 1, "honest-box", dev.sender(), nullptr, "", 100);
+  JobSpec spec = job("A", 4);
+  spec.min_flop = {1e9, 1e9, 1e9, 0};
+  spec.items[2].mutable_timing()->set_threads(4);
+  Recorder rec;
+  std::vector<ss::MeasureResult> seen;
+  d.submit(std::move(spec), [&](int, const ss::MeasureResult& r) { seen.push_back(r); });
+  // 1 GFLOP: 10 ms is possible (100 GFLOPS), 1 ms is not (1000 > 100 x 1.5), 4 ms on 4 threads
+  // is (250 < 400 x 1.5); an item without a bound takes any time.
+  const double seconds[] = {10e-3, 1e-3, 4e-3, 1e-9};
+  for (int step = 0; step < 4; ++step) {
+    ASSERT_EQ(dev.inbox.size(), 1u);
+    v1::WorkItem w = dev.inbox.front();
+    dev.inbox.pop_front();
+    ss::MeasureResult r = ok(w.config().index());
+    r.costs = {seconds[w.config().index()]};
+    EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), r));
+  }
+  ASSERT_EQ(seen.size(), 4u);
+  ASSERT_EQ(recorded.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const ss::MeasureResult& r = recorded[i].first;
+    EXPECT_EQ(recorded[i].second, "honest-box") << "the measuring device is named";
+    if (r.config_index == 1) {
+      EXPECT_EQ(r.error_no, ss::MeasureErrorNo::kUnknownError);
+      EXPECT_NE(r.error_msg.find("1000 GFLOPS"), std::string::npos) << r.error_msg;
+      EXPECT_NE(r.error_msg.find("peak of 100 GFLOPS"), std::string::npos) << r.error_msg;
+    } else {
+      EXPECT_TRUE(r.ok()) << "config " << r.config_index << ": " << r.error_msg;
+    }
+  }
+  for (const auto& r : seen) EXPECT_EQ(r.ok(), r.config_index != 1) << "the client sees the same";
+}
+
 TEST(Dispatcher, StatusShowsWhatAGpuServerRegistered) {
   Dispatcher d(DispatcherOptions{});
   FakeDevice cpu, gpu;
@@ -113,8 +180,8 @@ TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches)
   o.lease_margin_s = 0;  // lease = 2 x the item's 1 s timeout
   Recorder rec;
   int recorded = 0;
-  Dispatcher d(
-      o, [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&) { ++recorded; });
+  Dispatcher d(o, [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
+                      const std::string&) { ++recorded; });
   FakeDevice dev;
   const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), nullptr);
   d.submit(job("A", 1), rec.sink("A"));

@@ -406,6 +406,56 @@ TEST(RecordStore, BestTablesEqualBruteForceAndSurviveMigration) {
   EXPECT_GT(top_rows, 0);
 }
 
+// Farm attribution (issue 19): who submitted and who measured each result is stored, read
+// back, carried by best queries, and a device can be left out after the fact; a version-4 DB
+// gains the columns (empty) when opened, its rows untouched.
+TEST(RecordStore, FarmAttributionIsStoredAndADeviceCanBeExcluded) {
+  const std::string path = tt::testing::fresh_db_path("records_attribution");
+  const ss::Task task = small_task();
+  auto space = *ss::make_config_space(task);
+  {
+    auto store = tt::records::RecordStore::open(path);
+    ASSERT_TRUE(store) << store.error().message;
+    auto id = *(*store)->ensure_task(tt::records::task_info(task, space));
+    ASSERT_TRUE((*store)->add_results(id, space, {*space.config_at(1)}, {ok_result(1, 5e-3)},
+                                      {"random", "old"}, {0}));
+  }
+  // What version 4 left: no attribution columns.
+  raw_sql(path,
+          "ALTER TABLE results DROP COLUMN client; ALTER TABLE results DROP COLUMN device; "
+          "UPDATE meta SET value = '4' WHERE key = 'schema_version';");
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(store) << store.error().message;
+  auto id = *(*store)->ensure_task(tt::records::task_info(task, space));
+  ASSERT_TRUE((*store)->add_results(id, space, {*space.config_at(2)}, {ok_result(2, 3e-3)},
+                                    {"farm", "job-a", "alice", "box1/host:1"}, {-1}));
+  ASSERT_TRUE((*store)->add_results(id, space, {*space.config_at(3)}, {ok_result(3, 1e-6)},
+                                    {"farm", "job-b", "bob", "liar/host:2"}, {-1}));
+  auto all = (*store)->all_records();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].device, "") << "the version-4 row";
+  EXPECT_EQ((*all)[1].client, "alice");
+  EXPECT_EQ((*all)[1].device, "box1/host:1");
+
+  tt::records::RecordStore::BestQuery q;
+  q.template_name = "conv2d_NCHWc";
+  auto best = (*store)->query_best(q);
+  ASSERT_TRUE(best);
+  ASSERT_EQ(best->size(), 1u);
+  EXPECT_EQ((*best)[0].record.device, "liar/host:2") << "the lie is fastest until excluded";
+  EXPECT_EQ((*best)[0].record.client, "bob");
+  q.exclude_devices = {"liar/host:2"};
+  best = (*store)->query_best(q);
+  ASSERT_TRUE(best);
+  ASSERT_EQ(best->size(), 1u);
+  EXPECT_EQ((*best)[0].record.config_index, 2);
+  EXPECT_EQ((*best)[0].record.device, "box1/host:1");
+  EXPECT_EQ((*best)[0].measured, 2) << "the excluded device's results do not count";
+  q.exclude_devices = {""};
+  EXPECT_FALSE((*store)->query_best(q)) << "an empty device name is refused";
+}
+
 // compact keeps the K fastest error-free results per (workload, device key) and every recent
 // one, leaves the best unchanged and the best-record tables consistent, and shrinks the file.
 TEST(RecordStore, CompactKeepsTheBestAndTheRecent) {
