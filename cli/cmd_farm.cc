@@ -32,8 +32,16 @@ void install_stop_signals() {
 struct TrackerFlags {
   tracker::TrackerOptions options;
   std::string host;  ///< empty: chosen by whether there is a token
-  std::string token_file, tokens_file, port_file;
+  std::string token_file, tokens_file, port_file, metrics_port_file;
 };
+
+// Written after binding, renamed into place so a reader never sees a partial file.
+void write_port_file(const std::string& file, int port) {
+  if (file.empty()) return;
+  const std::string tmp = file + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  std::rename(tmp.c_str(), file.c_str());
+}
 
 Status run_tracker(TrackerFlags f) {
   if (!f.token_file.empty()) {
@@ -53,12 +61,14 @@ Status run_tracker(TrackerFlags f) {
   std::printf("tracker listening on %s:%d, archive %s\n", f.options.host.c_str(), server->port(),
               f.options.db_path.c_str());
   std::fflush(stdout);
-  if (!f.port_file.empty()) {
-    // Written after binding, renamed into place so a reader never sees a partial file.
-    const std::string tmp = f.port_file + ".tmp";
-    std::ofstream(tmp) << server->port() << "\n";
-    std::rename(tmp.c_str(), f.port_file.c_str());
-  }
+  if (server->metrics_port() > 0)
+    std::printf("dashboard and metrics on %s://%s:%d/\n",
+                f.options.tls_cert.empty() ? "http" : "https",
+                (f.options.metrics_host.empty() ? f.options.host : f.options.metrics_host).c_str(),
+                server->metrics_port());
+  std::fflush(stdout);
+  write_port_file(f.metrics_port_file, server->metrics_port());
+  write_port_file(f.port_file, server->port());
   // SIGHUP reloads the tokens file: revoked credentials lose their streams at once; a file
   // that does not load keeps the old set (and says why).
   static std::atomic<bool> reload{false};
@@ -281,6 +291,19 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
       ->check(at_least(0))
       ->capture_default_str();
   t->add_option("--port-file", tf->port_file, "write the bound port here once listening");
+  t->add_option("--metrics-port", tf->options.metrics_port,
+                "serve the live dashboard at / and Prometheus metrics at /metrics on this HTTP "
+                "port (HTTPS with --tls-cert; 0: any free port). The dashboard needs a client "
+                "token (login form, or Authorization: Bearer); /metrics needs none")
+      ->check(at_least(0, 65535))
+      ->group("Monitoring");
+  t->add_option("--metrics-host", tf->options.metrics_host,
+                "address of --metrics-port (default: the tracker's --host; without a token only "
+                "loopback, unless --insecure)")
+      ->group("Monitoring");
+  t->add_option("--metrics-port-file", tf->metrics_port_file,
+                "write the bound --metrics-port here once listening")
+      ->group("Monitoring");
   t->footer(
       "\nExample:\n  tensortune tracker --port 9190 --db tracker.db --token-file token.txt\n"
       "Then start devices with `tensortune device --tracker HOST:9190 --key x86-avx512` and tune "
@@ -309,6 +332,14 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   d->add_option("--tls-ca", df->options.tracker.tls_ca,
                 "CA certificate (PEM) of the tracker's TLS certificate");
   add_client_certificate_options(*d, df->options.tracker.tls_cert, df->options.tracker.tls_key);
+  d->add_option("--metrics-port", df->options.metrics_port,
+                "serve this server's Prometheus metrics at /metrics on this HTTP port "
+                "(measurements by error code, busy slots, worker restarts; 0: any free port)")
+      ->check(at_least(0, 65535))
+      ->group("Monitoring");
+  d->add_option("--metrics-host", df->options.metrics_host, "address of --metrics-port")
+      ->capture_default_str()
+      ->group("Monitoring");
   d->add_option("--peak-gflops", df->options.peak_gflops,
                 "peak GFLOPS of one slot on one thread (a GPU server: one GPU), stated to the "
                 "tracker, which rejects faster timings (default: from the CPU's vector width and "

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "compiler/codegen/llvm/kernel.h"
+#include "device_server/device_metrics.h"
 #include "device_server/peak_flops.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/cuda_driver.h"
@@ -88,8 +89,8 @@ Status resolve_gpus(ServerSetup& o) {
 class Session {
  public:
   Session(const ServerSetup& o, std::vector<std::unique_ptr<WorkerProcess>>& workers,
-          const std::atomic<bool>& stop)
-      : o_(o), workers_(workers), stop_(stop) {}
+          const std::atomic<bool>& stop, DeviceMetrics& metrics)
+      : o_(o), workers_(workers), stop_(stop), metrics_(metrics) {}
 
   enum class Outcome { kServed, kTransient, kRefused };
 
@@ -129,6 +130,7 @@ class Session {
       heartbeat_s_ = std::min(heartbeat_s_, first.registered().heartbeat_interval_s());
     logger("device")->info("registered with {} as key {} ({} slot(s)), heartbeat every {:.1f} s",
                            o_.tracker.address, o_.device_key, o_.slots, heartbeat_s_);
+    metrics_.registered(true);
     std::vector<std::thread> threads;
     for (int s = 0; s < o_.slots; ++s) threads.emplace_back([this, s] { slot_loop(s); });
     threads.emplace_back([this] { heartbeat_loop(); });
@@ -153,6 +155,7 @@ class Session {
     }
     for (auto& t : threads) t.join();
     watcher.join();
+    metrics_.registered(false);
     finish("stream");
     return Outcome::kServed;
   }
@@ -211,6 +214,8 @@ class Session {
         queue_.pop_front();
         ++busy_;
       }
+      metrics_.slot_taken();
+      const auto started = std::chrono::steady_clock::now();
       v1::DeviceMessage m;
       auto* r = m.mutable_result();
       r->set_item_id(item.item_id());
@@ -229,6 +234,9 @@ class Session {
         *r->mutable_result() = workers_[slot]->measure(item, timeout + o_.worker_grace_s);
       }
       r->mutable_result()->set_device_key(o_.device_key);
+      metrics_.measured(
+          r->result(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       send(m);
       std::lock_guard<std::mutex> lock(mu_);
       --busy_;
@@ -238,6 +246,7 @@ class Session {
   const ServerSetup& o_;
   std::vector<std::unique_ptr<WorkerProcess>>& workers_;
   const std::atomic<bool>& stop_;
+  DeviceMetrics& metrics_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::DeviceMessage, v1::TrackerMessage>> stream_;
   std::mutex mu_, write_mu_;
   std::condition_variable cv_;     // work for the slots
@@ -300,6 +309,15 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }
+  DeviceMetrics metrics([&workers] {
+    int n = 0;
+    for (const auto& w : workers) n += w->restarts();
+    return n;
+  });
+  if (o.metrics_port >= 0) {
+    TT_ASSIGN_OR_RETURN(int port, metrics.serve(o.metrics_host, o.metrics_port));
+    (void)port;
+  }
   TT_ASSIGN_OR_RETURN(auto channel, wire::make_tracker_channel(o.tracker));
   auto stub = v1::DeviceLink::NewStub(channel);
   // Back-off between sessions that fail after connecting (a tracker that accepts and then
@@ -308,7 +326,7 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   while (!stop) {
     wait_for_tracker(*channel, o.tracker.address, stop);
     if (stop) break;
-    Session session(o, workers, stop);
+    Session session(o, workers, stop, metrics);
     const Session::Outcome outcome = session.run(*stub);
     if (outcome == Session::Outcome::kRefused)
       return Error{ErrorCode::kFailedPrecondition, session.refusal()};

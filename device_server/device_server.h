@@ -37,6 +37,10 @@ struct DeviceServerOptions {
   /// The peak GFLOPS of one slot on one thread (a GPU server: one GPU) stated at registration,
   /// which bounds the timings the tracker accepts; 0: computed (peak_flops.h).
   double peak_gflops = 0;
+  /// Serve this server's Prometheus metrics at /metrics on this port (device_metrics.h); -1:
+  /// none, 0: any free port.
+  int metrics_port = -1;
+  std::string metrics_host = "127.0.0.1";
 };
 
 /// Runs until `stop` becomes true. Fails on bad options and on a refused registration.

@@ -110,6 +110,7 @@ Status WorkerProcess::start() {
   }
   to_worker_ = down[1];
   from_worker_ = up[0];
+  ++starts_;
   return ok_status();
 }
 

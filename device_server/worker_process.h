@@ -6,6 +6,8 @@
 /// kills what is left of it and starts a fresh one, so the server lives on.
 #include <sys/types.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -41,6 +43,8 @@ class WorkerProcess {
   /// `deadline_s` bounds the whole answer (compile + check + timing).
   v1::MeasureResult measure(const v1::WorkItem& item, double deadline_s);
   pid_t pid() const { return pid_; }
+  /// Workers started after the first (a crash, a hang or a GPU fault replaced the last).
+  int restarts() const { return std::max(0, starts_.load() - 1); }
 
  private:
   void stop();
@@ -48,6 +52,7 @@ class WorkerProcess {
   WorkerOptions options_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
+  std::atomic<int> starts_{0};
 };
 
 /// The `device-worker` loop (stdin/stdout pipes); returns the process exit code.

@@ -52,9 +52,12 @@ const char* code_name(grpc::StatusCode code) {
 }  // namespace
 
 Status check_secret_file_mode(const std::string& path, const std::string& what) {
-  // As ssh does with private keys: a secret others on the machine can read is no secret.
+  // As ssh does with private keys: a secret others on the machine can read is no secret. As
+  // PostgreSQL does with its key, a root-owned file may also be read by its group (0440, 0640):
+  // that is how container secrets arrive (a Kubernetes secret volume with fsGroup, a root-owned
+  // file given to the service's group), and only root can have made it so.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & (st.st_uid == 0 ? 037 : 077)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return Error{ErrorCode::kFailedPrecondition, what + " " + path +

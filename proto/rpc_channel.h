@@ -34,7 +34,8 @@ inline constexpr char kJobVerdictKey[] = "tt-job-verdict";
 /// "resize" when it never will (more configs than the batch quota).
 inline constexpr char kQuotaVerdictKey[] = "tt-quota";
 
-/// Fails when group or others may read the file (mode & 077): "run: chmod 600 PATH".
+/// Fails when others may read the file, or its group may and root does not own it (mode & 077,
+/// or & 037 for a root-owned file): "run: chmod 600 PATH".
 Status check_secret_file_mode(const std::string& path, const std::string& what);
 
 /// Reads a token file (first line, surrounding whitespace removed); an empty file, or one that

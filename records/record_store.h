@@ -145,6 +145,17 @@ class RecordStore {
                                                 const std::string& device_key);
   Expected<int64_t> result_count();
 
+  /// A (task, device key) group's tuning curve, as a dashboard draws it.
+  struct TaskProgress {
+    std::string workload_key, template_name, device_key;
+    int64_t results = 0;  ///< errors included
+    /// (results so far, best GFLOPS so far) at every improvement, and at the last result.
+    std::vector<std::pair<int64_t, double>> best;
+  };
+  /// The `groups` groups with the most recent results, newest first (reads the latest 20,000
+  /// results to find them, then each group's results in the order they were stored).
+  Expected<std::vector<TaskProgress>> recent_progress(int groups);
+
   /// What the DB holds, for `records stats`.
   struct Stats {
     int64_t results = 0, failed = 0;  ///< failed: results with an error

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tensortune needs that are not present yet.
 # Safe to run repeatedly: it asks apt only for what dpkg says is missing.
+#   --test   also what only the tests use: Chromium (the dashboard's browser test), openssl
+#            (test certificates) and node/npm (the deploy/ manifest checks)
 set -euo pipefail
 
 packages=(
@@ -12,7 +14,15 @@ packages=(
   libxgboost-dev librsvg2-bin
   libonnx-dev libonnx-testdata
   libgrpc++-dev protobuf-compiler-grpc libssl-dev
+  libcpp-httplib-dev prometheus-cpp-dev
 )
+
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(chromium openssl)
+  # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
+  # is none, Debian's.
+  command -v npm >/dev/null || packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,7 +10,13 @@ args=()
 for a in "$@"; do
   if [[ "$a" == "--gpu" ]]; then gpu=1; else args+=("$a"); fi
 done
+"$root/scripts/deps.sh" --test
 "$root/scripts/build.sh"
+# The deploy/ checks' npm packages (kubernetes-models, yaml), pinned in deploy/test/package.json.
+if command -v npm >/dev/null && [[ ! -d "$root/deploy/test/node_modules/kubernetes-models" ]]; then
+  npm install --prefix "$root/deploy/test" --no-audit --no-fund --loglevel=error >/dev/null ||
+    echo "test.sh: npm install in deploy/test failed: deploy_manifests will skip" >&2
+fi
 jobs=$(nproc 2>/dev/null || echo 2)
 cd "$root/build"
 ctest --output-on-failure -j "$jobs" ${args[@]+"${args[@]}"}

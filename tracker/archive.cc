@@ -40,6 +40,11 @@ Expected<std::vector<records::BestRecord>> Archive::query_best(
   return store_->query_best(q);
 }
 
+Expected<std::vector<records::RecordStore::TaskProgress>> Archive::recent_progress(int groups) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->recent_progress(groups);
+}
+
 Expected<int64_t> Archive::result_count() {
   std::lock_guard<std::mutex> lock(mu_);
   return store_->result_count();

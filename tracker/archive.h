@@ -26,6 +26,7 @@ class Archive {
   Expected<std::vector<records::BestRecord>> best_all();
   Expected<std::vector<records::BestRecord>> query_best(const records::RecordStore::BestQuery& q);
   Expected<int64_t> result_count();
+  Expected<std::vector<records::RecordStore::TaskProgress>> recent_progress(int groups);
 
  private:
   explicit Archive(std::unique_ptr<records::RecordStore> store) : store_(std::move(store)) {}

@@ -28,8 +28,8 @@ ss::MeasureResult error_result(int64_t index, ss::MeasureErrorNo code, std::stri
 
 }  // namespace
 
-Dispatcher::Dispatcher(DispatcherOptions options, Recorder recorder)
-    : options_(options), recorder_(std::move(recorder)) {}
+Dispatcher::Dispatcher(DispatcherOptions options, Recorder recorder, DispatchObserver* observer)
+    : options_(options), recorder_(std::move(recorder)), observer_(observer) {}
 
 uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::string& name,
                                 SendWork send, std::function<void()> disconnect,
@@ -99,6 +99,7 @@ uint64_t Dispatcher::submit(JobSpec spec, JobSink sink,
       item.index = static_cast<int>(i);
       item.work = std::move(work[i]);
       item.work.set_item_id(item_id);
+      item.queued_at = Clock::now();
       items_[item_id] = std::move(item);
       if (auto done = already_done.find(static_cast<int>(i)); done != already_done.end()) {
         finish_locked(item_id, done->second, /*record=*/false, notes);
@@ -215,6 +216,7 @@ void Dispatcher::expire(Clock::time_point now) {
         d->second.expired_leases.insert(item.lease);
       item.avoid.insert(item.device);
       --jobs_[item.job].running;
+      if (observer_) observer_->lease_expired(jobs_[item.job].spec.device_key);
       requeue_locked(id, notes, "lease expired on device " + std::to_string(item.device));
     }
     prune_finished_jobs_locked(now);
@@ -256,7 +258,9 @@ void Dispatcher::requeue_locked(uint64_t item_id, std::vector<Notify>& notes,
   }
   Job& job = jobs_[item.job];
   if (job.cancelled) return;
+  item.queued_at = Clock::now();
   job.queue.push_front(item_id);
+  if (observer_) observer_->requeued(job.spec.device_key);
   logger("tracker")->info("item {} (job {} index {}) re-queued: {}", item_id, item.job, item.index,
                           why);
 }
@@ -299,6 +303,7 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
   Job& job = jobs_[item.job];
   ++job.done;
   if (!result.ok()) ++job.failed;
+  if (observer_ && record) observer_->completed(job.spec.device_key, device, result);
   if (job.is_finished()) job.finished = Clock::now();
   notes.push_back(
       Notify{item.index, job.sink, job.spec.record_context, std::move(result), record, device});
@@ -385,6 +390,7 @@ std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now)
           now + std::chrono::duration_cast<Clock::duration>(
                     std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
       item.work.set_lease_id(item.lease);
+      if (observer_) observer_->dispatched(dev.key, seconds_between(item.queued_at, now));
       ++dev.busy;
       ++jobs_[item.job].running;
       sends.push_back(Send{device_id, dev.send, item.work});

@@ -90,9 +90,26 @@ using Recorder =
     std::function<void(const std::shared_ptr<const void>& record_context, int index,
                        const schedule_space::MeasureResult& result, const std::string& device)>;
 
+/// What the dispatcher tells its watchers (the tracker's metrics) as things happen. Called under
+/// the dispatcher's lock: implementations must be quick and must not call the dispatcher.
+class DispatchObserver {
+ public:
+  virtual ~DispatchObserver() = default;
+  /// An item went to a device after waiting this long in its queue.
+  virtual void dispatched(const std::string& key, double waited_s) = 0;
+  /// An item completed (`device`: who measured it; empty when it gave up after lost devices).
+  virtual void completed(const std::string& key, const std::string& device,
+                         const schedule_space::MeasureResult& result) = 0;
+  /// A lease expired; an item went back to its queue (lease expired or device lost).
+  virtual void lease_expired(const std::string& key) = 0;
+  virtual void requeued(const std::string& key) = 0;
+};
+
 class Dispatcher {
  public:
-  explicit Dispatcher(DispatcherOptions options, Recorder recorder = nullptr);
+  /// `observer` (optional) must outlive the dispatcher.
+  explicit Dispatcher(DispatcherOptions options, Recorder recorder = nullptr,
+                      DispatchObserver* observer = nullptr);
 
   /// `disconnect` is called (outside the lock) when the dispatcher drops the device.
   /// `hardware` describes it in status (a GPU server's GPUs); may be empty. `peak_gflops`: one
@@ -147,6 +164,7 @@ class Dispatcher {
     enum class State { kQueued, kLeased, kDone } state = State::kQueued;
     uint64_t device = 0, lease = 0;
     Clock::time_point deadline;
+    Clock::time_point queued_at;  ///< when it last entered its job's queue
     int attempts = 0;
     std::set<uint64_t> avoid;  ///< devices whose lease on this item expired
   };
@@ -191,6 +209,7 @@ class Dispatcher {
 
   DispatcherOptions options_;
   Recorder recorder_;
+  DispatchObserver* observer_;
   mutable std::mutex mu_;
   std::map<uint64_t, Device> devices_;
   std::map<uint64_t, Item> items_;

@@ -1,5 +1,6 @@
 #include "tracker/server_core.h"
 
+#include <chrono>
 #include <regex>
 
 #include "support/log.h"
@@ -49,6 +50,13 @@ Expected<int> ServerCore::reload_tokens_file() {
                  "the tracker was started without --tokens-file: nothing to reload"};
   TT_ASSIGN_OR_RETURN(auto named, load_tokens_file(options.tokens_file));
   return reload_credentials(std::move(named));
+}
+
+std::optional<Credential> ServerCore::credential_for_token(const std::string& token) const {
+  std::lock_guard<std::mutex> lock(credentials_mu_);
+  if (token.empty()) return std::nullopt;
+  const Credential* c = find_credential(credentials_, token);
+  return c ? std::optional<Credential>(*c) : std::nullopt;
 }
 
 int ServerCore::credential_count() const {
@@ -153,8 +161,12 @@ void ServerCore::record(const std::shared_ptr<const void>& context, int index,
                         const std::string& device) const {
   if (!context) return;  // a job that is not archived (layout transforms)
   const auto& info = *static_cast<const JobRecordInfo*>(context.get());
+  const auto start = std::chrono::steady_clock::now();
   Status s = archive->record(info.task_id, *info.space, info.configs[index], result,
                              records::RunInfo{"farm", info.name, info.client, device});
+  metrics->archive_write(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      s.has_value());
   if (!s)
     logger("tracker")->error("archive write failed for job '{}' index {}: {}", info.name, index,
                              s.error().message);

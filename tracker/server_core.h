@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "tracker/archive.h"
 #include "tracker/credentials.h"
 #include "tracker/dispatcher.h"
+#include "tracker/metrics.h"
 #include "tracker/quotas.h"
 #include "tracker/tracker_server.h"
 
@@ -47,6 +49,7 @@ struct ServerCore {
   explicit ServerCore(const TrackerOptions& o) : options(o), quotas(o.client_quota) {}
   TrackerOptions options;
   QuotaBook quotas;
+  std::unique_ptr<TrackerMetrics> metrics = std::make_unique<TrackerMetrics>();
   std::unique_ptr<Archive> archive;
   std::unique_ptr<Dispatcher> dispatcher;
   /// Set when the tracker serves the network without authentication (--insecure); every
@@ -65,6 +68,8 @@ struct ServerCore {
   Expected<int> reload_tokens_file();
   /// Named credentials accepted now.
   int credential_count() const;
+  /// The credential whose token this is (compared in constant time), if any.
+  std::optional<Credential> credential_for_token(const std::string& token) const;
   bool authenticated() const;
 
   /// A live call made under a credential, and how to end it. A session without a token (a

@@ -15,6 +15,7 @@
 #include "proto/rpc_channel.h"
 #include "support/log.h"
 #include "tracker/device_link_service.h"
+#include "tracker/monitor_server.h"
 #include "tracker/server_core.h"
 #include "tracker/tuning_service.h"
 
@@ -56,6 +57,7 @@ struct TrackerServer::Impl {
   std::unique_ptr<DeviceLinkService> device_link;
   std::unique_ptr<TuningService> tuning;
   std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<MonitorServer> monitor;
   int bound_port = 0;
   std::thread housekeeping;
   std::mutex stop_mu;
@@ -89,6 +91,14 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
                      " without authentication: anyone who can reach it could register a fake "
                      "device or submit jobs. Give --token-file FILE (the same file to devices "
                      "and clients), listen on 127.0.0.1, or pass --insecure to accept the risk"};
+  const std::string metrics_host =
+      options.metrics_host.empty() ? options.host : options.metrics_host;
+  if (options.metrics_port >= 0 && !is_loopback_host(metrics_host) && !tokens &&
+      options.tls_client_ca.empty() && !options.insecure)
+    return Error{ErrorCode::kFailedPrecondition,
+                 "tracker: refusing to serve the dashboard on " + metrics_host +
+                     " without authentication; give --token-file or --tokens-file, keep "
+                     "--metrics-host on 127.0.0.1, or pass --insecure"};
   auto impl = std::make_unique<Impl>(options);
   ServerCore& core = impl->core;
   if (auto set = core.reload_credentials(options.credentials); !set) return set.error();
@@ -96,7 +106,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   core.dispatcher = std::make_unique<Dispatcher>(
       options.dispatcher,
       [&core](const std::shared_ptr<const void>& context, int index, const ss::MeasureResult& r,
-              const std::string& device) { core.record(context, index, r, device); });
+              const std::string& device) { core.record(context, index, r, device); },
+      core.metrics.get());
   impl->device_link = std::make_unique<DeviceLinkService>(core);
   impl->tuning = std::make_unique<TuningService>(core);
   Impl* raw = impl.get();
@@ -142,6 +153,10 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   if (!impl->server || impl->bound_port == 0)
     return unavailable("cannot listen on " + address + ": " +
                        bind_failure(options.host, options.port));
+  if (options.metrics_port >= 0) {
+    TT_ASSIGN_OR_RETURN(impl->monitor,
+                        MonitorServer::start(core, metrics_host, options.metrics_port));
+  }
   impl->housekeeping = std::thread([raw] {
     std::unique_lock<std::mutex> lock(raw->stop_mu);
     while (!raw->stopping) {
@@ -165,6 +180,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
 
 int TrackerServer::port() const { return impl_->bound_port; }
 
+int TrackerServer::metrics_port() const { return impl_->monitor ? impl_->monitor->port() : -1; }
+
 Expected<int> TrackerServer::reload_credentials(std::vector<Credential> named) {
   return impl_->core.reload_credentials(std::move(named));
 }
@@ -181,6 +198,7 @@ void TrackerServer::shutdown() {
     impl_->stopping = true;
   }
   impl_->stop_cv.notify_all();
+  impl_->monitor.reset();
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (impl_->housekeeping.joinable()) impl_->housekeeping.join();
 }

@@ -34,6 +34,11 @@ struct TrackerOptions {
   std::string tls_client_ca;
   /// Every client's quota, unless its credential says otherwise (quotas.h). Default: none.
   Quota client_quota;
+  /// The HTTP port of the dashboard and of /metrics (monitor_server.h); -1: none, 0: any free.
+  int metrics_port = -1;
+  /// Its address; empty: the tracker's host. Without tokens, a non-loopback address needs
+  /// `insecure`, as the gRPC port does.
+  std::string metrics_host;
   int max_message_bytes = 4 << 20;
   /// A job fails with UNAVAILABLE when no device of its key has been registered for this long
   /// (AutoTVM's tracker waits forever; a job on a misspelt key should not).
@@ -53,6 +58,8 @@ class TrackerServer {
 
   /// The port actually bound (not the one asked for when that was 0).
   int port() const;
+  /// The dashboard's and /metrics' port actually bound; -1 without options.metrics_port.
+  int metrics_port() const;
   /// Replaces the named credentials (the shared token stays), as SIGHUP does with the tokens
   /// file: sessions of revoked or demoted credentials end at once (a device's leased items
   /// re-queue elsewhere; a client's running jobs fail with PERMISSION_DENIED, their leased

@@ -1,6 +1,7 @@
 // The farm with real processes on loopback: a tracker, device servers with worker processes,
 // and clients. No mocked gRPC.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <sqlite3.h>
 
 #include <atomic>
@@ -88,7 +89,7 @@ TEST_F(Farm, CrashingHangingAndLyingKernelsCostOneResultEach) {
   const auto space = *ss::make_config_space(task);
   const auto configs = valid_configs(space, 6);
   const int64_t crash = configs[1].index, hang = configs[3].index, garbage = configs[4].index;
-  start_device("x86", {"--worker-grace", "2", "--fault-inject",
+  start_device("x86", {"--worker-grace", "2", "--metrics-port", "0", "--fault-inject",
                        "crash@" + std::to_string(crash) + ",hang@" + std::to_string(hang) +
                            ",garbage@" + std::to_string(garbage)});
   auto c = client();
@@ -120,6 +121,25 @@ TEST_F(Farm, CrashingHangingAndLyingKernelsCostOneResultEach) {
   for (const auto& r : *again) EXPECT_TRUE(r.ok()) << r.error_msg;
   const auto counts = archive_counts();
   EXPECT_EQ(counts.size(), 9u);
+  // The device server's own metrics count what happened to it.
+  std::smatch m;
+  const std::string log = read_text(path("device0.log"));
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("metrics on http://127.0.0.1:([0-9]+)/metrics")))
+      << log;
+  httplib::Client http("127.0.0.1", std::stoi(m[1].str()));
+  auto scraped = http.Get("/metrics");
+  ASSERT_TRUE(scraped);
+  const std::string text = scraped->body;
+  EXPECT_NE(text.find("tensortune_device_worker_restarts_total 2"), std::string::npos)
+      << "the crash and the hang each cost a worker: " << text;
+  // (the garbage answer is NO_ERROR as far as the worker says; the tracker rejects it)
+  EXPECT_NE(text.find("tensortune_device_measurements_total{error=\"NO_ERROR\"} 7"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tensortune_device_measurements_total{error=\"RUN_TIMEOUT\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tensortune_device_registered 1"), std::string::npos) << text;
 }
 
 TEST_F(Farm, TrackerKilledAndRestartedKeepsItsArchiveAndResubmissionSkipsIt) {

@@ -1,0 +1,95 @@
+#include "device_server/device_metrics.h"
+
+#include <httplib.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+#include <thread>
+
+#include "support/log.h"
+
+namespace tensortune::device {
+
+struct DeviceMetrics::Impl {
+  std::function<int()> restarts;
+  prometheus::Registry registry;
+  prometheus::Family<prometheus::Counter>& results =
+      prometheus::BuildCounter()
+          .Name("tensortune_device_measurements_total")
+          .Help("Items measured by this device server, by AutoTVM error code")
+          .Register(registry);
+  prometheus::Histogram& seconds =
+      prometheus::BuildHistogram()
+          .Name("tensortune_device_measurement_seconds")
+          .Help("Wall time of one item: build, check and timing")
+          .Register(registry)
+          .Add({}, prometheus::Histogram::BucketBoundaries{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+                                                           60, 120});
+  prometheus::Gauge& busy = prometheus::BuildGauge()
+                                .Name("tensortune_device_busy_slots")
+                                .Help("Slots measuring now")
+                                .Register(registry)
+                                .Add({});
+  prometheus::Gauge& connected = prometheus::BuildGauge()
+                                     .Name("tensortune_device_registered")
+                                     .Help("1 while registered with the tracker")
+                                     .Register(registry)
+                                     .Add({});
+  httplib::Server http;
+  std::thread thread;
+
+  std::string scrape() {
+    std::vector<prometheus::MetricFamily> families = registry.Collect();
+    prometheus::MetricFamily r;
+    r.name = "tensortune_device_worker_restarts_total";
+    r.help = "Worker processes started again after a crash, a hang or a GPU fault";
+    r.type = prometheus::MetricType::Counter;
+    prometheus::ClientMetric m;
+    m.counter.value = restarts ? restarts() : 0;
+    r.metric.push_back(m);
+    families.push_back(std::move(r));
+    std::ostringstream out;
+    prometheus::TextSerializer().Serialize(out, families);
+    return out.str();
+  }
+};
+
+DeviceMetrics::DeviceMetrics(std::function<int()> restarts) : impl_(std::make_unique<Impl>()) {
+  impl_->restarts = std::move(restarts);
+}
+
+DeviceMetrics::~DeviceMetrics() {
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+void DeviceMetrics::slot_taken() { impl_->busy.Increment(); }
+
+void DeviceMetrics::measured(const v1::MeasureResult& result, double seconds) {
+  impl_->busy.Decrement();
+  impl_->seconds.Observe(seconds);
+  impl_->results.Add({{"error", v1::MeasureErrorNo_Name(result.error_no())}}).Increment();
+}
+
+void DeviceMetrics::registered(bool connected) { impl_->connected.Set(connected ? 1 : 0); }
+
+Expected<int> DeviceMetrics::serve(const std::string& host, int port) {
+  Impl* raw = impl_.get();
+  raw->http.Get("/metrics", [raw](const httplib::Request&, httplib::Response& res) {
+    res.set_content(raw->scrape(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  raw->http.set_payload_max_length(4096);
+  const int bound = port == 0 ? raw->http.bind_to_any_port(host)
+                              : (raw->http.bind_to_port(host, port) ? port : -1);
+  if (bound <= 0)
+    return unavailable("--metrics-port: cannot listen on " + host + ":" + std::to_string(port));
+  raw->thread = std::thread([raw] { raw->http.listen_after_bind(); });
+  logger("device")->info("metrics on http://{}:{}/metrics", host, bound);
+  return bound;
+}
+
+}  // namespace tensortune::device

@@ -1,0 +1,223 @@
+// The tracker's HTTP port (issue 16) with real processes: Prometheus metrics that parse and
+// count what the farm did, a dashboard and its API behind the token (header or login cookie),
+// and requests that are malformed or unknown answered without harm.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "tests/farm/farm_test_fixture.h"
+
+namespace tensortune::testing {
+namespace {
+
+using json = nlohmann::json;
+
+// Prometheus text format, version 0.0.4: every sample line is `name{labels} value`, every
+// family has # HELP and # TYPE. Returns "name{labels}" -> value; fails the test on a bad line.
+std::map<std::string, double> parse_metrics(const std::string& text) {
+  static const std::regex sample(
+      R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? ([-+0-9.eE]+|NaN|[-+]Inf))");
+  static const std::regex comment(R"(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*)");
+  std::map<std::string, double> out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    std::smatch m;
+    if (line[0] == '#') {
+      EXPECT_TRUE(std::regex_match(line, comment)) << line;
+      continue;
+    }
+    if (!std::regex_match(line, m, sample)) {
+      ADD_FAILURE() << "not a sample line: " << line;
+      continue;
+    }
+    out[m[1].str() + m[2].str()] = std::stod(m[4].str());
+  }
+  return out;
+}
+
+TEST_F(Farm, MetricsParseAndCountWhatTheFarmDidAndTheDashboardNeedsTheToken) {
+  const std::string alice = "alice-client-token-0123", box = "box1-device-token-4567";
+  write_secret(path("tokens"), "alice client " + alice + "\nbox1 device " + box + "\n");
+  write_secret(path("box"), box + "\n");
+  ASSERT_GT(start_tracker(0, {"--tokens-file", path("tokens"), "--metrics-port", "0",
+                              "--metrics-port-file", path("mport")}),
+            0)
+      << read_text(path("tracker.log"));
+  const int mport = wait_for_port(path("mport"));
+  ASSERT_GT(mport, 0);
+  start_device("sim", {"--simulate-ms", "5", "--token-file", path("box")});
+  auto c = client(alice);
+  ASSERT_TRUE(wait_for_devices(*c, 1)) << read_text(path("tracker.log"));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  ASSERT_TRUE(c->measure(task, space, valid_configs(space, 7), quick_timing(), "sim", "watched"));
+
+  httplib::Client http("127.0.0.1", mport);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics) << "no answer";
+  EXPECT_EQ(metrics->status, 200) << "/metrics needs no token";
+  const auto samples = parse_metrics(metrics->body);
+  EXPECT_EQ(samples.at(R"(tensortune_results_total{error="NO_ERROR",key="sim"})"), 7);
+  EXPECT_EQ(samples.at(R"(tensortune_dispatch_latency_seconds_count{key="sim"})"), 7);
+  EXPECT_EQ(samples.at(R"(tensortune_archive_writes_total{outcome="ok"})"), 7);
+  EXPECT_EQ(samples.at("tensortune_archived_results"), 7);
+  EXPECT_EQ(samples.at(R"(tensortune_devices{key="sim",state="idle"})") +
+                samples.at(R"(tensortune_devices{key="sim",state="busy"})"),
+            1);
+  EXPECT_EQ(samples.at(R"(tensortune_slots{key="sim",state="free"})"), 1);
+  EXPECT_EQ(samples.at(R"(tensortune_jobs{state="finished"})"), 1);
+  EXPECT_EQ(metrics->body.find(alice), std::string::npos) << "no token in the metrics";
+
+  // The dashboard and its API: refused without the token, served with it.
+  auto page = http.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 401);
+  EXPECT_NE(page->body.find("action=\"/login\""), std::string::npos) << "the login form";
+  auto api = http.Get("/api/status");
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->status, 401);
+  auto status = http.Get("/api/status", {{"Authorization", "Bearer " + alice}});
+  ASSERT_TRUE(status);
+  ASSERT_EQ(status->status, 200) << status->body;
+  const json s = json::parse(status->body);
+  ASSERT_EQ(s["jobs"].size(), 1u);
+  EXPECT_EQ(s["jobs"][0]["name"], "watched");
+  EXPECT_EQ(s["jobs"][0]["client"], "alice");
+  EXPECT_EQ(s["jobs"][0]["done"], 7);
+  EXPECT_EQ(s["devices"][0]["name"], "box1/dev0");
+  auto device_token = http.Get("/api/status", {{"Authorization", "Bearer " + box}});
+  ASSERT_TRUE(device_token);
+  EXPECT_EQ(device_token->status, 401) << "a device credential reads no dashboard";
+
+  auto curves = http.Get("/api/curves", {{"Authorization", "Bearer " + alice}});
+  ASSERT_TRUE(curves);
+  ASSERT_EQ(curves->status, 200) << curves->body;
+  const json cj = json::parse(curves->body);
+  ASSERT_EQ(cj.size(), 1u);
+  EXPECT_EQ(cj[0]["results"], 7);
+  EXPECT_FALSE(cj[0]["best"].empty());
+  auto best = http.Get("/api/best?workload=1x128", {{"Authorization", "Bearer " + alice}});
+  ASSERT_TRUE(best);
+  ASSERT_EQ(best->status, 200) << best->body;
+  EXPECT_EQ(json::parse(best->body).size(), 1u);
+  auto bad_best = http.Get("/api/best?workload=1x%27", {{"Authorization", "Bearer " + alice}});
+  ASSERT_TRUE(bad_best);
+  EXPECT_EQ(bad_best->status, 400) << "a malformed shape names the field: " << bad_best->body;
+
+  // A browser signs in once and carries a cookie, never the token.
+  auto wrong = http.Post("/login", "token=not-a-token", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  auto login = http.Post("/login", "token=" + alice, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(login);
+  EXPECT_EQ(login->status, 303);
+  const std::string cookie = login->get_header_value("Set-Cookie");
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
+  EXPECT_EQ(cookie.find(alice), std::string::npos)
+      << "the cookie holds a session id, not the token";
+  auto signed_in = http.Get("/", {{"Cookie", cookie.substr(0, cookie.find(';'))}});
+  ASSERT_TRUE(signed_in);
+  EXPECT_EQ(signed_in->status, 200);
+  EXPECT_NE(signed_in->body.find("Tuning curves"), std::string::npos);
+
+  // Unknown and malformed requests: 404 or 400, and the tracker lives on.
+  for (const char* p : {"/nope", "/api/", "/api/status/../../etc/passwd", "/%zz", "/metrics/x"}) {
+    auto r = http.Get(p);
+    ASSERT_TRUE(r) << p;
+    EXPECT_TRUE(r->status == 404 || r->status == 400) << p << ": " << r->status;
+  }
+  auto odd = http.Get("/api/curves?groups=abc", {{"Authorization", "Bearer " + alice}});
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->status, 200);
+  EXPECT_TRUE(c->status()) << "the tracker still serves";
+}
+
+// Headless Chromium (Debian's) loads the dashboard of a tracker with two device servers while a
+// job runs: it signs in with a token in the address's fragment, the job's progress advances
+// between two loads, a tuning curve is drawn; a screenshot lands in the test output.
+TEST_F(Farm, DashboardInARealBrowserShowsAJobAdvancingAndItsCurve) {
+  const std::string chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) GTEST_SKIP() << "no " << chromium << " (scripts/deps.sh --test)";
+  const std::string alice = "alice-client-token-0123", box = "box1-device-token-4567";
+  write_secret(path("tokens"), "alice client " + alice + "\nbox1 device " + box + "\n");
+  write_secret(path("box"), box + "\n");
+  ASSERT_GT(start_tracker(0, {"--tokens-file", path("tokens"), "--metrics-port", "0",
+                              "--metrics-port-file", path("mport")}),
+            0)
+      << read_text(path("tracker.log"));
+  const int mport = wait_for_port(path("mport"));
+  ASSERT_GT(mport, 0);
+  start_device("sim", {"--simulate-ms", "60", "--token-file", path("box")});
+  start_device("sim", {"--simulate-ms", "60", "--token-file", path("box")});
+  ASSERT_TRUE(wait_for_devices(*client(alice), 2)) << read_text(path("tracker.log"));
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  std::atomic<int> done{0};
+  Expected<std::vector<ss::MeasureResult>> results = internal_error("not run");
+  std::thread job([&] {
+    results = client(alice)->measure(task, space, valid_configs(space, 120), quick_timing(), "sim",
+                                     "browser-watched", 0,
+                                     [&](int, const ss::MeasureResult&, bool) { ++done; });
+  });
+  // What the page shows after its scripts ran: the DOM, or a screenshot.
+  auto browse = [&](const std::vector<std::string>& extra) {
+    std::string cmd = chromium +
+                      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                      "--disable-background-networking --disable-component-update --disable-sync "
+                      "--user-data-dir=" +
+                      path("chromium-profile") + " --virtual-time-budget=4000";
+    for (const auto& e : extra) cmd += " " + e;
+    cmd += " 'http://127.0.0.1:" + std::to_string(mport) + "/#token=" + alice + "' 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    pclose(p);
+    return out;
+  };
+  auto job_done = [](const std::string& dom) {
+    static const std::regex row(R"re(data-job="browser-watched" data-done="([0-9]+)")re");
+    std::smatch m;
+    return std::regex_search(dom, m, row) ? std::stoi(m[1].str()) : -1;
+  };
+  while (done < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string first = browse({"--dump-dom"});
+  const int first_done = job_done(first);
+  while (done < first_done + 10 && done < 120)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string second = browse({"--dump-dom"});
+  const int second_done = job_done(second);
+  const fs::path out_dir = fs::path(TENSORTUNE_BINARY).parent_path().parent_path() / "test-output";
+  fs::create_directories(out_dir);
+  browse({"--window-size=1400,1100", "--screenshot=" + (out_dir / "dashboard.png").string()});
+  job.join();
+  ASSERT_TRUE(results) << results.error().message;
+  EXPECT_GE(first_done, 1) << "the job's row after sign-in: " << first.substr(0, 2000);
+  EXPECT_GT(second_done, first_done) << "the job's progress advances";
+  EXPECT_NE(second.find("class=\"curve\""), std::string::npos) << "a tuning curve is drawn";
+  EXPECT_NE(second.find("box1/dev1"), std::string::npos) << "both devices are listed";
+  EXPECT_TRUE(fs::exists(out_dir / "dashboard.png")) << "the screenshot";
+}
+
+TEST_F(Farm, DashboardOnTheNetworkWithoutATokenNeedsInsecure) {
+  Process open(kBinary,
+               {"tracker", "--port", "0", "--db", path("t.db"), "--metrics-port", "0",
+                "--metrics-host", "0.0.0.0"},
+               path("open.log"));
+  auto code = open.wait_exit(30);
+  ASSERT_TRUE(code.has_value()) << read_text(path("open.log"));
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(read_text(path("open.log")).find("refusing to serve the dashboard on 0.0.0.0"),
+            std::string::npos)
+      << read_text(path("open.log"));
+}
+
+}  // namespace
+}  // namespace tensortune::testing
