@@ -7,14 +7,22 @@
 //   (TunedConfigs::load and a schedule per conv task) | records check (a full scan)
 //
 //   build/bench/records_bench [--sizes 100000,1000000] [--workloads 2000] [--model resnet-50]
-//                             [--dir /tmp]
-// Nothing is kept: each DB is deleted after its row.
+//                             [--dir /tmp] [--keep] [--concurrency-seconds 60]
+// Each DB is deleted after its row unless --keep; a kept DB of the same size is reused (its
+// insert rate then shows as "-"). --concurrency-seconds S adds a second table per size: 8
+// reader threads (best for the model, best over all workloads) while a writer inserts batches
+// of 64 through the tracker's path, for S seconds: queries done, their latency, and any
+// SQLITE_BUSY (goal: none).
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/frontend/model_zoo.h"
@@ -45,6 +53,79 @@ double median_ms(int runs, Fn fn) {
   return ms[ms.size() / 2];
 }
 
+// 8 readers (each its own connection, as clients of a shared archive) and one writer for
+// `seconds`: every query's latency, and any error (SQLITE_BUSY would surface as one).
+void concurrency(const std::string& path, const tt::records::RecordStore::BestQuery& model_query,
+                 const ss::Task& task, const ss::ConfigSpace& space, int64_t task_id,
+                 double seconds) {
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> errors{0};
+  std::mutex mu;
+  std::vector<double> model_ms, all_ms;
+  std::string first_error;
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 8; ++t)
+    readers.emplace_back([&, t] {
+      auto store = tt::records::RecordStore::open(path);
+      if (!store) return void(++errors);
+      std::vector<double> mine_model, mine_all;
+      while (!stop) {
+        const auto q = std::chrono::steady_clock::now();
+        const bool all = t % 4 == 3;  // one reader in four asks for everything
+        auto r = all ? (*store)->best_all() : (*store)->query_best(model_query);
+        (all ? mine_all : mine_model).push_back(seconds_since(q) * 1e3);
+        if (!r) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.empty()) first_error = r.error().message;
+          ++errors;
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      model_ms.insert(model_ms.end(), mine_model.begin(), mine_model.end());
+      all_ms.insert(all_ms.end(), mine_all.begin(), mine_all.end());
+    });
+  int64_t written = 0, write_errors = 0;
+  {
+    auto writer = tt::records::RecordStore::open(path);
+    std::mt19937_64 rng(7);
+    const auto end = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(seconds));
+    while (writer && std::chrono::steady_clock::now() < end) {
+      std::vector<ss::Config> configs;
+      std::vector<ss::MeasureResult> results;
+      for (int i = 0; i < 64; ++i) {
+        const int64_t index = static_cast<int64_t>(rng() % static_cast<uint64_t>(space.size()));
+        configs.push_back(*space.config_at(index));
+        ss::MeasureResult r;
+        r.config_index = index;
+        r.device_key = "x86-avx512";
+        r.costs = {1e-5 * double(1 + rng() % 1000)};
+        results.push_back(r);
+      }
+      if ((*writer)->add_results(task_id, space, configs, results, {"bench", "w"}, {}))
+        written += 64;
+      else
+        ++write_errors;
+    }
+  }
+  stop = true;
+  for (auto& r : readers) r.join();
+  auto pct = [](std::vector<double> v, double p) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1)))];
+  };
+  std::printf(
+      "\n8 readers and a writer for %.0f s on %s: %lld results written (%lld write "
+      "errors), %zu model queries (p50 %.2f ms, p99 %.2f ms, max %.1f ms), %zu all-workload "
+      "queries (p50 %.1f ms, max %.1f ms), %lld reader errors%s%s\n\n",
+      seconds, task.template_name.c_str(), static_cast<long long>(written),
+      static_cast<long long>(write_errors), model_ms.size(), pct(model_ms, 0.5),
+      pct(model_ms, 0.99), pct(model_ms, 1), all_ms.size(), pct(all_ms, 0.5), pct(all_ms, 1),
+      static_cast<long long>(errors.load()), first_error.empty() ? "" : ": ", first_error.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,6 +138,11 @@ int main(int argc, char** argv) {
   app.add_option("--workloads", workloads, "distinct dense workloads");
   app.add_option("--model", model, "zoo model whose tasks join the archive and are looked up");
   app.add_option("--dir", dir, "where the DBs are written (and deleted)");
+  bool keep = false;
+  app.add_flag("--keep", keep, "keep each DB (and reuse one of the same size next time)");
+  double concurrency_s = 0;
+  app.add_option("--concurrency-seconds", concurrency_s,
+                 "then 8 readers and a writer on the DB for this long");
   CLI11_PARSE(app, argc, argv);
   // The synthetic archive's random configs make the compiler warn per workload; the table is
   // what this prints.
@@ -78,7 +164,9 @@ int main(int argc, char** argv) {
       model.c_str(), extraction->tasks.size(), model.c_str());
   for (int64_t size : sizes) {
     const std::string path = dir + "/records_bench_" + std::to_string(size) + ".db";
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    const bool reuse = keep && std::filesystem::exists(path);
+    if (!reuse)
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
     auto store = tt::records::RecordStore::open(path);
     if (!store) {
       std::fprintf(stderr, "%s\n", store.error().message.c_str());
@@ -99,7 +187,7 @@ int main(int argc, char** argv) {
     }
     // Batches of 64 results of one task, as tuning runs and imports write them.
     const auto start = std::chrono::steady_clock::now();
-    for (int64_t written = 0; written < size; written += 64) {
+    for (int64_t written = 0; !reuse && written < size; written += 64) {
       const size_t w = rng() % tasks.size();
       std::vector<ss::Config> configs;
       std::vector<ss::MeasureResult> results;
@@ -123,7 +211,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    const double insert_rate = double(size) / seconds_since(start);
+    const double insert_rate = reuse ? 0 : double(size) / seconds_since(start);
     const double all_ms = median_ms(5, [&] { (void)(*store)->best_all(); });
     // What `records best --model` runs: the model's workload keys in one query.
     tt::records::RecordStore::BestQuery model_query;
@@ -165,15 +253,19 @@ int main(int argc, char** argv) {
     auto check = (*store)->check_best_tables();
     const double check_s = seconds_since(check_start);
     auto stats = (*store)->stats();
-    std::printf("| %lld | %.0f | %s | %.1f | %.2f | %.1f | %.1f%s | %.0f |\n",
-                static_cast<long long>(size), insert_rate,
-                import_rate > 0 ? std::to_string(static_cast<int64_t>(import_rate)).c_str() : "-",
-                all_ms, model_ms, compile_ms, check_s,
-                check && check->mismatches == 0 ? "" : " (MISMATCH)",
-                stats ? double(stats->bytes) / (1 << 20) : 0.0);
+    std::printf(
+        "| %lld | %s | %s | %.1f | %.2f | %.1f | %.1f%s | %.0f |\n", static_cast<long long>(size),
+        insert_rate > 0 ? std::to_string(static_cast<int64_t>(insert_rate)).c_str() : "-",
+        import_rate > 0 ? std::to_string(static_cast<int64_t>(import_rate)).c_str() : "-", all_ms,
+        model_ms, compile_ms, check_s, check && check->mismatches == 0 ? "" : " (MISMATCH)",
+        stats ? double(stats->bytes) / (1 << 20) : 0.0);
     std::fflush(stdout);
+    if (concurrency_s > 0)
+      concurrency(path, model_query, tasks[tasks.size() - 1], spaces.back(), ids.back(),
+                  concurrency_s);
     store->reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    if (!keep)
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   }
   return 0;
 }

@@ -2,7 +2,8 @@
 # Installs the Debian packages tensortune needs that are not present yet.
 # Safe to run repeatedly: it asks apt only for what dpkg says is missing.
 #   --test   also what only the tests use: Chromium (the dashboard's browser test), openssl
-#            (test certificates) and node/npm (the deploy/ manifest checks)
+#            (test certificates), node/npm (the deploy/ manifest checks), clang with its
+#            libFuzzer and sanitizer runtimes (scripts/fuzz.sh), iproute2 (the namespace test)
 set -euo pipefail
 
 packages=(
@@ -18,7 +19,7 @@ packages=(
 )
 
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium openssl)
+  packages+=(chromium openssl clang libclang-rt-14-dev iproute2)
   # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
   # is none, Debian's.
   command -v npm >/dev/null || packages+=(nodejs npm)

@@ -3,14 +3,49 @@
 # Extra arguments go to ctest (e.g. -R Conv2d).
 #   --gpu   then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
 #           or a build without the CUDA Toolkit); for machines that have one.
+#   --sanitize address,undefined | thread
+#           build a separate tree (build-sanitize-NAME) with those sanitizers and run the suite
+#           there (thread: the tests of the tracker, dispatcher, device server and executor);
+#           a report fails the test that made it.
+#   --fuzz SECONDS
+#           after the suite, run every fuzz target for SECONDS (scripts/fuzz.sh; default 10,
+#           0 to skip): a crash fails the run, its input kept in build-fuzz/crashes/
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 gpu=0
+sanitize=
+fuzz=10
 args=()
-for a in "$@"; do
-  if [[ "$a" == "--gpu" ]]; then gpu=1; else args+=("$a"); fi
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --gpu) gpu=1 ;;
+    --sanitize) sanitize=$2; shift ;;
+    --sanitize=*) sanitize=${1#*=} ;;
+    --fuzz) fuzz=$2; shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
 done
 "$root/scripts/deps.sh" --test
+if [[ -n $sanitize ]]; then
+  case "$sanitize" in
+    address | undefined | address,undefined | undefined,address | thread) ;;
+    *) echo "test.sh: --sanitize $sanitize: give address,undefined or thread" >&2; exit 2 ;;
+  esac
+  tree="$root/build-sanitize-${sanitize//,/-}"
+  jobs=$(nproc 2>/dev/null || echo 2)
+  cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE="$sanitize" \
+    -DTT_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$tree" -j "$jobs"
+  cd "$tree"
+  # Generated kernels are not instrumented; reports come from our code. LLVM's JIT and
+  # gRPC keep some memory until exit on purpose: leaks are reported by the fuzzers instead.
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  filter=()
+  [[ $sanitize == thread ]] && filter=(-L "farm_test|dispatcher_test|backend_test")
+  exec ctest --output-on-failure -j "$jobs" --timeout 900 "${filter[@]}" ${args[@]+"${args[@]}"}
+fi
 "$root/scripts/build.sh"
 # The deploy/ checks' npm packages (kubernetes-models, yaml), pinned in deploy/test/package.json.
 if command -v npm >/dev/null && [[ ! -d "$root/deploy/test/node_modules/kubernetes-models" ]]; then
@@ -20,6 +55,9 @@ fi
 jobs=$(nproc 2>/dev/null || echo 2)
 cd "$root/build"
 ctest --output-on-failure -j "$jobs" ${args[@]+"${args[@]}"}
+if [[ $fuzz != 0 ]]; then
+  "$root/scripts/fuzz.sh" "$fuzz"
+fi
 if [[ $gpu == 1 ]]; then
   out=$(./tests/compiler_test --gtest_filter='CudaDriver.*:CudaNvrtc.*' 2>&1) || {
     echo "$out"

@@ -75,7 +75,11 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
       return npy_error(what, "shape entry '" + item + "' is not an integer");
     }
   }
-  const int64_t n = num_elements(out.shape);
+  const int64_t n = checked_num_elements(out.shape);
+  if (n < 0)
+    return npy_error(what, "shape " + shape_to_string(out.shape) +
+                               " is negative or has more than "
+                               "2^40 elements");
   const size_t data_offset = offset + header_len;
   const size_t need = static_cast<size_t>(n) * elem_size;
   if (bytes.size() - data_offset < need)
@@ -83,6 +87,7 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
                                std::to_string(need) + " bytes, file has " +
                                std::to_string(bytes.size() - data_offset));
   out.f32.resize(n);
+  if (n == 0) return out;
   if (elem_size == 4) {
     std::memcpy(out.f32.data(), bytes.data() + data_offset, need);
   } else {

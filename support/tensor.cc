@@ -1,6 +1,7 @@
 #include "support/tensor.h"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
 #include "support/error.h"
@@ -19,7 +20,15 @@ const char* dtype_name(DType dtype) {
 
 int64_t num_elements(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  return n;
+}
+
+int64_t checked_num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxTensorElements) return -1;
   return n;
 }
 

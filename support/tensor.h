@@ -18,7 +18,15 @@ const char* dtype_name(DType dtype);
 
 using Shape = std::vector<int64_t>;
 
+/// The product of the dimensions; saturates at INT64_MAX rather than overflow (shapes from
+/// outside input are checked with checked_num_elements first).
 int64_t num_elements(const Shape& shape);
+/// The largest element count a tensor from outside input (a file, a model) may claim: 2^40,
+/// far beyond any memory, so that byte counts derived from it cannot overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+/// The element count, or -1 when a dimension is negative or the count exceeds
+/// kMaxTensorElements.
+int64_t checked_num_elements(const Shape& shape);
 
 /// "1x64x56x56".
 std::string shape_to_string(const Shape& shape);

@@ -34,7 +34,10 @@ Expected<graph::Tensor> tensor_from_proto(const onnx::TensorProto& p) {
     if (d < 0)
       return invalid_argument("tensor '" + p.name() + "' has a negative dimension " +
                               std::to_string(d));
-  const int64_t count = graph::num_elements(shape);
+  const int64_t count = checked_num_elements(shape);
+  if (count < 0)
+    return invalid_argument("tensor '" + p.name() + "' has shape [" + shape_to_string(shape) +
+                            "]: more than 2^40 elements");
   if (p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
     return unimplemented("tensor '" + p.name() + "' stores its data externally");
   graph::Tensor t;

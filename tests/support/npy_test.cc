@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace tt = tensortune;
@@ -77,4 +78,30 @@ TEST(Npy, Int64TensorsAreWrittenAsInt64) {
   std::vector<int64_t> back(3);
   std::memcpy(back.data(), bytes.data() + bytes.size() - 24, 24);
   EXPECT_EQ(back, t.i64);
+}
+
+// Found by fuzz_npy: a shape with a zero dimension, and one whose element count overflows.
+TEST(Npy, EmptyArraysReadAndHugeShapesAreRefused) {
+  auto npy = [](const std::string& shape) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string bytes("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(header.size());
+    bytes += '\0';
+    return bytes + header;
+  };
+  auto empty = tt::parse_npy(npy("(1, 0)"), "e.npy");
+  ASSERT_TRUE(empty.has_value()) << empty.error().message;
+  EXPECT_EQ(empty->shape, (std::vector<int64_t>{1, 0}));
+  EXPECT_TRUE(empty->f32.empty());
+  auto huge = tt::parse_npy(npy("(4294967296, 4294967296, 16)"), "h.npy");
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_NE(huge.error().message.find("h.npy: shape"), std::string::npos) << huge.error().message;
+  EXPECT_NE(huge.error().message.find("2^40"), std::string::npos) << huge.error().message;
+  EXPECT_EQ(tt::num_elements({int64_t{1} << 62, 16}), std::numeric_limits<int64_t>::max())
+      << "saturates instead of overflowing";
+  EXPECT_EQ(tt::checked_num_elements({int64_t{1} << 62, 16}), -1);
+  EXPECT_EQ(tt::checked_num_elements({2, -3}), -1);
+  EXPECT_EQ(tt::checked_num_elements({2, 3, 0}), 0);
 }
