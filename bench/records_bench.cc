@@ -67,7 +67,11 @@ void concurrency(const std::string& path, const tt::records::RecordStore::BestQu
   for (int t = 0; t < 8; ++t)
     readers.emplace_back([&, t] {
       auto store = tt::records::RecordStore::open(path);
-      if (!store) return void(++errors);
+      if (!store) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.empty()) first_error = "open: " + store.error().message;
+        return void(++errors);
+      }
       std::vector<double> mine_model, mine_all;
       while (!stop) {
         const auto q = std::chrono::steady_clock::now();

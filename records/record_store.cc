@@ -139,6 +139,10 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
   // 64 MiB). Statement journals and a bulk insert's staging stay in memory as well.
   TT_RETURN_IF_ERROR(store->exec("PRAGMA cache_size=-65536"));
   TT_RETURN_IF_ERROR(store->exec("PRAGMA temp_store=MEMORY"));
+  // Reads through a memory map of up to 4 GiB: a best-record query that visits thousands of
+  // result rows scattered over a large archive reads them from the OS page cache without a
+  // read() and a copy each.
+  TT_RETURN_IF_ERROR(store->exec("PRAGMA mmap_size=4294967296"));
   // A DB from another program may have tables of the same names with other columns; the
   // version row tells us whether this is ours.
   {
@@ -153,6 +157,17 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
           ErrorCode::kFailedPrecondition,
           "record DB " + path +
               " is a SQLite database of another program (no meta table); refusing to change it"};
+    // A DB already at this version, trigger in place, needs nothing written: opening it takes
+    // no write lock, so readers never queue behind a busy writer (the tracker's archive).
+    if (meta) {
+      Statement current(db,
+                        "SELECT (SELECT value FROM meta WHERE key = 'schema_version') = ?1 AND "
+                        "EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = "
+                        "'results_keep_best')");
+      TT_RETURN_IF_ERROR(current.prepared());
+      current.bind(1, std::to_string(kSchemaVersion));
+      if (current.step() && current.int64(0) == 1) return store;
+    }
   }
   TT_RETURN_IF_ERROR(store->transaction([&]() -> Status {
     TT_RETURN_IF_ERROR(store->exec(kSchemaSql));

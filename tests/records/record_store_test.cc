@@ -406,6 +406,21 @@ TEST(RecordStore, BestTablesEqualBruteForceAndSurviveMigration) {
   EXPECT_GT(top_rows, 0);
 }
 
+// A reader opening an archive whose writer holds the write lock (the tracker between results)
+// is not made to wait for it: an up-to-date DB is opened without writing anything.
+TEST(RecordStore, OpeningAnUpToDateDbTakesNoWriteLock) {
+  const std::string path = tt::testing::fresh_db_path("records_open_locked");
+  { ASSERT_TRUE(tt::records::RecordStore::open(path)); }
+  sqlite3* writer = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &writer), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(writer, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto reader = tt::records::RecordStore::open(path);
+  EXPECT_TRUE(reader) << reader.error().message;
+  if (reader) EXPECT_TRUE((*reader)->best_all()) << "and it reads while the writer holds the lock";
+  sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(writer);
+}
+
 // Farm attribution (issue 19): who submitted and who measured each result is stored, read
 // back, carried by best queries, and a device can be left out after the fact; a version-4 DB
 // gains the columns (empty) when opened, its rows untouched.
