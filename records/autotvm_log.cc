@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -183,11 +184,29 @@ Expected<ss::Task> task_from_workload_key(const std::string& workload_key,
 
 Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_lanes) {
   json j;
+  // A key given twice in one object is ambiguous (JSON parsers disagree on which counts):
+  // refused, naming it.
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  const json::parser_callback_t check_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty() &&
+               !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    j = json::parse(text);
+    j = json::parse(text, check_keys);
   } catch (const json::exception& e) {
     return invalid_argument(std::string("not JSON: ") + e.what());
   }
+  if (!duplicate.empty())
+    return invalid_argument("the key '" + duplicate.substr(0, 64) +
+                            "' appears twice in one object");
   if (!j.is_object()) return invalid_argument("line is not a JSON object");
   if (j.contains("v") && !j.contains("version"))
     return field_error("v", "log version 0.1 is not supported (AutoTVM skips it too)");

@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace tensortune::records::detail {
 
 namespace ss = schedule_space;
@@ -68,6 +71,26 @@ std::optional<ss::Entity> entity_of(element list) {
   return entity;
 }
 
+// Whether an object anywhere in `e` names a key twice. JSON leaves the meaning of that open
+// (simdjson's at_key finds the first, nlohmann keeps the last): such a line is the validating
+// parser's to refuse, by name. Found by fuzz_autotvm_log.
+bool has_duplicate_key(element e) {
+  simdjson::dom::object object;
+  simdjson::dom::array array;
+  if (!e.get_object().get(object)) {
+    std::vector<std::string_view> keys;
+    for (auto field : object) {
+      if (std::find(keys.begin(), keys.end(), field.key) != keys.end()) return true;
+      keys.push_back(field.key);
+      if (has_duplicate_key(field.value)) return true;
+    }
+  } else if (!e.get_array().get(array)) {
+    for (element v : array)
+      if (has_duplicate_key(v)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct LogLineScanner::Parser {
@@ -78,8 +101,11 @@ LogLineScanner::LogLineScanner() : parser_(std::make_unique<Parser>()) {}
 LogLineScanner::~LogLineScanner() = default;
 
 std::optional<ScannedLine> LogLineScanner::scan(const std::string& line) {
+  element document;
   simdjson::dom::object root;
-  if (parser_->dom.parse(line).get_object().get(root)) return std::nullopt;
+  if (parser_->dom.parse(line).get(document) || document.get_object().get(root) ||
+      has_duplicate_key(document))
+    return std::nullopt;
   // Version 0.1 lines ("v") are refused by the validating parser, with its reason.
   element ignored;
   if (!root.at_key("v").get(ignored) && root.at_key("version").get(ignored)) return std::nullopt;

@@ -164,4 +164,23 @@ TEST(BulkImport, ScannerAcceptsOnlyWhatTheValidatingParserAcceptsWithTheSameFiel
   EXPECT_EQ(a->input_key, c->input_key);
 }
 
+// Found by fuzz_autotvm_log: a key given twice ("result" here) meant the first to the scanner
+// and the last to the parser. Both refuse such a line now, the parser naming the key.
+TEST(BulkImport, AKeyGivenTwiceIsRefusedByTheScannerAndTheParser) {
+  tt::records::detail::LogLineScanner scanner;
+  const std::string good = sample_lines()[0];
+  ASSERT_TRUE(scanner.scan(good).has_value());
+  const std::string twice = "{\"result\": [[9.0], 0, 0.1, 1.0], " + good.substr(1);
+  EXPECT_FALSE(scanner.scan(twice).has_value());
+  auto parsed = tt::records::parse_autotvm_line(twice, 16);
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_NE(parsed.error().message.find("'result' appears twice"), std::string::npos)
+      << parsed.error().message;
+  // Inside config too: {"index": 7, ..., "index": 3, "entity": ...}.
+  std::string nested = good;
+  nested.insert(nested.find("\"entity\""), "\"index\": 3, ");
+  EXPECT_FALSE(scanner.scan(nested).has_value());
+  EXPECT_FALSE(tt::records::parse_autotvm_line(nested, 16).has_value());
+}
+
 }  // namespace
