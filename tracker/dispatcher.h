@@ -196,6 +196,8 @@ class Dispatcher {
   std::optional<uint64_t> next_item_locked(const std::string& key, uint64_t device_id);
   bool may_take_locked(const Item& item, uint64_t device_id, const std::string& key) const;
   void prune_finished_jobs_locked(Clock::time_point now);
+  /// Stamps the job finished and drops what only its remaining results needed.
+  void mark_finished_locked(Job& job);
   void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
   void finish_locked(uint64_t item_id, schedule_space::MeasureResult result, bool record,
                      std::vector<Notify>& notes, const std::string& device = {});
