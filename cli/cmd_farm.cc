@@ -12,6 +12,7 @@
 #include "device_server/device_server.h"
 #include "device_server/worker_process.h"
 #include "support/log.h"
+#include "tracker/status_json.h"
 #include "tracker/tracker_client.h"
 #include "tracker/tracker_server.h"
 
@@ -144,40 +145,8 @@ Status print_status(StatusFlags f) {
   TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(f.endpoint));
   TT_ASSIGN_OR_RETURN(v1::StatusReply s, client->status());
   if (f.json) {
-    nlohmann::json j;
+    nlohmann::json j = tracker::status_to_json(s);
     j["tracker"] = f.endpoint.address;
-    j["uptime_s"] = s.uptime_s();
-    j["archived_results"] = s.archived_results();
-    if (!s.security_warning().empty()) j["security_warning"] = s.security_warning();
-    for (const auto& d : s.devices())
-      j["devices"].push_back({{"id", d.device_id()},
-                              {"key", d.device_key()},
-                              {"name", d.name()},
-                              {"slots", d.slots()},
-                              {"busy", d.busy()},
-                              {"last_heartbeat_age_s", d.last_heartbeat_age_s()},
-                              {"hardware", d.hardware()}});
-    for (const auto& q : s.queues())
-      j["queues"].push_back({{"key", q.device_key()},
-                             {"devices", q.devices()},
-                             {"slots", q.slots()},
-                             {"free", q.free_slots()},
-                             {"queued", q.queued()},
-                             {"running", q.running()}});
-    for (const auto& job : s.jobs())
-      j["jobs"].push_back({{"id", job.job_id()},
-                           {"name", job.name()},
-                           {"client", job.client()},
-                           {"key", job.device_key()},
-                           {"priority", job.priority()},
-                           {"total", job.total()},
-                           {"queued", job.queued()},
-                           {"running", job.running()},
-                           {"done", job.done()},
-                           {"failed", job.failed()},
-                           {"finished", job.finished()},
-                           {"age_s", job.age_s()},
-                           {"finished_age_s", job.finished_age_s()}});
     std::printf("%s\n", j.dump(2).c_str());
     return ok_status();
   }

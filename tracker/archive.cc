@@ -6,7 +6,8 @@ namespace ss = schedule_space;
 
 Expected<std::unique_ptr<Archive>> Archive::open(const std::string& path) {
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(path));
-  return std::unique_ptr<Archive>(new Archive(std::move(store)));
+  TT_ASSIGN_OR_RETURN(auto reader, records::RecordStore::open(path));
+  return std::unique_ptr<Archive>(new Archive(std::move(store), std::move(reader)));
 }
 
 Expected<int64_t> Archive::task_id(const ss::Task& task, const ss::ConfigSpace& space) {
@@ -30,24 +31,24 @@ Status Archive::record(int64_t task_id, const ss::ConfigSpace& space, const ss::
 }
 
 Expected<std::vector<records::BestRecord>> Archive::best_all() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->best_all();
+  std::lock_guard<std::mutex> lock(read_mu_);
+  return reader_->best_all();
 }
 
 Expected<std::vector<records::BestRecord>> Archive::query_best(
     const records::RecordStore::BestQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->query_best(q);
+  std::lock_guard<std::mutex> lock(read_mu_);
+  return reader_->query_best(q);
 }
 
 Expected<std::vector<records::RecordStore::TaskProgress>> Archive::recent_progress(int groups) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->recent_progress(groups);
+  std::lock_guard<std::mutex> lock(read_mu_);
+  return reader_->recent_progress(groups);
 }
 
 Expected<int64_t> Archive::result_count() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->result_count();
+  std::lock_guard<std::mutex> lock(read_mu_);
+  return reader_->result_count();
 }
 
 }  // namespace tensortune::tracker

@@ -2,6 +2,9 @@
 /// \file
 /// The tracker's record archive: a RecordStore behind a mutex (SQLite connections are
 /// per-thread; the tracker's writers are many stream threads), plus the look-ups a job needs.
+/// Queries for clients and the dashboard (best records, counts, curves) go through a second
+/// connection with its own mutex: WAL lets them read while results are written, so a large
+/// query never holds up the archiving of results.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,9 +32,12 @@ class Archive {
   Expected<std::vector<records::RecordStore::TaskProgress>> recent_progress(int groups);
 
  private:
-  explicit Archive(std::unique_ptr<records::RecordStore> store) : store_(std::move(store)) {}
+  Archive(std::unique_ptr<records::RecordStore> store, std::unique_ptr<records::RecordStore> reader)
+      : store_(std::move(store)), reader_(std::move(reader)) {}
   std::mutex mu_;
-  std::unique_ptr<records::RecordStore> store_;
+  std::unique_ptr<records::RecordStore> store_;  ///< guarded by mu_: writes and job look-ups
+  std::mutex read_mu_;
+  std::unique_ptr<records::RecordStore> reader_;  ///< guarded by read_mu_: queries
 };
 
 }  // namespace tensortune::tracker

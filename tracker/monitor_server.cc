@@ -13,6 +13,7 @@
 #include "tracker/dashboard_page.h"
 #include "tracker/metrics.h"
 #include "tracker/server_core.h"
+#include "tracker/status_json.h"
 
 namespace tensortune::tracker {
 
@@ -44,51 +45,6 @@ std::string cookie_value(const httplib::Request& req, const std::string& name) {
     pos = end;
   }
   return "";
-}
-
-json status_json(const v1::StatusReply& s) {
-  json j;
-  j["uptime_s"] = s.uptime_s();
-  j["archived_results"] = s.archived_results();
-  j["security_warning"] = s.security_warning();
-  j["devices"] = json::array();
-  for (const auto& d : s.devices())
-    j["devices"].push_back({{"id", d.device_id()},
-                            {"key", d.device_key()},
-                            {"name", d.name()},
-                            {"slots", d.slots()},
-                            {"busy", d.busy()},
-                            {"heartbeat_age_s", d.last_heartbeat_age_s()},
-                            {"hardware", d.hardware()}});
-  j["queues"] = json::array();
-  for (const auto& q : s.queues())
-    j["queues"].push_back({{"key", q.device_key()},
-                           {"devices", q.devices()},
-                           {"slots", q.slots()},
-                           {"free", q.free_slots()},
-                           {"queued", q.queued()},
-                           {"running", q.running()}});
-  j["jobs"] = json::array();
-  for (const auto& job : s.jobs()) {
-    // The rest at the pace so far; unknown until the first result.
-    json eta = nullptr;
-    if (!job.finished() && job.done() > 0)
-      eta = job.age_s() * (job.total() - job.done()) / job.done();
-    j["jobs"].push_back({{"id", job.job_id()},
-                         {"name", job.name()},
-                         {"client", job.client()},
-                         {"key", job.device_key()},
-                         {"priority", job.priority()},
-                         {"total", job.total()},
-                         {"queued", job.queued()},
-                         {"running", job.running()},
-                         {"done", job.done()},
-                         {"failed", job.failed()},
-                         {"finished", job.finished()},
-                         {"age_s", job.age_s()},
-                         {"eta_s", eta}});
-  }
-  return j;
 }
 
 // A number from a query parameter within [lo, hi], else `fallback`.
@@ -199,7 +155,7 @@ struct MonitorServer::Impl {
       v1::StatusReply status = core.dispatcher->status();
       if (auto n = core.archive->result_count()) status.set_archived_results(*n);
       status.set_security_warning(core.security_warning);
-      res.set_content(status_json(status).dump(), "application/json");
+      res.set_content(status_to_json(status).dump(), "application/json");
     });
     s.Get("/api/curves", [this](const httplib::Request& req, httplib::Response& res) {
       if (refuse(req, res, true)) return;
