@@ -111,18 +111,6 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   return task;
 }
 
-// input[1] of a line that failed to parse, for grouping skipped records; "?" when absent.
-std::string task_name_of(const std::string& line) {
-  try {
-    const json j = json::parse(line);
-    if (j.contains("input") && j["input"].is_array() && j["input"].size() > 1 &&
-        j["input"][1].is_string())
-      return j["input"][1].get<std::string>();
-  } catch (const json::exception&) {
-  }
-  return "?";
-}
-
 }  // namespace
 
 Expected<TargetString> parse_target_string(const std::string& spec) {
@@ -249,96 +237,6 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
   out.result.all_cost_s = r[2].get<double>();
   out.result.timestamp = r[3].get<double>();
   return out;
-}
-
-Expected<ImportStats> import_autotvm_log(RecordStore& store, std::istream& in,
-                                         const std::string& source, const ImportOptions& options) {
-  ImportStats stats;
-  // A log holds thousands of lines per task: its space, row and device key are made once, from
-  // the first line the validating parser reads. The lines after it are scanned (their config
-  // and result only) and find it by their `input` text.
-  struct KnownTask {
-    ss::ConfigSpace space;
-    int64_t id = 0;
-    std::string device_key;
-  };
-  struct Unsupported {
-    std::string task_name, reason;
-  };
-  std::map<std::pair<std::string, std::string>, KnownTask> known;
-  std::unordered_map<std::string, const KnownTask*> by_input;
-  std::unordered_map<std::string, Unsupported> unsupported_by_input;
-  detail::LogLineScanner scanner;
-
-  // The task of a line the scanner could not place: parsed and checked in full.
-  auto learn = [&](const std::string& line, const std::string& where,
-                   std::optional<detail::ScannedLine>& scanned) -> Expected<const KnownTask*> {
-    auto parsed = parse_autotvm_line(line, options.vector_lanes);
-    if (!parsed && options.skip_unsupported && parsed.error().code == ErrorCode::kUnimplemented) {
-      Unsupported u{task_name_of(line), parsed.error().message};
-      if (scanned) unsupported_by_input[scanned->input_key] = u;
-      ImportStats::Skipped& skipped = stats.skipped[u.task_name];
-      if (skipped.count++ == 0) skipped.reason = u.reason;
-      return nullptr;
-    }
-    if (!parsed) return parsed.error().with_context(where);
-    const auto key = std::make_pair(ss::workload_key(parsed->task), parsed->task.target.spec);
-    auto it = known.find(key);
-    if (it == known.end()) {
-      auto space = ss::make_config_space(parsed->task);
-      if (!space) return space.error().with_context(where);
-      TT_ASSIGN_OR_RETURN(int64_t id, store.ensure_task(task_info(parsed->task, *space)));
-      std::string device_key = options.device_key;
-      if (device_key.empty()) {
-        auto target = parse_target_string(parsed->task.target.spec);
-        if (!target) return target.error().with_context(where + ": input[0]");
-        device_key = device_key_from_target(*target);
-      }
-      stats.device_keys.insert(device_key);
-      it = known.emplace(key, KnownTask{std::move(space).value(), id, std::move(device_key)}).first;
-    }
-    if (scanned) {
-      by_input.emplace(scanned->input_key, &it->second);
-    } else {  // the validating parser's fields stand in for the scanner's
-      scanned = detail::ScannedLine{"", std::move(parsed->entity), parsed->logged_index,
-                                    std::move(parsed->result)};
-    }
-    return &it->second;
-  };
-
-  TT_RETURN_IF_ERROR(store.bulk_insert([&]() -> Status {
-    std::string line;
-    while (std::getline(in, line)) {
-      ++stats.lines;
-      const size_t first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos || line[first] == '#') continue;
-      std::optional<detail::ScannedLine> scanned = scanner.scan(line);
-      const KnownTask* task = nullptr;
-      if (scanned) {
-        if (auto u = unsupported_by_input.find(scanned->input_key);
-            u != unsupported_by_input.end()) {
-          ++stats.skipped[u->second.task_name].count;
-          continue;
-        }
-        if (auto t = by_input.find(scanned->input_key); t != by_input.end()) task = t->second;
-      }
-      const auto where = [&] { return source + ":" + std::to_string(stats.lines); };
-      if (!task) {
-        TT_ASSIGN_OR_RETURN(task, learn(line, where(), scanned));
-        if (!task) continue;  // skipped as unsupported
-      }
-      auto config = task->space.config_from_entity(scanned->entity);
-      if (!config) return config.error().with_context(where() + ": config.entity");
-      ss::MeasureResult& result = scanned->result;
-      result.config_index = config->index;
-      result.device_key = task->device_key;
-      TT_RETURN_IF_ERROR(store.add_results(task->id, task->space, {*config}, {result},
-                                           RunInfo{"import", source, {}, {}}, {-1}));
-      ++stats.imported;
-    }
-    return ok_status();
-  }));
-  return stats;
 }
 
 Expected<int64_t> export_autotvm_log(RecordStore& store, std::ostream& out) {

@@ -230,36 +230,70 @@ Status RecordStore::transaction(const std::function<Status()>& fn) {
 
 Status RecordStore::bulk_insert(const std::function<Status()>& fn) {
   if (in_bulk_insert_) return fn();
+  // Foreign keys are checked row by row, a B-tree probe per result; the flush joins each result
+  // to its config, so none can dangle. The pragma only takes effect outside a transaction.
+  const bool own_transaction = transaction_depth_ == 0;
+  if (own_transaction) TT_RETURN_IF_ERROR(exec("PRAGMA foreign_keys=OFF"));
+  Status st = bulk_insert_in_transaction(fn);
+  if (own_transaction) {
+    Status fk = exec("PRAGMA foreign_keys=ON");
+    if (st.has_value()) return fk;
+  }
+  return st;
+}
+
+Status RecordStore::bulk_insert_in_transaction(const std::function<Status()>& fn) {
   return transaction([&]() -> Status {
     // The transaction holds the write lock: nobody else inserts before the trigger is back.
     TT_RETURN_IF_ERROR(exec("DROP TRIGGER results_keep_best"));
-    // Results' ids only grow (INTEGER PRIMARY KEY: max + 1), so the batch is every id above.
-    int64_t before = 0;
-    {
-      Statement last(db_.get(), "SELECT coalesce(max(id), 0) FROM results");
-      TT_RETURN_IF_ERROR(last.prepared());
-      last.step();
-      before = last.int64(0);
-    }
     TT_RETURN_IF_ERROR(exec(kBulkStageSql));
     in_bulk_insert_ = true;
+    staged_rows_ = 0;
     Status st = fn();
     in_bulk_insert_ = false;
-    stage_result_.reset();  // it names a temp table that the flush drops
+    if (st.has_value() && staged_rows_ > 0) st = flush_staged_rows();
+    stage_result_.reset();  // it names a temp table dropped below
     TT_RETURN_IF_ERROR(st);
-    TT_RETURN_IF_ERROR(exec(kBulkFlushSql));
-    {
-      Statement fresh(db_.get(),
-                      "CREATE TEMP TABLE bulk_fresh AS SELECT c.task_id, r.device_key, r.threads, "
-                      "r.mean_cost, r.id, r.error_no FROM results r JOIN configs c ON c.id = "
-                      "r.config_id WHERE r.id > ?");
-      TT_RETURN_IF_ERROR(fresh.prepared());
-      fresh.bind(1, before);
-      TT_RETURN_IF_ERROR(fresh.run());
-    }
-    TT_RETURN_IF_ERROR(exec(kMergeBulkSql));
+    TT_RETURN_IF_ERROR(exec("DROP TABLE bulk_rows"));
     return exec(kBestTriggerSql);
   });
+}
+
+Status RecordStore::flush_staged_rows() {
+  // Results' ids only grow (INTEGER PRIMARY KEY: max + 1), and every staged row becomes one
+  // result (its config exists: the flush inserts configs first), in rowid order, so staged row k
+  // is result before + k. The count is checked, not assumed.
+  const auto max_result_id = [&]() -> int64_t {
+    Statement last(db_.get(), "SELECT coalesce(max(id), 0) FROM results");
+    return last.step() ? last.int64(0) : -1;
+  };
+  const int64_t before = max_result_id();
+  TT_RETURN_IF_ERROR(exec(kBulkFlushSql));
+  const int64_t written = max_result_id() - before;
+  {
+    Statement top(db_.get(), "SELECT count(*), coalesce(max(rowid), 0) FROM bulk_rows");
+    TT_RETURN_IF_ERROR(top.prepared());
+    top.step();
+    if (before < 0 || written != staged_rows_ || top.int64(0) != staged_rows_ ||
+        top.int64(1) != staged_rows_)
+      return internal_error("bulk insert: " + std::to_string(staged_rows_) + " rows staged but " +
+                            std::to_string(written) + " results written");
+  }  // finalized: a statement still open on the temp tables would block the merge's DROPs
+  {
+    Statement fresh(db_.get(),
+                    "CREATE TEMP TABLE bulk_fresh AS SELECT task_id, device_key, threads, "
+                    "mean_cost, ? + rowid AS id, error_no FROM bulk_rows");
+    TT_RETURN_IF_ERROR(fresh.prepared());
+    fresh.bind(1, before);
+    TT_RETURN_IF_ERROR(fresh.run());
+  }
+  // The chunk's groups are merged now, not at the end: the merge of a chunk sorts its rows and
+  // the groups' kept best, and a reader thread keeps preparing rows meanwhile.
+  TT_RETURN_IF_ERROR(exec(kMergeBulkSql));
+  // Emptied, the table numbers its rows from 1 again.
+  TT_RETURN_IF_ERROR(exec("DELETE FROM bulk_rows"));
+  staged_rows_ = 0;
+  return ok_status();
 }
 
 Expected<int64_t> RecordStore::ensure_task(const TaskInfo& t) {
@@ -336,8 +370,8 @@ void bind_result_columns(Statement& q, int first, const ss::MeasureResult& r, co
 
 }  // namespace
 
-Status RecordStore::stage_result(int64_t task_id, const ss::ConfigSpace& space,
-                                 const ss::Config& config, const ss::MeasureResult& r,
+Status RecordStore::stage_result(int64_t task_id, int64_t config_index,
+                                 const std::string& entity_json, const ss::MeasureResult& r,
                                  const RunInfo& run, int64_t trial) {
   TT_RETURN_IF_ERROR(prepare_cached(
       stage_result_,
@@ -346,23 +380,27 @@ Status RecordStore::stage_result(int64_t task_id, const ss::ConfigSpace& space,
       "trial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   Statement& q = *stage_result_;
   q.bind(1, task_id);
-  q.bind(2, config.index);
-  q.bind(3, entity_to_json(space.entity_of(config)));
+  q.bind(2, config_index);
+  q.bind(3, entity_json);
   bind_result_columns(q, 4, r, run, trial);
-  return q.run();
+  TT_RETURN_IF_ERROR(q.run());
+  // Written in chunks: the staging table stays small, and a caller that prepares rows on
+  // another thread (records import) keeps preparing while a chunk is written.
+  if (++staged_rows_ >= kStagedRowsPerFlush) return flush_staged_rows();
+  return ok_status();
 }
 
-Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space,
-                                  const ss::Config& config, const ss::MeasureResult& r,
+Status RecordStore::insert_result(int64_t task_id, int64_t config_index,
+                                  const std::string& entity_json, const ss::MeasureResult& r,
                                   const RunInfo& run, int64_t trial) {
-  if (in_bulk_insert_) return stage_result(task_id, space, config, r, run, trial);
+  if (in_bulk_insert_) return stage_result(task_id, config_index, entity_json, r, run, trial);
   TT_RETURN_IF_ERROR(prepare_cached(
       insert_config_,
       "INSERT OR IGNORE INTO configs(task_id, config_index, entity) VALUES (?, ?, ?)"));
   Statement& cfg = *insert_config_;
   cfg.bind(1, task_id);
-  cfg.bind(2, config.index);
-  cfg.bind(3, entity_to_json(space.entity_of(config)));
+  cfg.bind(2, config_index);
+  cfg.bind(3, entity_json);
   TT_RETURN_IF_ERROR(cfg.run());
   TT_RETURN_IF_ERROR(
       prepare_cached(insert_result_,
@@ -373,10 +411,17 @@ Status RecordStore::insert_result(int64_t task_id, const ss::ConfigSpace& space,
   Statement& ins = *insert_result_;
   bind_result_columns(ins, 1, r, run, trial);
   ins.bind(14, task_id);
-  ins.bind(15, config.index);
+  ins.bind(15, config_index);
   ins.bind(16, run.client);
   ins.bind(17, run.device);
   return ins.run();
+}
+
+Status RecordStore::add_encoded_result(int64_t task_id, int64_t config_index,
+                                       const std::string& entity_json, const ss::MeasureResult& r,
+                                       const RunInfo& run, int64_t trial) {
+  return transaction(
+      [&] { return insert_result(task_id, config_index, entity_json, r, run, trial); });
 }
 
 Status RecordStore::add_results(int64_t task_id, const ss::ConfigSpace& space,
@@ -388,7 +433,8 @@ Status RecordStore::add_results(int64_t task_id, const ss::ConfigSpace& space,
                           std::to_string(results.size()) + " results");
   return transaction([&]() -> Status {
     for (size_t i = 0; i < configs.size(); ++i)
-      TT_RETURN_IF_ERROR(insert_result(task_id, space, configs[i], results[i], run,
+      TT_RETURN_IF_ERROR(insert_result(task_id, configs[i].index,
+                                       entity_to_json(space.entity_of(configs[i])), results[i], run,
                                        i < trials.size() ? trials[i] : -1));
     return ok_status();
   });

@@ -94,6 +94,13 @@ class RecordStore {
                      const std::vector<schedule_space::MeasureResult>& results, const RunInfo& run,
                      const std::vector<int64_t>& trials);
 
+  /// One result whose config is given as its index and entity JSON (entity_to_json's form):
+  /// the import path, which encodes rows on a thread of its own. Inside bulk_insert it is
+  /// staged like add_results' rows; outside, written at once.
+  Status add_encoded_result(int64_t task_id, int64_t config_index, const std::string& entity_json,
+                            const schedule_space::MeasureResult& result, const RunInfo& run,
+                            int64_t trial);
+
   /// Config indices of the task already measured on the device key (errors included), so
   /// that a resumed run skips them.
   Expected<std::set<int64_t>> measured_indices(int64_t task_id, const std::string& device_key);
@@ -234,20 +241,25 @@ class RecordStore {
 
   RecordStore(DbHandle db, std::string path);
   Status exec(const std::string& sql);
-  Status insert_result(int64_t task_id, const schedule_space::ConfigSpace& space,
-                       const schedule_space::Config& config, const schedule_space::MeasureResult& r,
-                       const RunInfo& run, int64_t trial);
+  Status insert_result(int64_t task_id, int64_t config_index, const std::string& entity_json,
+                       const schedule_space::MeasureResult& r, const RunInfo& run, int64_t trial);
   /// Prepares `sql` into `cached` the first time; resets it for new bindings every time.
   Status prepare_cached(std::unique_ptr<detail::Statement>& cached, const char* sql);
+  /// bulk_insert's work, foreign-key checks aside.
+  Status bulk_insert_in_transaction(const std::function<Status()>& fn);
   /// Inside bulk_insert: the row goes to the temp table bulk_rows, written set-wise at its end.
-  Status stage_result(int64_t task_id, const schedule_space::ConfigSpace& space,
-                      const schedule_space::Config& config, const schedule_space::MeasureResult& r,
-                      const RunInfo& run, int64_t trial);
+  Status stage_result(int64_t task_id, int64_t config_index, const std::string& entity_json,
+                      const schedule_space::MeasureResult& r, const RunInfo& run, int64_t trial);
 
   DbHandle db_;
   std::string path_;
   int transaction_depth_ = 0;
+  /// Inside bulk_insert: writes the staged rows to configs and results and merges them into the
+  /// best-record tables.
+  Status flush_staged_rows();
+  static constexpr int64_t kStagedRowsPerFlush = 8192;
   bool in_bulk_insert_ = false;
+  int64_t staged_rows_ = 0;
   /// Prepared once per connection (after db_, so finalized before it closes): the insert path
   /// runs them for every result.
   std::unique_ptr<detail::Statement> insert_config_, insert_result_, stage_result_;

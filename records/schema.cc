@@ -139,7 +139,6 @@ INSERT INTO results(config_id, device_key, costs, mean_cost, error_no, error_msg
     b.compile_s, b.timestamp, b.threads, b.number, b.tuner, b.run_id, b.trial
   FROM bulk_rows b JOIN configs c ON c.task_id = b.task_id AND c.config_index = b.config_index
   ORDER BY b.rowid;
-DROP TABLE bulk_rows;
 )sql";
 
 const char* const kMergeBulkSql = R"sql(

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -152,6 +153,63 @@ TEST(AutoTvmLog, ImportIntoExistingDbKeepsWhatWasThere) {
   std::istringstream bad(std::string(kTvmLog) + "garbage\n");
   ASSERT_FALSE(tt::records::import_autotvm_log(*store, bad, "bad.log", kImport).has_value());
   EXPECT_EQ(*store->result_count(), 2);
+}
+
+// A log longer than the import's chunks (the staged rows are written 8,192 at a time while
+// the next lines are read on another thread): every line lands, in order, the best-record
+// tables agree with a full scan, the fastest is the brute-force minimum, and a bad last line
+// still leaves nothing of the import behind.
+TEST(AutoTvmLog, ALogOfManyChunksImportsWholeOrNotAtAll) {
+  std::string first = std::string(kTvmLog).substr(std::string(kTvmLog).find('\n') + 1);
+  std::string second = first.substr(first.find('\n') + 1);
+  first = first.substr(0, first.find('\n'));
+  second = second.substr(0, second.find('\n'));
+  const auto with_cost = [](std::string line, const std::string& cost, double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9f", value);
+    return line.replace(line.find(cost), cost.size(), text) + "\n";
+  };
+  const int kLines = 3 * 8192 + 517;
+  std::string log;
+  double fastest = 1;
+  for (int i = 0; i < kLines; ++i) {
+    // Costs that are not monotonic in the line number, so the best is found, not the first.
+    const double cost = 0.001 + 1e-7 * ((i * 7919) % kLines);
+    if (i % 5 == 4) {
+      log += second + "\n";  // an error record: never best
+    } else {
+      log += with_cost(first, "0.0045656413", cost);
+      fastest = std::min(fastest, cost);
+    }
+  }
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_chunks"));
+  std::istringstream head(kTvmLog);  // some results before: the import's ids do not start at 1
+  ASSERT_TRUE(tt::records::import_autotvm_log(*store, head, "tvm.log", kImport).has_value());
+  std::istringstream in(log);
+  auto stats = tt::records::import_autotvm_log(*store, in, "big.log", kImport);
+  ASSERT_TRUE(stats.has_value()) << stats.error().message;
+  EXPECT_EQ(stats->imported, kLines);
+  EXPECT_EQ(*store->result_count(), kLines + 2);
+  auto check = store->check_best_tables();
+  ASSERT_TRUE(check.has_value());
+  EXPECT_EQ(check->mismatches, 0) << (check->examples.empty() ? "" : check->examples[0]);
+  auto best = *store->best_all();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_NEAR(best[0].record.result.costs[0], fastest, 1e-12);
+  EXPECT_EQ(best[0].measured, kLines + 2);
+  auto all = *store->all_records();
+  ASSERT_EQ(all.size(), static_cast<size_t>(kLines + 2));
+  for (int i = 0; i < kLines; i += 997)  // in the log's order
+    EXPECT_EQ(all[i + 2].result.error_no == ss::MeasureErrorNo::kNoError, i % 5 != 4) << i;
+
+  std::istringstream bad(log + "garbage\n");
+  auto refused = tt::records::import_autotvm_log(*store, bad, "bad.log", kImport);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("bad.log:" + std::to_string(kLines + 1)),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(*store->result_count(), kLines + 2);
+  EXPECT_EQ(store->check_best_tables()->mismatches, 0);
 }
 
 // The forms of older and other AutoTVM versions, written from RESEARCH.md 2.2's facts: a
