@@ -27,28 +27,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Expected<CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
-                                        bool layout_aware = true, bool use_graph_best = true) {
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  driver::CompileOptions options;
-  options.target = flags.target;
-  options.gpu_blocked_layout = flags.gpu_blocked;
-  options.opt_level = flags.opt_level;
-  options.threads = threads;
-  options.records = flags.records;
-  options.device_key = flags.device_key;
-  options.layout_aware = layout_aware;
-  options.use_graph_best = use_graph_best;
-  options.borrow_configs = !flags.no_borrow;
-  options.winograd = !flags.no_winograd;
-  if (flags.print_after_each) {
-    options.after_pass = [](const std::string& pass, const graph::Graph& g) {
-      std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
-    };
-  }
-  return driver::compile_network(model, options);
-}
-
 void print_summary(const CompiledNetwork& net) {
   int kinds[3] = {0, 0, 0};
   std::map<std::string, int> interpreted;

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/op_args.h"
 #include "compiler/codegen/llvm/kernel.h"
+#include "compiler/driver/compile.h"
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/frontend/onnx_io.h"
@@ -178,6 +179,28 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
     }
   }
   return ok_status();
+}
+
+Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
+                                                 bool layout_aware, bool use_graph_best) {
+  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
+  driver::CompileOptions options;
+  options.target = flags.target;
+  options.gpu_blocked_layout = flags.gpu_blocked;
+  options.opt_level = flags.opt_level;
+  options.threads = threads;
+  options.records = flags.records;
+  options.device_key = flags.device_key;
+  options.layout_aware = layout_aware;
+  options.use_graph_best = use_graph_best;
+  options.borrow_configs = !flags.no_borrow;
+  options.winograd = !flags.no_winograd;
+  if (flags.print_after_each) {
+    options.after_pass = [](const std::string& pass, const graph::Graph& g) {
+      std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
+    };
+  }
+  return driver::compile_network(model, options);
 }
 
 }  // namespace tensortune::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/runtime/compiled_network.h"
 #include "support/error.h"
 
 namespace CLI {
@@ -20,11 +21,11 @@ struct ModelFlags {
   std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
   int opt_level = 3;
   bool print_after_each = false;
-  std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
-  std::string device_key;  ///< records of this device key only (default: this host's)
-  bool no_borrow = false;  ///< untuned workloads take the default config, not a borrowed one
+  std::string records;       ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
+  std::string device_key;    ///< records of this device key only (default: this host's)
+  bool no_borrow = false;    ///< untuned workloads take the default config, not a borrowed one
   bool no_winograd = false;  ///< tasks/tune: no Winograd tasks; compile: no Winograd kernels
-  std::string target;      ///< compile, run, bench: llvm (default) or cuda[-smXY]
+  std::string target;        ///< compile, run, bench: llvm (default) or cuda[-smXY]
   bool gpu_blocked = false;  ///< compile --gpu-layout nchwc
 };
 
@@ -39,6 +40,13 @@ Expected<graph::Graph> load_model(const ModelFlags& flags);
 /// The standard pipeline at --opt-level for the host (prints the IR after every pass with
 /// --print-after-each).
 Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlags& flags);
+
+/// Loads the model and compiles it for flags.target with flags' records and opt level:
+/// `compile`, and `run`/`bench --model`. `layout_aware` false: each workload's fastest record;
+/// `use_graph_best` false: ignore graph-tune's choices.
+Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
+                                                 bool layout_aware = true,
+                                                 bool use_graph_best = true);
 
 /// --input NAME=x.npy or NAME=random (deterministic uniform data of the input's type), checked
 /// against the graph's inputs: the error names an unknown input and lists the real ones.

@@ -45,41 +45,6 @@ nlohmann::json entity_or_text(const std::string& text) {
   return parsed.is_discarded() ? nlohmann::json(text) : parsed;
 }
 
-// The filters of `records best` as the store and the tracker take them.
-Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
-  records::RecordStore::BestQuery q;
-  q.template_name = f.template_filter;
-  q.device_key = f.device_key;
-  q.threads = f.threads;
-  q.top_k = f.top_k;
-  q.exclude_devices = f.exclude_devices;
-  TT_ASSIGN_OR_RETURN(q.since, parse_time("--since", f.since));
-  TT_ASSIGN_OR_RETURN(q.until, parse_time("--until", f.until));
-  if (!f.workload.empty()) {
-    static const std::regex shape("[0-9]+(x[0-9]+)*");
-    if (f.workload[0] == '[')
-      q.workload_keys = {f.workload};
-    else if (std::regex_match(f.workload, shape))
-      q.shape = f.workload;
-    else
-      return invalid_argument("--workload = '" + f.workload +
-                              "': give a tensor shape such as 1x64x56x56 (data) or 64x64x3x3 "
-                              "(kernel), or an exact workload key ([\"conv2d_NCHWc.x86\", ...])");
-  }
-  if (!f.model.model.empty()) {
-    TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
-    TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
-    std::vector<std::string> keys;
-    for (const auto& t : extraction.tasks) keys.push_back(schedule_space::workload_key(t.task));
-    if (q.workload_keys.empty()) {
-      q.workload_keys = keys;
-    } else if (std::find(keys.begin(), keys.end(), q.workload_keys[0]) == keys.end()) {
-      q.workload_keys.clear();  // the key is not one of the model's: nothing matches
-      q.workload_keys.push_back("-");
-    }
-  }
-  return q;
-}
 
 bool is_filtered(const records::RecordStore::BestQuery& q) {
   return !q.template_name.empty() || !q.shape.empty() || !q.workload_keys.empty() ||
@@ -145,6 +110,41 @@ nlohmann::json best_json(const records::BestRecord& b) {
 }
 
 }  // namespace
+
+Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
+  records::RecordStore::BestQuery q;
+  q.template_name = f.template_filter;
+  q.device_key = f.device_key;
+  q.threads = f.threads;
+  q.top_k = f.top_k;
+  q.exclude_devices = f.exclude_devices;
+  TT_ASSIGN_OR_RETURN(q.since, parse_time("--since", f.since));
+  TT_ASSIGN_OR_RETURN(q.until, parse_time("--until", f.until));
+  if (!f.workload.empty()) {
+    static const std::regex shape("[0-9]+(x[0-9]+)*");
+    if (f.workload[0] == '[')
+      q.workload_keys = {f.workload};
+    else if (std::regex_match(f.workload, shape))
+      q.shape = f.workload;
+    else
+      return invalid_argument("--workload = '" + f.workload +
+                              "': give a tensor shape such as 1x64x56x56 (data) or 64x64x3x3 "
+                              "(kernel), or an exact workload key ([\"conv2d_NCHWc.x86\", ...])");
+  }
+  if (!f.model.model.empty()) {
+    TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
+    TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, codegen::host_target()));
+    std::vector<std::string> keys;
+    for (const auto& t : extraction.tasks) keys.push_back(schedule_space::workload_key(t.task));
+    if (q.workload_keys.empty()) {
+      q.workload_keys = keys;
+    } else if (std::find(keys.begin(), keys.end(), q.workload_keys[0]) == keys.end()) {
+      q.workload_keys.clear();  // the key is not one of the model's: nothing matches
+      q.workload_keys.push_back("-");
+    }
+  }
+  return q;
+}
 
 Status run_best(const RecordsFlags& f) {
   TT_ASSIGN_OR_RETURN(const auto query, best_query(f));

@@ -39,6 +39,10 @@ Expected<double> parse_time(const std::string& flag, const std::string& text);
 /// "conv2d 1x64x56x56 k64x3x3 ..." for a stored record's workload, or its key.
 std::string described_workload(const records::StoredRecord& r);
 
+/// The filters of `records best` (--workload, --template, --model, ...) as the store and the
+/// tracker take them; errors name the flag.
+Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f);
+
 Status run_best(const RecordsFlags& f);
 Status run_stats(const RecordsFlags& f);
 Status run_check(const RecordsFlags& f, bool repair);

@@ -159,27 +159,32 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   to.batch_size = f.batch_size;
   to.early_stopping = f.early_stopping;
   to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
-  std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",
-              task_number, task_count, task.template_name.c_str(),
-              ss::describe_workload(task.workload).c_str(), static_cast<long long>(space.size()),
-              static_cast<long long>(summary.valid_configs), measurer->device_key().c_str(),
-              f.threads, f.threads == 1 ? "" : "s");
+  to.on_batch = reporting.on_batch;
+  if (!reporting.quiet)
+    std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",
+                task_number, task_count, task.template_name.c_str(),
+                ss::describe_workload(task.workload).c_str(), static_cast<long long>(space.size()),
+                static_cast<long long>(summary.valid_configs), measurer->device_key().c_str(),
+                f.threads, f.threads == 1 ? "" : "s");
   TT_ASSIGN_OR_RETURN(summary.result, tuner::tune_task(task, space, *tuner, *measurer, store, to,
                                                        [&](const tuner::TuneProgress& p) {
-                                                         print_progress(task_number, task_count, p,
-                                                                        false,
-                                                                        reporting.line_per_batch);
+                                                         if (!reporting.quiet)
+                                                           print_progress(task_number, task_count,
+                                                                          p, false,
+                                                                          reporting.line_per_batch);
                                                          if (reporting.on_progress)
                                                            reporting.on_progress(p);
                                                        }));
-  if (summary.result.resumed > 0 || summary.result.replayed > 0)
+  if (!reporting.quiet && (summary.result.resumed > 0 || summary.result.replayed > 0))
     std::printf(
         "[Task %2d/%2d] resumed: %lld trials of run %s were already in the DB; the tuner also "
         "learned from "
         "%lld measured configs of the task\n",
         task_number, task_count, static_cast<long long>(summary.result.resumed), to.run_id.c_str(),
         static_cast<long long>(summary.result.replayed));
-  print_progress(task_number, task_count, summary.result.progress, true, reporting.line_per_batch);
+  if (!reporting.quiet)
+    print_progress(task_number, task_count, summary.result.progress, true,
+                   reporting.line_per_batch);
   summary.best_config =
       summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
   if (f.measure_default) {

@@ -71,6 +71,10 @@ struct TaskSummary {
 struct TaskReporting {
   bool line_per_batch = false;
   tuner::ProgressFn on_progress;
+  /// Nothing printed (the Python module reports through its callbacks).
+  bool quiet = false;
+  /// Sees each recorded batch; returning false stops the task there (tuning_loop.h).
+  tuner::BatchFn on_batch;
 };
 
 Expected<TaskSummary> tune_one_task(const schedule_space::Task& task, const TuningFlags& flags,

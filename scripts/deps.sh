@@ -3,7 +3,8 @@
 # Safe to run repeatedly: it asks apt only for what dpkg says is missing.
 #   --test   also what only the tests use: Chromium (the dashboard's browser test), openssl
 #            (test certificates), node/npm (the deploy/ manifest checks), clang with its
-#            libFuzzer and sanitizer runtimes (scripts/fuzz.sh), iproute2 (the namespace test)
+#            libFuzzer and sanitizer runtimes (scripts/fuzz.sh), iproute2 (the namespace test),
+#            numpy and pytest for Debian's python3 (the Python module's tests)
 set -euo pipefail
 
 packages=(
@@ -16,10 +17,11 @@ packages=(
   libonnx-dev libonnx-testdata
   libgrpc++-dev protobuf-compiler-grpc libssl-dev
   libcpp-httplib-dev prometheus-cpp-dev
+  pybind11-dev python3-dev
 )
 
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium openssl clang libclang-rt-14-dev iproute2)
+  packages+=(chromium openssl clang libclang-rt-14-dev iproute2 python3-numpy python3-pytest)
   # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
   # is none, Debian's.
   command -v npm >/dev/null || packages+=(nodejs npm)

@@ -35,7 +35,7 @@ if [[ -n $sanitize ]]; then
   tree="$root/build-sanitize-${sanitize//,/-}"
   jobs=$(nproc 2>/dev/null || echo 2)
   cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE="$sanitize" \
-    -DTT_BUILD_BENCH=OFF >/dev/null
+    -DTT_BUILD_BENCH=OFF -DTT_PYTHON=OFF >/dev/null
   cmake --build "$tree" -j "$jobs"
   cd "$tree"
   # Generated kernels are not instrumented; reports come from our code. LLVM's JIT and

@@ -100,6 +100,10 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     out.measured += static_cast<int64_t>(batch.size());
     p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (progress) progress(p);
+    if (options.on_batch && !options.on_batch(p, batch, results)) {
+      out.stopped = true;
+      break;
+    }
   }
   p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "records/record_store.h"
 #include "schedule_space/config_space.h"
@@ -24,13 +25,6 @@
 
 namespace tensortune::tuner {
 
-struct TuneOptions {
-  int64_t trials = 200;        ///< total configs measured for the task, earlier runs included
-  int batch_size = 8;          ///< configs per measure call
-  int64_t early_stopping = 0;  ///< stop after this many trials without improvement; 0 = never
-  std::string run_id;          ///< names the run in the DB; its results count toward `trials`
-};
-
 struct TuneProgress {
   int64_t done = 0;           ///< trials measured, earlier runs included
   int64_t total = 0;          ///< the budget (capped at the number of valid configs)
@@ -40,8 +34,23 @@ struct TuneProgress {
   int64_t errors = 0;  ///< failed measurements in this run
 };
 
+/// Sees every batch once it is recorded: its configs and their results, in order. Returning
+/// false stops the loop there (what is measured stays recorded): callbacks that stop early, a
+/// Ctrl-C seen between batches.
+using BatchFn = std::function<bool(const TuneProgress&, const std::vector<schedule_space::Config>&,
+                                   const std::vector<schedule_space::MeasureResult>&)>;
+
+struct TuneOptions {
+  int64_t trials = 200;        ///< total configs measured for the task, earlier runs included
+  int batch_size = 8;          ///< configs per measure call
+  int64_t early_stopping = 0;  ///< stop after this many trials without improvement; 0 = never
+  std::string run_id;          ///< names the run in the DB; its results count toward `trials`
+  BatchFn on_batch;            ///< optional
+};
+
 struct TuneResult {
   TuneProgress progress;
+  bool stopped = false;  ///< on_batch returned false
   std::optional<schedule_space::Config> best_config;
   int64_t resumed = 0;   ///< trials of this run found in the DB at the start
   int64_t replayed = 0;  ///< results of the task found in the DB (all runs) and given to the tuner

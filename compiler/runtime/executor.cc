@@ -296,6 +296,33 @@ const graph::MemoryPlan& Executable::memory_plan() const {
 }
 
 Status Executable::set_input(const std::string& name, const Tensor& value) {
+  if (impl_->gpu) {
+    TT_RETURN_IF_ERROR(check_input(name, value.type()));
+    return impl_->gpu->set_input(impl_->net->graph.find_input(name), value);
+  }
+  return set_input(name, value.type(),
+                   value.dtype == DType::kFloat32 ? static_cast<const void*>(value.f32.data())
+                                                  : static_cast<const void*>(value.i64.data()));
+}
+
+Status Executable::set_input(const std::string& name, const graph::TensorType& type,
+                             const void* data) {
+  TT_RETURN_IF_ERROR(check_input(name, type));
+  const ValueId id = impl_->net->graph.find_input(name);
+  if (impl_->gpu) {
+    Tensor value = Tensor::zeros(type.dtype, type.shape);
+    void* dst = type.dtype == DType::kFloat32 ? static_cast<void*>(value.f32.data())
+                                              : static_cast<void*>(value.i64.data());
+    if (value.size() > 0) std::memcpy(dst, data, value.size() * element_bytes(type.dtype));
+    return impl_->gpu->set_input(id, value);
+  }
+  const size_t bytes =
+      static_cast<size_t>(graph::num_elements(type.shape) * element_bytes(type.dtype));
+  if (bytes > 0) std::memcpy(impl_->value_ptr[id], data, bytes);
+  return Status{};
+}
+
+Status Executable::check_input(const std::string& name, const graph::TensorType& type) const {
   const graph::Graph& g = impl_->net->graph;
   const ValueId id = g.find_input(name);
   if (id == graph::kNoValue) {
@@ -304,14 +331,9 @@ Status Executable::set_input(const std::string& name, const Tensor& value) {
     return invalid_argument("input '" + name +
                             "' is not an input of the network (its inputs: " + names + ")");
   }
-  if (value.type() != g.type(id))
-    return invalid_argument("input '" + name + "' is " + graph::type_string(value.type()) +
+  if (type != g.type(id))
+    return invalid_argument("input '" + name + "' is " + graph::type_string(type) +
                             ", the network takes " + graph::type_string(g.type(id)));
-  if (impl_->gpu) return impl_->gpu->set_input(id, value);
-  const size_t bytes = static_cast<size_t>(value.size() * element_bytes(value.dtype));
-  const void* src = value.dtype == DType::kFloat32 ? static_cast<const void*>(value.f32.data())
-                                                   : static_cast<const void*>(value.i64.data());
-  if (bytes > 0) std::memcpy(impl_->value_ptr[id], src, bytes);
   return Status{};
 }
 

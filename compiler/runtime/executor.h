@@ -36,6 +36,10 @@ class Executable {
 
   /// Copies an input in; the error names an unknown input or a type that does not match.
   Status set_input(const std::string& name, const graph::Tensor& value);
+  /// set_input from memory the caller owns: `data` holds the elements of `type`, C-contiguous,
+  /// checked against the input like set_input's. Copied once, straight into the network's
+  /// arena (the Python module passes numpy arrays' buffers this way).
+  Status set_input(const std::string& name, const graph::TensorType& type, const void* data);
   /// Runs every step once on the inputs set so far. With `step_seconds` (one slot per step),
   /// each step's wall time on the steady clock is added to its slot.
   Status run(std::vector<double>* step_seconds = nullptr);
@@ -49,6 +53,7 @@ class Executable {
 
  private:
   explicit Executable(std::unique_ptr<Impl> impl);
+  Status check_input(const std::string& name, const graph::TensorType& type) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,233 @@
+// tensortune.tune_op: one task through the CLI's tuning session (same measurer, tuner, resume
+// and records), quiet, reporting each batch to Python callbacks instead. The GIL is released
+// while configs are built, measured and learned from, and taken back once per batch for the
+// callbacks and to see a Ctrl-C; either stops the loop after that batch, with everything
+// measured so far recorded, and the exception is raised once the session is closed.
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "cli/graph_tune.h"
+#include "cli/tuning_session.h"
+#include "python/src/model_source.h"
+#include "python/src/objects.h"
+#include "tuner/tuner_factory.h"
+#include "tuner/tuning_loop.h"
+
+namespace tensortune::python {
+
+namespace ss = schedule_space;
+
+namespace {
+
+py::dict progress_dict(const tuner::TuneProgress& p) {
+  return py::dict(py::arg("done") = p.done, py::arg("total") = p.total,
+                  py::arg("current_gflops") = p.current_gflops,
+                  py::arg("best_gflops") = p.best_gflops, py::arg("elapsed_s") = p.elapsed_s,
+                  py::arg("errors") = p.errors);
+}
+
+py::list results_list(const ss::Task& task, const std::shared_ptr<const ss::ConfigSpace>& space,
+                      const std::vector<ss::Config>& configs,
+                      const std::vector<ss::MeasureResult>& results) {
+  py::list out;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const ss::MeasureResult& r = results[i];
+    out.append(py::dict(py::arg("config") = PyConfig{space, configs[i]},
+                        py::arg("gflops") = tuner::result_gflops(task, r),
+                        py::arg("costs") = r.costs,
+                        py::arg("error_no") = static_cast<int>(r.error_no),
+                        py::arg("error_msg") = r.error_msg, py::arg("threads") = r.threads));
+  }
+  return out;
+}
+
+std::string text_or_empty(const py::object& v, const char* name) {
+  if (v.is_none()) return "";
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::hasattr(v, "__fspath__"))
+    return py::module_::import("os").attr("fspath")(v).cast<std::string>();
+  raise(invalid_argument(std::string(name) + ": " + py::repr(v).cast<std::string>() +
+                         " is not a str"));
+}
+
+void check_at_least(const char* name, double value, double min) {
+  if (value < min) {
+    char text[128];
+    std::snprintf(text, sizeof text, "%s = %g, must be >= %g", name, value, min);
+    raise(invalid_argument(text));
+  }
+}
+
+py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t trials,
+                 const py::object& db, int batch_size, int64_t early_stopping, uint64_t seed,
+                 int threads, int64_t number, int repeat, double min_repeat_ms, double timeout,
+                 bool flush_cache, const py::object& device_key, const py::object& tracker,
+                 const py::object& key, const py::object& token_file, const py::object& tls_ca,
+                 const py::object& tls_cert, const py::object& tls_key, int priority, bool transfer,
+                 int plan_size, const py::object& callbacks) {
+  check_at_least("trials", double(trials), 1);
+  check_at_least("batch_size", batch_size, 1);
+  check_at_least("early_stopping", double(early_stopping), 0);
+  check_at_least("threads", threads, 1);
+  check_at_least("number", double(number), 1);
+  check_at_least("repeat", repeat, 1);
+  check_at_least("min_repeat_ms", min_repeat_ms, 0);
+  check_at_least("timeout", timeout, 1);
+  check_at_least("plan_size", plan_size, 1);
+  bool known = false;
+  for (const auto& n : tuner::tuner_names()) known = known || n == tuner_name;
+  if (!known) {
+    std::string names;
+    for (const auto& n : tuner::tuner_names()) names += (names.empty() ? "" : ", ") + n;
+    raise(invalid_argument("tuner = '" + tuner_name + "' is not one of " + names));
+  }
+  std::vector<py::object> fns;
+  if (!callbacks.is_none()) {
+    if (PyCallable_Check(callbacks.ptr())) {
+      fns.push_back(callbacks);
+    } else {
+      for (auto c : callbacks) {
+        if (!PyCallable_Check(c.ptr()))
+          raise(invalid_argument("callbacks: " + py::repr(c).cast<std::string>() +
+                                 " is not callable"));
+        fns.push_back(py::reinterpret_borrow<py::object>(c));
+      }
+    }
+  }
+
+  cli::TuningFlags f;
+  f.tuner = tuner_name;
+  f.trials = trials;
+  f.batch_size = batch_size;
+  f.early_stopping = early_stopping;
+  f.seed = seed;
+  f.threads = threads;
+  f.number = number;
+  f.repeat = repeat;
+  f.min_repeat_ms = min_repeat_ms;
+  f.timeout_s = timeout;
+  f.flush_cache = flush_cache;
+  f.device_key = text_or_empty(device_key, "device_key");
+  f.tracker = text_or_empty(tracker, "tracker");
+  f.farm_key = text_or_empty(key, "key");
+  f.token_file = text_or_empty(token_file, "token_file");
+  f.tls_ca = text_or_empty(tls_ca, "tls_ca");
+  f.tls_cert = text_or_empty(tls_cert, "tls_cert");
+  f.tls_key = text_or_empty(tls_key, "tls_key");
+  f.priority = priority;
+  f.transfer = transfer;
+  f.plan_size = plan_size;
+  const std::string db_path = text_or_empty(db, "db");
+
+  auto space = task.space();
+  std::optional<py::error_already_set> raised;
+  cli::TaskReporting reporting;
+  reporting.quiet = true;
+  reporting.on_batch = [&](const tuner::TuneProgress& p, const std::vector<ss::Config>& configs,
+                           const std::vector<ss::MeasureResult>& results) {
+    py::gil_scoped_acquire gil;
+    try {
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C
+      if (fns.empty()) return true;
+      py::dict progress = progress_dict(p);
+      py::list batch = results_list(task.task, space, configs, results);
+      bool go_on = true;
+      for (const auto& fn : fns) {
+        py::object r = fn(progress, batch);
+        if (!r.is_none() && !r.cast<bool>()) go_on = false;  // False: stop
+      }
+      return go_on;
+    } catch (py::error_already_set& e) {
+      raised.emplace(std::move(e));
+      return false;
+    }
+  };
+
+  Expected<cli::TaskSummary> summary = internal_error("not run");
+  {
+    py::gil_scoped_release release;
+    std::unique_ptr<records::RecordStore> store;
+    auto opened = db_path.empty() ? Expected<std::unique_ptr<records::RecordStore>>(nullptr)
+                                  : records::RecordStore::open(db_path);
+    if (!opened) {
+      summary = opened.error();
+    } else {
+      store = std::move(opened).value();
+      summary = cli::tune_one_task(task.task, f, store.get(), 1, 1, reporting);
+    }
+  }
+  if (raised) throw std::move(*raised);
+  const cli::TaskSummary s = unwrap(std::move(summary));
+  const tuner::TuneResult& r = s.result;
+  py::object best = py::none();
+  if (r.best_config) best = py::cast(PyConfig{space, *r.best_config});
+  return py::dict(py::arg("task") = task, py::arg("best_gflops") = r.progress.best_gflops,
+                  py::arg("best_config") = best, py::arg("trials") = r.progress.done,
+                  py::arg("measured") = r.measured, py::arg("resumed") = r.resumed,
+                  py::arg("replayed") = r.replayed, py::arg("errors") = r.progress.errors,
+                  py::arg("elapsed_s") = r.progress.elapsed_s, py::arg("stopped") = r.stopped,
+                  py::arg("valid_configs") = s.valid_configs);
+}
+
+void graph_tune(const py::object& model, const py::object& db, const py::object& input_shapes,
+                const std::string& device_key, int top_k, int threads, const std::string& solver,
+                const py::object& export_log, const py::object& tracker,
+                const py::object& token_file, const py::object& tls_ca, const py::object& tls_cert,
+                const py::object& tls_key) {
+  check_at_least("top_k", top_k, 1);
+  check_at_least("threads", threads, 1);
+  cli::GraphTuneFlags f;
+  f.model = model_flags(model, input_shapes);
+  f.db = text_or_empty(db, "db");
+  f.device_key = device_key;
+  f.top_k = top_k;
+  f.threads = threads;
+  f.solver = solver;
+  f.export_log = text_or_empty(export_log, "export_log");
+  f.tracker = text_or_empty(tracker, "tracker");
+  f.token_file = text_or_empty(token_file, "token_file");
+  f.tls_ca = text_or_empty(tls_ca, "tls_ca");
+  f.tls_cert = text_or_empty(tls_cert, "tls_cert");
+  f.tls_key = text_or_empty(tls_key, "tls_key");
+  if (solver != "auto" && solver != "dp" && solver != "pbqp")
+    raise(invalid_argument("solver = '" + solver + "' is not auto, dp or pbqp"));
+  py::gil_scoped_release release;
+  unwrap(cli::graph_tune(f));
+}
+
+}  // namespace
+
+void bind_tuning(py::module_& m) {
+  m.def("graph_tune", &graph_tune, py::arg("model"), py::kw_only(), py::arg("db"),
+        py::arg("input_shapes") = py::none(), py::arg("device_key") = "", py::arg("top_k") = 20,
+        py::arg("threads") = 1, py::arg("solver") = "auto", py::arg("export_log") = py::none(),
+        py::arg("tracker") = py::none(), py::arg("token_file") = py::none(),
+        py::arg("tls_ca") = py::none(), py::arg("tls_cert") = py::none(),
+        py::arg("tls_key") = py::none(),
+        "Chooses every conv node's record among each workload's top_k with the layout "
+        "transforms between layers in the cost (AutoTVM's graph tuner; `tensortune "
+        "graph-tune`), prints the table, and stores the choice in the DB, where compile() "
+        "finds it. export_log= also writes AutoTVM's graph-opt log.");
+  m.def("tune_op", &tune_op, py::arg("task"), py::kw_only(), py::arg("tuner") = "xgb",
+        py::arg("trials") = 200, py::arg("db") = py::none(), py::arg("batch_size") = 8,
+        py::arg("early_stopping") = 0, py::arg("seed") = 0, py::arg("threads") = 1,
+        py::arg("number") = 10, py::arg("repeat") = 3, py::arg("min_repeat_ms") = 100.0,
+        py::arg("timeout") = 10.0, py::arg("flush_cache") = false,
+        py::arg("device_key") = py::none(), py::arg("tracker") = py::none(),
+        py::arg("key") = py::none(), py::arg("token_file") = py::none(),
+        py::arg("tls_ca") = py::none(), py::arg("tls_cert") = py::none(),
+        py::arg("tls_key") = py::none(), py::arg("priority") = 0, py::arg("transfer") = false,
+        py::arg("plan_size") = 64, py::arg("callbacks") = py::none(),
+        R"doc(Tunes one task, as `tensortune tune-op` does: measured on this machine, or on a farm
+with tracker="HOST:PORT" (and key=, token_file= or tls_*). With db=, every result is
+recorded there and a rerun resumes (its earlier trials count). After every batch each callback
+is called as callback(progress, results): progress has done, total, current_gflops,
+best_gflops, elapsed_s and errors; results has one dict per config (config, gflops, costs,
+error_no, error_msg, threads). A callback returning False stops the tuning after that batch;
+so does Ctrl-C (KeyboardInterrupt is raised once the batch is recorded). Returns a dict:
+best_gflops, best_config, trials, measured, resumed, errors, elapsed_s, stopped.)doc");
+}
+
+}  // namespace tensortune::python

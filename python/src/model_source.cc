@@ -1,0 +1,38 @@
+#include "python/src/model_source.h"
+
+namespace tensortune::python {
+
+cli::ModelFlags model_flags(const py::handle& model, const py::handle& input_shapes) {
+  cli::ModelFlags flags;
+  if (py::isinstance<py::str>(model)) {
+    flags.model = model.cast<std::string>();
+  } else if (py::hasattr(model, "__fspath__")) {
+    flags.model = py::module_::import("os").attr("fspath")(model).cast<std::string>();
+  } else {
+    raise(invalid_argument("model: " + py::repr(model).cast<std::string>() +
+                           " is not a zoo name or an ONNX file's path"));
+  }
+  if (input_shapes.is_none()) return flags;
+  if (!py::isinstance<py::dict>(input_shapes))
+    raise(invalid_argument("input_shapes: " + py::repr(input_shapes).cast<std::string>() +
+                           " is not a dict {input name: shape}"));
+  for (auto [name, shape] : py::reinterpret_borrow<py::dict>(input_shapes)) {
+    if (!py::isinstance<py::str>(name))
+      raise(invalid_argument("input_shapes: key " + py::repr(name).cast<std::string>() +
+                             " is not an input name"));
+    std::string text;
+    if (!py::isinstance<py::sequence>(shape) || py::isinstance<py::str>(shape))
+      raise(invalid_argument("input_shapes['" + name.cast<std::string>() +
+                             "']: " + py::repr(shape).cast<std::string>() + " is not a shape"));
+    for (auto d : shape) {
+      if (!py::isinstance<py::int_>(d))
+        raise(invalid_argument("input_shapes['" + name.cast<std::string>() + "']: " +
+                               py::repr(shape).cast<std::string>() + " is not a tuple of ints"));
+      text += (text.empty() ? "" : "x") + std::to_string(d.cast<int64_t>());
+    }
+    flags.input_shapes.push_back(name.cast<std::string>() + "=" + text);
+  }
+  return flags;
+}
+
+}  // namespace tensortune::python

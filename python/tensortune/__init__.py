@@ -1,0 +1,76 @@
+"""tensortune from Python: tune tasks, query the record DB, compile networks and run them on
+numpy arrays. The objects mirror the C++ ones and the `tensortune` command line: the same
+tuners, the same record DB, the same compiler, the same error messages.
+
+    import tensortune as tt
+    tasks = tt.extract_tasks("resnet-18")
+    for t in tasks:
+        tt.tune_op(t, tuner="xgb", trials=150, db="r18.db",
+                   callbacks=[tt.callbacks.progress_bar()])
+    net = tt.compile("resnet-18", records="r18.db")
+    out = net.run(data=numpy_array)          # {"output name": ndarray}
+
+Errors are raised as tensortune.Error (InvalidArgumentError is also a ValueError,
+NotFoundError a LookupError, OutOfRangeError an IndexError).
+"""
+
+from ._tensortune import (  # noqa: F401  (re-exported)
+    Config,
+    ConfigSpace,
+    Error,
+    InvalidArgumentError,
+    Network,
+    NotFoundError,
+    OutOfRangeError,
+    RecordStore,
+    Task,
+    UnavailableError,
+    compile,
+    export_autotvm_log,
+    extract_tasks,
+    graph_tune,
+    import_autotvm_log,
+    load,
+    tune_op,
+)
+from . import callbacks  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="llvm",
+               input_shapes=None, tasks=None, winograd=True, callbacks=None, **options):
+    """Tunes every task of a model one after the other, as `tensortune tune --model` does
+    on this machine (AutoTVM's tune_tasks).
+
+    model: a zoo name or an ONNX file; tasks: the indices (0-based) of the extracted tasks
+    to tune (default all); options: tune_op's keyword arguments (batch_size, early_stopping,
+    seed, threads, tracker, key, ...). Each callback sees progress with two more entries,
+    task_index and task_count. A callback returning False stops the current task only;
+    Ctrl-C stops the whole run (KeyboardInterrupt), with everything measured recorded.
+    Returns tune_op's dict per tuned task, in order.
+    """
+    found = extract_tasks(model, target=target, input_shapes=input_shapes, winograd=winograd)
+    chosen = range(len(found)) if tasks is None else list(tasks)
+    for i in chosen:
+        if not isinstance(i, int) or not 0 <= i < len(found):
+            raise InvalidArgumentError(
+                f"tasks: {i!r} is not a task index of {model!r} (0..{len(found) - 1})")
+    if callbacks is None:
+        user = []
+    elif callable(callbacks):
+        user = [callbacks]
+    else:
+        user = list(callbacks)
+    results = []
+    for n, i in enumerate(chosen):
+        def tagged(progress, batch, _i=i):
+            progress = dict(progress, task_index=_i, task_count=len(found))
+            go_on = True
+            for cb in user:
+                if cb(progress, batch) is False:
+                    go_on = False
+            return go_on
+        results.append(tune_op(found[i], tuner=tuner, trials=trials, db=db,
+                               callbacks=[tagged] if user else None, **options))
+    return results

@@ -1,0 +1,85 @@
+"""Compiling and running from Python, against the CLI's reference interpreter (naive loops),
+with the input checks a numpy user runs into."""
+
+import numpy as np
+import pytest
+
+import tensortune as tt
+
+SHAPE = (1, 3, 64, 64)
+
+
+@pytest.fixture(scope="module")
+def net():
+    return tt.compile("mobilenet-v1", input_shapes={"data": SHAPE}, opt_level=3)
+
+
+def reference(cli, tmp_path, x):
+    """`tensortune run --reference`: the interpreter's answer for the same input."""
+    np.save(tmp_path / "x.npy", x)
+    cli("run", "--model", "mobilenet-v1", "--input-shape", "data=1x3x64x64", "--reference",
+        "--input", f"data={tmp_path / 'x.npy'}", "--output", tmp_path / "ref.npy")
+    return np.load(tmp_path / "ref.npy")
+
+
+def test_run_equals_the_reference_interpreter(net, cli, scratch):
+    x = np.random.default_rng(0).uniform(-1, 1, SHAPE).astype(np.float32)
+    out = net.run({"data": x})
+    assert list(out) == net.outputs
+    got = out[net.outputs[0]]
+    want = reference(cli, scratch, x)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    # Keyword form, and a strided view of the same values (made contiguous, one copy).
+    np.testing.assert_array_equal(net.run(data=x)[net.outputs[0]], got)
+    wide = np.zeros((1, 3, 64, 128), np.float32)
+    wide[..., ::2] = x
+    view = wide[..., ::2]
+    assert not view.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(net.run(data=view)[net.outputs[0]], got)
+    # The caller's array is not modified, and the outputs are arrays of their own.
+    assert np.array_equal(x, wide[..., ::2])
+    again = net.run(data=x)[net.outputs[0]]
+    again[...] = 0
+    assert np.abs(got).max() > 0
+
+
+def test_save_load_and_describe(net, scratch):
+    x = np.random.default_rng(1).uniform(-1, 1, SHAPE).astype(np.float32)
+    path = scratch / "net.tt"
+    net.save(path)
+    loaded = tt.load(path, threads=2)
+    assert loaded.threads == 2 and loaded.opt_level == 3
+    assert loaded.inputs == {"data": (SHAPE, "float32")}
+    np.testing.assert_allclose(loaded.run(data=x)[loaded.outputs[0]],
+                               net.run(data=x)[net.outputs[0]], rtol=1e-5, atol=1e-6)
+    kinds = {s["kind"] for s in net.steps}
+    assert "kernel" in kinds
+    assert all(not s["tuned"] for s in net.schedules)  # no records: default configs
+
+
+def test_bench_and_profile(net):
+    b = net.bench(repeat=3, min_repeat_ms=1)
+    assert len(b["round_ms"]) == 3 and b["min_ms"] <= b["median_ms"] <= b["max_ms"]
+    p = net.profile(repeat=3, min_repeat_ms=1)
+    assert len(p["steps"]) == len(net.steps)
+    assert p["profile_sum_ms"] == pytest.approx(sum(s["mean_ms"] for s in p["steps"]), rel=1e-6)
+    assert "kernel" in p["table"]
+
+
+def test_bad_inputs_name_the_input(net):
+    x = np.zeros(SHAPE, np.float32)
+    with pytest.raises(tt.InvalidArgumentError, match="input 'data' is a float64 array"):
+        net.run(data=x.astype(np.float64))
+    with pytest.raises(tt.InvalidArgumentError, match=r"input 'data' has shape \(1, 3, 32, 32\)"):
+        net.run(data=np.zeros((1, 3, 32, 32), np.float32))
+    with pytest.raises(tt.InvalidArgumentError, match="'image' is not an input.*data"):
+        net.run(image=x)
+    with pytest.raises(tt.InvalidArgumentError, match="not a numpy array"):
+        net.run(data=[[1.0]])
+    with pytest.raises(tt.InvalidArgumentError, match="opt_level = 7"):
+        tt.compile("mobilenet-v1", opt_level=7)
+    with pytest.raises(tt.NotFoundError):
+        tt.load("/nonexistent/net.tt")
+    with pytest.raises(TypeError):
+        tt.compile("mobilenet-v1", optlevel=3)
