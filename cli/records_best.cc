@@ -45,7 +45,6 @@ nlohmann::json entity_or_text(const std::string& text) {
   return parsed.is_discarded() ? nlohmann::json(text) : parsed;
 }
 
-
 bool is_filtered(const records::RecordStore::BestQuery& q) {
   return !q.template_name.empty() || !q.shape.empty() || !q.workload_keys.empty() ||
          !q.device_key.empty() || q.threads != 0 || q.since != 0 || q.until != 0 || q.top_k > 1 ||
