@@ -103,16 +103,18 @@ struct RunFlags {
   int threads = 0;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
 };
 
 Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifact,
-                                                       const ModelFlags& model, int threads) {
+                                                       const ModelFlags& model, int threads,
+                                                       int64_t max_artifact_bytes) {
   if (!artifact.empty() && !model.model.empty())
     return invalid_argument("give an artifact or --model, not both");
   if (artifact.empty() && model.model.empty())
     return invalid_argument("give an artifact (net.tt from tensortune compile) or --model");
   if (!artifact.empty()) {
-    TT_ASSIGN_OR_RETURN(CompiledNetwork net, runtime::read_network(artifact));
+    TT_ASSIGN_OR_RETURN(CompiledNetwork net, runtime::read_network(artifact, max_artifact_bytes));
     return std::make_shared<CompiledNetwork>(std::move(net));
   }
   TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(model, std::max(threads, 1)));
@@ -120,7 +122,7 @@ Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifa
 }
 
 Status run(const RunFlags& f) {
-  TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads));
+  TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
   TT_ASSIGN_OR_RETURN(auto inputs, read_inputs(net->graph, f.inputs));
   std::vector<graph::Tensor> outputs;
   const auto start = std::chrono::steady_clock::now();
@@ -157,10 +159,11 @@ struct BenchFlags {
   int threads = 0;
   runtime::BenchOptions options;
   bool json = false;
+  int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
 };
 
 Status bench(const BenchFlags& f) {
-  TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads));
+  TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
   const int threads = f.threads > 0 ? f.threads : net->threads;
   TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
   std::map<std::string, graph::Tensor> inputs;
@@ -199,6 +202,13 @@ Status bench(const BenchFlags& f) {
       static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   if (f.options.profile) std::printf("%s", runtime::format_profile(*exe, r).c_str());
   return ok_status();
+}
+
+void add_artifact_limit(CLI::App& cmd, int64_t& max_bytes) {
+  cmd.add_option("--max-artifact-bytes", max_bytes, "a larger artifact is refused unread")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
 }
 
 }  // namespace
@@ -248,6 +258,7 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   auto rf = std::make_shared<RunFlags>();
   CLI::App* r = app.add_subcommand("run", "Run a compiled artifact (or a model) on .npy inputs");
   r->add_option("artifact", rf->artifact, "a .tt artifact from tensortune compile");
+  add_artifact_limit(*r, rf->max_artifact_bytes);
   add_model_flags(r, rf->model, true, false);
   r->add_flag("--reference", rf->reference,
               "run the reference interpreter on the (optimised) graph instead");
@@ -278,6 +289,7 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   CLI::App* b = app.add_subcommand(
       "bench", "Time a compiled artifact end to end (--profile: per fusion group)");
   b->add_option("artifact", bf->artifact, "a .tt artifact from tensortune compile");
+  add_artifact_limit(*b, bf->max_artifact_bytes);
   add_model_flags(b, bf->model, true, false);
   b->add_option("--threads", bf->threads, "threads (default: the artifact's)")->check(at_least(1));
   b->add_option("--repeat", bf->options.repeat, "timed rounds; the median is reported")

@@ -242,7 +242,13 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   t->add_option("--max-message-bytes", tf->options.max_message_bytes, "largest request accepted")
       ->check(at_least(1024, 1 << 30))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group("Limits");
+  t->add_option("--max-devices-per-key", tf->options.dispatcher.max_devices_per_key,
+                "devices one key may have at once; one more is refused (RESOURCE_EXHAUSTED)")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
   t->add_option("--heartbeat-timeout", tf->options.dispatcher.heartbeat_timeout_s,
                 "seconds of silence after which a device is dropped and its work re-queued")
       ->check(at_least(0.5))

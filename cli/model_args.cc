@@ -27,6 +27,21 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model
   cmd->add_option("--input-shape", flags.input_shapes,
                   "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
                   "repeat for several inputs)");
+  cmd->add_option("--max-model-bytes", flags.limits.max_model_bytes,
+                  "an ONNX file larger than this is refused unread")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
+  cmd->add_option("--max-onnx-nodes", flags.limits.max_nodes,
+                  "an ONNX graph with more nodes is refused")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
+  cmd->add_option("--max-initializers", flags.limits.max_initializers,
+                  "an ONNX graph with more initializers (weights) is refused")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
   if (!optimise) return;
   cmd->add_option("--opt-level", flags.opt_level,
                   "0: SimplifyInference, DCE; 1: + FuseOps; 2: + FoldConstant; 3: + "
@@ -95,6 +110,7 @@ Expected<graph::Graph> load_model(const ModelFlags& flags) {
   }
   frontend::OnnxImportOptions options;
   options.input_shapes = std::move(shapes);
+  options.limits = flags.limits;
   return frontend::import_onnx_file(flags.model, options);
 }
 

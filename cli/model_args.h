@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/graph.h"
 #include "compiler/runtime/compiled_network.h"
 #include "support/error.h"
@@ -21,16 +22,17 @@ struct ModelFlags {
   std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
   int opt_level = 3;
   bool print_after_each = false;
-  std::string records;       ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
-  std::string device_key;    ///< records of this device key only (default: this host's)
-  bool no_borrow = false;    ///< untuned workloads take the default config, not a borrowed one
-  bool no_winograd = false;  ///< tasks/tune: no Winograd tasks; compile: no Winograd kernels
-  std::string target;        ///< compile, run, bench: llvm (default) or cuda[-smXY]
-  bool gpu_blocked = false;  ///< compile --gpu-layout nchwc
+  std::string records;          ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
+  std::string device_key;       ///< records of this device key only (default: this host's)
+  bool no_borrow = false;       ///< untuned workloads take the default config, not a borrowed one
+  bool no_winograd = false;     ///< tasks/tune: no Winograd tasks; compile: no Winograd kernels
+  std::string target;           ///< compile, run, bench: llvm (default) or cuda[-smXY]
+  bool gpu_blocked = false;     ///< compile --gpu-layout nchwc
+  frontend::OnnxLimits limits;  ///< --max-model-bytes, --max-onnx-nodes, --max-initializers
 };
 
-/// --model and --input-shape; with `optimise`, also --opt-level, --print-after-each, --records
-/// and --device-key.
+/// --model, --input-shape and the ONNX limits; with `optimise`, also --opt-level,
+/// --print-after-each, --records and --device-key.
 void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise,
                      bool model_required = true);
 

@@ -54,6 +54,13 @@ grpc::Status DeviceLinkService::Connect(
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "register.peak_gflops_per_slot = " + std::to_string(peak) +
                             ", must be 0 (not stated) or a GFLOPS figure up to 1e7");
+  const auto key_full = [&] {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "register.device_key '" + reg.device_key() + "' already has " +
+                            std::to_string(core_.options.dispatcher.max_devices_per_key) +
+                            " devices, the tracker's limit (--max-devices-per-key)");
+  };
+  if (!core_.dispatcher->key_has_room(reg.device_key())) return key_full();
   // The dispatcher may call `send` from another thread just as this stream ends; the
   // stream object dies when this handler returns, so sends check `closed` under the lock.
   struct Link {
@@ -87,6 +94,11 @@ grpc::Status DeviceLinkService::Connect(
         if (!link->closed) ctx->TryCancel();
       },
       describe_gpus(reg), peak);
+  if (id == 0) {  // the key filled up since key_has_room
+    std::lock_guard<std::mutex> lock(link->mu);
+    link->closed = true;
+    return key_full();
+  }
   if (peak == 0)
     logger("tracker")->warn("device {} '{}' stated no peak GFLOPS: its timings are not bounded", id,
                             name);

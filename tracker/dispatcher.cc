@@ -38,6 +38,9 @@ uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::st
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    int& of_key = devices_per_key_[key];
+    if (of_key >= options_.max_devices_per_key) return 0;
+    ++of_key;
     id = next_id_++;
     Device d;
     d.key = key;
@@ -54,6 +57,12 @@ uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::st
   logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
   run(std::move(sends), {}, {});
   return id;
+}
+
+bool Dispatcher::key_has_room(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = devices_per_key_.find(key);
+  return it == devices_per_key_.end() || it->second < options_.max_devices_per_key;
 }
 
 void Dispatcher::remove_device(uint64_t device_id) {
@@ -231,6 +240,9 @@ void Dispatcher::drop_device_locked(uint64_t device_id, std::vector<Notify>& not
   if (dev == devices_.end()) return;
   if (dev->second.disconnect) disconnects.push_back(dev->second.disconnect);
   const std::string name = dev->second.name;
+  if (auto k = devices_per_key_.find(dev->second.key);
+      k != devices_per_key_.end() && --k->second <= 0)
+    devices_per_key_.erase(k);
   devices_.erase(dev);
   // Collect first: re-queueing may finish (and erase) an item that gave up.
   std::vector<uint64_t> leased;

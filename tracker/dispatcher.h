@@ -64,6 +64,8 @@ struct DispatcherOptions {
   /// upper bound already (highest clock, every FMA unit); the margin covers clocks the
   /// device could not read.
   double peak_margin = 1.5;
+  /// Devices one key may have at once; a device beyond it is refused (`--max-devices-per-key`).
+  int max_devices_per_key = 10000;
 };
 
 /// What a job is made of: the work items (ids filled in by the dispatcher).
@@ -113,10 +115,13 @@ class Dispatcher {
 
   /// `disconnect` is called (outside the lock) when the dispatcher drops the device.
   /// `hardware` describes it in status (a GPU server's GPUs); may be empty. `peak_gflops`: one
-  /// slot's peak (0: not stated, its results are not bounded).
+  /// slot's peak (0: not stated, its results are not bounded). Returns 0, adding nothing, when
+  /// the key already has options.max_devices_per_key devices.
   uint64_t add_device(const std::string& key, int slots, const std::string& name, SendWork send,
                       std::function<void()> disconnect, std::string hardware = {},
                       double peak_gflops = 0);
+  /// Whether the key has room for another device (checked again by add_device).
+  bool key_has_room(const std::string& key) const;
   /// Drops the device (its stream ended): its leased items are re-queued.
   void remove_device(uint64_t device_id);
   void heartbeat(uint64_t device_id);
@@ -214,6 +219,7 @@ class Dispatcher {
   DispatchObserver* observer_;
   mutable std::mutex mu_;
   std::map<uint64_t, Device> devices_;
+  std::map<std::string, int> devices_per_key_;
   std::map<uint64_t, Item> items_;
   std::map<uint64_t, Job> jobs_;
   // Round robin: "key/priority" -> the client served last; "key/priority/client" -> its job

@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -115,16 +116,30 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
   return g;
 }
 
+Status check_count(const std::string& what, int64_t count, const char* things, int64_t limit,
+                   const char* flag) {
+  if (count <= limit) return ok_status();
+  return Error{ErrorCode::kOutOfRange, what + ": " + std::to_string(count) + " " + things +
+                                           ", more than the limit of " + std::to_string(limit) +
+                                           " (" + flag + ")"};
+}
+
 }  // namespace
 
 Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::string& what,
                                          const OnnxImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.empty()) return invalid_argument(what + " is empty");
+  TT_RETURN_IF_ERROR(check_count(what, static_cast<int64_t>(bytes.size()), "bytes",
+                                 options.limits.max_model_bytes, "--max-model-bytes"));
   if (!model.ParseFromString(bytes))
     return invalid_argument(what +
                             " is not an ONNX model (protobuf parsing failed; truncated "
                             "or another format?)");
+  TT_RETURN_IF_ERROR(check_count(what, model.graph().node_size(), "nodes", options.limits.max_nodes,
+                                 "--max-onnx-nodes"));
+  TT_RETURN_IF_ERROR(check_count(what, model.graph().initializer_size(), "initializers",
+                                 options.limits.max_initializers, "--max-initializers"));
   return import_model(model, what, options);
 }
 
@@ -149,6 +164,11 @@ Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path) {
 Expected<graph::Graph> import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found("cannot open model file " + path);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec)  // refused before it is read into memory
+    TT_RETURN_IF_ERROR(check_count(path, static_cast<int64_t>(size), "bytes",
+                                   options.limits.max_model_bytes, "--max-model-bytes"));
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return import_onnx_bytes(bytes.str(), path, options);

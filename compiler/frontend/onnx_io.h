@@ -10,7 +10,17 @@
 
 namespace tensortune::frontend {
 
+/// What a model file may hold before it is refused unread (a peer or a user controls the
+/// file; protobuf itself stops at 2 GiB). The CLI's --max-model-bytes, --max-onnx-nodes and
+/// --max-initializers set them; the error names the flag.
+struct OnnxLimits {
+  int64_t max_model_bytes = int64_t{2} << 30;
+  int64_t max_nodes = 1'000'000;
+  int64_t max_initializers = 100'000;
+};
+
 struct OnnxImportOptions {
+  OnnxLimits limits;
   /// Shapes for graph inputs by name: required for every dynamic dimension (dim_param or
   /// unset), and may override a static one.
   std::map<std::string, graph::Shape> input_shapes;

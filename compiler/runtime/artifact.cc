@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -468,11 +469,17 @@ Status write_network(const CompiledNetwork& network, const std::string& path) {
   return Status{};
 }
 
-Expected<CompiledNetwork> read_network(const std::string& path) {
+Expected<CompiledNetwork> read_network(const std::string& path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error{ErrorCode::kNotFound,
                  "cannot open artifact " + path + ": " + std::strerror(errno)};
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && static_cast<int64_t>(size) > max_bytes)
+    return Error{ErrorCode::kOutOfRange, "artifact " + path + ": " + std::to_string(size) +
+                                             " bytes, more than the limit of " +
+                                             std::to_string(max_bytes) + " (--max-artifact-bytes)"};
   std::ostringstream ss;
   ss << in.rdbuf();
   return deserialize_network(ss.str(), path);

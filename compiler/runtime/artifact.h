@@ -9,6 +9,7 @@
 /// Blobs hold the object code and every tensor's raw little-endian elements. Reading checks
 /// the magic, the format version and the checksum before parsing, and every index and size
 /// after: a truncated or corrupted file is refused with kDataLoss, never half-loaded.
+#include <cstdint>
 #include <string>
 
 #include "compiler/runtime/compiled_network.h"
@@ -21,6 +22,10 @@ std::string serialize_network(const CompiledNetwork& network);
 Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const std::string& what);
 
 Status write_network(const CompiledNetwork& network, const std::string& path);
-Expected<CompiledNetwork> read_network(const std::string& path);
+/// An artifact larger than `max_bytes` is refused unread (kOutOfRange naming the limit; the
+/// CLI's --max-artifact-bytes).
+inline constexpr int64_t kDefaultMaxArtifactBytes = int64_t{8} << 30;
+Expected<CompiledNetwork> read_network(const std::string& path,
+                                       int64_t max_bytes = kDefaultMaxArtifactBytes);
 
 }  // namespace tensortune::runtime

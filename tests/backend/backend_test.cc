@@ -356,6 +356,16 @@ TEST(Artifact, CorruptedTruncatedAndForeignArtifactsAreRefused) {
   auto from_file = read_network(path);
   ASSERT_TRUE(from_file) << from_file.error().message;
   EXPECT_EQ(from_file->steps.size(), net->steps.size());
+  // One byte over the limit is refused unread, naming the limit and its flag.
+  const auto size = static_cast<int64_t>(fs::file_size(path));
+  auto too_big = read_network(path, size - 1);
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.error().code, ErrorCode::kOutOfRange);
+  EXPECT_NE(too_big.error().message.find("more than the limit of " + std::to_string(size - 1) +
+                                         " (--max-artifact-bytes)"),
+            std::string::npos)
+      << too_big.error().message;
+  EXPECT_TRUE(read_network(path, size));
   fs::remove(path);
   EXPECT_EQ(read_network(path).error().code, ErrorCode::kNotFound);
 }

@@ -165,6 +165,47 @@ TEST(OnnxImport, NotOnnxAndTruncatedFilesAreRefused) {
   fs::remove(full);
 }
 
+// A model over a limit is refused with the limit and its flag named; at the limit it imports.
+TEST(OnnxImport, ModelsOverTheirLimitsAreRefusedNamingTheLimit) {
+  auto zoo = zoo_model("mobilenet-v1", {1, 3, 32, 32});
+  ASSERT_TRUE(zoo);
+  const std::string path = temp_path("limits.onnx");
+  ASSERT_TRUE(export_onnx(*zoo, path));
+  const int64_t size = static_cast<int64_t>(fs::file_size(path));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  struct Case {
+    OnnxLimits limits;
+    std::string message;
+  };
+  OnnxLimits small_file, few_nodes, few_weights;
+  small_file.max_model_bytes = size - 1;
+  few_nodes.max_nodes = 3;
+  few_weights.max_initializers = 2;
+  const std::vector<Case> cases = {
+      {small_file, std::to_string(size) + " bytes, more than the limit of " +
+                       std::to_string(size - 1) + " (--max-model-bytes)"},
+      {few_nodes, "nodes, more than the limit of 3 (--max-onnx-nodes)"},
+      {few_weights, "initializers, more than the limit of 2 (--max-initializers)"}};
+  for (const Case& c : cases) {
+    OnnxImportOptions options;
+    options.limits = c.limits;
+    auto from_file = import_onnx_file(path, options);
+    ASSERT_FALSE(from_file) << c.message;
+    EXPECT_EQ(from_file.error().code, ErrorCode::kOutOfRange);
+    EXPECT_NE(from_file.error().message.find(c.message), std::string::npos)
+        << from_file.error().message;
+    auto from_bytes = import_onnx_bytes(bytes, "limits.onnx", options);
+    ASSERT_FALSE(from_bytes);
+    EXPECT_NE(from_bytes.error().message.find(c.message), std::string::npos)
+        << from_bytes.error().message;
+  }
+  OnnxImportOptions exact;
+  exact.limits.max_model_bytes = size;
+  EXPECT_TRUE(import_onnx_file(path, exact));
+  fs::remove(path);
+}
+
 // Corrupted bytes anywhere in a real model: the importer answers with an error or a graph,
 // never a crash, a hang or a huge allocation.
 TEST(OnnxImport, RandomlyCorruptedModelsNeverCrashTheImporter) {

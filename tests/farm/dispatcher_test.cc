@@ -175,6 +175,28 @@ TEST(Dispatcher, StatusShowsWhatAGpuServerRegistered) {
   }
 }
 
+TEST(Dispatcher, AKeyHoldsAtMostItsLimitOfDevicesAndFreesRoomWhenOneLeaves) {
+  DispatcherOptions options;
+  options.max_devices_per_key = 3;
+  Dispatcher d(options);
+  FakeDevice dev[5];
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(d.key_has_room(kKey));
+    ids.push_back(d.add_device(kKey, 1, "d" + std::to_string(i), dev[i].sender(), nullptr));
+    EXPECT_NE(ids.back(), 0u);
+  }
+  EXPECT_FALSE(d.key_has_room(kKey));
+  EXPECT_EQ(d.add_device(kKey, 1, "d3", dev[3].sender(), nullptr), 0u);
+  EXPECT_EQ(d.status().devices_size(), 3);
+  // Other keys have room of their own.
+  EXPECT_NE(d.add_device("other", 1, "o", dev[4].sender(), nullptr), 0u);
+  d.remove_device(ids[1]);
+  EXPECT_TRUE(d.key_has_room(kKey));
+  EXPECT_NE(d.add_device(kKey, 1, "d3", dev[3].sender(), nullptr), 0u);
+  EXPECT_FALSE(d.key_has_room(kKey));
+}
+
 TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches) {
   DispatcherOptions o;
   o.lease_margin_s = 0;  // lease = 2 x the item's 1 s timeout
