@@ -30,6 +30,16 @@ Status Archive::record(int64_t task_id, const ss::ConfigSpace& space, const ss::
   return store_->add_results(task_id, space, {config}, {result}, run, {-1});
 }
 
+Status Archive::record_batch(const std::vector<Row>& rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_->transaction([&]() -> Status {
+    for (const Row& r : rows)
+      TT_RETURN_IF_ERROR(
+          store_->add_results(r.task_id, *r.space, {r.config}, {r.result}, r.run, {-1}));
+    return ok_status();
+  });
+}
+
 Expected<std::vector<records::BestRecord>> Archive::best_all() {
   std::lock_guard<std::mutex> lock(read_mu_);
   return reader_->best_all();

@@ -22,6 +22,17 @@ class Archive {
   /// The latest stored result per config index of the task on the device key.
   Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(
       int64_t task_id, const std::string& device_key);
+  /// One result to store: the config of the task's space it measured, and its run (tuner
+  /// "farm", the job's name as run id, and who submitted and measured it).
+  struct Row {
+    int64_t task_id = -1;
+    std::shared_ptr<const schedule_space::ConfigSpace> space;
+    schedule_space::Config config;
+    schedule_space::MeasureResult result;
+    records::RunInfo run;
+  };
+  /// Every row in one transaction: all stored, or none (the error says why).
+  Status record_batch(const std::vector<Row>& rows);
   /// `run`: tuner "farm", the job's name as run id, and who submitted and measured it.
   Status record(int64_t task_id, const schedule_space::ConfigSpace& space,
                 const schedule_space::Config& config, const schedule_space::MeasureResult& result,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "support/log.h"
 
@@ -181,7 +182,8 @@ bool Dispatcher::complete(uint64_t device_id, uint64_t item_id, uint64_t lease_i
       finish_locked(item_id, std::move(result), /*record=*/true, notes, device_name);
       accepted = true;
     }
-    sends = dispatch_locked(now);
+    // A completion frees a slot of this device only; nothing changes for the others.
+    if (dev != devices_.end()) dispatch_to_locked(device_id, dev->second, now, sends);
   }
   run(std::move(sends), std::move(notes), {});
   return accepted;
@@ -398,36 +400,54 @@ std::optional<uint64_t> Dispatcher::next_item_locked(const std::string& key, uin
 }
 
 std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now) {
+  // Only devices of keys with queued work can take any: with thousands of idle devices, the
+  // others are skipped without asking for an item each.
+  std::set<std::string> keys_with_work;
+  for (const auto& [id, job] : jobs_)
+    if (!job.queue.empty()) keys_with_work.insert(job.spec.device_key);
   std::vector<Send> sends;
-  for (auto& [device_id, dev] : devices_) {
-    while (dev.busy < dev.slots) {
-      auto item_id = next_item_locked(dev.key, device_id);
-      if (!item_id) break;
-      Item& item = items_[*item_id];
-      item.state = Item::State::kLeased;
-      item.device = device_id;
-      item.lease = next_id_++;
-      const double timeout =
-          item.work.timing().timeout_s() > 0 ? item.work.timing().timeout_s() : 10.0;
-      item.deadline =
-          now + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
-      item.work.set_lease_id(item.lease);
-      if (observer_) observer_->dispatched(dev.key, seconds_between(item.queued_at, now));
-      ++dev.busy;
-      ++jobs_[item.job].running;
-      sends.push_back(Send{device_id, dev.send, item.work});
-    }
-  }
+  if (keys_with_work.empty()) return sends;
+  for (auto& [device_id, dev] : devices_)
+    if (dev.busy < dev.slots && keys_with_work.count(dev.key))
+      dispatch_to_locked(device_id, dev, now, sends);
   return sends;
+}
+
+void Dispatcher::dispatch_to_locked(uint64_t device_id, Device& dev, Clock::time_point now,
+                                    std::vector<Send>& sends) {
+  while (dev.busy < dev.slots) {
+    auto item_id = next_item_locked(dev.key, device_id);
+    if (!item_id) break;
+    Item& item = items_[*item_id];
+    item.state = Item::State::kLeased;
+    item.device = device_id;
+    item.lease = next_id_++;
+    const double timeout =
+        item.work.timing().timeout_s() > 0 ? item.work.timing().timeout_s() : 10.0;
+    item.deadline = now + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
+    item.work.set_lease_id(item.lease);
+    if (observer_) observer_->dispatched(dev.key, seconds_between(item.queued_at, now));
+    ++dev.busy;
+    ++jobs_[item.job].running;
+    sends.push_back(Send{device_id, dev.send, item.work});
+  }
 }
 
 void Dispatcher::run(std::vector<Send> sends, std::vector<Notify> notes,
                      std::vector<std::function<void()>> disconnects) {
   for (auto& d : disconnects) d();
   for (auto& n : notes) {
-    if (n.record && recorder_) recorder_(n.context, n.index, n.result, n.device);
-    if (n.sink) n.sink(n.index, n.result);
+    if (n.record && recorder_) {
+      std::function<void()> then;
+      if (n.sink)
+        then = [sink = std::move(n.sink), index = n.index, result = n.result] {
+          sink(index, result);
+        };
+      recorder_(n.context, n.index, n.result, n.device, std::move(then));
+    } else if (n.sink) {
+      n.sink(n.index, n.result);
+    }
   }
   for (auto& s : sends)
     if (!s.send(s.work)) {

@@ -86,11 +86,13 @@ struct JobSpec {
 using JobSink = std::function<void(int index, const schedule_space::MeasureResult& result)>;
 /// Pushes an item down a device's stream; false when the stream is gone.
 using SendWork = std::function<bool(const v1::WorkItem& item)>;
-/// Called once per completed item, before the job's sink: the archive. `device` names the
-/// device that measured it (empty when no device did: gave up after lost devices).
-using Recorder =
-    std::function<void(const std::shared_ptr<const void>& record_context, int index,
-                       const schedule_space::MeasureResult& result, const std::string& device)>;
+/// Called once per completed item: the archive. `device` names the device that measured it
+/// (empty when no device did: gave up after lost devices). The recorder calls `then` (which
+/// hands the result to the job's sink) once the result is stored, on any thread, in the order
+/// the results came: a client never sees a result the archive could still lose.
+using Recorder = std::function<void(const std::shared_ptr<const void>& record_context, int index,
+                                    const schedule_space::MeasureResult& result,
+                                    const std::string& device, std::function<void()> then)>;
 
 /// What the dispatcher tells its watchers (the tracker's metrics) as things happen. Called under
 /// the dispatcher's lock: implementations must be quick and must not call the dispatcher.
@@ -198,6 +200,9 @@ class Dispatcher {
 
   // Fills free slots; returns the sends to perform outside the lock.
   std::vector<Send> dispatch_locked(Clock::time_point now);
+  // Fills the device's free slots.
+  void dispatch_to_locked(uint64_t device_id, Device& dev, Clock::time_point now,
+                          std::vector<Send>& sends);
   std::optional<uint64_t> next_item_locked(const std::string& key, uint64_t device_id);
   bool may_take_locked(const Item& item, uint64_t device_id, const std::string& key) const;
   void prune_finished_jobs_locked(Clock::time_point now);

@@ -67,7 +67,7 @@ TrackerMetrics::TrackerMetrics() : registry_(std::make_shared<prometheus::Regist
                          .Register(*registry_);
   archive_latency_ = &prometheus::BuildHistogram()
                           .Name("tensortune_archive_write_seconds")
-                          .Help("Time to write one result to the SQLite archive")
+                          .Help("Time to commit one batch of results to the SQLite archive")
                           .Register(*registry_)
                           .Add({}, latency_buckets());
 }
@@ -107,9 +107,9 @@ void TrackerMetrics::requeued(const std::string& key) {
   requeues_->Add({{"key", key}}).Increment();
 }
 
-void TrackerMetrics::archive_write(double seconds, bool ok) {
+void TrackerMetrics::archive_write(double seconds, bool ok, size_t results) {
   archive_latency_->Observe(seconds);
-  archive_writes_->Add({{"outcome", ok ? "ok" : "failed"}}).Increment();
+  archive_writes_->Add({{"outcome", ok ? "ok" : "failed"}}).Increment(static_cast<double>(results));
 }
 
 std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {

@@ -42,8 +42,8 @@ class TrackerMetrics final : public DispatchObserver {
                  const schedule_space::MeasureResult& result) override;
   void lease_expired(const std::string& key) override;
   void requeued(const std::string& key) override;
-  /// One write of a result to the archive.
-  void archive_write(double seconds, bool ok);
+  /// One committed batch of `results` results in the archive (its time: the transaction's).
+  void archive_write(double seconds, bool ok, size_t results = 1);
 
   /// Prometheus text exposition format (version 0.0.4): the counters and histograms, and the
   /// gauges of `status` (plus the archive's result count).

@@ -157,19 +157,20 @@ grpc::Status ServerCore::authorize(const grpc::ServerContextBase& ctx, const cha
 }
 
 void ServerCore::record(const std::shared_ptr<const void>& context, int index,
-                        const schedule_space::MeasureResult& result,
-                        const std::string& device) const {
-  if (!context) return;  // a job that is not archived (layout transforms)
+                        const schedule_space::MeasureResult& result, const std::string& device,
+                        std::function<void()> then) const {
+  if (!context) {  // a job that is not archived (layout transforms)
+    if (then) then();
+    return;
+  }
   const auto& info = *static_cast<const JobRecordInfo*>(context.get());
-  const auto start = std::chrono::steady_clock::now();
-  Status s = archive->record(info.task_id, *info.space, info.configs[index], result,
-                             records::RunInfo{"farm", info.name, info.client, device});
-  metrics->archive_write(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-      s.has_value());
-  if (!s)
-    logger("tracker")->error("archive write failed for job '{}' index {}: {}", info.name, index,
-                             s.error().message);
+  ArchiveWriter::Entry e;
+  e.row = Archive::Row{info.task_id, info.space, info.configs[index], result,
+                       records::RunInfo{"farm", info.name, info.client, device}};
+  e.then = std::move(then);
+  e.job = info.name;
+  e.index = index;
+  archive_writer->add(std::move(e));
 }
 
 grpc::Status check_device_key(const std::string& field, const std::string& key) {

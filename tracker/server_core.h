@@ -16,6 +16,7 @@
 #include "schedule_space/config_space.h"
 #include "schedule_space/measure.h"
 #include "tracker/archive.h"
+#include "tracker/archive_writer.h"
 #include "tracker/credentials.h"
 #include "tracker/dispatcher.h"
 #include "tracker/metrics.h"
@@ -52,6 +53,9 @@ struct ServerCore {
   std::unique_ptr<TrackerMetrics> metrics = std::make_unique<TrackerMetrics>();
   std::unique_ptr<Archive> archive;
   std::unique_ptr<Dispatcher> dispatcher;
+  /// Batches results into the archive (archive_writer.h). Declared after `archive`: it is
+  /// destroyed first, committing what is queued.
+  std::unique_ptr<ArchiveWriter> archive_writer;
   /// Set when the tracker serves the network without authentication (--insecure); every
   /// Status reply carries it, so that `tensortune status` shows it.
   std::string security_warning;
@@ -91,9 +95,11 @@ struct ServerCore {
   grpc::Status authorize(const grpc::ServerContextBase& ctx, const char* rpc, uint8_t roles,
                          Caller* caller = nullptr) const;
 
-  /// The dispatcher's Recorder: writes one result to the archive (errors are logged).
+  /// The dispatcher's Recorder: queues one result for the archive's next batch; `then` runs
+  /// once that batch committed (errors are logged; `then` runs either way).
   void record(const std::shared_ptr<const void>& context, int index,
-              const schedule_space::MeasureResult& result, const std::string& device) const;
+              const schedule_space::MeasureResult& result, const std::string& device,
+              std::function<void()> then) const;
 
  private:
   mutable std::mutex credentials_mu_;

@@ -103,10 +103,13 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   ServerCore& core = impl->core;
   if (auto set = core.reload_credentials(options.credentials); !set) return set.error();
   TT_ASSIGN_OR_RETURN(core.archive, Archive::open(options.db_path));
+  core.archive_writer = std::make_unique<ArchiveWriter>(*core.archive, core.metrics.get());
   core.dispatcher = std::make_unique<Dispatcher>(
       options.dispatcher,
       [&core](const std::shared_ptr<const void>& context, int index, const ss::MeasureResult& r,
-              const std::string& device) { core.record(context, index, r, device); },
+              const std::string& device, std::function<void()> then) {
+        core.record(context, index, r, device, std::move(then));
+      },
       core.metrics.get());
   impl->device_link = std::make_unique<DeviceLinkService>(core);
   impl->tuning = std::make_unique<TuningService>(core);
@@ -141,7 +144,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(impl->device_link.get());
   builder.RegisterService(impl->tuning.get());
-  // Many device streams each hold a thread of the sync server.
+  // Device streams are callback streams (no thread each); the tuning clients' job streams are
+  // sync and hold a thread each while they run.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   impl->server = builder.BuildAndStart();
   if (open_to_network) {
@@ -201,6 +205,8 @@ void TrackerServer::shutdown() {
   impl_->monitor.reset();
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (impl_->housekeeping.joinable()) impl_->housekeeping.join();
+  // What is still queued is committed before the archive closes.
+  impl_->core.archive_writer->stop();
 }
 
 }  // namespace tensortune::tracker

@@ -119,7 +119,10 @@ TEST(Dispatcher, ResultsAboveTheDevicesPeakAreRejectedAndRecordedAsErrors) {
   std::vector<std::pair<ss::MeasureResult, std::string>> recorded;
   Dispatcher d(DispatcherOptions{},
                [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult& r,
-                   const std::string& device) { recorded.emplace_back(r, device); });
+                   const std::string& device, std::function<void()> then) {
+                 recorded.emplace_back(r, device);
+                 if (then) then();
+               });
   FakeDevice dev;
   // 100 GFLOPS per slot and thread; items of 1 GFLOP (at most) each.
   const uint64_t id = d.add_device("k", 1, "honest-box", dev.sender(), nullptr, "", 100);
@@ -203,7 +206,10 @@ TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches)
   Recorder rec;
   int recorded = 0;
   Dispatcher d(o, [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
-                      const std::string&) { ++recorded; });
+                      const std::string&, std::function<void()> then) {
+    ++recorded;
+    if (then) then();
+  });
   FakeDevice dev;
   const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), nullptr);
   d.submit(job("A", 1), rec.sink("A"));
