@@ -3,8 +3,10 @@
 // what is measured.
 //   1. throughput with 1, 2, 4, 8 device servers and the scaling efficiency against 1;
 //   2. the tracker's added latency per item (one device, back-to-back items);
-//   3. 1,000 simulated devices on 1,000 streams from this process, heartbeating every 2 s:
-//      the tracker's CPU use idle and under a job, and the job's dispatch latency.
+//   3. a swarm (10,000 by default) of simulated devices on as many streams from two processes,
+//      heartbeating every 2 s: how long they take to register, the tracker's CPU use idle and
+//      under a job of one item per device, the job's submission-to-result latency, and the
+//      tracker's memory per device.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -92,6 +94,22 @@ ss::Task bench_task() {  // a space with thousands of valid configs
                         ss::Target{"llvm -keys=cpu", 16});
 }
 
+// A space with more valid configs than the swarm has devices (conv2d_nchw.cuda's is huge); the
+// simulated devices do not care what they "measure".
+ss::Task swarm_task() {
+  return *ss::make_task("conv2d_nchw.cuda", ss::square_conv2d(64, 56, 64, 3, 1),
+                        ss::Target{"cuda -keys=cuda,gpu -arch=sm_80", 16});
+}
+
+// Resident memory of a process, in bytes.
+double rss_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+  return 0;
+}
+
 std::vector<ss::Config> configs_of(const ss::ConfigSpace& space, size_t n) {
   std::vector<ss::Config> out;
   for (int64_t i = 0; i < space.size() && out.size() < n; ++i)
@@ -153,133 +171,168 @@ class FakeDevice {
   std::thread reader_;
 };
 
+// `count` simulated devices (ids from `first`) on streams to the tracker at `port`, spread
+// over 8 connections, heartbeating every 2 s until the process is killed: half of the swarm,
+// run by a second copy of this program (`--swarm-child`).
+[[noreturn]] void run_swarm_half(int port, int count, int first) {
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<std::unique_ptr<tt::v1::DeviceLink::Stub>> stubs;
+  for (int c = 0; c < 8; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("tt.channel", first + c);  // distinct args: distinct connections
+    channels.push_back(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                                 grpc::InsecureChannelCredentials(), args));
+    stubs.push_back(tt::v1::DeviceLink::NewStub(channels.back()));
+  }
+  std::vector<std::unique_ptr<FakeDevice>> fakes;
+  for (int i = 0; i < count; ++i)
+    fakes.push_back(std::make_unique<FakeDevice>(*stubs[i % stubs.size()], first + i, 5.0));
+  for (;;) {
+    for (auto& f : fakes) f->heartbeat();
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Farm benchmark: dispatch throughput, scaling, added latency, 1,000 devices"};
+  CLI::App app{"Farm benchmark: dispatch throughput, scaling, added latency, a swarm of 10,000 devices"};
   std::string binary = TENSORTUNE_BINARY;
   double simulate_ms = 20;
   int items_per_device = 60;
-  int swarm = 1000;
+  int swarm = 10000;
   app.add_option("--binary", binary, "the tensortune binary")->capture_default_str();
   app.add_option("--simulate-ms", simulate_ms, "simulated measurement time per item")
       ->capture_default_str();
   app.add_option("--items-per-device", items_per_device, "items per device in the scaling runs")
       ->capture_default_str();
-  app.add_option("--swarm", swarm, "simulated devices in part 3 (0 skips it)")
+  app.add_option("--swarm", swarm, "simulated devices in part 3, from two processes (0 skips it)")
       ->capture_default_str();
+  std::vector<int> swarm_child;
+  app.add_option("--swarm-child", swarm_child, "PORT COUNT FIRST: run half a swarm (internal)")
+      ->expected(3)
+      ->group("");
+  bool only_swarm = false;
+  app.add_flag("--only-swarm", only_swarm, "run part 3 only");
   CLI11_PARSE(app, argc, argv);
+  if (swarm_child.size() == 3) run_swarm_half(swarm_child[0], swarm_child[1], swarm_child[2]);
   signal(SIGPIPE, SIG_IGN);
   const ss::Task task = bench_task();
   const ss::ConfigSpace space = *ss::make_config_space(task);
 
-  std::printf("== 1. throughput, %.0f ms simulated per item, %d items per device ==\n", simulate_ms,
-              items_per_device);
-  std::printf("%8s %7s %9s %12s %10s %11s\n", "devices", "items", "wall s", "results/s", "ideal/s",
-              "efficiency");
-  double per_device_1 = 0;
-  for (int n : {1, 2, 4, 8}) {
-    Farm farm(binary, "scale" + std::to_string(n));
-    farm.add_devices(n, simulate_ms);
-    if (!tt::testing::wait_for_devices(*farm.client, n)) {
-      std::fprintf(stderr, "devices did not register (port %d); tracker log:\n%s\n", farm.port,
-                   tt::testing::read_text((farm.dir / "tracker.log").string()).c_str());
-      return 1;
+  if (!only_swarm) {
+    std::printf("== 1. throughput, %.0f ms simulated per item, %d items per device ==\n",
+                simulate_ms, items_per_device);
+    std::printf("%8s %7s %9s %12s %10s %11s\n", "devices", "items", "wall s", "results/s",
+                "ideal/s", "efficiency");
+    double per_device_1 = 0;
+    for (int n : {1, 2, 4, 8}) {
+      Farm farm(binary, "scale" + std::to_string(n));
+      farm.add_devices(n, simulate_ms);
+      if (!tt::testing::wait_for_devices(*farm.client, n)) {
+        std::fprintf(stderr, "devices did not register (port %d); tracker log:\n%s\n", farm.port,
+                     tt::testing::read_text((farm.dir / "tracker.log").string()).c_str());
+        return 1;
+      }
+      const auto configs = configs_of(space, static_cast<size_t>(n * items_per_device));
+      if (configs.size() < static_cast<size_t>(n * items_per_device))
+        std::fprintf(stderr, "note: the space has only %zu valid configs\n", configs.size());
+      const auto t0 = Clock::now();
+      auto r = farm.client->measure(task, space, configs, timing(), "sim", "scale");
+      const double wall = since(t0);
+      if (!r) {
+        std::fprintf(stderr, "%s\n", r.error().message.c_str());
+        return 1;
+      }
+      const double rate = configs.size() / wall;
+      if (n == 1) per_device_1 = rate;
+      std::printf("%8d %7zu %9.3f %12.1f %10.1f %11.3f\n", n, configs.size(), wall, rate,
+                  n * 1000.0 / simulate_ms, rate / (n * per_device_1));
     }
-    const auto configs = configs_of(space, static_cast<size_t>(n * items_per_device));
-    if (configs.size() < static_cast<size_t>(n * items_per_device))
-      std::fprintf(stderr, "note: the space has only %zu valid configs\n", configs.size());
-    const auto t0 = Clock::now();
-    auto r = farm.client->measure(task, space, configs, timing(), "sim", "scale");
-    const double wall = since(t0);
-    if (!r) {
-      std::fprintf(stderr, "%s\n", r.error().message.c_str());
-      return 1;
-    }
-    const double rate = configs.size() / wall;
-    if (n == 1) per_device_1 = rate;
-    std::printf("%8d %7zu %9.3f %12.1f %10.1f %11.3f\n", n, configs.size(), wall, rate,
-                n * 1000.0 / simulate_ms, rate / (n * per_device_1));
-  }
 
-  std::printf("\n== 2. added latency per item (1 device, back-to-back items, 1 ms simulated) ==\n");
-  {
-    Farm farm(binary, "latency");
-    farm.add_devices(1, 1.0);
-    tt::testing::wait_for_devices(*farm.client, 1);
-    const auto configs = configs_of(space, 400);
-    std::vector<double> arrivals;
-    (void)farm.client->measure(
-        task, space, configs, timing(), "sim", "latency", 0,
-        [&](int, const ss::MeasureResult&, bool) {
-          arrivals.push_back(
-              std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
-        });
-    std::vector<double> gaps;
-    for (size_t i = 50; i < arrivals.size(); ++i)
-      gaps.push_back((arrivals[i] - arrivals[i - 1]) * 1e3 - 1.0);
     std::printf(
-        "per item beyond the 1 ms measurement (result -> tracker -> next dispatch -> device): "
-        "median %.3f ms, "
-        "p99 %.3f ms over %zu items\n",
-        percentile(gaps, 0.5), percentile(gaps, 0.99), gaps.size());
-  }
+        "\n== 2. added latency per item (1 device, back-to-back items, 1 ms simulated) ==\n");
+    {
+      Farm farm(binary, "latency");
+      farm.add_devices(1, 1.0);
+      tt::testing::wait_for_devices(*farm.client, 1);
+      const auto configs = configs_of(space, 400);
+      std::vector<double> arrivals;
+      (void)farm.client->measure(
+          task, space, configs, timing(), "sim", "latency", 0,
+          [&](int, const ss::MeasureResult&, bool) {
+            arrivals.push_back(
+                std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
+          });
+      std::vector<double> gaps;
+      for (size_t i = 50; i < arrivals.size(); ++i)
+        gaps.push_back((arrivals[i] - arrivals[i - 1]) * 1e3 - 1.0);
+      std::printf(
+          "per item beyond the 1 ms measurement (result -> tracker -> next dispatch -> device): "
+          "median %.3f ms, "
+          "p99 %.3f ms over %zu items\n",
+          percentile(gaps, 0.5), percentile(gaps, 0.99), gaps.size());
+    }
+
+  }  // !only_swarm
 
   if (swarm > 0) {
     std::printf(
-        "\n== 3. %d simulated devices on %d streams from one process, heartbeats every 2 s ==\n",
+        "\n== 3. %d simulated devices on %d streams from two processes, heartbeats every 2 s ==\n",
         swarm, swarm);
     Farm farm(binary, "swarm");
-    std::vector<std::shared_ptr<grpc::Channel>> channels;
-    std::vector<std::unique_ptr<tt::v1::DeviceLink::Stub>> stubs;
-    for (int c = 0; c < 8; ++c) {
-      grpc::ChannelArguments args;
-      args.SetInt("tt.channel", c);  // distinct args: distinct connections
-      channels.push_back(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(farm.port),
-                                                   grpc::InsecureChannelCredentials(), args));
-      stubs.push_back(tt::v1::DeviceLink::NewStub(channels.back()));
-    }
+    const pid_t tracker_pid = farm.tracker->pid();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double rss_before = rss_bytes(tracker_pid);
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
     const auto t_reg = Clock::now();
-    std::vector<std::unique_ptr<FakeDevice>> fakes;
-    for (int i = 0; i < swarm; ++i)
-      fakes.push_back(std::make_unique<FakeDevice>(*stubs[i % stubs.size()], i, 5.0));
-    if (!tt::testing::wait_for_devices(*farm.client, swarm, 60)) {
+    std::vector<std::unique_ptr<Process>> halves;
+    const int half = swarm / 2;
+    for (int h = 0; h < 2; ++h)
+      halves.push_back(std::make_unique<Process>(
+          self,
+          std::vector<std::string>{"--swarm-child", std::to_string(farm.port),
+                                   std::to_string(h == 0 ? half : swarm - half),
+                                   std::to_string(h * half)},
+          (farm.dir / ("swarm" + std::to_string(h) + ".log")).string()));
+    if (!tt::testing::wait_for_devices(*farm.client, swarm, 120)) {
       std::fprintf(stderr, "the swarm did not register\n");
       return 1;
     }
-    std::printf("registered %d devices in %.2f s\n", swarm, since(t_reg));
-    std::atomic<bool> stop{false};
-    std::thread beats([&] {
-      while (!stop) {
-        for (auto& f : fakes) f->heartbeat();
-        for (int i = 0; i < 20 && !stop; ++i)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    });
-    const pid_t tracker_pid = farm.tracker->pid();
+    const double registered_s = since(t_reg);
+    std::printf("registered %d devices in %.2f s\n", swarm, registered_s);
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // heartbeats start
     double c0 = cpu_seconds(tracker_pid);
     auto t0 = Clock::now();
     std::this_thread::sleep_for(std::chrono::seconds(10));
+    const double idle_cpu = 100 * (cpu_seconds(tracker_pid) - c0) / since(t0);
     std::printf("tracker CPU while idle with %d heartbeating devices: %.2f%% of one core\n", swarm,
-                100 * (cpu_seconds(tracker_pid) - c0) / since(t0));
-    const auto configs = configs_of(space, static_cast<size_t>(swarm));
+                idle_cpu);
+    std::printf("tracker memory: %.1f MiB more with the devices, %.1f KiB per device\n",
+                (rss_bytes(tracker_pid) - rss_before) / (1 << 20),
+                (rss_bytes(tracker_pid) - rss_before) / 1024 / swarm);
+    const ss::Task task3 = swarm_task();
+    const ss::ConfigSpace space3 = *ss::make_config_space(task3);
+    const auto configs = configs_of(space3, static_cast<size_t>(swarm));
     std::vector<double> latency;
     c0 = cpu_seconds(tracker_pid);
     t0 = Clock::now();
     auto r = farm.client->measure(
-        task, space, configs, timing(), "swarm", "swarm-job", 0,
-        [&](int, const ss::MeasureResult&, bool) { latency.push_back(since(t0) * 1e3 - 5.0); });
+        task3, space3, configs, timing(), "swarm", "swarm-job", 0,
+        [&](int, const ss::MeasureResult&, bool) { latency.push_back(since(t0) * 1e3); });
     const double wall = since(t0);
     std::printf(
-        "job of %zu items over %d devices (5 ms each): %s in %.3f s; completion minus 5 ms: median "
-        "%.1f ms, "
-        "p99 %.1f ms, max %.1f ms; tracker CPU %.1f%% of one core\n",
+        "job of %zu items over %d devices (5 ms each): %s in %.3f s; submission to result: median "
+        "%.1f ms, p99 %.1f ms, max %.1f ms; tracker CPU %.1f%% of one core\n",
         configs.size(), swarm, r ? "done" : r.error().message.c_str(), wall,
         percentile(latency, 0.5), percentile(latency, 0.99), percentile(latency, 1.0),
         100 * (cpu_seconds(tracker_pid) - c0) / wall);
-    stop = true;
-    beats.join();
-    for (auto& f : fakes) f->stop();
+    std::printf(
+        "goals: register < 5 s: %s; idle CPU < 10%%: %s; 10,000-item job < 3 s: %s; "
+        "p99 < 1.5 s: %s\n",
+        registered_s < 5 ? "met" : "NOT met", idle_cpu < 10 ? "met" : "NOT met",
+        wall < 3 ? "met" : "NOT met", percentile(latency, 0.99) < 1500 ? "met" : "NOT met");
+    halves.clear();
   }
   return 0;
 }
