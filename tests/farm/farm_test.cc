@@ -756,6 +756,31 @@ TEST_F(Farm, RefusedDevicesExitWithTheReasonInsteadOfRetrying) {
       << read_text(path("device1.log"));
 }
 
+TEST_F(Farm, AKeyAtItsDeviceLimitRefusesOneMoreUntilADeviceLeaves) {
+  ASSERT_GT(start_tracker(0, {"--max-devices-per-key", "1"}), 0);
+  Process& first = start_device("sim", {"--simulate-ms", "5"});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  start_device("sim", {"--simulate-ms", "5"});
+  const auto refused = [&] {
+    return read_text(path("device1.log"))
+               .find("RESOURCE_EXHAUSTED: register.device_key 'sim' already has 1 devices, the "
+                     "tracker's limit (--max-devices-per-key)") != std::string::npos;
+  };
+  for (int i = 0; i < 200 && !refused(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(refused()) << read_text(path("device1.log"));
+  EXPECT_EQ(c->status()->devices_size(), 1);
+  // The refusal is not permanent: once the first device is gone, the second gets in.
+  first.kill9();
+  const auto registered = [&] {
+    return read_text(path("device1.log")).find("registered with") != std::string::npos;
+  };
+  for (int i = 0; i < 300 && !registered(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(registered()) << read_text(path("device1.log"));
+}
+
 TEST_F(Farm, TlsTrackerServesVerifiedClientsAndDevicesOnly) {
   const std::string cert = path("cert.pem"), key = path("key.pem");
   const std::string cmd =
