@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -252,7 +253,8 @@ class Session {
   std::condition_variable cv_;     // work for the slots
   std::condition_variable hb_cv_;  // wakes the heartbeat loop at shutdown
   std::deque<v1::WorkItem> queue_;
-  bool done_ = false;
+  // Written under mu_; atomic because the shutdown watcher polls it without the lock.
+  std::atomic<bool> done_{false};
   int busy_ = 0;
   double heartbeat_s_ = 2;
   std::string refusal_;
