@@ -111,8 +111,10 @@ class Soak {
     bump(next_device, o_.device_chaos_s);
     bump(next_client, o_.client_chaos_s);
     bump(next_tracker, o_.tracker_chaos_s > 0 ? o_.tracker_chaos_s : 1e9);
-    std::printf("%8s %6s %10s %8s %8s %10s %s\n", "time s", "pid", "RSS MiB", "files", "devices",
-                "archived", "event");
+    // RSS splits into anonymous memory (the heap: what a leak grows) and file-backed pages (the
+    // archive's memory map and libraries, which grow with the DB and the kernel can drop).
+    std::printf("%8s %6s %10s %10s %8s %8s %10s %s\n", "time s", "pid", "RSS MiB", "anon MiB",
+                "files", "devices", "archived", "event");
     std::string event = "start";
     while (since(start) < o_.minutes * 60) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -148,9 +150,11 @@ class Soak {
         const pid_t pid = tracker_->pid();
         const long rss = status_kib(pid, "VmRSS");
         rss_.push_back(rss);
+        anon_.push_back(status_kib(pid, "RssAnon"));
         files_.push_back(open_files(pid));
-        std::printf("%8.0f %6d %10.1f %8ld %8d %10s %s\n", since(start), pid, rss / 1024.0,
-                    files_.back(), last_devices_, archived().c_str(), event.c_str());
+        std::printf("%8.0f %6d %10.1f %10.1f %8ld %8d %10s %s\n", since(start), pid, rss / 1024.0,
+                    anon_.back() / 1024.0, files_.back(), last_devices_, archived().c_str(),
+                    event.c_str());
         std::fflush(stdout);
         event.clear();
         bump(next_sample, 10);
@@ -311,6 +315,9 @@ class Soak {
     const size_t warm = std::min<size_t>(rss_.size(), 6);  // the first minute is warm-up
     const long rss_warm = rss_.empty() ? 0 : *std::max_element(rss_.begin(), rss_.begin() + warm);
     const long rss_max = rss_.empty() ? 0 : *std::max_element(rss_.begin(), rss_.end());
+    const long anon_warm =
+        anon_.empty() ? 0 : *std::max_element(anon_.begin(), anon_.begin() + warm);
+    const long anon_max = anon_.empty() ? 0 : *std::max_element(anon_.begin(), anon_.end());
     const long files_max = files_.empty() ? 0 : *std::max_element(files_.begin(), files_.end());
     std::printf(
         "\nSoak: %.1f min, %d device servers (%d real with crashing workers), %d clients, "
@@ -326,6 +333,9 @@ class Soak {
                 latency_percentile(0.5), latency_percentile(0.99));
     std::printf("| tracker RSS after warm-up / max | %.1f / %.1f MiB | flat |\n", rss_warm / 1024.0,
                 rss_max / 1024.0);
+    std::printf(
+        "| tracker anonymous memory (heap) after warm-up / max | %.1f / %.1f MiB | flat |\n",
+        anon_warm / 1024.0, anon_max / 1024.0);
     std::printf("| tracker open files max | %ld | flat |\n", files_max);
     const bool ok = lost == 0 && doubles == 0 && check == "ok";
     if (!ok) {
@@ -346,7 +356,7 @@ class Soak {
   int port_ = 0, mport_ = 0, tracker_kills_ = 0, last_devices_ = 0;
   pid_t incarnation_pid_ = -1;
   std::map<double, double> total_, latest_;
-  std::vector<long> rss_, files_;
+  std::vector<long> rss_, anon_, files_;
 };
 
 }  // namespace
