@@ -143,10 +143,6 @@ class FakeDevice {
     std::lock_guard<std::mutex> lock(mu_);
     stream_->Write(m);
   }
-  void stop() {
-    ctx_.TryCancel();
-    reader_.join();
-  }
 
  private:
   void loop() {
@@ -196,7 +192,8 @@ class FakeDevice {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Farm benchmark: dispatch throughput, scaling, added latency, a swarm of 10,000 devices"};
+  CLI::App app{
+      "Farm benchmark: dispatch throughput, scaling, added latency, a swarm of 10,000 devices"};
   std::string binary = TENSORTUNE_BINARY;
   double simulate_ms = 20;
   int items_per_device = 60;

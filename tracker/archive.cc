@@ -24,12 +24,6 @@ Expected<std::map<int64_t, ss::MeasureResult>> Archive::recorded(int64_t task_id
   return out;
 }
 
-Status Archive::record(int64_t task_id, const ss::ConfigSpace& space, const ss::Config& config,
-                       const ss::MeasureResult& result, const records::RunInfo& run) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return store_->add_results(task_id, space, {config}, {result}, run, {-1});
-}
-
 Status Archive::record_batch(const std::vector<Row>& rows) {
   std::lock_guard<std::mutex> lock(mu_);
   return store_->transaction([&]() -> Status {

@@ -33,10 +33,6 @@ class Archive {
   };
   /// Every row in one transaction: all stored, or none (the error says why).
   Status record_batch(const std::vector<Row>& rows);
-  /// `run`: tuner "farm", the job's name as run id, and who submitted and measured it.
-  Status record(int64_t task_id, const schedule_space::ConfigSpace& space,
-                const schedule_space::Config& config, const schedule_space::MeasureResult& result,
-                const records::RunInfo& run);
   Expected<std::vector<records::BestRecord>> best_all();
   Expected<std::vector<records::BestRecord>> query_best(const records::RecordStore::BestQuery& q);
   Expected<int64_t> result_count();

@@ -322,7 +322,7 @@ Status Executable::set_input(const std::string& name, const graph::TensorType& t
   return Status{};
 }
 
-Status Executable::check_input(const std::string& name, const graph::TensorType& type) const {
+Expected<graph::TensorType> Executable::input_type(const std::string& name) const {
   const graph::Graph& g = impl_->net->graph;
   const ValueId id = g.find_input(name);
   if (id == graph::kNoValue) {
@@ -331,9 +331,14 @@ Status Executable::check_input(const std::string& name, const graph::TensorType&
     return invalid_argument("input '" + name +
                             "' is not an input of the network (its inputs: " + names + ")");
   }
-  if (type != g.type(id))
+  return g.type(id);
+}
+
+Status Executable::check_input(const std::string& name, const graph::TensorType& type) const {
+  TT_ASSIGN_OR_RETURN(graph::TensorType want, input_type(name));
+  if (type != want)
     return invalid_argument("input '" + name + "' is " + graph::type_string(type) +
-                            ", the network takes " + graph::type_string(g.type(id)));
+                            ", the network takes " + graph::type_string(want));
   return Status{};
 }
 

@@ -34,6 +34,8 @@ class Executable {
   int threads() const;
   const graph::MemoryPlan& memory_plan() const;
 
+  /// The type of input `name`; the error names an unknown input and lists the real ones.
+  Expected<graph::TensorType> input_type(const std::string& name) const;
   /// Copies an input in; the error names an unknown input or a type that does not match.
   Status set_input(const std::string& name, const graph::Tensor& value);
   /// set_input from memory the caller owns: `data` holds the elements of `type`, C-contiguous,

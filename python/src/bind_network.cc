@@ -63,20 +63,12 @@ class Network {
   // The arrays are checked and copied in with the GIL held (they are Python objects).
   void set_inputs(const py::dict& inputs) {
     Executable& e = exe();
-    const graph::Graph& g = net_->graph;
     for (auto [key, value] : inputs) {
       if (!py::isinstance<py::str>(key))
         raise(invalid_argument("inputs: key " + py::repr(key).cast<std::string>() +
                                " is not an input name"));
       const std::string name = key.cast<std::string>();
-      const graph::ValueId id = g.find_input(name);
-      if (id == graph::kNoValue) {
-        std::string names;
-        for (auto in : g.inputs()) names += (names.empty() ? "" : ", ") + g.value(in).name;
-        raise(invalid_argument("input '" + name +
-                               "' is not an input of the network (its inputs: " + names + ")"));
-      }
-      const graph::TensorType& want = g.type(id);
+      const graph::TensorType want = unwrap(e.input_type(name));
       if (!py::isinstance<py::array>(value))
         raise(invalid_argument(
             "input '" + name + "': " + py::str(py::type::of(value)).cast<std::string>() +
@@ -161,13 +153,6 @@ py::dict bench_dict(const runtime::BenchResult& r) {
                   py::arg("warmup_ms") = r.warmup_ms);
 }
 
-std::string path_of(const py::handle& v) {
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  if (py::hasattr(v, "__fspath__"))
-    return py::module_::import("os").attr("fspath")(v).cast<std::string>();
-  raise(invalid_argument("path: " + py::repr(v).cast<std::string>() + " is not a path"));
-}
-
 Network compile(const py::object& model, const py::object& records, int opt_level, int threads,
                 const std::string& target, const py::object& input_shapes,
                 const std::string& device_key, bool winograd, bool borrow) {
@@ -177,7 +162,7 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
     raise(invalid_argument("threads = " + std::to_string(threads) + ", must be >= 1"));
   cli::ModelFlags flags = model_flags(model, input_shapes);
   flags.opt_level = opt_level;
-  if (!records.is_none()) flags.records = path_of(records);
+  if (!records.is_none()) flags.records = path_arg(records, "records");
   flags.device_key = device_key;
   flags.target = target;
   flags.no_winograd = !winograd;
@@ -244,7 +229,7 @@ void bind_network(py::module_& m) {
           "bench() plus the time of every step ('steps', and 'table' as `bench --profile` "
           "prints it)")
       .def(
-          "save", [](const Network& n, const py::handle& path) { n.save(path_of(path)); },
+          "save", [](const Network& n, const py::handle& path) { n.save(path_arg(path, "path")); },
           py::arg("path"), "writes the .tt artifact that `tensortune run` and load() read")
       .def_property_readonly("model", [](const Network& n) { return n.compiled().model; })
       .def_property_readonly(
@@ -307,7 +292,7 @@ void bind_network(py::module_& m) {
   m.def(
       "load",
       [](const py::handle& path, int threads) {
-        const std::string p = path_of(path);
+        const std::string p = path_arg(path, "path");
         std::shared_ptr<const CompiledNetwork> net;
         {
           py::gil_scoped_release release;

@@ -56,14 +56,6 @@ py::dict record_dict(const records::StoredRecord& r) {
   return d;
 }
 
-std::string path_text(const py::handle& v, const char* name) {
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  if (py::hasattr(v, "__fspath__"))
-    return py::module_::import("os").attr("fspath")(v).cast<std::string>();
-  raise(invalid_argument(std::string(name) + ": " + py::repr(v).cast<std::string>() +
-                         " is not a path"));
-}
-
 std::string time_text(const py::handle& v, const char* name) {
   if (v.is_none()) return "";
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
@@ -78,7 +70,7 @@ std::string time_text(const py::handle& v, const char* name) {
 // One open DB; closed explicitly, by `with`, or when collected.
 class PyRecordStore {
  public:
-  explicit PyRecordStore(const py::handle& path) : path_(path_text(path, "path")) {
+  explicit PyRecordStore(const py::handle& path) : path_(path_arg(path, "path")) {
     py::gil_scoped_release release;
     store_ = unwrap(records::RecordStore::open(path_));
   }
@@ -223,7 +215,7 @@ void bind_records(py::module_& m) {
           "import_autotvm_log",
           [](PyRecordStore& s, const py::handle& log, const std::string& device_key,
              bool skip_unsupported) {
-            return import_log(s.store(), path_text(log, "log"), device_key, skip_unsupported);
+            return import_log(s.store(), path_arg(log, "log"), device_key, skip_unsupported);
           },
           py::arg("log"), py::kw_only(), py::arg("device_key") = "",
           py::arg("skip_unsupported") = false,
@@ -232,7 +224,7 @@ void bind_records(py::module_& m) {
       .def(
           "export_autotvm_log",
           [](PyRecordStore& s, const py::handle& log) {
-            return export_log(s.store(), path_text(log, "log"));
+            return export_log(s.store(), path_arg(log, "log"));
           },
           py::arg("log"), "writes every record as an AutoTVM log line; returns the line count")
       .def("close", &PyRecordStore::close)
@@ -245,7 +237,7 @@ void bind_records(py::module_& m) {
       [](const py::handle& db, const py::handle& log, const std::string& device_key,
          bool skip_unsupported) {
         PyRecordStore store(db);
-        return import_log(store.store(), path_text(log, "log"), device_key, skip_unsupported);
+        return import_log(store.store(), path_arg(log, "log"), device_key, skip_unsupported);
       },
       py::arg("db"), py::arg("log"), py::kw_only(), py::arg("device_key") = "",
       py::arg("skip_unsupported") = false, "`tensortune records import --db DB LOG`");
@@ -253,7 +245,7 @@ void bind_records(py::module_& m) {
       "export_autotvm_log",
       [](const py::handle& db, const py::handle& log) {
         PyRecordStore store(db);
-        return export_log(store.store(), path_text(log, "log"));
+        return export_log(store.store(), path_arg(log, "log"));
       },
       py::arg("db"), py::arg("log"), "`tensortune records export --db DB > LOG`");
 }

@@ -43,15 +43,6 @@ py::list results_list(const ss::Task& task, const std::shared_ptr<const ss::Conf
   return out;
 }
 
-std::string text_or_empty(const py::object& v, const char* name) {
-  if (v.is_none()) return "";
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  if (py::hasattr(v, "__fspath__"))
-    return py::module_::import("os").attr("fspath")(v).cast<std::string>();
-  raise(invalid_argument(std::string(name) + ": " + py::repr(v).cast<std::string>() +
-                         " is not a str"));
-}
-
 void check_at_least(const char* name, double value, double min) {
   if (value < min) {
     char text[128];
@@ -109,17 +100,17 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
   f.min_repeat_ms = min_repeat_ms;
   f.timeout_s = timeout;
   f.flush_cache = flush_cache;
-  f.device_key = text_or_empty(device_key, "device_key");
-  f.tracker = text_or_empty(tracker, "tracker");
-  f.farm_key = text_or_empty(key, "key");
-  f.token_file = text_or_empty(token_file, "token_file");
-  f.tls_ca = text_or_empty(tls_ca, "tls_ca");
-  f.tls_cert = text_or_empty(tls_cert, "tls_cert");
-  f.tls_key = text_or_empty(tls_key, "tls_key");
+  f.device_key = optional_path_arg(device_key, "device_key");
+  f.tracker = optional_path_arg(tracker, "tracker");
+  f.farm_key = optional_path_arg(key, "key");
+  f.token_file = optional_path_arg(token_file, "token_file");
+  f.tls_ca = optional_path_arg(tls_ca, "tls_ca");
+  f.tls_cert = optional_path_arg(tls_cert, "tls_cert");
+  f.tls_key = optional_path_arg(tls_key, "tls_key");
   f.priority = priority;
   f.transfer = transfer;
   f.plan_size = plan_size;
-  const std::string db_path = text_or_empty(db, "db");
+  const std::string db_path = optional_path_arg(db, "db");
 
   auto space = task.space();
   std::optional<py::error_already_set> raised;
@@ -180,17 +171,17 @@ void graph_tune(const py::object& model, const py::object& db, const py::object&
   check_at_least("threads", threads, 1);
   cli::GraphTuneFlags f;
   f.model = model_flags(model, input_shapes);
-  f.db = text_or_empty(db, "db");
+  f.db = optional_path_arg(db, "db");
   f.device_key = device_key;
   f.top_k = top_k;
   f.threads = threads;
   f.solver = solver;
-  f.export_log = text_or_empty(export_log, "export_log");
-  f.tracker = text_or_empty(tracker, "tracker");
-  f.token_file = text_or_empty(token_file, "token_file");
-  f.tls_ca = text_or_empty(tls_ca, "tls_ca");
-  f.tls_cert = text_or_empty(tls_cert, "tls_cert");
-  f.tls_key = text_or_empty(tls_key, "tls_key");
+  f.export_log = optional_path_arg(export_log, "export_log");
+  f.tracker = optional_path_arg(tracker, "tracker");
+  f.token_file = optional_path_arg(token_file, "token_file");
+  f.tls_ca = optional_path_arg(tls_ca, "tls_ca");
+  f.tls_cert = optional_path_arg(tls_cert, "tls_cert");
+  f.tls_key = optional_path_arg(tls_key, "tls_key");
   if (solver != "auto" && solver != "dp" && solver != "pbqp")
     raise(invalid_argument("solver = '" + solver + "' is not auto, dp or pbqp"));
   py::gil_scoped_release release;

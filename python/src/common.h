@@ -37,6 +37,13 @@ inline void unwrap(const Status& status) {
   if (!status.has_value()) raise(status.error());
 }
 
+/// Whether `v` is a str or an os.PathLike.
+bool is_path_like(const py::handle& v);
+/// A str or os.PathLike argument as text; otherwise an InvalidArgumentError naming `name`.
+std::string path_arg(const py::handle& v, const char* name);
+/// The same, with None as "".
+std::string optional_path_arg(const py::handle& v, const char* name);
+
 void bind_errors(py::module_& m);
 void bind_tasks(py::module_& m);
 void bind_tuning(py::module_& m);

@@ -4,14 +4,10 @@ namespace tensortune::python {
 
 cli::ModelFlags model_flags(const py::handle& model, const py::handle& input_shapes) {
   cli::ModelFlags flags;
-  if (py::isinstance<py::str>(model)) {
-    flags.model = model.cast<std::string>();
-  } else if (py::hasattr(model, "__fspath__")) {
-    flags.model = py::module_::import("os").attr("fspath")(model).cast<std::string>();
-  } else {
+  if (!is_path_like(model))
     raise(invalid_argument("model: " + py::repr(model).cast<std::string>() +
                            " is not a zoo name or an ONNX file's path"));
-  }
+  flags.model = path_arg(model, "model");
   if (input_shapes.is_none()) return flags;
   if (!py::isinstance<py::dict>(input_shapes))
     raise(invalid_argument("input_shapes: " + py::repr(input_shapes).cast<std::string>() +
@@ -33,6 +29,22 @@ cli::ModelFlags model_flags(const py::handle& model, const py::handle& input_sha
     flags.input_shapes.push_back(name.cast<std::string>() + "=" + text);
   }
   return flags;
+}
+
+bool is_path_like(const py::handle& v) {
+  return py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__");
+}
+
+std::string path_arg(const py::handle& v, const char* name) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::hasattr(v, "__fspath__"))
+    return py::module_::import("os").attr("fspath")(v).cast<std::string>();
+  raise(invalid_argument(std::string(name) + ": " + py::repr(v).cast<std::string>() +
+                         " is not a str or a path"));
+}
+
+std::string optional_path_arg(const py::handle& v, const char* name) {
+  return v.is_none() ? std::string() : path_arg(v, name);
 }
 
 }  // namespace tensortune::python
