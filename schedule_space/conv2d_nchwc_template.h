@@ -35,6 +35,10 @@ struct WinogradSchedule {
   int m = 4;
   int64_t ic_bn = 1, oc_bn = 1;
   int64_t reg_t = 1, block_t = 1;
+  /// Output-channel groups run as separate parallel iterations (each transforms its tile
+  /// block's input again): parallelism for layers with few tiles, where one iteration per
+  /// tile block leaves threads idle and every thread would stream all of the weights.
+  int64_t oc_split = 1;
   int alpha() const { return m + 2; }
   int64_t tiles_per_block() const { return reg_t * block_t; }
 };

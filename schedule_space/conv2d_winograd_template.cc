@@ -17,11 +17,13 @@ using util::log_feature;
 
 constexpr int64_t kRegisterTiles[] = {1, 2, 3, 4, 6, 8};
 constexpr int64_t kBlocks[] = {1, 2, 3, 4};
+// The first is 1: records made before the knob existed decode to it.
+constexpr int64_t kOcSplits[] = {1, 2, 4, 8};
 
 int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
 
 // Knob positions, fixed by conv2d_winograd_space.
-enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4 };
+enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4, kOcSplit = 5 };
 
 int64_t scratch_bytes(const WinogradSchedule& s, int64_t in_channels) {
   const int64_t a2 = int64_t{s.alpha()} * s.alpha();
@@ -33,7 +35,7 @@ bool schedule_valid(const WinogradSchedule& s, const Conv2dWorkload& w, int64_t 
   const int64_t tiles = winograd_tiling(w, s.m).count();
   return s.reg_t * vectors <= kMaxAccumulators &&
          scratch_bytes(s, w.in_channels) <= kMaxWinogradScratchBytes &&
-         s.tiles_per_block() - s.reg_t < tiles;
+         s.tiles_per_block() - s.reg_t < tiles && s.oc_split <= w.out_channels / s.oc_bn;
 }
 
 }  // namespace
@@ -59,17 +61,23 @@ WinogradTiling winograd_tiling(const Conv2dWorkload& w, int m) {
   return {ceil_div(w.out_height(), m), ceil_div(w.out_width(), m)};
 }
 
+int64_t winograd_parallel_extent(const Conv2dWorkload& w, const WinogradSchedule& s) {
+  return s.oc_split * w.batch * ceil_div(winograd_tiling(w, s.m).count(), s.tiles_per_block());
+}
+
 ConfigSpace conv2d_winograd_space(const Conv2dWorkload& w, int vector_lanes) {
   std::vector<Knob> knobs;
   knobs.push_back(make_split_knob("tile_ic", w.in_channels, 2, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors));
-  std::vector<KnobValue> tiles, regs, blocks;
+  std::vector<KnobValue> tiles, regs, blocks, splits;
   for (int m : kWinogradTiles) tiles.emplace_back(int64_t{m});
   for (int64_t r : kRegisterTiles) regs.emplace_back(r);
   for (int64_t b : kBlocks) blocks.emplace_back(b);
+  for (int64_t g : kOcSplits) splits.emplace_back(g);
   knobs.push_back(make_other_knob("tile_m", tiles));
   knobs.push_back(make_other_knob("reg_t", regs));
   knobs.push_back(make_other_knob("block_t", blocks));
+  knobs.push_back(make_other_knob("oc_split", splits));
   std::vector<Knob> captured = knobs;
   const int64_t lanes = vector_lanes;
   auto valid = [captured, lanes, w](const std::vector<int32_t>& d) {
@@ -79,6 +87,7 @@ ConfigSpace conv2d_winograd_space(const Conv2dWorkload& w, int vector_lanes) {
     s.m = static_cast<int>(std::get<int64_t>(captured[kM].options[d[kM]]));
     s.reg_t = std::get<int64_t>(captured[kRegT].options[d[kRegT]]);
     s.block_t = std::get<int64_t>(captured[kBlockT].options[d[kBlockT]]);
+    s.oc_split = std::get<int64_t>(captured[kOcSplit].options[d[kOcSplit]]);
     return schedule_valid(s, w, lanes);
   };
   return ConfigSpace("conv2d_NCHWc_winograd.x86", std::move(knobs), valid);
@@ -91,6 +100,7 @@ WinogradSchedule conv2d_winograd_schedule(const ConfigSpace& space, const Config
   s.m = static_cast<int>(std::get<int64_t>(space.value(config, "tile_m")));
   s.reg_t = std::get<int64_t>(space.value(config, "reg_t"));
   s.block_t = std::get<int64_t>(space.value(config, "block_t"));
+  s.oc_split = std::get<int64_t>(space.value(config, "oc_split"));
   return s;
 }
 
@@ -132,11 +142,24 @@ class Conv2dWinogradTemplate final : public Template {
   }
 
   const std::vector<std::string>& feature_names() const override {
-    static const std::vector<std::string> names{
-        "m",           "ic_bn",        "oc_bn",         "reg_t",        "block_t",
-        "vectors",     "accumulators", "full_vectors",  "tiles",        "tile_waste",
-        "block_waste", "parallel",     "scratch_bytes", "weight_bytes", "mults_ratio",
-        "fma_per_load"};
+    static const std::vector<std::string> names{"m",
+                                                "ic_bn",
+                                                "oc_bn",
+                                                "reg_t",
+                                                "block_t",
+                                                "vectors",
+                                                "accumulators",
+                                                "full_vectors",
+                                                "tiles",
+                                                "tile_waste",
+                                                "block_waste",
+                                                "parallel",
+                                                "scratch_bytes",
+                                                "weight_bytes",
+                                                "mults_ratio",
+                                                "fma_per_load",
+                                                "oc_split",
+                                                "weight_bytes_per_iteration"};
     return names;
   }
 
@@ -163,11 +186,13 @@ class Conv2dWinogradTemplate final : public Template {
             log_feature(tiling.count()),
             static_cast<float>(covered / double(w.out_height() * w.out_width())),
             static_cast<float>(double(blocks * t) / double(tiling.count())),
-            log_feature(w.batch * blocks),
+            log_feature(w.batch * blocks * s.oc_split),
             log_feature(scratch_bytes(s, w.in_channels)),
             log_feature(4.0 * a2 * w.in_channels * w.out_channels),
             static_cast<float>(a2 / (9.0 * s.m * s.m)),
-            static_cast<float>(acc) / static_cast<float>(vectors + s.reg_t)};
+            static_cast<float>(acc) / static_cast<float>(vectors + s.reg_t),
+            static_cast<float>(s.oc_split),
+            log_feature(4.0 * a2 * w.in_channels * w.out_channels / double(s.oc_split))};
   }
 
   KernelSignature signature(const Task& task, const ConfigSpace& space,
@@ -179,7 +204,7 @@ class Conv2dWinogradTemplate final : public Template {
     sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
     sig.weight_shape = {a2, w.out_channels / s.oc_bn, w.in_channels, s.oc_bn};
     sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = w.batch * ceil_div(winograd_tiling(w, s.m).count(), s.tiles_per_block());
+    sig.parallel_extent = winograd_parallel_extent(w, s);
     sig.ic_block = s.ic_bn;
     sig.oc_block = s.oc_bn;
     return sig;

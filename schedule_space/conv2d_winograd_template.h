@@ -50,6 +50,8 @@ struct WinogradTiling {
   int64_t count() const { return rows * cols; }
 };
 WinogradTiling winograd_tiling(const Conv2dWorkload& w, int m);
+/// Parallel iterations of the kernel: output-channel groups x images x tile blocks.
+int64_t winograd_parallel_extent(const Conv2dWorkload& w, const WinogradSchedule& s);
 
 ConfigSpace conv2d_winograd_space(const Conv2dWorkload& w, int vector_lanes);
 WinogradSchedule conv2d_winograd_schedule(const ConfigSpace& space, const Config& config);

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test with ctest.
-# Extra arguments go to ctest (e.g. -R Conv2d).
+# Installs what is missing, builds, and runs every test with ctest; then what CI runs beside
+# it: each fuzz target for a few seconds, the whole suite under ASan and UBSan, and the tests of
+# the tracker, dispatcher, device server and executor under TSan. Extra arguments go to ctest
+# (e.g. -R Conv2d).
+#   --quick  the main suite only (no fuzzing, no sanitizer builds): the loop while developing
 #   --gpu   then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
 #           or a build without the CUDA Toolkit); for machines that have one.
 #   --sanitize address,undefined | thread
-#           build a separate tree (build-sanitize-NAME) with those sanitizers and run the suite
-#           there (thread: the tests of the tracker, dispatcher, device server and executor);
-#           a report fails the test that made it.
+#           only that sanitizer suite: build a separate tree (build-sanitize-NAME) with those
+#           sanitizers and run the suite there (thread: the tests of the tracker, dispatcher,
+#           device server and executor); a report fails the test that made it.
 #   --fuzz SECONDS
 #           after the suite, run every fuzz target for SECONDS (scripts/fuzz.sh; default 10,
 #           0 to skip): a crash fails the run, its input kept in build-fuzz/crashes/
@@ -15,10 +18,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 gpu=0
 sanitize=
 fuzz=10
+quick=0
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --gpu) gpu=1 ;;
+    --quick) quick=1 ;;
     --sanitize) sanitize=$2; shift ;;
     --sanitize=*) sanitize=${1#*=} ;;
     --fuzz) fuzz=$2; shift ;;
@@ -27,30 +32,46 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 "$root/scripts/deps.sh" --test
-if [[ -n $sanitize ]]; then
-  case "$sanitize" in
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Builds build-sanitize-NAME with the sanitizers and runs the suite there (TSan: the tests of
+# the tracker, dispatcher, device server and executor, and only their targets are built).
+run_sanitized() {
+  local which=$1
+  shift
+  case "$which" in
     address | undefined | address,undefined | undefined,address | thread) ;;
-    *) echo "test.sh: --sanitize $sanitize: give address,undefined or thread" >&2; exit 2 ;;
+    *) echo "test.sh: --sanitize $which: give address,undefined or thread" >&2; exit 2 ;;
   esac
-  tree="$root/build-sanitize-${sanitize//,/-}"
-  jobs=$(nproc 2>/dev/null || echo 2)
-  cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE="$sanitize" \
+  local tree="$root/build-sanitize-${which//,/-}"
+  local targets=() filter=()
+  echo "test.sh: the suite under -fsanitize=$which in $tree"
+  cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE="$which" \
     -DTT_BUILD_BENCH=OFF -DTT_PYTHON=OFF >/dev/null
-  cmake --build "$tree" -j "$jobs"
-  cd "$tree"
-  # Generated kernels are not instrumented; reports come from our code. LLVM's JIT and
-  # gRPC keep some memory until exit on purpose: leaks are reported by the fuzzers instead.
-  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  if [[ $which == thread ]]; then
+    targets=(--target farm_test dispatcher_test backend_test tensortune)
+    # Under TSan the tracker's SIGHUP handler never runs (TSan defers asynchronous signals
+    # until the receiving thread enters an intercepted call), so the one test that reloads by
+    # SIGHUP is left out there; the admin RPC's reload test covers the same path.
+    filter=(-L "farm_test|dispatcher_test|backend_test" -E "Sighup")
+  fi
+  cmake --build "$tree" -j "$jobs" "${targets[@]}"
+  # Generated kernels are not instrumented; reports come from our code. LLVM's JIT and gRPC
+  # keep some memory until exit on purpose: leaks are reported by the fuzzers instead.
+  # handle_segv=0: the farm tests crash workers on purpose and expect them to die by the
+  # signal (a real crash still fails its test, without the sanitizer's report).
   # Debian's gRPC and abseil are not instrumented: tests/sanitizers/tsan.supp drops the races
   # TSan sees inside them (every frame theirs); ours are still reported.
-  # handle_segv=0: the farm tests crash workers on purpose and expect them to die by the signal.
-  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:handle_segv=0:suppressions=$root/tests/sanitizers/tsan.supp
-  filter=()
-  # Under TSan the tracker's SIGHUP handler never runs (TSan defers asynchronous signals until
-  # the receiving thread enters an intercepted call), so the one test that reloads by SIGHUP
-  # is left out there; the admin RPC's reload test covers the same path.
-  [[ $sanitize == thread ]] && filter=(-L "farm_test|dispatcher_test|backend_test" -E "Sighup")
-  exec ctest --output-on-failure -j "$jobs" --timeout 900 "${filter[@]}" ${args[@]+"${args[@]}"}
+  (cd "$tree" &&
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_segv=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:handle_segv=0:suppressions=$root/tests/sanitizers/tsan.supp \
+    ctest --output-on-failure -j "$jobs" --timeout 900 "${filter[@]}" "$@")
+}
+
+if [[ -n $sanitize ]]; then
+  run_sanitized "$sanitize" ${args[@]+"${args[@]}"}
+  exit
 fi
 "$root/scripts/build.sh"
 # The deploy/ checks' npm packages (kubernetes-models, yaml), pinned in deploy/test/package.json.
@@ -58,12 +79,13 @@ if command -v npm >/dev/null && [[ ! -d "$root/deploy/test/node_modules/kubernet
   npm install --prefix "$root/deploy/test" --no-audit --no-fund --loglevel=error >/dev/null ||
     echo "test.sh: npm install in deploy/test failed: deploy_manifests will skip" >&2
 fi
-jobs=$(nproc 2>/dev/null || echo 2)
-cd "$root/build"
-ctest --output-on-failure -j "$jobs" ${args[@]+"${args[@]}"}
-if [[ $fuzz != 0 ]]; then
-  "$root/scripts/fuzz.sh" "$fuzz"
+(cd "$root/build" && ctest --output-on-failure -j "$jobs" ${args[@]+"${args[@]}"})
+if [[ $quick == 0 ]]; then
+  if [[ $fuzz != 0 ]]; then "$root/scripts/fuzz.sh" "$fuzz"; fi
+  run_sanitized address,undefined ${args[@]+"${args[@]}"}
+  run_sanitized thread ${args[@]+"${args[@]}"}
 fi
+cd "$root/build"
 if [[ $gpu == 1 ]]; then
   out=$(./tests/compiler_test --gtest_filter='CudaDriver.*:CudaNvrtc.*' 2>&1) || {
     echo "$out"

@@ -235,6 +235,7 @@ class Dispatcher {
   int64_t dropped_ = 0;
   Clock::time_point started_ = Clock::now();
   Clock::time_point last_expire_ = Clock::now();
+  Clock::time_point last_silence_scan_{};  ///< when expire() last looked for silent devices
 };
 
 }  // namespace tensortune::tracker

@@ -1,5 +1,6 @@
 #include "tracker/tracker_server.h"
 
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <netdb.h>
@@ -76,6 +77,10 @@ bool is_loopback_host(const std::string& host) {
 }
 
 Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptions& options) {
+  // Debian builds abseil with absl::Mutex's deadlock detection on, and gRPC locks an
+  // absl::Mutex several times per message: the lock-order graph it keeps cost about 3% of an
+  // idle 10,000-device tracker's CPU. Our own locks are std::mutex, which TSan checks.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const bool tokens = !options.token.empty() || !options.credentials.empty();
   if (tokens && !options.tls_client_ca.empty())
     return invalid_argument(

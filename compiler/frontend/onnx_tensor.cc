@@ -22,7 +22,8 @@ Status copy_raw(const std::string& raw, int64_t count, const std::string& name,
     return invalid_argument("tensor '" + name + "' raw_data has " + std::to_string(raw.size()) +
                             " bytes, expected " + std::to_string(count * sizeof(T)));
   out->resize(count);
-  std::memcpy(out->data(), raw.data(), raw.size());
+  // An empty tensor's vector has no storage: memcpy's pointers must not be null even for 0.
+  if (!raw.empty()) std::memcpy(out->data(), raw.data(), raw.size());
   return ok_status();
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "compiler/codegen/llvm/kernel.h"
@@ -53,13 +54,14 @@ int winograd_steps(const CompiledNetwork& net) {
 }
 
 /// A Winograd schedule for the workload with tile m and blocks of 8 where the channels allow.
-ss::WinogradSchedule winograd_for(const ss::Conv2dWorkload& w, int m) {
+ss::WinogradSchedule winograd_for(const ss::Conv2dWorkload& w, int m, int64_t oc_split = 1) {
   ss::WinogradSchedule s;
   s.m = m;
   s.ic_bn = w.in_channels % 8 == 0 ? 8 : w.in_channels;
   s.oc_bn = w.out_channels % 16 == 0 ? 16 : w.out_channels;
   s.reg_t = 4;
   s.block_t = 1;
+  s.oc_split = std::min(oc_split, w.out_channels / s.oc_bn);
   return s;
 }
 
@@ -75,7 +77,9 @@ TEST(WinogradNetwork, EveryZooModelWithWinogradWhereItServesMatchesTheInterprete
           w, w.in_channels % 8 == 0 ? 8 : w.in_channels, w.out_channels % 16 == 0 ? 16 : 1,
           static_cast<int>(lanes));
       if (ss::winograd_accepts(w)) {
-        s.winograd = winograd_for(w, ss::kWinogradTiles[layer++ % 3]);
+        // Every other layer splits its output channels over two parallel groups.
+        s.winograd = winograd_for(w, ss::kWinogradTiles[layer % 3], 1 + layer % 2);
+        ++layer;
         s.ic_bn = s.winograd->ic_bn;
         s.oc_bn = s.winograd->oc_bn;
         ++served;

@@ -9,6 +9,7 @@
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
 #include "compiler/graph/op_attrs.h"
+#include "tests/support/sanitized.h"
 
 namespace tensortune::passes {
 namespace {
@@ -27,8 +28,11 @@ int count(const Graph& g, OpKind op) {
   return n;
 }
 
+// The zoo models' input: 224x224, 64x64 under a sanitizer (tests/support/sanitized.h).
+graph::Shape zoo_shape() { return {1, 3, testing::kZooInputSize, testing::kZooInputSize}; }
+
 std::map<std::string, Tensor> zoo_input() {
-  Tensor x = Tensor::zeros({1, 3, 224, 224});
+  Tensor x = Tensor::zeros(zoo_shape());
   fill_uniform(x, 42);
   return {{"data", std::move(x)}};
 }
@@ -45,7 +49,7 @@ double relative_error(const Tensor& got, const Tensor& want) {
 class ZooAtEveryOptLevel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ZooAtEveryOptLevel, OptimisedGraphEqualsTheUnoptimisedOne) {
-  auto model = frontend::zoo_model(GetParam());
+  auto model = frontend::zoo_model(GetParam(), zoo_shape());
   ASSERT_TRUE(model) << model.error().message;
   const auto input = zoo_input();
   auto reference = graph::interpret(*model, input);
@@ -83,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(Zoo, ZooAtEveryOptLevel,
 // NNVM's bug, kept behind a test-only switch: moving negative scales across relu. The zoo's
 // negative batch-norm scales must expose it, or the equality test above proves nothing.
 TEST(FoldScaleAxis, MovingNegativeScalesAcrossReluIsCaught) {
-  auto model = frontend::zoo_model("resnet-18");
+  auto model = frontend::zoo_model("resnet-18", zoo_shape());
   ASSERT_TRUE(model);
   PassContext ctx;
   ctx.opt_level = 3;
@@ -136,7 +140,7 @@ TEST(FoldScaleAxis, FoldsForwardIntoTheNextConvWhenTheScaleIsPositive) {
 
 // The rule: direct invocation always runs (prerequisites first); a pipeline filters by level.
 TEST(PassRule, DirectInvocationRunsWhateverTheOptLevel) {
-  auto model = frontend::zoo_model("resnet-18");
+  auto model = frontend::zoo_model("resnet-18", zoo_shape());
   ASSERT_TRUE(model);
   std::vector<std::string> ran;
   PassContext ctx;
@@ -150,7 +154,7 @@ TEST(PassRule, DirectInvocationRunsWhateverTheOptLevel) {
 }
 
 TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
-  auto model = frontend::zoo_model("resnet-18");
+  auto model = frontend::zoo_model("resnet-18", zoo_shape());
   ASSERT_TRUE(model);
   std::vector<std::string> ran;
   PassContext ctx;
@@ -174,7 +178,7 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
-  auto model = frontend::zoo_model("resnet-18");
+  auto model = frontend::zoo_model("resnet-18", zoo_shape());
   ASSERT_TRUE(model);
   AlterOpLayoutOptions layout;
   layout.choose_blocks = [](const schedule_space::Conv2dWorkload& w) {
@@ -195,7 +199,7 @@ TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
 // Per-node blocks (what graph-best records give): a conv whose output block differs from its
 // consumer's input block gets exactly one transform between them, and nowhere else changes.
 TEST(AlterOpLayout, PerNodeBlocksInsertTransformsExactlyWhereNeighboursDisagree) {
-  auto model = frontend::zoo_model("resnet-18");
+  auto model = frontend::zoo_model("resnet-18", zoo_shape());
   ASSERT_TRUE(model);
   auto transforms = [&](std::optional<ConvBlocks> odd) {
     AlterOpLayoutOptions layout;
@@ -251,7 +255,7 @@ TEST(AlterOpLayout, PerNodeBlocksInsertTransformsExactlyWhereNeighboursDisagree)
 }
 
 TEST(FuseOps, ConvTakesItsEpilogueIntoItsGroup) {
-  auto model = frontend::zoo_model("resnet-18");
+  auto model = frontend::zoo_model("resnet-18", zoo_shape());
   PassContext ctx;
   ctx.opt_level = 3;
   auto g = run_pipeline(standard_pipeline(), *model, ctx);

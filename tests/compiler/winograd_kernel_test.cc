@@ -59,7 +59,7 @@ Inputs make_inputs(const ss::Conv2dWorkload& w, bool bias) {
 
 /// The config of the space with these knob values (the rest as the default has them).
 ss::Config config_with(const ss::ConfigSpace& space, const ss::Config& base, int m, int64_t ic_bn,
-                       int64_t oc_bn, int64_t reg_t, int64_t block_t) {
+                       int64_t oc_bn, int64_t reg_t, int64_t block_t, int64_t oc_split = 1) {
   ss::Entity e = space.entity_of(base);
   for (auto& [name, value] : e) {
     if (name == "tile_m") value = int64_t{m};
@@ -67,6 +67,7 @@ ss::Config config_with(const ss::ConfigSpace& space, const ss::Config& base, int
     if (name == "tile_oc") value = std::vector<int64_t>{-1, oc_bn};
     if (name == "reg_t") value = reg_t;
     if (name == "block_t") value = block_t;
+    if (name == "oc_split") value = oc_split;
   }
   auto c = space.config_from_entity(e);
   EXPECT_TRUE(c.has_value()) << c.error().message;
@@ -111,7 +112,8 @@ TEST(WinogradMatrices, ComputeTheCorrelationExactlyInDouble) {
 TEST(WinogradKernel, EveryTileSizeMatchesTheReferenceOnOddShapesAndPadding) {
   // Outputs that no m divides, asymmetric and zero padding, channel counts that are not a
   // multiple of the vector (partial vectors in the transforms and the GEMM), batch 2, and
-  // blocks whose last tiles lie past the image.
+  // blocks whose last tiles lie past the image; output channels split into groups that do not
+  // divide the channel chunks evenly (24/4 = 6 chunks in 4 groups: 1, 2, 1, 2).
   const std::vector<ss::Conv2dWorkload> shapes = {
       conv3x3(1, 8, 9, 11, 24, {1, 1, 1, 1}),
       conv3x3(2, 3, 7, 5, 20, {0, 2, 1, 0}),
@@ -126,11 +128,13 @@ TEST(WinogradKernel, EveryTileSizeMatchesTheReferenceOnOddShapesAndPadding) {
     const ss::Config base = ss::default_config(*task, *space);
     const Inputs r = make_inputs(w, false);
     for (int m : ss::kWinogradTiles) {
-      for (auto [ic_bn, oc_bn, reg_t, block_t] :
-           std::vector<std::array<int64_t, 4>>{{1, w.out_channels, 1, 1},
-                                               {w.in_channels, 4, 3, 2},
-                                               {w.in_channels, w.out_channels / 2, 2, 3}}) {
-        const ss::Config c = config_with(*space, base, m, ic_bn, oc_bn, reg_t, block_t);
+      for (auto [ic_bn, oc_bn, reg_t, block_t, oc_split] :
+           std::vector<std::array<int64_t, 5>>{{1, w.out_channels, 1, 1, 1},
+                                               {w.in_channels, 4, 3, 2, 1},
+                                               {w.in_channels, w.out_channels / 2, 2, 3, 2},
+                                               {w.in_channels, 4, 1, 2, 4}}) {
+        const ss::Config c = config_with(*space, base, m, ic_bn, oc_bn, reg_t, block_t, oc_split);
+        ASSERT_EQ(ss::conv2d_winograd_schedule(*space, c).oc_split, oc_split);
         if (!space->is_valid(c)) continue;
         auto got = tt::measure::run_operator(*task, *space, c, r.in, 2);
         ASSERT_TRUE(got.has_value()) << got.error().message;

@@ -154,8 +154,11 @@ TEST_F(Farm, DashboardInARealBrowserShowsAJobAdvancingAndItsCurve) {
       << read_text(path("tracker.log"));
   const int mport = wait_for_port(path("mport"));
   ASSERT_GT(mport, 0);
-  start_device("sim", {"--simulate-ms", "60", "--token-file", path("box")});
-  start_device("sim", {"--simulate-ms", "60", "--token-file", path("box")});
+  // 120 items of 200 ms on two devices: 12 s, longer than a headless Chromium takes to load
+  // and dump the page twice even on a loaded machine (at 60 ms a sanitizer run finished the
+  // job before the first dump).
+  start_device("sim", {"--simulate-ms", "200", "--token-file", path("box")});
+  start_device("sim", {"--simulate-ms", "200", "--token-file", path("box")});
   ASSERT_TRUE(wait_for_devices(*client(alice), 2)) << read_text(path("tracker.log"));
   const ss::Task task = dense_task(128);
   const auto space = *ss::make_config_space(task);

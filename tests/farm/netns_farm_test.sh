@@ -16,6 +16,11 @@ pids=()
 
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  # The recorded pids are the subshells of `in_ns ... &`; what they started may outlive them,
+  # so everything still running inside the namespaces is killed too.
+  for h in "${hosts[@]}"; do
+    ip netns pids "$tag-$h" 2>/dev/null | xargs -r kill -9 2>/dev/null
+  done
   wait 2>/dev/null
   for h in "${hosts[@]}" sw; do ip netns del "$tag-$h" 2>/dev/null; done
   if [[ ${keep:-0} == 1 ]]; then echo "logs kept in $work"; else rm -rf "$work"; fi

@@ -1,5 +1,5 @@
-// Implements compiler/codegen/llvm/network_kernels.h: a network's kernels into object files, and object
-// files back into callable code.
+// Implements compiler/codegen/llvm/network_kernels.h: a network's kernels into object files, and
+// object files back into callable code.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
@@ -25,11 +25,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
     const auto& w = c->workload;
     const auto& s = c->schedule;
     if (c->depthwise) return w.batch * (w.out_channels / s.oc_bn) * w.out_height();
-    if (s.winograd) {
-      const int64_t tiles = ss::winograd_tiling(w, s.winograd->m).count();
-      const int64_t per_block = s.winograd->tiles_per_block();
-      return w.batch * ((tiles + per_block - 1) / per_block);
-    }
+    if (s.winograd) return ss::winograd_parallel_extent(w, *s.winograd);
     return w.batch * (w.out_channels / s.oc_bn) * ((w.out_height() + s.reg_h - 1) / s.reg_h);
   }
   if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
@@ -75,7 +71,7 @@ std::string spec_key(const NetworkKernelSpec& spec) {
        << (c->depthwise ? " depthwise" : "");
     if (const auto& wg = s.winograd)
       os << " winograd " << wg->m << ' ' << wg->ic_bn << ' ' << wg->oc_bn << ' ' << wg->reg_t << ' '
-         << wg->block_t;
+         << wg->block_t << ' ' << wg->oc_split;
     put_epilogue(os, c->epilogue);
   } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
     const auto& w = d->workload;

@@ -48,13 +48,23 @@ class WinogradEmitter {
     m_ = scratch(a2_ * tiles_ * s.oc_bn, "M");
   }
 
+  // Parallel iterations: (channel group, image, tile block), the group outermost so that a
+  // thread's contiguous share of iterations streams only its groups' weights.
   void emit() {
     const int64_t blocks = (tiling_.count() + tiles_ - 1) / tiles_;
+    const int64_t per_group = w_.batch * blocks;
+    const int64_t groups = s_.oc_split;
     emit_for(b_, args_.begin, args_.end, "block", [&](llvm::Value* f) {
-      llvm::Value* n = b_.CreateSDiv(f, i64(b_, blocks), "n");
-      llvm::Value* tile0 = mul_i64(b_, b_.CreateSRem(f, i64(b_, blocks)), tiles_);
+      llvm::Value* g = b_.CreateSDiv(f, i64(b_, per_group), "group");
+      llvm::Value* nb = b_.CreateSRem(f, i64(b_, per_group));
+      llvm::Value* n = b_.CreateSDiv(nb, i64(b_, blocks), "n");
+      llvm::Value* tile0 = mul_i64(b_, b_.CreateSRem(nb, i64(b_, blocks)), tiles_);
       transform_input(n, tile0);
-      emit_for(b_, i64(b_, 0), i64(b_, occ_), "oc_chunk", [&](llvm::Value* ocb) {
+      // Group g's chunks [g * occ / groups, (g + 1) * occ / groups): even when occ is not a
+      // multiple of the group count.
+      llvm::Value* first = b_.CreateSDiv(mul_i64(b_, g, occ_), i64(b_, groups));
+      llvm::Value* last = b_.CreateSDiv(mul_i64(b_, add_i64(b_, g, 1), occ_), i64(b_, groups));
+      emit_for(b_, first, last, "oc_chunk", [&](llvm::Value* ocb) {
         multiply(ocb);
         transform_output(n, tile0, ocb);
       });
