@@ -69,17 +69,23 @@ for (const m of models) {
   run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '-o', variants[m].default]);
   const records = opts[`records-${m}`];
   if (records) {
-    variants[m].tuned = path.join(work, `${m}-tuned.tt`);
-    const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
-                         '-o', variants[m].tuned]);
-    variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
-    // The same records without the Winograd template's (issue 14): what direct convolution
-    // alone reaches, measured in the same passes.
-    variants[m].direct = path.join(work, `${m}-direct.tt`);
-    run(tt, [
-      '--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
-      '--no-winograd', '-o', variants[m].direct
-    ]);
+    // One tuned artifact per thread count: compile --threads T takes the records measured on T
+    // threads where the DB has them (issue 14), else any thread count's.
+    variants[m].tuned = {};
+    variants[m].direct = {};
+    for (const t of threads) {
+      variants[m].tuned[t] = path.join(work, `${m}-tuned-t${t}.tt`);
+      const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
+                           '--threads', String(t), '-o', variants[m].tuned[t]]);
+      if (t === threads[0]) variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+      // The same records without the Winograd template's (issue 14): what direct convolution
+      // alone reaches, measured in the same passes.
+      variants[m].direct[t] = path.join(work, `${m}-direct-t${t}.tt`);
+      run(tt, [
+        '--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
+        '--threads', String(t), '--no-winograd', '-o', variants[m].direct[t]
+      ]);
+    }
     if (graphTune) {
       // A copy, so that graph-tune's tables (graph-best, transform times) leave the user's DB be.
       const db = path.join(work, `${m}-graph.db`);
@@ -141,8 +147,8 @@ for (let p = 0; p < passes; ++p) {
       // Tuned right after ORT: their ratio within a pass is the least exposed to the machine's
       // swings (seen here: the same kernels at 77 and 123 GFLOPS a minute apart).
       samples[key].ort.push(ort(variants[m].onnx, t));
-      if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned, t));
-      if (variants[m].direct) samples[key].direct.push(ours(variants[m].direct, t));
+      if (variants[m].tuned) samples[key].tuned.push(ours(variants[m].tuned[t], t));
+      if (variants[m].direct) samples[key].direct.push(ours(variants[m].direct[t], t));
       if (variants[m].borrowed) samples[key].borrowed.push(ours(variants[m].borrowed, t));
       samples[key].default.push(ours(variants[m].default, t));
       for (const name of ['fastest', 'heuristic', 'graph'])
@@ -237,6 +243,6 @@ if (models.some((m) => variants[m].graph)) {
 
 // The per-layer profile of the headline configuration, beside the table.
 const headline = models.includes('resnet-18') ? 'resnet-18' : models[0];
-const artifact = variants[headline].tuned || variants[headline].default;
+const artifact = variants[headline].tuned ? variants[headline].tuned[threads[0]] : variants[headline].default;
 console.log('');
 console.log(run(tt, ['bench', artifact, '--threads', '1', '--repeat', repeat, '--profile']));
