@@ -4,6 +4,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <map>
@@ -122,6 +123,12 @@ std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {
   auto jobs = gauge_family("tensortune_jobs", "Jobs by state (running, finished and still listed)");
   auto archived = gauge_family("tensortune_archived_results", "Results in the archive");
   auto uptime = gauge_family("tensortune_uptime_seconds", "Seconds since the tracker started");
+  // SQLite's own allocations (its page caches, up to 64 MiB per archive connection, and
+  // statements): the part of the tracker's heap that grows with the archive until the caches
+  // are full, told apart from everything else.
+  auto sqlite_heap =
+      gauge_family("tensortune_sqlite_heap_bytes",
+                   "Bytes SQLite has allocated in the tracker (page caches included)");
   std::map<std::pair<std::string, std::string>, double> device_counts;
   for (const auto& d : s.devices()) {
     device_counts[{d.device_key(), d.busy() > 0 ? "busy" : "idle"}] += 1;
@@ -141,7 +148,9 @@ std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {
   add_gauge(jobs, {{"state", "finished"}}, finished);
   add_gauge(archived, {}, static_cast<double>(s.archived_results()));
   add_gauge(uptime, {}, s.uptime_s());
-  for (auto* f : {&devices, &slots, &queue, &jobs, &archived, &uptime}) families.push_back(*f);
+  add_gauge(sqlite_heap, {}, static_cast<double>(sqlite3_memory_used()));
+  for (auto* f : {&devices, &slots, &queue, &jobs, &archived, &uptime, &sqlite_heap})
+    families.push_back(*f);
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
   return out.str();
