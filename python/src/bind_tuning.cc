@@ -43,6 +43,19 @@ py::list results_list(const ss::Task& task, const std::shared_ptr<const ss::Conf
   return out;
 }
 
+// The tracker connection arguments shared by tune_op and graph_tune, onto their flags (both
+// flag structs name these fields alike).
+template <typename Flags>
+void set_tracker_flags(Flags& f, const py::object& tracker, const py::object& token_file,
+                       const py::object& tls_ca, const py::object& tls_cert,
+                       const py::object& tls_key) {
+  f.tracker = optional_path_arg(tracker, "tracker");
+  f.token_file = optional_path_arg(token_file, "token_file");
+  f.tls_ca = optional_path_arg(tls_ca, "tls_ca");
+  f.tls_cert = optional_path_arg(tls_cert, "tls_cert");
+  f.tls_key = optional_path_arg(tls_key, "tls_key");
+}
+
 void check_at_least(const char* name, double value, double min) {
   if (value < min) {
     char text[128];
@@ -101,12 +114,8 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
   f.timeout_s = timeout;
   f.flush_cache = flush_cache;
   f.device_key = optional_path_arg(device_key, "device_key");
-  f.tracker = optional_path_arg(tracker, "tracker");
+  set_tracker_flags(f, tracker, token_file, tls_ca, tls_cert, tls_key);
   f.farm_key = optional_path_arg(key, "key");
-  f.token_file = optional_path_arg(token_file, "token_file");
-  f.tls_ca = optional_path_arg(tls_ca, "tls_ca");
-  f.tls_cert = optional_path_arg(tls_cert, "tls_cert");
-  f.tls_key = optional_path_arg(tls_key, "tls_key");
   f.priority = priority;
   f.transfer = transfer;
   f.plan_size = plan_size;
@@ -177,11 +186,7 @@ void graph_tune(const py::object& model, const py::object& db, const py::object&
   f.threads = threads;
   f.solver = solver;
   f.export_log = optional_path_arg(export_log, "export_log");
-  f.tracker = optional_path_arg(tracker, "tracker");
-  f.token_file = optional_path_arg(token_file, "token_file");
-  f.tls_ca = optional_path_arg(tls_ca, "tls_ca");
-  f.tls_cert = optional_path_arg(tls_cert, "tls_cert");
-  f.tls_key = optional_path_arg(tls_key, "tls_key");
+  set_tracker_flags(f, tracker, token_file, tls_ca, tls_cert, tls_key);
   if (solver != "auto" && solver != "dp" && solver != "pbqp")
     raise(invalid_argument("solver = '" + solver + "' is not auto, dp or pbqp"));
   py::gil_scoped_release release;
