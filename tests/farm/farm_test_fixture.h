@@ -5,6 +5,8 @@
 /// archive read back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "proto/convert.h"
 #include "records/record_store.h"
 #include "tests/farm/farm_fixture.h"
@@ -78,9 +80,11 @@ class Farm : public ::testing::Test {
   int start_tracker(int port = 0, std::vector<std::string> extra = {}) {
     fs::remove(path("port"));
     std::vector<std::string> args = {
-        "tracker", "--host",           "127.0.0.1",   "--port",     std::to_string(port),
-        "--db",    path("tracker.db"), "--port-file", path("port"), "--heartbeat-timeout",
-        "3"};
+        "tracker", "--host",           "127.0.0.1",   "--port",    std::to_string(port),
+        "--db",    path("tracker.db"), "--port-file", path("port")};
+    // A short heartbeat timeout unless the test sets its own.
+    if (std::find(extra.begin(), extra.end(), "--heartbeat-timeout") == extra.end())
+      args.insert(args.end(), {"--heartbeat-timeout", "3"});
     args.insert(args.end(), extra.begin(), extra.end());
     tracker_ = std::make_unique<Process>(kBinary, args, path("tracker.log"));
     port_ = wait_for_port(path("port"));

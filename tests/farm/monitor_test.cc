@@ -148,17 +148,23 @@ TEST_F(Farm, DashboardInARealBrowserShowsAJobAdvancingAndItsCurve) {
   const std::string alice = "alice-client-token-0123", box = "box1-device-token-4567";
   write_secret(path("tokens"), "alice client " + alice + "\nbox1 device " + box + "\n");
   write_secret(path("box"), box + "\n");
-  ASSERT_GT(start_tracker(0, {"--tokens-file", path("tokens"), "--metrics-port", "0",
-                              "--metrics-port-file", path("mport")}),
+  // Long heartbeat and lease limits: the devices are stopped (SIGSTOP) while the browser loads.
+  ASSERT_GT(start_tracker(
+                0, {"--tokens-file", path("tokens"), "--metrics-port", "0", "--metrics-port-file",
+                    path("mport"), "--heartbeat-timeout", "600", "--lease-margin", "600"}),
             0)
       << read_text(path("tracker.log"));
   const int mport = wait_for_port(path("mport"));
   ASSERT_GT(mport, 0);
-  // 120 items of 200 ms on two devices: 12 s, longer than a headless Chromium takes to load
-  // and dump the page twice even on a loaded machine (at 60 ms a sanitizer run finished the
-  // job before the first dump).
-  start_device("sim", {"--simulate-ms", "200", "--token-file", path("box")});
-  start_device("sim", {"--simulate-ms", "200", "--token-file", path("box")});
+  // 120 items of 200 ms on two devices. The devices are frozen while Chromium loads the page, so
+  // the progress it shows cannot depend on how long Chromium takes to start (on a loaded CI
+  // machine a load once took longer than the whole job).
+  Process& dev1 = start_device("sim", {"--simulate-ms", "200", "--token-file", path("box")});
+  Process& dev2 = start_device("sim", {"--simulate-ms", "200", "--token-file", path("box")});
+  auto freeze = [&](bool stop) {
+    dev1.signal(stop ? SIGSTOP : SIGCONT);
+    dev2.signal(stop ? SIGSTOP : SIGCONT);
+  };
   ASSERT_TRUE(wait_for_devices(*client(alice), 2)) << read_text(path("tracker.log"));
   const ss::Task task = dense_task(128);
   const auto space = *ss::make_config_space(task);
@@ -191,12 +197,17 @@ TEST_F(Farm, DashboardInARealBrowserShowsAJobAdvancingAndItsCurve) {
     return std::regex_search(dom, m, row) ? std::stoi(m[1].str()) : -1;
   };
   while (done < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  freeze(true);
   const std::string first = browse({"--dump-dom"});
   const int first_done = job_done(first);
+  freeze(false);
+  // The client counts a result after the tracker has: once it saw 10 more, the tracker did too.
   while (done < first_done + 10 && done < 120)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  freeze(true);
   const std::string second = browse({"--dump-dom"});
   const int second_done = job_done(second);
+  freeze(false);
   const fs::path out_dir = fs::path(TENSORTUNE_BINARY).parent_path().parent_path() / "test-output";
   fs::create_directories(out_dir);
   browse({"--window-size=1400,1100", "--screenshot=" + (out_dir / "dashboard.png").string()});
