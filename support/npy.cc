@@ -51,14 +51,28 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
   if (descr.empty() || fortran.empty() || shape_text.empty())
     return npy_error(what, "header lacks descr, fortran_order or shape: " + header);
   if (fortran != "False") return npy_error(what, "fortran_order = True is not supported");
-  size_t elem_size = 0;
-  if (descr == "'<f4'" || descr == "'|f4'") {
-    elem_size = 4;
-  } else if (descr == "'<f8'") {
-    elem_size = 8;
-  } else {
-    return npy_error(what, "dtype " + descr + " is not supported (float32 or float64 only)");
-  }
+  // The element type: numpy's descr (little-endian or byte-sized) -> our dtype and its size.
+  struct Element {
+    const char* descr;
+    DType dtype;
+    size_t size;
+    bool is_signed;
+  };
+  static constexpr Element kElements[] = {
+      {"'<f4'", DType::kFloat32, 4, true}, {"'<f8'", DType::kFloat32, 8, true},
+      {"'<i8'", DType::kInt64, 8, true},   {"'<i4'", DType::kInt32, 4, true},
+      {"'|b1'", DType::kBool, 1, false},   {"'|i1'", DType::kInt8, 1, true},
+      {"'|u1'", DType::kUInt8, 1, false},
+  };
+  const Element* element = nullptr;
+  for (const auto& e : kElements)
+    if (descr == e.descr || (e.size == 4 && e.dtype == DType::kFloat32 && descr == "'|f4'"))
+      element = &e;
+  if (!element)
+    return npy_error(what, "dtype " + descr +
+                               " is not supported (float32, float64, int64, int32, bool, int8 "
+                               "or uint8, little-endian)");
+  const size_t elem_size = element->size;
   Tensor out;
   std::string dims = shape_text.substr(1, shape_text.size() - 2);
   std::stringstream ss(dims);
@@ -86,16 +100,36 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
     return npy_error(what, "data is truncated: shape " + shape_to_string(out.shape) + " needs " +
                                std::to_string(need) + " bytes, file has " +
                                std::to_string(bytes.size() - data_offset));
-  out.f32.resize(n);
-  if (n == 0) return out;
-  if (elem_size == 4) {
-    std::memcpy(out.f32.data(), bytes.data() + data_offset, need);
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      double v;
-      std::memcpy(&v, bytes.data() + data_offset + i * 8, 8);
-      out.f32[i] = static_cast<float>(v);
+  out.dtype = element->dtype;
+  const char* data = bytes.data() + data_offset;
+  if (is_float(out.dtype)) {
+    out.f32.resize(n);
+    if (n == 0) return out;
+    if (elem_size == 4) {
+      std::memcpy(out.f32.data(), data, need);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        double v;
+        std::memcpy(&v, data + i * 8, 8);
+        out.f32[i] = static_cast<float>(v);
+      }
     }
+    return out;
+  }
+  out.i64.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const char* p = data + i * elem_size;
+    int64_t v = 0;
+    if (elem_size == 8) {
+      std::memcpy(&v, p, 8);
+    } else if (elem_size == 4) {
+      int32_t w;
+      std::memcpy(&w, p, 4);
+      v = w;
+    } else {
+      v = element->is_signed ? static_cast<int8_t>(*p) : static_cast<uint8_t>(*p);
+    }
+    out.i64[i] = wrap_integer(out.dtype, v);  // a bool byte other than 0/1 reads as 1
   }
   return out;
 }
@@ -116,9 +150,29 @@ std::string serialize_npy(const Tensor& array) {
     if (i + 1 < array.shape.size()) shape += " ";
   }
   shape += ")";
-  const bool ints = array.dtype == DType::kInt64;
-  std::string header = std::string("{'descr': '") + (ints ? "<i8" : "<f4") +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  const char* descr = "<f4";
+  size_t elem_size = 4;
+  switch (array.dtype) {
+    case DType::kFloat32:
+      break;
+    case DType::kInt64:
+      descr = "<i8", elem_size = 8;
+      break;
+    case DType::kInt32:
+      descr = "<i4", elem_size = 4;
+      break;
+    case DType::kBool:
+      descr = "|b1", elem_size = 1;
+      break;
+    case DType::kInt8:
+      descr = "|i1", elem_size = 1;
+      break;
+    case DType::kUInt8:
+      descr = "|u1", elem_size = 1;
+      break;
+  }
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so that the data starts on a 64-byte boundary, ending the header with '\n'.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -129,10 +183,15 @@ std::string serialize_npy(const Tensor& array) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  if (ints)
-    out.append(reinterpret_cast<const char*>(array.i64.data()), array.i64.size() * sizeof(int64_t));
-  else
+  if (is_float(array.dtype)) {
     out.append(reinterpret_cast<const char*>(array.f32.data()), array.f32.size() * sizeof(float));
+  } else {
+    for (int64_t v : array.i64) {
+      char b[8];
+      std::memcpy(b, &v, 8);  // little-endian: the low bytes first
+      out.append(b, elem_size);
+    }
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "support/tensor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -14,8 +15,52 @@ const char* dtype_name(DType dtype) {
       return "float32";
     case DType::kInt64:
       return "int64";
+    case DType::kInt32:
+      return "int32";
+    case DType::kBool:
+      return "bool";
+    case DType::kInt8:
+      return "int8";
+    case DType::kUInt8:
+      return "uint8";
   }
   return "?";
+}
+
+bool dtype_from_name(const std::string& name, DType* dtype) {
+  for (DType d :
+       {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kBool, DType::kInt8, DType::kUInt8})
+    if (name == dtype_name(d)) {
+      *dtype = d;
+      return true;
+    }
+  return false;
+}
+
+int64_t wrap_integer(DType dtype, int64_t v) {
+  switch (dtype) {
+    case DType::kInt32:
+      return static_cast<int32_t>(static_cast<uint32_t>(v));
+    case DType::kInt8:
+      return static_cast<int8_t>(static_cast<uint8_t>(v));
+    case DType::kUInt8:
+      return static_cast<uint8_t>(v);
+    case DType::kBool:
+      return v != 0;
+    default:
+      return v;
+  }
+}
+
+int64_t float_to_integer(DType dtype, double v) {
+  if (dtype == DType::kBool) return v != 0;
+  if (std::isnan(v)) return 0;
+  // Saturate to int64's range before converting: out-of-range float->int is undefined in C++.
+  constexpr double kLimit = 9223372036854775807.0;
+  int64_t i = v >= kLimit    ? std::numeric_limits<int64_t>::max()
+              : v <= -kLimit ? std::numeric_limits<int64_t>::min()
+                             : static_cast<int64_t>(v);
+  return wrap_integer(dtype, i);
 }
 
 int64_t num_elements(const Shape& shape) {
@@ -45,7 +90,7 @@ Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
-  if (dtype == DType::kFloat32)
+  if (is_float(dtype))
     t.f32.assign(num_elements(t.shape), 0.0f);
   else
     t.i64.assign(num_elements(t.shape), 0);
@@ -60,10 +105,11 @@ Tensor Tensor::from_floats(Shape shape, std::vector<float> values) {
   return t;
 }
 
-Tensor Tensor::from_ints(Shape shape, std::vector<int64_t> values) {
+Tensor Tensor::from_ints(Shape shape, std::vector<int64_t> values, DType dtype) {
   TT_CHECK(num_elements(shape) == static_cast<int64_t>(values.size()));
+  TT_CHECK(!is_float(dtype));
   Tensor t;
-  t.dtype = DType::kInt64;
+  t.dtype = dtype;
   t.shape = std::move(shape);
   t.i64 = std::move(values);
   return t;

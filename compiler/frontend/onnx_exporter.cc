@@ -19,8 +19,7 @@ constexpr int64_t kOpset = 14;
 
 void set_type(const graph::TensorType& type, onnx::ValueInfoProto* info) {
   auto* tt = info->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(type.dtype == graph::DType::kFloat32 ? onnx::TensorProto_DataType_FLOAT
-                                                         : onnx::TensorProto_DataType_INT64);
+  tt->set_elem_type(dtype_to_onnx(type.dtype));
   for (int64_t d : type.shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
 }
 

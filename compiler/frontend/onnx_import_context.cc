@@ -44,9 +44,9 @@ Expected<const graph::Tensor*> ImportContext::constant_input(const onnx::NodePro
 Expected<std::vector<int64_t>> ImportContext::int_list_input(const onnx::NodeProto& node, int i,
                                                              const char* what) const {
   TT_ASSIGN_OR_RETURN(const graph::Tensor* t, constant_input(node, i, what));
-  if (t->dtype != graph::DType::kInt64)
+  if (graph::is_float(t->dtype))
     return invalid_argument("node '" + node_label(node) + "': input " + what +
-                            " must be an integer tensor");
+                            " must be an integer tensor, got " + graph::dtype_name(t->dtype));
   return t->i64;
 }
 
@@ -59,8 +59,8 @@ Expected<ValueId> ImportContext::emit(graph::OpKind op, const std::string& name,
     all_constant = all_constant && graph_.is_constant(in);
   }
   auto type = graph::infer_type(op, types, attrs);
-  const bool shape_arithmetic = type && (op == graph::OpKind::kShape ||
-                                         (all_constant && type->dtype == graph::DType::kInt64));
+  const bool shape_arithmetic =
+      type && (op == graph::OpKind::kShape || (all_constant && !graph::is_float(type->dtype)));
   if (!shape_arithmetic) return graph_.add_node(op, name, std::move(inputs), std::move(attrs));
   graph::Node node;
   node.op = op;
@@ -100,6 +100,42 @@ std::vector<int64_t> NodeAttributes::get_ints(const std::string& name,
 std::string NodeAttributes::get_string(const std::string& name, std::string fallback) const {
   const auto* a = get(name);
   return a ? a->s() : fallback;
+}
+
+Error unsupported(const onnx::NodeProto& n, const std::string& what) {
+  return unimplemented("node '" + node_label(n) + "' (" + n.op_type() + "): " + what);
+}
+
+Status bind(ImportContext& c, const onnx::NodeProto& n, graph::ValueId id) {
+  for (int i = 1; i < n.output_size(); ++i)
+    if (!n.output(i).empty())
+      return unsupported(
+          n, "output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported");
+  if (n.output_size() < 1) return invalid_argument("node '" + node_label(n) + "' has no output");
+  c.bind(n.output(0), id);
+  return ok_status();
+}
+
+Status emit_unary(ImportContext& c, const onnx::NodeProto& n, graph::OpKind op,
+                  graph::Attrs attrs) {
+  TT_ASSIGN_OR_RETURN(graph::ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(graph::ValueId y, c.emit(op, node_label(n), {x}, std::move(attrs)));
+  return bind(c, n, y);
+}
+
+Status emit_binary(ImportContext& c, const onnx::NodeProto& n, graph::OpKind op) {
+  TT_ASSIGN_OR_RETURN(graph::ValueId a, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(graph::ValueId b, c.input(n, 1));
+  TT_ASSIGN_OR_RETURN(graph::ValueId y, c.emit(op, node_label(n), {a, b}));
+  return bind(c, n, y);
+}
+
+Expected<std::vector<int64_t>> list_operand(ImportContext& c, const onnx::NodeProto& n,
+                                            int64_t since, const char* name, int i,
+                                            std::vector<int64_t> fallback) {
+  if (c.opset() < since) return NodeAttributes(n).get_ints(name, std::move(fallback));
+  if (!c.has_input(n, i)) return fallback;
+  return c.int_list_input(n, i, name);
 }
 
 }  // namespace tensortune::frontend

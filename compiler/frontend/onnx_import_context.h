@@ -62,8 +62,25 @@ class NodeAttributes {
 /// A node's display name: its ONNX name, or "<op_type>_<index>" when it has none.
 std::string node_label(const onnx::NodeProto& node);
 
+/// kUnimplemented: "node 'NAME' (OP): what" (the importer adds the file and the opset).
+Error unsupported(const onnx::NodeProto& n, const std::string& what);
+/// Binds output 0 to `id`; a node whose other outputs are used is refused.
+Status bind(ImportContext& c, const onnx::NodeProto& n, graph::ValueId id);
+/// One node of `op` over input 0 (unary) or inputs 0 and 1 (binary), bound to output 0.
+Status emit_unary(ImportContext& c, const onnx::NodeProto& n, graph::OpKind op,
+                  graph::Attrs attrs = {});
+Status emit_binary(ImportContext& c, const onnx::NodeProto& n, graph::OpKind op);
+/// The int list of an opset-dependent operand: attribute `name` before opset `since`, input i
+/// from it on (`fallback` when absent).
+Expected<std::vector<int64_t>> list_operand(ImportContext& c, const onnx::NodeProto& n,
+                                            int64_t since, const char* name, int i,
+                                            std::vector<int64_t> fallback);
+
 using Converter = Status (*)(ImportContext&, const onnx::NodeProto&);
-/// ONNX op_type -> converter (onnx_ops.cc).
+/// ONNX op_type -> converter (onnx_ops.cc, onnx_math_ops.cc).
 const std::map<std::string, Converter>& onnx_converters();
+/// The converters of onnx_math_ops.cc: element-wise math, comparisons, reductions, padding,
+/// broadcasting, normalisation and the shape-arithmetic generators.
+void add_math_converters(std::map<std::string, Converter>& table);
 
 }  // namespace tensortune::frontend

@@ -81,18 +81,14 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
       return unimplemented(what + ": input '" + info.name() +
                            "' is not a tensor (sequences, maps and optionals are not supported)");
     const int32_t elem = info.type().tensor_type().elem_type();
-    graph::DType dtype;
-    if (elem == onnx::TensorProto_DataType_FLOAT) {
-      dtype = graph::DType::kFloat32;
-    } else if (elem == onnx::TensorProto_DataType_INT64) {
-      dtype = graph::DType::kInt64;
-    } else {
+    const auto dtype = dtype_from_onnx(elem);
+    if (!dtype)
       return unimplemented(what + ": input '" + info.name() + "' has dtype " +
-                           onnx_dtype_name(elem) + " (only FLOAT and INT64 are supported)");
-    }
+                           onnx_dtype_name(elem) +
+                           " (supported: FLOAT, INT64, INT32, BOOL, INT8, UINT8)");
     auto shape = input_shape(info, options);
     if (!shape) return shape.error().with_context(what);
-    ctx.bind(info.name(), g.add_input(info.name(), {dtype, std::move(shape).value()}));
+    ctx.bind(info.name(), g.add_input(info.name(), {*dtype, std::move(shape).value()}));
   }
 
   const auto& converters = onnx_converters();
@@ -102,9 +98,10 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     if (!default_domain || it == converters.end())
       return unimplemented(what + ": unsupported operator '" +
                            (default_domain ? "" : node.domain() + "::") + node.op_type() +
-                           "' (node '" + node_label(node) + "')");
+                           "' (node '" + node_label(node) + "', opset " + std::to_string(opset) +
+                           ")");
     Status s = it->second(ctx, node);
-    if (!s) return s.error().with_context(what);
+    if (!s) return s.error().with_context(what + " (opset " + std::to_string(opset) + ")");
   }
   for (const auto& out : gp.output()) {
     auto id = ctx.find(out.name());

@@ -17,34 +17,6 @@ using graph::OpKind;
 using graph::Shape;
 using graph::ValueId;
 
-Error unsupported(const onnx::NodeProto& n, const std::string& what) {
-  return unimplemented("node '" + node_label(n) + "' (" + n.op_type() + "): " + what);
-}
-
-// Only output 0 is produced; an operator asked for more is refused.
-Status bind(ImportContext& c, const onnx::NodeProto& n, ValueId id) {
-  for (int i = 1; i < n.output_size(); ++i)
-    if (!n.output(i).empty())
-      return unsupported(
-          n, "output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported");
-  if (n.output_size() < 1) return invalid_argument("node '" + node_label(n) + "' has no output");
-  c.bind(n.output(0), id);
-  return ok_status();
-}
-
-Status emit_unary(ImportContext& c, const onnx::NodeProto& n, OpKind op, Attrs attrs = {}) {
-  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}, std::move(attrs)));
-  return bind(c, n, y);
-}
-
-Status emit_binary(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
-  TT_ASSIGN_OR_RETURN(ValueId a, c.input(n, 0));
-  TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 1));
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {a, b}));
-  return bind(c, n, y);
-}
-
 // strides, pads (top, left, bottom, right) and dilations of a 2-D window, resolving
 // auto_pad the way DESIGN.md's Padding section states. ONNX's defaults are the IR's.
 Expected<graph::Conv2dAttrs> window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh,
@@ -241,15 +213,6 @@ Status reshape(ImportContext& c, const onnx::NodeProto& n) {
   return emit_unary(c, n, OpKind::kReshape, Attrs{{"shape", target}});
 }
 
-// The int list of an opset-dependent operand: an attribute before `since`, input i after.
-Expected<std::vector<int64_t>> list_operand(ImportContext& c, const onnx::NodeProto& n,
-                                            int64_t since, const char* name, int i,
-                                            std::vector<int64_t> fallback) {
-  if (c.opset() < since) return NodeAttributes(n).get_ints(name, std::move(fallback));
-  if (!c.has_input(n, i)) return fallback;
-  return c.int_list_input(n, i, name);
-}
-
 Status slice(ImportContext& c, const onnx::NodeProto& n) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
   const int64_t rank = c.graph().type(x).shape.size();
@@ -278,15 +241,11 @@ Status squeeze_like(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
 
 Status cast(ImportContext& c, const onnx::NodeProto& n) {
   const int64_t to = NodeAttributes(n).get_int("to", 0);
-  graph::DType dtype;
-  if (to == onnx::TensorProto_DataType_FLOAT)
-    dtype = graph::DType::kFloat32;
-  else if (to == onnx::TensorProto_DataType_INT64)
-    dtype = graph::DType::kInt64;
-  else
-    return unsupported(
-        n, "cast to " + onnx_dtype_name(static_cast<int32_t>(to)) + " (only FLOAT and INT64)");
-  return emit_unary(c, n, OpKind::kCast, Attrs{{"to", static_cast<int64_t>(dtype)}});
+  const auto dtype = dtype_from_onnx(static_cast<int32_t>(to));
+  if (!dtype)
+    return unsupported(n, "cast to " + onnx_dtype_name(static_cast<int32_t>(to)) +
+                              " (supported: FLOAT, INT64, INT32, BOOL, INT8, UINT8)");
+  return emit_unary(c, n, OpKind::kCast, Attrs{{"to", static_cast<int64_t>(*dtype)}});
 }
 
 Status constant(ImportContext& c, const onnx::NodeProto& n) {
@@ -351,7 +310,7 @@ Status gather(ImportContext& c, const onnx::NodeProto& n) {
 }  // namespace
 
 const std::map<std::string, Converter>& onnx_converters() {
-  static const std::map<std::string, Converter> table = {
+  static std::map<std::string, Converter> table = {
       {"Conv", conv},
       {"BatchNormalization", batch_norm},
       {"Gemm", gemm},
@@ -420,6 +379,8 @@ const std::map<std::string, Converter>& onnx_converters() {
                      const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kSqueeze); }},
       {"Constant", constant},
   };
+  static const bool math_added = (add_math_converters(table), true);
+  (void)math_added;
   return table;
 }
 

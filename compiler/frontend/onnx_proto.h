@@ -4,6 +4,8 @@
 /// onnx::TensorProto and graph::Tensor. Only front-end .cc files include this.
 #include <onnx/onnx_pb.h>
 
+#include <optional>
+
 #include "compiler/graph/tensor.h"
 #include "support/error.h"
 
@@ -11,6 +13,11 @@ namespace tensortune::frontend {
 
 /// "FLOAT", "UINT8", ... for messages.
 std::string onnx_dtype_name(int32_t elem_type);
+
+/// Our dtype of an ONNX elem_type; nothing for the ones we do not hold (float16, double,
+/// strings, ...).
+std::optional<graph::DType> dtype_from_onnx(int32_t elem_type);
+int32_t dtype_to_onnx(graph::DType dtype);
 
 /// float32 and int64 tensors (int32 widens to int64); raw_data or the typed fields. Other
 /// dtypes fail with kUnimplemented naming the tensor and its dtype.

@@ -64,6 +64,61 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kGather:
       return kernels::gather(
           *in[0], *in[1], normalize_axis(attrs_as<GatherAttrs>(a).axis, in[0]->shape.size()), out);
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kSqrt:
+    case OpKind::kErf:
+    case OpKind::kTanh:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRound:
+    case OpKind::kReciprocal:
+    case OpKind::kSoftplus:
+    case OpKind::kMish:
+    case OpKind::kNot:
+    case OpKind::kLeakyRelu:
+    case OpKind::kElu:
+    case OpKind::kSelu:
+    case OpKind::kGelu:
+      return kernels::unary_math(node.op, *in[0], a);
+    case OpKind::kPow:
+    case OpKind::kMaximum:
+    case OpKind::kMinimum:
+    case OpKind::kPRelu:
+    case OpKind::kEqual:
+    case OpKind::kLess:
+    case OpKind::kLessOrEqual:
+    case OpKind::kGreater:
+    case OpKind::kGreaterOrEqual:
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor:
+      return kernels::binary_math(node.op, *in[0], *in[1], type);
+    case OpKind::kWhere:
+      return kernels::where(*in[0], *in[1], *in[2], out);
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd:
+    case OpKind::kReduceL2:
+      return kernels::reduce(node.op, *in[0], attrs_as<ReduceAttrs>(a), out);
+    case OpKind::kArgMax:
+    case OpKind::kArgMin:
+      return kernels::arg_reduce(node.op, *in[0], attrs_as<ArgReduceAttrs>(a), out);
+    case OpKind::kPad:
+      return kernels::pad(*in[0], attrs_as<PadAttrs>(a), out);
+    case OpKind::kExpand:
+      return kernels::expand(*in[0], out);
+    case OpKind::kTile:
+      return kernels::tile(*in[0], out);
+    case OpKind::kLayerNorm:
+      return kernels::layer_norm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr,
+                                 attrs_as<LayerNormAttrs>(a));
+    case OpKind::kInstanceNorm:
+      return kernels::instance_norm(*in[0], *in[1], *in[2], attrs_as<BatchNormAttrs>(a).epsilon);
   }
   return internal_error("no interpreter loop for operator " + std::string(op_name(node.op)));
 }

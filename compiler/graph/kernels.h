@@ -38,4 +38,25 @@ Tensor slice(const Tensor& x, const SliceAttrs& a, const Shape& out_shape);
 Expected<Tensor> gather(const Tensor& x, const Tensor& indices, int64_t axis,
                         const Shape& out_shape);
 
+// math_kernels.cc
+/// For every element of `out_shape`, the index of the element of a tensor of shape `in` that
+/// numpy broadcasting reads there.
+std::vector<int64_t> broadcast_source_index(const Shape& in, const Shape& out_shape);
+/// exp, log, sqrt, erf, tanh, floor, ceil, round, reciprocal, softplus, mish, leaky_relu, elu,
+/// selu, gelu (float); neg, abs (any); not (bool).
+Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs);
+/// pow, maximum, minimum, prelu, the comparisons and and/or/xor, with broadcasting.
+Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type);
+Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape);
+
+// reduce_kernels.cc
+Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape);
+Tensor arg_reduce(OpKind op, const Tensor& x, const ArgReduceAttrs& a, const Shape& out_shape);
+Tensor pad(const Tensor& x, const PadAttrs& a, const Shape& out_shape);
+Tensor expand(const Tensor& x, const Shape& out_shape);
+Tensor tile(const Tensor& x, const Shape& out_shape);
+Tensor layer_norm(const Tensor& x, const Tensor& scale, const Tensor* bias,
+                  const LayerNormAttrs& a);
+Tensor instance_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, double epsilon);
+
 }  // namespace tensortune::graph::kernels

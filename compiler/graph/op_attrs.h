@@ -195,6 +195,99 @@ struct AxesAttrs {
   }
 };
 
+/// x < 0 ? alpha * x : x.
+struct LeakyReluAttrs {
+  double alpha = 0.01;
+  template <class F>
+  void fields(F&& f) {
+    f("alpha", alpha);
+  }
+};
+
+/// x < 0 ? alpha * (exp(x) - 1) : x.
+struct EluAttrs {
+  double alpha = 1.0;
+  template <class F>
+  void fields(F&& f) {
+    f("alpha", alpha);
+  }
+};
+
+/// gamma * (x <= 0 ? alpha * (exp(x) - 1) : x) (ONNX's defaults).
+struct SeluAttrs {
+  double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
+  template <class F>
+  void fields(F&& f) {
+    f("alpha", alpha);
+    f("gamma", gamma);
+  }
+};
+
+/// tanh 0: x * Phi(x) with erf; 1: the tanh approximation (ONNX's approximate="tanh").
+struct GeluAttrs {
+  int64_t tanh = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("tanh", tanh);
+  }
+};
+
+/// Resolved: the reduced axes, non-negative, sorted, at least one.
+struct ReduceAttrs {
+  Ints axes;
+  int64_t keepdims = 1;
+  template <class F>
+  void fields(F&& f) {
+    f("axes", axes);
+    f("keepdims", keepdims);
+  }
+};
+
+/// argmax / argmin: the index along `axis` (first of equal values unless select_last_index).
+struct ArgReduceAttrs {
+  int64_t axis = 0, keepdims = 1, select_last_index = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+    f("keepdims", keepdims);
+    f("select_last_index", select_last_index);
+  }
+};
+
+/// pads: every axis's begin counts, then every axis's end counts (ONNX's order; negative
+/// crops). mode 0: constant `value`, 1: reflect (without the edge), 2: edge.
+struct PadAttrs {
+  Ints pads;
+  int64_t mode = 0;
+  double value = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("pads", pads);
+    f("mode", mode);
+    f("value", value);
+  }
+};
+
+/// The copies along each axis.
+struct TileAttrs {
+  Ints repeats;
+  template <class F>
+  void fields(F&& f) {
+    f("repeats", repeats);
+  }
+};
+
+/// Normalised over the axes [axis, rank); scale and bias broadcast to them.
+struct LayerNormAttrs {
+  int64_t axis = -1;
+  double epsilon = 1e-5;
+  template <class F>
+  void fields(F&& f) {
+    f("axis", axis);
+    f("epsilon", epsilon);
+  }
+};
+
 namespace detail {
 inline void read_field(const Attrs& a, const char* name, int64_t& v) { v = a.get_int(name, v); }
 inline void read_field(const Attrs& a, const char* name, double& v) { v = a.get_float(name, v); }

@@ -5,10 +5,11 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_inference_internal.h"
 #include "compiler/graph/shape_rules.h"
 
 namespace tensortune::graph {
-namespace {
+namespace infer_detail {
 
 std::string shape_str(const Shape& s) {
   std::string r(1, '[');
@@ -30,6 +31,12 @@ Status expect_float(const TensorType& t, const char* what) {
     return invalid_argument(std::string(what) + " must be float32, got " + dtype_name(t.dtype));
   return ok_status();
 }
+
+}  // namespace infer_detail
+
+namespace {
+
+using namespace infer_detail;
 
 Status expect_ints(const Ints& v, const char* name, size_t count, int64_t min_value) {
   if (v.size() != count)
@@ -172,8 +179,12 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       end = std::clamp<int64_t>(end, 0, rank);
       return TensorType{DType::kInt64, {std::max<int64_t>(end - start, 0)}};
     }
-    case OpKind::kCast:
-      return TensorType{static_cast<DType>(attrs_as<CastAttrs>(a).to), t.shape};
+    case OpKind::kCast: {
+      const int64_t to = attrs_as<CastAttrs>(a).to;
+      if (to < 0 || to > static_cast<int64_t>(DType::kUInt8))
+        return invalid_argument("cast to dtype " + std::to_string(to) + " is unknown");
+      return TensorType{static_cast<DType>(to), t.shape};
+    }
     case OpKind::kSlice: {
       const auto [starts, ends, axes, steps] = attrs_as<SliceAttrs>(a);
       if (starts.size() != ends.size() || axes.size() != starts.size() ||
@@ -195,7 +206,7 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
       const int64_t axis = normalize_axis(attrs_as<GatherAttrs>(a).axis, rank);
       if (axis < 0)
         return invalid_argument("gather axis out of range for rank " + std::to_string(rank));
-      if (in[1].dtype != DType::kInt64) return invalid_argument("gather indices must be int64");
+      if (is_float(in[1].dtype)) return invalid_argument("gather indices must be integers");
       Shape out(t.shape.begin(), t.shape.begin() + axis);
       out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
       out.insert(out.end(), t.shape.begin() + axis + 1, t.shape.end());
@@ -381,8 +392,9 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
     case OpKind::kGather:
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       return infer_shape_op(op, in, a);
+    default:
+      return infer_detail::infer_math_op(op, in, a);
   }
-  return internal_error("unknown operator");
 }
 
 }  // namespace

@@ -8,7 +8,10 @@ namespace tensortune::graph {
 
 using tensortune::broadcast_shapes;
 using tensortune::DType;
+using tensortune::dtype_from_name;
 using tensortune::dtype_name;
+using tensortune::float_to_integer;
+using tensortune::is_float;
 using tensortune::num_elements;
 using tensortune::Shape;
 using tensortune::shape_to_string;
@@ -16,5 +19,6 @@ using tensortune::strides_of;
 using tensortune::Tensor;
 using tensortune::TensorType;
 using tensortune::type_string;
+using tensortune::wrap_integer;
 
 }  // namespace tensortune::graph

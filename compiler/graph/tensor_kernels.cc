@@ -41,6 +41,12 @@ template <typename Fn>
   }
 }
 
+// Integer arithmetic in two's complement (signed overflow is undefined in C++; ONNX wraps).
+template <typename T, typename Op>
+T wrapping(T x, T y, Op op) {
+  return static_cast<T>(op(static_cast<uint64_t>(x), static_cast<uint64_t>(y)));
+}
+
 // Fills `out` (already sized); false on an integer division by zero.
 template <typename T>
 bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const std::vector<T>& b,
@@ -49,10 +55,16 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
   auto apply = [&](T x, T y) -> T {
     switch (op) {
       case OpKind::kAdd:
+        if constexpr (std::is_integral_v<T>)
+          return wrapping(x, y, [](uint64_t p, uint64_t q) { return p + q; });
         return x + y;
       case OpKind::kSubtract:
+        if constexpr (std::is_integral_v<T>)
+          return wrapping(x, y, [](uint64_t p, uint64_t q) { return p - q; });
         return x - y;
       case OpKind::kMultiply:
+        if constexpr (std::is_integral_v<T>)
+          return wrapping(x, y, [](uint64_t p, uint64_t q) { return p * q; });
         return x * y;
       default:
         if constexpr (std::is_integral_v<T>) {
@@ -60,6 +72,8 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
             div_by_zero = true;
             return 0;
           }
+          // INT64_MIN / -1 traps on x86; two's complement says INT64_MIN.
+          if (y == -1) return wrapping(T{0}, x, [](uint64_t p, uint64_t q) { return p - q; });
         }
         return x / y;
     }
@@ -110,10 +124,11 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
 
 Expected<Tensor> binary(OpKind op, const Tensor& a, const Tensor& b, const Shape& out_shape) {
   Tensor out = Tensor::zeros(a.dtype, out_shape);
-  const bool ok = a.dtype == DType::kFloat32
+  const bool ok = is_float(a.dtype)
                       ? binary_values(op, a.f32, a.shape, b.f32, b.shape, out_shape, out.f32)
                       : binary_values(op, a.i64, a.shape, b.i64, b.shape, out_shape, out.i64);
   if (!ok) return invalid_argument("integer division by zero");
+  for (int64_t& v : out.i64) v = wrap_integer(out.dtype, v);
   return out;
 }
 
@@ -191,10 +206,13 @@ Tensor shape_of(const Tensor& x, const ShapeAttrs& a) {
 Tensor cast(const Tensor& x, DType to) {
   if (x.dtype == to) return x;
   Tensor out = Tensor::zeros(to, x.shape);
-  if (to == DType::kInt64)
-    for (size_t i = 0; i < x.f32.size(); ++i) out.i64[i] = static_cast<int64_t>(x.f32[i]);
-  else
+  if (is_float(to)) {
     for (size_t i = 0; i < x.i64.size(); ++i) out.f32[i] = static_cast<float>(x.i64[i]);
+  } else if (is_float(x.dtype)) {
+    for (size_t i = 0; i < x.f32.size(); ++i) out.i64[i] = float_to_integer(to, x.f32[i]);
+  } else {
+    for (size_t i = 0; i < x.i64.size(); ++i) out.i64[i] = wrap_integer(to, x.i64[i]);
+  }
   return out;
 }
 

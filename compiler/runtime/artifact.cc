@@ -195,9 +195,10 @@ class Reader {
 };
 
 Expected<DType> dtype_from(const std::string& name) {
-  if (name == "float32") return DType::kFloat32;
-  if (name == "int64") return DType::kInt64;
-  return invalid_argument("dtype '" + name + "' is not float32 or int64");
+  DType dtype;
+  if (graph::dtype_from_name(name, &dtype)) return dtype;
+  return invalid_argument("dtype '" + name +
+                          "' is unknown (float32, int64, int32, bool, int8 or uint8)");
 }
 
 Expected<OpKind> op_from(const std::string& name) {
@@ -225,6 +226,8 @@ struct Decoder {
       std::memcpy(dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
                                            : static_cast<void*>(t.i64.data()),
                   b.data(), bytes);
+    // Narrow integer dtypes keep the values in their range (a crafted blob may not).
+    for (int64_t& v : t.i64) v = graph::wrap_integer(dtype, v);
     return t;
   }
 

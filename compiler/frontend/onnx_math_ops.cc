@@ -1,0 +1,426 @@
+// Converters for element-wise math, comparisons and logic, variadic element-wise operators,
+// reductions, padding, broadcasting, normalisation, splitting and the generators of constants
+// (ConstantOfShape, Range). Each maps the operator's opset-dependent form (attribute or input)
+// onto the IR's resolved attributes; anything else is refused naming the node and what.
+#include <cmath>
+#include <numeric>
+
+#include "compiler/frontend/onnx_import_context.h"
+#include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_rules.h"
+
+namespace tensortune::frontend {
+namespace {
+
+using graph::Attrs;
+using graph::OpKind;
+using graph::Shape;
+using graph::ValueId;
+
+template <OpKind kOp>
+Status unary(ImportContext& c, const onnx::NodeProto& n) {
+  return emit_unary(c, n, kOp);
+}
+
+template <OpKind kOp>
+Status binary(ImportContext& c, const onnx::NodeProto& n) {
+  return emit_binary(c, n, kOp);
+}
+
+Status alpha_op(ImportContext& c, const onnx::NodeProto& n, OpKind op, float fallback) {
+  return emit_unary(c, n, op,
+                    Attrs{{"alpha", double(NodeAttributes(n).get_float("alpha", fallback))}});
+}
+
+Status selu(ImportContext& c, const onnx::NodeProto& n) {
+  NodeAttributes a(n);
+  graph::SeluAttrs s;
+  if (a.has("alpha")) s.alpha = a.get_float("alpha", 0);
+  if (a.has("gamma")) s.gamma = a.get_float("gamma", 0);
+  return emit_unary(c, n, OpKind::kSelu, graph::to_attrs(s));
+}
+
+Status gelu(ImportContext& c, const onnx::NodeProto& n) {
+  const std::string mode = NodeAttributes(n).get_string("approximate", "none");
+  if (mode != "none" && mode != "tanh")
+    return unsupported(n, "attribute approximate='" + mode + "' (none or tanh)");
+  return emit_unary(c, n, OpKind::kGelu, Attrs{{"tanh", int64_t{mode == "tanh"}}});
+}
+
+// Max, Min, Sum, Mean over one or more inputs: a chain of binary nodes (Mean then scales).
+Status variadic(ImportContext& c, const onnx::NodeProto& n, OpKind op, bool mean) {
+  if (n.input_size() < 1) return invalid_argument("node '" + node_label(n) + "' has no inputs");
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId acc, c.input(n, 0));
+  for (int i = 1; i < n.input_size(); ++i) {
+    TT_ASSIGN_OR_RETURN(ValueId next, c.input(n, i));
+    TT_ASSIGN_OR_RETURN(
+        acc, c.emit(op, name + (i + 1 < n.input_size() || mean ? "." + std::to_string(i) : ""),
+                    {acc, next}));
+  }
+  if (mean && n.input_size() > 1) {
+    if (!graph::is_float(c.graph().type(acc).dtype))
+      return unsupported(n, "Mean of integer tensors");
+    const ValueId scale = c.graph().add_constant(
+        name + ".inv_count", graph::Tensor::from_floats({}, {1.0f / float(n.input_size())}));
+    TT_ASSIGN_OR_RETURN(acc, c.emit(OpKind::kMultiply, name, {acc, scale}));
+  } else if (n.input_size() == 1) {
+    TT_ASSIGN_OR_RETURN(acc, c.emit(OpKind::kIdentity, name, {acc}));
+  }
+  return bind(c, n, acc);
+}
+
+Status where(ImportContext& c, const onnx::NodeProto& n) {
+  std::vector<ValueId> in;
+  for (int i = 0; i < 3; ++i) {
+    TT_ASSIGN_OR_RETURN(ValueId v, c.input(n, i));
+    in.push_back(v);
+  }
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kWhere, node_label(n), in));
+  return bind(c, n, y);
+}
+
+// Axes normalised against `rank`, or an error naming the node and the axis.
+Expected<std::vector<int64_t>> normalize_axes(const onnx::NodeProto& n, std::vector<int64_t> axes,
+                                              int64_t rank) {
+  for (auto& a : axes) {
+    const int64_t axis = graph::normalize_axis(a, rank);
+    if (axis < 0)
+      return invalid_argument("node '" + node_label(n) + "': axis " + std::to_string(a) +
+                              " is out of range for rank " + std::to_string(rank));
+    a = axis;
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// ReduceSum took its axes as an input from opset 13, the others from 18.
+Status reduce(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const int64_t rank = c.graph().type(x).shape.size();
+  NodeAttributes a(n);
+  const int64_t since = op == OpKind::kReduceSum ? 13 : 18;
+  TT_ASSIGN_OR_RETURN(auto axes, list_operand(c, n, since, "axes", 1, {}));
+  if (axes.empty()) {
+    if (a.get_int("noop_with_empty_axes", 0)) return emit_unary(c, n, OpKind::kIdentity);
+    axes.resize(rank);
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  TT_ASSIGN_OR_RETURN(axes, normalize_axes(n, std::move(axes), rank));
+  graph::ReduceAttrs attrs;
+  attrs.axes = axes;
+  attrs.keepdims = a.get_int("keepdims", 1);
+  return emit_unary(c, n, op, graph::to_attrs(attrs));
+}
+
+Status arg_reduce(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
+  NodeAttributes a(n);
+  graph::ArgReduceAttrs attrs;
+  attrs.axis = a.get_int("axis", 0);
+  attrs.keepdims = a.get_int("keepdims", 1);
+  attrs.select_last_index = a.get_int("select_last_index", 0);
+  return emit_unary(c, n, op, graph::to_attrs(attrs));
+}
+
+Status pad(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const int64_t rank = c.graph().type(x).shape.size();
+  NodeAttributes a(n);
+  graph::PadAttrs attrs;
+  const std::string mode = a.get_string("mode", "constant");
+  if (mode == "constant")
+    attrs.mode = 0;
+  else if (mode == "reflect")
+    attrs.mode = 1;
+  else if (mode == "edge")
+    attrs.mode = 2;
+  else
+    return unsupported(n, "attribute mode='" + mode + "' (constant, reflect or edge)");
+  std::vector<int64_t> pads;
+  if (c.opset() < 11) {
+    pads = a.get_ints("pads", {});
+    attrs.value = a.get_float("value", 0);
+  } else {
+    TT_ASSIGN_OR_RETURN(pads, c.int_list_input(n, 1, "pads"));
+    if (c.has_input(n, 2)) {
+      TT_ASSIGN_OR_RETURN(const graph::Tensor* v, c.constant_input(n, 2, "constant_value"));
+      if (v->size() != 1)
+        return invalid_argument("node '" + node_label(n) + "': constant_value must be a scalar");
+      attrs.value = v->at(0);
+    }
+  }
+  if (c.has_input(n, 3)) {  // opset 18: the axes the pads are for
+    TT_ASSIGN_OR_RETURN(auto axes, c.int_list_input(n, 3, "axes"));
+    if (pads.size() != 2 * axes.size())
+      return invalid_argument("node '" + node_label(n) + "': " + std::to_string(pads.size()) +
+                              " pads for " + std::to_string(axes.size()) + " axes");
+    std::vector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t axis = graph::normalize_axis(axes[i], rank);
+      if (axis < 0)
+        return invalid_argument("node '" + node_label(n) + "': pad axis " +
+                                std::to_string(axes[i]) + " is out of range");
+      full[axis] = pads[i];
+      full[axis + rank] = pads[i + axes.size()];
+    }
+    pads = full;
+  }
+  attrs.pads = pads;
+  return emit_unary(c, n, OpKind::kPad, graph::to_attrs(attrs));
+}
+
+Status expand(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(auto shape, c.int_list_input(n, 1, "shape"));
+  return emit_unary(c, n, OpKind::kExpand, Attrs{{"shape", shape}});
+}
+
+Status tile(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(auto repeats, c.int_list_input(n, 1, "repeats"));
+  return emit_unary(c, n, OpKind::kTile, Attrs{{"repeats", repeats}});
+}
+
+Status layer_norm(ImportContext& c, const onnx::NodeProto& n) {
+  NodeAttributes a(n);
+  std::vector<ValueId> in;
+  for (int i = 0; i < 3; ++i) {
+    if (i == 2 && !c.has_input(n, 2)) break;
+    TT_ASSIGN_OR_RETURN(ValueId v, c.input(n, i));
+    in.push_back(v);
+  }
+  graph::LayerNormAttrs attrs;
+  attrs.axis = a.get_int("axis", -1);
+  if (a.has("epsilon")) attrs.epsilon = a.get_float("epsilon", 0);
+  TT_ASSIGN_OR_RETURN(ValueId y,
+                      c.emit(OpKind::kLayerNorm, node_label(n), in, graph::to_attrs(attrs)));
+  return bind(c, n, y);
+}
+
+Status instance_norm(ImportContext& c, const onnx::NodeProto& n) {
+  std::vector<ValueId> in;
+  for (int i = 0; i < 3; ++i) {
+    TT_ASSIGN_OR_RETURN(ValueId v, c.input(n, i));
+    in.push_back(v);
+  }
+  NodeAttributes a(n);
+  graph::BatchNormAttrs attrs;
+  if (a.has("epsilon")) attrs.epsilon = a.get_float("epsilon", 0);
+  TT_ASSIGN_OR_RETURN(ValueId y,
+                      c.emit(OpKind::kInstanceNorm, node_label(n), in, graph::to_attrs(attrs)));
+  return bind(c, n, y);
+}
+
+// A constant tensor of the given shape filled with `value`'s one element (float 0 by default).
+Status constant_of_shape(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(auto shape, c.int_list_input(n, 0, "shape"));
+  graph::Tensor fill = graph::Tensor::from_floats({1}, {0.0f});
+  if (const auto* v = NodeAttributes(n).get("value")) {
+    auto parsed = tensor_from_proto(v->t());
+    if (!parsed) return parsed.error().with_context("node '" + node_label(n) + "'");
+    fill = std::move(parsed).value();
+    if (fill.size() != 1)
+      return invalid_argument("node '" + node_label(n) + "': value must hold one element");
+  }
+  if (checked_num_elements(shape) < 0)
+    return invalid_argument("node '" + node_label(n) + "': shape [" + shape_to_string(shape) +
+                            "] is negative or too large");
+  graph::Tensor t = graph::Tensor::zeros(fill.dtype, shape);
+  if (graph::is_float(t.dtype))
+    std::fill(t.f32.begin(), t.f32.end(), fill.f32[0]);
+  else
+    std::fill(t.i64.begin(), t.i64.end(), fill.i64[0]);
+  return bind(c, n, c.graph().add_constant(n.output(0), std::move(t)));
+}
+
+// Range of constant operands, as a constant: ceil((limit - start) / delta) elements.
+Status range(ImportContext& c, const onnx::NodeProto& n) {
+  const graph::Tensor* operand[3];
+  for (int i = 0; i < 3; ++i) {
+    TT_ASSIGN_OR_RETURN(operand[i], c.constant_input(n, i,
+                                                     i == 0   ? "start"
+                                                     : i == 1 ? "limit"
+                                                              : "delta"));
+    if (operand[i]->size() != 1)
+      return invalid_argument("node '" + node_label(n) + "': range operands must be scalars");
+  }
+  const double start = operand[0]->at(0), limit = operand[1]->at(0), delta = operand[2]->at(0);
+  if (delta == 0) return invalid_argument("node '" + node_label(n) + "': range delta is 0");
+  const double count_d = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (!(count_d < double(kMaxTensorElements)))
+    return invalid_argument("node '" + node_label(n) + "': range is too long");
+  const auto count = static_cast<int64_t>(count_d);
+  graph::Tensor t = graph::Tensor::zeros(operand[0]->dtype, {count});
+  for (int64_t i = 0; i < count; ++i) {
+    if (graph::is_float(t.dtype))
+      t.f32[i] = static_cast<float>(start + i * delta);
+    else
+      t.i64[i] = static_cast<int64_t>(operand[0]->i64[0] + i * operand[2]->i64[0]);
+  }
+  return bind(c, n, c.graph().add_constant(n.output(0), std::move(t)));
+}
+
+// Split: one slice per output (sizes from the attribute before opset 13, the input after, or
+// equal parts; opset 18's num_outputs gives ceil-sized parts).
+Status split(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const Shape shape = c.graph().type(x).shape;
+  NodeAttributes a(n);
+  const int64_t axis = graph::normalize_axis(a.get_int("axis", 0), shape.size());
+  if (axis < 0) return invalid_argument("node '" + node_label(n) + "': split axis is out of range");
+  TT_ASSIGN_OR_RETURN(auto sizes, list_operand(c, n, 13, "split", 1, {}));
+  const int64_t outputs = n.output_size();
+  if (sizes.empty()) {
+    const int64_t parts = a.get_int("num_outputs", outputs);
+    if (parts < 1) return invalid_argument("node '" + node_label(n) + "' has no outputs");
+    const int64_t each = (shape[axis] + parts - 1) / parts;
+    for (int64_t p = 0, left = shape[axis]; p < parts; ++p, left -= each)
+      sizes.push_back(std::max<int64_t>(std::min(each, left), 0));
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != shape[axis])
+    return invalid_argument("node '" + node_label(n) + "': split sizes do not add up to axis " +
+                            std::to_string(axis) + " of [" + shape_to_string(shape) + "] over " +
+                            std::to_string(outputs) + " outputs");
+  int64_t begin = 0;
+  for (int64_t i = 0; i < outputs; ++i) {
+    graph::SliceAttrs s{{begin}, {begin + sizes[i]}, {axis}, {1}};
+    begin += sizes[i];
+    if (n.output(i).empty()) continue;
+    TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kSlice, node_label(n) + "." + std::to_string(i),
+                                          {x}, graph::to_attrs(s)));
+    c.bind(n.output(i), y);
+  }
+  return ok_status();
+}
+
+// DepthToSpace and SpaceToDepth as reshape, transpose, reshape.
+Status depth_space(ImportContext& c, const onnx::NodeProto& n, bool to_space) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const Shape s = c.graph().type(x).shape;
+  NodeAttributes a(n);
+  const int64_t b = a.get_int("blocksize", 0);
+  if (s.size() != 4 || b < 1)
+    return invalid_argument("node '" + node_label(n) + "': needs NCHW data and blocksize >= 1");
+  const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  Shape split, out;
+  std::vector<int64_t> perm;
+  if (to_space) {
+    if (C % (b * b) != 0)
+      return invalid_argument("node '" + node_label(n) + "': channels " + std::to_string(C) +
+                              " are not a multiple of blocksize^2");
+    const std::string mode = a.get_string("mode", "DCR");
+    if (mode == "DCR") {
+      split = {N, b, b, C / (b * b), H, W};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      split = {N, C / (b * b), b, b, H, W};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      return unsupported(n, "attribute mode='" + mode + "' (DCR or CRD)");
+    }
+    out = {N, C / (b * b), H * b, W * b};
+  } else {
+    if (H % b != 0 || W % b != 0)
+      return invalid_argument("node '" + node_label(n) + "': spatial size is not a multiple of " +
+                              "blocksize");
+    split = {N, C, H / b, b, W / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {N, C * b * b, H / b, W / b};
+  }
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId r,
+                      c.emit(OpKind::kReshape, name + ".split", {x}, Attrs{{"shape", split}}));
+  TT_ASSIGN_OR_RETURN(ValueId t,
+                      c.emit(OpKind::kTranspose, name + ".perm", {r}, Attrs{{"perm", perm}}));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kReshape, name, {t}, Attrs{{"shape", out}}));
+  return bind(c, n, y);
+}
+
+}  // namespace
+
+void add_math_converters(std::map<std::string, Converter>& t) {
+  t["Exp"] = unary<OpKind::kExp>;
+  t["Log"] = unary<OpKind::kLog>;
+  t["Sqrt"] = unary<OpKind::kSqrt>;
+  t["Erf"] = unary<OpKind::kErf>;
+  t["Tanh"] = unary<OpKind::kTanh>;
+  t["Neg"] = unary<OpKind::kNeg>;
+  t["Abs"] = unary<OpKind::kAbs>;
+  t["Floor"] = unary<OpKind::kFloor>;
+  t["Ceil"] = unary<OpKind::kCeil>;
+  t["Round"] = unary<OpKind::kRound>;
+  t["Reciprocal"] = unary<OpKind::kReciprocal>;
+  t["Softplus"] = unary<OpKind::kSoftplus>;
+  t["Mish"] = unary<OpKind::kMish>;
+  t["Not"] = unary<OpKind::kNot>;
+  t["LeakyRelu"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return alpha_op(c, n, OpKind::kLeakyRelu, 0.01f);
+  };
+  t["Elu"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return alpha_op(c, n, OpKind::kElu, 1.0f);
+  };
+  t["Selu"] = selu;
+  t["Gelu"] = gelu;
+  t["Pow"] = binary<OpKind::kPow>;
+  t["PRelu"] = binary<OpKind::kPRelu>;
+  t["Equal"] = binary<OpKind::kEqual>;
+  t["Less"] = binary<OpKind::kLess>;
+  t["LessOrEqual"] = binary<OpKind::kLessOrEqual>;
+  t["Greater"] = binary<OpKind::kGreater>;
+  t["GreaterOrEqual"] = binary<OpKind::kGreaterOrEqual>;
+  t["And"] = binary<OpKind::kAnd>;
+  t["Or"] = binary<OpKind::kOr>;
+  t["Xor"] = binary<OpKind::kXor>;
+  t["Max"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return variadic(c, n, OpKind::kMaximum, false);
+  };
+  t["Min"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return variadic(c, n, OpKind::kMinimum, false);
+  };
+  t["Sum"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return variadic(c, n, OpKind::kAdd, false);
+  };
+  t["Mean"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return variadic(c, n, OpKind::kAdd, true);
+  };
+  t["Where"] = where;
+  t["ReduceMean"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceMean);
+  };
+  t["ReduceSum"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceSum);
+  };
+  t["ReduceMax"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceMax);
+  };
+  t["ReduceMin"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceMin);
+  };
+  t["ReduceProd"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceProd);
+  };
+  t["ReduceL2"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceL2);
+  };
+  t["ArgMax"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return arg_reduce(c, n, OpKind::kArgMax);
+  };
+  t["ArgMin"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return arg_reduce(c, n, OpKind::kArgMin);
+  };
+  t["Pad"] = pad;
+  t["Expand"] = expand;
+  t["Tile"] = tile;
+  t["LayerNormalization"] = layer_norm;
+  t["InstanceNormalization"] = instance_norm;
+  t["ConstantOfShape"] = constant_of_shape;
+  t["Range"] = range;
+  t["Split"] = split;
+  t["DepthToSpace"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return depth_space(c, n, true);
+  };
+  t["SpaceToDepth"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return depth_space(c, n, false);
+  };
+}
+
+}  // namespace tensortune::frontend

@@ -1,0 +1,194 @@
+// Interpreter loops for element-wise math, comparisons, logic and where (ONNX's semantics:
+// Round is half to even, comparisons give bool, integer results wrap to their dtype).
+#include <cmath>
+
+#include "compiler/graph/kernels.h"
+
+namespace tensortune::graph::kernels {
+
+std::vector<int64_t> broadcast_source_index(const Shape& in, const Shape& out_shape) {
+  const int64_t total = num_elements(out_shape);
+  std::vector<int64_t> map(static_cast<size_t>(total));
+  const auto in_strides = strides_of(in);
+  const size_t rank = out_shape.size(), lead = rank - in.size();
+  std::vector<int64_t> stride(rank, 0);
+  for (size_t i = 0; i < in.size(); ++i) stride[lead + i] = in[i] == 1 ? 0 : in_strides[i];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t src = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    map[static_cast<size_t>(i)] = src;
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      ++idx[d];
+      src += stride[d];
+      if (idx[d] < out_shape[d]) break;
+      src -= stride[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+  return map;
+}
+
+namespace {
+
+float unary_float(OpKind op, float v, const Attrs& a) {
+  const double x = v;
+  switch (op) {
+    case OpKind::kExp:
+      return static_cast<float>(std::exp(x));
+    case OpKind::kLog:
+      return static_cast<float>(std::log(x));
+    case OpKind::kSqrt:
+      return static_cast<float>(std::sqrt(x));
+    case OpKind::kErf:
+      return static_cast<float>(std::erf(x));
+    case OpKind::kTanh:
+      return static_cast<float>(std::tanh(x));
+    case OpKind::kFloor:
+      return std::floor(v);
+    case OpKind::kCeil:
+      return std::ceil(v);
+    case OpKind::kRound:
+      return std::nearbyint(v);  // the default rounding mode: half to even, as ONNX's Round
+    case OpKind::kReciprocal:
+      return static_cast<float>(1.0 / x);
+    case OpKind::kSoftplus:
+      return static_cast<float>(x > 30 ? x : std::log1p(std::exp(x)));
+    case OpKind::kMish:
+      return static_cast<float>(x * std::tanh(x > 30 ? x : std::log1p(std::exp(x))));
+    case OpKind::kLeakyRelu:
+      return v < 0 ? static_cast<float>(attrs_as<LeakyReluAttrs>(a).alpha * x) : v;
+    case OpKind::kElu:
+      return v < 0 ? static_cast<float>(attrs_as<EluAttrs>(a).alpha * std::expm1(x)) : v;
+    case OpKind::kSelu: {
+      const auto s = attrs_as<SeluAttrs>(a);
+      return static_cast<float>(s.gamma * (x <= 0 ? s.alpha * std::expm1(x) : x));
+    }
+    case OpKind::kGelu:
+      if (attrs_as<GeluAttrs>(a).tanh) {
+        const double k = std::sqrt(2.0 / M_PI);
+        return static_cast<float>(0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))));
+      }
+      return static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
+    case OpKind::kNeg:
+      return -v;
+    case OpKind::kAbs:
+      return std::fabs(v);
+    default:
+      return v;
+  }
+}
+
+template <typename T>
+bool compare(OpKind op, T x, T y) {
+  switch (op) {
+    case OpKind::kEqual:
+      return x == y;
+    case OpKind::kLess:
+      return x < y;
+    case OpKind::kLessOrEqual:
+      return x <= y;
+    case OpKind::kGreater:
+      return x > y;
+    case OpKind::kGreaterOrEqual:
+      return x >= y;
+    case OpKind::kAnd:
+      return x && y;
+    case OpKind::kOr:
+      return x || y;
+    default:  // kXor
+      return (x != 0) != (y != 0);
+  }
+}
+
+template <typename T>
+T combine(OpKind op, T x, T y) {
+  switch (op) {
+    case OpKind::kMaximum:
+      return (x != x || x > y) ? x : y;  // a NaN operand wins, as in ONNX's Max
+    case OpKind::kMinimum:
+      return (x != x || x < y) ? x : y;
+    default:  // kPRelu
+      return x < 0 ? x * y : x;
+  }
+}
+
+int64_t integer_pow(int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  for (; exp > 0; exp >>= 1, b *= b)
+    if (exp & 1) result *= b;
+  return static_cast<int64_t>(result);
+}
+
+}  // namespace
+
+Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs) {
+  Tensor out = x;
+  if (is_float(x.dtype)) {
+    for (float& v : out.f32) v = unary_float(op, v, attrs);
+    return out;
+  }
+  for (int64_t& v : out.i64) {
+    if (op == OpKind::kNot)
+      v = v ? 0 : 1;
+    else if (op == OpKind::kNeg)
+      v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+    else if (op == OpKind::kAbs && v < 0)
+      v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+    v = wrap_integer(out.dtype, v);
+  }
+  return out;
+}
+
+Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type) {
+  Tensor out = Tensor::zeros(out_type.dtype, out_type.shape);
+  const auto ia = broadcast_source_index(a.shape, out_type.shape);
+  const auto ib = broadcast_source_index(b.shape, out_type.shape);
+  const size_t n = ia.size();
+  const bool floats = is_float(a.dtype);
+  switch (op) {
+    case OpKind::kPow:
+      for (size_t i = 0; i < n; ++i) {
+        const double y = b.at(ib[i]);
+        if (floats)
+          out.f32[i] = static_cast<float>(std::pow(double(a.f32[ia[i]]), y));
+        else if (is_float(b.dtype))
+          out.i64[i] = float_to_integer(a.dtype, std::pow(double(a.i64[ia[i]]), y));
+        else
+          out.i64[i] = wrap_integer(a.dtype, integer_pow(a.i64[ia[i]], b.i64[ib[i]]));
+      }
+      return out;
+    case OpKind::kMaximum:
+    case OpKind::kMinimum:
+    case OpKind::kPRelu:
+      for (size_t i = 0; i < n; ++i) {
+        if (floats)
+          out.f32[i] = combine(op, a.f32[ia[i]], b.f32[ib[i]]);
+        else
+          out.i64[i] = wrap_integer(out.dtype, combine(op, a.i64[ia[i]], b.i64[ib[i]]));
+      }
+      return out;
+    default:  // comparisons and logic: bool
+      for (size_t i = 0; i < n; ++i)
+        out.i64[i] = floats ? compare(op, a.f32[ia[i]], b.f32[ib[i]])
+                            : compare(op, a.i64[ia[i]], b.i64[ib[i]]);
+      return out;
+  }
+}
+
+Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape) {
+  Tensor out = Tensor::zeros(x.dtype, out_shape);
+  const auto ic = broadcast_source_index(cond.shape, out_shape);
+  const auto ix = broadcast_source_index(x.shape, out_shape);
+  const auto iy = broadcast_source_index(y.shape, out_shape);
+  for (size_t i = 0; i < ic.size(); ++i) {
+    const bool take_x = cond.i64[ic[i]] != 0;
+    if (is_float(x.dtype))
+      out.f32[i] = take_x ? x.f32[ix[i]] : y.f32[iy[i]];
+    else
+      out.i64[i] = take_x ? x.i64[ix[i]] : y.i64[iy[i]];
+  }
+  return out;
+}
+
+}  // namespace tensortune::graph::kernels

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Writes the corpus of real exported models (issue 15): torchvision architectures with random
+weights (no download) and a small transformer encoder, exported by torch.onnx.export at several
+opsets, each with a random input in .npy.
+
+    /usr/bin/python3 tests/corpus/make_corpus.py OUT_DIR [--models a,b] [--opsets 11,13,17]
+
+Needs Debian's python3-torch and python3-torchvision. Writes OUT_DIR/NAME_opsetN.onnx and
+OUT_DIR/NAME.input.npy, and OUT_DIR/manifest.txt (one "NAME OPSET FILE INPUT" line per model)
+last, so that a manifest means a complete corpus. Models and inputs come from fixed seeds: the
+same torch version writes the same files.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+
+class TinyTransformer(torch.nn.Module):
+    """A token-embedding transformer encoder (post-norm, GELU) with a mean-pooled classifier."""
+
+    def __init__(self, vocab=100, dim=64, heads=4, layers=2):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim)
+        layer = torch.nn.TransformerEncoderLayer(dim, heads, dim_feedforward=128, dropout=0.0,
+                                                 activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers)
+        self.head = torch.nn.Linear(dim, 10)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens)).mean(dim=1))
+
+
+def tiny_vit():
+    return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
+                                                num_heads=2, hidden_dim=64, mlp_dim=128,
+                                                num_classes=10)
+
+
+# name -> (constructor, input shape, input kind)
+MODELS = {
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None), (1, 3, 224, 224), "image"),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224), "image"),
+    "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None),
+                           (1, 3, 224, 224), "image"),
+    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None), (1, 3, 224, 224), "image"),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), (1, 3, 224, 224), "image"),
+    "googlenet": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False,
+                                                        init_weights=True), (1, 3, 224, 224), "image"),
+    "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, aux_logits=False,
+                                                              init_weights=True), (1, 3, 299, 299), "image"),
+    "mnasnet1_0": (lambda: torchvision.models.mnasnet1_0(weights=None), (1, 3, 224, 224), "image"),
+    "vit_tiny": (tiny_vit, (1, 3, 32, 32), "image"),
+    "transformer_tiny": (TinyTransformer, (1, 16), "tokens"),
+}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out_dir")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--opsets", default="11,13,17")
+    a = p.parse_args()
+    os.makedirs(a.out_dir, exist_ok=True)
+    manifest = []
+    for seed, name in enumerate(a.models.split(",")):
+        if name not in MODELS:
+            sys.exit(f"error: --models: unknown model '{name}' (known: {', '.join(MODELS)})")
+        make, shape, kind = MODELS[name]
+        torch.manual_seed(1000 + seed)
+        model = make().eval()
+        # Weights a model initialises to zero (ViT's classifier head) would make every output
+        # equal whatever the network computes: they get random values too.
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() >= 2 and not p.any():
+                    p.normal_(0, 0.05)
+        # BatchNorm statistics other than 0/1, so that folding them is tested.
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+        rng = np.random.default_rng(seed)
+        if kind == "image":
+            x = rng.standard_normal(shape).astype(np.float32)
+        else:
+            x = rng.integers(0, 100, size=shape).astype(np.int64)
+        input_path = os.path.join(a.out_dir, f"{name}.input.npy")
+        np.save(input_path, x)
+        for opset in (int(o) for o in a.opsets.split(",")):
+            path = os.path.join(a.out_dir, f"{name}_opset{opset}.onnx")
+            # With autograd on: under no_grad, torch's attention takes a fused fast path that
+            # has no ONNX export.
+            torch.onnx.export(model, torch.from_numpy(x), path, opset_version=opset,
+                              input_names=["input"], output_names=["output"])
+            manifest.append(f"{name} {opset} {os.path.basename(path)} {os.path.basename(input_path)}")
+            print(f"corpus: {name} opset {opset}: {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
+    with open(os.path.join(a.out_dir, "manifest.txt"), "w") as f:
+        f.write("\n".join(manifest) + "\n")
+
+
+if __name__ == "__main__":
+    main()
