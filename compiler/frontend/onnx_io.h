@@ -4,7 +4,10 @@
 /// (for the zoo, so that other runtimes run the very same model) and TensorProto files (the
 /// inputs and outputs of ONNX's own backend tests).
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/graph/graph.h"
 
@@ -39,6 +42,38 @@ Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::st
 
 /// The graph inputs of a model file that are not initializers, in order (names only).
 Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path);
+
+/// One graph input or output as the file declares it.
+struct OnnxValueSummary {
+  std::string name;
+  std::string dtype;  ///< ours ("float32") or ONNX's name ("FLOAT16")
+  bool supported_dtype = false;
+  std::vector<std::string> dims;  ///< "224", a dim_param ("batch") or "?"
+};
+
+/// One operator of the file: how many nodes use it, the first of them, whether we import it.
+struct OnnxOpSummary {
+  std::string op_type;  ///< "Conv"; another domain's as "com.microsoft::Attention"
+  int nodes = 0;
+  std::string first_node;
+  bool supported = false;
+};
+
+/// What an ONNX file holds, read without importing it (`tensortune check-model`).
+struct OnnxModelSummary {
+  int64_t ir_version = 0;
+  std::string producer;  ///< "pytorch 1.13.0"
+  int64_t opset = 0;     ///< of the default domain
+  std::vector<std::pair<std::string, int64_t>> other_domains;
+  std::vector<OnnxValueSummary> inputs, outputs;  ///< inputs: those that are not initializers
+  std::vector<OnnxOpSummary> ops;                 ///< in order of first use
+  int64_t initializers = 0, parameters = 0;
+  std::set<std::string> initializer_dtypes;  ///< ONNX's names
+};
+
+/// kNotFound, kOutOfRange (--max-model-bytes) or kInvalidArgument (not a model).
+Expected<OnnxModelSummary> summarize_onnx_file(const std::string& path,
+                                               const OnnxLimits& limits = {});
 
 /// Writes the graph as an ONNX model (opset 14). Works for graphs before AlterOpLayout; an
 /// operator without an ONNX equivalent (conv2d_nchwc, layout_transform, ...) is refused by

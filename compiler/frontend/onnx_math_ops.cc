@@ -190,9 +190,38 @@ Status layer_norm(ImportContext& c, const onnx::NodeProto& n) {
   graph::LayerNormAttrs attrs;
   attrs.axis = a.get_int("axis", -1);
   if (a.has("epsilon")) attrs.epsilon = a.get_float("epsilon", 0);
-  TT_ASSIGN_OR_RETURN(ValueId y,
-                      c.emit(OpKind::kLayerNorm, node_label(n), in, graph::to_attrs(attrs)));
-  return bind(c, n, y);
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kLayerNorm, name, in, graph::to_attrs(attrs)));
+  if (n.output_size() < 2 || (n.output(1).empty() && (n.output_size() < 3 || n.output(2).empty())))
+    return bind(c, n, y);
+  // Mean and InvStdDev, when asked for: reductions over the normalised axes, kept as dims.
+  c.bind(n.output(0), y);
+  const int64_t rank = c.graph().type(in[0]).shape.size();
+  const int64_t axis = graph::normalize_axis(attrs.axis, rank);
+  if (axis < 0) return invalid_argument("node '" + name + "': axis is out of range");
+  graph::ReduceAttrs over;
+  for (int64_t d = axis; d < rank; ++d) over.axes.push_back(d);
+  TT_ASSIGN_OR_RETURN(ValueId mean,
+                      c.emit(OpKind::kReduceMean, name + ".mean", {in[0]}, graph::to_attrs(over)));
+  TT_ASSIGN_OR_RETURN(ValueId diff, c.emit(OpKind::kSubtract, name + ".diff", {in[0], mean}));
+  TT_ASSIGN_OR_RETURN(ValueId sq, c.emit(OpKind::kMultiply, name + ".sq", {diff, diff}));
+  TT_ASSIGN_OR_RETURN(ValueId var,
+                      c.emit(OpKind::kReduceMean, name + ".var", {sq}, graph::to_attrs(over)));
+  const ValueId eps = c.graph().add_constant(
+      name + ".epsilon", graph::Tensor::from_floats({}, {static_cast<float>(attrs.epsilon)}));
+  TT_ASSIGN_OR_RETURN(ValueId shifted, c.emit(OpKind::kAdd, name + ".var_eps", {var, eps}));
+  TT_ASSIGN_OR_RETURN(ValueId root, c.emit(OpKind::kSqrt, name + ".std", {shifted}));
+  TT_ASSIGN_OR_RETURN(ValueId inv, c.emit(OpKind::kReciprocal, name + ".inv_std", {root}));
+  if (!n.output(1).empty()) c.bind(n.output(1), mean);
+  if (n.output_size() > 2 && !n.output(2).empty()) c.bind(n.output(2), inv);
+  return ok_status();
+}
+
+// Size: the element count, a constant once shapes are fixed.
+Status size(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const int64_t count = graph::num_elements(c.graph().type(x).shape);
+  return bind(c, n, c.graph().add_constant(n.output(0), graph::Tensor::from_ints({}, {count})));
 }
 
 Status instance_norm(ImportContext& c, const onnx::NodeProto& n) {
@@ -401,6 +430,19 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   t["ReduceL2"] = [](ImportContext& c, const onnx::NodeProto& n) {
     return reduce(c, n, OpKind::kReduceL2);
   };
+  t["ReduceL1"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceL1);
+  };
+  t["ReduceSumSquare"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceSumSquare);
+  };
+  t["ReduceLogSum"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceLogSum);
+  };
+  t["ReduceLogSumExp"] = [](ImportContext& c, const onnx::NodeProto& n) {
+    return reduce(c, n, OpKind::kReduceLogSumExp);
+  };
+  t["Size"] = size;
   t["ArgMax"] = [](ImportContext& c, const onnx::NodeProto& n) {
     return arg_reduce(c, n, OpKind::kArgMax);
   };

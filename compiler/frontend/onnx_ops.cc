@@ -77,6 +77,9 @@ Status pool(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
   if (xs.size() != 4)
     return unsupported(
         n, "only 2-D pooling is supported (data has rank " + std::to_string(xs.size()) + ")");
+  if (!graph::is_float(c.graph().type(x).dtype))
+    return unsupported(n, std::string("pooling of ") + graph::dtype_name(c.graph().type(x).dtype) +
+                              " data (only float32)");
   if (op == OpKind::kGlobalAvgPool2d) {
     TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}));
     return bind(c, n, y);
@@ -161,14 +164,15 @@ Status clip(ImportContext& c, const onnx::NodeProto& n) {
   return emit_unary(c, n, OpKind::kClip, graph::to_attrs(bounds));
 }
 
-Status softmax(ImportContext& c, const onnx::NodeProto& n) {
+// Softmax and LogSoftmax.
+Status softmax(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
   const Shape shape = c.graph().type(x).shape;
   const int64_t rank = shape.size();
   const std::string name = node_label(n);
   if (c.opset() >= 13) {
     const int64_t axis = NodeAttributes(n).get_int("axis", -1);
-    TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kSoftmax, name, {x}, Attrs{{"axis", axis}}));
+    TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, name, {x}, Attrs{{"axis", axis}}));
     return bind(c, n, y);
   }
   // Before opset 13 softmax works on the input coerced to 2-D at `axis`.
@@ -178,7 +182,7 @@ Status softmax(ImportContext& c, const onnx::NodeProto& n) {
                       graph::num_elements(Shape(shape.begin() + axis, shape.end()))};
   TT_ASSIGN_OR_RETURN(ValueId f,
                       c.emit(OpKind::kReshape, name + ".2d", {x}, Attrs{{"shape", flat}}));
-  TT_ASSIGN_OR_RETURN(ValueId s, c.emit(OpKind::kSoftmax, name, {f}, Attrs{{"axis", int64_t{1}}}));
+  TT_ASSIGN_OR_RETURN(ValueId s, c.emit(op, name, {f}, Attrs{{"axis", int64_t{1}}}));
   TT_ASSIGN_OR_RETURN(ValueId y,
                       c.emit(OpKind::kReshape, name + ".nd", {s}, Attrs{{"shape", shape}}));
   return bind(c, n, y);
@@ -359,7 +363,10 @@ const std::map<std::string, Converter>& onnx_converters() {
       {"Reshape", reshape},
       {"Transpose", transpose},
       {"Concat", concat},
-      {"Softmax", softmax},
+      {"Softmax",
+       [](ImportContext& c, const onnx::NodeProto& n) { return softmax(c, n, OpKind::kSoftmax); }},
+      {"LogSoftmax", [](ImportContext& c,
+                        const onnx::NodeProto& n) { return softmax(c, n, OpKind::kLogSoftmax); }},
       {"Shape",
        [](ImportContext& c, const onnx::NodeProto& n) {
          NodeAttributes a(n);

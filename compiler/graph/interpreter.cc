@@ -104,6 +104,10 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kReduceMin:
     case OpKind::kReduceProd:
     case OpKind::kReduceL2:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceLogSum:
+    case OpKind::kReduceLogSumExp:
       return kernels::reduce(node.op, *in[0], attrs_as<ReduceAttrs>(a), out);
     case OpKind::kArgMax:
     case OpKind::kArgMin:
@@ -117,6 +121,9 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kLayerNorm:
       return kernels::layer_norm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr,
                                  attrs_as<LayerNormAttrs>(a));
+    case OpKind::kLogSoftmax:
+      return kernels::log_softmax(*in[0],
+                                  normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, out.size()));
     case OpKind::kInstanceNorm:
       return kernels::instance_norm(*in[0], *in[1], *in[2], attrs_as<BatchNormAttrs>(a).epsilon);
   }

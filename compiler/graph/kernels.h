@@ -48,6 +48,7 @@ Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs);
 /// pow, maximum, minimum, prelu, the comparisons and and/or/xor, with broadcasting.
 Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape);
+Tensor log_softmax(const Tensor& x, int64_t axis);
 
 // reduce_kernels.cc
 Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape);

@@ -191,4 +191,22 @@ Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& 
   return out;
 }
 
+Tensor log_softmax(const Tensor& x, int64_t axis) {
+  const int64_t len = x.shape[axis];
+  const int64_t inner = num_elements(Shape(x.shape.begin() + axis + 1, x.shape.end()));
+  const int64_t outer = x.size() / std::max<int64_t>(len * inner, 1);
+  Tensor out = x;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      const int64_t base = o * len * inner + in;
+      double max = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < len; ++k) max = std::max(max, double(x.f32[base + k * inner]));
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(x.f32[base + k * inner] - max);
+      const double log_sum = std::log(sum) + max;
+      for (int64_t k = 0; k < len; ++k)
+        out.f32[base + k * inner] = static_cast<float>(x.f32[base + k * inner] - log_sum);
+    }
+  return out;
+}
+
 }  // namespace tensortune::graph::kernels

@@ -48,16 +48,30 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
                                                  : 0.0;
   std::vector<double> acc(static_cast<size_t>(n_out), init);
   std::vector<bool> seen_nan(is_extreme ? acc.size() : 0, false);
+  // log-sum-exp subtracts each output's maximum first, so that exp cannot overflow.
+  std::vector<double> shift(op == OpKind::kReduceLogSumExp ? acc.size() : 0, -INFINITY);
+  for (size_t i = 0; i < map.size() && !shift.empty(); ++i)
+    shift[map[i]] = std::max(shift[map[i]], x.at(static_cast<int64_t>(i)));
+  for (double& s : shift)
+    if (!std::isfinite(s)) s = 0;
   for (size_t i = 0; i < map.size(); ++i) {
     const double v = x.at(static_cast<int64_t>(i));
     double& r = acc[map[i]];
     switch (op) {
       case OpKind::kReduceSum:
       case OpKind::kReduceMean:
+      case OpKind::kReduceLogSum:
         r += v;
         break;
       case OpKind::kReduceL2:
+      case OpKind::kReduceSumSquare:
         r += v * v;
+        break;
+      case OpKind::kReduceL1:
+        r += std::fabs(v);
+        break;
+      case OpKind::kReduceLogSumExp:
+        r += std::exp(v - shift[map[i]]);
         break;
       case OpKind::kReduceProd:
         r *= v;
@@ -77,6 +91,8 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
     double r = acc[i];
     if (op == OpKind::kReduceMean) r /= count;
     if (op == OpKind::kReduceL2) r = std::sqrt(r);
+    if (op == OpKind::kReduceLogSum) r = std::log(r);
+    if (op == OpKind::kReduceLogSumExp) r = std::log(r) + shift[i];
     if (is_extreme && seen_nan[i]) r = NAN;
     if (is_float(x.dtype))
       out.f32[i] = static_cast<float>(r);
@@ -84,11 +100,14 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
       out.i64[i] = float_to_integer(x.dtype, r);
   }
   // Integer sums and products are exact in int64 (two's complement), not via double.
-  if (!is_float(x.dtype) && (op == OpKind::kReduceSum || op == OpKind::kReduceProd)) {
+  if (!is_float(x.dtype) &&
+      (op == OpKind::kReduceSum || op == OpKind::kReduceProd || op == OpKind::kReduceSumSquare)) {
     std::vector<uint64_t> exact(acc.size(), op == OpKind::kReduceProd ? 1 : 0);
     for (size_t i = 0; i < map.size(); ++i) {
       const auto v = static_cast<uint64_t>(x.i64[i]);
-      exact[map[i]] = op == OpKind::kReduceProd ? exact[map[i]] * v : exact[map[i]] + v;
+      exact[map[i]] = op == OpKind::kReduceProd        ? exact[map[i]] * v
+                      : op == OpKind::kReduceSumSquare ? exact[map[i]] + v * v
+                                                       : exact[map[i]] + v;
     }
     for (size_t i = 0; i < exact.size(); ++i)
       out.i64[i] = wrap_integer(x.dtype, static_cast<int64_t>(exact[i]));

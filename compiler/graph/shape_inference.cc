@@ -296,7 +296,9 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
     case OpKind::kIdentity:
     case OpKind::kSoftmax:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      if (op != OpKind::kIdentity) TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
+      // relu and clip also take integers (ONNX's Clip on int8, ...); they run interpreted.
+      if (op != OpKind::kIdentity && op != OpKind::kRelu && op != OpKind::kClip)
+        TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
       if (op == OpKind::kSoftmax &&
           normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, in[0].shape.size()) < 0)
         return invalid_argument("softmax axis " + std::to_string(attrs_as<SoftmaxAttrs>(a).axis) +

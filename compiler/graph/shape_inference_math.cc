@@ -150,6 +150,8 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
     }
     case OpKind::kReduceMean:
     case OpKind::kReduceL2:
+    case OpKind::kReduceLogSum:
+    case OpKind::kReduceLogSumExp:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
       return infer_reduce(in[0], attrs_as<ReduceAttrs>(a));
@@ -157,6 +159,8 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:
     case OpKind::kReduceProd:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceSumSquare:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       return infer_reduce(in[0], attrs_as<ReduceAttrs>(a));
     case OpKind::kArgMax:
@@ -229,6 +233,13 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
         if (in[i].shape != Shape{in[0].shape[1]})
           return invalid_argument("scale and bias must be [" + std::to_string(in[0].shape[1]) +
                                   "], got " + shape_str(in[i].shape));
+      return in[0];
+    }
+    case OpKind::kLogSoftmax: {
+      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+      TT_RETURN_IF_ERROR(expect_float(in[0], "input"));
+      if (normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, in[0].shape.size()) < 0)
+        return invalid_argument("log_softmax axis is out of range for " + shape_str(in[0].shape));
       return in[0];
     }
     default:

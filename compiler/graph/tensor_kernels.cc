@@ -96,6 +96,16 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
   const auto clip = attrs_as<ClipAttrs>(attrs);
   const auto hard_sigmoid = attrs_as<HardSigmoidAttrs>(attrs);
   const float lo = static_cast<float>(clip.min), hi = static_cast<float>(clip.max);
+  if (!is_float(x.dtype)) {  // relu, clip: bounds beyond the dtype's range do not apply
+    for (int64_t& v : out.i64) {
+      if (op == OpKind::kRelu) v = std::max<int64_t>(v, 0);
+      if (op == OpKind::kClip) {
+        if (clip.min > double(v)) v = float_to_integer(out.dtype, std::ceil(clip.min));
+        if (clip.max < double(v)) v = float_to_integer(out.dtype, std::floor(clip.max));
+      }
+    }
+    return out;
+  }
   const float alpha = static_cast<float>(hard_sigmoid.alpha);
   const float beta = static_cast<float>(hard_sigmoid.beta);
   for (float& v : out.f32) {

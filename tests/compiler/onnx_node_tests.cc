@@ -20,12 +20,18 @@ namespace {
 
 // Test-name prefixes (after "test_") of the operator families in scope.
 const std::vector<std::string> kFamilies = {
-    "conv",    "basic_conv",  "maxpool",   "averagepool", "globalaveragepool",
-    "gemm",    "matmul",      "batchnorm", "relu",        "clip",
-    "sigmoid", "hardsigmoid", "hardswish", "add",         "sub",
-    "mul",     "div",         "flatten",   "reshape",     "transpose",
-    "concat",  "softmax",     "shape",     "cast",        "slice",
-    "gather",  "unsqueeze",   "squeeze",   "identity",    "dropout"};
+    "conv", "basic_conv", "maxpool", "averagepool", "globalaveragepool", "gemm", "matmul",
+    "batchnorm", "relu", "clip", "sigmoid", "hardsigmoid", "hardswish", "add", "sub", "mul", "div",
+    "flatten", "reshape", "transpose", "concat", "softmax", "shape", "cast", "slice", "gather",
+    "unsqueeze", "squeeze", "identity", "dropout",
+    // Real exported models' operators (issue 15).
+    "abs", "and", "argmax", "argmin", "ceil", "constant_pad", "constantofshape", "depthtospace",
+    "edge_pad", "elu", "equal", "erf", "exp", "expand", "floor", "gelu", "greater", "instancenorm",
+    "layer_normalization", "leakyrelu", "less", "log", "max_", "mean", "min_", "mish", "neg", "not",
+    "or", "pow", "prelu", "range", "reciprocal", "reduce_l1", "reduce_l2", "reduce_log_sum",
+    "reduce_sum_square", "logsoftmax", "size", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_prod", "reduce_sum", "reflect_pad", "round", "selu", "softplus", "spacetodepth",
+    "split", "sqrt", "sum", "tanh", "tile", "where", "xor"};
 
 bool in_scope(const std::string& name) {
   for (const auto& f : kFamilies)
