@@ -4,7 +4,8 @@
 #   --test   also what only the tests use: Chromium (the dashboard's browser test), openssl
 #            (test certificates), node/npm (the deploy/ manifest checks), clang with its
 #            libFuzzer and sanitizer runtimes (scripts/fuzz.sh), iproute2 (the namespace test),
-#            numpy and pytest for Debian's python3 (the Python module's tests)
+#            numpy and pytest for Debian's python3 (the Python module's tests), torch and
+#            torchvision (they build the corpus of real exported models, tests/corpus/)
 set -euo pipefail
 
 packages=(
@@ -21,7 +22,8 @@ packages=(
 )
 
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium openssl clang libclang-rt-14-dev iproute2 python3-numpy python3-pytest)
+  packages+=(chromium openssl clang libclang-rt-14-dev iproute2 python3-numpy python3-pytest
+    python3-torch python3-torchvision)
   # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
   # is none, Debian's.
   command -v npm >/dev/null || packages+=(nodejs npm)

@@ -11,12 +11,23 @@ last, so that a manifest means a complete corpus. Models and inputs come from fi
 same torch version writes the same files.
 """
 import argparse
+import hashlib
 import os
 import sys
+import warnings
 
 import numpy as np
-import torch
-import torchvision
+
+try:
+    import torch
+    import torchvision
+except ImportError as e:
+    print(f"SKIP: {e}: the corpus needs Debian's python3-torch and python3-torchvision "
+          "(scripts/deps.sh --test)")
+    sys.exit(77)
+
+# torch.onnx.export warns about constant folding and training flags on every model.
+warnings.filterwarnings("ignore")
 
 
 class TinyTransformer(torch.nn.Module):
@@ -63,8 +74,21 @@ def main():
     p.add_argument("out_dir")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--opsets", default="11,13,17")
+    p.add_argument("--if-stale", action="store_true",
+                   help="do nothing when OUT_DIR already holds a corpus of this script, these "
+                        "models and opsets, and this torch version")
     a = p.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
+    with open(__file__, "rb") as f:
+        stamp = hashlib.sha256(f.read() + f"{a.models} {a.opsets} {torch.__version__}".encode()).hexdigest()
+    stamp_path = os.path.join(a.out_dir, "stamp.txt")
+    manifest_path = os.path.join(a.out_dir, "manifest.txt")
+    if a.if_stale and os.path.exists(manifest_path) and os.path.exists(stamp_path) and \
+            open(stamp_path).read() == stamp:
+        print(f"corpus: {a.out_dir} is up to date")
+        return
+    if os.path.exists(manifest_path):
+        os.remove(manifest_path)
     manifest = []
     for seed, name in enumerate(a.models.split(",")):
         if name not in MODELS:
@@ -98,7 +122,9 @@ def main():
                               input_names=["input"], output_names=["output"])
             manifest.append(f"{name} {opset} {os.path.basename(path)} {os.path.basename(input_path)}")
             print(f"corpus: {name} opset {opset}: {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
-    with open(os.path.join(a.out_dir, "manifest.txt"), "w") as f:
+    with open(stamp_path, "w") as f:
+        f.write(stamp)
+    with open(manifest_path, "w") as f:
         f.write("\n".join(manifest) + "\n")
 
 

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""The corpus test of one model (issue 15): for every opset the corpus holds it at,
+`tensortune check-model` says it runs, the model compiled at opt levels 0 and 3 equals ONNX
+Runtime on the corpus input (max |ours - ort| <= 1e-4 max |ort|), and `tensortune tasks`
+extracts its tunable tasks.
+
+    check_corpus_model.py TENSORTUNE CORPUS_DIR ORT_RUN_JS NAME
+
+Exits 77 (ctest's skip) with the reason when the corpus or ONNX Runtime is missing.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+SKIP = 77
+TOLERANCE = 1e-4
+
+
+def run(cmd, what):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"FAIL {what}: exit {p.returncode}\n$ {' '.join(cmd)}\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def main():
+    tensortune, corpus, ort_run, name = sys.argv[1:5]
+    manifest = os.path.join(corpus, "manifest.txt")
+    if not os.path.exists(manifest):
+        print(f"SKIP: no corpus at {corpus} (corpus_make needs Debian's python3-torch and "
+              "python3-torchvision: scripts/deps.sh --test)")
+        sys.exit(SKIP)
+    ort_module = os.path.join(os.path.dirname(ort_run), "node_modules", "onnxruntime-node")
+    if not os.path.isdir(ort_module):
+        print(f"SKIP: ONNX Runtime is not installed at {ort_module} (scripts/test.sh installs it "
+              "with npm)")
+        sys.exit(SKIP)
+    entries = [line.split() for line in open(manifest) if line.split() and line.split()[0] == name]
+    if not entries:
+        sys.exit(f"FAIL: {name} is not in {manifest}")
+    work = os.path.join(corpus, "out")
+    os.makedirs(work, exist_ok=True)
+    for _, opset, model_file, input_file in entries:
+        model = os.path.join(corpus, model_file)
+        feed = "input=" + os.path.join(corpus, input_file)
+        tag = f"{name} opset {opset}"
+        run([tensortune, "check-model", model], f"{tag}: check-model")
+        reference = os.path.join(work, f"{name}_opset{opset}.ort.npy")
+        run(["node", ort_run, model, reference, feed], f"{tag}: ONNX Runtime")
+        want = np.load(reference).astype(np.float64)
+        scale = max(float(np.abs(want).max()), 1e-30)
+        for level in ("0", "3"):
+            got_path = os.path.join(work, f"{name}_opset{opset}.o{level}.npy")
+            run([tensortune, "run", "--model", model, "--opt-level", level, "--input", feed, "-o",
+                 got_path], f"{tag}: run at opt level {level}")
+            got = np.load(got_path).astype(np.float64)
+            if got.shape != want.shape:
+                sys.exit(f"FAIL {tag} opt level {level}: shape {got.shape}, ONNX Runtime's {want.shape}")
+            err = float(np.abs(got - want).max()) / scale
+            print(f"{tag} opt level {level}: max error {err:.2e} of max |output| {scale:.3g}")
+            if not err <= TOLERANCE:
+                sys.exit(f"FAIL {tag} opt level {level}: error {err:.2e} > {TOLERANCE}")
+        tasks = json.loads(run([tensortune, "tasks", "--model", model, "--json"], f"{tag}: tasks"))
+        print(f"{tag}: {len(tasks['tasks'])} tunable tasks")
+        if not tasks["tasks"]:
+            sys.exit(f"FAIL {tag}: no tunable task extracted")
+    print(f"PASS {name}")
+
+
+if __name__ == "__main__":
+    main()
