@@ -55,11 +55,89 @@ TEST(Npy, TruncatedHeaderNotNpyAndBadDtype) {
   r = tt::parse_npy("hello world, not numpy", "t.txt");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("not a .npy file"), std::string::npos);
-  std::string i4 = bytes;
-  i4.replace(i4.find("<f4"), 3, "<i4");
-  r = tt::parse_npy(i4, "i.npy");
+  std::string u2 = bytes;
+  u2.replace(u2.find("<f4"), 3, "<u2");
+  r = tt::parse_npy(u2, "u.npy");
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("dtype '<i4' is not supported"), std::string::npos);
+  EXPECT_NE(r.error().message.find("dtype '<u2' is not supported"), std::string::npos);
+  std::string big_endian = bytes;
+  big_endian.replace(big_endian.find("<f4"), 3, ">i4");
+  r = tt::parse_npy(big_endian, "b.npy");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("'>i4' is not supported"), std::string::npos);
+}
+
+namespace {
+
+// A version 1 .npy as numpy writes it: the header padded to 64 bytes, then the raw elements.
+std::string npy_bytes(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size());
+  bytes += '\0';
+  return bytes + header + data;
+}
+
+}  // namespace
+
+// np.array([[1, -2], [3, 2**31 - 1]], np.int32), np.array([True, False, True]),
+// np.array([0, 1, 200, 255], np.uint8), np.array([-128, -1, 0, 127], np.int8): read with their
+// dtypes, and written back byte for byte.
+TEST(Npy, IntegerAndBoolDtypesReadAndWriteAsNumpyDoes) {
+  struct Case {
+    std::string descr, shape, data;
+    tt::DType dtype;
+    std::vector<int64_t> values;
+  };
+  const int32_t i32[] = {1, -2, 3, 2147483647};
+  const Case cases[] = {
+      {"<i4",
+       "(2, 2)",
+       std::string(reinterpret_cast<const char*>(i32), 16),
+       tt::DType::kInt32,
+       {1, -2, 3, 2147483647}},
+      {"|b1", "(3,)", std::string("\x01\x00\x01", 3), tt::DType::kBool, {1, 0, 1}},
+      {"|u1", "(4,)", std::string("\x00\x01\xc8\xff", 4), tt::DType::kUInt8, {0, 1, 200, 255}},
+      {"|i1", "(4,)", std::string("\x80\xff\x00\x7f", 4), tt::DType::kInt8, {-128, -1, 0, 127}},
+  };
+  for (const auto& c : cases) {
+    const std::string bytes = npy_bytes(c.descr, c.shape, c.data);
+    auto t = tt::parse_npy(bytes, c.descr);
+    ASSERT_TRUE(t.has_value()) << t.error().message;
+    EXPECT_EQ(t->dtype, c.dtype) << c.descr;
+    EXPECT_EQ(t->i64, c.values) << c.descr;
+    EXPECT_EQ(tt::serialize_npy(*t), bytes) << c.descr;
+  }
+}
+
+// ONNX's Cast and numpy's astype: floats truncate toward zero, integers wrap in two's
+// complement, bool is "nonzero"; NaN and values beyond int64 do not crash.
+TEST(Dtypes, CastRulesWrapTruncateAndSaturate) {
+  using tt::DType;
+  EXPECT_EQ(tt::float_to_integer(DType::kInt32, 3.7), 3);
+  EXPECT_EQ(tt::float_to_integer(DType::kInt32, -3.7), -3);
+  EXPECT_EQ(tt::float_to_integer(DType::kUInt8, 300.0), 44);  // 300 mod 256
+  EXPECT_EQ(tt::float_to_integer(DType::kInt8, -129.0), 127);
+  EXPECT_EQ(tt::float_to_integer(DType::kBool, 0.25), 1);
+  EXPECT_EQ(tt::float_to_integer(DType::kBool, 0.0), 0);
+  EXPECT_EQ(tt::float_to_integer(DType::kInt64, std::numeric_limits<double>::quiet_NaN()), 0);
+  EXPECT_EQ(tt::float_to_integer(DType::kInt64, 1e30), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(tt::float_to_integer(DType::kInt64, -1e30), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(tt::wrap_integer(DType::kInt32, int64_t{1} << 31), -(int64_t{1} << 31));
+  EXPECT_EQ(tt::wrap_integer(DType::kUInt8, -1), 255);
+  EXPECT_EQ(tt::wrap_integer(DType::kBool, -7), 1);
+  EXPECT_EQ(tt::wrap_integer(DType::kInt64, -7), -7);
+  for (DType d :
+       {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kBool, DType::kInt8, DType::kUInt8}) {
+    DType back;
+    ASSERT_TRUE(tt::dtype_from_name(tt::dtype_name(d), &back));
+    EXPECT_EQ(back, d);
+  }
+  DType unused;
+  EXPECT_FALSE(tt::dtype_from_name("float16", &unused));
 }
 
 TEST(Npy, MissingFileIsNotFound) {
