@@ -364,6 +364,67 @@ Status depth_space(ImportContext& c, const onnx::NodeProto& n, bool to_space) {
   return bind(c, n, y);
 }
 
+// ConvTranspose (2-D): pads resolved from pads, auto_pad or output_shape as ONNX states.
+Status conv_transpose(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId w, c.input(n, 1));
+  const Shape xs = c.graph().type(x).shape, ws = c.graph().type(w).shape;
+  if (xs.size() != 4 || ws.size() != 4)
+    return unsupported(
+        n, "only 2-D ConvTranspose is supported (data has rank " + std::to_string(xs.size()) + ")");
+  NodeAttributes a(n);
+  graph::Conv2dTransposeAttrs t;
+  t.strides = a.get_ints("strides", t.strides);
+  t.dilations = a.get_ints("dilations", t.dilations);
+  t.output_padding = a.get_ints("output_padding", t.output_padding);
+  t.groups = a.get_int("group", 1);
+  if (t.strides.size() != 2 || t.dilations.size() != 2 || t.output_padding.size() != 2)
+    return invalid_argument("node '" + node_label(n) +
+                            "': strides, dilations and output_padding need 2 values");
+  const std::string mode = a.get_string("auto_pad", "NOTSET");
+  std::vector<int64_t> output_shape = a.get_ints("output_shape", {});
+  if (output_shape.size() > 2) output_shape.erase(output_shape.begin(), output_shape.end() - 2);
+  if (output_shape.empty() && (mode == "SAME_UPPER" || mode == "SAME_LOWER"))
+    output_shape = {xs[2] * t.strides[0], xs[3] * t.strides[1]};
+  if (!output_shape.empty()) {
+    if (output_shape.size() != 2)
+      return invalid_argument("node '" + node_label(n) + "': output_shape needs 2 values");
+    t.pads.assign(4, 0);
+    for (int i = 0; i < 2; ++i) {
+      const int64_t total = t.strides[i] * (xs[2 + i] - 1) + t.output_padding[i] +
+                            (ws[2 + i] - 1) * t.dilations[i] + 1 - output_shape[i];
+      const bool upper = mode == "SAME_UPPER";
+      // total may be negative (the output grows): halves round down, as ONNX's reference does.
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      t.pads[i] = upper ? half : total - half;
+      t.pads[i + 2] = total - t.pads[i];
+    }
+  } else if (mode == "NOTSET" || mode == "VALID") {
+    t.pads = mode == "VALID" ? std::vector<int64_t>(4, 0) : a.get_ints("pads", {0, 0, 0, 0});
+    if (t.pads.size() != 4)
+      return invalid_argument("node '" + node_label(n) + "': pads needs 4 values");
+  } else {
+    return unsupported(n, "attribute auto_pad='" + mode + "'");
+  }
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId y,
+                      c.emit(OpKind::kConv2dTranspose, name, {x, w}, graph::to_attrs(t)));
+  if (c.has_input(n, 2)) {
+    TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 2));
+    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b},
+                                  graph::to_attrs(graph::BiasAddAttrs{1})));
+  }
+  return bind(c, n, y);
+}
+
+Status gather_elements(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId i, c.input(n, 1));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kGatherElements, node_label(n), {x, i},
+                                        Attrs{{"axis", NodeAttributes(n).get_int("axis", 0)}}));
+  return bind(c, n, y);
+}
+
 }  // namespace
 
 void add_math_converters(std::map<std::string, Converter>& t) {
@@ -450,6 +511,8 @@ void add_math_converters(std::map<std::string, Converter>& t) {
     return arg_reduce(c, n, OpKind::kArgMin);
   };
   t["Pad"] = pad;
+  t["ConvTranspose"] = conv_transpose;
+  t["GatherElements"] = gather_elements;
   t["Expand"] = expand;
   t["Tile"] = tile;
   t["LayerNormalization"] = layer_norm;

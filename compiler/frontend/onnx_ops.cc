@@ -297,9 +297,27 @@ Status transpose(ImportContext& c, const onnx::NodeProto& n) {
 Status matmul(ImportContext& c, const onnx::NodeProto& n) {
   TT_ASSIGN_OR_RETURN(ValueId a, c.input(n, 0));
   TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 1));
-  if (c.graph().type(a).shape.size() < 2 || c.graph().type(b).shape.size() < 2)
-    return unsupported(n, "1-D operands are not supported");
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kMatMul, node_label(n), {a, b}));
+  // numpy's rule for 1-D operands: a vector is a row (left) or a column (right) for the
+  // product, and that axis is dropped from the result.
+  const std::string name = node_label(n);
+  const Shape as = c.graph().type(a).shape, bs = c.graph().type(b).shape;
+  if (as.empty() || bs.empty()) return unsupported(n, "scalar operands");
+  if (as.size() == 1) {
+    TT_ASSIGN_OR_RETURN(
+        a, c.emit(OpKind::kReshape, name + ".row", {a}, Attrs{{"shape", Shape{1, as[0]}}}));
+  }
+  if (bs.size() == 1) {
+    TT_ASSIGN_OR_RETURN(
+        b, c.emit(OpKind::kReshape, name + ".column", {b}, Attrs{{"shape", Shape{bs[0], 1}}}));
+  }
+  const bool squeeze = as.size() == 1 || bs.size() == 1;
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kMatMul, squeeze ? name + ".2d" : name, {a, b}));
+  if (squeeze) {
+    Shape out = c.graph().type(y).shape;
+    if (bs.size() == 1) out.pop_back();
+    if (as.size() == 1) out.erase(out.end() - (bs.size() == 1 ? 1 : 2));
+    TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kReshape, name, {y}, Attrs{{"shape", out}}));
+  }
   return bind(c, n, y);
 }
 

@@ -121,6 +121,11 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kLayerNorm:
       return kernels::layer_norm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr,
                                  attrs_as<LayerNormAttrs>(a));
+    case OpKind::kConv2dTranspose:
+      return kernels::conv2d_transpose(*in[0], *in[1], attrs_as<Conv2dTransposeAttrs>(a), out);
+    case OpKind::kGatherElements:
+      return kernels::gather_elements(
+          *in[0], *in[1], normalize_axis(attrs_as<GatherAttrs>(a).axis, in[0]->shape.size()));
     case OpKind::kLogSoftmax:
       return kernels::log_softmax(*in[0],
                                   normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, out.size()));

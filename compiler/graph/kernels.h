@@ -49,6 +49,10 @@ Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs);
 Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape);
 Tensor log_softmax(const Tensor& x, int64_t axis);
+Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Conv2dTransposeAttrs& a,
+                        const Shape& out_shape);
+/// Indices out of [-dim, dim) are an error naming the index.
+Expected<Tensor> gather_elements(const Tensor& x, const Tensor& indices, int64_t axis);
 
 // reduce_kernels.cc
 Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape);

@@ -195,6 +195,17 @@ struct AxesAttrs {
   }
 };
 
+/// conv2d_transpose: data NCHW, weight (C, OC/groups, KH, KW); pads (top, left, bottom, right)
+/// resolved (may be negative: the output grows); output_padding adds rows and columns at the end.
+struct Conv2dTransposeAttrs : Conv2dAttrs {
+  Ints output_padding{0, 0};
+  template <class F>
+  void fields(F&& f) {
+    Conv2dAttrs::fields(f);
+    f("output_padding", output_padding);
+  }
+};
+
 /// x < 0 ? alpha * x : x.
 struct LeakyReluAttrs {
   double alpha = 0.01;

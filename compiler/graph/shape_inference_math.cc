@@ -235,6 +235,51 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
                                   "], got " + shape_str(in[i].shape));
       return in[0];
     }
+    case OpKind::kConv2dTranspose: {
+      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+      TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
+      TT_RETURN_IF_ERROR(expect_float(in[1], "weight"));
+      const auto t = attrs_as<Conv2dTransposeAttrs>(a);
+      const Shape &x = in[0].shape, &w = in[1].shape;
+      if (x.size() != 4 || w.size() != 4)
+        return invalid_argument("conv2d_transpose needs NCHW data and a rank-4 weight, got " +
+                                shape_str(x) + " and " + shape_str(w));
+      if (t.groups < 1 || x[1] % t.groups != 0 || w[0] != x[1])
+        return invalid_argument("weight " + shape_str(w) + " does not match data " + shape_str(x) +
+                                " with groups=" + std::to_string(t.groups));
+      if (t.strides.size() != 2 || t.dilations.size() != 2 || t.pads.size() != 4 ||
+          t.output_padding.size() != 2)
+        return invalid_argument(
+            "conv2d_transpose needs 2 strides, 2 dilations, 4 pads and 2 "
+            "output paddings");
+      Shape out = {x[0], w[1] * t.groups, 0, 0};
+      for (int i = 0; i < 2; ++i) {
+        if (t.strides[i] < 1 || t.dilations[i] < 1 || t.output_padding[i] < 0)
+          return invalid_argument("conv2d_transpose strides and dilations must be >= 1");
+        out[2 + i] = t.strides[i] * (x[2 + i] - 1) + t.output_padding[i] +
+                     (w[2 + i] - 1) * t.dilations[i] + 1 - t.pads[i] - t.pads[i + 2];
+        if (out[2 + i] < 1)
+          return invalid_argument("conv2d_transpose output " + shape_str(out) + " is empty");
+      }
+      return TensorType{DType::kFloat32, out};
+    }
+    case OpKind::kGatherElements: {
+      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+      const int64_t rank = in[0].shape.size();
+      if (normalize_axis(attrs_as<GatherAttrs>(a).axis, rank) < 0)
+        return invalid_argument("gather_elements axis is out of range for " +
+                                shape_str(in[0].shape));
+      if (is_float(in[1].dtype) || static_cast<int64_t>(in[1].shape.size()) != rank)
+        return invalid_argument(
+            "gather_elements indices must be integers of the data's rank, got " +
+            type_string(in[1]));
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != normalize_axis(attrs_as<GatherAttrs>(a).axis, rank) &&
+            in[1].shape[d] > in[0].shape[d])
+          return invalid_argument("indices " + shape_str(in[1].shape) + " exceed data " +
+                                  shape_str(in[0].shape) + " off the axis");
+      return TensorType{in[0].dtype, in[1].shape};
+    }
     case OpKind::kLogSoftmax: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       TT_RETURN_IF_ERROR(expect_float(in[0], "input"));

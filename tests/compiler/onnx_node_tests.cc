@@ -25,13 +25,13 @@ const std::vector<std::string> kFamilies = {
     "flatten", "reshape", "transpose", "concat", "softmax", "shape", "cast", "slice", "gather",
     "unsqueeze", "squeeze", "identity", "dropout",
     // Real exported models' operators (issue 15).
-    "abs", "and", "argmax", "argmin", "ceil", "constant_pad", "constantofshape", "depthtospace",
-    "edge_pad", "elu", "equal", "erf", "exp", "expand", "floor", "gelu", "greater", "instancenorm",
-    "layer_normalization", "leakyrelu", "less", "log", "max_", "mean", "min_", "mish", "neg", "not",
-    "or", "pow", "prelu", "range", "reciprocal", "reduce_l1", "reduce_l2", "reduce_log_sum",
-    "reduce_sum_square", "logsoftmax", "size", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_prod", "reduce_sum", "reflect_pad", "round", "selu", "softplus", "spacetodepth",
-    "split", "sqrt", "sum", "tanh", "tile", "where", "xor"};
+    "abs", "and", "argmax", "argmin", "ceil", "constant_pad", "constantofshape", "convtranspose",
+    "gather_elements", "depthtospace", "edge_pad", "elu", "equal", "erf", "exp", "expand", "floor",
+    "gelu", "greater", "instancenorm", "layer_normalization", "leakyrelu", "less", "log", "max_",
+    "mean", "min_", "mish", "neg", "not", "or", "pow", "prelu", "range", "reciprocal", "reduce_l1",
+    "reduce_l2", "reduce_log_sum", "reduce_sum_square", "logsoftmax", "size", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "reflect_pad", "round", "selu",
+    "softplus", "spacetodepth", "split", "sqrt", "sum", "tanh", "tile", "where", "xor"};
 
 bool in_scope(const std::string& name) {
   for (const auto& f : kFamilies)
