@@ -3,6 +3,7 @@
 // (ConstantOfShape, Range). Each maps the operator's opset-dependent form (attribute or input)
 // onto the IR's resolved attributes; anything else is refused naming the node and what.
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "compiler/frontend/onnx_import_context.h"
@@ -425,6 +426,102 @@ Status gather_elements(ImportContext& c, const onnx::NodeProto& n) {
   return bind(c, n, y);
 }
 
+// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample (scales as an
+// attribute before opset 9, an input from it): resolved to output sizes and per-axis scales.
+Status resize(ImportContext& c, const onnx::NodeProto& n, bool upsample) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  const Shape xs = c.graph().type(x).shape;
+  const int64_t rank = xs.size();
+  NodeAttributes a(n);
+  graph::ResizeAttrs r;
+  const std::string mode = a.get_string("mode", "nearest");
+  if (mode == "nearest")
+    r.mode = 0;
+  else if (mode == "linear" || mode == "bilinear")
+    r.mode = 1;
+  else if (mode == "cubic" && !upsample)
+    r.mode = 2;
+  else
+    return unsupported(n, "attribute mode='" + mode + "'");
+  const bool legacy = upsample || c.opset() < 11;  // asymmetric coordinates, floor for nearest
+  const std::string coord =
+      legacy ? "asymmetric" : a.get_string("coordinate_transformation_mode", "half_pixel");
+  const char* const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                "tf_half_pixel_for_nn"};
+  r.coord = -1;
+  for (int i = 0; i < 5; ++i)
+    if (coord == coords[i]) r.coord = i;
+  if (r.coord < 0)
+    return unsupported(n, "attribute coordinate_transformation_mode='" + coord + "'");
+  const std::string nearest = legacy ? "floor" : a.get_string("nearest_mode", "round_prefer_floor");
+  const char* const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  r.nearest = -1;
+  for (int i = 0; i < 4; ++i)
+    if (nearest == nearests[i]) r.nearest = i;
+  if (r.nearest < 0) return unsupported(n, "attribute nearest_mode='" + nearest + "'");
+  r.exclude_outside = a.get_int("exclude_outside", 0);
+  if (a.has("cubic_coeff_a")) r.cubic_coeff_a = a.get_float("cubic_coeff_a", 0);
+  if (a.get_int("antialias", 0)) return unsupported(n, "attribute antialias=1");
+  if (a.has("axes")) return unsupported(n, "attribute axes");
+  if (a.get_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return unsupported(n, "attribute keep_aspect_ratio_policy");
+
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  if (upsample && c.opset() < 9) {
+    for (float f : NodeAttributes(n).get("scales")
+                       ? std::vector<float>(a.get("scales")->floats().begin(),
+                                            a.get("scales")->floats().end())
+                       : std::vector<float>{})
+      scales.push_back(f);
+  } else {
+    const int scales_input = upsample || c.opset() < 11 ? 1 : 2;
+    if (c.has_input(n, scales_input)) {
+      TT_ASSIGN_OR_RETURN(const graph::Tensor* t, c.constant_input(n, scales_input, "scales"));
+      if (t->size() > 0) {
+        if (!graph::is_float(t->dtype))
+          return invalid_argument("node '" + node_label(n) + "': scales must be float");
+        scales = t->f32;
+      }
+    }
+    if (!upsample && c.opset() >= 11 && c.has_input(n, 3)) {
+      TT_ASSIGN_OR_RETURN(sizes, c.int_list_input(n, 3, "sizes"));
+    }
+  }
+  if (scales.empty() == sizes.empty())
+    return invalid_argument("node '" + node_label(n) + "': give exactly one of scales and sizes");
+  if (!sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != rank)
+      return invalid_argument("node '" + node_label(n) + "': sizes has " +
+                              std::to_string(sizes.size()) + " values for rank " +
+                              std::to_string(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      if (sizes[d] < 1 || xs[d] < 1)
+        return invalid_argument("node '" + node_label(n) + "': sizes [" + shape_to_string(sizes) +
+                                "] has an empty axis");
+      scales.push_back(static_cast<float>(double(sizes[d]) / double(xs[d])));
+    }
+  } else {
+    if (static_cast<int64_t>(scales.size()) != rank)
+      return invalid_argument("node '" + node_label(n) + "': scales has " +
+                              std::to_string(scales.size()) + " values for rank " +
+                              std::to_string(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!(scales[d] > 0) || !(double(xs[d]) * scales[d] < double(kMaxTensorElements)))
+        return invalid_argument("node '" + node_label(n) + "': scale " + std::to_string(scales[d]) +
+                                " on axis " + std::to_string(d));
+      sizes.push_back(static_cast<int64_t>(std::floor(double(xs[d]) * scales[d])));
+    }
+  }
+  r.sizes = sizes;
+  for (float s : scales) {
+    uint32_t bits;
+    std::memcpy(&bits, &s, 4);
+    r.scale_bits.push_back(bits);
+  }
+  return emit_unary(c, n, OpKind::kResize, graph::to_attrs(r));
+}
+
 }  // namespace
 
 void add_math_converters(std::map<std::string, Converter>& t) {
@@ -511,6 +608,8 @@ void add_math_converters(std::map<std::string, Converter>& t) {
     return arg_reduce(c, n, OpKind::kArgMin);
   };
   t["Pad"] = pad;
+  t["Resize"] = [](ImportContext& c, const onnx::NodeProto& n) { return resize(c, n, false); };
+  t["Upsample"] = [](ImportContext& c, const onnx::NodeProto& n) { return resize(c, n, true); };
   t["ConvTranspose"] = conv_transpose;
   t["GatherElements"] = gather_elements;
   t["Expand"] = expand;

@@ -126,6 +126,8 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kGatherElements:
       return kernels::gather_elements(
           *in[0], *in[1], normalize_axis(attrs_as<GatherAttrs>(a).axis, in[0]->shape.size()));
+    case OpKind::kResize:
+      return kernels::resize(*in[0], attrs_as<ResizeAttrs>(a));
     case OpKind::kLogSoftmax:
       return kernels::log_softmax(*in[0],
                                   normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, out.size()));

@@ -49,6 +49,7 @@ Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs);
 Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape);
 Tensor log_softmax(const Tensor& x, int64_t axis);
+Tensor resize(const Tensor& x, const ResizeAttrs& a);
 Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Conv2dTransposeAttrs& a,
                         const Shape& out_shape);
 /// Indices out of [-dim, dim) are an error naming the index.

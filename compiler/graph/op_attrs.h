@@ -206,6 +206,27 @@ struct Conv2dTransposeAttrs : Conv2dAttrs {
   }
 };
 
+/// ONNX's Resize, resolved: the output shape and, per axis, the float32 scale its coordinate
+/// transformation divides by (as the float's bits: attributes hold no float lists). mode 0:
+/// nearest, 1: linear, 2: cubic. coord 0: half_pixel, 1: asymmetric, 2: align_corners,
+/// 3: pytorch_half_pixel, 4: tf_half_pixel_for_nn. nearest 0: round_prefer_floor,
+/// 1: round_prefer_ceil, 2: floor, 3: ceil.
+struct ResizeAttrs {
+  Ints sizes, scale_bits;
+  int64_t mode = 0, coord = 0, nearest = 0, exclude_outside = 0;
+  double cubic_coeff_a = -0.75;
+  template <class F>
+  void fields(F&& f) {
+    f("sizes", sizes);
+    f("scale_bits", scale_bits);
+    f("mode", mode);
+    f("coord", coord);
+    f("nearest", nearest);
+    f("exclude_outside", exclude_outside);
+    f("cubic_coeff_a", cubic_coeff_a);
+  }
+};
+
 /// x < 0 ? alpha * x : x.
 struct LeakyReluAttrs {
   double alpha = 0.01;

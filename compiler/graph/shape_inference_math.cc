@@ -280,6 +280,23 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
                                   shape_str(in[0].shape) + " off the axis");
       return TensorType{in[0].dtype, in[1].shape};
     }
+    case OpKind::kResize: {
+      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+      TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
+      const auto r = attrs_as<ResizeAttrs>(a);
+      if (r.sizes.size() != in[0].shape.size() || r.scale_bits.size() != r.sizes.size())
+        return invalid_argument("resize needs one size and one scale per axis of " +
+                                shape_str(in[0].shape));
+      if (r.mode < 0 || r.mode > 2 || r.coord < 0 || r.coord > 4 || r.nearest < 0 || r.nearest > 3)
+        return invalid_argument("resize mode, coordinate mode or nearest mode is out of range");
+      for (size_t d = 0; d < r.sizes.size(); ++d)
+        if (r.sizes[d] < 1 || (in[0].shape[d] == 0))
+          return invalid_argument("resize of " + shape_str(in[0].shape) + " to " +
+                                  shape_str(r.sizes) + " has an empty axis");
+      if (checked_num_elements(r.sizes) < 0)
+        return invalid_argument("resize output " + shape_str(r.sizes) + " is too large");
+      return TensorType{in[0].dtype, r.sizes};
+    }
     case OpKind::kLogSoftmax: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       TT_RETURN_IF_ERROR(expect_float(in[0], "input"));

@@ -26,12 +26,13 @@ const std::vector<std::string> kFamilies = {
     "unsqueeze", "squeeze", "identity", "dropout",
     // Real exported models' operators (issue 15).
     "abs", "and", "argmax", "argmin", "ceil", "constant_pad", "constantofshape", "convtranspose",
-    "gather_elements", "depthtospace", "edge_pad", "elu", "equal", "erf", "exp", "expand", "floor",
-    "gelu", "greater", "instancenorm", "layer_normalization", "leakyrelu", "less", "log", "max_",
-    "mean", "min_", "mish", "neg", "not", "or", "pow", "prelu", "range", "reciprocal", "reduce_l1",
-    "reduce_l2", "reduce_log_sum", "reduce_sum_square", "logsoftmax", "size", "reduce_max",
-    "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "reflect_pad", "round", "selu",
-    "softplus", "spacetodepth", "split", "sqrt", "sum", "tanh", "tile", "where", "xor"};
+    "resize", "upsample", "gather_elements", "depthtospace", "edge_pad", "elu", "equal", "erf",
+    "exp", "expand", "floor", "gelu", "greater", "instancenorm", "layer_normalization", "leakyrelu",
+    "less", "log", "max_", "mean", "min_", "mish", "neg", "not", "or", "pow", "prelu", "range",
+    "reciprocal", "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_sum_square", "logsoftmax",
+    "size", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "reflect_pad",
+    "round", "selu", "softplus", "spacetodepth", "split", "sqrt", "sum", "tanh", "tile", "where",
+    "xor"};
 
 bool in_scope(const std::string& name) {
   for (const auto& f : kFamilies)
@@ -105,7 +106,8 @@ NodeTestOutcome run_node_test_in(const std::string& folder, const GraphRunner& r
         return outcome;
       }
       const std::string& name = (*input_names)[i];
-      if (t->dtype == graph::DType::kInt64 || t->shape.empty())
+      // Resize's scales and roi are float shape operands: initializers in real models.
+      if (!graph::is_float(t->dtype) || t->shape.empty() || name == "scales" || name == "roi")
         options.frozen_inputs[name] = *t;
       else
         inputs[name] = *t;

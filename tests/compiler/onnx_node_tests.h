@@ -29,8 +29,9 @@ struct NodeTestOutcome {
 using GraphRunner = std::function<Expected<std::vector<graph::Tensor>>(
     const graph::Graph&, const std::map<std::string, graph::Tensor>&)>;
 
-/// One test folder. Inputs that are int64 or rank 0 are frozen as constants (as TVM's
-/// freeze_params): our shapes are static, so shape operands must be known at import.
+/// One test folder. Inputs that are integers, rank 0, or Resize's "scales" and "roi" are
+/// frozen as constants (as TVM's freeze_params): our shapes are static, so shape operands must
+/// be known at import.
 /// Unsupported operators, dtypes or attributes (kUnimplemented) make the test skipped;
 /// any other import error or a mismatch fails it. Tolerance: ONNX's, |a-b| <= 1e-7 +
 /// 1e-3 |b|, loosened to 1e-5 absolute.
