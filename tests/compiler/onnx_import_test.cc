@@ -114,15 +114,47 @@ TEST(OnnxImport, UnsupportedOperatorIsNamedWithItsNode) {
   auto m = model_with_opset(13);
   auto* g = m.mutable_graph();
   add_input(g, "x", {1, 3, 8, 8});
-  add_node(g, "Resize", "upsample_3", {"x"}, "y");
+  add_node(g, "NonMaxSuppression", "nms_3", {"x"}, "y");
   g->add_output()->set_name("y");
-  const std::string path = save(m, "resize.onnx");
+  const std::string path = save(m, "nms.onnx");
   auto r = import_onnx_file(path);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
-  EXPECT_NE(r.error().message.find("unsupported operator 'Resize' (node 'upsample_3')"),
-            std::string::npos)
+  EXPECT_NE(
+      r.error().message.find("unsupported operator 'NonMaxSuppression' (node 'nms_3', opset 13)"),
+      std::string::npos)
       << r.error().message;
+  fs::remove(path);
+}
+
+// A supported operator with an attribute value we do not support: one error naming the node,
+// the operator, the opset and the attribute.
+TEST(OnnxImport, UnsupportedAttributeIsNamedWithNodeOpAndOpset) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 3, 8, 8});
+  auto* pads = g->add_initializer();
+  pads->set_name("pads");
+  pads->set_data_type(onnx::TensorProto_DataType_INT64);
+  pads->add_dims(8);
+  for (int i = 0; i < 8; ++i) pads->add_int64_data(1);
+  auto* n = g->add_node();
+  n->set_op_type("Pad");
+  n->set_name("pad_7");
+  n->add_input("x");
+  n->add_input("pads");
+  n->add_output("y");
+  auto* mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto_AttributeType_STRING);
+  mode->set_s("wrap");
+  g->add_output()->set_name("y");
+  const std::string path = save(m, "pad_wrap.onnx");
+  auto r = import_onnx_file(path);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
+  for (const char* part : {"(opset 13)", "node 'pad_7' (Pad)", "mode='wrap'"})
+    EXPECT_NE(r.error().message.find(part), std::string::npos) << part << ": " << r.error().message;
   fs::remove(path);
 }
 
