@@ -4,6 +4,9 @@
 // tuned, for every model and thread count, then again) and each figure is the median over the
 // passes of each measurement's median, so a noisy minute hits every column alike.
 //
+// --models also takes the corpus's torchvision exports (mobilenet_v2, densenet121, ...; issue 15):
+// build/corpus/NAME_opset13.onnx, or --onnx-NAME FILE.
+//
 //   node bench/e2e_bench.js [--tensortune build/cli/tensortune] [--records-resnet-18 r18.db]
 //        [--records-resnet-50 r50.db] [--borrowed-resnet-18 other.db] [--models
 //        resnet-18,resnet-50]
@@ -62,11 +65,26 @@ const repeat = opts.repeat;
 
 // Artifacts: the ONNX model, ours with default configs, ours with the tuning run's records.
 const variants = {};
+// A zoo model is exported to ONNX here; any other name is an ONNX file of the model corpus
+// (issue 15: build/corpus/NAME_opset13.onnx, written by `ctest -L corpus`) or --onnx-NAME FILE,
+// and both runtimes read that file.
+const zoo = ['resnet-18', 'resnet-50', 'vgg-16', 'mobilenet-v1'];
 for (const m of models) {
-  const onnx = path.join(work, `${m}.onnx`);
-  run(tt, ['export-onnx', '--model', m, '-o', onnx]);
+  let onnx = path.join(work, `${m}.onnx`);
+  let modelArg = m;
+  if (zoo.includes(m)) {
+    run(tt, ['export-onnx', '--model', m, '-o', onnx]);
+  } else {
+    onnx = path.resolve(opts[`onnx-${m}`] || path.join('build', 'corpus', `${m}_opset13.onnx`));
+    if (!fs.existsSync(onnx)) {
+      console.error(`error: --models ${m}: not a zoo model (${zoo.join(', ')}) and ${onnx} does not exist ` +
+                    '(run `cd build && ctest -L corpus` to write the corpus, or give --onnx-' + m + ' FILE)');
+      process.exit(2);
+    }
+    modelArg = onnx;
+  }
   variants[m] = { onnx, default: path.join(work, `${m}-default.tt`) };
-  run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '-o', variants[m].default]);
+  run(tt, ['--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '-o', variants[m].default]);
   const records = opts[`records-${m}`];
   if (records) {
     // One tuned artifact per thread count: compile --threads T takes the records measured on T
@@ -75,14 +93,14 @@ for (const m of models) {
     variants[m].direct = {};
     for (const t of threads) {
       variants[m].tuned[t] = path.join(work, `${m}-tuned-t${t}.tt`);
-      const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
+      const out = run(tt, ['--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records', records,
                            '--threads', String(t), '-o', variants[m].tuned[t]]);
       if (t === threads[0]) variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
       // The same records without the Winograd template's (issue 14): what direct convolution
       // alone reaches, measured in the same passes.
       variants[m].direct[t] = path.join(work, `${m}-direct-t${t}.tt`);
       run(tt, [
-        '--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', records,
+        '--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records', records,
         '--threads', String(t), '--no-winograd', '-o', variants[m].direct[t]
       ]);
     }
@@ -92,14 +110,14 @@ for (const m of models) {
       fs.copyFileSync(records, db);
       for (const suffix of ['-wal', '-shm'])
         if (fs.existsSync(records + suffix)) fs.copyFileSync(records + suffix, db + suffix);
-      const g = run(tt, ['--log-level', 'error', 'graph-tune', '--model', m, '--db', db]);
+      const g = run(tt, ['--log-level', 'error', 'graph-tune', '--model', modelArg, '--db', db]);
       variants[m].graphSummary = (g.match(/convolutions \+ transforms.*/) || [''])[0];
       for (const [name, flags] of [
                ['fastest', ['--fastest-records']], ['heuristic', ['--no-graph-best']],
                ['graph', []]]) {
         variants[m][name] = path.join(work, `${m}-${name}.tt`);
         run(tt, [
-          '--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records', db,
+          '--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records', db,
           ...flags, '-o', variants[m][name]
         ]);
       }
@@ -108,7 +126,7 @@ for (const m of models) {
   const borrowedFrom = opts[`borrowed-${m}`];
   if (borrowedFrom) {
     variants[m].borrowed = path.join(work, `${m}-borrowed.tt`);
-    const out = run(tt, ['--log-level', 'error', 'compile', '--model', m, '--opt-level', '3', '--records',
+    const out = run(tt, ['--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records',
                          borrowedFrom, '-o', variants[m].borrowed]);
     variants[m].borrowedSchedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
   }
