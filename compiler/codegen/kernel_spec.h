@@ -45,11 +45,32 @@ struct ElementwiseInstr {
     kAdd,
     kSub,
     kMul,
-    kDiv
+    kDiv,
+    // ONNX's element-wise math (issue 15); the transcendental ones in double, as the
+    // interpreter computes them.
+    kExp,
+    kLog,
+    kSqrt,
+    kErf,
+    kTanh,
+    kNeg,
+    kAbs,
+    kFloor,
+    kCeil,
+    kRound,  ///< half to even
+    kReciprocal,
+    kSoftplus,
+    kMish,
+    kLeakyRelu,
+    kElu,
+    kSelu,
+    kGelu
   };
   Op op = Op::kIdentity;
   int a = 0, b = 0;
-  float p0 = 0, p1 = 0;  ///< kClip: lo, hi; kHardSigmoid: alpha, beta
+  /// kClip: lo, hi; kHardSigmoid: alpha, beta; kLeakyRelu, kElu: alpha; kSelu: alpha, gamma;
+  /// kGelu: p0 = 1 for the tanh approximation.
+  float p0 = 0, p1 = 0;
 };
 
 struct ElementwiseKernelSpec {

@@ -318,6 +318,64 @@ class Lowerer {
         case OpKind::kIdentity:
           in.op = Op::kIdentity;
           break;
+        case OpKind::kExp:
+          in.op = Op::kExp;
+          break;
+        case OpKind::kLog:
+          in.op = Op::kLog;
+          break;
+        case OpKind::kSqrt:
+          in.op = Op::kSqrt;
+          break;
+        case OpKind::kErf:
+          in.op = Op::kErf;
+          break;
+        case OpKind::kTanh:
+          in.op = Op::kTanh;
+          break;
+        case OpKind::kNeg:
+          in.op = Op::kNeg;
+          break;
+        case OpKind::kAbs:
+          in.op = Op::kAbs;
+          break;
+        case OpKind::kFloor:
+          in.op = Op::kFloor;
+          break;
+        case OpKind::kCeil:
+          in.op = Op::kCeil;
+          break;
+        case OpKind::kRound:
+          in.op = Op::kRound;
+          break;
+        case OpKind::kReciprocal:
+          in.op = Op::kReciprocal;
+          break;
+        case OpKind::kSoftplus:
+          in.op = Op::kSoftplus;
+          break;
+        case OpKind::kMish:
+          in.op = Op::kMish;
+          break;
+        case OpKind::kLeakyRelu:
+          in.op = Op::kLeakyRelu;
+          in.p0 = static_cast<float>(graph::attrs_as<graph::LeakyReluAttrs>(n.attrs).alpha);
+          break;
+        case OpKind::kElu:
+          in.op = Op::kElu;
+          in.p0 = static_cast<float>(graph::attrs_as<graph::EluAttrs>(n.attrs).alpha);
+          break;
+        case OpKind::kSelu: {
+          in.op = Op::kSelu;
+          const auto a = graph::attrs_as<graph::SeluAttrs>(n.attrs);
+          in.p0 = static_cast<float>(a.alpha);
+          in.p1 = static_cast<float>(a.gamma);
+          break;
+        }
+        case OpKind::kGelu:
+          in.op = Op::kGelu;
+          in.p0 = static_cast<float>(graph::attrs_as<graph::GeluAttrs>(n.attrs).tanh);
+          break;
         case OpKind::kBiasAdd: {
           in.op = Op::kAdd;
           const int64_t rank = static_cast<int64_t>(spec.out_shape.size());

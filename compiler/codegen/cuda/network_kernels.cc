@@ -80,6 +80,49 @@ std::string instruction(const ElementwiseInstr& in, const std::string& a, const 
       return a + " * " + b;
     case Op::kDiv:
       return a + " / " + b;
+    // The transcendental ones in double, as the CPU kernel and the interpreter compute them.
+    case Op::kExp:
+      return "(float)exp((double)" + a + ")";
+    case Op::kLog:
+      return "(float)log((double)" + a + ")";
+    case Op::kSqrt:
+      return "sqrtf(" + a + ")";
+    case Op::kErf:
+      return "(float)erf((double)" + a + ")";
+    case Op::kTanh:
+      return "(float)tanh((double)" + a + ")";
+    case Op::kNeg:
+      return "(-" + a + ")";
+    case Op::kAbs:
+      return "fabsf(" + a + ")";
+    case Op::kFloor:
+      return "floorf(" + a + ")";
+    case Op::kCeil:
+      return "ceilf(" + a + ")";
+    case Op::kRound:
+      return "rintf(" + a + ")";  // the default rounding mode: half to even
+    case Op::kReciprocal:
+      return "(1.0f / " + a + ")";
+    case Op::kSoftplus:
+      return "(float)((double)" + a + " > 30.0 ? (double)" + a + " : log1p(exp((double)" + a +
+             ")))";
+    case Op::kMish:
+      return "(float)((double)" + a + " * tanh((double)" + a + " > 30.0 ? (double)" + a +
+             " : log1p(exp((double)" + a + "))))";
+    case Op::kLeakyRelu:
+      return "(" + a + " < 0.0f ? " + float_literal(in.p0) + " * " + a + " : " + a + ")";
+    case Op::kElu:
+      return "(" + a + " < 0.0f ? (float)((double)" + float_literal(in.p0) + " * expm1((double)" +
+             a + ")) : " + a + ")";
+    case Op::kSelu:
+      return "(float)((double)" + float_literal(in.p1) + " * (" + a + " <= 0.0f ? (double)" +
+             float_literal(in.p0) + " * expm1((double)" + a + ") : (double)" + a + "))";
+    case Op::kGelu:
+      if (in.p0 != 0)
+        return "(float)(0.5 * (double)" + a + " * (1.0 + tanh(0.7978845608028654 * ((double)" + a +
+               " + 0.044715 * (double)" + a + " * (double)" + a + " * (double)" + a + "))))";
+      return "(float)(0.5 * (double)" + a + " * (1.0 + erf((double)" + a +
+             " * 0.7071067811865476)))";
   }
   return a;
 }

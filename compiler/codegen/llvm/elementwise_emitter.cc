@@ -4,6 +4,8 @@
 // scalar loaded once per row and splat.
 #include <llvm/IR/Module.h>
 
+#include <cmath>
+
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
@@ -74,6 +76,79 @@ class ElementwiseEmitter {
     return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);
   }
 
+  // f(x) in double through the C library, lane by lane: exp, log, erf, tanh and the functions
+  // built on them, bit for bit the interpreter's (graph/math_kernels.cc).
+  llvm::Value* libm(const char* name, llvm::Value* xd) {
+    llvm::Module* m = b_.GetInsertBlock()->getModule();
+    llvm::Type* d = b_.getDoubleTy();
+    llvm::FunctionCallee f = m->getOrInsertFunction(name, llvm::FunctionType::get(d, {d}, false));
+    if (!xd->getType()->isVectorTy()) return b_.CreateCall(f, {xd});
+    const unsigned n = llvm::cast<llvm::FixedVectorType>(xd->getType())->getNumElements();
+    llvm::Value* r = llvm::UndefValue::get(xd->getType());
+    for (unsigned i = 0; i < n; ++i)
+      r = b_.CreateInsertElement(r, b_.CreateCall(f, {b_.CreateExtractElement(xd, i)}), i);
+    return r;
+  }
+
+  llvm::Value* transcendental(const ElementwiseInstr& in, llvm::Value* x, int width) {
+    llvm::Type* t = x->getType();
+    llvm::Type* dt =
+        width == 1 ? b_.getDoubleTy()
+                   : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b_.getDoubleTy(), width));
+    llvm::Value* xd = b_.CreateFPExt(x, dt);
+    auto c = [&](double v) { return constant(dt, v); };
+    // softplus(x) = x > 30 ? x : log1p(exp(x)), as the interpreter has it.
+    auto softplus = [&](llvm::Value* v) {
+      return b_.CreateSelect(b_.CreateFCmpOGT(v, c(30)), v, libm("log1p", libm("exp", v)));
+    };
+    llvm::Value* r = nullptr;
+    switch (in.op) {
+      case Op::kExp:
+        r = libm("exp", xd);
+        break;
+      case Op::kLog:
+        r = libm("log", xd);
+        break;
+      case Op::kErf:
+        r = libm("erf", xd);
+        break;
+      case Op::kTanh:
+        r = libm("tanh", xd);
+        break;
+      case Op::kSoftplus:
+        r = softplus(xd);
+        break;
+      case Op::kMish:
+        r = b_.CreateFMul(xd, libm("tanh", softplus(xd)));
+        break;
+      case Op::kElu:
+        r = b_.CreateSelect(b_.CreateFCmpOLT(xd, c(0)), b_.CreateFMul(c(in.p0), libm("expm1", xd)),
+                            xd);
+        break;
+      case Op::kSelu:
+        r = b_.CreateFMul(c(in.p1),
+                          b_.CreateSelect(b_.CreateFCmpOLE(xd, c(0)),
+                                          b_.CreateFMul(c(in.p0), libm("expm1", xd)), xd));
+        break;
+      case Op::kGelu: {
+        llvm::Value* inner;
+        if (in.p0 != 0) {
+          const double k = std::sqrt(2.0 / M_PI);
+          llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(xd, xd), xd);
+          inner = libm("tanh",
+                       b_.CreateFMul(c(k), b_.CreateFAdd(xd, b_.CreateFMul(c(0.044715), cube))));
+        } else {
+          inner = libm("erf", b_.CreateFDiv(xd, c(std::sqrt(2.0))));
+        }
+        r = b_.CreateFMul(b_.CreateFMul(c(0.5), xd), b_.CreateFAdd(c(1), inner));
+        break;
+      }
+      default:
+        return x;
+    }
+    return b_.CreateFPTrunc(r, t);
+  }
+
   void emit_point(llvm::Value* j, int width) {
     std::vector<llvm::Value*> results;
     auto get = [&](int ref) {
@@ -126,6 +201,33 @@ class ElementwiseEmitter {
         case Op::kDiv:
           r = b_.CreateFDiv(x, get(in.b));
           break;
+        case Op::kSqrt:
+          r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+          break;
+        case Op::kFloor:
+          r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+          break;
+        case Op::kCeil:
+          r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+          break;
+        case Op::kRound:
+          r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+          break;
+        case Op::kAbs:
+          r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+          break;
+        case Op::kNeg:
+          r = b_.CreateFNeg(x);
+          break;
+        case Op::kReciprocal:
+          r = b_.CreateFDiv(constant(t, 1), x);
+          break;
+        case Op::kLeakyRelu:
+          r = b_.CreateSelect(b_.CreateFCmpOLT(x, constant(t, 0)),
+                              b_.CreateFMul(x, constant(t, in.p0)), x);
+          break;
+        default:
+          r = transcendental(in, x, width);
       }
       results.push_back(r);
     }

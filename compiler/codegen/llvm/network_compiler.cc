@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 #include "compiler/codegen/llvm/emitters.h"
@@ -59,6 +60,7 @@ void put_epilogue(std::ostringstream& os, const std::vector<EpilogueOp>& ops) {
 
 std::string spec_key(const NetworkKernelSpec& spec) {
   std::ostringstream os;
+  os << std::setprecision(9);  // float parameters (clip bounds, alphas) exactly
   os.precision(9);
   if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
     const auto& w = c->workload;
