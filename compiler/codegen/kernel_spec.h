@@ -79,12 +79,18 @@ struct ElementwiseKernelSpec {
   std::vector<ElementwiseInstr> program;
 };
 
-/// Max pooling over NCHW[b]c (b = block; 1 for plain NCHW): data (N, C/b, H, W, b).
+/// Max pooling (or, with `average`, average pooling) over NCHW[b]c (b = block; 1 for plain
+/// NCHW): data (N, C/b, H, W, b).
 struct MaxPoolKernelSpec {
   std::vector<int64_t> in_shape;  ///< N, C/b, H, W, b
   int64_t out_h = 0, out_w = 0;
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0, dilation_h = 1, dilation_w = 1;
+  /// Average pooling: the sum in double over the taps inside the input, divided by their count,
+  /// or with count_include_pad by the count of taps inside the padded input (the bottom and
+  /// right pads bound it in ceil mode), as the interpreter computes it.
+  bool average = false, count_include_pad = false;
+  int64_t pad_bottom = 0, pad_right = 0;
 };
 
 using NetworkKernelSpec =

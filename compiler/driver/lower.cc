@@ -166,8 +166,8 @@ class Lowerer {
       return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "' (" + step.label +
                                              ") has no kernel: FuseOps forms groups only around "
                                              "kernel anchors and float element-wise chains"};
-    } else if (floats && head.op == OpKind::kMaxPool2d) {
-      lower_max_pool(step, head);
+    } else if (floats && (head.op == OpKind::kMaxPool2d || head.op == OpKind::kAvgPool2d)) {
+      lower_pool(step, head);
     } else if (floats && is_native(head.op)) {
       step.kind = Step::Kind::kNative;
     } else {
@@ -241,7 +241,7 @@ class Lowerer {
     return Status{};
   }
 
-  void lower_max_pool(Step& step, const Node& n) {
+  void lower_pool(Step& step, const Node& n) {
     codegen::MaxPoolKernelSpec spec;
     spec.in_shape = g().type(n.inputs[0]).shape;
     if (spec.in_shape.size() == 4) spec.in_shape.push_back(1);  // NCHW as NCHW[1]c
@@ -258,6 +258,10 @@ class Lowerer {
     spec.pad_left = p[1];
     spec.dilation_h = d[0];
     spec.dilation_w = d[1];
+    spec.average = n.op == OpKind::kAvgPool2d;
+    spec.count_include_pad = a.count_include_pad != 0;
+    spec.pad_bottom = p[2];
+    spec.pad_right = p[3];
     step.kind = Step::Kind::kKernel;
     step.args = {value(step.output), value(n.inputs[0])};
     step.extent = codegen::parallel_extent(spec);

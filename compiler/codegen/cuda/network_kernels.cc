@@ -187,26 +187,37 @@ CudaKernelSource emit_max_pool_kernel(const MaxPoolKernelSpec& p, const std::str
   const int64_t N = p.in_shape[0], CB = p.in_shape[1], H = p.in_shape[2], W = p.in_shape[3],
                 B = p.in_shape[4];
   SourceWriter src;
-  src.line("// max pool " + num(p.kernel_h) + "x" + num(p.kernel_w) + " over (" + num(N) + ", " +
-           num(CB) + ", " + num(H) + ", " + num(W) + ", " + num(B) + ")");
+  src.line(std::string(p.average ? "// average pool " : "// max pool ") + num(p.kernel_h) + "x" +
+           num(p.kernel_w) + " over (" + num(N) + ", " + num(CB) + ", " + num(H) + ", " + num(W) +
+           ", " + num(B) + ")");
   CudaKernelSource k =
       grid_stride_kernel(entry, "(float* __restrict__ out, const float* __restrict__ data)",
                          N * CB * p.out_h * p.out_w * B, src);
   decompose(src, {N * CB, p.out_h, p.out_w, B}, "c");  // plane, oh, ow, b
   src.line("float best = " + float_literal(-std::numeric_limits<float>::infinity()) + ";");
+  src.line("double sum = 0.0;");  // average: in double, as the CPU sums
+  src.line("long long count = 0;");
   src.open_for("kh", p.kernel_h);
   src.line("const long long ih = c1 * " + num(p.stride_h) + " + kh * " + num(p.dilation_h) + " - " +
            num(p.pad_top) + ";");
-  src.line("if (ih < 0 || ih >= " + num(H) + ") continue;");
   src.open_for("kw", p.kernel_w);
   src.line("const long long iw = c2 * " + num(p.stride_w) + " + kw * " + num(p.dilation_w) + " - " +
            num(p.pad_left) + ";");
-  src.line("if (iw < 0 || iw >= " + num(W) + ") continue;");
+  if (p.average && p.count_include_pad)
+    src.line("if (ih < " + num(H + p.pad_bottom) + " && iw < " + num(W + p.pad_right) +
+             ") ++count;");
+  src.line("if (ih < 0 || ih >= " + num(H) + " || iw < 0 || iw >= " + num(W) + ") continue;");
   src.line("const float v = data[((c0 * " + num(H) + " + ih) * " + num(W) + " + iw) * " + num(B) +
            " + c3];");
-  src.line("best = best < v ? v : best;");
+  if (p.average) {
+    src.line("sum += v;");
+    if (!p.count_include_pad) src.line("++count;");
+  } else {
+    src.line("best = best < v ? v : best;");
+  }
   src.close().close();
-  src.line("out[i] = best;");
+  src.line(p.average ? "out[i] = (float)(sum / (double)(count > 1 ? count : 1));"
+                     : "out[i] = best;");
   finish(k, src);
   k.arg_count = 2;
   return k;

@@ -82,10 +82,11 @@ std::string spec_key(const NetworkKernelSpec& spec) {
        << ' ' << s.yo << ' ' << s.yi << ' ' << s.xo << ' ' << s.xi << ' ' << s.kf;
     put_epilogue(os, d->epilogue);
   } else if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) {
-    os << "max_pool ";
+    os << (p->average ? "avg_pool " : "max_pool ");
     put_ints(os, p->in_shape);
     put_ints(os, {p->out_h, p->out_w, p->kernel_h, p->kernel_w, p->stride_h, p->stride_w,
-                  p->pad_top, p->pad_left, p->dilation_h, p->dilation_w});
+                  p->pad_top, p->pad_left, p->dilation_h, p->dilation_w, p->count_include_pad,
+                  p->pad_bottom, p->pad_right});
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
