@@ -5,6 +5,7 @@
 ///
 ///   pass                   level  prerequisites
 ///   SimplifyInference        0    -
+///   FoldPad                  1    -
 ///   FoldConstant             2    -
 ///   FoldScaleAxis            3    SimplifyInference
 ///   AlterOpLayout            3    -
@@ -62,6 +63,10 @@ Pass alter_op_layout(AlterOpLayoutOptions options = {});
 
 /// Removes nodes and constants that no output depends on.
 Pass dead_code_elimination();
+
+/// A constant-zero spatial pad of NCHW data in front of a conv2d, or of an avg_pool2d that
+/// counts padding (or has none of its own), moves into the consumer's pads.
+Pass fold_pad();
 
 /// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)
 /// with the chain of epilogues its kernel fuses (bias, add, relu, clip, ...), float chains of

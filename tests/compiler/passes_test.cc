@@ -167,14 +167,14 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
 
   ran.clear();
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
-  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldConstant", "FoldConstant",
-                                           "DeadCodeElimination", "FuseOps"}));
+  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
+                                           "FoldConstant", "DeadCodeElimination", "FuseOps"}));
   ran.clear();
   ctx.opt_level = 3;
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
-  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldConstant", "SimplifyInference",
-                                           "FoldScaleAxis", "AlterOpLayout", "FoldConstant",
-                                           "DeadCodeElimination", "FuseOps"}));
+  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
+                                           "SimplifyInference", "FoldScaleAxis", "AlterOpLayout",
+                                           "FoldConstant", "DeadCodeElimination", "FuseOps"}));
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
@@ -284,6 +284,51 @@ TEST(DeadCodeElimination, RemovesUnusedNodesAndConstants) {
   ASSERT_EQ(out->nodes().size(), 1u);
   EXPECT_EQ(out->nodes()[0].name, "live");
   for (const auto& v : out->values()) EXPECT_NE(v.name, "unused_weight");
+}
+
+// Zero pads in front of a conv2d and of average pools move into their pads; a pool that does
+// not count its own padding, and a pad of another value, keep their Pad. The answer is the
+// interpreter's before the pass, exactly.
+TEST(FoldPad, ZeroPadsMoveIntoConvAndCountingAvgPoolsOnly) {
+  Graph g;
+  auto x = g.add_input("x", {graph::DType::kFloat32, {1, 3, 7, 7}});
+  auto w = g.add_constant("w", Tensor::from_floats({4, 3, 3, 3}, std::vector<float>(108, 0.25f)));
+  auto pad = [&](const std::string& name, graph::ValueId in, double value) {
+    return *g.add_node(OpKind::kPad, name, {in},
+                       graph::Attrs{{"pads", std::vector<int64_t>{0, 0, 1, 2, 0, 0, 2, 1}},
+                                    {"mode", int64_t{0}},
+                                    {"value", value}});
+  };
+  graph::Pool2dAttrs pool;
+  pool.kernel = {3, 3};
+  const auto conv = *g.add_node(OpKind::kConv2d, "conv", {pad("p_conv", x, 0), w},
+                                graph::to_attrs(graph::Conv2dAttrs{}));
+  const auto counted =
+      *g.add_node(OpKind::kAvgPool2d, "avg", {pad("p_avg", x, 0)}, graph::to_attrs(pool));
+  graph::Pool2dAttrs own = pool;
+  own.pads = {1, 1, 1, 1};  // its own pads, not counted: the explicit zeros must stay elements
+  const auto kept =
+      *g.add_node(OpKind::kAvgPool2d, "avg_own", {pad("p_own", x, 0)}, graph::to_attrs(own));
+  const auto ones =
+      *g.add_node(OpKind::kAvgPool2d, "avg_ones", {pad("p_ones", x, 1.0)}, graph::to_attrs(pool));
+  for (auto v : {conv, counted, kept, ones}) g.add_output(v);
+  auto folded = run_pass(fold_pad(), g, PassContext{});
+  ASSERT_TRUE(folded) << folded.error().message;
+  auto cleaned = run_pass(dead_code_elimination(), *folded, PassContext{});
+  ASSERT_TRUE(cleaned);
+  std::vector<std::string> pads_left;
+  for (const auto& n : cleaned->nodes())
+    if (n.op == OpKind::kPad) pads_left.push_back(n.name);
+  EXPECT_EQ(pads_left, (std::vector<std::string>{"p_own", "p_ones"}));
+  Tensor in = Tensor::zeros(graph::DType::kFloat32, {1, 3, 7, 7});
+  for (int64_t i = 0; i < in.size(); ++i) in.f32[i] = std::sin(0.37 * i) + 0.5f;
+  auto want = graph::interpret(g, {{"x", in}});
+  auto got = graph::interpret(*cleaned, {{"x", in}});
+  ASSERT_TRUE(want && got);
+  for (size_t o = 0; o < want->size(); ++o) {
+    EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
+    EXPECT_LT(relative_error((*got)[o], (*want)[o]), 1e-6) << "output " << o;
+  }
 }
 
 }  // namespace
