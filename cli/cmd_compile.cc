@@ -168,9 +168,8 @@ Status bench(const BenchFlags& f) {
   TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
   std::map<std::string, graph::Tensor> inputs;
   for (auto in : net->graph.inputs()) {
-    Tensor a = Tensor::zeros(net->graph.type(in).shape);
-    fill_uniform(a, 0);
-    TT_RETURN_IF_ERROR(exe->set_input(net->graph.value(in).name, std::move(a)));
+    TT_RETURN_IF_ERROR(
+        exe->set_input(net->graph.value(in).name, random_input(net->graph.type(in))));
   }
   TT_ASSIGN_OR_RETURN(runtime::BenchResult r, runtime::benchmark(*exe, f.options));
   if (f.json) {

@@ -141,6 +141,12 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
   return passes::run_pipeline(passes::standard_pipeline(options), graph, ctx);
 }
 
+graph::Tensor random_input(const graph::TensorType& type) {
+  Tensor a = Tensor::zeros(type.dtype, type.shape);
+  if (graph::is_float(type.dtype)) fill_uniform(a, 0);
+  return a;
+}
+
 Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g,
                                                            const std::vector<std::string>& items) {
   std::map<std::string, graph::Tensor> inputs;
@@ -157,9 +163,7 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
                               "', which is not an input of the model (its inputs: " + names + ")");
     }
     if (source == "random") {
-      Tensor a = Tensor::zeros(g.type(id).shape);
-      fill_uniform(a, 0);
-      inputs[name] = std::move(a);
+      inputs[name] = random_input(g.type(id));
     } else {
       TT_ASSIGN_OR_RETURN(Tensor a, read_npy(source));
       inputs[name] = std::move(a);

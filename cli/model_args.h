@@ -50,6 +50,10 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int th
                                                  bool layout_aware = true,
                                                  bool use_graph_best = true);
 
+/// The data of `--input NAME=random` and of `bench`: deterministic uniform values for a float
+/// input; zeros for an integer one (token ids, indices: zero is valid for every table).
+graph::Tensor random_input(const graph::TensorType& type);
+
 /// --input NAME=x.npy or NAME=random (deterministic uniform data of the input's type), checked
 /// against the graph's inputs: the error names an unknown input and lists the real ones.
 Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& graph,
