@@ -77,10 +77,13 @@ Expected<std::vector<int64_t>> list_operand(ImportContext& c, const onnx::NodePr
                                             std::vector<int64_t> fallback);
 
 using Converter = Status (*)(ImportContext&, const onnx::NodeProto&);
-/// ONNX op_type -> converter (onnx_ops.cc, onnx_math_ops.cc).
+/// ONNX op_type -> converter (onnx_ops.cc, onnx_math_ops.cc, onnx_shape_ops.cc).
 const std::map<std::string, Converter>& onnx_converters();
-/// The converters of onnx_math_ops.cc: element-wise math, comparisons, reductions, padding,
-/// broadcasting, normalisation and the shape-arithmetic generators.
+/// The converters of onnx_math_ops.cc: element-wise math, comparisons, reductions and
+/// normalisation.
 void add_math_converters(std::map<std::string, Converter>& table);
+/// The converters of onnx_shape_ops.cc: padding, resizing, broadcasting, splitting, gathering,
+/// transposed convolution and the generators of constants.
+void add_shape_converters(std::map<std::string, Converter>& table);
 
 }  // namespace tensortune::frontend

@@ -404,7 +404,7 @@ const std::map<std::string, Converter>& onnx_converters() {
                      const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kSqueeze); }},
       {"Constant", constant},
   };
-  static const bool math_added = (add_math_converters(table), true);
+  static const bool math_added = (add_math_converters(table), add_shape_converters(table), true);
   (void)math_added;
   return table;
 }
