@@ -15,7 +15,6 @@ namespace {
 
 using graph::Attrs;
 using graph::OpKind;
-using graph::Shape;
 using graph::ValueId;
 
 template <OpKind kOp>
