@@ -82,6 +82,8 @@ struct Options {
   double minutes = 10;
   int sim_devices = 6, real_devices = 2, clients = 4;
   double device_chaos_s = 10, client_chaos_s = 15, tracker_chaos_s = 60;
+  int finished_job_ttl_s = 0;     ///< 0: the tracker's default
+  int sqlite_heap_limit_mib = 0;  ///< 0: the tracker's default (no cap)
   bool check = false;
 };
 
@@ -113,8 +115,11 @@ class Soak {
     bump(next_tracker, o_.tracker_chaos_s > 0 ? o_.tracker_chaos_s : 1e9);
     // RSS splits into anonymous memory (the heap: what a leak grows) and file-backed pages (the
     // archive's memory map and libraries, which grow with the DB and the kernel can drop).
-    std::printf("%8s %6s %10s %10s %10s %8s %8s %10s %s\n", "time s", "pid", "RSS MiB", "anon MiB",
-                "SQLite MiB", "files", "devices", "archived", "event");
+    // "in use" and "free" are glibc's count of the heap (mallinfo2): a leak grows the first,
+    // fragmentation the second.
+    std::printf("%8s %6s %10s %10s %10s %10s %10s %8s %8s %10s %s\n", "time s", "pid", "RSS MiB",
+                "anon MiB", "in use MiB", "free MiB", "SQLite MiB", "files", "devices", "archived",
+                "event");
     std::string event = "start";
     while (since(start) < o_.minutes * 60) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -152,9 +157,11 @@ class Soak {
         rss_.push_back(rss);
         anon_.push_back(status_kib(pid, "RssAnon"));
         sqlite_.push_back(static_cast<long>(last_sqlite_kib_));
+        in_use_.push_back(static_cast<long>(last_in_use_kib_));
         files_.push_back(open_files(pid));
-        std::printf("%8.0f %6d %10.1f %10.1f %10.1f %8ld %8d %10s %s\n", since(start), pid,
-                    rss / 1024.0, anon_.back() / 1024.0, last_sqlite_kib_ / 1024.0, files_.back(),
+        std::printf("%8.0f %6d %10.1f %10.1f %10.1f %10.1f %10.1f %8ld %8d %10s %s\n", since(start),
+                    pid, rss / 1024.0, anon_.back() / 1024.0, last_in_use_kib_ / 1024.0,
+                    last_free_kib_ / 1024.0, last_sqlite_kib_ / 1024.0, files_.back(),
                     last_devices_, archived().c_str(), event.c_str());
         std::fflush(stdout);
         event.clear();
@@ -179,13 +186,32 @@ class Soak {
   void start_tracker(int port) {
     fs::remove(dir_ / "port");
     fs::remove(dir_ / "mport");
-    tracker_ = std::make_unique<Process>(
-        bin_,
-        std::vector<std::string>{
-            "--log-level", "warn", "tracker", "--host", "127.0.0.1", "--port", std::to_string(port),
-            "--db", db(), "--port-file", (dir_ / "port").string(), "--metrics-port", "0",
-            "--metrics-port-file", (dir_ / "mport").string(), "--heartbeat-timeout", "3"},
-        (dir_ / "tracker.log").string());
+    std::vector<std::string> args{"--log-level",
+                                  "warn",
+                                  "tracker",
+                                  "--host",
+                                  "127.0.0.1",
+                                  "--port",
+                                  std::to_string(port),
+                                  "--db",
+                                  db(),
+                                  "--port-file",
+                                  (dir_ / "port").string(),
+                                  "--metrics-port",
+                                  "0",
+                                  "--metrics-port-file",
+                                  (dir_ / "mport").string(),
+                                  "--heartbeat-timeout",
+                                  "3"};
+    if (o_.sqlite_heap_limit_mib > 0) {
+      args.push_back("--sqlite-heap-limit-mib");
+      args.push_back(std::to_string(o_.sqlite_heap_limit_mib));
+    }
+    if (o_.finished_job_ttl_s > 0) {
+      args.push_back("--finished-job-ttl");
+      args.push_back(std::to_string(o_.finished_job_ttl_s));
+    }
+    tracker_ = std::make_unique<Process>(bin_, args, (dir_ / "tracker.log").string());
     port_ = tt::testing::wait_for_port((dir_ / "port").string(), 60);
     mport_ = tt::testing::wait_for_port((dir_ / "mport").string(), 60);
   }
@@ -266,7 +292,11 @@ class Soak {
     static const std::regex devices(R"re(tensortune_devices\{[^}]*\} ([0-9.]+))re");
     static const std::regex sqlite_heap(R"re(tensortune_sqlite_heap_bytes ([0-9.e+]+))re");
     std::smatch sm;
+    static const std::regex in_use(R"re(tensortune_malloc_in_use_bytes ([0-9.e+]+))re");
+    static const std::regex free_bytes(R"re(tensortune_malloc_free_bytes ([0-9.e+]+))re");
     if (std::regex_search(r->body, sm, sqlite_heap)) last_sqlite_kib_ = std::stod(sm[1]) / 1024;
+    if (std::regex_search(r->body, sm, in_use)) last_in_use_kib_ = std::stod(sm[1]) / 1024;
+    if (std::regex_search(r->body, sm, free_bytes)) last_free_kib_ = std::stod(sm[1]) / 1024;
     std::map<double, double> now;
     for (std::sregex_iterator it(r->body.begin(), r->body.end(), bucket), end; it != end; ++it) {
       const std::string le = (*it)[1];
@@ -355,6 +385,18 @@ class Soak {
                 sqlite_max / 1024.0);
     std::printf("| heap less SQLite's, after warm-up / max | %.1f / %.1f MiB | flat |\n",
                 other_warm / 1024.0, other_max / 1024.0);
+    // What the program holds, by glibc's count, less SQLite's part: the leak detector.
+    std::vector<long> held;
+    for (size_t i = 0; i < in_use_.size() && i < sqlite_.size(); ++i)
+      held.push_back(in_use_[i] - sqlite_[i]);
+    const long held_warm =
+        held.empty() ? 0
+                     : *std::max_element(held.begin(), held.begin() + std::min(warm, held.size()));
+    const long held_max = held.empty() ? 0 : *std::max_element(held.begin(), held.end());
+    std::printf(
+        "| heap in use (mallinfo2) less SQLite's, after warm-up / max | %.1f / %.1f MiB | "
+        "flat |\n",
+        held_warm / 1024.0, held_max / 1024.0);
     std::printf("| tracker open files max | %ld | flat |\n", files_max);
     const bool ok = lost == 0 && doubles == 0 && check == "ok";
     if (!ok) {
@@ -375,7 +417,9 @@ class Soak {
   int port_ = 0, mport_ = 0, tracker_kills_ = 0, last_devices_ = 0;
   pid_t incarnation_pid_ = -1;
   std::map<double, double> total_, latest_;
-  std::vector<long> rss_, anon_, files_, sqlite_;  ///< KiB, KiB, count, KiB per sample
+  std::vector<long> rss_, anon_, files_, sqlite_;   ///< KiB, KiB, count, KiB per sample
+  std::vector<long> in_use_;                        ///< KiB per sample: glibc's heap in use
+  double last_in_use_kib_ = 0, last_free_kib_ = 0;  ///< mallinfo2 at the last scrape
   double last_sqlite_kib_ = 0;  ///< SQLite's heap in the tracker at the last scrape
 };
 
@@ -398,6 +442,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tracker-chaos", o.tracker_chaos_s,
                  "seconds between tracker kills (0: never, to watch its memory)")
+      ->capture_default_str();
+  app.add_option("--finished-job-ttl", o.finished_job_ttl_s,
+                 "the tracker's --finished-job-ttl in seconds (0: its default); shorter than the "
+                 "run, so that finished jobs leave within it")
+      ->capture_default_str();
+  app.add_option("--sqlite-heap-limit-mib", o.sqlite_heap_limit_mib,
+                 "the tracker's --sqlite-heap-limit-mib (0: none), so that SQLite's caches reach "
+                 "their cap within the run")
       ->capture_default_str();
   app.add_flag("--check", o.check,
                "exit 1 when a result is lost or doubled or the archive damaged");

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "device_server/device_server.h"
 #include "device_server/worker_process.h"
+#include "records/record_store.h"
 #include "support/log.h"
 #include "tracker/status_json.h"
 #include "tracker/tracker_client.h"
@@ -34,6 +35,7 @@ struct TrackerFlags {
   tracker::TrackerOptions options;
   std::string host;  ///< empty: chosen by whether there is a token
   std::string token_file, tokens_file, port_file, metrics_port_file;
+  int64_t sqlite_heap_limit_mib = 0;
 };
 
 // Written after binding, renamed into place so a reader never sees a partial file.
@@ -58,6 +60,7 @@ Status run_tracker(TrackerFlags f) {
   if (f.host.empty()) f.host = authenticated ? "0.0.0.0" : "127.0.0.1";
   f.options.host = f.host;
   install_stop_signals();
+  if (f.sqlite_heap_limit_mib > 0) records::limit_sqlite_heap(f.sqlite_heap_limit_mib << 20);
   TT_ASSIGN_OR_RETURN(auto server, tracker::TrackerServer::start(f.options));
   std::printf("tracker listening on %s:%d, archive %s\n", f.options.host.c_str(), server->port(),
               f.options.db_path.c_str());
@@ -265,6 +268,12 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "seconds a finished job stays in `status` (under Finished jobs)")
       ->check(at_least(0))
       ->capture_default_str();
+  t->add_option("--sqlite-heap-limit-mib", tf->sqlite_heap_limit_mib,
+                "cap on the archive's SQLite memory (page caches), MiB; 0: none (each archive "
+                "connection's cache may reach 64 MiB)")
+      ->check(at_least(0))
+      ->capture_default_str()
+      ->group("Limits");
   t->add_option("--port-file", tf->port_file, "write the bound port here once listening");
   t->add_option("--metrics-port", tf->options.metrics_port,
                 "serve the live dashboard at / and Prometheus metrics at /metrics on this HTTP "

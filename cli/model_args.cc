@@ -166,6 +166,13 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
       inputs[name] = random_input(g.type(id));
     } else {
       TT_ASSIGN_OR_RETURN(Tensor a, read_npy(source));
+      // numpy's default float64 (or float16) array for a float32 input, and so on: the values
+      // are taken onto the input's float dtype, as a numpy astype would.
+      const graph::DType want = g.type(id).dtype;
+      if (graph::is_float(a.dtype) && graph::is_float(want) && a.dtype != want) {
+        a.dtype = want;
+        a.round_to_dtype();
+      }
       inputs[name] = std::move(a);
     }
   }

@@ -108,6 +108,8 @@ Expected<ss::Entity> detail::entity_from_json_value(const json& list) {
   return entity;
 }
 
+void limit_sqlite_heap(int64_t bytes) { sqlite3_soft_heap_limit64(bytes); }
+
 Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path) {
   sqlite3* raw = nullptr;
   const int rc =

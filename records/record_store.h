@@ -73,6 +73,11 @@ struct BestRecord {
 std::string entity_to_json(const schedule_space::Entity& entity);
 Expected<schedule_space::Entity> entity_from_json(const std::string& json);
 
+/// Caps the memory SQLite allocates in this process, all DBs together (its page caches give
+/// pages back to stay under it; sqlite3_soft_heap_limit64). 0: no cap, the default, where each
+/// DB connection's page cache may grow to 64 MiB. For long-running servers with a memory budget.
+void limit_sqlite_heap(int64_t bytes);
+
 class RecordStore {
  public:
   /// Opens or creates the DB at `path`. Fails, without touching the file, when it exists but

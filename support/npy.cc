@@ -21,6 +21,15 @@ std::string header_value(const std::string& header, const std::string& key) {
   return "";
 }
 
+// numpy's little-endian descr of a dtype ("<f4", "<i8", "<b1"...).
+std::string npy_descr(DType dtype) {
+  const char kind = is_float(dtype)            ? 'f'
+                    : dtype == DType::kBool    ? 'b'
+                    : is_signed_integer(dtype) ? 'i'
+                                               : 'u';
+  return std::string("<") + kind + std::to_string(element_size(dtype));
+}
+
 }  // namespace
 
 Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
@@ -51,28 +60,17 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
   if (descr.empty() || fortran.empty() || shape_text.empty())
     return npy_error(what, "header lacks descr, fortran_order or shape: " + header);
   if (fortran != "False") return npy_error(what, "fortran_order = True is not supported");
-  // The element type: numpy's descr (little-endian or byte-sized) -> our dtype and its size.
-  struct Element {
-    const char* descr;
-    DType dtype;
-    size_t size;
-    bool is_signed;
-  };
-  static constexpr Element kElements[] = {
-      {"'<f4'", DType::kFloat32, 4, true}, {"'<f8'", DType::kFloat32, 8, true},
-      {"'<i8'", DType::kInt64, 8, true},   {"'<i4'", DType::kInt32, 4, true},
-      {"'|b1'", DType::kBool, 1, false},   {"'|i1'", DType::kInt8, 1, true},
-      {"'|u1'", DType::kUInt8, 1, false},
-  };
-  const Element* element = nullptr;
-  for (const auto& e : kElements)
-    if (descr == e.descr || (e.size == 4 && e.dtype == DType::kFloat32 && descr == "'|f4'"))
-      element = &e;
+  // The element type: numpy's descr (little-endian or byte-sized) -> our dtype.
+  const DType* element = nullptr;
+  std::string bare = descr.size() > 2 ? descr.substr(1, descr.size() - 2) : descr;
+  if (bare.size() == 3 && (bare[0] == '|' || bare[0] == '=')) bare[0] = '<';  // byte order moot
+  for (const DType& d : kAllDTypes)
+    if (d != DType::kBFloat16 && bare == npy_descr(d)) element = &d;
   if (!element)
     return npy_error(what, "dtype " + descr +
-                               " is not supported (float32, float64, int64, int32, bool, int8 "
-                               "or uint8, little-endian)");
-  const size_t elem_size = element->size;
+                               " is not supported (little-endian float16/32/64, int8/16/32/64, "
+                               "uint8/16/32/64 or bool)");
+  const size_t elem_size = static_cast<size_t>(element_size(*element));
   Tensor out;
   std::string dims = shape_text.substr(1, shape_text.size() - 2);
   std::stringstream ss(dims);
@@ -100,36 +98,28 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& what) {
     return npy_error(what, "data is truncated: shape " + shape_to_string(out.shape) + " needs " +
                                std::to_string(need) + " bytes, file has " +
                                std::to_string(bytes.size() - data_offset));
-  out.dtype = element->dtype;
+  out.dtype = *element;
   const char* data = bytes.data() + data_offset;
   if (is_float(out.dtype)) {
     out.f32.resize(n);
-    if (n == 0) return out;
-    if (elem_size == 4) {
-      std::memcpy(out.f32.data(), data, need);
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        double v;
-        std::memcpy(&v, data + i * 8, 8);
-        out.f32[i] = static_cast<float>(v);
-      }
-    }
+    for (int64_t i = 0; i < n; ++i) out.f32[i] = float_from_bytes(out.dtype, data + i * elem_size);
     return out;
   }
   out.i64.resize(n);
   for (int64_t i = 0; i < n; ++i) {
-    const char* p = data + i * elem_size;
-    int64_t v = 0;
-    if (elem_size == 8) {
-      std::memcpy(&v, p, 8);
-    } else if (elem_size == 4) {
-      int32_t w;
-      std::memcpy(&w, p, 4);
-      v = w;
-    } else {
-      v = element->is_signed ? static_cast<int8_t>(*p) : static_cast<uint8_t>(*p);
+    // The low bytes of the little-endian int64, then wrapped: sign- or zero-extends as the
+    // dtype says (and a bool byte other than 0/1 reads as 1).
+    uint64_t raw = 0;
+    std::memcpy(&raw, data + i * elem_size, elem_size);
+    int64_t v = static_cast<int64_t>(raw);
+    if (elem_size < 8 && is_signed_integer(out.dtype)) {
+      const int shift = 64 - 8 * static_cast<int>(elem_size);
+      v = static_cast<int64_t>(raw << shift) >> shift;
     }
-    out.i64[i] = wrap_integer(out.dtype, v);  // a bool byte other than 0/1 reads as 1
+    if (out.dtype == DType::kUInt64 && v < 0)
+      return npy_error(what, "uint64 element " + std::to_string(i) + " is " + std::to_string(raw) +
+                                 ": values from 2^63 on are not supported (held in int64)");
+    out.i64[i] = wrap_integer(out.dtype, v);
   }
   return out;
 }
@@ -150,27 +140,11 @@ std::string serialize_npy(const Tensor& array) {
     if (i + 1 < array.shape.size()) shape += " ";
   }
   shape += ")";
-  const char* descr = "<f4";
-  size_t elem_size = 4;
-  switch (array.dtype) {
-    case DType::kFloat32:
-      break;
-    case DType::kInt64:
-      descr = "<i8", elem_size = 8;
-      break;
-    case DType::kInt32:
-      descr = "<i4", elem_size = 4;
-      break;
-    case DType::kBool:
-      descr = "|b1", elem_size = 1;
-      break;
-    case DType::kInt8:
-      descr = "|i1", elem_size = 1;
-      break;
-    case DType::kUInt8:
-      descr = "|u1", elem_size = 1;
-      break;
-  }
+  // numpy has no bfloat16: such arrays are written as the float32 values they are.
+  const DType file_dtype = array.dtype == DType::kBFloat16 ? DType::kFloat32 : array.dtype;
+  std::string descr = npy_descr(file_dtype);
+  if (element_size(file_dtype) == 1) descr[0] = '|';
+  const size_t elem_size = static_cast<size_t>(element_size(file_dtype));
   std::string header =
       std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so that the data starts on a 64-byte boundary, ending the header with '\n'.
@@ -184,7 +158,11 @@ std::string serialize_npy(const Tensor& array) {
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
   if (is_float(array.dtype)) {
-    out.append(reinterpret_cast<const char*>(array.f32.data()), array.f32.size() * sizeof(float));
+    for (float v : array.f32) {
+      char b[8];
+      float_to_bytes(file_dtype, v, b);
+      out.append(b, elem_size);
+    }
   } else {
     for (int64_t v : array.i64) {
       char b[8];

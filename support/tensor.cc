@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
 #include "support/error.h"
+#include "support/float16.h"
 
 namespace tensortune {
 
@@ -23,13 +25,49 @@ const char* dtype_name(DType dtype) {
       return "int8";
     case DType::kUInt8:
       return "uint8";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kInt16:
+      return "int16";
+    case DType::kUInt16:
+      return "uint16";
+    case DType::kUInt32:
+      return "uint32";
+    case DType::kUInt64:
+      return "uint64";
   }
   return "?";
 }
 
+int element_size(DType dtype) {
+  switch (dtype) {
+    case DType::kBool:
+    case DType::kInt8:
+    case DType::kUInt8:
+      return 1;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kInt16:
+    case DType::kUInt16:
+      return 2;
+    case DType::kFloat32:
+    case DType::kInt32:
+    case DType::kUInt32:
+      return 4;
+    case DType::kFloat64:
+    case DType::kInt64:
+    case DType::kUInt64:
+      return 8;
+  }
+  return 8;
+}
+
 bool dtype_from_name(const std::string& name, DType* dtype) {
-  for (DType d :
-       {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kBool, DType::kInt8, DType::kUInt8})
+  for (DType d : kAllDTypes)
     if (name == dtype_name(d)) {
       *dtype = d;
       return true;
@@ -45,11 +83,73 @@ int64_t wrap_integer(DType dtype, int64_t v) {
       return static_cast<int8_t>(static_cast<uint8_t>(v));
     case DType::kUInt8:
       return static_cast<uint8_t>(v);
+    case DType::kInt16:
+      return static_cast<int16_t>(static_cast<uint16_t>(v));
+    case DType::kUInt16:
+      return static_cast<uint16_t>(v);
+    case DType::kUInt32:
+      return static_cast<uint32_t>(v);
     case DType::kBool:
       return v != 0;
     default:
       return v;
   }
+}
+
+float round_float(DType dtype, float v) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return round_to_half(v);
+    case DType::kBFloat16:
+      return round_to_bfloat16(v);
+    default:
+      return v;
+  }
+}
+
+float float_from_bytes(DType dtype, const char* bytes) {
+  switch (dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      uint16_t h;
+      std::memcpy(&h, bytes, 2);
+      return dtype == DType::kFloat16 ? half_bits_to_float(h) : bfloat16_bits_to_float(h);
+    }
+    case DType::kFloat64: {
+      double d;
+      std::memcpy(&d, bytes, 8);
+      return static_cast<float>(d);
+    }
+    default: {
+      float f;
+      std::memcpy(&f, bytes, 4);
+      return f;
+    }
+  }
+}
+
+void float_to_bytes(DType dtype, float v, char* bytes) {
+  switch (dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const uint16_t h =
+          dtype == DType::kFloat16 ? float_to_half_bits(v) : float_to_bfloat16_bits(v);
+      std::memcpy(bytes, &h, 2);
+      return;
+    }
+    case DType::kFloat64: {
+      const double d = v;
+      std::memcpy(bytes, &d, 8);
+      return;
+    }
+    default:
+      std::memcpy(bytes, &v, 4);
+  }
+}
+
+void Tensor::round_to_dtype() {
+  if (dtype != DType::kFloat16 && dtype != DType::kBFloat16) return;
+  for (float& v : f32) v = round_float(dtype, v);
 }
 
 int64_t float_to_integer(DType dtype, double v) {

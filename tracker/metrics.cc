@@ -1,5 +1,6 @@
 #include "tracker/metrics.h"
 
+#include <malloc.h>
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -129,6 +130,13 @@ std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {
   auto sqlite_heap =
       gauge_family("tensortune_sqlite_heap_bytes",
                    "Bytes SQLite has allocated in the tracker (page caches included)");
+  // glibc's own count of the heap (all arenas): bytes handed out and not freed, and bytes
+  // freed but kept in the arenas. RSS cannot tell a leak (in use grows) from fragmentation
+  // (free grows while in use stays); these two can.
+  auto malloc_in_use = gauge_family("tensortune_malloc_in_use_bytes",
+                                    "Heap bytes allocated and not yet freed (glibc mallinfo2)");
+  auto malloc_free = gauge_family("tensortune_malloc_free_bytes",
+                                  "Heap bytes freed but still held by glibc's arenas (mallinfo2)");
   std::map<std::pair<std::string, std::string>, double> device_counts;
   for (const auto& d : s.devices()) {
     device_counts[{d.device_key(), d.busy() > 0 ? "busy" : "idle"}] += 1;
@@ -149,7 +157,11 @@ std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {
   add_gauge(archived, {}, static_cast<double>(s.archived_results()));
   add_gauge(uptime, {}, s.uptime_s());
   add_gauge(sqlite_heap, {}, static_cast<double>(sqlite3_memory_used()));
-  for (auto* f : {&devices, &slots, &queue, &jobs, &archived, &uptime, &sqlite_heap})
+  const struct mallinfo2 heap = mallinfo2();
+  add_gauge(malloc_in_use, {}, static_cast<double>(heap.uordblks + heap.hblkhd));
+  add_gauge(malloc_free, {}, static_cast<double>(heap.fordblks));
+  for (auto* f : {&devices, &slots, &queue, &jobs, &archived, &uptime, &sqlite_heap, &malloc_in_use,
+                  &malloc_free})
     families.push_back(*f);
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);

@@ -16,6 +16,30 @@ std::optional<ValueId> ImportContext::find(const std::string& onnx_name) const {
   return it->second;
 }
 
+graph::DType ImportContext::storage_dtype(const std::string& onnx_name, graph::ValueId id) const {
+  auto it = storage_dtypes_.find(onnx_name);
+  return it != storage_dtypes_.end() ? it->second : graph_.type(id).dtype;
+}
+
+graph::Tensor in_compute_dtype(graph::Tensor tensor) {
+  tensor.dtype = graph::compute_dtype(tensor.dtype);
+  return tensor;
+}
+
+Status emit_cast(ImportContext& c, const onnx::NodeProto& n, ValueId x, graph::DType to) {
+  const graph::DType compute = graph::compute_dtype(to);
+  ValueId y = x;
+  if (to != compute && to != graph::DType::kFloat64) {  // round onto the narrow grid first
+    TT_ASSIGN_OR_RETURN(
+        y, c.emit(graph::OpKind::kCast, node_label(n) + ".to_" + graph::dtype_name(to), {y},
+                  graph::Attrs{{"to", static_cast<int64_t>(to)}}));
+  }
+  TT_ASSIGN_OR_RETURN(y, c.emit(graph::OpKind::kCast, node_label(n), {y},
+                                graph::Attrs{{"to", static_cast<int64_t>(compute)}}));
+  if (n.output_size() > 0) c.note_storage_dtype(n.output(0), to);
+  return bind(c, n, y);
+}
+
 bool ImportContext::has_input(const onnx::NodeProto& node, int i) const {
   return i < node.input_size() && !node.input(i).empty();
 }

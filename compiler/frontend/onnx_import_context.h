@@ -21,6 +21,14 @@ class ImportContext {
   void bind(const std::string& onnx_name, graph::ValueId id) { names_[onnx_name] = id; }
   std::optional<graph::ValueId> find(const std::string& onnx_name) const;
 
+  /// float16, bfloat16 and float64 values are computed in float32 (see in_compute_dtype); the
+  /// dtype ONNX gave such a value is noted here, for CastLike.
+  void note_storage_dtype(const std::string& onnx_name, graph::DType dtype) {
+    storage_dtypes_[onnx_name] = dtype;
+  }
+  /// The noted dtype of a value, else its graph dtype.
+  graph::DType storage_dtype(const std::string& onnx_name, graph::ValueId id) const;
+
   /// True when input i is present and not the empty name ONNX uses for "omitted".
   bool has_input(const onnx::NodeProto& node, int i) const;
   /// Input i, or an error naming the node and the missing input.
@@ -42,7 +50,16 @@ class ImportContext {
   graph::Graph& graph_;
   int64_t opset_;
   std::map<std::string, graph::ValueId> names_;
+  std::map<std::string, graph::DType> storage_dtypes_;
 };
+
+/// A constant as the graph computes it: float16, bfloat16 and float64 tensors become float32
+/// (their values already are float32s); others unchanged. The importer keeps every float
+/// computation in float32 and converts at the model's edges and at its Casts.
+graph::Tensor in_compute_dtype(graph::Tensor tensor);
+/// A node converting `x` to `to` as ONNX's Cast does, bound to output 0: to float16 or bfloat16
+/// it rounds onto that grid and goes on in float32; to float64 it goes on in float32.
+Status emit_cast(ImportContext& c, const onnx::NodeProto& n, graph::ValueId x, graph::DType to);
 
 /// Reads a NodeProto's attributes by name, with defaults.
 class NodeAttributes {

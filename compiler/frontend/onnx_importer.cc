@@ -58,7 +58,8 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     auto t = tensor_from_proto(init);
     if (!t) return t.error().with_context(what + ": initializer '" + init.name() + "'");
     initializer_names.insert(init.name());
-    ctx.bind(init.name(), g.add_constant(init.name(), std::move(t).value()));
+    ctx.note_storage_dtype(init.name(), t->dtype);
+    ctx.bind(init.name(), g.add_constant(init.name(), in_compute_dtype(std::move(t).value())));
   }
   std::set<std::string> input_names;
   for (const auto& info : gp.input())
@@ -74,7 +75,8 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     if (initializer_names.count(info.name())) continue;
     if (auto frozen = options.frozen_inputs.find(info.name());
         frozen != options.frozen_inputs.end()) {
-      ctx.bind(info.name(), g.add_constant(info.name(), frozen->second));
+      ctx.note_storage_dtype(info.name(), frozen->second.dtype);
+      ctx.bind(info.name(), g.add_constant(info.name(), in_compute_dtype(frozen->second)));
       continue;
     }
     if (!info.type().has_tensor_type())
@@ -84,11 +86,20 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     const auto dtype = dtype_from_onnx(elem);
     if (!dtype)
       return unimplemented(what + ": input '" + info.name() + "' has dtype " +
-                           onnx_dtype_name(elem) +
-                           " (supported: FLOAT, INT64, INT32, BOOL, INT8, UINT8)");
+                           onnx_dtype_name(elem) + " (supported: " + kSupportedOnnxDTypes + ")");
     auto shape = input_shape(info, options);
     if (!shape) return shape.error().with_context(what);
-    ctx.bind(info.name(), g.add_input(info.name(), {*dtype, std::move(shape).value()}));
+    const ValueId in = g.add_input(info.name(), {*dtype, std::move(shape).value()});
+    ctx.note_storage_dtype(info.name(), *dtype);
+    if (graph::compute_dtype(*dtype) == *dtype) {
+      ctx.bind(info.name(), in);
+      continue;
+    }
+    // float16, bfloat16, float64 inputs: converted once, computed on in float32.
+    auto widened = ctx.emit(graph::OpKind::kCast, info.name() + ".to_float32", {in},
+                            graph::Attrs{{"to", static_cast<int64_t>(graph::DType::kFloat32)}});
+    if (!widened) return widened.error().with_context(what);
+    ctx.bind(info.name(), *widened);
   }
 
   const auto& converters = onnx_converters();
@@ -107,6 +118,17 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
     auto id = ctx.find(out.name());
     if (!id)
       return invalid_argument(what + ": graph output '" + out.name() + "' is never produced");
+    // An output ONNX types float16, bfloat16 or float64 was computed in float32: converted
+    // back at the edge.
+    const auto declared = dtype_from_onnx(out.type().tensor_type().elem_type());
+    if (declared && graph::is_float(*declared) && *declared != g.type(*id).dtype &&
+        graph::is_float(g.type(*id).dtype)) {
+      auto narrowed =
+          ctx.emit(graph::OpKind::kCast, out.name() + ".to_" + graph::dtype_name(*declared), {*id},
+                   graph::Attrs{{"to", static_cast<int64_t>(*declared)}});
+      if (!narrowed) return narrowed.error().with_context(what);
+      id = *narrowed;
+    }
     g.add_output(*id);
   }
   if (g.outputs().empty()) return invalid_argument(what + " has no outputs");
@@ -140,20 +162,20 @@ Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::st
   return import_model(model, what, options);
 }
 
-Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path) {
+Expected<std::vector<OnnxInputInfo>> onnx_model_inputs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found("cannot open model file " + path);
   onnx::ModelProto model;
   if (!model.ParseFromIstream(&in)) return invalid_argument(path + " is not an ONNX model");
   std::set<std::string> initializers;
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
-  std::vector<std::string> names;
+  std::vector<OnnxInputInfo> names;
   for (const auto& info : model.graph().input()) {
     if (initializers.count(info.name())) continue;
     if (!info.type().has_tensor_type())
       return unimplemented(path + ": input '" + info.name() +
                            "' is not a tensor (sequences, maps and optionals are not supported)");
-    names.push_back(info.name());
+    names.push_back({info.name(), dtype_from_onnx(info.type().tensor_type().elem_type())});
   }
   return names;
 }

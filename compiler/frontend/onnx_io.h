@@ -5,6 +5,7 @@
 /// inputs and outputs of ONNX's own backend tests).
 #include <map>
 #include <set>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,8 +41,13 @@ Expected<graph::Graph> import_onnx_file(const std::string& path,
 Expected<graph::Graph> import_onnx_bytes(const std::string& bytes, const std::string& what,
                                          const OnnxImportOptions& options = {});
 
-/// The graph inputs of a model file that are not initializers, in order (names only).
-Expected<std::vector<std::string>> onnx_model_inputs(const std::string& path);
+/// A graph input as the model declares it.
+struct OnnxInputInfo {
+  std::string name;
+  std::optional<graph::DType> dtype;  ///< nothing when we do not hold its dtype
+};
+/// The graph inputs of a model file that are not initializers, in order.
+Expected<std::vector<OnnxInputInfo>> onnx_model_inputs(const std::string& path);
 
 /// One graph input or output as the file declares it.
 struct OnnxValueSummary {

@@ -248,8 +248,16 @@ Status cast(ImportContext& c, const onnx::NodeProto& n) {
   const auto dtype = dtype_from_onnx(static_cast<int32_t>(to));
   if (!dtype)
     return unsupported(n, "cast to " + onnx_dtype_name(static_cast<int32_t>(to)) +
-                              " (supported: FLOAT, INT64, INT32, BOOL, INT8, UINT8)");
-  return emit_unary(c, n, OpKind::kCast, Attrs{{"to", static_cast<int64_t>(*dtype)}});
+                              " (supported: " + kSupportedOnnxDTypes + ")");
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  return emit_cast(c, n, x, *dtype);
+}
+
+// CastLike (opset 15): Cast to the dtype of input 1, as ONNX typed it.
+Status cast_like(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId like, c.input(n, 1));
+  return emit_cast(c, n, x, c.storage_dtype(n.input(1), like));
 }
 
 Status constant(ImportContext& c, const onnx::NodeProto& n) {
@@ -258,7 +266,7 @@ Status constant(ImportContext& c, const onnx::NodeProto& n) {
   if (const auto* v = a.get("value")) {
     auto parsed = tensor_from_proto(v->t());
     if (!parsed) return parsed.error().with_context("node '" + node_label(n) + "'");
-    t = std::move(parsed).value();
+    t = in_compute_dtype(std::move(parsed).value());
   } else if (const auto* f = a.get("value_float")) {
     t = graph::Tensor::from_floats({}, {f->f()});
   } else if (const auto* fs = a.get("value_floats")) {
@@ -394,6 +402,7 @@ const std::map<std::string, Converter>& onnx_converters() {
          return emit_unary(c, n, OpKind::kShape, graph::to_attrs(attrs));
        }},
       {"Cast", cast},
+      {"CastLike", cast_like},
       {"Slice", slice},
       {"Gather", gather},
       {"Unsqueeze",

@@ -90,7 +90,7 @@ Status constant_of_shape(ImportContext& c, const onnx::NodeProto& n) {
   if (const auto* v = NodeAttributes(n).get("value")) {
     auto parsed = tensor_from_proto(v->t());
     if (!parsed) return parsed.error().with_context("node '" + node_label(n) + "'");
-    fill = std::move(parsed).value();
+    fill = in_compute_dtype(std::move(parsed).value());
     if (fill.size() != 1)
       return invalid_argument("node '" + node_label(n) + "': value must hold one element");
   }

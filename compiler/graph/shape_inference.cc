@@ -181,7 +181,7 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
     }
     case OpKind::kCast: {
       const int64_t to = attrs_as<CastAttrs>(a).to;
-      if (to < 0 || to > static_cast<int64_t>(DType::kUInt8))
+      if (to < 0 || to > static_cast<int64_t>(DType::kUInt64))
         return invalid_argument("cast to dtype " + std::to_string(to) + " is unknown");
       return TensorType{static_cast<DType>(to), t.shape};
     }

@@ -7,12 +7,19 @@
 namespace tensortune::graph {
 
 using tensortune::broadcast_shapes;
+using tensortune::compute_dtype;
 using tensortune::DType;
 using tensortune::dtype_from_name;
 using tensortune::dtype_name;
+using tensortune::element_size;
+using tensortune::float_from_bytes;
+using tensortune::float_to_bytes;
 using tensortune::float_to_integer;
 using tensortune::is_float;
+using tensortune::is_signed_integer;
+using tensortune::kAllDTypes;
 using tensortune::num_elements;
+using tensortune::round_float;
 using tensortune::Shape;
 using tensortune::shape_to_string;
 using tensortune::strides_of;

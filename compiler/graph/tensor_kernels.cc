@@ -216,8 +216,11 @@ Tensor shape_of(const Tensor& x, const ShapeAttrs& a) {
 Tensor cast(const Tensor& x, DType to) {
   if (x.dtype == to) return x;
   Tensor out = Tensor::zeros(to, x.shape);
-  if (is_float(to)) {
-    for (size_t i = 0; i < x.i64.size(); ++i) out.f32[i] = static_cast<float>(x.i64[i]);
+  if (is_float(to) && is_float(x.dtype)) {
+    for (size_t i = 0; i < x.f32.size(); ++i) out.f32[i] = round_float(to, x.f32[i]);
+  } else if (is_float(to)) {
+    for (size_t i = 0; i < x.i64.size(); ++i)
+      out.f32[i] = round_float(to, static_cast<float>(x.i64[i]));
   } else if (is_float(x.dtype)) {
     for (size_t i = 0; i < x.f32.size(); ++i) out.i64[i] = float_to_integer(to, x.f32[i]);
   } else {

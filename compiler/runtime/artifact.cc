@@ -47,10 +47,9 @@ struct BlobWriter {
     return static_cast<int>(blobs.size() - 1);
   }
   int add(const Tensor& t) {
-    const char* p = t.dtype == DType::kFloat32 ? reinterpret_cast<const char*>(t.f32.data())
-                                               : reinterpret_cast<const char*>(t.i64.data());
-    return add(
-        std::string(p, static_cast<size_t>(t.size()) * (t.dtype == DType::kFloat32 ? 4 : 8)));
+    const char* p = graph::is_float(t.dtype) ? reinterpret_cast<const char*>(t.f32.data())
+                                             : reinterpret_cast<const char*>(t.i64.data());
+    return add(std::string(p, static_cast<size_t>(t.size()) * (graph::is_float(t.dtype) ? 4 : 8)));
   }
 };
 
@@ -218,13 +217,13 @@ struct Decoder {
       if (d < 0) return invalid_argument("a tensor has a negative dimension");
     Tensor t = Tensor::zeros(dtype, shape);
     const std::string& b = blobs[static_cast<size_t>(blob)];
-    const size_t bytes = static_cast<size_t>(t.size()) * (dtype == DType::kFloat32 ? 4 : 8);
+    const size_t bytes = static_cast<size_t>(t.size()) * (graph::is_float(dtype) ? 4 : 8);
     if (b.size() != bytes)
       return invalid_argument("blob " + std::to_string(blob) + " has " + std::to_string(b.size()) +
                               " bytes, its tensor needs " + std::to_string(bytes));
     if (bytes > 0)
-      std::memcpy(dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
-                                           : static_cast<void*>(t.i64.data()),
+      std::memcpy(graph::is_float(dtype) ? static_cast<void*>(t.f32.data())
+                                         : static_cast<void*>(t.i64.data()),
                   b.data(), bytes);
     // Narrow integer dtypes keep the values in their range (a crafted blob may not).
     for (int64_t& v : t.i64) v = graph::wrap_integer(dtype, v);

@@ -20,7 +20,7 @@ using graph::ValueId;
 
 namespace {
 
-int64_t element_bytes(DType d) { return d == DType::kFloat32 ? 4 : 8; }
+int64_t element_bytes(DType d) { return graph::is_float(d) ? 4 : 8; }
 
 /// 64-byte aligned bytes.
 class Bytes {
@@ -104,7 +104,7 @@ Status Executable::Impl::bind_buffers() {
     const Tensor* c = g.constant(static_cast<ValueId>(v));
     if (!c) continue;
     if (!kernel_reads[v]) {
-      value_ptr[v] = c->dtype == DType::kFloat32
+      value_ptr[v] = graph::is_float(c->dtype)
                          ? const_cast<float*>(c->f32.data())
                          : static_cast<void*>(const_cast<int64_t*>(c->i64.data()));
       continue;
@@ -113,8 +113,8 @@ Status Executable::Impl::bind_buffers() {
     value_ptr[v] = allocate(bytes);
     if (bytes > 0)
       std::memcpy(value_ptr[v],
-                  c->dtype == DType::kFloat32 ? static_cast<const void*>(c->f32.data())
-                                              : static_cast<const void*>(c->i64.data()),
+                  graph::is_float(c->dtype) ? static_cast<const void*>(c->f32.data())
+                                            : static_cast<const void*>(c->i64.data()),
                   bytes);
   }
   for (const Tensor& p : net->params) {
@@ -172,8 +172,8 @@ std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
       if (it != local.end()) return &it->second;
       Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
       const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
-      void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
-                                             : static_cast<void*>(t.i64.data());
+      void* dst = graph::is_float(t.dtype) ? static_cast<void*>(t.f32.data())
+                                           : static_cast<void*>(t.i64.data());
       if (bytes > 0) std::memcpy(dst, value_ptr[v], bytes);
       return &local.emplace(v, std::move(t)).first->second;
     };
@@ -184,8 +184,8 @@ std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
       TT_ASSIGN_OR_RETURN(Tensor out, graph::evaluate_node(n, inputs, g.type(n.output)));
       if (void* dst = value_ptr[n.output]) {
         const size_t bytes = static_cast<size_t>(out.size() * element_bytes(out.dtype));
-        const void* src = out.dtype == DType::kFloat32 ? static_cast<const void*>(out.f32.data())
-                                                       : static_cast<const void*>(out.i64.data());
+        const void* src = graph::is_float(out.dtype) ? static_cast<const void*>(out.f32.data())
+                                                     : static_cast<const void*>(out.i64.data());
         if (bytes > 0) std::memcpy(dst, src, bytes);
       }
       local[n.output] = std::move(out);
@@ -301,8 +301,8 @@ Status Executable::set_input(const std::string& name, const Tensor& value) {
     return impl_->gpu->set_input(impl_->net->graph.find_input(name), value);
   }
   return set_input(name, value.type(),
-                   value.dtype == DType::kFloat32 ? static_cast<const void*>(value.f32.data())
-                                                  : static_cast<const void*>(value.i64.data()));
+                   graph::is_float(value.dtype) ? static_cast<const void*>(value.f32.data())
+                                                : static_cast<const void*>(value.i64.data()));
 }
 
 Status Executable::set_input(const std::string& name, const graph::TensorType& type,
@@ -311,8 +311,8 @@ Status Executable::set_input(const std::string& name, const graph::TensorType& t
   const ValueId id = impl_->net->graph.find_input(name);
   if (impl_->gpu) {
     Tensor value = Tensor::zeros(type.dtype, type.shape);
-    void* dst = type.dtype == DType::kFloat32 ? static_cast<void*>(value.f32.data())
-                                              : static_cast<void*>(value.i64.data());
+    void* dst = graph::is_float(type.dtype) ? static_cast<void*>(value.f32.data())
+                                            : static_cast<void*>(value.i64.data());
     if (value.size() > 0) std::memcpy(dst, data, value.size() * element_bytes(type.dtype));
     return impl_->gpu->set_input(id, value);
   }
@@ -370,8 +370,8 @@ std::vector<Tensor> Executable::outputs() const {
     }
     Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
     const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
-    void* dst = t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
-                                           : static_cast<void*>(t.i64.data());
+    void* dst = graph::is_float(t.dtype) ? static_cast<void*>(t.f32.data())
+                                         : static_cast<void*>(t.i64.data());
     if (bytes > 0) std::memcpy(dst, impl_->value_ptr[v], bytes);
     out.push_back(std::move(t));
   }

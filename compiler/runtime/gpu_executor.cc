@@ -18,17 +18,17 @@ using graph::ValueId;
 namespace {
 
 int64_t bytes_of(const graph::TensorType& t) {
-  return graph::num_elements(t.shape) * (t.dtype == DType::kFloat32 ? 4 : 8);
+  return graph::num_elements(t.shape) * (graph::is_float(t.dtype) ? 4 : 8);
 }
 
 void* host_data(Tensor& t) {
-  return t.dtype == DType::kFloat32 ? static_cast<void*>(t.f32.data())
-                                    : static_cast<void*>(t.i64.data());
+  return graph::is_float(t.dtype) ? static_cast<void*>(t.f32.data())
+                                  : static_cast<void*>(t.i64.data());
 }
 
 const void* host_data(const Tensor& t) {
-  return t.dtype == DType::kFloat32 ? static_cast<const void*>(t.f32.data())
-                                    : static_cast<const void*>(t.i64.data());
+  return graph::is_float(t.dtype) ? static_cast<const void*>(t.f32.data())
+                                  : static_cast<const void*>(t.i64.data());
 }
 
 bool is_device_copy(graph::OpKind op) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -56,10 +57,10 @@ TEST(Npy, TruncatedHeaderNotNpyAndBadDtype) {
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("not a .npy file"), std::string::npos);
   std::string u2 = bytes;
-  u2.replace(u2.find("<f4"), 3, "<u2");
+  u2.replace(u2.find("<f4"), 3, "<c8");
   r = tt::parse_npy(u2, "u.npy");
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("dtype '<u2' is not supported"), std::string::npos);
+  EXPECT_NE(r.error().message.find("dtype '<c8' is not supported"), std::string::npos);
   std::string big_endian = bytes;
   big_endian.replace(big_endian.find("<f4"), 3, ">i4");
   r = tt::parse_npy(big_endian, "b.npy");
@@ -102,6 +103,14 @@ TEST(Npy, IntegerAndBoolDtypesReadAndWriteAsNumpyDoes) {
       {"|b1", "(3,)", std::string("\x01\x00\x01", 3), tt::DType::kBool, {1, 0, 1}},
       {"|u1", "(4,)", std::string("\x00\x01\xc8\xff", 4), tt::DType::kUInt8, {0, 1, 200, 255}},
       {"|i1", "(4,)", std::string("\x80\xff\x00\x7f", 4), tt::DType::kInt8, {-128, -1, 0, 127}},
+      {"<i2", "(2,)", std::string("\x00\x80\xff\x7f", 4), tt::DType::kInt16, {-32768, 32767}},
+      {"<u2", "(2,)", std::string("\x00\x80\xff\xff", 4), tt::DType::kUInt16, {32768, 65535}},
+      {"<u4", "(1,)", std::string("\xff\xff\xff\xff", 4), tt::DType::kUInt32, {4294967295}},
+      {"<u8",
+       "(1,)",
+       std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8),
+       tt::DType::kUInt64,
+       {std::numeric_limits<int64_t>::max()}},
   };
   for (const auto& c : cases) {
     const std::string bytes = npy_bytes(c.descr, c.shape, c.data);
@@ -130,14 +139,42 @@ TEST(Dtypes, CastRulesWrapTruncateAndSaturate) {
   EXPECT_EQ(tt::wrap_integer(DType::kUInt8, -1), 255);
   EXPECT_EQ(tt::wrap_integer(DType::kBool, -7), 1);
   EXPECT_EQ(tt::wrap_integer(DType::kInt64, -7), -7);
-  for (DType d :
-       {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kBool, DType::kInt8, DType::kUInt8}) {
+  EXPECT_EQ(tt::wrap_integer(DType::kInt16, 40000), 40000 - 65536);
+  EXPECT_EQ(tt::wrap_integer(DType::kUInt16, -1), 65535);
+  EXPECT_EQ(tt::wrap_integer(DType::kUInt32, -1), 4294967295);
+  EXPECT_EQ(tt::float_to_integer(DType::kInt16, -40000.5), -40000 + 65536);
+  for (DType d : tt::kAllDTypes) {
     DType back;
     ASSERT_TRUE(tt::dtype_from_name(tt::dtype_name(d), &back));
     EXPECT_EQ(back, d);
   }
   DType unused;
-  EXPECT_FALSE(tt::dtype_from_name("float16", &unused));
+  EXPECT_FALSE(tt::dtype_from_name("complex64", &unused));
+}
+
+// np.array([1, -2, 65504, 2**-24], np.float16) and np.array([0.5, -3.25], np.float64): read
+// as their dtypes (values held in float32) and written back byte for byte; a uint64 from 2^63
+// on is refused, never read as a negative number.
+TEST(Npy, Float16Float64AndLargeUnsignedValues) {
+  const std::string f2 =
+      npy_bytes("<f2", "(4,)", std::string("\x00\x3c\x00\xc0\xff\x7b\x01\x00", 8));
+  auto h = tt::parse_npy(f2, "h.npy");
+  ASSERT_TRUE(h.has_value()) << h.error().message;
+  EXPECT_EQ(h->dtype, tt::DType::kFloat16);
+  EXPECT_EQ(h->f32, (std::vector<float>{1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24)}));
+  EXPECT_EQ(tt::serialize_npy(*h), f2);
+  const double d[] = {0.5, -3.25};
+  const std::string f8 =
+      npy_bytes("<f8", "(2,)", std::string(reinterpret_cast<const char*>(d), 16));
+  auto w = tt::parse_npy(f8, "d.npy");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->dtype, tt::DType::kFloat64);
+  EXPECT_EQ(w->f32, (std::vector<float>{0.5f, -3.25f}));
+  EXPECT_EQ(tt::serialize_npy(*w), f8);
+  auto big = tt::parse_npy(npy_bytes("<u8", "(1,)", std::string(7, '\0') + "\x80"), "u.npy");
+  ASSERT_FALSE(big.has_value());
+  EXPECT_NE(big.error().message.find("values from 2^63 on are not supported"), std::string::npos)
+      << big.error().message;
 }
 
 TEST(Npy, MissingFileIsNotFound) {
