@@ -40,6 +40,35 @@ Status emit_cast(ImportContext& c, const onnx::NodeProto& n, ValueId x, graph::D
   return bind(c, n, y);
 }
 
+Expected<std::optional<graph::Tensor>> ImportContext::try_evaluate(ValueId id) {
+  if (const graph::Tensor* t = graph_.constant(id)) return std::optional<graph::Tensor>(*t);
+  if (auto it = evaluated_.find(id); it != evaluated_.end()) return it->second;
+  const int producer = graph_.value(id).producer;
+  std::optional<graph::Tensor> result;
+  if (producer >= 0) {
+    const graph::Node& node = graph_.nodes()[producer];
+    std::vector<graph::Tensor> held;
+    held.reserve(node.inputs.size());
+    bool all = true;
+    for (ValueId in : node.inputs) {
+      TT_ASSIGN_OR_RETURN(auto v, try_evaluate(in));
+      if (!v) {
+        all = false;
+        break;
+      }
+      held.push_back(std::move(*v));
+    }
+    if (all) {
+      std::vector<const graph::Tensor*> inputs;
+      for (const auto& t : held) inputs.push_back(&t);
+      TT_ASSIGN_OR_RETURN(graph::Tensor t, graph::evaluate_node(node, inputs, graph_.type(id)));
+      result = std::move(t);
+    }
+  }
+  evaluated_[id] = result;
+  return result;
+}
+
 bool ImportContext::has_input(const onnx::NodeProto& node, int i) const {
   return i < node.input_size() && !node.input(i).empty();
 }

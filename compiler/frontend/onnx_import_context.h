@@ -8,6 +8,7 @@
 
 #include "compiler/frontend/onnx_proto.h"
 #include "compiler/graph/graph.h"
+#include "compiler/graph/op_attrs.h"
 
 namespace tensortune::frontend {
 
@@ -41,6 +42,10 @@ class ImportContext {
   Expected<std::vector<int64_t>> int_list_input(const onnx::NodeProto& node, int i,
                                                 const char* what) const;
 
+  /// The value of `id` when it depends on constants only, computed by the interpreter's loops
+  /// through its producers (memoised); nothing when a graph input reaches it.
+  Expected<std::optional<graph::Tensor>> try_evaluate(graph::ValueId id);
+
   /// Adds a node; int64 results of constant inputs (shape arithmetic) and shapes of known
   /// shapes are folded to constants on the spot, so that shapes infer downstream.
   Expected<graph::ValueId> emit(graph::OpKind op, const std::string& name,
@@ -51,6 +56,7 @@ class ImportContext {
   int64_t opset_;
   std::map<std::string, graph::ValueId> names_;
   std::map<std::string, graph::DType> storage_dtypes_;
+  std::map<graph::ValueId, std::optional<graph::Tensor>> evaluated_;
 };
 
 /// A constant as the graph computes it: float16, bfloat16 and float64 tensors become float32
@@ -93,6 +99,11 @@ Expected<std::vector<int64_t>> list_operand(ImportContext& c, const onnx::NodePr
                                             int64_t since, const char* name, int i,
                                             std::vector<int64_t> fallback);
 
+/// strides, pads (top, left, bottom, right) and dilations of a Conv's 2-D window, resolving
+/// auto_pad the way DESIGN.md's Padding section states. ONNX's defaults are the IR's.
+Expected<graph::Conv2dAttrs> window_attrs(const onnx::NodeProto& n, const graph::Shape& x,
+                                          int64_t kh, int64_t kw);
+
 using Converter = Status (*)(ImportContext&, const onnx::NodeProto&);
 /// ONNX op_type -> converter (onnx_ops.cc, onnx_math_ops.cc, onnx_shape_ops.cc).
 const std::map<std::string, Converter>& onnx_converters();
@@ -102,5 +113,14 @@ void add_math_converters(std::map<std::string, Converter>& table);
 /// The converters of onnx_shape_ops.cc: padding, resizing, broadcasting, splitting, gathering,
 /// transposed convolution and the generators of constants.
 void add_shape_converters(std::map<std::string, Converter>& table);
+/// The converters of onnx_index_ops.cc: gathers, scatters and TopK.
+void add_index_converters(std::map<std::string, Converter>& table);
+/// The converters of onnx_pool_ops.cc: MaxPool, AveragePool, GlobalAveragePool in 1-D, 2-D and
+/// 3-D.
+void add_pool_converters(std::map<std::string, Converter>& table);
+/// The converters of onnx_loop_ops.cc: Loop, unrolled.
+void add_loop_converters(std::map<std::string, Converter>& table);
+/// The converters of onnx_integer_ops.cc: ConvInteger and MatMulInteger.
+void add_integer_converters(std::map<std::string, Converter>& table);
 
 }  // namespace tensortune::frontend

@@ -4,8 +4,8 @@
 /// (for the zoo, so that other runtimes run the very same model) and TensorProto files (the
 /// inputs and outputs of ONNX's own backend tests).
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>

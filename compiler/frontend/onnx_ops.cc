@@ -10,15 +10,7 @@
 #include "schedule_space/workload.h"
 
 namespace tensortune::frontend {
-namespace {
 
-using graph::Attrs;
-using graph::OpKind;
-using graph::Shape;
-using graph::ValueId;
-
-// strides, pads (top, left, bottom, right) and dilations of a 2-D window, resolving
-// auto_pad the way DESIGN.md's Padding section states. ONNX's defaults are the IR's.
 Expected<graph::Conv2dAttrs> window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh,
                                           int64_t kw) {
   NodeAttributes a(n);
@@ -50,6 +42,13 @@ Expected<graph::Conv2dAttrs> window_attrs(const onnx::NodeProto& n, const Shape&
   return window;
 }
 
+namespace {
+
+using graph::Attrs;
+using graph::OpKind;
+using graph::Shape;
+using graph::ValueId;
+
 Status conv(ImportContext& c, const onnx::NodeProto& n) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
   TT_ASSIGN_OR_RETURN(ValueId w, c.input(n, 1));
@@ -70,34 +69,22 @@ Status conv(ImportContext& c, const onnx::NodeProto& n) {
   return bind(c, n, y);
 }
 
-Status pool(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
+// Dropout at inference: the identity, and a mask of all true when output 1 is asked for.
+// Training mode (a constant true training_mode input, opset 12 on) is refused.
+Status dropout(ImportContext& c, const onnx::NodeProto& n) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
-  const Shape& xs = c.graph().type(x).shape;
-  NodeAttributes a(n);
-  if (xs.size() != 4)
-    return unsupported(
-        n, "only 2-D pooling is supported (data has rank " + std::to_string(xs.size()) + ")");
-  if (!graph::is_float(c.graph().type(x).dtype))
-    return unsupported(n, std::string("pooling of ") + graph::dtype_name(c.graph().type(x).dtype) +
-                              " data (only float32)");
-  if (op == OpKind::kGlobalAvgPool2d) {
-    TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}));
-    return bind(c, n, y);
+  if (c.has_input(n, 2)) {
+    TT_ASSIGN_OR_RETURN(const graph::Tensor* training, c.constant_input(n, 2, "training_mode"));
+    if (training->size() == 1 && training->at(0) != 0) return unsupported(n, "training_mode=1");
   }
-  const auto kernel = a.get_ints("kernel_shape", {});
-  if (kernel.size() != 2)
-    return invalid_argument("node '" + node_label(n) + "': kernel_shape needs 2 values");
-  TT_ASSIGN_OR_RETURN(graph::Conv2dAttrs window, window_attrs(n, xs, kernel[0], kernel[1]));
-  graph::Pool2dAttrs attrs;
-  attrs.kernel = kernel;
-  attrs.strides = window.strides;
-  attrs.pads = window.pads;
-  attrs.dilations = window.dilations;
-  attrs.ceil_mode = a.get_int("ceil_mode", attrs.ceil_mode);
-  if (op == OpKind::kAvgPool2d)
-    attrs.count_include_pad = a.get_int("count_include_pad", attrs.count_include_pad);
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(op, node_label(n), {x}, graph::to_attrs(attrs)));
-  return bind(c, n, y);
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kIdentity, node_label(n), {x}));
+  c.bind(n.output(0), y);
+  if (n.output_size() > 1 && !n.output(1).empty()) {
+    graph::Tensor mask = graph::Tensor::zeros(graph::DType::kBool, c.graph().type(x).shape);
+    std::fill(mask.i64.begin(), mask.i64.end(), 1);
+    c.bind(n.output(1), c.graph().add_constant(node_label(n) + ".mask", std::move(mask)));
+  }
+  return ok_status();
 }
 
 Status batch_norm(ImportContext& c, const onnx::NodeProto& n) {
@@ -362,8 +349,7 @@ const std::map<std::string, Converter>& onnx_converters() {
       {"Clip", clip},
       {"Identity", [](ImportContext& c,
                       const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
-      {"Dropout", [](ImportContext& c,
-                     const onnx::NodeProto& n) { return emit_unary(c, n, OpKind::kIdentity); }},
+      {"Dropout", dropout},
       {"Add",
        [](ImportContext& c, const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kAdd); }},
       {"Sub", [](ImportContext& c,
@@ -372,14 +358,7 @@ const std::map<std::string, Converter>& onnx_converters() {
                  const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kMultiply); }},
       {"Div", [](ImportContext& c,
                  const onnx::NodeProto& n) { return emit_binary(c, n, OpKind::kDivide); }},
-      {"MaxPool",
-       [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kMaxPool2d); }},
-      {"AveragePool",
-       [](ImportContext& c, const onnx::NodeProto& n) { return pool(c, n, OpKind::kAvgPool2d); }},
-      {"GlobalAveragePool",
-       [](ImportContext& c, const onnx::NodeProto& n) {
-         return pool(c, n, OpKind::kGlobalAvgPool2d);
-       }},
+
       {"Flatten",
        [](ImportContext& c, const onnx::NodeProto& n) {
          graph::FlattenAttrs attrs;
@@ -413,7 +392,9 @@ const std::map<std::string, Converter>& onnx_converters() {
                      const onnx::NodeProto& n) { return squeeze_like(c, n, OpKind::kSqueeze); }},
       {"Constant", constant},
   };
-  static const bool math_added = (add_math_converters(table), add_shape_converters(table), true);
+  static const bool math_added =
+      (add_math_converters(table), add_shape_converters(table), add_index_converters(table),
+       add_pool_converters(table), add_integer_converters(table), add_loop_converters(table), true);
   (void)math_added;
   return table;
 }

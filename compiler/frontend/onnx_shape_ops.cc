@@ -1,5 +1,5 @@
 // Converters for the operators that move or generate data rather than compute on it: Pad,
-// Resize/Upsample, ConvTranspose, GatherElements, Expand, Tile, Split, DepthToSpace and
+// Resize/Upsample, ConvTranspose, Expand, Tile, Split, DepthToSpace and
 // SpaceToDepth, and the constants of fixed shapes (ConstantOfShape, Range, Size). Each maps the
 // operator's opset-dependent form (attribute or input) onto the IR's resolved attributes;
 // anything else is refused naming the node and what.
@@ -214,40 +214,46 @@ Status conv_transpose(ImportContext& c, const onnx::NodeProto& n) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
   TT_ASSIGN_OR_RETURN(ValueId w, c.input(n, 1));
   const Shape xs = c.graph().type(x).shape, ws = c.graph().type(w).shape;
-  if (xs.size() != 4 || ws.size() != 4)
-    return unsupported(
-        n, "only 2-D ConvTranspose is supported (data has rank " + std::to_string(xs.size()) + ")");
+  if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size())
+    return unsupported(n, "ConvTranspose of rank-" + std::to_string(xs.size()) +
+                              " data (1-D, 2-D and 3-D are supported)");
+  const size_t d = xs.size() - 2;
   NodeAttributes a(n);
   graph::Conv2dTransposeAttrs t;
-  t.strides = a.get_ints("strides", t.strides);
-  t.dilations = a.get_ints("dilations", t.dilations);
-  t.output_padding = a.get_ints("output_padding", t.output_padding);
+  const std::vector<int64_t> ones(d, 1), zeros(d, 0);
+  t.strides = a.get_ints("strides", ones);
+  t.dilations = a.get_ints("dilations", ones);
+  t.output_padding = a.get_ints("output_padding", zeros);
   t.groups = a.get_int("group", 1);
-  if (t.strides.size() != 2 || t.dilations.size() != 2 || t.output_padding.size() != 2)
+  if (t.strides.size() != d || t.dilations.size() != d || t.output_padding.size() != d)
     return invalid_argument("node '" + node_label(n) +
-                            "': strides, dilations and output_padding need 2 values");
+                            "': strides, dilations and output_padding need " + std::to_string(d) +
+                            " values");
   const std::string mode = a.get_string("auto_pad", "NOTSET");
   std::vector<int64_t> output_shape = a.get_ints("output_shape", {});
-  if (output_shape.size() > 2) output_shape.erase(output_shape.begin(), output_shape.end() - 2);
+  if (output_shape.size() > d) output_shape.erase(output_shape.begin(), output_shape.end() - d);
   if (output_shape.empty() && (mode == "SAME_UPPER" || mode == "SAME_LOWER"))
-    output_shape = {xs[2] * t.strides[0], xs[3] * t.strides[1]};
+    for (size_t i = 0; i < d; ++i) output_shape.push_back(xs[2 + i] * t.strides[i]);
   if (!output_shape.empty()) {
-    if (output_shape.size() != 2)
-      return invalid_argument("node '" + node_label(n) + "': output_shape needs 2 values");
-    t.pads.assign(4, 0);
-    for (int i = 0; i < 2; ++i) {
+    if (output_shape.size() != d)
+      return invalid_argument("node '" + node_label(n) + "': output_shape needs " +
+                              std::to_string(d) + " values");
+    t.pads.assign(2 * d, 0);
+    for (size_t i = 0; i < d; ++i) {
       const int64_t total = t.strides[i] * (xs[2 + i] - 1) + t.output_padding[i] +
                             (ws[2 + i] - 1) * t.dilations[i] + 1 - output_shape[i];
       const bool upper = mode == "SAME_UPPER";
       // total may be negative (the output grows): halves round down, as ONNX's reference does.
       const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
       t.pads[i] = upper ? half : total - half;
-      t.pads[i + 2] = total - t.pads[i];
+      t.pads[i + d] = total - t.pads[i];
     }
   } else if (mode == "NOTSET" || mode == "VALID") {
-    t.pads = mode == "VALID" ? std::vector<int64_t>(4, 0) : a.get_ints("pads", {0, 0, 0, 0});
-    if (t.pads.size() != 4)
-      return invalid_argument("node '" + node_label(n) + "': pads needs 4 values");
+    t.pads = mode == "VALID" ? std::vector<int64_t>(2 * d, 0)
+                             : a.get_ints("pads", std::vector<int64_t>(2 * d, 0));
+    if (t.pads.size() != 2 * d)
+      return invalid_argument("node '" + node_label(n) + "': pads needs " + std::to_string(2 * d) +
+                              " values");
   } else {
     return unsupported(n, "attribute auto_pad='" + mode + "'");
   }
@@ -259,14 +265,6 @@ Status conv_transpose(ImportContext& c, const onnx::NodeProto& n) {
     TT_ASSIGN_OR_RETURN(y, c.emit(OpKind::kBiasAdd, name + ".bias", {y, b},
                                   graph::to_attrs(graph::BiasAddAttrs{1})));
   }
-  return bind(c, n, y);
-}
-
-Status gather_elements(ImportContext& c, const onnx::NodeProto& n) {
-  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
-  TT_ASSIGN_OR_RETURN(ValueId i, c.input(n, 1));
-  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kGatherElements, node_label(n), {x, i},
-                                        Attrs{{"axis", NodeAttributes(n).get_int("axis", 0)}}));
   return bind(c, n, y);
 }
 
@@ -290,10 +288,10 @@ Status resize(ImportContext& c, const onnx::NodeProto& n, bool upsample) {
   const bool legacy = upsample || c.opset() < 11;  // asymmetric coordinates, floor for nearest
   const std::string coord =
       legacy ? "asymmetric" : a.get_string("coordinate_transformation_mode", "half_pixel");
-  const char* const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                "tf_half_pixel_for_nn"};
+  const char* const coords[] = {"half_pixel",         "asymmetric",           "align_corners",
+                                "pytorch_half_pixel", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   r.coord = -1;
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < 6; ++i)
     if (coord == coords[i]) r.coord = i;
   if (r.coord < 0)
     return unsupported(n, "attribute coordinate_transformation_mode='" + coord + "'");
@@ -358,10 +356,22 @@ Status resize(ImportContext& c, const onnx::NodeProto& n, bool upsample) {
     }
   }
   r.sizes = sizes;
-  for (float s : scales) {
+  auto bits_of = [](float f) {
     uint32_t bits;
-    std::memcpy(&bits, &s, 4);
-    r.scale_bits.push_back(bits);
+    std::memcpy(&bits, &f, 4);
+    return static_cast<int64_t>(bits);
+  };
+  for (float s : scales) r.scale_bits.push_back(bits_of(s));
+  if (r.coord == 5) {  // tf_crop_and_resize: the region of interest, input 1
+    if (!c.has_input(n, 1))
+      return invalid_argument("node '" + node_label(n) +
+                              "': tf_crop_and_resize needs the roi input");
+    TT_ASSIGN_OR_RETURN(const graph::Tensor* roi, c.constant_input(n, 1, "roi"));
+    if (!graph::is_float(roi->dtype) || roi->size() != 2 * rank)
+      return invalid_argument("node '" + node_label(n) + "': roi must hold " +
+                              std::to_string(2 * rank) + " floats (every start, then every end)");
+    for (float v : roi->f32) r.roi_bits.push_back(bits_of(v));
+    r.extrapolation_value = a.get_float("extrapolation_value", 0.0f);
   }
   return emit_unary(c, n, OpKind::kResize, graph::to_attrs(r));
 }
@@ -374,7 +384,6 @@ void add_shape_converters(std::map<std::string, Converter>& t) {
   t["Resize"] = [](ImportContext& c, const onnx::NodeProto& n) { return resize(c, n, false); };
   t["Upsample"] = [](ImportContext& c, const onnx::NodeProto& n) { return resize(c, n, true); };
   t["ConvTranspose"] = conv_transpose;
-  t["GatherElements"] = gather_elements;
   t["Expand"] = expand;
   t["Tile"] = tile;
   t["ConstantOfShape"] = constant_of_shape;

@@ -128,6 +128,18 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
           *in[0], *in[1], normalize_axis(attrs_as<GatherAttrs>(a).axis, in[0]->shape.size()));
     case OpKind::kResize:
       return kernels::resize(*in[0], attrs_as<ResizeAttrs>(a));
+    case OpKind::kGatherND:
+      return kernels::gather_nd(*in[0], *in[1], attrs_as<GatherNDAttrs>(a).batch_dims, out);
+    case OpKind::kScatterND:
+      return kernels::scatter_nd(*in[0], *in[1], *in[2], attrs_as<ScatterNDAttrs>(a));
+    case OpKind::kTopKIndices:
+      return kernels::top_k_indices(*in[0], attrs_as<TopKAttrs>(a), out);
+    case OpKind::kConv2dInteger:
+      return kernels::conv2d_integer(*in[0], *in[1], attrs_as<Conv2dAttrs>(a), out);
+    case OpKind::kMatMulInteger:
+      return kernels::matmul_integer(*in[0], *in[1], out);
+    case OpKind::kMaxPool2dIndices:
+      return kernels::max_pool2d_indices(*in[0], attrs_as<Pool2dAttrs>(a), out);
     case OpKind::kLogSoftmax:
       return kernels::log_softmax(*in[0],
                                   normalize_axis(attrs_as<SoftmaxAttrs>(a).axis, out.size()));

@@ -17,6 +17,16 @@ Tensor conv2d_nchwc(const Tensor& x, const Tensor& w, const Conv2dNCHWcAttrs& a,
                     const Shape& out_shape);
 Tensor dense(const Tensor& x, const Tensor& w);
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape);
+/// Where batch `bi` of a matmul's output reads an operand of shape `op` (batch axes broadcast).
+int64_t matmul_batch_offset(const Shape& out_shape, const Shape& op, int64_t bi);
+
+// integer_kernels.cc: exact integer sums (int64), results wrapped to int32.
+Tensor conv2d_integer(const Tensor& x, const Tensor& w, const Conv2dAttrs& a,
+                      const Shape& out_shape);
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const Shape& out_shape);
+/// max_pool2d's argmax: each output's flat index into x (N, C, H, W, or N, C, W, H with
+/// storage_order 1; the first of equal maxima), as ONNX's MaxPool Indices.
+Tensor max_pool2d_indices(const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape);
 /// max_pool2d, avg_pool2d, global_avg_pool2d (which reads no attributes).
 Tensor pool2d(OpKind op, const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape);
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
@@ -52,8 +62,14 @@ Tensor log_softmax(const Tensor& x, int64_t axis);
 Tensor resize(const Tensor& x, const ResizeAttrs& a);
 Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Conv2dTransposeAttrs& a,
                         const Shape& out_shape);
-/// Indices out of [-dim, dim) are an error naming the index.
+
+// index_kernels.cc. Indices out of [-dim, dim) are an error naming the index.
 Expected<Tensor> gather_elements(const Tensor& x, const Tensor& indices, int64_t axis);
+Expected<Tensor> gather_nd(const Tensor& x, const Tensor& indices, int64_t batch_dims,
+                           const Shape& out_shape);
+Expected<Tensor> scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                            const ScatterNDAttrs& a);
+Tensor top_k_indices(const Tensor& x, const TopKAttrs& a, const Shape& out_shape);
 
 // reduce_kernels.cc
 Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape);

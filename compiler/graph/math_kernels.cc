@@ -211,57 +211,42 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
 
 Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Conv2dTransposeAttrs& a,
                         const Shape& out_shape) {
-  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const int64_t OCG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
-  const int64_t OC = out_shape[1], OH = out_shape[2], OW = out_shape[3];
+  const int64_t N = x.shape[0], C = x.shape[1], OCG = w.shape[1], OC = out_shape[1];
+  const size_t d = x.shape.size() - 2;
+  const Shape in_sp(x.shape.begin() + 2, x.shape.end()), k_sp(w.shape.begin() + 2, w.shape.end());
+  const Shape out_sp(out_shape.begin() + 2, out_shape.end());
+  const int64_t IS = num_elements(in_sp), KS = num_elements(k_sp), OS = num_elements(out_sp);
+  const auto in_strides = strides_of(in_sp), k_strides = strides_of(k_sp);
+  const auto out_strides = strides_of(out_sp);
   const int64_t CG = C / a.groups;
   Tensor out = Tensor::zeros(DType::kFloat32, out_shape);
+  // For each input position and kernel tap: the output position it lands on, or -1.
+  std::vector<int64_t> target(static_cast<size_t>(IS * KS));
+  for (int64_t i = 0; i < IS; ++i)
+    for (int64_t k = 0; k < KS; ++k) {
+      int64_t o = 0;
+      for (size_t j = 0; j < d && o >= 0; ++j) {
+        const int64_t ic = i / in_strides[j] % in_sp[j], kc = k / k_strides[j] % k_sp[j];
+        const int64_t oc = ic * a.strides[j] + kc * a.dilations[j] - a.pads[j];
+        o = oc < 0 || oc >= out_sp[j] ? -1 : o + oc * out_strides[j];
+      }
+      target[i * KS + k] = o;
+    }
   // Every input element scatters into the outputs its kernel window covers.
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c) {
       const int64_t g = c / CG;
-      for (int64_t ih = 0; ih < H; ++ih)
-        for (int64_t iw = 0; iw < W; ++iw) {
-          const float v = x.f32[((n * C + c) * H + ih) * W + iw];
-          for (int64_t ocg = 0; ocg < OCG; ++ocg) {
-            const int64_t oc = g * OCG + ocg;
-            for (int64_t kh = 0; kh < KH; ++kh) {
-              const int64_t oh = ih * a.strides[0] + kh * a.dilations[0] - a.pads[0];
-              if (oh < 0 || oh >= OH) continue;
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                const int64_t ow = iw * a.strides[1] + kw * a.dilations[1] - a.pads[1];
-                if (ow < 0 || ow >= OW) continue;
-                out.f32[((n * OC + oc) * OH + oh) * OW + ow] +=
-                    v * w.f32[((c * OCG + ocg) * KH + kh) * KW + kw];
-              }
-            }
-          }
+      for (int64_t i = 0; i < IS; ++i) {
+        const float v = x.f32[(n * C + c) * IS + i];
+        for (int64_t ocg = 0; ocg < OCG; ++ocg) {
+          const int64_t oc = g * OCG + ocg;
+          float* o = &out.f32[(n * OC + oc) * OS];
+          const float* wk = &w.f32[(c * OCG + ocg) * KS];
+          for (int64_t k = 0; k < KS; ++k)
+            if (const int64_t t = target[i * KS + k]; t >= 0) o[t] += v * wk[k];
         }
+      }
     }
-  return out;
-}
-
-Expected<Tensor> gather_elements(const Tensor& x, const Tensor& indices, int64_t axis) {
-  Tensor out = Tensor::zeros(x.dtype, indices.shape);
-  const auto xs = strides_of(x.shape), is = strides_of(indices.shape);
-  const int64_t rank = x.shape.size(), dim = x.shape[axis];
-  for (int64_t i = 0; i < indices.size(); ++i) {
-    int64_t k = indices.i64[i];
-    if (k < -dim || k >= dim)
-      return invalid_argument("index " + std::to_string(k) + " is out of range for axis " +
-                              std::to_string(axis) + " of size " + std::to_string(dim));
-    if (k < 0) k += dim;
-    int64_t src = 0, rest = i;
-    for (int64_t d = 0; d < rank; ++d) {
-      const int64_t coord = rest / is[d];
-      rest %= is[d];
-      src += (d == axis ? k : coord) * xs[d];
-    }
-    if (is_float(x.dtype))
-      out.f32[i] = x.f32[src];
-    else
-      out.i64[i] = x.i64[src];
-  }
   return out;
 }
 

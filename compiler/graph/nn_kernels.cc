@@ -121,24 +121,28 @@ Tensor dense(const Tensor& x, const Tensor& w) {
   return out;
 }
 
+int64_t matmul_batch_offset(const Shape& out_shape, const Shape& op, int64_t bi) {
+  const int64_t rank = out_shape.size();
+  const int64_t op_batch_rank = op.size() - 2;
+  int64_t offset = 0, stride = op[op.size() - 2] * op.back();
+  for (int64_t dim = rank - 3; dim >= 0; --dim) {
+    const int64_t idx = bi % out_shape[dim];
+    bi /= out_shape[dim];
+    const int64_t od = dim - (rank - 2 - op_batch_rank);
+    if (od < 0) continue;
+    if (op[od] != 1) offset += idx * stride;
+    stride *= op[od];
+  }
+  return offset;
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape) {
   const int64_t rank = out_shape.size();
   const int64_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a.shape.back();
   const int64_t batches = num_elements(Shape(out_shape.begin(), out_shape.end() - 2));
   Tensor out = Tensor::zeros(DType::kFloat32, out_shape);
-  // Offset of batch `bi` of the output inside an operand with its own (broadcast) batch dims.
   auto batch_offset = [&](const Shape& op, int64_t bi) {
-    const int64_t op_batch_rank = op.size() - 2;
-    int64_t offset = 0, stride = op[op.size() - 2] * op.back();
-    for (int64_t dim = rank - 3; dim >= 0; --dim) {
-      const int64_t idx = bi % out_shape[dim];
-      bi /= out_shape[dim];
-      const int64_t od = dim - (rank - 2 - op_batch_rank);
-      if (od < 0) continue;
-      if (op[od] != 1) offset += idx * stride;
-      stride *= op[od];
-    }
-    return offset;
+    return matmul_batch_offset(out_shape, op, bi);
   };
   for (int64_t bi = 0; bi < batches; ++bi) {
     const float* pa = &a.f32[batch_offset(a.shape, bi)];
@@ -202,6 +206,29 @@ Tensor pool2d(OpKind op, const Tensor& x, const Pool2dAttrs& a, const Shape& out
           o[(oh * OW + ow) * B + b] = r;
         }
   });
+  return out;
+}
+
+Tensor max_pool2d_indices(const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape) {
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t OH = out_shape[2], OW = out_shape[3];
+  Tensor out = Tensor::zeros(DType::kInt64, out_shape);
+  const Ints &k = a.kernel, &s = a.strides, &p = a.pads, &d = a.dilations;
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t at = -1;
+        for (int64_t kh = 0; kh < k[0]; ++kh)
+          for (int64_t kw = 0; kw < k[1]; ++kw) {
+            const int64_t ih = oh * s[0] - p[0] + kh * d[0], iw = ow * s[1] - p[1] + kw * d[1];
+            if (ih < 0 || iw < 0 || ih >= H || iw >= W) continue;
+            const int64_t i = (nc * H + ih) * W + iw;
+            if (at < 0 || x.f32[i] > best)
+              best = x.f32[i], at = a.storage_order ? (nc * W + iw) * H + ih : i;
+          }
+        out.i64[(nc * OH + oh) * OW + ow] = at;
+      }
   return out;
 }
 

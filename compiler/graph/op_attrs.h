@@ -107,6 +107,7 @@ struct Pool2dAttrs {
   int64_t ceil_mode = 0;
   int64_t count_include_pad = 0;  ///< avg_pool2d
   int64_t block = 0;
+  int64_t storage_order = 0;  ///< max_pool2d_indices: 1 numbers column-major (h fastest)
   template <class F>
   void fields(F&& f) {
     f("kernel", kernel);
@@ -116,6 +117,7 @@ struct Pool2dAttrs {
     f("ceil_mode", ceil_mode);
     f("count_include_pad", count_include_pad);
     f("block", block);
+    f("storage_order", storage_order);
   }
 };
 
@@ -197,6 +199,8 @@ struct AxesAttrs {
 
 /// conv2d_transpose: data NCHW, weight (C, OC/groups, KH, KW); pads (top, left, bottom, right)
 /// resolved (may be negative: the output grows); output_padding adds rows and columns at the end.
+/// conv2d_transpose (ONNX's ConvTranspose): weight [C, OC/groups, k...]. In 2-D, and also 1-D
+/// and 3-D (then strides, dilations and output_padding hold 1 or 3 values, pads 2 or 6).
 struct Conv2dTransposeAttrs : Conv2dAttrs {
   Ints output_padding{0, 0};
   template <class F>
@@ -209,12 +213,14 @@ struct Conv2dTransposeAttrs : Conv2dAttrs {
 /// ONNX's Resize, resolved: the output shape and, per axis, the float32 scale its coordinate
 /// transformation divides by (as the float's bits: attributes hold no float lists). mode 0:
 /// nearest, 1: linear, 2: cubic. coord 0: half_pixel, 1: asymmetric, 2: align_corners,
-/// 3: pytorch_half_pixel, 4: tf_half_pixel_for_nn. nearest 0: round_prefer_floor,
+/// 3: pytorch_half_pixel, 4: tf_half_pixel_for_nn, 5: tf_crop_and_resize (which reads the
+/// region `roi_bits`, every axis's start then every axis's end as float bits, and gives
+/// `extrapolation_value` where it reaches outside the input). nearest 0: round_prefer_floor,
 /// 1: round_prefer_ceil, 2: floor, 3: ceil.
 struct ResizeAttrs {
-  Ints sizes, scale_bits;
+  Ints sizes, scale_bits, roi_bits;
   int64_t mode = 0, coord = 0, nearest = 0, exclude_outside = 0;
-  double cubic_coeff_a = -0.75;
+  double cubic_coeff_a = -0.75, extrapolation_value = 0;
   template <class F>
   void fields(F&& f) {
     f("sizes", sizes);
@@ -224,6 +230,8 @@ struct ResizeAttrs {
     f("nearest", nearest);
     f("exclude_outside", exclude_outside);
     f("cubic_coeff_a", cubic_coeff_a);
+    f("roi_bits", roi_bits);
+    f("extrapolation_value", extrapolation_value);
   }
 };
 
@@ -317,6 +325,37 @@ struct LayerNormAttrs {
   void fields(F&& f) {
     f("axis", axis);
     f("epsilon", epsilon);
+  }
+};
+
+/// gather_nd: the leading `batch_dims` axes of data and indices are matched, not indexed.
+struct GatherNDAttrs {
+  int64_t batch_dims = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("batch_dims", batch_dims);
+  }
+};
+
+/// scatter_nd: reduction 0 replaces, 1 adds, 2 multiplies (ONNX's none, add, mul).
+struct ScatterNDAttrs {
+  int64_t reduction = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("reduction", reduction);
+  }
+};
+
+/// top_k_indices: the indices of the k largest (or smallest) values along `axis`, in order of
+/// value, equal values by lower index first (ONNX's TopK; its values are a gather_elements of
+/// these indices).
+struct TopKAttrs {
+  int64_t k = 1, axis = -1, largest = 1;
+  template <class F>
+  void fields(F&& f) {
+    f("k", k);
+    f("axis", axis);
+    f("largest", largest);
   }
 };
 

@@ -15,9 +15,24 @@ struct Tap {
   double weight;
 };
 
-double original_coordinate(const ResizeAttrs& a, int64_t out, int64_t in_len, int64_t out_len,
-                           double scale) {
+float float_of_bits(int64_t bits) {
+  float f;
+  const auto b = static_cast<uint32_t>(bits);
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+double original_coordinate(const ResizeAttrs& a, size_t axis, int64_t out, int64_t in_len,
+                           int64_t out_len, double scale) {
   const double x = static_cast<double>(out);
+  if (a.coord == 5) {  // tf_crop_and_resize: the region [start, end] of the axis, in [0, 1]
+    const size_t rank = a.roi_bits.size() / 2;
+    const double start = float_of_bits(a.roi_bits[axis]);
+    const double end = float_of_bits(a.roi_bits[axis + rank]);
+    const double span = double(in_len - 1);
+    return out_len > 1 ? start * span + x * (end - start) * span / double(out_len - 1)
+                       : 0.5 * (start + end) * span;
+  }
   const double out_width = scale * static_cast<double>(in_len);  // as ONNX's reference has it
   switch (a.coord) {
     case 1:  // asymmetric
@@ -33,7 +48,10 @@ double original_coordinate(const ResizeAttrs& a, int64_t out, int64_t in_len, in
   }
 }
 
+// No taps: the coordinate lies outside the input and the element is extrapolation_value
+// (tf_crop_and_resize only).
 std::vector<Tap> taps_of(const ResizeAttrs& a, double x, int64_t in_len) {
+  if (a.coord == 5 && (x < 0 || x > double(in_len - 1))) return {};
   auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), in_len - 1); };
   const double base = std::floor(x);
   const double ratio = x - base;
@@ -81,17 +99,14 @@ Tensor resize(const Tensor& x, const ResizeAttrs& a) {
   const size_t rank = x.shape.size();
   std::vector<std::vector<std::vector<Tap>>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {
-    float scale_f;
-    const auto bits = static_cast<uint32_t>(a.scale_bits[d]);
-    std::memcpy(&scale_f, &bits, 4);
-    const double scale = scale_f;
+    const double scale = float_of_bits(a.scale_bits[d]);
     for (int64_t o = 0; o < a.sizes[d]; ++o) {
-      if (a.sizes[d] == x.shape[d] && scale == 1.0) {
+      if (a.sizes[d] == x.shape[d] && scale == 1.0 && a.coord != 5) {
         taps[d].push_back({{o, 1.0}});
         continue;
       }
       taps[d].push_back(
-          taps_of(a, original_coordinate(a, o, x.shape[d], a.sizes[d], scale), x.shape[d]));
+          taps_of(a, original_coordinate(a, d, o, x.shape[d], a.sizes[d], scale), x.shape[d]));
     }
   }
   Tensor out = Tensor::zeros(x.dtype, a.sizes);
@@ -101,7 +116,10 @@ Tensor resize(const Tensor& x, const ResizeAttrs& a) {
     // Sum over every combination of the axes' taps (an odometer over tap positions).
     std::vector<size_t> pick(rank, 0);
     double sum = 0;
-    while (true) {
+    bool outside = false;
+    for (size_t d = 0; d < rank; ++d) outside = outside || taps[d][idx[d]].empty();
+    if (outside) sum = a.extrapolation_value;
+    while (!outside) {
       double w = 1;
       int64_t src = 0;
       for (size_t d = 0; d < rank; ++d) {

@@ -256,6 +256,23 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
   switch (op) {
     case OpKind::kConv2d:
       return infer_conv2d(in, attrs_as<Conv2dAttrs>(a));
+    case OpKind::kConv2dInteger:
+    case OpKind::kMatMulInteger: {
+      // The float rules on the shapes; integer operands, an int32 result.
+      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+      std::vector<TensorType> as_float = in;
+      for (auto& t : as_float) {
+        if (is_float(t.dtype))
+          return invalid_argument(std::string(op_name(op)) + " needs integer operands, got " +
+                                  type_string(t));
+        t.dtype = DType::kFloat32;
+      }
+      TT_ASSIGN_OR_RETURN(TensorType t, op == OpKind::kMatMulInteger
+                                            ? infer_matmul(as_float)
+                                            : infer_conv2d(as_float, attrs_as<Conv2dAttrs>(a)));
+      t.dtype = DType::kInt32;
+      return t;
+    }
     case OpKind::kConv2dNCHWc:
       return infer_conv2d_nchwc(in, attrs_as<Conv2dNCHWcAttrs>(a));
     case OpKind::kDense: {
@@ -322,6 +339,11 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
     case OpKind::kAvgPool2d:
     case OpKind::kGlobalAvgPool2d:
       return infer_pool(op, in, a);
+    case OpKind::kMaxPool2dIndices: {  // max_pool2d's argmax: int64, of its output's shape
+      TT_ASSIGN_OR_RETURN(TensorType t, infer_pool(OpKind::kMaxPool2d, in, a));
+      t.dtype = DType::kInt64;
+      return t;
+    }
     case OpKind::kFlatten: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       const int64_t rank = in[0].shape.size();

@@ -18,5 +18,7 @@ Status expect_float(const TensorType& t, const char* what);
 
 /// The operators after `identity` in ops.def; kInternal for any other.
 Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in, const Attrs& a);
+/// The gathers, scatters and top-k (shape_inference_index.cc); kInternal for any other.
+Expected<TensorType> infer_index_op(OpKind op, const std::vector<TensorType>& in, const Attrs& a);
 
 }  // namespace tensortune::graph::infer_detail

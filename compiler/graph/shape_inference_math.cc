@@ -236,49 +236,36 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
       return in[0];
     }
     case OpKind::kConv2dTranspose: {
+      // 2-D, and also 1-D and 3-D: d spatial axes, d strides, dilations and output paddings,
+      // 2d pads (every begin, then every end).
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
       TT_RETURN_IF_ERROR(expect_float(in[1], "weight"));
       const auto t = attrs_as<Conv2dTransposeAttrs>(a);
       const Shape &x = in[0].shape, &w = in[1].shape;
-      if (x.size() != 4 || w.size() != 4)
-        return invalid_argument("conv2d_transpose needs NCHW data and a rank-4 weight, got " +
-                                shape_str(x) + " and " + shape_str(w));
+      const size_t d = x.size() - 2;
+      if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
+        return invalid_argument(
+            "conv2d_transpose needs data with 1 to 3 spatial axes and a weight of its rank, got " +
+            shape_str(x) + " and " + shape_str(w));
       if (t.groups < 1 || x[1] % t.groups != 0 || w[0] != x[1])
         return invalid_argument("weight " + shape_str(w) + " does not match data " + shape_str(x) +
                                 " with groups=" + std::to_string(t.groups));
-      if (t.strides.size() != 2 || t.dilations.size() != 2 || t.pads.size() != 4 ||
-          t.output_padding.size() != 2)
-        return invalid_argument(
-            "conv2d_transpose needs 2 strides, 2 dilations, 4 pads and 2 "
-            "output paddings");
-      Shape out = {x[0], w[1] * t.groups, 0, 0};
-      for (int i = 0; i < 2; ++i) {
+      if (t.strides.size() != d || t.dilations.size() != d || t.pads.size() != 2 * d ||
+          t.output_padding.size() != d)
+        return invalid_argument("conv2d_transpose of " + shape_str(x) + " needs " +
+                                std::to_string(d) + " strides, dilations and output paddings and " +
+                                std::to_string(2 * d) + " pads");
+      Shape out = {x[0], w[1] * t.groups};
+      for (size_t i = 0; i < d; ++i) {
         if (t.strides[i] < 1 || t.dilations[i] < 1 || t.output_padding[i] < 0)
           return invalid_argument("conv2d_transpose strides and dilations must be >= 1");
-        out[2 + i] = t.strides[i] * (x[2 + i] - 1) + t.output_padding[i] +
-                     (w[2 + i] - 1) * t.dilations[i] + 1 - t.pads[i] - t.pads[i + 2];
-        if (out[2 + i] < 1)
+        out.push_back(t.strides[i] * (x[2 + i] - 1) + t.output_padding[i] +
+                      (w[2 + i] - 1) * t.dilations[i] + 1 - t.pads[i] - t.pads[i + d]);
+        if (out.back() < 1)
           return invalid_argument("conv2d_transpose output " + shape_str(out) + " is empty");
       }
       return TensorType{DType::kFloat32, out};
-    }
-    case OpKind::kGatherElements: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
-      const int64_t rank = in[0].shape.size();
-      if (normalize_axis(attrs_as<GatherAttrs>(a).axis, rank) < 0)
-        return invalid_argument("gather_elements axis is out of range for " +
-                                shape_str(in[0].shape));
-      if (is_float(in[1].dtype) || static_cast<int64_t>(in[1].shape.size()) != rank)
-        return invalid_argument(
-            "gather_elements indices must be integers of the data's rank, got " +
-            type_string(in[1]));
-      for (int64_t d = 0; d < rank; ++d)
-        if (d != normalize_axis(attrs_as<GatherAttrs>(a).axis, rank) &&
-            in[1].shape[d] > in[0].shape[d])
-          return invalid_argument("indices " + shape_str(in[1].shape) + " exceed data " +
-                                  shape_str(in[0].shape) + " off the axis");
-      return TensorType{in[0].dtype, in[1].shape};
     }
     case OpKind::kResize: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
@@ -287,7 +274,9 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
       if (r.sizes.size() != in[0].shape.size() || r.scale_bits.size() != r.sizes.size())
         return invalid_argument("resize needs one size and one scale per axis of " +
                                 shape_str(in[0].shape));
-      if (r.mode < 0 || r.mode > 2 || r.coord < 0 || r.coord > 4 || r.nearest < 0 || r.nearest > 3)
+      if (r.coord == 5 && r.roi_bits.size() != 2 * r.sizes.size())
+        return invalid_argument("resize tf_crop_and_resize needs a start and an end per axis");
+      if (r.mode < 0 || r.mode > 2 || r.coord < 0 || r.coord > 5 || r.nearest < 0 || r.nearest > 3)
         return invalid_argument("resize mode, coordinate mode or nearest mode is out of range");
       for (size_t d = 0; d < r.sizes.size(); ++d)
         if (r.sizes[d] < 1 || (in[0].shape[d] == 0))
@@ -305,7 +294,7 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
       return in[0];
     }
     default:
-      return internal_error(std::string("no shape rule for operator ") + op_name(op));
+      return infer_index_op(op, in, a);
   }
 }
 

@@ -1,0 +1,53 @@
+// Interpreter loops for integer convolution and matmul (ONNX's ConvInteger and MatMulInteger,
+// their zero points already subtracted by the importer): products summed exactly in int64,
+// the result wrapped to int32 as ONNX's int32 output holds it.
+#include "compiler/graph/kernels.h"
+
+namespace tensortune::graph::kernels {
+
+Tensor conv2d_integer(const Tensor& x, const Tensor& w, const Conv2dAttrs& a,
+                      const Shape& out_shape) {
+  const Ints &s = a.strides, &p = a.pads, &d = a.dilations;
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t OC = w.shape[0], ICG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  const int64_t OH = out_shape[2], OW = out_shape[3], OCG = OC / a.groups;
+  Tensor out = Tensor::zeros(DType::kInt32, out_shape);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const int64_t g = oc / OCG;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t acc = 0;
+          for (int64_t icg = 0; icg < ICG; ++icg)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t ih = oh * s[0] + kh * d[0] - p[0], iw = ow * s[1] + kw * d[1] - p[1];
+                if (ih < 0 || iw < 0 || ih >= H || iw >= W) continue;  // padding is zero
+                acc += x.i64[((n * C + g * ICG + icg) * H + ih) * W + iw] *
+                       w.i64[((oc * ICG + icg) * KH + kh) * KW + kw];
+              }
+          out.i64[((n * OC + oc) * OH + oh) * OW + ow] = wrap_integer(DType::kInt32, acc);
+        }
+    }
+  return out;
+}
+
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const Shape& out_shape) {
+  const int64_t rank = out_shape.size();
+  const int64_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a.shape.back();
+  const int64_t batches = num_elements(Shape(out_shape.begin(), out_shape.end() - 2));
+  Tensor out = Tensor::zeros(DType::kInt32, out_shape);
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    const int64_t* pa = &a.i64[matmul_batch_offset(out_shape, a.shape, bi)];
+    const int64_t* pb = &b.i64[matmul_batch_offset(out_shape, b.shape, bi)];
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += pa[m * K + k] * pb[k * N + n];
+        out.i64[(bi * M + m) * N + n] = wrap_integer(DType::kInt32, acc);
+      }
+  }
+  return out;
+}
+
+}  // namespace tensortune::graph::kernels
