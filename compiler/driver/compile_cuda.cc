@@ -144,8 +144,9 @@ class CudaCodegen {
   std::map<std::string, Blocked> blocked_;  ///< by described workload (blocked layout only)
 };
 
-/// Global average pools and layout transforms run as generated kernels (out, data); the other
-/// native steps (reshapes) are copies the executors make themselves.
+/// Global average pools and layout transforms run as generated kernels (out, data); reshapes
+/// are copies the executors make themselves; the other native loops (transposes, slices,
+/// row reductions, softmax) have no CUDA kernel yet and run interpreted.
 void lower_native_steps(CompiledNetwork& net) {
   for (Step& step : net.steps) {
     if (step.kind != Step::Kind::kNative) continue;
@@ -158,6 +159,10 @@ void lower_native_steps(CompiledNetwork& net) {
       const auto a = graph::attrs_as<graph::LayoutTransformAttrs>(n.attrs);
       net.gpu_kernels.push_back(
           codegen::cuda::emit_layout_transform_kernel(in, a.from_block, a.to_block, symbol));
+    } else if (n.op != graph::OpKind::kFlatten && n.op != graph::OpKind::kReshape &&
+               n.op != graph::OpKind::kSqueeze && n.op != graph::OpKind::kUnsqueeze) {
+      step.kind = Step::Kind::kInterpret;
+      continue;
     } else {
       continue;
     }

@@ -5,6 +5,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_rules.h"
 #include "compiler/passes/fusion_rules.h"
 #include "schedule_space/dense_template.h"
 #include "schedule_space/layout.h"
@@ -29,10 +30,47 @@ using graph::Shape;
 using graph::Tensor;
 using graph::ValueId;
 
-bool is_native(OpKind op) {
-  switch (op) {
+// Reductions over the trailing axes (LayerNorm's mean and variance, attention's sums) and
+// softmax over the last axis run as native loops over contiguous rows.
+bool over_trailing_axes(const Graph& g, const Node& n) {
+  const int64_t rank = g.type(n.inputs[0]).shape.size();
+  if (n.op == OpKind::kSoftmax)
+    return graph::normalize_axis(graph::attrs_as<graph::SoftmaxAttrs>(n.attrs).axis, rank) ==
+           rank - 1;
+  const auto axes = graph::attrs_as<graph::ReduceAttrs>(n.attrs).axes;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != rank - static_cast<int64_t>(axes.size() - i)) return false;
+  return !axes.empty();
+}
+
+bool is_native(const Graph& g, const Node& n) {
+  switch (n.op) {
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kSoftmax:
+      return over_trailing_axes(g, n);
+    case OpKind::kMatMul:  // a constant weight's became a dense (DenseFromMatMul)
+    case OpKind::kConcat:
+      return true;
+    case OpKind::kLayerNorm: {  // scale and bias spanning the normalised axes
+      const Shape& x = g.type(n.inputs[0]).shape;
+      const int64_t axis =
+          graph::normalize_axis(graph::attrs_as<graph::LayerNormAttrs>(n.attrs).axis, x.size());
+      const int64_t len = graph::num_elements(Shape(x.begin() + axis, x.end()));
+      for (size_t i = 1; i < n.inputs.size(); ++i)
+        if (graph::num_elements(g.type(n.inputs[i]).shape) != len) return false;
+      return true;
+    }
+    default:
+      break;
+  }
+  switch (n.op) {
     case OpKind::kLayoutTransform:
     case OpKind::kGlobalAvgPool2d:
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
     case OpKind::kFlatten:
     case OpKind::kReshape:
     case OpKind::kSqueeze:
@@ -168,7 +206,7 @@ class Lowerer {
                                              "kernel anchors and float element-wise chains"};
     } else if (floats && (head.op == OpKind::kMaxPool2d || head.op == OpKind::kAvgPool2d)) {
       lower_pool(step, head);
-    } else if (floats && is_native(head.op)) {
+    } else if (floats && is_native(g(), head)) {
       step.kind = Step::Kind::kNative;
     } else {
       step.kind = Step::Kind::kInterpret;

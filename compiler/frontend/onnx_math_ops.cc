@@ -27,6 +27,24 @@ Status binary(ImportContext& c, const onnx::NodeProto& n) {
   return emit_binary(c, n, kOp);
 }
 
+// Pow: x^2 (LayerNorm's variance as exporters write it) is x * x, which the element-wise
+// kernels compile and which equals pow's correctly rounded square exactly.
+Status pow(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  TT_ASSIGN_OR_RETURN(ValueId e, c.input(n, 1));
+  const graph::Tensor* exponent = c.graph().constant(e);
+  if (graph::is_float(c.graph().type(x).dtype) && exponent && exponent->size() == 1 &&
+      exponent->at(0) == 2.0 && graph::num_elements(c.graph().type(x).shape) >= 1) {
+    Shape out;
+    if (graph::broadcast_shapes(c.graph().type(x).shape, exponent->shape, &out) &&
+        out == c.graph().type(x).shape) {
+      TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kMultiply, node_label(n), {x, x}));
+      return bind(c, n, y);
+    }
+  }
+  return emit_binary(c, n, OpKind::kPow);
+}
+
 Status alpha_op(ImportContext& c, const onnx::NodeProto& n, OpKind op, float fallback) {
   return emit_unary(c, n, op,
                     Attrs{{"alpha", double(NodeAttributes(n).get_float("alpha", fallback))}});
@@ -111,6 +129,25 @@ Status reduce(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
   attrs.axes = axes;
   attrs.keepdims = a.get_int("keepdims", 1);
   return emit_unary(c, n, op, graph::to_attrs(attrs));
+}
+
+// LpNormalization: x divided by its L1 or L2 norm along `axis` (ONNX's reference: a zero
+// norm gives NaN, 0/0).
+Status lp_normalization(ImportContext& c, const onnx::NodeProto& n) {
+  TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
+  NodeAttributes a(n);
+  const int64_t p = a.get_int("p", 2);
+  if (p != 1 && p != 2) return unsupported(n, "attribute p=" + std::to_string(p) + " (1 or 2)");
+  const int64_t rank = c.graph().type(x).shape.size();
+  const int64_t axis = graph::normalize_axis(a.get_int("axis", -1), rank);
+  if (axis < 0) return invalid_argument("node '" + node_label(n) + "': axis is out of range");
+  graph::ReduceAttrs over;
+  over.axes = {axis};
+  const std::string name = node_label(n);
+  TT_ASSIGN_OR_RETURN(ValueId norm, c.emit(p == 1 ? OpKind::kReduceL1 : OpKind::kReduceL2,
+                                           name + ".norm", {x}, graph::to_attrs(over)));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kDivide, name, {x, norm}));
+  return bind(c, n, y);
 }
 
 Status arg_reduce(ImportContext& c, const onnx::NodeProto& n, OpKind op) {
@@ -199,7 +236,8 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   };
   t["Selu"] = selu;
   t["Gelu"] = gelu;
-  t["Pow"] = binary<OpKind::kPow>;
+  t["Pow"] = pow;
+  t["LpNormalization"] = lp_normalization;
   t["PRelu"] = binary<OpKind::kPRelu>;
   t["Equal"] = binary<OpKind::kEqual>;
   t["Less"] = binary<OpKind::kLess>;

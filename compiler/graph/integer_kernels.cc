@@ -2,6 +2,7 @@
 // their zero points already subtracted by the importer): products summed exactly in int64,
 // the result wrapped to int32 as ONNX's int32 output holds it.
 #include "compiler/graph/kernels.h"
+#include "compiler/graph/shape_rules.h"
 
 namespace tensortune::graph::kernels {
 

@@ -17,8 +17,6 @@ Tensor conv2d_nchwc(const Tensor& x, const Tensor& w, const Conv2dNCHWcAttrs& a,
                     const Shape& out_shape);
 Tensor dense(const Tensor& x, const Tensor& w);
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape);
-/// Where batch `bi` of a matmul's output reads an operand of shape `op` (batch axes broadcast).
-int64_t matmul_batch_offset(const Shape& out_shape, const Shape& op, int64_t bi);
 
 // integer_kernels.cc: exact integer sums (int64), results wrapped to int32.
 Tensor conv2d_integer(const Tensor& x, const Tensor& w, const Conv2dAttrs& a,

@@ -121,21 +121,6 @@ Tensor dense(const Tensor& x, const Tensor& w) {
   return out;
 }
 
-int64_t matmul_batch_offset(const Shape& out_shape, const Shape& op, int64_t bi) {
-  const int64_t rank = out_shape.size();
-  const int64_t op_batch_rank = op.size() - 2;
-  int64_t offset = 0, stride = op[op.size() - 2] * op.back();
-  for (int64_t dim = rank - 3; dim >= 0; --dim) {
-    const int64_t idx = bi % out_shape[dim];
-    bi /= out_shape[dim];
-    const int64_t od = dim - (rank - 2 - op_batch_rank);
-    if (od < 0) continue;
-    if (op[od] != 1) offset += idx * stride;
-    stride *= op[od];
-  }
-  return offset;
-}
-
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape) {
   const int64_t rank = out_shape.size();
   const int64_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a.shape.back();

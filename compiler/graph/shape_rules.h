@@ -23,4 +23,8 @@ SliceRange normalize_slice(int64_t dim, int64_t start, int64_t end, int64_t step
 /// Normalises a possibly negative axis against `rank`; -1 when out of [-rank, rank).
 int64_t normalize_axis(int64_t axis, int64_t rank);
 
+/// Where batch `bi` of a matmul's output (of `out_shape`) starts inside an operand of shape
+/// `op`, whose batch axes broadcast against the output's (numpy's rule).
+int64_t matmul_batch_offset(const Shape& out_shape, const Shape& op, int64_t bi);
+
 }  // namespace tensortune::graph

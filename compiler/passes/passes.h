@@ -8,6 +8,7 @@
 ///   FoldPad                  1    -
 ///   FoldConstant             2    -
 ///   FoldScaleAxis            3    SimplifyInference
+///   DenseFromMatMul          3    -
 ///   AlterOpLayout            3    -
 ///   DeadCodeElimination      0    -
 ///   FuseOps                  1    -
@@ -67,6 +68,10 @@ Pass dead_code_elimination();
 /// A constant-zero spatial pad of NCHW data in front of a conv2d, or of an avg_pool2d that
 /// counts padding (or has none of its own), moves into the consumer's pads.
 Pass fold_pad();
+
+/// A float matmul of an activation (rank >= 2) by a constant [K, N] weight becomes a dense
+/// over its rows (reshape to [M, K], the weight transposed to [N, K], reshape back).
+Pass dense_from_matmul();
 
 /// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)
 /// with the chain of epilogues its kernel fuses (bias, add, relu, clip, ...), float chains of

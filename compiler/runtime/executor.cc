@@ -216,7 +216,9 @@ Status Executable::Impl::bind_steps() {
       }
       case Step::Kind::kNative: {
         const graph::Node& n = g.nodes()[step.nodes.at(0)];
-        TT_ASSIGN_OR_RETURN(NativeKernel k, bind_native(g, n, f32(n.inputs[0]), f32(n.output)));
+        std::vector<const float*> inputs;
+        for (ValueId in : n.inputs) inputs.push_back(f32(in));
+        TT_ASSIGN_OR_RETURN(NativeKernel k, bind_native(g, n, inputs, f32(n.output)));
         steps.push_back([this, k]() {
           parallel(k.extent, k.run);
           return Status{};

@@ -1,11 +1,13 @@
 #include "compiler/runtime/native_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_rules.h"
 
 namespace tensortune::runtime {
 
@@ -86,6 +88,170 @@ NativeKernel global_avg_pool(const Shape& in_shape, const float* in, float* out)
           NC};
 }
 
+/// out[i0, .., ir] = in[base + sum(ik * stride[k])]: a transpose (strides permuted) or a slice
+/// (strides times steps, base at the starts). One output row (all but the last axis) per
+/// iteration; a unit last-axis stride copies the row at once.
+NativeKernel strided_copy(const Shape& out_shape, std::vector<int64_t> stride, int64_t base,
+                          const float* in, float* out) {
+  const size_t rank = out_shape.size();
+  if (rank == 0) return {[=](int64_t, int64_t) { out[0] = in[base]; }, 1};
+  const int64_t row = out_shape.back(), inner = stride.back();
+  const int64_t rows = row == 0 ? 0 : graph::num_elements(out_shape) / row;
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              int64_t src = base, rest = r;
+              for (size_t d = rank - 1; d-- > 0;) {
+                src += rest % out_shape[d] * stride[d];
+                rest /= out_shape[d];
+              }
+              float* o = out + r * row;
+              if (inner == 1) {
+                std::memcpy(o, in + src, static_cast<size_t>(row) * sizeof(float));
+              } else {
+                for (int64_t i = 0; i < row; ++i) o[i] = in[src + i * inner];
+              }
+            }
+          },
+          rows};
+}
+
+/// A reduction of each contiguous row of `len` elements into one, in double and in index order
+/// as the interpreter sums (max and min propagate NaN).
+NativeKernel reduce_rows(OpKind op, int64_t rows, int64_t len, const float* in, float* out) {
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const float* x = in + r * len;
+              double acc = op == OpKind::kReduceMax   ? -INFINITY
+                           : op == OpKind::kReduceMin ? INFINITY
+                                                      : 0.0;
+              bool nan = false;
+              for (int64_t i = 0; i < len; ++i) {
+                const double v = x[i];
+                if (op == OpKind::kReduceMax || op == OpKind::kReduceMin) {
+                  nan = nan || std::isnan(v);
+                  acc = op == OpKind::kReduceMax ? std::max(acc, v) : std::min(acc, v);
+                } else {
+                  acc += v;
+                }
+              }
+              if (op == OpKind::kReduceMean) acc /= static_cast<double>(len);
+              out[r] = nan ? NAN : static_cast<float>(acc);
+            }
+          },
+          rows};
+}
+
+/// Softmax of each contiguous row, as the interpreter computes it (the row's maximum
+/// subtracted, exponentials summed in double).
+NativeKernel softmax_rows(int64_t rows, int64_t len, const float* in, float* out) {
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const float* x = in + r * len;
+              float* y = out + r * len;
+              float m = -std::numeric_limits<float>::infinity();
+              for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
+              double sum = 0;
+              for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x[k]) - m);
+              for (int64_t k = 0; k < len; ++k)
+                y[k] = static_cast<float>(std::exp(double(x[k]) - m) / sum);
+            }
+          },
+          rows};
+}
+
+/// A (batched, broadcasting) matmul of two float operands, one output row per iteration:
+/// each element sums its products in k order in float, as the interpreter does, so the
+/// results agree bit for bit; the loop runs k outside the row so that the row vectorises.
+NativeKernel matmul(const Shape& a_shape, const Shape& b_shape, const Shape& out_shape,
+                    const float* a, const float* b, float* out) {
+  const size_t rank = out_shape.size();
+  const int64_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a_shape.back();
+  const int64_t batches = graph::num_elements(Shape(out_shape.begin(), out_shape.end() - 2));
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const int64_t bi = r / M, m = r % M;
+              const float* pa = a + graph::matmul_batch_offset(out_shape, a_shape, bi) + m * K;
+              const float* pb = b + graph::matmul_batch_offset(out_shape, b_shape, bi);
+              float* o = out + r * N;
+              std::fill(o, o + N, 0.0f);
+              for (int64_t k = 0; k < K; ++k) {
+                const float av = pa[k];
+                const float* row = pb + k * N;
+                for (int64_t n = 0; n < N; ++n) o[n] += av * row[n];
+              }
+            }
+          },
+          batches * M};
+}
+
+/// Layer normalisation of each contiguous row of `len` (scale and bias of `len` each; bias may
+/// be absent), in double as the interpreter computes it.
+NativeKernel layer_norm_rows(int64_t rows, int64_t len, double epsilon, const float* in,
+                             const float* scale, const float* bias, float* out) {
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const float* row = in + r * len;
+              double mean = 0, var = 0;
+              for (int64_t i = 0; i < len; ++i) mean += row[i];
+              mean /= static_cast<double>(len);
+              for (int64_t i = 0; i < len; ++i) var += (row[i] - mean) * (row[i] - mean);
+              var /= static_cast<double>(len);
+              const double inv = 1.0 / std::sqrt(var + epsilon);
+              for (int64_t i = 0; i < len; ++i) {
+                double v = (row[i] - mean) * inv * scale[i];
+                if (bias) v += bias[i];
+                out[r * len + i] = static_cast<float>(v);
+              }
+            }
+          },
+          rows};
+}
+
+/// Concatenation along `axis`: for each index of the axes before it, every input's block in
+/// turn (one such index per iteration).
+NativeKernel concat(const std::vector<Shape>& shapes, int64_t axis,
+                    std::vector<const float*> inputs, float* out) {
+  const int64_t outer = graph::num_elements(Shape(shapes[0].begin(), shapes[0].begin() + axis));
+  std::vector<int64_t> block;  // each input's elements per outer index
+  int64_t row = 0;
+  for (const Shape& s : shapes) {
+    block.push_back(graph::num_elements(Shape(s.begin() + axis, s.end())));
+    row += block.back();
+  }
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+              float* dst = out + o * row;
+              for (size_t i = 0; i < inputs.size(); ++i) {
+                std::memcpy(dst, inputs[i] + o * block[i],
+                            static_cast<size_t>(block[i]) * sizeof(float));
+                dst += block[i];
+              }
+            }
+          },
+          outer};
+}
+
+NativeKernel transpose(const Shape& in_shape, const graph::Ints& perm, const Shape& out_shape,
+                       const float* in, float* out) {
+  const auto in_strides = graph::strides_of(in_shape);
+  std::vector<int64_t> stride(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) stride[d] = in_strides[perm[d]];
+  return strided_copy(out_shape, std::move(stride), 0, in, out);
+}
+
+NativeKernel slice(const Shape& in_shape, const graph::SliceAttrs& a, const Shape& out_shape,
+                   const float* in, float* out) {
+  auto stride = graph::strides_of(in_shape);
+  int64_t base = 0;
+  for (size_t i = 0; i < a.axes.size(); ++i) {
+    const int64_t axis = a.axes[i];
+    const auto r = graph::normalize_slice(in_shape[axis], a.starts[i], a.ends[i], a.steps[i]);
+    base += r.start * stride[axis];
+    stride[axis] *= r.step;
+  }
+  return strided_copy(out_shape, std::move(stride), base, in, out);
+}
+
 }  // namespace
 
 NativeKernel layout_transform_kernel(const Shape& in_shape, int64_t from_block, int64_t to_block,
@@ -93,8 +259,9 @@ NativeKernel layout_transform_kernel(const Shape& in_shape, int64_t from_block, 
   return layout_transform(in_shape, from_block, to_block, in, out);
 }
 
-Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& node, const float* in,
-                                   float* out) {
+Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& node,
+                                   const std::vector<const float*>& inputs, float* out) {
+  const float* in = inputs.at(0);
   const Shape& in_shape = g.type(node.inputs[0]).shape;
   const Shape& out_shape = g.type(node.output).shape;
   switch (node.op) {
@@ -104,6 +271,39 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
     }
     case OpKind::kGlobalAvgPool2d:
       return global_avg_pool(in_shape, in, out);
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin: {  // over trailing axes (the lowering checks)
+      const int64_t rows = graph::num_elements(out_shape);
+      const int64_t len = rows == 0 ? 0 : graph::num_elements(in_shape) / rows;
+      return reduce_rows(node.op, rows, len, in, out);
+    }
+    case OpKind::kSoftmax: {  // over the last axis
+      const int64_t len = in_shape.empty() ? 1 : in_shape.back();
+      return softmax_rows(len == 0 ? 0 : graph::num_elements(in_shape) / len, len, in, out);
+    }
+    case OpKind::kMatMul:
+      return matmul(in_shape, g.type(node.inputs[1]).shape, out_shape, in, inputs.at(1), out);
+    case OpKind::kLayerNorm: {  // scale and bias of the normalised axes' size (lowering checks)
+      const int64_t len = graph::num_elements(g.type(node.inputs[1]).shape);
+      const int64_t rows = len == 0 ? 0 : graph::num_elements(in_shape) / len;
+      return layer_norm_rows(rows, len, graph::attrs_as<graph::LayerNormAttrs>(node.attrs).epsilon,
+                             in, inputs.at(1), inputs.size() > 2 ? inputs[2] : nullptr, out);
+    }
+    case OpKind::kConcat: {
+      std::vector<Shape> shapes;
+      for (graph::ValueId v : node.inputs) shapes.push_back(g.type(v).shape);
+      return concat(shapes,
+                    graph::normalize_axis(graph::attrs_as<graph::ConcatAttrs>(node.attrs).axis,
+                                          out_shape.size()),
+                    inputs, out);
+    }
+    case OpKind::kTranspose:
+      return transpose(in_shape, graph::attrs_as<graph::TransposeAttrs>(node.attrs).perm, out_shape,
+                       in, out);
+    case OpKind::kSlice:
+      return slice(in_shape, graph::attrs_as<graph::SliceAttrs>(node.attrs), out_shape, in, out);
     case OpKind::kFlatten:
     case OpKind::kReshape:
     case OpKind::kSqueeze:

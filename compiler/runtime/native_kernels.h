@@ -1,11 +1,14 @@
 #pragma once
 /// \file
 /// Built-in loops over raw buffers for the operators of a compiled network that are data
-/// movement rather than arithmetic: layout transforms, reshapes, global average pooling. Each runs
-/// one slice [begin, end) of its outer loop (returned by the binder), so the executor splits it
-/// over its threads as it does generated kernels. Results equal the interpreter's bit for bit.
+/// movement or plain loops without a code generator yet: layout transforms, transposes, slices,
+/// reshapes, global average pooling, reduce_mean/sum/max/min over trailing axes, softmax over
+/// the last axis, matmul of two activations (attention's) and concatenation. Each
+/// runs one slice [begin, end) of its outer loop (returned by the binder), so the executor splits
+/// it over its threads as it does generated kernels. Results equal the interpreter's bit for bit.
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "compiler/graph/graph.h"
 #include "support/error.h"
@@ -23,9 +26,11 @@ struct NativeKernel {
 NativeKernel layout_transform_kernel(const graph::Shape& in_shape, int64_t from_block,
                                      int64_t to_block, const float* in, float* out);
 
-/// Binds `node` (layout_transform, global_avg_pool2d, flatten, reshape, squeeze,
-/// unsqueeze; float32) to its input and output buffers; kUnimplemented for other operators.
+/// Binds `node` (layout_transform, global_avg_pool2d, transpose, slice, flatten, reshape,
+/// squeeze, unsqueeze, trailing-axes reductions, last-axis softmax, matmul, concat; float32)
+/// to its input buffers (one per node input) and output buffer; kUnimplemented for other
+/// operators.
 Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node,
-                                   const float* in, float* out);
+                                   const std::vector<const float*>& inputs, float* out);
 
 }  // namespace tensortune::runtime

@@ -173,8 +173,9 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
   ctx.opt_level = 3;
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
   EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
-                                           "SimplifyInference", "FoldScaleAxis", "AlterOpLayout",
-                                           "FoldConstant", "DeadCodeElimination", "FuseOps"}));
+                                           "SimplifyInference", "FoldScaleAxis", "DenseFromMatMul",
+                                           "AlterOpLayout", "FoldConstant", "DeadCodeElimination",
+                                           "FuseOps"}));
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
@@ -332,4 +333,34 @@ TEST(FoldPad, ZeroPadsMoveIntoConvAndCountingAvgPoolsOnly) {
 }
 
 }  // namespace
+// A transformer's linear layer, [batch, tokens, K] x constant [K, N], becomes a dense over the
+// rows; a matmul of two activations (attention's) and one by a non-constant stay matmuls.
+TEST(DenseFromMatMul, ConstantWeightsBecomeDenseOverTheRows) {
+  Graph g;
+  auto x = g.add_input("x", {graph::DType::kFloat32, {2, 3, 4}});
+  auto y = g.add_input("y", {graph::DType::kFloat32, {2, 4, 3}});
+  std::vector<float> wv(20);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.7 * i);
+  auto w = g.add_constant("w", Tensor::from_floats({4, 5}, wv));
+  const auto linear = *g.add_node(OpKind::kMatMul, "linear", {x, w});
+  const auto attention = *g.add_node(OpKind::kMatMul, "attention", {x, y});
+  g.add_output(linear);
+  g.add_output(attention);
+  auto rewritten = run_pass(dense_from_matmul(), g, PassContext{});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  EXPECT_EQ(count(*rewritten, OpKind::kDense), 1);
+  EXPECT_EQ(count(*rewritten, OpKind::kMatMul), 1);
+  Tensor a = Tensor::zeros(graph::DType::kFloat32, {2, 3, 4});
+  Tensor b = Tensor::zeros(graph::DType::kFloat32, {2, 4, 3});
+  for (int64_t i = 0; i < a.size(); ++i) a.f32[i] = std::sin(0.37 * i);
+  for (int64_t i = 0; i < b.size(); ++i) b.f32[i] = std::sin(0.11 * i + 1);
+  auto want = graph::interpret(g, {{"x", a}, {"y", b}});
+  auto got = graph::interpret(*rewritten, {{"x", a}, {"y", b}});
+  ASSERT_TRUE(want && got);
+  for (size_t o = 0; o < want->size(); ++o) {
+    EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
+    EXPECT_LT(relative_error((*got)[o], (*want)[o]), 1e-6) << "output " << o;
+  }
+}
+
 }  // namespace tensortune::passes
