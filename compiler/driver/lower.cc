@@ -30,16 +30,16 @@ using graph::Shape;
 using graph::Tensor;
 using graph::ValueId;
 
-// Reductions over the trailing axes (LayerNorm's mean and variance, attention's sums) and
-// softmax over the last axis run as native loops over contiguous rows.
-bool over_trailing_axes(const Graph& g, const Node& n) {
+// Reductions over a run of adjacent axes (LayerNorm's mean and variance, global pools written
+// as ReduceMean, a sequence's mean) and softmax over the last axis run as native loops.
+bool native_axes(const Graph& g, const Node& n) {
   const int64_t rank = g.type(n.inputs[0]).shape.size();
   if (n.op == OpKind::kSoftmax)
     return graph::normalize_axis(graph::attrs_as<graph::SoftmaxAttrs>(n.attrs).axis, rank) ==
            rank - 1;
-  const auto axes = graph::attrs_as<graph::ReduceAttrs>(n.attrs).axes;
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] != rank - static_cast<int64_t>(axes.size() - i)) return false;
+  const auto axes = graph::attrs_as<graph::ReduceAttrs>(n.attrs).axes;  // resolved, sorted
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1) return false;
   return !axes.empty();
 }
 
@@ -50,7 +50,7 @@ bool is_native(const Graph& g, const Node& n) {
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:
     case OpKind::kSoftmax:
-      return over_trailing_axes(g, n);
+      return native_axes(g, n);
     case OpKind::kMatMul:  // a constant weight's became a dense (DenseFromMatMul)
     case OpKind::kConcat:
       return true;

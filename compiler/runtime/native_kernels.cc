@@ -115,30 +115,39 @@ NativeKernel strided_copy(const Shape& out_shape, std::vector<int64_t> stride, i
           rows};
 }
 
-/// A reduction of each contiguous row of `len` elements into one, in double and in index order
-/// as the interpreter sums (max and min propagate NaN).
-NativeKernel reduce_rows(OpKind op, int64_t rows, int64_t len, const float* in, float* out) {
+/// A reduction over a run of adjacent axes: out[o, i] = f(x[o, 0..len, i]), in double and in
+/// index order as the interpreter sums (max and min propagate NaN). One o per iteration.
+NativeKernel reduce_axes(OpKind op, int64_t outer, int64_t len, int64_t inner, const float* in,
+                         float* out) {
   return {[=](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-              const float* x = in + r * len;
-              double acc = op == OpKind::kReduceMax   ? -INFINITY
-                           : op == OpKind::kReduceMin ? INFINITY
-                                                      : 0.0;
-              bool nan = false;
-              for (int64_t i = 0; i < len; ++i) {
-                const double v = x[i];
-                if (op == OpKind::kReduceMax || op == OpKind::kReduceMin) {
-                  nan = nan || std::isnan(v);
-                  acc = op == OpKind::kReduceMax ? std::max(acc, v) : std::min(acc, v);
-                } else {
-                  acc += v;
+            const bool extreme = op == OpKind::kReduceMax || op == OpKind::kReduceMin;
+            std::vector<double> acc(static_cast<size_t>(inner));
+            std::vector<char> nan(static_cast<size_t>(inner));
+            for (int64_t o = begin; o < end; ++o) {
+              std::fill(acc.begin(), acc.end(),
+                        op == OpKind::kReduceMax   ? -INFINITY
+                        : op == OpKind::kReduceMin ? INFINITY
+                                                   : 0.0);
+              std::fill(nan.begin(), nan.end(), 0);
+              const float* x = in + o * len * inner;
+              for (int64_t k = 0; k < len; ++k)
+                for (int64_t i = 0; i < inner; ++i) {
+                  const double v = x[k * inner + i];
+                  if (extreme) {
+                    nan[i] = nan[i] || std::isnan(v);
+                    acc[i] = op == OpKind::kReduceMax ? std::max(acc[i], v) : std::min(acc[i], v);
+                  } else {
+                    acc[i] += v;
+                  }
                 }
+              for (int64_t i = 0; i < inner; ++i) {
+                double r = acc[i];
+                if (op == OpKind::kReduceMean) r /= static_cast<double>(len);
+                out[o * inner + i] = nan[i] ? NAN : static_cast<float>(r);
               }
-              if (op == OpKind::kReduceMean) acc /= static_cast<double>(len);
-              out[r] = nan ? NAN : static_cast<float>(acc);
             }
           },
-          rows};
+          outer};
 }
 
 /// Softmax of each contiguous row, as the interpreter computes it (the row's maximum
@@ -274,10 +283,13 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
     case OpKind::kReduceMean:
     case OpKind::kReduceSum:
     case OpKind::kReduceMax:
-    case OpKind::kReduceMin: {  // over trailing axes (the lowering checks)
-      const int64_t rows = graph::num_elements(out_shape);
-      const int64_t len = rows == 0 ? 0 : graph::num_elements(in_shape) / rows;
-      return reduce_rows(node.op, rows, len, in, out);
+    case OpKind::kReduceMin: {  // over adjacent axes (the lowering checks)
+      const auto axes = graph::attrs_as<graph::ReduceAttrs>(node.attrs).axes;
+      const int64_t first = axes.front(), last = axes.back();
+      return reduce_axes(
+          node.op, graph::num_elements(Shape(in_shape.begin(), in_shape.begin() + first)),
+          graph::num_elements(Shape(in_shape.begin() + first, in_shape.begin() + last + 1)),
+          graph::num_elements(Shape(in_shape.begin() + last + 1, in_shape.end())), in, out);
     }
     case OpKind::kSoftmax: {  // over the last axis
       const int64_t len = in_shape.empty() ? 1 : in_shape.back();

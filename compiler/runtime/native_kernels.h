@@ -2,7 +2,7 @@
 /// \file
 /// Built-in loops over raw buffers for the operators of a compiled network that are data
 /// movement or plain loops without a code generator yet: layout transforms, transposes, slices,
-/// reshapes, global average pooling, reduce_mean/sum/max/min over trailing axes, softmax over
+/// reshapes, global average pooling, reduce_mean/sum/max/min over adjacent axes, softmax over
 /// the last axis, matmul of two activations (attention's) and concatenation. Each
 /// runs one slice [begin, end) of its outer loop (returned by the binder), so the executor splits
 /// it over its threads as it does generated kernels. Results equal the interpreter's bit for bit.
@@ -27,7 +27,7 @@ NativeKernel layout_transform_kernel(const graph::Shape& in_shape, int64_t from_
                                      int64_t to_block, const float* in, float* out);
 
 /// Binds `node` (layout_transform, global_avg_pool2d, transpose, slice, flatten, reshape,
-/// squeeze, unsqueeze, trailing-axes reductions, last-axis softmax, matmul, concat; float32)
+/// squeeze, unsqueeze, reductions over adjacent axes, last-axis softmax, matmul, concat; float32)
 /// to its input buffers (one per node input) and output buffer; kUnimplemented for other
 /// operators.
 Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node,
