@@ -3,7 +3,8 @@
 // function body, fixed-count loops from exporters) becomes its body's nodes, once per
 // iteration. Loop-carried values thread from one copy to the next; scan outputs are stacked
 // along a new first axis. A loop whose count or condition depends on the data is refused,
-// naming the node, and so is one of more than kMaxUnrolledIterations iterations.
+// naming the node, and so is one of more than kMaxUnrolledIterations iterations or one that
+// grows the graph past kMaxUnrolledNodes.
 #include "compiler/frontend/onnx_import_context.h"
 #include "compiler/graph/op_attrs.h"
 
@@ -15,9 +16,16 @@ using graph::OpKind;
 using graph::ValueId;
 
 constexpr int64_t kMaxUnrolledIterations = 10000;
+// Nested loops multiply: the graph they unroll into is bounded as a whole.
+constexpr size_t kMaxUnrolledNodes = 1000000;
 
 // A scalar's value, from a tensor the loop's inputs evaluated to.
-int64_t scalar_of(const graph::Tensor& t) { return t.size() == 1 ? int64_t(t.at(0)) : -1; }
+// (float_to_integer: a float count from a crafted model saturates instead of overflowing).
+int64_t scalar_of(const graph::Tensor& t) {
+  if (t.size() != 1) return -1;
+  return graph::is_float(t.dtype) ? graph::float_to_integer(graph::DType::kInt64, t.f32[0])
+                                  : t.i64[0];
+}
 
 Status loop(ImportContext& c, const onnx::NodeProto& n) {
   const auto* body_attr = NodeAttributes(n).get("body");
@@ -58,6 +66,9 @@ Status loop(ImportContext& c, const onnx::NodeProto& n) {
     if (it >= kMaxUnrolledIterations)
       return unsupported(n, "a Loop of more than " + std::to_string(kMaxUnrolledIterations) +
                                 " iterations (it is unrolled at import)");
+    if (c.graph().nodes().size() > kMaxUnrolledNodes)
+      return unsupported(
+          n, "a Loop that unrolls into more than " + std::to_string(kMaxUnrolledNodes) + " nodes");
     const std::string at = name + ".iter" + std::to_string(it);
     c.bind(body.input(0).name(),
            c.graph().add_constant(at + ".i", graph::Tensor::from_ints({}, {it})));
