@@ -137,7 +137,11 @@ function ours(artifact, t) {
   return out.median_ms;
 }
 function ort(onnx, t) {
-  const out = run('node', [path.join(ortDir, 'ort_bench.js'), onnx, String(t), repeat],
+  // A corpus model runs on the corpus's own input (its shape; token ids for a transformer).
+  const input = onnx.replace(/_opset\d+\.onnx$/, '.input.npy');
+  const args = [path.join(ortDir, 'ort_bench.js'), onnx, String(t), repeat];
+  if (input !== onnx && fs.existsSync(input)) args.push('100', 'cpu', input);
+  const out = run('node', args,
                   { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } });
   return JSON.parse(out.trim().split('\n').pop()).median_ms;
 }

@@ -3,15 +3,17 @@
 // `tensortune bench`: one warm-up run not counted, then `repeat` rounds of `number` runs,
 // number grown until a round lasts min_repeat_ms; median per-run latency over rounds.
 //
-//   node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS] [PROVIDER]
+//   node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS] [PROVIDER] [INPUT.npy]
 // PROVIDER: cpu (default) or cuda (ONNX Runtime's CUDA execution provider, where the installed
 // onnxruntime-node has it: its install script fetches it, which `--ignore-scripts` skips).
+// INPUT.npy: the first input's value (its shape and dtype; a token-id model's int64 ids); without
+// it, a deterministic uniform float32 image of 1x3x224x224.
 // prints one JSON line: {"model", "threads", "median_ms", "min_ms", "max_ms", "number", "repeat"}
 'use strict';
 const ort = require('onnxruntime-node');
 
 async function main() {
-  const [model, threadsArg, repeatArg, minMsArg, providerArg] = process.argv.slice(2);
+  const [model, threadsArg, repeatArg, minMsArg, providerArg, inputNpy] = process.argv.slice(2);
   if (!model || !threadsArg) {
     console.error('usage: node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS]');
     process.exit(2);
@@ -34,7 +36,9 @@ async function main() {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     data[i] = seed / 2147483648;
   }
-  const feeds = { [name]: new ort.Tensor('float32', data, dims) };
+  const feeds = {
+    [name]: inputNpy ? require('./ort_run.js').readNpy(inputNpy) : new ort.Tensor('float32', data, dims)
+  };
   const now = () => Number(process.hrtime.bigint()) / 1e6;
   let t = now();
   await session.run(feeds);  // warm-up, not counted

@@ -71,7 +71,11 @@ async function main() {
   writeNpy(output, result[session.outputNames[0]]);
 }
 
-main().catch(e => {
-  console.error(`ort_run: ${e.message}`);
-  process.exit(1);
-});
+module.exports = { readNpy };
+
+if (require.main === module) {
+  main().catch(e => {
+    console.error(`ort_run: ${e.message}`);
+    process.exit(1);
+  });
+}
