@@ -1,11 +1,13 @@
 // ONNX's backend node tests for the operators the front end supports, imported and run by
 // the reference interpreter against ONNX's stored outputs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 #include <set>
 
+#include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/interpreter.h"
 #include "tests/compiler/onnx_node_tests.h"
 
@@ -82,6 +84,48 @@ TEST(OnnxNodeTests, SupportedOperatorsMatchOnnxOutputsInTheInterpreter) {
             << failed_list.str() << skipped_list.str();
   EXPECT_EQ(failed, 0) << failed_list.str();
   for (const auto& name : kMustPass) EXPECT_TRUE(passed_names.count(name)) << name;
+}
+
+// Export: every node test that passes imported is exported from our graph to ONNX (opset 17),
+// imported again and run against the same stored outputs. A graph with an operator the
+// exporter does not map is counted and named, never a failure; a wrong export is.
+TEST(OnnxNodeTests, ImportedGraphsRoundTripThroughExport) {
+  if (!fs::exists(onnx_node_test_dir())) GTEST_SKIP() << "ONNX node tests not installed";
+  const std::string path =
+      (fs::temp_directory_path() / ("tt_roundtrip_" + std::to_string(::getpid()) + ".onnx"))
+          .string();
+  const GraphRunner round_trip =
+      [&](const graph::Graph& g,
+          const std::map<std::string, graph::Tensor>& in) -> Expected<std::vector<graph::Tensor>> {
+    TT_RETURN_IF_ERROR(frontend::export_onnx(g, path));
+    auto back = frontend::import_onnx_file(path);
+    if (!back) return back.error().with_context("re-importing the export");
+    return graph::interpret(*back, in);
+  };
+  int passed = 0, not_exported = 0;
+  std::map<std::string, int> missing;  // "cannot export operator X" -> tests
+  std::ostringstream failed_list;
+  for (const auto& folder : node_test_folders_in_scope()) {
+    const NodeTestOutcome o = run_node_test(folder, round_trip);
+    if (o.status == NodeTestStatus::kPassed) {
+      ++passed;
+    } else if (o.status == NodeTestStatus::kFailed) {
+      const auto at = o.detail.find("cannot export operator ");
+      if (at != std::string::npos) {
+        ++not_exported;
+        ++missing[o.detail.substr(at + 23, o.detail.find(' ', at + 23) - at - 23)];
+      } else {
+        failed_list << "  FAILED  " << o.name << ": " << o.detail << "\n";
+      }
+    }
+  }
+  fs::remove(path);
+  std::cout << "ONNX node tests through export and back: " << passed << " pass, " << not_exported
+            << " have an operator the exporter does not map:";
+  for (const auto& [op, n] : missing) std::cout << " " << op << " (" << n << ")";
+  std::cout << "\n" << failed_list.str();
+  EXPECT_TRUE(failed_list.str().empty()) << failed_list.str();
+  EXPECT_GT(passed, 400);
 }
 
 }  // namespace
