@@ -9,6 +9,7 @@
 ///   FoldConstant             2    -
 ///   FoldScaleAxis            3    SimplifyInference
 ///   DenseFromMatMul          3    -
+///   FuseLayerNorm            3    -
 ///   AlterOpLayout            3    -
 ///   DeadCodeElimination      0    -
 ///   FuseOps                  1    -
@@ -72,6 +73,10 @@ Pass fold_pad();
 /// A float matmul of an activation (rank >= 2) by a constant [K, N] weight becomes a dense
 /// over its rows (reshape to [M, K], the weight transposed to [N, K], reshape back).
 Pass dense_from_matmul();
+
+/// LayerNorm's exported chain (mean, subtract, square, mean, add eps, sqrt, divide, optionally
+/// * gamma + beta with constants) over trailing axes becomes one layer_norm node.
+Pass fuse_layer_norm();
 
 /// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)
 /// with the chain of epilogues its kernel fuses (bias, add, relu, clip, ...), float chains of

@@ -174,8 +174,8 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
   EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
                                            "SimplifyInference", "FoldScaleAxis", "DenseFromMatMul",
-                                           "AlterOpLayout", "FoldConstant", "DeadCodeElimination",
-                                           "FuseOps"}));
+                                           "FuseLayerNorm", "AlterOpLayout", "FoldConstant",
+                                           "DeadCodeElimination", "FuseOps"}));
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
@@ -360,6 +360,46 @@ TEST(DenseFromMatMul, ConstantWeightsBecomeDenseOverTheRows) {
   for (size_t o = 0; o < want->size(); ++o) {
     EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
     EXPECT_LT(relative_error((*got)[o], (*want)[o]), 1e-6) << "output " << o;
+  }
+}
+
+// LayerNorm as opsets 11-16 export it becomes one layer_norm node, with the same values; the
+// same chain whose centred value is also an output keeps its nodes.
+TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere) {
+  for (bool shared : {false, true}) {
+    Graph g;
+    auto x = g.add_input("x", {graph::DType::kFloat32, {2, 3, 8}});
+    graph::ReduceAttrs last;
+    last.axes = {2};
+    const graph::Attrs mean_attrs = graph::to_attrs(last);
+    std::vector<float> gv(8), bv(8);
+    for (int i = 0; i < 8; ++i) gv[i] = 0.5f + 0.1f * i, bv[i] = -0.2f + 0.05f * i;
+    auto mean = *g.add_node(OpKind::kReduceMean, "mean", {x}, mean_attrs);
+    auto d = *g.add_node(OpKind::kSubtract, "d", {x, mean});
+    auto sq = *g.add_node(OpKind::kMultiply, "sq", {d, d});
+    auto var = *g.add_node(OpKind::kReduceMean, "var", {sq}, mean_attrs);
+    auto eps = g.add_constant("eps", Tensor::from_floats({}, {1e-5f}));
+    auto shifted = *g.add_node(OpKind::kAdd, "shifted", {var, eps});
+    auto root = *g.add_node(OpKind::kSqrt, "root", {shifted});
+    auto normed = *g.add_node(OpKind::kDivide, "normed", {d, root});
+    auto scaled = *g.add_node(OpKind::kMultiply, "scaled",
+                              {normed, g.add_constant("gamma", Tensor::from_floats({8}, gv))});
+    auto y = *g.add_node(OpKind::kAdd, "y",
+                         {scaled, g.add_constant("beta", Tensor::from_floats({8}, bv))});
+    g.add_output(y);
+    if (shared) g.add_output(d);
+    auto fused = run_pass(fuse_layer_norm(), g, PassContext{});
+    ASSERT_TRUE(fused) << fused.error().message;
+    auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
+    ASSERT_TRUE(cleaned);
+    EXPECT_EQ(count(*cleaned, OpKind::kLayerNorm), shared ? 0 : 1);
+    EXPECT_EQ(count(*cleaned, OpKind::kReduceMean), shared ? 2 : 0);
+    Tensor in = Tensor::zeros(graph::DType::kFloat32, {2, 3, 8});
+    for (int64_t i = 0; i < in.size(); ++i) in.f32[i] = std::sin(0.9 * i) * (1 + i % 5);
+    auto want = graph::interpret(g, {{"x", in}});
+    auto got = graph::interpret(*cleaned, {{"x", in}});
+    ASSERT_TRUE(want && got);
+    EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-5);
   }
 }
 
