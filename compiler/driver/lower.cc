@@ -54,6 +54,8 @@ bool is_native(const Graph& g, const Node& n) {
     case OpKind::kMatMul:  // a constant weight's became a dense (DenseFromMatMul)
     case OpKind::kConcat:
       return true;
+    case OpKind::kInstanceNorm:  // scale and bias of the channels (shape inference checks)
+      return g.type(n.inputs[0]).shape.size() >= 2;
     case OpKind::kLayerNorm: {  // scale and bias spanning the normalised axes
       const Shape& x = g.type(n.inputs[0]).shape;
       const int64_t axis =

@@ -216,6 +216,28 @@ NativeKernel layer_norm_rows(int64_t rows, int64_t len, double epsilon, const fl
           rows};
 }
 
+/// Instance normalisation: each (n, c) row of `len` with channel c's scale and bias, in double
+/// as the interpreter computes it.
+NativeKernel instance_norm_rows(int64_t rows, int64_t channels, int64_t len, double epsilon,
+                                const float* in, const float* scale, const float* bias,
+                                float* out) {
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const float* x = in + r * len;
+              const int64_t c = r % channels;
+              double mean = 0, var = 0;
+              for (int64_t i = 0; i < len; ++i) mean += x[i];
+              mean /= static_cast<double>(len);
+              for (int64_t i = 0; i < len; ++i) var += (x[i] - mean) * (x[i] - mean);
+              var /= static_cast<double>(len);
+              const double inv = 1.0 / std::sqrt(var + epsilon);
+              for (int64_t i = 0; i < len; ++i)
+                out[r * len + i] = static_cast<float>((x[i] - mean) * inv * scale[c] + bias[c]);
+            }
+          },
+          rows};
+}
+
 /// Concatenation along `axis`: for each index of the axes before it, every input's block in
 /// turn (one such index per iteration).
 NativeKernel concat(const std::vector<Shape>& shapes, int64_t axis,
@@ -302,6 +324,13 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
       const int64_t rows = len == 0 ? 0 : graph::num_elements(in_shape) / len;
       return layer_norm_rows(rows, len, graph::attrs_as<graph::LayerNormAttrs>(node.attrs).epsilon,
                              in, inputs.at(1), inputs.size() > 2 ? inputs[2] : nullptr, out);
+    }
+    case OpKind::kInstanceNorm: {  // NC... data, scale and bias of C
+      const int64_t rows = in_shape[0] * in_shape[1];
+      const int64_t len = rows == 0 ? 0 : graph::num_elements(in_shape) / rows;
+      return instance_norm_rows(rows, in_shape[1], len,
+                                graph::attrs_as<graph::BatchNormAttrs>(node.attrs).epsilon, in,
+                                inputs.at(1), inputs.at(2), out);
     }
     case OpKind::kConcat: {
       std::vector<Shape> shapes;

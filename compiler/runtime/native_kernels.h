@@ -3,9 +3,10 @@
 /// Built-in loops over raw buffers for the operators of a compiled network that are data
 /// movement or plain loops without a code generator yet: layout transforms, transposes, slices,
 /// reshapes, global average pooling, reduce_mean/sum/max/min over adjacent axes, softmax over
-/// the last axis, matmul of two activations (attention's) and concatenation. Each
-/// runs one slice [begin, end) of its outer loop (returned by the binder), so the executor splits
-/// it over its threads as it does generated kernels. Results equal the interpreter's bit for bit.
+/// the last axis, layer and instance normalisation, matmul of two activations (attention's)
+/// and concatenation. Each runs one slice [begin, end) of its outer loop (returned by the
+/// binder), so the executor splits it over its threads as it does generated kernels. Results
+/// equal the interpreter's bit for bit.
 #include <cstdint>
 #include <functional>
 #include <vector>
