@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/frontend/onnx_export_ops.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/frontend/onnx_proto.h"
 #include "compiler/graph/op_attrs.h"
@@ -26,25 +27,6 @@ void set_type(const graph::TensorType& type, onnx::ValueInfoProto* info) {
   auto* tt = info->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(dtype_to_onnx(type.dtype));
   for (int64_t d : type.shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void add_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void add_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_INT);
-  a->set_i(v);
-}
-void add_float(onnx::NodeProto* n, const std::string& name, double v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
-  a->set_f(static_cast<float>(v));
 }
 
 class Exporter {
@@ -98,13 +80,15 @@ class Exporter {
     return p;
   }
 
-  /// An operator of the newer families (onnx_export_ops.cc); false when it has no mapping.
-  Expected<bool> newer_node(const Node& n);
-  /// An int64 initializer named after the node, appended as the node's next input.
-  void add_ints_input(onnx::NodeProto* p, const Node& n, const std::string& what,
-                      const std::vector<int64_t>& v) {
-    p->add_input(extra_initializer(names_[n.output] + "." + what,
-                                   graph::Tensor::from_ints({int64_t(v.size())}, v)));
+  /// An operator of the imported models' families (onnx_export_ops.cc); false when it has no
+  /// mapping.
+  Expected<bool> newer_node(const Node& n) {
+    ExportSink sink{[&](const Node& node, const std::string& op) { return emit(node, op); },
+                    [&](const std::string& name, graph::Tensor t) {
+                      return extra_initializer(name, std::move(t));
+                    },
+                    names_};
+    return export_imported_op(g_, n, sink);
   }
 
   std::string extra_initializer(const std::string& name, graph::Tensor t) {
@@ -253,230 +237,6 @@ class Exporter {
   onnx::GraphProto* gp_ = nullptr;
   std::vector<std::string> names_;  ///< by value id: unique ONNX names
 };
-
-// The operators of imported models beyond the zoo's, in their opset 17 forms: inputs where
-// opset 17 takes lists as inputs (Slice, Squeeze, Unsqueeze, ReduceSum, Expand, Tile, Pad,
-// TopK's K), attributes elsewhere (the other reductions' axes until opset 18).
-Expected<bool> Exporter::newer_node(const Node& n) {
-  using graph::attrs_as;
-  static const std::map<OpKind, const char*> kPlain = {
-      {OpKind::kExp, "Exp"},
-      {OpKind::kLog, "Log"},
-      {OpKind::kSqrt, "Sqrt"},
-      {OpKind::kErf, "Erf"},
-      {OpKind::kTanh, "Tanh"},
-      {OpKind::kNeg, "Neg"},
-      {OpKind::kAbs, "Abs"},
-      {OpKind::kFloor, "Floor"},
-      {OpKind::kCeil, "Ceil"},
-      {OpKind::kRound, "Round"},
-      {OpKind::kReciprocal, "Reciprocal"},
-      {OpKind::kSoftplus, "Softplus"},
-      {OpKind::kNot, "Not"},
-      {OpKind::kPow, "Pow"},
-      {OpKind::kMaximum, "Max"},
-      {OpKind::kMinimum, "Min"},
-      {OpKind::kPRelu, "PRelu"},
-      {OpKind::kEqual, "Equal"},
-      {OpKind::kLess, "Less"},
-      {OpKind::kLessOrEqual, "LessOrEqual"},
-      {OpKind::kGreater, "Greater"},
-      {OpKind::kGreaterOrEqual, "GreaterOrEqual"},
-      {OpKind::kAnd, "And"},
-      {OpKind::kOr, "Or"},
-      {OpKind::kXor, "Xor"},
-      {OpKind::kWhere, "Where"},
-  };
-  static const std::map<OpKind, const char*> kReductions = {
-      {OpKind::kReduceMean, "ReduceMean"},     {OpKind::kReduceSum, "ReduceSum"},
-      {OpKind::kReduceMax, "ReduceMax"},       {OpKind::kReduceMin, "ReduceMin"},
-      {OpKind::kReduceProd, "ReduceProd"},     {OpKind::kReduceL2, "ReduceL2"},
-      {OpKind::kReduceL1, "ReduceL1"},         {OpKind::kReduceSumSquare, "ReduceSumSquare"},
-      {OpKind::kReduceLogSum, "ReduceLogSum"}, {OpKind::kReduceLogSumExp, "ReduceLogSumExp"},
-  };
-  if (auto it = kPlain.find(n.op); it != kPlain.end()) {
-    emit(n, it->second);
-    return true;
-  }
-  if (auto it = kReductions.find(n.op); it != kReductions.end()) {
-    const auto a = attrs_as<graph::ReduceAttrs>(n.attrs);
-    auto* p = emit(n, it->second);
-    if (n.op == OpKind::kReduceSum)
-      add_ints_input(p, n, "axes", a.axes);
-    else
-      add_ints(p, "axes", a.axes);
-    add_int(p, "keepdims", a.keepdims);
-    return true;
-  }
-  switch (n.op) {
-    case OpKind::kLeakyRelu:
-      add_float(emit(n, "LeakyRelu"), "alpha", attrs_as<graph::LeakyReluAttrs>(n.attrs).alpha);
-      return true;
-    case OpKind::kElu:
-      add_float(emit(n, "Elu"), "alpha", attrs_as<graph::EluAttrs>(n.attrs).alpha);
-      return true;
-    case OpKind::kSelu: {
-      const auto a = attrs_as<graph::SeluAttrs>(n.attrs);
-      auto* p = emit(n, "Selu");
-      add_float(p, "alpha", a.alpha);
-      add_float(p, "gamma", a.gamma);
-      return true;
-    }
-    case OpKind::kCast:
-      add_int(emit(n, "Cast"), "to",
-              dtype_to_onnx(static_cast<graph::DType>(attrs_as<graph::CastAttrs>(n.attrs).to)));
-      return true;
-    case OpKind::kGather:
-      add_int(emit(n, "Gather"), "axis", attrs_as<graph::GatherAttrs>(n.attrs).axis);
-      return true;
-    case OpKind::kGatherElements:
-      add_int(emit(n, "GatherElements"), "axis", attrs_as<graph::GatherAttrs>(n.attrs).axis);
-      return true;
-    case OpKind::kGatherND:
-      add_int(emit(n, "GatherND"), "batch_dims",
-              attrs_as<graph::GatherNDAttrs>(n.attrs).batch_dims);
-      return true;
-    case OpKind::kScatterND: {
-      const int64_t r = attrs_as<graph::ScatterNDAttrs>(n.attrs).reduction;
-      auto* p = emit(n, "ScatterND");
-      auto* a = p->add_attribute();
-      a->set_name("reduction");
-      a->set_type(onnx::AttributeProto_AttributeType_STRING);
-      a->set_s(r == 1 ? "add" : r == 2 ? "mul" : "none");
-      return true;
-    }
-    case OpKind::kResize: {
-      // Resize(X, roi, scales): our resolved per-axis scales (their float bits), from which an
-      // importer derives the same sizes (floor(in * scale)) and the same coordinates.
-      const auto a = attrs_as<graph::ResizeAttrs>(n.attrs);
-      const char* const modes[] = {"nearest", "linear", "cubic"};
-      const char* const coords[] = {"half_pixel",           "asymmetric",
-                                    "align_corners",        "pytorch_half_pixel",
-                                    "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-      const char* const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-      if (a.mode < 0 || a.mode > 2 || a.coord < 0 || a.coord > 5 || a.nearest < 0 || a.nearest > 3)
-        return false;
-      auto floats = [](const graph::Ints& bits) {
-        std::vector<float> v;
-        for (int64_t b : bits) {
-          const auto u = static_cast<uint32_t>(b);
-          float f;
-          std::memcpy(&f, &u, 4);
-          v.push_back(f);
-        }
-        return v;
-      };
-      auto* p = emit(n, "Resize");
-      const auto roi = floats(a.roi_bits), scales = floats(a.scale_bits);
-      p->add_input(extra_initializer(names_[n.output] + ".roi",
-                                     graph::Tensor::from_floats({int64_t(roi.size())}, roi)));
-      p->add_input(extra_initializer(names_[n.output] + ".scales",
-                                     graph::Tensor::from_floats({int64_t(scales.size())}, scales)));
-      auto add_string = [&](const char* name, const char* value) {
-        auto* attr = p->add_attribute();
-        attr->set_name(name);
-        attr->set_type(onnx::AttributeProto_AttributeType_STRING);
-        attr->set_s(value);
-      };
-      add_string("mode", modes[a.mode]);
-      add_string("coordinate_transformation_mode", coords[a.coord]);
-      add_string("nearest_mode", nearests[a.nearest]);
-      add_float(p, "cubic_coeff_a", a.cubic_coeff_a);
-      add_int(p, "exclude_outside", a.exclude_outside);
-      add_float(p, "extrapolation_value", a.extrapolation_value);
-      return true;
-    }
-    case OpKind::kLayerNorm: {
-      const auto a = attrs_as<graph::LayerNormAttrs>(n.attrs);
-      auto* p = emit(n, "LayerNormalization");
-      add_int(p, "axis", a.axis);
-      add_float(p, "epsilon", a.epsilon);
-      return true;
-    }
-    case OpKind::kArgMax:
-    case OpKind::kArgMin: {
-      const auto a = attrs_as<graph::ArgReduceAttrs>(n.attrs);
-      auto* p = emit(n, n.op == OpKind::kArgMax ? "ArgMax" : "ArgMin");
-      add_int(p, "axis", a.axis);
-      add_int(p, "keepdims", a.keepdims);
-      add_int(p, "select_last_index", a.select_last_index);
-      return true;
-    }
-    case OpKind::kSlice: {
-      const auto [starts, ends, axes, steps] = attrs_as<graph::SliceAttrs>(n.attrs);
-      auto* p = emit(n, "Slice");
-      add_ints_input(p, n, "starts", starts);
-      add_ints_input(p, n, "ends", ends);
-      add_ints_input(p, n, "axes", axes);
-      add_ints_input(p, n, "steps", steps);
-      return true;
-    }
-    case OpKind::kSqueeze:
-    case OpKind::kUnsqueeze:
-      add_ints_input(emit(n, n.op == OpKind::kSqueeze ? "Squeeze" : "Unsqueeze"), n, "axes",
-                     attrs_as<graph::AxesAttrs>(n.attrs).axes);
-      return true;
-    case OpKind::kExpand:
-      add_ints_input(emit(n, "Expand"), n, "shape", g_.type(n.output).shape);
-      return true;
-    case OpKind::kTile:
-      add_ints_input(emit(n, "Tile"), n, "repeats", attrs_as<graph::TileAttrs>(n.attrs).repeats);
-      return true;
-    case OpKind::kPad: {
-      const auto a = attrs_as<graph::PadAttrs>(n.attrs);
-      const char* const modes[] = {"constant", "reflect", "edge"};
-      if (a.mode < 0 || a.mode > 2) return false;
-      auto* p = emit(n, "Pad");
-      add_ints_input(p, n, "pads", a.pads);
-      auto* mode = p->add_attribute();
-      mode->set_name("mode");
-      mode->set_type(onnx::AttributeProto_AttributeType_STRING);
-      mode->set_s(modes[a.mode]);
-      if (a.mode == 0) {
-        graph::Tensor value = graph::Tensor::zeros(g_.type(n.inputs[0]).dtype, {});
-        if (graph::is_float(value.dtype))
-          value.f32[0] = static_cast<float>(a.value);
-        else
-          value.i64[0] = static_cast<int64_t>(a.value);
-        p->add_input(extra_initializer(names_[n.output] + ".value", value));
-      }
-      return true;
-    }
-    case OpKind::kLogSoftmax:
-      add_int(emit(n, "LogSoftmax"), "axis", attrs_as<graph::SoftmaxAttrs>(n.attrs).axis);
-      return true;
-    case OpKind::kInstanceNorm:
-      add_float(emit(n, "InstanceNormalization"), "epsilon",
-                attrs_as<graph::BatchNormAttrs>(n.attrs).epsilon);
-      return true;
-    case OpKind::kConv2dTranspose: {
-      const auto a = attrs_as<graph::Conv2dTransposeAttrs>(n.attrs);
-      auto* p = emit(n, "ConvTranspose");
-      const auto& w = g_.type(n.inputs[1]).shape;
-      add_ints(p, "kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
-      add_ints(p, "strides", a.strides);
-      add_ints(p, "pads", a.pads);
-      add_ints(p, "dilations", a.dilations);
-      add_ints(p, "output_padding", a.output_padding);
-      add_int(p, "group", a.groups);
-      return true;
-    }
-    case OpKind::kTopKIndices: {
-      // TopK's Indices output; its Values output goes unused.
-      const auto a = attrs_as<graph::TopKAttrs>(n.attrs);
-      auto* p = emit(n, "TopK");
-      p->clear_output();
-      p->add_output(names_[n.output] + ".values");
-      p->add_output(names_[n.output]);
-      add_ints_input(p, n, "k", {a.k});
-      add_int(p, "axis", a.axis);
-      add_int(p, "largest", a.largest);
-      return true;
-    }
-    default:
-      return false;
-  }
-}
 
 }  // namespace
 
