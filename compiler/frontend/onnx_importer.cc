@@ -111,6 +111,10 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
                            (default_domain ? "" : node.domain() + "::") + node.op_type() +
                            "' (node '" + node_label(node) + "', opset " + std::to_string(opset) +
                            ")");
+    // Every operator we import has at least one output; converters may rely on output(0).
+    if (node.output_size() < 1)
+      return invalid_argument(what + ": node '" + node_label(node) + "' (" + node.op_type() +
+                              ") has no output");
     Status s = it->second(ctx, node);
     if (!s) return s.error().with_context(what + " (opset " + std::to_string(opset) + ")");
   }

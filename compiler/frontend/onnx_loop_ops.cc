@@ -81,6 +81,9 @@ Status loop(ImportContext& c, const onnx::NodeProto& n) {
       if (conv == converters.end())
         return unsupported(n, "its body uses the unsupported operator '" + node.op_type() +
                                   "' (node '" + node_label(node) + "')");
+      if (node.output_size() < 1)
+        return invalid_argument("node '" + node_label(node) + "' (" + node.op_type() +
+                                ") in the body of node '" + name + "' has no output");
       if (Status s = conv->second(c, node); !s)
         return s.error().with_context("node '" + name + "' (Loop), iteration " +
                                       std::to_string(it));
