@@ -39,7 +39,7 @@ AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
 }  // namespace
 
 AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const measure::TimeEvaluatorOptions& timing) {
+                           const measure::TimeEvaluatorOptions& timing, bool winograd) {
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
@@ -51,17 +51,29 @@ AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
   const memory::dims pad_l{w.pad_top, w.pad_left}, pad_r{w.pad_bottom, w.pad_right};
   memory::desc src_md(src, dt::f32, tag::nChw16c), dst_md(dst, dt::f32, tag::nChw16c);
   memory::desc wei_md(wei, dt::f32, tag::any);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                    dnnl::algorithm::convolution_direct, src_md, wei_md, dst_md,
-                                    strides, dilates, pad_l, pad_r);
-  dnnl::convolution_forward::primitive_desc pd(d, eng);
+  auto make = [&](dnnl::algorithm algorithm) {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src_md, wei_md,
+                                      dst_md, strides, dilates, pad_l, pad_r);
+    return dnnl::convolution_forward::primitive_desc(d, eng);
+  };
+  std::string fallback;
+  dnnl::convolution_forward::primitive_desc pd;
+  if (winograd) {
+    try {
+      pd = make(dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error&) {
+      // No Winograd implementation of this oneDNN takes the shape on this CPU.
+      fallback = " (no Winograd here)";
+    }
+  }
+  if (!pd) pd = make(dnnl::algorithm::convolution_direct);
   memory src_m(pd.src_desc(), eng), wei_m(pd.weights_desc(), eng), dst_m(pd.dst_desc(), eng);
   fill(src_m);
   fill(wei_m);
   dnnl::convolution_forward conv(pd);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
-  return time_primitive(conv, s, args, w.flop(), timing, pd.impl_info_str());
+  return time_primitive(conv, s, args, w.flop(), timing, pd.impl_info_str() + fallback);
 }
 
 AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,

@@ -15,8 +15,11 @@ struct AnchorResult {
   std::string impl;  ///< oneDNN's implementation name (e.g. jit:avx512_core)
 };
 
+/// `winograd`: oneDNN's Winograd algorithm (convolution_winograd) where its implementations take
+/// the shape on this CPU, else its direct algorithm; `impl` says which ran ("... wino ..." or
+/// the direct one with " (no Winograd here)" added).
 AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const measure::TimeEvaluatorOptions& timing);
+                           const measure::TimeEvaluatorOptions& timing, bool winograd = false);
 AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
                           const measure::TimeEvaluatorOptions& timing);
 

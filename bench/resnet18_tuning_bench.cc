@@ -1,6 +1,9 @@
 // Tunes the ResNet-18 conv2d layers (and dense 1x512x1000) with the random tuner on one thread
 // and prints, per layer, our best GFLOPS beside oneDNN's on the same shape (nChw16c), their
 // ratio, and the geometric mean; plus seconds per tuning trial and the median JIT compile time.
+// The 3x3 stride-1 layers get a second row (issue 14): the same tuner on the Winograd template,
+// against oneDNN's Winograd algorithm where this oneDNN has one for the shape (else its direct),
+// in effective GFLOPS (the direct convolution's FLOPs over the time).
 //
 // The best config found by tuning is measured again beside oneDNN, alternating, and each side
 // reports its median, so that a lucky draw during tuning does not flatter us.
@@ -15,6 +18,7 @@
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
+#include "schedule_space/conv2d_winograd_template.h"
 #include "tuner/index_tuners.h"
 #include "tuner/resnet18_workloads.h"
 #include "tuner/tuning_loop.h"
@@ -49,6 +53,11 @@ int main(int argc, char** argv) {
   app.add_option("--number", number)->capture_default_str();
   app.add_option("--repeat", repeat)->capture_default_str();
   app.add_option("--min-repeat-ms", min_repeat_ms)->capture_default_str();
+  bool no_winograd = false, winograd_only = false;
+  app.add_flag("--no-winograd", no_winograd,
+               "leave out the Winograd rows (3x3 stride-1 layers tuned as "
+               "conv2d_NCHWc_winograd, beside oneDNN's Winograd)");
+  app.add_flag("--winograd-only", winograd_only, "only the Winograd rows");
   CLI11_PARSE(app, argc, argv);
 
   // The 3x3 and 1x1 layers of stages 2-5 and the classifier (conv1 is not in the issue's set).
@@ -77,12 +86,17 @@ int main(int argc, char** argv) {
       min_repeat_ms);
   std::printf("%-26s %10s %10s %7s %8s %9s  %s\n", "layer", "ours", "oneDNN", "ratio", "s/trial",
               "compile", "best config");
-  double log_ratio_sum = 0;
-  int ratio_count = 0;
+  double log_ratio_sum = 0, wino_log_ratio_sum = 0;
+  int ratio_count = 0, wino_ratio_count = 0;
   std::vector<double> all_compile, all_trial;
-  for (const tt::tuner::NamedTask& l : layers) {
-    if (!only.empty() && l.name.find(only) == std::string::npos) continue;
-    auto task = ss::make_task(l.template_name, l.workload, target);
+  // One row: tune `template_name` on the layer, then re-measure its best beside the anchor.
+  auto row = [&](const tt::tuner::NamedTask& l, const std::string& template_name,
+                 const std::string& label, bool winograd_anchor) {
+    auto task = ss::make_task(template_name, l.workload, target);
+    if (!task) {
+      std::printf("%-26s %s\n", label.c_str(), task.error().message.c_str());
+      return;
+    }
     auto space = ss::make_config_space(*task);
     tt::measure::MeasureOptions mo;
     mo.timing = timing;
@@ -91,11 +105,11 @@ int main(int argc, char** argv) {
     tt::tuner::RandomTuner tuner(*space, seed);
     tt::tuner::TuneOptions to;
     to.trials = trials;
-    to.run_id = "bench-" + l.name;
+    to.run_id = "bench-" + label;
     const auto t0 = std::chrono::steady_clock::now();
     auto result = tt::tuner::tune_task(
         *task, *space, tuner, measurer, store->get(), to, [&](const tt::tuner::TuneProgress& p) {
-          std::fprintf(stderr, "\r%-26s %lld/%lld best %.1f GFLOPS  ", l.name.c_str(),
+          std::fprintf(stderr, "\r%-26s %lld/%lld best %.1f GFLOPS  ", label.c_str(),
                        static_cast<long long>(p.done), static_cast<long long>(p.total),
                        p.best_gflops);
         });
@@ -103,8 +117,8 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "\n");
     if (!result || !result->best_config) {
-      std::printf("%-26s tuning failed\n", l.name.c_str());
-      continue;
+      std::printf("%-26s tuning failed\n", label.c_str());
+      return;
     }
     auto records = (*store)->all_records();
     std::vector<double> compile;
@@ -115,7 +129,8 @@ int main(int argc, char** argv) {
     const double per_trial = result->measured ? wall / static_cast<double>(result->measured) : 0;
     all_trial.push_back(per_trial);
 
-    // Re-measure our best and the anchor alternately.
+    // Re-measure our best and the anchor alternately. GFLOPS are the direct convolution's
+    // FLOPs over the time for both algorithms (effective GFLOPS), so rows compare as speeds.
     std::vector<double> ours, anchor;
     std::string impl;
     for (int round = 0; round < 3; ++round) {
@@ -123,21 +138,34 @@ int main(int argc, char** argv) {
       if (r && (*r)[0].ok()) ours.push_back(ss::task_flop(*task) / (*r)[0].mean_cost() / 1e9);
       tt::bench::AnchorResult a =
           std::holds_alternative<ss::Conv2dWorkload>(l.workload)
-              ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing)
+              ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing,
+                                         winograd_anchor)
               : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), timing);
       anchor.push_back(a.gflops);
       impl = a.impl;
     }
     const double o = median(ours), a = median(anchor);
     const double ratio = a > 0 ? o / a : 0;
-    if (ratio > 0) {
+    if (ratio > 0 && !winograd_anchor) {
       log_ratio_sum += std::log(ratio);
       ++ratio_count;
     }
-    std::printf("%-26s %10.2f %10.2f %7.3f %8.3f %7.1fms  %s [oneDNN %s]\n", l.name.c_str(), o, a,
+    if (ratio > 0 && winograd_anchor) {
+      wino_log_ratio_sum += std::log(ratio);
+      ++wino_ratio_count;
+    }
+    std::printf("%-26s %10.2f %10.2f %7.3f %8.3f %7.1fms  %s [oneDNN %s]\n", label.c_str(), o, a,
                 ratio, per_trial, median(compile) * 1e3,
                 space->describe(*result->best_config).c_str(), impl.c_str());
     std::fflush(stdout);
+  };
+  for (const tt::tuner::NamedTask& l : layers) {
+    if (!only.empty() && l.name.find(only) == std::string::npos) continue;
+    if (!winograd_only) row(l, l.template_name, l.name, false);
+    // 3x3 stride-1 layers also as Winograd (issue 14), against oneDNN's Winograd where it has one.
+    const auto* conv = std::get_if<ss::Conv2dWorkload>(&l.workload);
+    if (!no_winograd && conv && ss::winograd_accepts(*conv))
+      row(l, ss::kConv2dNCHWcWinograd, "wino " + l.name, true);
   }
   if (ratio_count)
     std::printf(
@@ -145,6 +173,11 @@ int main(int argc, char** argv) {
         "%.1f ms\n",
         std::exp(log_ratio_sum / ratio_count), ratio_count, median(all_trial),
         median(all_compile) * 1e3);
+  if (wino_ratio_count)
+    std::printf(
+        "geomean ratio of our Winograd rows to oneDNN's (Winograd where it has one): %.3f "
+        "over %d layers\n",
+        std::exp(wino_log_ratio_sum / wino_ratio_count), wino_ratio_count);
   std::printf("records: %s\n", db_path.c_str());
   return 0;
 }

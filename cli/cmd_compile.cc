@@ -159,6 +159,7 @@ struct BenchFlags {
   int threads = 0;
   runtime::BenchOptions options;
   bool json = false;
+  bool no_step_batching = false;
   int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
 };
 
@@ -166,6 +167,7 @@ Status bench(const BenchFlags& f) {
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
   const int threads = f.threads > 0 ? f.threads : net->threads;
   TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
+  exe->set_step_batching(!f.no_step_batching);
   std::map<std::string, graph::Tensor> inputs;
   for (auto in : net->graph.inputs()) {
     TT_RETURN_IF_ERROR(
@@ -305,6 +307,9 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
               "also time every step (fusion group) under the same protocol and compare the sum "
               "with the end-to-end time");
   b->add_flag("--json", bf->json, "print JSON");
+  b->add_flag("--no-step-batching", bf->no_step_batching,
+              "hand each step to the thread pool on its own instead of running back-to-back "
+              "parallel steps as one sequence (to measure what batching gains; same results)");
   b->footer(
       "\nProtocol: 1 warm-up run not counted, then --repeat rounds of --number runs on the steady "
       "clock; "

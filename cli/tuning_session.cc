@@ -159,6 +159,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   to.batch_size = f.batch_size;
   to.early_stopping = f.early_stopping;
   to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
+  to.threads = f.threads;
   to.on_batch = reporting.on_batch;
   if (!reporting.quiet)
     std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",

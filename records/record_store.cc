@@ -443,13 +443,15 @@ Status RecordStore::add_results(int64_t task_id, const ss::ConfigSpace& space,
 }
 
 Expected<std::set<int64_t>> RecordStore::measured_indices(int64_t task_id,
-                                                          const std::string& device_key) {
+                                                          const std::string& device_key,
+                                                          int threads) {
   Statement q(db_.get(),
               "SELECT DISTINCT c.config_index FROM results r JOIN configs c ON r.config_id = c.id "
-              "WHERE c.task_id = ? AND r.device_key = ?");
+              "WHERE c.task_id = ?1 AND r.device_key = ?2 AND (?3 = 0 OR r.threads = ?3)");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, task_id);
   q.bind(2, device_key);
+  q.bind(3, static_cast<int64_t>(threads));
   std::set<int64_t> out;
   while (q.step()) out.insert(q.int64(0));
   TT_RETURN_IF_ERROR(q.status());
@@ -492,19 +494,19 @@ using detail::read_record;
 
 Expected<std::optional<BestRecord>> RecordStore::best(const std::string& workload_key,
                                                       const std::string& target,
-                                                      const std::string& device_key) {
+                                                      const std::string& device_key, int threads) {
   // top_results holds each group's fastest: a few rows read, whatever the DB's size.
   Statement q(db_.get(),
               std::string("SELECT ") + kRecordColumns +
                   " FROM tasks t JOIN top_results b ON b.task_id = t.id JOIN results r ON r.id = "
-                  "b.result_id JOIN configs c ON r.config_id = c.id WHERE t.workload_key = ? AND "
-                  "(? = '' OR t.target = ?) AND b.device_key = ? ORDER BY b.mean_cost ASC, "
-                  "b.result_id ASC LIMIT 1");
+                  "b.result_id JOIN configs c ON r.config_id = c.id WHERE t.workload_key = ?1 AND "
+                  "(?2 = '' OR t.target = ?2) AND b.device_key = ?3 AND (?4 = 0 OR b.threads = "
+                  "?4) ORDER BY b.mean_cost ASC, b.result_id ASC LIMIT 1");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, workload_key);
   q.bind(2, target);
-  q.bind(3, target);
-  q.bind(4, device_key);
+  q.bind(3, device_key);
+  q.bind(4, static_cast<int64_t>(threads));
   if (!q.step()) {
     TT_RETURN_IF_ERROR(q.status());
     return std::optional<BestRecord>();
@@ -553,15 +555,17 @@ Expected<std::vector<StoredRecord>> RecordStore::all_records() {
 }
 
 Expected<std::vector<StoredRecord>> RecordStore::task_records(int64_t task_id,
-                                                              const std::string& device_key) {
+                                                              const std::string& device_key,
+                                                              int threads) {
   Statement q(
       db_.get(),
       std::string("SELECT ") + kRecordColumns +
           " FROM results r JOIN configs c ON r.config_id = c.id JOIN tasks t ON c.task_id = t.id "
-          "WHERE t.id = ? AND r.device_key = ? ORDER BY r.id");
+          "WHERE t.id = ?1 AND r.device_key = ?2 AND (?3 = 0 OR r.threads = ?3) ORDER BY r.id");
   TT_RETURN_IF_ERROR(q.prepared());
   q.bind(1, task_id);
   q.bind(2, device_key);
+  q.bind(3, static_cast<int64_t>(threads));
   std::vector<StoredRecord> out;
   while (q.step()) out.push_back(read_record(q));
   TT_RETURN_IF_ERROR(q.status());

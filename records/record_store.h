@@ -107,17 +107,21 @@ class RecordStore {
                             int64_t trial);
 
   /// Config indices of the task already measured on the device key (errors included), so
-  /// that a resumed run skips them.
-  Expected<std::set<int64_t>> measured_indices(int64_t task_id, const std::string& device_key);
+  /// that a resumed run skips them. `threads` > 0: only results measured on that many threads
+  /// (a config timed on one thread is not measured for two); 0: any.
+  Expected<std::set<int64_t>> measured_indices(int64_t task_id, const std::string& device_key,
+                                               int threads = 0);
 
-  /// Every result of the task on the device key, oldest first (to replay into a resumed tuner).
-  Expected<std::vector<StoredRecord>> task_records(int64_t task_id, const std::string& device_key);
+  /// Every result of the task on the device key, oldest first (to replay into a resumed tuner);
+  /// `threads` as in measured_indices.
+  Expected<std::vector<StoredRecord>> task_records(int64_t task_id, const std::string& device_key,
+                                                   int threads = 0);
 
   /// The best error-free record for the workload on the device key (any target when `target`
-  /// is empty). nullopt when there is none.
+  /// is empty; any thread count when `threads` is 0). nullopt when there is none.
   Expected<std::optional<BestRecord>> best(const std::string& workload_key,
-                                           const std::string& target,
-                                           const std::string& device_key);
+                                           const std::string& target, const std::string& device_key,
+                                           int threads = 0);
   /// The best record of every (workload, target, device key) group.
   Expected<std::vector<BestRecord>> best_all();
 

@@ -13,7 +13,32 @@ namespace tensortune {
 
 namespace {
 constexpr auto kSpin = std::chrono::milliseconds(1);
-}
+
+/// A barrier for the pool's threads, all of which are running (they spin, never sleep): the
+/// last to arrive opens the next phase. Its release of `phase_` publishes every thread's writes
+/// before the barrier (each arrival is a release on `arrived_`, read by the last one's
+/// acquire-release increment) to every thread that leaves it.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int count) : count_(count) {}
+  void arrive_and_wait() {
+    // Read before arriving: the phase cannot move on until this thread has arrived.
+    const uint64_t phase = phase_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      phase_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    while (phase_.load(std::memory_order_acquire) == phase) TT_PAUSE();
+  }
+
+ private:
+  const int count_;
+  std::atomic<int> arrived_{0};
+  std::atomic<uint64_t> phase_{0};
+};
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
@@ -54,6 +79,25 @@ void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, 
   run_on_all([&](int t) {
     const int64_t b = extent * t / threads, e = extent * (t + 1) / threads;
     if (b < e) fn(b, e);
+  });
+}
+
+void ThreadPool::parallel_for_sequence(std::span<const ParallelLoop> loops) {
+  const int threads = size();
+  if (threads == 1 || loops.size() == 1) {
+    for (const ParallelLoop& loop : loops) parallel_for(loop.extent, loop.body);
+    return;
+  }
+  SpinBarrier barrier(threads);
+  run_on_all([&](int t) {
+    for (size_t i = 0; i < loops.size(); ++i) {
+      const ParallelLoop& loop = loops[i];
+      // parallel_for's split; a loop of one iteration runs on the caller, as there.
+      const int64_t b = loop.extent <= 1 ? (t == 0 ? 0 : loop.extent) : loop.extent * t / threads;
+      const int64_t e = loop.extent <= 1 ? loop.extent : loop.extent * (t + 1) / threads;
+      if (b < e) loop.body(b, e);
+      if (i + 1 < loops.size()) barrier.arrive_and_wait();
+    }
   });
 }
 

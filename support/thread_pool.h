@@ -13,15 +13,27 @@
 /// some steps take: workers spin on a generation counter (with the CPU's pause hint) for up to
 /// a millisecond after their last job, then sleep until the next. TVM's runtime pool does the
 /// same. Calls from several threads at once are serialised.
+///
+/// `parallel_for_sequence` goes one step further for a network's runs of short steps: the
+/// workers are handed the whole run at once and move from one loop to the next through a
+/// barrier among themselves, so the caller hands off (and a sleeping worker wakes) once per
+/// run instead of once per step.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
 namespace tensortune {
+
+/// One data-parallel loop: body(begin, end) over a slice of [0, extent).
+struct ParallelLoop {
+  int64_t extent = 0;
+  std::function<void(int64_t, int64_t)> body;
+};
 
 class ThreadPool {
  public:
@@ -39,6 +51,12 @@ class ThreadPool {
   /// Runs fn(begin, end) over [0, extent) split into size() even slices (thread t takes
   /// [extent * t / size(), extent * (t + 1) / size())); empty slices are skipped.
   void parallel_for(int64_t extent, const std::function<void(int64_t, int64_t)>& fn);
+
+  /// Runs the loops in order, each split as parallel_for splits it, in one hand-off to the
+  /// workers: every thread finishes its slice of loop i and waits at a barrier before any thread
+  /// starts loop i + 1, so loop i + 1 sees everything loop i wrote. Same results as calling
+  /// parallel_for for each loop in turn (same slices, same threads).
+  void parallel_for_sequence(std::span<const ParallelLoop> loops);
 
  private:
   void worker_loop(int index);

@@ -16,9 +16,10 @@ Expected<int64_t> Archive::task_id(const ss::Task& task, const ss::ConfigSpace& 
 }
 
 Expected<std::map<int64_t, ss::MeasureResult>> Archive::recorded(int64_t task_id,
-                                                                 const std::string& device_key) {
+                                                                 const std::string& device_key,
+                                                                 int threads) {
   std::lock_guard<std::mutex> lock(mu_);
-  TT_ASSIGN_OR_RETURN(auto rows, store_->task_records(task_id, device_key));
+  TT_ASSIGN_OR_RETURN(auto rows, store_->task_records(task_id, device_key, threads));
   std::map<int64_t, ss::MeasureResult> out;
   for (auto& r : rows) out[r.config_index] = std::move(r.result);
   return out;

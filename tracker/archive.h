@@ -19,9 +19,11 @@ class Archive {
 
   Expected<int64_t> task_id(const schedule_space::Task& task,
                             const schedule_space::ConfigSpace& space);
-  /// The latest stored result per config index of the task on the device key.
-  Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(
-      int64_t task_id, const std::string& device_key);
+  /// The latest stored result per config index of the task on the device key, measured on
+  /// `threads` threads (a result on another thread count does not answer the job).
+  Expected<std::map<int64_t, schedule_space::MeasureResult>> recorded(int64_t task_id,
+                                                                      const std::string& device_key,
+                                                                      int threads);
   /// One result to store: the config of the task's space it measured, and its run (tuner
   /// "farm", the job's name as run id, and who submitted and measured it).
   struct Row {

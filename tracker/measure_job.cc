@@ -1,5 +1,6 @@
 // The Tracker service's Measure: one tuning client's job, from request checks to the last
 // result written back.
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -84,7 +85,9 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
   auto task_id = core.archive->task_id(*task, *space);
   if (!task_id) return grpc::Status(grpc::StatusCode::INTERNAL, task_id.error().message);
   info.task_id = *task_id;
-  auto recorded = core.archive->recorded(*task_id, m.device_key());
+  // A result timed on another thread count is not this job's answer.
+  auto recorded =
+      core.archive->recorded(*task_id, m.device_key(), std::max(1, m.timing().threads()));
   if (!recorded) return grpc::Status(grpc::StatusCode::INTERNAL, recorded.error().message);
 
   job->spec.name = info.name;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "compiler/codegen/cuda/emulator.h"
 #include "compiler/graph/interpreter.h"
@@ -63,6 +64,17 @@ struct Executable::Impl {
   std::vector<void*> value_ptr;                 ///< by value id; null: not materialised
   std::vector<void*> param_ptr;
   std::vector<std::function<Status()>> steps;
+  /// By step: its parallel loop where it is one (a generated CPU kernel or a native loop);
+  /// such steps back to back run as one sequence on the pool (one hand-off per run of steps).
+  std::vector<std::optional<ParallelLoop>> loops;
+  /// The steps in order as the runs `run` makes: [first, end) of `steps`, and the loops of a
+  /// run of two or more parallel steps (empty for a step that runs alone).
+  struct Run {
+    size_t first = 0, end = 0;
+    std::vector<ParallelLoop> sequence;
+  };
+  std::vector<Run> runs;
+  bool batch_steps = true;
 
   float* f32(ValueId v) const { return static_cast<float*>(value_ptr[v]); }
 
@@ -77,7 +89,15 @@ struct Executable::Impl {
 
   Status bind_buffers();
   Status bind_steps();
-  std::function<Status()> bind_kernel(const Step& step, codegen::NetworkKernelFn fn);
+  void plan_runs();
+  void add_loop_step(ParallelLoop loop) {
+    loops.push_back(loop);
+    steps.push_back([this, loop = std::move(loop)]() {
+      parallel(loop.extent, loop.body);
+      return Status{};
+    });
+  }
+  ParallelLoop bind_kernel(const Step& step, codegen::NetworkKernelFn fn);
   Expected<std::function<Status()>> bind_emulated(const Step& step);
   std::function<Status()> bind_interpreted(const Step& step);
 };
@@ -125,17 +145,13 @@ Status Executable::Impl::bind_buffers() {
   return Status{};
 }
 
-std::function<Status()> Executable::Impl::bind_kernel(const Step& step,
-                                                      codegen::NetworkKernelFn fn) {
+ParallelLoop Executable::Impl::bind_kernel(const Step& step, codegen::NetworkKernelFn fn) {
   std::vector<const float*> args;
   for (const ArgRef& a : step.args)
     args.push_back(static_cast<const float*>(a.kind == ArgRef::Kind::kValue ? value_ptr[a.index]
                                                                             : param_ptr[a.index]));
-  const int64_t extent = step.extent;
-  return [this, fn, args, extent]() {
-    parallel(extent, [&](int64_t b, int64_t e) { fn(args.data(), b, e); });
-    return Status{};
-  };
+  return ParallelLoop{
+      step.extent, [fn, args = std::move(args)](int64_t b, int64_t e) { fn(args.data(), b, e); }};
 }
 
 /// A CUDA network's kernel step, emulated: the grid's blocks split over the pool's threads.
@@ -207,11 +223,12 @@ Status Executable::Impl::bind_steps() {
         if (emulated) {
           TT_ASSIGN_OR_RETURN(auto run, bind_emulated(step));
           steps.push_back(std::move(run));
+          loops.emplace_back();
           break;
         }
         if (!object) return internal_error("the artifact has kernels but no object code");
         TT_ASSIGN_OR_RETURN(auto fn, object->lookup(step.symbol));
-        steps.push_back(bind_kernel(step, fn));
+        add_loop_step(bind_kernel(step, fn));
         break;
       }
       case Step::Kind::kNative: {
@@ -219,18 +236,31 @@ Status Executable::Impl::bind_steps() {
         std::vector<const float*> inputs;
         for (ValueId in : n.inputs) inputs.push_back(f32(in));
         TT_ASSIGN_OR_RETURN(NativeKernel k, bind_native(g, n, inputs, f32(n.output)));
-        steps.push_back([this, k]() {
-          parallel(k.extent, k.run);
-          return Status{};
-        });
+        add_loop_step(ParallelLoop{k.extent, k.run});
         break;
       }
       case Step::Kind::kInterpret:
         steps.push_back(bind_interpreted(step));
+        loops.emplace_back();
         break;
     }
   }
+  plan_runs();
   return Status{};
+}
+
+void Executable::Impl::plan_runs() {
+  runs.clear();
+  for (size_t i = 0; i < steps.size();) {
+    Run r{i, i + 1, {}};
+    if (batch_steps && loops[i]) {
+      while (r.end < steps.size() && loops[r.end]) ++r.end;
+      if (r.end - r.first > 1)
+        for (size_t k = r.first; k < r.end; ++k) r.sequence.push_back(*loops[k]);
+    }
+    runs.push_back(std::move(r));
+    i = runs.back().end;
+  }
 }
 
 Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -293,6 +323,11 @@ Expected<std::unique_ptr<Executable>> Executable::load(
 
 const CompiledNetwork& Executable::network() const { return *impl_->net; }
 int Executable::threads() const { return impl_->pool->size(); }
+
+void Executable::set_step_batching(bool on) {
+  impl_->batch_steps = on;
+  impl_->plan_runs();
+}
 const graph::MemoryPlan& Executable::memory_plan() const {
   return impl_->gpu ? impl_->gpu->memory_plan() : impl_->plan;
 }
@@ -348,7 +383,13 @@ Status Executable::run(std::vector<double>* step_seconds) {
   if (impl_->gpu) return impl_->gpu->run(step_seconds);
   auto& steps = impl_->steps;
   if (!step_seconds) {
-    for (auto& s : steps) TT_RETURN_IF_ERROR(s());
+    for (const Impl::Run& r : impl_->runs) {
+      if (!r.sequence.empty()) {
+        impl_->pool->parallel_for_sequence(r.sequence);
+        continue;
+      }
+      for (size_t i = r.first; i < r.end; ++i) TT_RETURN_IF_ERROR(steps[i]());
+    }
     return Status{};
   }
   step_seconds->resize(steps.size(), 0.0);

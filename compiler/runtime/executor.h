@@ -42,6 +42,12 @@ class Executable {
   /// checked against the input like set_input's. Copied once, straight into the network's
   /// arena (the Python module passes numpy arrays' buffers this way).
   Status set_input(const std::string& name, const graph::TensorType& type, const void* data);
+  /// On by default: steps that are parallel loops (generated CPU kernels, native loops) and
+  /// follow one another run as one sequence on the thread pool, a barrier between steps instead
+  /// of a hand-off from this thread and back per step. Off: one hand-off per step (for
+  /// measuring what batching gains; the results are the same either way). A run with
+  /// `step_seconds` times each step on its own and never batches.
+  void set_step_batching(bool on);
   /// Runs every step once on the inputs set so far. With `step_seconds` (one slot per step),
   /// each step's wall time on the steady clock is added to its slot.
   Status run(std::vector<double>* step_seconds = nullptr);

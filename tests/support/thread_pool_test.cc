@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -82,6 +84,50 @@ TEST(ThreadPoolTest, CallersOnSeveralThreadsAreSerialised) {
   for (auto& t : callers) t.join();
   EXPECT_EQ(total.load(), int64_t{kCallers} * kJobs * 30);
   EXPECT_EQ(overlap.load(), 0) << "two jobs ran on the pool at once";
+}
+
+// Each loop reads what other threads wrote in the loop before it (a rotation), so a thread that
+// started loop i + 1 before every thread finished loop i would read a stale value; the result
+// must equal the sequential computation, and each loop must be split as parallel_for splits it.
+TEST(ThreadPoolTest, ASequenceOfLoopsSeesEachLoopsWritesAndKeepsTheSplit) {
+  constexpr int64_t kExtent = 1000;
+  constexpr int kLoops = 300;
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    std::vector<std::vector<int64_t>> x(kLoops + 1, std::vector<int64_t>(kExtent, 0));
+    for (int64_t i = 0; i < kExtent; ++i) x[0][static_cast<size_t>(i)] = i;
+    std::mutex mu;
+    std::vector<std::pair<int64_t, int64_t>> slices;
+    std::vector<ParallelLoop> loops;
+    for (int k = 0; k < kLoops; ++k)
+      loops.push_back({kExtent, [&, k](int64_t b, int64_t e) {
+                         const auto& in = x[static_cast<size_t>(k)];
+                         auto& out = x[static_cast<size_t>(k) + 1];
+                         for (int64_t i = b; i < e; ++i)
+                           out[static_cast<size_t>(i)] =
+                               in[static_cast<size_t>((i + 337) % kExtent)] + 1;
+                         if (k == 0) {
+                           std::lock_guard<std::mutex> lock(mu);
+                           slices.emplace_back(b, e);
+                         }
+                       }});
+    // A loop of one iteration and an empty one in the middle, as networks have.
+    loops.insert(loops.begin() + 100, ParallelLoop{1, [](int64_t b, int64_t e) {
+                                                     ASSERT_EQ(b, 0);
+                                                     ASSERT_EQ(e, 1);
+                                                   }});
+    loops.insert(loops.begin() + 200,
+                 ParallelLoop{0, [](int64_t, int64_t) { FAIL() << "an empty loop ran"; }});
+    pool.parallel_for_sequence(loops);
+    for (int64_t i = 0; i < kExtent; ++i)
+      ASSERT_EQ(x[kLoops][static_cast<size_t>(i)], (i + 337 * kLoops) % kExtent + kLoops)
+          << threads << " threads, index " << i;
+    std::sort(slices.begin(), slices.end());
+    ASSERT_EQ(slices.size(), static_cast<size_t>(threads));
+    for (int t = 0; t < threads; ++t)
+      EXPECT_EQ(slices[static_cast<size_t>(t)],
+                std::make_pair(kExtent * t / threads, kExtent * (t + 1) / threads));
+  }
 }
 
 }  // namespace

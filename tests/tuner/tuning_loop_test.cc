@@ -29,6 +29,7 @@ class TableMeasurer final : public tt::tuner::Measurer {
       ss::MeasureResult r;
       r.config_index = c.index;
       r.device_key = device_key();
+      r.threads = threads;
       if (c.index % 5 == 0) {
         r.error_no = ss::MeasureErrorNo::kCompileHost;
         r.costs = {ss::kErrorCost};
@@ -42,6 +43,7 @@ class TableMeasurer final : public tt::tuner::Measurer {
   }
   std::string device_key() const override { return "test-device"; }
   int calls = 0;
+  int threads = 1;
 };
 
 TEST(TuningLoop, HonoursBudgetAndRecordsEverything) {
@@ -95,6 +97,51 @@ TEST(TuningLoop, ResumeSkipsMeasuredConfigsAndFinishesTheBudget) {
   std::set<int64_t> indices;
   for (const auto& rec : all) indices.insert(rec.config_index);
   EXPECT_EQ(indices.size(), 20u) << "a resumed run measured a config twice";
+}
+
+// Records are per thread count (issue 14): a run for two threads neither skips nor counts the
+// configs a one-thread run measured, and its best is its own; the one-thread history is still
+// whole for a one-thread run.
+TEST(TuningLoop, ResumeCountsOnlyResultsOfTheRunsThreadCount) {
+  const ss::Task t = task();
+  auto space = *ss::make_config_space(t);
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("loop_threads"));
+  tt::tuner::TuneOptions o;
+  o.trials = 12;
+  o.run_id = "random-seed1";
+  o.threads = 1;
+  {
+    tt::tuner::RandomTuner tuner(space, 1);
+    TableMeasurer m;
+    ASSERT_TRUE(tt::tuner::tune_task(t, space, tuner, m, store.get(), o, nullptr).has_value());
+    EXPECT_EQ(m.calls, 12);
+  }
+  o.threads = 2;
+  tt::tuner::RandomTuner two(space, 1);  // same seed: proposes the one-thread run's configs
+  TableMeasurer m2;
+  m2.threads = 2;
+  auto r = tt::tuner::tune_task(t, space, two, m2, store.get(), o, nullptr);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->resumed, 0);
+  EXPECT_EQ(r->replayed, 0);
+  EXPECT_EQ(m2.calls, 12) << "configs timed on one thread were skipped for two";
+  auto best2 = *store->best(ss::workload_key(t), "", "test-device", 2);
+  ASSERT_TRUE(best2.has_value());
+  EXPECT_EQ(best2->record.result.threads, 2);
+  EXPECT_EQ(*store->result_count(), 24);
+
+  o.threads = 1;
+  tt::tuner::RandomTuner one(space, 1);
+  TableMeasurer m1;
+  auto again = tt::tuner::tune_task(t, space, one, m1, store.get(), o, nullptr);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->resumed, 12);
+  EXPECT_EQ(again->replayed, 12);
+  EXPECT_EQ(m1.calls, 0);
+  EXPECT_EQ((*store->best(ss::workload_key(t), "", "test-device", 1))->record.result.threads, 1);
+  EXPECT_EQ(*store->measured_indices(*store->ensure_task(tt::records::task_info(t, space)),
+                                     "test-device", 3),
+            std::set<int64_t>());
 }
 
 TEST(TuningLoop, EarlyStoppingAndBadOptions) {
