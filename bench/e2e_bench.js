@@ -263,8 +263,14 @@ if (models.some((m) => variants[m].graph)) {
     if (variants[m].graphSummary) console.log(`${m}: ${variants[m].graphSummary}`);
 }
 
-// The per-layer profile of the headline configuration, beside the table.
-const headline = models.includes('resnet-18') ? 'resnet-18' : models[0];
-const artifact = variants[headline].tuned ? variants[headline].tuned[threads[0]] : variants[headline].default;
-console.log('');
-console.log(run(tt, ['bench', artifact, '--threads', '1', '--repeat', repeat, '--profile']));
+// The per-layer profile of every tuned artifact (each thread count), or of the first model's
+// default one when nothing was tuned, beside the table.
+const profiled = models.filter((m) => variants[m].tuned);
+if (profiled.length === 0) profiled.push(models[0]);
+for (const m of profiled)
+  for (const t of variants[m].tuned ? threads : [threads[0]]) {
+    const artifact = variants[m].tuned ? variants[m].tuned[t] : variants[m].default;
+    console.log('');
+    console.log(`${m}, ${variants[m].tuned ? 'tuned' : 'default configs'}, ${t} thread${t === 1 ? '' : 's'}:`);
+    console.log(run(tt, ['bench', artifact, '--threads', String(t), '--repeat', repeat, '--profile']));
+  }
