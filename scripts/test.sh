@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test with ctest; then what CI runs beside
-# it: each fuzz target for a few seconds, the whole suite under ASan and UBSan, and the tests of
-# the tracker, dispatcher, device server and executor under TSan. Extra arguments go to ctest
+# it: the whole suite under ASan and UBSan, each fuzz target for a few seconds, and the tests of
+# the tracker, dispatcher, device server and executor under TSan (under a time budget, below). Extra arguments go to ctest
 # (e.g. -R Conv2d).
 #   --quick  the main suite only (no fuzzing, no sanitizer builds): the loop while developing
 #   --gpu   then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
@@ -125,10 +125,11 @@ within_budget() {
     exit "$rc"
   fi
 }
+# The broadest check first: the whole suite under ASan+UBSan, then the fuzzers, then TSan.
 if [[ $quick == 0 ]]; then
-  if [[ $fuzz != 0 ]]; then within_budget "--fuzz $fuzz" "$root/scripts/fuzz.sh" "$fuzz"; fi
   within_budget "--sanitize address,undefined" "$root/scripts/test.sh" --sanitize address,undefined \
     ${args[@]+"${args[@]}"}
+  if [[ $fuzz != 0 ]]; then within_budget "--fuzz $fuzz" "$root/scripts/fuzz.sh" "$fuzz"; fi
   within_budget "--sanitize thread" "$root/scripts/test.sh" --sanitize thread ${args[@]+"${args[@]}"}
 fi
 cd "$root/build"
