@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test with ctest; then what CI runs beside
-# it: the whole suite under ASan and UBSan, each fuzz target for a few seconds, and the tests of
-# the tracker, dispatcher, device server and executor under TSan (under a time budget, below). Extra arguments go to ctest
-# (e.g. -R Conv2d).
+# it: the whole suite under ASan and UBSan, each fuzz target for a few seconds, and the tests
+# of the tracker, dispatcher, device server and executor under TSan (under a time budget,
+# below). Extra arguments go to ctest (e.g. -R Conv2d).
 #   --quick  the main suite only (no fuzzing, no sanitizer builds): the loop while developing
 #   --gpu   then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
 #           or a build without the CUDA Toolkit); for machines that have one.
