@@ -146,13 +146,9 @@ int main(int argc, char** argv) {
     }
     const double o = median(ours), a = median(anchor);
     const double ratio = a > 0 ? o / a : 0;
-    if (ratio > 0 && !winograd_anchor) {
-      log_ratio_sum += std::log(ratio);
-      ++ratio_count;
-    }
-    if (ratio > 0 && winograd_anchor) {
-      wino_log_ratio_sum += std::log(ratio);
-      ++wino_ratio_count;
+    if (ratio > 0) {  // the Winograd rows have their own geometric mean
+      (winograd_anchor ? wino_log_ratio_sum : log_ratio_sum) += std::log(ratio);
+      ++(winograd_anchor ? wino_ratio_count : ratio_count);
     }
     std::printf("%-26s %10.2f %10.2f %7.3f %8.3f %7.1fms  %s [oneDNN %s]\n", label.c_str(), o, a,
                 ratio, per_trial, median(compile) * 1e3,

@@ -52,6 +52,7 @@ class MemoMeasurer final : public tt::tuner::Measurer {
     return out;
   }
   std::string device_key() const override { return m_->options().device_key; }
+  int threads() const override { return m_->threads(); }
   const std::map<int64_t, ss::MeasureResult>& memo() const { return memo_; }
   std::vector<ss::Config> log_configs;
   std::vector<ss::MeasureResult> log_results;

@@ -39,6 +39,9 @@ class FarmMeasurer final : public tuner::Measurer {
     }
   }
   std::string device_key() const override { return key_; }
+  int threads() const override {
+    return ss::cuda_compute_capability(task_.target.spec) ? 0 : timing_.threads;
+  }
 
  private:
   ss::Task task_;

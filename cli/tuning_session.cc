@@ -8,7 +8,6 @@
 
 #include "cli/commands.h"
 #include "compiler/codegen/llvm/kernel.h"
-#include "schedule_space/template.h"
 #include "tuner/tuner_factory.h"
 
 namespace tensortune::cli {
@@ -160,9 +159,6 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
   to.batch_size = f.batch_size;
   to.early_stopping = f.early_stopping;
   to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
-  // CPU records are per thread count; a GPU kernel's time does not depend on the host's
-  // threads, so a CUDA task's history is every result of its device key.
-  to.threads = ss::template_of(task).backend() == "cuda" ? 0 : f.threads;
   to.on_batch = reporting.on_batch;
   if (!reporting.quiet)
     std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",

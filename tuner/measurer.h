@@ -22,6 +22,10 @@ class Measurer {
       const schedule_space::ConfigSpace& space,
       const std::vector<schedule_space::Config>& configs) = 0;
   virtual std::string device_key() const = 0;
+  /// The thread count its results are measured (and recorded) on: the tuning loop takes only
+  /// the DB's results of that count as the run's history, since a config's speed on one thread
+  /// says little of its speed on two. 0: results are not told apart by threads (a GPU's).
+  virtual int threads() const { return 0; }
 };
 
 /// Measures in this process: measure::LocalMeasurer on the CPU, GpuMeasurer on a GPU.
@@ -34,6 +38,7 @@ class LocalMeasurerAdapter final : public Measurer {
     return m_->measure(space, configs);
   }
   std::string device_key() const override { return m_->device_key(); }
+  int threads() const override { return m_->threads(); }
 
  private:
   std::unique_ptr<measure::Measurer> m_;

@@ -31,11 +31,11 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
   int64_t task_id = -1;
   if (store) {
     TT_ASSIGN_OR_RETURN(task_id, store->ensure_task(records::task_info(task, space)));
-    TT_ASSIGN_OR_RETURN(auto measured,
-                        store->measured_indices(task_id, measurer.device_key(), options.threads));
+    TT_ASSIGN_OR_RETURN(
+        auto measured, store->measured_indices(task_id, measurer.device_key(), measurer.threads()));
     tuner.skip(measured);
     TT_ASSIGN_OR_RETURN(auto prior,
-                        store->task_records(task_id, measurer.device_key(), options.threads));
+                        store->task_records(task_id, measurer.device_key(), measurer.threads()));
     std::vector<ss::Config> prior_configs;
     std::vector<ss::MeasureResult> prior_results;
     std::set<int64_t> seen;
@@ -56,7 +56,7 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
     out.replayed = static_cast<int64_t>(prior_configs.size());
     p.done = out.resumed;
     TT_ASSIGN_OR_RETURN(auto best, store->best(ss::workload_key(task), task.target.spec,
-                                               measurer.device_key(), options.threads));
+                                               measurer.device_key(), measurer.threads()));
     if (best) {
       p.best_gflops = best->gflops;
       auto c = space.config_at(best->record.config_index);

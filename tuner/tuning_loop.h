@@ -45,12 +45,7 @@ struct TuneOptions {
   int batch_size = 8;          ///< configs per measure call
   int64_t early_stopping = 0;  ///< stop after this many trials without improvement; 0 = never
   std::string run_id;          ///< names the run in the DB; its results count toward `trials`
-  /// The thread count the measurer times kernels on: only the DB's results measured on as many
-  /// threads are this run's history (skipped, replayed, counted, its best). A config's speed on
-  /// one thread says little of its speed on two (its parallel split), so records of other counts
-  /// are another tuning problem. 0: results of any thread count.
-  int threads = 0;
-  BatchFn on_batch;  ///< optional
+  BatchFn on_batch;            ///< optional
 };
 
 struct TuneResult {

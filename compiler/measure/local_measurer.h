@@ -37,6 +37,8 @@ class Measurer {
       const std::vector<schedule_space::Config>& configs) = 0;
   /// The key its results are filed under.
   virtual const std::string& device_key() const = 0;
+  /// The host threads a kernel runs on while timed; 0 where that does not apply (a GPU).
+  virtual int threads() const { return 0; }
 };
 
 struct MeasureOptions {
@@ -77,6 +79,7 @@ class LocalMeasurer final : public Measurer {
   const schedule_space::Task& task() const { return task_; }
   const MeasureOptions& options() const { return options_; }
   const std::string& device_key() const override { return options_.device_key; }
+  int threads() const override { return options_.threads; }
 
   std::vector<schedule_space::MeasureResult> measure(
       const schedule_space::ConfigSpace& space,

@@ -29,7 +29,7 @@ class TableMeasurer final : public tt::tuner::Measurer {
       ss::MeasureResult r;
       r.config_index = c.index;
       r.device_key = device_key();
-      r.threads = threads;
+      r.threads = threads_;
       if (c.index % 5 == 0) {
         r.error_no = ss::MeasureErrorNo::kCompileHost;
         r.costs = {ss::kErrorCost};
@@ -42,8 +42,9 @@ class TableMeasurer final : public tt::tuner::Measurer {
     return out;
   }
   std::string device_key() const override { return "test-device"; }
+  int threads() const override { return threads_; }
   int calls = 0;
-  int threads = 1;
+  int threads_ = 1;
 };
 
 TEST(TuningLoop, HonoursBudgetAndRecordsEverything) {
@@ -109,17 +110,15 @@ TEST(TuningLoop, ResumeCountsOnlyResultsOfTheRunsThreadCount) {
   tt::tuner::TuneOptions o;
   o.trials = 12;
   o.run_id = "random-seed1";
-  o.threads = 1;
   {
     tt::tuner::RandomTuner tuner(space, 1);
     TableMeasurer m;
     ASSERT_TRUE(tt::tuner::tune_task(t, space, tuner, m, store.get(), o, nullptr).has_value());
     EXPECT_EQ(m.calls, 12);
   }
-  o.threads = 2;
   tt::tuner::RandomTuner two(space, 1);  // same seed: proposes the one-thread run's configs
   TableMeasurer m2;
-  m2.threads = 2;
+  m2.threads_ = 2;
   auto r = tt::tuner::tune_task(t, space, two, m2, store.get(), o, nullptr);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->resumed, 0);
@@ -130,7 +129,6 @@ TEST(TuningLoop, ResumeCountsOnlyResultsOfTheRunsThreadCount) {
   EXPECT_EQ(best2->record.result.threads, 2);
   EXPECT_EQ(*store->result_count(), 24);
 
-  o.threads = 1;
   tt::tuner::RandomTuner one(space, 1);
   TableMeasurer m1;
   auto again = tt::tuner::tune_task(t, space, one, m1, store.get(), o, nullptr);
