@@ -4,6 +4,9 @@
 /// codegen/cuda/) and by the fusion rules that decide it (passes/fusion_rules.h). Header only:
 /// it names what a kernel applies to its accumulator before the store, not how.
 
+#include <algorithm>
+#include <vector>
+
 namespace tensortune::codegen {
 
 /// Applied in order to the accumulator. A channel operand holds one float per output channel
@@ -15,5 +18,14 @@ struct EpilogueOp {
   int operand = -1;      ///< index into the kernel's epilogue operands
   float lo = 0, hi = 0;  ///< kClip
 };
+
+/// How many operands a kernel with this epilogue takes after its own arguments: the highest
+/// operand index used, plus one. Not the epilogue's length: relu and clip take none, and a
+/// kernel that declared one per step would read past the arguments its caller passes.
+inline int epilogue_operand_count(const std::vector<EpilogueOp>& epilogue) {
+  int n = 0;
+  for (const EpilogueOp& op : epilogue) n = std::max(n, op.operand + 1);
+  return n;
+}
 
 }  // namespace tensortune::codegen

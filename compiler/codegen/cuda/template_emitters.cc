@@ -54,11 +54,7 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
   return k;
 }
 
-int CudaKernelOptions::operand_count() const {
-  int n = 0;
-  for (const EpilogueOp& op : epilogue) n = std::max(n, op.operand + 1);
-  return n;
-}
+int CudaKernelOptions::operand_count() const { return epilogue_operand_count(epilogue); }
 
 CudaKernelOptions CudaKernelOptions::bias_relu(bool bias, bool relu) {
   CudaKernelOptions o;

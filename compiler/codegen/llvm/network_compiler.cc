@@ -133,8 +133,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   }
   llvm::IRBuilder<> b(m.getContext());
   if (const auto* c = std::get_if<ConvKernelSpec>(&k.spec)) {
-    emit::AnchorArgs args =
-        emit::begin_anchor_function(m, b, k.symbol, lanes, true, c->epilogue.size());
+    emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
+                                                        epilogue_operand_count(c->epilogue));
     args.epilogue = c->epilogue;
     if (c->depthwise) {
       emit::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
@@ -145,8 +145,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     }
   } else {
     const auto& d = std::get<DenseKernelSpec>(k.spec);
-    emit::AnchorArgs args =
-        emit::begin_anchor_function(m, b, k.symbol, lanes, true, d.epilogue.size());
+    emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
+                                                        epilogue_operand_count(d.epilogue));
     args.epilogue = d.epilogue;
     emit::emit_dense(b, args, d.workload, d.schedule, lanes);
   }
