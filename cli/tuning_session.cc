@@ -76,8 +76,10 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
       ->check(tensortune::cli::at_least(1))
       ->capture_default_str();
   cmd.add_flag("--flush-cache", f.flush_cache,
-               "flush weights and output from the caches before every round "
-               "(meaningful with --number 1)");
+               "measure as a network runs a layer: before every round, evict the caches and "
+               "the TLB (a pass over twice the last-level cache) and flush the weights and "
+               "output; use with --number 1 --min-repeat-ms 0 --repeat 10, so that every timed "
+               "run is a cold one");
   cmd.add_option("--tracker", f.tracker,
                  "HOST:PORT of a tracker: measure on its device farm instead of this machine")
       ->group("Farm");

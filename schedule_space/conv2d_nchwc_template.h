@@ -39,6 +39,10 @@ struct WinogradSchedule {
   /// block's input again): parallelism for layers with few tiles, where one iteration per
   /// tile block leaves threads idle and every thread would stream all of the weights.
   int64_t oc_split = 1;
+  /// While multiplying one point's weights, prefetch the next point's into L2, a chunk ahead:
+  /// in a network the transformed weights arrive cold (alpha^2/9 of the direct weights), and
+  /// the points' chunks lie far apart, so the hardware's stream prefetch restarts at each.
+  bool prefetch = false;
   int alpha() const { return m + 2; }
   int64_t tiles_per_block() const { return reg_t * block_t; }
 };

@@ -19,11 +19,13 @@ constexpr int64_t kRegisterTiles[] = {1, 2, 3, 4, 6, 8};
 constexpr int64_t kBlocks[] = {1, 2, 3, 4};
 // The first is 1: records made before the knob existed decode to it.
 constexpr int64_t kOcSplits[] = {1, 2, 4, 8};
+// 0 first, for the same reason.
+constexpr int64_t kPrefetch[] = {0, 1};
 
 int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
 
 // Knob positions, fixed by conv2d_winograd_space.
-enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4, kOcSplit = 5 };
+enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4, kOcSplit = 5, kPrefetchU = 6 };
 
 int64_t scratch_bytes(const WinogradSchedule& s, int64_t in_channels) {
   const int64_t a2 = int64_t{s.alpha()} * s.alpha();
@@ -69,15 +71,17 @@ ConfigSpace conv2d_winograd_space(const Conv2dWorkload& w, int vector_lanes) {
   std::vector<Knob> knobs;
   knobs.push_back(make_split_knob("tile_ic", w.in_channels, 2, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors));
-  std::vector<KnobValue> tiles, regs, blocks, splits;
+  std::vector<KnobValue> tiles, regs, blocks, splits, prefetch;
   for (int m : kWinogradTiles) tiles.emplace_back(int64_t{m});
   for (int64_t r : kRegisterTiles) regs.emplace_back(r);
   for (int64_t b : kBlocks) blocks.emplace_back(b);
   for (int64_t g : kOcSplits) splits.emplace_back(g);
+  for (int64_t f : kPrefetch) prefetch.emplace_back(f);
   knobs.push_back(make_other_knob("tile_m", tiles));
   knobs.push_back(make_other_knob("reg_t", regs));
   knobs.push_back(make_other_knob("block_t", blocks));
   knobs.push_back(make_other_knob("oc_split", splits));
+  knobs.push_back(make_other_knob("prefetch", prefetch));
   std::vector<Knob> captured = knobs;
   const int64_t lanes = vector_lanes;
   auto valid = [captured, lanes, w](const std::vector<int32_t>& d) {
@@ -101,6 +105,7 @@ WinogradSchedule conv2d_winograd_schedule(const ConfigSpace& space, const Config
   s.reg_t = std::get<int64_t>(space.value(config, "reg_t"));
   s.block_t = std::get<int64_t>(space.value(config, "block_t"));
   s.oc_split = std::get<int64_t>(space.value(config, "oc_split"));
+  s.prefetch = std::get<int64_t>(space.value(config, "prefetch")) != 0;
   return s;
 }
 
@@ -159,7 +164,8 @@ class Conv2dWinogradTemplate final : public Template {
                                                 "mults_ratio",
                                                 "fma_per_load",
                                                 "oc_split",
-                                                "weight_bytes_per_iteration"};
+                                                "weight_bytes_per_iteration",
+                                                "prefetch"};
     return names;
   }
 
@@ -192,7 +198,8 @@ class Conv2dWinogradTemplate final : public Template {
             static_cast<float>(a2 / (9.0 * s.m * s.m)),
             static_cast<float>(acc) / static_cast<float>(vectors + s.reg_t),
             static_cast<float>(s.oc_split),
-            log_feature(4.0 * a2 * w.in_channels * w.out_channels / double(s.oc_split))};
+            log_feature(4.0 * a2 * w.in_channels * w.out_channels / double(s.oc_split)),
+            s.prefetch ? 1.0f : 0.0f};
   }
 
   KernelSignature signature(const Task& task, const ConfigSpace& space,

@@ -20,6 +20,9 @@
 ///   tile_m   output tile m: 2, 4 or 6 (F(2x2,3x3), F(4x4,3x3), F(6x6,3x3))
 ///   reg_t    tiles in the GEMM's register tile (its rows): 1, 2, 3, 4, 6, 8
 ///   block_t  register tiles per block: T = reg_t * block_t tiles per parallel iteration
+///   oc_split output-channel groups run as separate parallel iterations: 1, 2, 4, 8
+///   prefetch 1: prefetch the next point's weights into L2 while multiplying this point's
+///            (for weights that arrive cold, as in a network); 0: leave it to the hardware
 /// Valid when reg_t * ceil(y / lanes) accumulators fit in kMaxAccumulators, the stack scratch
 /// (alpha^2 * T * (IC + y) floats) fits in kMaxWinogradScratchBytes, and a block is not all
 /// padding (T - reg_t < tiles of the image).

@@ -33,6 +33,7 @@ std::string describe_schedule(const ss::Conv2dSchedule& s) {
     os << "winograd m=" << w->m << " ic_bn=" << w->ic_bn << " oc_bn=" << w->oc_bn
        << " reg_t=" << w->reg_t << " block_t=" << w->block_t;
     if (w->oc_split > 1) os << " oc_split=" << w->oc_split;
+    if (w->prefetch) os << " prefetch=1";
     return os.str();
   }
   os << "ic_bn=" << s.ic_bn << " oc_bn=" << s.oc_bn << " reg_n=" << s.reg_n << " reg_h=" << s.reg_h

@@ -186,6 +186,7 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
     std::function<void()> flush;
     if (options_.flush_cache) {
       flush = [&] {
+        evict_caches();
         flush_cache(p.weight.data(), p.weight.size() * sizeof(float));
         flush_cache(out.data(), out.size() * sizeof(float));
       };

@@ -44,7 +44,8 @@ class Measurer {
 struct MeasureOptions {
   TimeEvaluatorOptions timing;
   int threads = 1;
-  /// Flush the weights and output (every operand but the data, as AutoTVM) before each round.
+  /// Before each round, evict the caches and the TLB (evict_caches) and flush the weights and
+  /// output (every operand but the data, as AutoTVM): the state a network runs a layer in.
   bool flush_cache = false;
   bool check_correctness = true;
   /// Threads that compile a batch's kernels before any of them is timed (as AutoTVM's

@@ -1,7 +1,10 @@
 #include "compiler/measure/time_evaluator.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -70,6 +73,23 @@ void flush_cache(const void* p, size_t bytes) {
   (void)p;
   (void)bytes;
 #endif
+}
+
+void evict_caches() {
+  // Read, not written: device servers measure on several threads at once, and reads of a
+  // shared buffer do not race. 4 KiB pages (a std::vector, not an AlignedBuffer) so that the
+  // pass also evicts the TLB's entries.
+  static const std::vector<float> buffer = [] {
+    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    const size_t bytes = llc > 0 ? std::clamp<size_t>(2 * static_cast<size_t>(llc),
+                                                      size_t{32} << 20, size_t{512} << 20)
+                                 : size_t{64} << 20;
+    return std::vector<float>(bytes / sizeof(float), 1.0f);
+  }();
+  float sum = 0;
+  for (size_t i = 0; i < buffer.size(); i += 16) sum += buffer[i];
+  volatile float sink = sum;  // keeps the reads
+  (void)sink;
 }
 
 std::vector<double> drop_extremes(std::vector<double> rounds) {

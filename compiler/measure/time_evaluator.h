@@ -47,6 +47,13 @@ TimingResult time_evaluator(const std::function<void()>& fn,
 /// Evicts every cache line of [p, p + bytes) from all cache levels (clflush); a no-op off x86.
 void flush_cache(const void* p, size_t bytes);
 
+/// Evicts the caches and the TLB as a network's other layers would before a layer runs: reads
+/// one float per cache line of a buffer twice the last-level cache (64 MiB where its size is
+/// unknown; allocated on the first call). flush_cache alone leaves the TLB warm and the caches
+/// full of clean lines, and a 7x7x512 Winograd layer then runs in 1.32 ms where a network runs
+/// it in 2.0-2.4 ms; with this pass first, in 1.9 ms.
+void evict_caches();
+
 /// AutoTVM's runner: with more than two rounds drop the fastest and the slowest.
 std::vector<double> drop_extremes(std::vector<double> rounds);
 

@@ -77,8 +77,10 @@ TEST(WinogradNetwork, EveryZooModelWithWinogradWhereItServesMatchesTheInterprete
           w, w.in_channels % 8 == 0 ? 8 : w.in_channels, w.out_channels % 16 == 0 ? 16 : 1,
           static_cast<int>(lanes));
       if (ss::winograd_accepts(w)) {
-        // Every other layer splits its output channels over two parallel groups.
+        // Every other layer splits its output channels over two parallel groups, and
+        // half the layers prefetch their weights.
         s.winograd = winograd_for(w, ss::kWinogradTiles[layer % 3], 1 + layer % 2);
+        s.winograd->prefetch = layer % 4 >= 2;
         ++layer;
         s.ic_bn = s.winograd->ic_bn;
         s.oc_bn = s.winograd->oc_bn;

@@ -59,7 +59,8 @@ Inputs make_inputs(const ss::Conv2dWorkload& w, bool bias) {
 
 /// The config of the space with these knob values (the rest as the default has them).
 ss::Config config_with(const ss::ConfigSpace& space, const ss::Config& base, int m, int64_t ic_bn,
-                       int64_t oc_bn, int64_t reg_t, int64_t block_t, int64_t oc_split = 1) {
+                       int64_t oc_bn, int64_t reg_t, int64_t block_t, int64_t oc_split = 1,
+                       int64_t prefetch = 0) {
   ss::Entity e = space.entity_of(base);
   for (auto& [name, value] : e) {
     if (name == "tile_m") value = int64_t{m};
@@ -68,6 +69,7 @@ ss::Config config_with(const ss::ConfigSpace& space, const ss::Config& base, int
     if (name == "reg_t") value = reg_t;
     if (name == "block_t") value = block_t;
     if (name == "oc_split") value = oc_split;
+    if (name == "prefetch") value = prefetch;
   }
   auto c = space.config_from_entity(e);
   EXPECT_TRUE(c.has_value()) << c.error().message;
@@ -128,13 +130,15 @@ TEST(WinogradKernel, EveryTileSizeMatchesTheReferenceOnOddShapesAndPadding) {
     const ss::Config base = ss::default_config(*task, *space);
     const Inputs r = make_inputs(w, false);
     for (int m : ss::kWinogradTiles) {
-      for (auto [ic_bn, oc_bn, reg_t, block_t, oc_split] :
-           std::vector<std::array<int64_t, 5>>{{1, w.out_channels, 1, 1, 1},
-                                               {w.in_channels, 4, 3, 2, 1},
-                                               {w.in_channels, w.out_channels / 2, 2, 3, 2},
-                                               {w.in_channels, 4, 1, 2, 4}}) {
-        const ss::Config c = config_with(*space, base, m, ic_bn, oc_bn, reg_t, block_t, oc_split);
+      for (auto [ic_bn, oc_bn, reg_t, block_t, oc_split, prefetch] :
+           std::vector<std::array<int64_t, 6>>{{1, w.out_channels, 1, 1, 1, 0},
+                                               {w.in_channels, 4, 3, 2, 1, 1},
+                                               {w.in_channels, w.out_channels / 2, 2, 3, 2, 1},
+                                               {w.in_channels, 4, 1, 2, 4, 0}}) {
+        const ss::Config c =
+            config_with(*space, base, m, ic_bn, oc_bn, reg_t, block_t, oc_split, prefetch);
         ASSERT_EQ(ss::conv2d_winograd_schedule(*space, c).oc_split, oc_split);
+        ASSERT_EQ(ss::conv2d_winograd_schedule(*space, c).prefetch, prefetch != 0);
         if (!space->is_valid(c)) continue;
         auto got = tt::measure::run_operator(*task, *space, c, r.in, 2);
         ASSERT_TRUE(got.has_value()) << got.error().message;

@@ -73,7 +73,7 @@ std::string spec_key(const NetworkKernelSpec& spec) {
        << (c->depthwise ? " depthwise" : "");
     if (const auto& wg = s.winograd)
       os << " winograd " << wg->m << ' ' << wg->ic_bn << ' ' << wg->oc_bn << ' ' << wg->reg_t << ' '
-         << wg->block_t << ' ' << wg->oc_split;
+         << wg->block_t << ' ' << wg->oc_split << ' ' << wg->prefetch;
     put_epilogue(os, c->epilogue);
   } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
     const auto& w = d->workload;

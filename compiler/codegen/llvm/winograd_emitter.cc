@@ -1,5 +1,6 @@
 // The Winograd template's kernel: input transform, batched GEMM and output transform with the
 // fused epilogue, per block of output tiles (see schedule_space/conv2d_winograd_template.h).
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
 #include <vector>
@@ -176,6 +177,15 @@ class WinogradEmitter {
       llvm::Value* u_base =
           mul_i64(b_, add_i64(b_, mul_i64(b_, p, occ_), ocb), w_.in_channels * s_.oc_bn);
       llvm::Value* v_base = mul_i64(b_, p, tiles_ * w_.in_channels);
+      // The chunk multiplied next: point p + 1 of this channel block, or point 0 of the next
+      // block (past the last block it is another group's or past the end: a prefetch of any
+      // address is harmless).
+      const int64_t chunk = w_.in_channels * s_.oc_bn;
+      llvm::Value* next_base = nullptr;
+      if (s_.prefetch)
+        next_base = b_.CreateSelect(b_.CreateICmpSLT(add_i64(b_, p, 1), i64(b_, a2_)),
+                                    add_i64(b_, u_base, occ_ * chunk),
+                                    mul_i64(b_, add_i64(b_, ocb, 1), chunk));
       emit_for(b_, i64(b_, 0), i64(b_, s_.block_t), "reg_tile", [&](llvm::Value* rt) {
         llvm::Value* t0 = mul_i64(b_, rt, s_.reg_t);
         std::vector<llvm::Value*> rows;
@@ -193,6 +203,7 @@ class WinogradEmitter {
               for (int64_t k = 0; k < unroll; ++k) {
                 llvm::Value* ic = add_i64(b_, mul_i64(b_, ic_step, unroll), k);
                 llvm::Value* u_off = add_i64(b_, u_base, mul_i64(b_, ic, s_.oc_bn));
+                if (next_base) prefetch_row(add_i64(b_, next_base, mul_i64(b_, ic, s_.oc_bn)));
                 std::vector<llvm::Value*> wv;
                 for (size_t v = 0; v < nv; ++v)
                   wv.push_back(load_vector(b_, args_.weight,
@@ -216,6 +227,20 @@ class WinogradEmitter {
           }
       });
     });
+  }
+
+  /// Prefetches the oc_bn weights at U + offset into L2, one prefetch per 64-byte line.
+  void prefetch_row(llvm::Value* offset) {
+    llvm::Module* m = b_.GetInsertBlock()->getModule();
+    llvm::Function* prefetch =
+        llvm::Intrinsic::getDeclaration(m, llvm::Intrinsic::prefetch, {b_.getInt8PtrTy()});
+    constexpr int64_t kFloatsPerLine = 16;
+    for (int64_t f = 0; f < s_.oc_bn; f += kFloatsPerLine) {
+      llvm::Value* ptr = b_.CreateGEP(b_.getFloatTy(), args_.weight, add_i64(b_, offset, f));
+      // (address, read, locality 2: keep in L2, data cache)
+      b_.CreateCall(prefetch, {b_.CreateBitCast(ptr, b_.getInt8PtrTy()), b_.getInt32(0),
+                               b_.getInt32(2), b_.getInt32(1)});
+    }
   }
 
   /// Y = A^T M A for every tile of the block that lies in the image, epilogue applied, stored
