@@ -58,19 +58,22 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
                  "threads each kernel runs on while measured (recorded with the result)")
       ->check(tensortune::cli::at_least(1, 1024))
       ->capture_default_str();
-  cmd.add_option("--number", f.number,
-                 "time_evaluator: runs per repeat before min-repeat-ms growth")
-      ->check(tensortune::cli::at_least(1))
-      ->capture_default_str();
-  cmd.add_option(
-         "--repeat", f.repeat,
-         "time_evaluator: timed rounds; with more than 2 the fastest and slowest are dropped")
-      ->check(tensortune::cli::at_least(1))
-      ->capture_default_str();
-  cmd.add_option("--min-repeat-ms", f.min_repeat_ms,
-                 "time_evaluator: grow `number` until one round lasts this long")
-      ->check(tensortune::cli::at_least(0))
-      ->capture_default_str();
+  CLI::Option* number =
+      cmd.add_option("--number", f.number,
+                     "time_evaluator: runs per repeat before min-repeat-ms growth")
+          ->check(tensortune::cli::at_least(1))
+          ->capture_default_str();
+  CLI::Option* repeat =
+      cmd.add_option(
+             "--repeat", f.repeat,
+             "time_evaluator: timed rounds; with more than 2 the fastest and slowest are dropped")
+          ->check(tensortune::cli::at_least(1))
+          ->capture_default_str();
+  CLI::Option* min_repeat_ms =
+      cmd.add_option("--min-repeat-ms", f.min_repeat_ms,
+                     "time_evaluator: grow `number` until one round lasts this long")
+          ->check(tensortune::cli::at_least(0))
+          ->capture_default_str();
   cmd.add_option("--timeout", f.timeout_s,
                  "seconds a config may take in all before it is recorded as RUN_TIMEOUT")
       ->check(tensortune::cli::at_least(1))
@@ -78,8 +81,17 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
   cmd.add_flag("--flush-cache", f.flush_cache,
                "measure as a network runs a layer: before every round, evict the caches and "
                "the TLB (a pass over twice the last-level cache) and flush the weights and "
-               "output; use with --number 1 --min-repeat-ms 0 --repeat 10, so that every timed "
-               "run is a cold one");
+               "output. Implies --number 1 --min-repeat-ms 0 --repeat 10 where those are not "
+               "given, so that every timed run is a cold one (recommended for tune --model on "
+               "a CPU: compile then picks Winograd or direct by what the network will see)");
+  // A flushed round of many runs times one cold run and many warm ones: AutoTVM's cache flush
+  // is only meaningful with number=1, and its users learn that the hard way.
+  cmd.parse_complete_callback([&f, number, repeat, min_repeat_ms] {
+    if (!f.flush_cache) return;
+    if (number->count() == 0) f.number = 1;
+    if (min_repeat_ms->count() == 0) f.min_repeat_ms = 0;
+    if (repeat->count() == 0) f.repeat = 10;
+  });
   cmd.add_option("--tracker", f.tracker,
                  "HOST:PORT of a tracker: measure on its device farm instead of this machine")
       ->group("Farm");

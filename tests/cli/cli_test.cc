@@ -242,6 +242,40 @@ TEST_F(CliTest, TruncatedNpyConfigIndexAndMalformedLog) {
                "bad.log:1: not JSON");
 }
 
+/// The cost lists of every record in the DB, as `records export` writes them (AutoTVM's log
+/// lines: "result": [[costs...], error_no, all_cost, timestamp]).
+std::vector<size_t> exported_cost_counts(const std::string& db) {
+  CmdResult r = run("records export --db " + db);
+  std::vector<size_t> counts;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    counts.push_back(nlohmann::json::parse(line).at("result").at(0).size());
+  }
+  return counts;
+}
+
+TEST_F(CliTest, FlushCacheTimesColdRunsUnlessTheTimingIsGiven) {
+  const std::string tune =
+      "tune-op --op dense --data 1x64 --weight 32x64 --trials 2 --flush-cache ";
+  // Alone, --flush-cache implies --number 1 --min-repeat-ms 0 --repeat 10: ten cold rounds,
+  // of which the fastest and slowest are dropped.
+  CmdResult implied = run(tune + "--db " + path("implied.db"));
+  ASSERT_EQ(implied.exit_code, 0) << implied.output;
+  EXPECT_EQ(exported_cost_counts(path("implied.db")), (std::vector<size_t>{8, 8}));
+  // What the user gives stays: three rounds keep one.
+  CmdResult given = run(tune + "--repeat 3 --db " + path("given.db"));
+  ASSERT_EQ(given.exit_code, 0) << given.output;
+  EXPECT_EQ(exported_cost_counts(path("given.db")), (std::vector<size_t>{1, 1}));
+  // Without the flag the defaults are AutoTVM's: three rounds.
+  CmdResult warm =
+      run("tune-op --op dense --data 1x64 --weight 32x64 --trials 2 "
+          "--min-repeat-ms 1 --db " +
+          path("warm.db"));
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_EQ(exported_cost_counts(path("warm.db")), (std::vector<size_t>{1, 1}));
+}
+
 TEST_F(CliTest, TuneOpRecordsAndResumes) {
   const std::string args =
       "tune-op --op dense --data 1x64 --weight 32x64 --trials 6 --batch-size 3 --min-repeat-ms 1 "
