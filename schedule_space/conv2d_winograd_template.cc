@@ -24,8 +24,8 @@ constexpr int64_t kPrefetch[] = {0, 1};
 
 int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
 
-// Knob positions, fixed by conv2d_winograd_space.
-enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4, kOcSplit = 5, kPrefetchU = 6 };
+// Knob positions, fixed by conv2d_winograd_space (prefetch, last, plays no part in validity).
+enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4, kOcSplit = 5 };
 
 int64_t scratch_bytes(const WinogradSchedule& s, int64_t in_channels) {
   const int64_t a2 = int64_t{s.alpha()} * s.alpha();

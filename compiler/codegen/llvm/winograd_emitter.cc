@@ -47,6 +47,9 @@ class WinogradEmitter {
     zero_->setAlignment(llvm::Align(64));
     v_ = scratch(a2_ * tiles_ * w.in_channels, "V");
     m_ = scratch(a2_ * tiles_ * s.oc_bn, "M");
+    if (s.prefetch)
+      prefetch_ =
+          llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::prefetch, {b.getInt8PtrTy()});
   }
 
   // Parallel iterations: (channel group, image, tile block), the group outermost so that a
@@ -182,7 +185,7 @@ class WinogradEmitter {
       // address is harmless).
       const int64_t chunk = w_.in_channels * s_.oc_bn;
       llvm::Value* next_base = nullptr;
-      if (s_.prefetch)
+      if (prefetch_)
         next_base = b_.CreateSelect(b_.CreateICmpSLT(add_i64(b_, p, 1), i64(b_, a2_)),
                                     add_i64(b_, u_base, occ_ * chunk),
                                     mul_i64(b_, add_i64(b_, ocb, 1), chunk));
@@ -231,15 +234,12 @@ class WinogradEmitter {
 
   /// Prefetches the oc_bn weights at U + offset into L2, one prefetch per 64-byte line.
   void prefetch_row(llvm::Value* offset) {
-    llvm::Module* m = b_.GetInsertBlock()->getModule();
-    llvm::Function* prefetch =
-        llvm::Intrinsic::getDeclaration(m, llvm::Intrinsic::prefetch, {b_.getInt8PtrTy()});
     constexpr int64_t kFloatsPerLine = 16;
     for (int64_t f = 0; f < s_.oc_bn; f += kFloatsPerLine) {
       llvm::Value* ptr = b_.CreateGEP(b_.getFloatTy(), args_.weight, add_i64(b_, offset, f));
       // (address, read, locality 2: keep in L2, data cache)
-      b_.CreateCall(prefetch, {b_.CreateBitCast(ptr, b_.getInt8PtrTy()), b_.getInt32(0),
-                               b_.getInt32(2), b_.getInt32(1)});
+      b_.CreateCall(prefetch_, {b_.CreateBitCast(ptr, b_.getInt8PtrTy()), b_.getInt32(0),
+                                b_.getInt32(2), b_.getInt32(1)});
     }
   }
 
@@ -350,6 +350,7 @@ class WinogradEmitter {
   int64_t a2_ = 0, tiles_ = 0, icc_ = 0, occ_ = 0;
   std::vector<int> widths_;
   llvm::GlobalVariable* zero_ = nullptr;
+  llvm::Function* prefetch_ = nullptr;  ///< llvm.prefetch, declared when the schedule prefetches
   llvm::Value* v_ = nullptr;
   llvm::Value* m_ = nullptr;
 };
