@@ -65,6 +65,9 @@ void call_every_kernel_against_a_guard_page(const CompiledNetwork& net) {
 }
 
 TEST(KernelAbi, EveryKernelReadsOnlyTheArgumentsItsStepPasses) {
+  // The child re-executes this test alone: a plain fork() could inherit a lock held by a thread
+  // pool worker of an earlier test in the same process and hang.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   for (const std::string name : {"resnet-18", "mobilenet-v1"}) {
     auto model = frontend::zoo_model(name, {1, 3, 32, 32});
     ASSERT_TRUE(model) << model.error().message;
