@@ -22,7 +22,7 @@ packages=(
 )
 
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium openssl clang libclang-rt-14-dev iproute2 python3-numpy python3-pytest
+  packages+=(chromium openssl clang clang-format libclang-rt-14-dev iproute2 python3-numpy python3-pytest
     python3-torch python3-torchvision)
   # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
   # is none, Debian's.

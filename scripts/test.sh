@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test with ctest; then what CI runs beside
-# it: the whole suite under ASan and UBSan, each fuzz target for a few seconds, and the tests
-# of the tracker, dispatcher, device server and executor under TSan (under a time budget,
-# below). Extra arguments go to ctest (e.g. -R Conv2d).
-#   --quick  the main suite only (no fuzzing, no sanitizer builds): the loop while developing
-#   --gpu   then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
-#           or a build without the CUDA Toolkit); for machines that have one.
+# Installs what is missing, builds, and runs the whole test suite with ctest (about 7 minutes
+# after scripts/demo.sh on a fresh 2-core machine). Extra arguments go to ctest (e.g. -R Conv2d).
+#   --full   then the deeper stages CI runs (.ci/run), under a time budget (below): the
+#            formatting check, the whole suite under ASan and UBSan, each fuzz target for a few
+#            seconds, and the tests of the tracker, dispatcher, device server and executor under
+#            TSan. Each sanitizer builds a tree of its own: on a fresh machine the first cold
+#            build of one takes half an hour (ccache makes the next ones quick).
+#   --gpu    then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
+#            or a build without the CUDA Toolkit); for machines that have one.
 #   --sanitize address,undefined | thread
-#           only that sanitizer suite: build a separate tree (build-sanitize-NAME) with those
-#           sanitizers and run the suite there (thread: the tests of the tracker, dispatcher,
-#           device server and executor); a report fails the test that made it.
+#            only that sanitizer suite: build a separate tree (build-sanitize-NAME) with those
+#            sanitizers and run the suite there (thread: the tests of the tracker, dispatcher,
+#            device server and executor); a report fails the test that made it.
 #   --budget MINUTES
-#           the stages after the main suite (fuzzing, sanitizers) each stop at what is left of
-#           this many minutes since the start, reported as not finished rather than failed
-#           (default: 75 when CI=true, else none; or TT_TEST_BUDGET_MIN)
+#            with --full, the stages after the main suite each stop at what is left of this many
+#            minutes since the start, reported as not finished rather than failed (default: 75
+#            when CI=true, else none; or TT_TEST_BUDGET_MIN)
 #   --fuzz SECONDS
-#           after the suite, run every fuzz target for SECONDS (scripts/fuzz.sh; default 10,
-#           0 to skip): a crash fails the run, its input kept in build-fuzz/crashes/
+#            with --full, each fuzz target runs for SECONDS (scripts/fuzz.sh; default 10, 0 to
+#            skip): a crash fails the run, its input kept in build-fuzz/crashes/
+#   --quick  the suite only (the default; kept for scripts that still say it)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 started=$SECONDS
@@ -24,12 +27,13 @@ gpu=0
 budget=
 sanitize=
 fuzz=10
-quick=0
+full=0
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --gpu) gpu=1 ;;
-    --quick) quick=1 ;;
+    --quick) full=0 ;;
+    --full) full=1 ;;
     --sanitize) sanitize=$2; shift ;;
     --sanitize=*) sanitize=${1#*=} ;;
     --fuzz) fuzz=$2; shift ;;
@@ -125,8 +129,10 @@ within_budget() {
     exit "$rc"
   fi
 }
-# The broadest check first: the whole suite under ASan+UBSan, then the fuzzers, then TSan.
-if [[ $quick == 0 ]]; then
+# --full: formatting first (seconds), then the broadest check: the whole suite under ASan+UBSan,
+# then the fuzzers, then TSan.
+if [[ $full == 1 ]]; then
+  within_budget "format check" "$root/scripts/format-check.sh"
   within_budget "--sanitize address,undefined" "$root/scripts/test.sh" --sanitize address,undefined \
     ${args[@]+"${args[@]}"}
   if [[ $fuzz != 0 ]]; then within_budget "--fuzz $fuzz" "$root/scripts/fuzz.sh" "$fuzz"; fi
