@@ -222,8 +222,8 @@ int main(int argc, char** argv) {
   // The higher of the two triad medians: the machine's bandwidth drifts by 10-20% within
   // minutes here, and the kernels are not to be flattered by a slow triad.
   const double triad_gbs = std::max(before.median_gbs, after.median_gbs);
-  std::printf("%-12s %9s %10s %10s %9s %9s  %s\n", "N x K", "MiB", "median us", "GB/s",
-              "of triad", "GFLOPS", "best config (template, knobs)");
+  std::printf("%-12s %9s %10s %10s %9s %9s  %s\n", "N x K", "MiB", "median us", "GB/s", "of triad",
+              "GFLOPS", "best config (template, knobs)");
   std::vector<double> fractions;
   for (const Row& r : rows) {
     const double gbs = r.bytes / r.seconds / 1e9;

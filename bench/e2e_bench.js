@@ -95,7 +95,7 @@ for (const m of models) {
       variants[m].tuned[t] = path.join(work, `${m}-tuned-t${t}.tt`);
       const out = run(tt, ['--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records', records,
                            '--threads', String(t), '-o', variants[m].tuned[t]]);
-      if (t === threads[0]) variants[m].schedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+      if (t === threads[0]) variants[m].schedules = (out.match(/conv2d\/dense kernels: .*/) || [''])[0];
       // The same records without the Winograd template's (issue 14): what direct convolution
       // alone reaches, measured in the same passes.
       variants[m].direct[t] = path.join(work, `${m}-direct-t${t}.tt`);
@@ -128,7 +128,7 @@ for (const m of models) {
     variants[m].borrowed = path.join(work, `${m}-borrowed.tt`);
     const out = run(tt, ['--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records',
                          borrowedFrom, '-o', variants[m].borrowed]);
-    variants[m].borrowedSchedules = (out.match(/conv2d_NCHWc schedules: .*/) || [''])[0];
+    variants[m].borrowedSchedules = (out.match(/conv2d\/dense kernels: .*/) || [''])[0];
   }
 }
 

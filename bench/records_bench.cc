@@ -24,6 +24,7 @@
 #include <sstream>
 #include <thread>
 
+#include "compiler/driver/kernel_choice.h"
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/frontend/model_zoo.h"
 #include "records/autotvm_log.h"
@@ -228,10 +229,12 @@ int main(int argc, char** argv) {
     const double compile_ms = median_ms(3, [&] {
       auto tuned = tt::driver::TunedConfigs::load(path, "x86-avx512", 16, false);
       if (!tuned) return;
+      tt::driver::KernelChooser chooser(*tuned, target, {});
       for (const auto& t : extraction->tasks)
-        if (const auto* conv = std::get_if<ss::Conv2dWorkload>(&t.task.workload)) {
-          (void)tuned->conv2d_schedule(*conv, target);
-          (void)tuned->candidates(*conv, target);
+        if (std::holds_alternative<ss::Conv2dWorkload>(t.task.workload)) {
+          (void)chooser.for_workload(t.task.workload, true);
+          (void)tuned->candidates_by_blocks(t.task.workload,
+                                            ss::templates_for(t.task.workload, "llvm"), target);
         }
     });
     // AutoTVM log import (records import): this DB's records as a log, into a fresh DB.

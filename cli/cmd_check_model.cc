@@ -103,11 +103,11 @@ Status check_model(const ModelFlags& flags, bool json) {
   const auto compiler_log = logger("compiler");
   const auto level = compiler_log->level();
   compiler_log->set_level(spdlog::level::err);
-  auto defaults = std::make_shared<driver::TunedConfigs>();
-  const driver::ScheduleFn schedule = [defaults, target](const schedule_space::Conv2dWorkload& w) {
-    return defaults->conv2d_schedule(w, target);
-  };
-  auto lowered = driver::lower_network(*optimised, schedule, target.vector_lanes);
+  driver::TunedConfigs defaults;
+  driver::KernelChooser chooser(defaults, target, {});
+  auto lowered = driver::lower_network(
+      *optimised, [&](const driver::NodeKernelRequest& r) { return chooser.for_node(r); },
+      target.vector_lanes);
   compiler_log->set_level(level);
   if (!lowered) return fail(lowered.error());
 

@@ -48,9 +48,8 @@ void print_summary(const CompiledNetwork& net) {
       gpu ? "interpreted on the host" : "interpreted");
   for (const auto& [label, count] : interpreted)
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
-  std::printf("%s schedules: %d tuned, %d borrowed, %zu default (records: %s)\n",
-              gpu ? "conv2d/dense CUDA" : "conv2d_NCHWc", tuned, borrowed,
-              net.schedules.size() - tuned - borrowed, net.records_source.c_str());
+  std::printf("conv2d/dense kernels: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned,
+              borrowed, net.schedules.size() - tuned - borrowed, net.records_source.c_str());
   if (gpu)
     std::printf("GPU module: %zu bytes of CUDA C, %s\n", net.gpu_source.size(),
                 net.gpu_ptx.empty()
@@ -230,13 +229,12 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   c->add_option_function<std::string>(
        "--gpu-layout",
        [cf](const std::string& layout) { cf->model.gpu_blocked = layout == "nchwc"; },
-       "with --target cuda: nchw (conv2d_nchw.cuda, AutoTVM's layout and logs) or nchwc (the "
-       "CPU's blocked layouts, conv2d_NCHWc.cuda's records choosing the blocks)")
+       "with --target cuda: nchw (AutoTVM's layout, the templates its CUDA logs tune) or nchwc "
+       "(the CPU's blocked layouts, the blocked CUDA templates' records choosing the blocks)")
       ->check(CLI::IsMember({"nchw", "nchwc"}))
       ->default_str("nchw");
   c->add_flag("-v,--verbose", cf->verbose,
-              "list every tuned workload's schedule and its source (conv2d_NCHWc; with --target "
-              "cuda, the conv2d and dense templates' configs)");
+              "list every conv2d and dense workload's template, its config and where it came from");
   c->add_flag(
       "--fastest-records", cf->fastest_records,
       "with --records: take every workload's fastest record, even where its blocks differ from its "

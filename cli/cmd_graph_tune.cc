@@ -1,4 +1,4 @@
-// `tensortune graph-tune`: every conv node's record chosen for the whole network (issue 13):
+// `tensortune graph-tune`: every conv node's record chosen for the whole network:
 // candidates from the DB, layout transforms measured on this machine (and kept in the DB), the
 // DP or PBQP solver, graph-best records written back for `compile --records` to use first.
 #include <unistd.h>
@@ -20,8 +20,9 @@
 #include "compiler/graph/printer.h"
 #include "proto/rpc_channel.h"
 #include "records/autotvm_log.h"
+#include "records/record_decoding.h"
 #include "records/record_store.h"
-#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/task.h"
 #include "tracker/tracker_client.h"
 #include "tuner/graph_tuner/network_problem.h"
 #include "tuner/graph_tuner/transform_costs.h"
@@ -32,8 +33,8 @@ namespace {
 namespace gt = tuner::graph_tuner;
 namespace ss = schedule_space;
 
-std::string blocks(const ss::Conv2dSchedule& s) {
-  return std::to_string(s.ic_bn) + "/" + std::to_string(s.oc_bn);
+std::string blocks(const driver::TunedConfigs::Candidate& c) {
+  return std::to_string(c.ic_block) + "/" + std::to_string(c.oc_block);
 }
 
 /// AutoTVM's graph-opt log: the chosen record of every tuned conv node, in node order.
@@ -67,8 +68,9 @@ Status export_graph_log(const std::string& path, const gt::NetworkProblem& np,
   return ok_status();
 }
 
-/// The choice from an AutoTVM graph-opt log: its conv2d_NCHWc records (direct or Winograd) in
-/// order, one per conv node of the model in node order, each for that node's workload.
+/// The choice from an AutoTVM graph-opt log: its records of blocked conv2d templates (direct or
+/// Winograd) in order, one per conv node of the model in node order, each for that node's
+/// workload.
 Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
     const std::string& path, const gt::NetworkProblem& np, const ss::Target& target) {
   std::ifstream in(path);
@@ -80,11 +82,13 @@ Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
     const std::string where = path + " line " + std::to_string(number);
     auto parsed = records::parse_autotvm_line(line, target.vector_lanes);
     if (!parsed) return parsed.error().with_context(where);
-    const bool winograd = parsed->task.template_name == ss::kConv2dNCHWcWinograd;
-    if (parsed->task.template_name != ss::kConv2dNCHWc && !winograd) continue;
+    const ss::Template& t = ss::template_of(parsed->task);
+    if (t.operator_kind() != ss::OperatorKind::kConv2d ||
+        t.network_layout() != ss::NetworkLayout::kBlocked)
+      continue;
     const size_t n = entries.size();
     if (n >= np.nodes.size())
-      return invalid_argument(where + ": more conv2d_NCHWc records than the model's " +
+      return invalid_argument(where + ": more conv2d records than the model's " +
                               std::to_string(np.nodes.size()) + " conv nodes");
     const auto& w = std::get<ss::Conv2dWorkload>(parsed->task.workload);
     if (ss::describe_workload(w) != ss::describe_workload(np.workloads[n]))
@@ -92,16 +96,15 @@ Expected<std::vector<records::RecordStore::GraphBestEntry>> import_graph_log(
                               np.nodes[n] + " (number " + std::to_string(n + 1) + ") is " +
                               ss::describe_workload(np.workloads[n]) +
                               ": the log is not this model's");
-    const ss::ConfigSpace space = winograd ? ss::conv2d_winograd_space(w, target.vector_lanes)
-                                           : ss::conv2d_nchwc_space(w, target.vector_lanes);
-    auto config = space.config_from_entity(parsed->entity);
-    if (!config) return config.error().with_context(where);
-    entries.push_back(
-        {np.nodes[n], ss::workload_key(parsed->task), records::entity_to_json(parsed->entity)});
+    const std::string key = ss::workload_key(parsed->task);
+    const std::string entity = records::entity_to_json(parsed->entity);
+    auto decoded = records::decode_record(key, entity, target);
+    if (!decoded) return decoded.error().with_context(where);
+    entries.push_back({np.nodes[n], key, entity});
   }
   if (entries.size() != np.nodes.size())
     return invalid_argument(path + " has " + std::to_string(entries.size()) +
-                            " conv2d_NCHWc records; the model has " +
+                            " blocked conv2d records; the model has " +
                             std::to_string(np.nodes.size()) + " conv nodes");
   return entries;
 }
@@ -248,9 +251,9 @@ Status graph_tune(const GraphTuneFlags& f) {
     const auto& c = np.candidates[n][static_cast<size_t>(chosen->choice[n])];
     changed += chosen->choice[n] != 0;
     std::printf("%-28s %-42s %9s %9s %10.3f%s\n", np.nodes[n].c_str(),
-                ss::describe_workload(np.workloads[n]).c_str(),
-                blocks(np.candidates[n][0].schedule).c_str(), blocks(c.schedule).c_str(),
-                c.seconds * 1e3, np.tuned[n] ? "" : "  (untuned: default config)");
+                ss::describe_workload(np.workloads[n]).c_str(), blocks(np.candidates[n][0]).c_str(),
+                blocks(c).c_str(), c.seconds * 1e3,
+                np.tuned[n] ? "" : "  (untuned: default config)");
     if (np.tuned[n]) entries.push_back({np.nodes[n], c.workload_key, c.entity_json});
   }
   TT_RETURN_IF_ERROR(store->put_graph_best(graph::graph_fingerprint(model), key, entries));

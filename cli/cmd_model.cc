@@ -1,7 +1,9 @@
 // Whole-model commands: `tasks`, `inspect` and `export-onnx`.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/model_args.h"
@@ -41,7 +43,8 @@ std::string tune_op_flags(const ss::Task& task) {
 Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool json) {
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(target_flag));
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target, !flags.no_winograd));
+  TT_ASSIGN_OR_RETURN(auto extraction,
+                      tuner::extract_tasks(model, target, algorithm_filter(flags)));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -57,16 +60,21 @@ Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool 
             .c_str());
     return ok_status();
   }
-  int alternatives = 0;
-  for (const auto& t : extraction.tasks)
-    alternatives += t.task.template_name == ss::kConv2dNCHWcWinograd;
+  // A task whose layers an earlier task already computes is another template's alternative.
+  std::set<std::string> covered;
+  std::vector<bool> alternative;
+  for (const auto& t : extraction.tasks) {
+    alternative.push_back(covered.count(t.nodes.front()) > 0);
+    covered.insert(t.nodes.begin(), t.nodes.end());
+  }
+  const auto alternatives = std::count(alternative.begin(), alternative.end(), true);
   std::printf("%d tasks in %s (target %s)\n", static_cast<int>(extraction.tasks.size()),
               flags.model.c_str(), target.spec.c_str());
   if (alternatives > 0)
     std::printf(
-        "(%d of them Winograd alternatives to the direct task above them: tuning measures both, "
-        "compile takes the faster per layer)\n",
-        alternatives);
+        "(%d of them alternatives (another template, e.g. Winograd) to a task above them for the "
+        "same layers: tuning measures both, compile takes the faster per layer)\n",
+        static_cast<int>(alternatives));
   std::printf("%3s  %-25s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
               "first node");
   double total = 0;
@@ -74,7 +82,7 @@ Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool 
     const auto& t = extraction.tasks[i];
     const double flop = ss::task_flop(t.task);
     // An alternative computes the same layers: count their work once.
-    if (t.task.template_name != ss::kConv2dNCHWcWinograd) total += flop * t.nodes.size();
+    if (!alternative[i]) total += flop * t.nodes.size();
     std::printf("%3zu  %-25s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
                 ss::describe_workload(t.task.workload).c_str(), flop / 1e6, t.nodes.size(),
                 t.nodes.front().c_str());

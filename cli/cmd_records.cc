@@ -147,8 +147,10 @@ void add_records_command(CLI::App& app, int& exit_code) {
                    "ignore results measured by this farm device (its name in `status`, e.g. "
                    "box1/host:1234); repeatable. For a device found lying after the fact")
       ->delimiter(',');
-  best->add_option("--template", flags->template_filter,
-                   "only this template (conv2d_NCHWc.x86, or its op name conv2d_NCHWc)");
+  best->add_option(
+      "--template", flags->template_filter,
+      "only this template (its name as records store it, or its op name: the name without "
+      "its target suffix)");
   best->add_option("--workload", flags->workload,
                    "only workloads with this tensor shape (1x64x56x56: data, 64x64x3x3: kernel) "
                    "or this exact workload key");

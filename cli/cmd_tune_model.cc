@@ -134,7 +134,8 @@ struct Row {
 Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(f.target));
-  TT_ASSIGN_OR_RETURN(auto extraction, tuner::extract_tasks(model, target, !f.model.no_winograd));
+  TT_ASSIGN_OR_RETURN(auto extraction,
+                      tuner::extract_tasks(model, target, algorithm_filter(f.model)));
   const std::set<int> only(f.only.begin(), f.only.end());
   const int count = static_cast<int>(extraction.tasks.size());
   for (int n : only)

@@ -90,6 +90,12 @@ bool is_zoo_name(const std::string& model) {
 
 }  // namespace
 
+schedule_space::AlgorithmFilter algorithm_filter(const ModelFlags& flags) {
+  schedule_space::AlgorithmFilter filter;
+  if (flags.no_winograd) filter.excluded.push_back("winograd");
+  return filter;
+}
+
 Expected<graph::Graph> load_model(const ModelFlags& flags) {
   TT_ASSIGN_OR_RETURN(auto shapes, parse_input_shapes(flags.input_shapes));
   if (is_zoo_name(flags.model)) {
@@ -133,10 +139,12 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
             flags.records, flags.device_key.empty() ? codegen::host_device_key() : flags.device_key,
             target.vector_lanes, !flags.no_borrow));
   }
-  tuned->set_winograd(!flags.no_winograd);
-  options.layout.choose_blocks = [tuned, target](const schedule_space::Conv2dWorkload& w) {
-    const auto s = tuned->conv2d_schedule(w, target);
-    return passes::ConvBlocks{s.ic_bn, s.oc_bn};
+  auto chooser = std::make_shared<driver::KernelChooser>(*tuned, target, algorithm_filter(flags));
+  options.layout.choose_blocks = [tuned, chooser](const schedule_space::Conv2dWorkload& w) {
+    auto k = chooser->for_workload(w, true);
+    if (!k) return passes::ConvBlocks{1, 1};  // no template: compile says why
+    const auto sig = k->signature();
+    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
   };
   return passes::run_pipeline(passes::standard_pipeline(options), graph, ctx);
 }
@@ -221,7 +229,7 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int th
   options.layout_aware = layout_aware;
   options.use_graph_best = use_graph_best;
   options.borrow_configs = !flags.no_borrow;
-  options.winograd = !flags.no_winograd;
+  options.algorithms = algorithm_filter(flags);
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());

@@ -9,6 +9,7 @@
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/graph.h"
 #include "compiler/runtime/compiled_network.h"
+#include "schedule_space/template.h"
 #include "support/error.h"
 
 namespace CLI {
@@ -35,6 +36,9 @@ struct ModelFlags {
 /// --print-after-each, --records and --device-key.
 void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise,
                      bool model_required = true);
+
+/// The algorithms the flags leave out (--no-winograd).
+schedule_space::AlgorithmFilter algorithm_filter(const ModelFlags& flags);
 
 /// The zoo model or ONNX file named by --model, with --input-shape applied.
 Expected<graph::Graph> load_model(const ModelFlags& flags);

@@ -126,9 +126,10 @@ Expected<records::RecordStore::BestQuery> best_query(const RecordsFlags& f) {
     else if (std::regex_match(f.workload, shape))
       q.shape = f.workload;
     else
-      return invalid_argument("--workload = '" + f.workload +
-                              "': give a tensor shape such as 1x64x56x56 (data) or 64x64x3x3 "
-                              "(kernel), or an exact workload key ([\"conv2d_NCHWc.x86\", ...])");
+      return invalid_argument(
+          "--workload = '" + f.workload +
+          "': give a tensor shape such as 1x64x56x56 (data) or 64x64x3x3 "
+          "(kernel), or an exact workload key ([\"TEMPLATE\", ...], as --json prints it)");
   }
   if (!f.model.model.empty()) {
     TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));

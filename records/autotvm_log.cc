@@ -74,7 +74,7 @@ Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout)
       a[5] != "NCHW")
     return unimplemented("input[2][5]: data layout " + a[5].dump() +
                          " is not supported (NCHW only)");
-  // conv2d_nchw.cuda: (..., dilation, out_dtype)
+  // Templates without layouts (ConvArgsLayout::kNoLayouts): (..., dilation, out_dtype)
   if (layout == ss::ConvArgsLayout::kNoLayouts && a.size() > 5 && a[5].is_string() &&
       a[5] != "float32")
     return unimplemented("input[2][5]: out dtype " + a[5].dump() +

@@ -127,7 +127,7 @@ class RecordStore {
 
   /// Filters of best-record queries; empty fields match everything.
   struct BestQuery {
-    std::string template_name;  ///< a name (conv2d_NCHWc.x86) or an op name (conv2d_NCHWc)
+    std::string template_name;  ///< a template name, or an op name (without the suffix)
     std::string shape;          ///< a tensor shape of the workload ("1x64x56x56", "64x64x3x3")
     std::vector<std::string> workload_keys;  ///< exactly these (a model's tasks)
     std::string device_key;

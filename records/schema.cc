@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS meta (
 CREATE TABLE IF NOT EXISTS tasks (
   id           INTEGER PRIMARY KEY,
   workload_key TEXT NOT NULL,       -- AutoTVM workload tuple as JSON
-  template     TEXT NOT NULL,       -- conv2d_NCHWc.x86, dense_pack.x86, ...
+  template     TEXT NOT NULL,       -- the template's name (AutoTVM's task name)
   target       TEXT NOT NULL,       -- llvm -keys=cpu -mcpu=...
   flop         REAL NOT NULL,       -- floating-point operations of one run
   space_size   INTEGER NOT NULL,

@@ -34,6 +34,7 @@ class Conv2dNchwCudaTemplate final : public Template {
   std::string_view name() const override { return "conv2d_nchw.cuda"; }
   std::string_view backend() const override { return "cuda"; }
   OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+  NetworkLayout network_layout() const override { return NetworkLayout::kPlain; }
   ConvArgsLayout autotvm_conv_args() const override { return ConvArgsLayout::kNoLayouts; }
 
   ConfigSpace config_space(const Task& task) const override {

@@ -124,10 +124,15 @@ class Conv2dNchwcCudaTemplate final : public Template {
     return sig;
   }
 
-  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
-                               const Tensor& weight) const override {
-    return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
+  Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {
+    return pack_nchwc(data, sig.ic_block);
   }
+  Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const override {
+    return pack_oihwio(weight, sig.ic_block, sig.oc_block);
+  }
+  // Networks run it only in the blocked layout that `compile --gpu-layout nchwc` asks for;
+  // AutoTVM's CUDA strategy tunes conv2d_nchw.cuda.
+  bool extracted_for(const Workload&) const override { return false; }
   Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
     return unpack_nchwc(out);
   }

@@ -175,9 +175,31 @@ class Conv2dNCHWcTemplate final : public Template {
     return sig;
   }
 
-  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
-                               const Tensor& weight) const override {
-    return {pack_nchwc(data, sig.ic_block), pack_oihwio(weight, sig.ic_block, sig.oc_block)};
+  Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {
+    return pack_nchwc(data, sig.ic_block);
+  }
+  Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const override {
+    return pack_oihwio(weight, sig.ic_block, sig.oc_block);
+  }
+
+  // The widest register row of at most 31 columns that divides OW and fits, one row, kw not
+  // unrolled, AutoTVM's loop order (conv2d_nchwc_schedule_for_blocks).
+  std::optional<Config> config_for_blocks(const Task& task, const ConfigSpace& space,
+                                          int64_t ic_block, int64_t oc_block) const override {
+    const Conv2dWorkload& w = workload(task);
+    const auto& knobs = space.knobs();
+    const Conv2dSchedule s =
+        conv2d_nchwc_schedule_for_blocks(w, ic_block, oc_block, task.target.vector_lanes);
+    std::vector<int32_t> digits(knobs.size(), 0);
+    const int64_t factors[] = {s.ic_bn, s.oc_bn, s.reg_n};
+    for (size_t k = 0; k < 3; ++k) {
+      digits[k] = find_split(knobs[k], factors[k]);
+      if (inner(knobs[k].options[digits[k]]) != factors[k]) return std::nullopt;
+    }
+    if (const int kw = space.knob_position("unroll_kw"); kw >= 0) digits[kw] = 1;  // false
+    auto c = space.config_from_digits(digits);
+    if (!c || !space.is_valid(*c)) return std::nullopt;
+    return *c;
   }
   Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
     return unpack_nchwc(out);

@@ -30,25 +30,7 @@ namespace tensortune::schedule_space {
 /// The template object (registered in template_registry.cc).
 const Template& conv2d_nchwc_template();
 
-/// A config of the Winograd template (conv2d_winograd_template.h), decoded.
-struct WinogradSchedule {
-  int m = 4;
-  int64_t ic_bn = 1, oc_bn = 1;
-  int64_t reg_t = 1, block_t = 1;
-  /// Output-channel groups run as separate parallel iterations (each transforms its tile
-  /// block's input again): parallelism for layers with few tiles, where one iteration per
-  /// tile block leaves threads idle and every thread would stream all of the weights.
-  int64_t oc_split = 1;
-  /// While multiplying one point's weights, prefetch the next point's into L2, a chunk ahead:
-  /// in a network the transformed weights arrive cold (alpha^2/9 of the direct weights), and
-  /// the points' chunks lie far apart, so the hardware's stream prefetch restarts at each.
-  bool prefetch = false;
-  int alpha() const { return m + 2; }
-  int64_t tiles_per_block() const { return reg_t * block_t; }
-};
-
-/// How a conv2d_NCHWc node runs: its layout blocks and the direct template's register tile, or,
-/// where the records chose it, the Winograd template's schedule for the same blocks.
+/// A config of the direct template, decoded: its layout blocks and register tile.
 struct Conv2dSchedule {
   int64_t ic_bn = 1;
   int64_t oc_bn = 1;
@@ -57,10 +39,6 @@ struct Conv2dSchedule {
   bool unroll_kw = false;
   bool oc_inner =
       false;  ///< parallel loop order (n, oh_tile, oc_chunk) instead of (n, oc_chunk, oh_tile)
-  /// Set when the node runs conv2d_NCHWc_winograd.x86: winograd->ic_bn and oc_bn equal the
-  /// blocks above, and the direct fields stay a valid schedule for them (what runs where the
-  /// Winograd kernel cannot: weights that are not constants).
-  std::optional<WinogradSchedule> winograd;
 };
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);

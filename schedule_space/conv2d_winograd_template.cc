@@ -135,6 +135,9 @@ class Conv2dWinogradTemplate final : public Template {
   std::string_view name() const override { return "conv2d_NCHWc_winograd.x86"; }
   std::vector<std::string_view> aliases() const override { return {"winograd"}; }
   OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+  std::string_view algorithm() const override { return "winograd"; }
+  // The weights are transformed to U once, at compile time.
+  bool needs_constant_weight() const override { return true; }
   Status accepts(const Workload& w) const override {
     return winograd_accepts(std::get<Conv2dWorkload>(w));
   }
@@ -225,11 +228,12 @@ class Conv2dWinogradTemplate final : public Template {
     return flop(task) * double(s.alpha()) * s.alpha() / (9.0 * s.m * s.m);
   }
 
-  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
-                               const Tensor& weight) const override {
+  Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {
+    return pack_nchwc(data, sig.ic_block);
+  }
+  Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const override {
     const int alpha = static_cast<int>(std::lround(std::sqrt(double(sig.weight_shape[0]))));
-    return {pack_nchwc(data, sig.ic_block),
-            winograd_transform_weight(weight, alpha - 2, sig.oc_block)};
+    return winograd_transform_weight(weight, alpha - 2, sig.oc_block);
   }
   Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
     return unpack_nchwc(out);

@@ -39,6 +39,23 @@ namespace tensortune::schedule_space {
 /// The template object (registered in template_registry.cc).
 const Template& conv2d_winograd_template();
 
+/// A config of the template, decoded.
+struct WinogradSchedule {
+  int m = 4;
+  int64_t ic_bn = 1, oc_bn = 1;
+  int64_t reg_t = 1, block_t = 1;
+  /// Output-channel groups run as separate parallel iterations (each transforms its tile
+  /// block's input again): parallelism for layers with few tiles, where one iteration per
+  /// tile block leaves threads idle and every thread would stream all of the weights.
+  int64_t oc_split = 1;
+  /// While multiplying one point's weights, prefetch the next point's into L2, a chunk ahead:
+  /// in a network the transformed weights arrive cold (alpha^2/9 of the direct weights), and
+  /// the points' chunks lie far apart, so the hardware's stream prefetch restarts at each.
+  bool prefetch = false;
+  int alpha() const { return m + 2; }
+  int64_t tiles_per_block() const { return reg_t * block_t; }
+};
+
 /// Stack scratch one kernel invocation may use: well inside the 8 MiB stacks of Linux threads
 /// (the thread pool's workers and the main thread), and about the size of one core's L2.
 inline constexpr int64_t kMaxWinogradScratchBytes = int64_t{1} << 20;

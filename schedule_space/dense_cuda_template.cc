@@ -52,6 +52,10 @@ class DenseSmallBatchGpuTemplate final : public Template {
   std::string_view name() const override { return "dense_small_batch.gpu"; }
   std::string_view backend() const override { return "cuda"; }
   OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+  // AutoTVM's CUDA strategy: the small-batch schedule below a batch of 32, the large one from 32.
+  bool extracted_for(const Workload& w) const override {
+    return std::get<DenseWorkload>(w).batch < kLargeBatch;
+  }
   ConfigSpace config_space(const Task& task) const override {
     return dense_small_batch_space(dense_of(task));
   }
@@ -94,6 +98,9 @@ class DenseLargeBatchGpuTemplate final : public Template {
   std::string_view name() const override { return "dense_large_batch.gpu"; }
   std::string_view backend() const override { return "cuda"; }
   OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+  bool extracted_for(const Workload& w) const override {
+    return std::get<DenseWorkload>(w).batch >= kLargeBatch;
+  }
   ConfigSpace config_space(const Task& task) const override {
     return dense_large_batch_space(dense_of(task));
   }

@@ -32,11 +32,9 @@ namespace tensortune::schedule_space {
 const Template& dense_small_batch_gpu_template();
 const Template& dense_large_batch_gpu_template();
 
-/// The CUDA dense template for a batch: dense_large_batch.gpu from 32 rows (where its M tiles
-/// fill a block), dense_small_batch.gpu below. Task extraction and the compiler both ask here.
-inline const char* dense_cuda_template_for(int64_t batch) {
-  return batch < 32 ? "dense_small_batch.gpu" : "dense_large_batch.gpu";
-}
+/// AutoTVM's CUDA strategy runs dense_large_batch.gpu from this many rows (where its M tiles
+/// fill a block) and dense_small_batch.gpu below (Template::extracted_for).
+inline constexpr int64_t kLargeBatch = 32;
 
 struct DenseSmallBatchSchedule {
   int64_t k_outer = 1, k_inner = 1;  ///< k_inner = threads per block

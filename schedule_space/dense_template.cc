@@ -97,6 +97,10 @@ class DenseTemplate final : public Template {
     return {};
   }
   OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+  // Networks tune dense_pack (weights packed once, at compile time) and run dense_nopack where
+  // the weights are computed at run time.
+  bool extracted_for(const Workload&) const override { return packed_; }
+  bool needs_constant_weight() const override { return packed_; }
 
   ConfigSpace config_space(const Task& task) const override {
     return dense_space(workload(task), packed_, task.target.vector_lanes);
@@ -154,10 +158,8 @@ class DenseTemplate final : public Template {
     return sig;
   }
 
-  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
-                               const Tensor& weight) const override {
-    if (!packed_) return {data, weight};
-    return {data, pack_dense_weight(weight, sig.oc_block)};
+  Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const override {
+    return packed_ ? pack_dense_weight(weight, sig.oc_block) : weight;
   }
 
  private:

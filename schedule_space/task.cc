@@ -37,7 +37,7 @@ Expected<Task> make_task(std::string template_name, Workload workload, Target ta
                             operator_kind_name(operator_kind(workload)) + " workload");
   TT_RETURN_IF_ERROR(validate(workload));
   TT_RETURN_IF_ERROR(tmpl->accepts(workload));
-  const std::string kind = target.spec.substr(0, target.spec.find(' '));
+  const std::string kind = target_backend(target);
   if (kind != tmpl->backend())
     return invalid_argument("template " + template_name + " needs a " +
                             std::string(tmpl->backend()) + " target, not '" + target.spec + "'");
@@ -45,6 +45,18 @@ Expected<Task> make_task(std::string template_name, Workload workload, Target ta
     return invalid_argument("target vector_lanes = " + std::to_string(target.vector_lanes) +
                             ", must be in [1, 64]");
   return Task{std::move(template_name), std::move(workload), std::move(target)};
+}
+
+const Template& TemplateConfig::tmpl() const { return template_of(task); }
+
+KernelSignature TemplateConfig::signature() const { return tmpl().signature(task, space, config); }
+
+std::string TemplateConfig::describe() const {
+  return task.template_name + " " + space.describe(config);
+}
+
+std::string target_backend(const Target& target) {
+  return target.spec.substr(0, target.spec.find(' '));
 }
 
 std::string workload_key(const Task& task) {

@@ -32,10 +32,26 @@ struct Target {
   friend bool operator==(const Target&, const Target&) = default;
 };
 
+/// The backend a target's code comes from: "cuda" for CUDA targets, else "llvm" (the first
+/// word of the spec, as AutoTVM's target kinds).
+std::string target_backend(const Target& target);
+
 struct Task {
   std::string template_name;
   Workload workload;
   Target target;
+};
+
+/// A point of one template's space for one task: what a record decodes into, and what a
+/// network node runs (the compiler's kernels are built from these).
+struct TemplateConfig {
+  Task task;
+  ConfigSpace space;
+  Config config;
+  const Template& tmpl() const;
+  KernelSignature signature() const;
+  /// "conv2d_NCHWc.x86 [tile_ic=[-1, 8] ...]": for tables and warnings.
+  std::string describe() const;
 };
 
 /// The registered templates' names, in registry order.

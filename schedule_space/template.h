@@ -2,20 +2,23 @@
 /// \file
 /// The contract of a schedule template, and the one list of them.
 ///
-/// A template is everything tensortune knows about one way of computing one operator: its
-/// config space, its fallback config, the cost-model features of a config, the buffers its
-/// kernel reads and writes for a config (layouts and parallel extent), and how plain operands
-/// are packed into those layouts. Every part of the system that used to match a template's
-/// name goes through this interface; only the code generator's emitter lives elsewhere
+/// A template is everything tensortune knows about one way of computing one operator, from
+/// tuning to the compiled network: its config space, its fallback config, the cost-model
+/// features of a config, the buffers its kernel reads and writes for a config (layouts and
+/// parallel extent), how plain operands are packed into those layouts, which network nodes it
+/// serves and in which layout. Every part of the system that used to match a template's name
+/// goes through this interface; only the code generator's emitter lives elsewhere
 /// (compiler/codegen/<backend>/, which schedule_space must not depend on), registered there
 /// under the same name.
 ///
 /// Adding a template: implement Template in one file of schedule_space/ (see
 /// conv2d_nchwc_template.cc), add one line to the list in template_registry.cc, and add its
-/// emitter to its backend's list (compiler/codegen/llvm/template_emitters.cc). Nothing else
-/// dispatches on template names.
+/// emitter to its backend's list (compiler/codegen/llvm/template_emitters.cc, or the CUDA
+/// one). Task extraction, the records, graph tuning and network compilation then take it up;
+/// nothing else dispatches on template names (tests/source_tree_test.cc keeps it so).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +55,11 @@ struct KernelSignature {
 /// dilation): the x86 templates add the data and kernel layouts ("NCHW", "NCHW") before the
 /// output dtype; conv2d_nchw.cuda has only the output dtype.
 enum class ConvArgsLayout { kWithLayouts, kNoLayouts };
+
+/// How a network lays out a node that this template runs: plain (NCHW data, OIHW weights, or a
+/// dense's (M, K) and (N, K)) or blocked (NCHW[x]c data and output, OIHW[x]i[y]o weights, with
+/// the blocks of KernelSignature::ic_block and oc_block).
+enum class NetworkLayout { kPlain, kBlocked };
 
 /// Data and weight in a kernel's layouts.
 struct PackedOperands {
@@ -97,8 +105,12 @@ class Template {
                                     const Config& config) const = 0;
   /// Plain operands (NCHW / OIHW, or (M, K) / (N, K)) into the kernel's layouts. Default: as
   /// they are.
-  virtual PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
-                                       const Tensor& weight) const;
+  virtual Tensor pack_data(const KernelSignature& sig, const Tensor& data) const;
+  virtual Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const;
+  PackedOperands pack_operands(const KernelSignature& sig, const Tensor& data,
+                               const Tensor& weight) const {
+    return {pack_data(sig, data), pack_weight(sig, weight)};
+  }
   /// The kernel's output to the plain layout and back (the reference check compares in the
   /// kernel's layout). Default: as it is.
   virtual Tensor output_to_plain(const KernelSignature& sig, const Tensor& out) const;
@@ -111,6 +123,29 @@ class Template {
   /// rejects it). Default: flop(task). Fast algorithms do fewer (Winograd's products).
   virtual double fewest_flop(const Task& task, const ConfigSpace& space,
                              const Config& config) const;
+
+  // In a network. A node runs one of the templates that serve it (same backend and operator,
+  // accepts() its workload, its layout, its weights constant where it needs them); which one is
+  // the records' choice (compiler/driver/kernel_choice.h).
+
+  /// Whether task extraction gives a network node of this workload a task of this template:
+  /// AutoTVM's strategy, which registers some implementations for every node and others only
+  /// for some shapes. Default: every workload it accepts.
+  virtual bool extracted_for(const Workload& w) const;
+  /// The algorithm it computes by ("direct", "winograd"): switches such as `--no-winograd`
+  /// leave out templates by it. Default: "direct".
+  virtual std::string_view algorithm() const { return "direct"; }
+  /// The layout of the nodes it runs. Default: kBlocked for conv2d, kPlain for dense.
+  virtual NetworkLayout network_layout() const;
+  /// true when its kernel reads the weight transformed or packed at compile time (Winograd's
+  /// U, dense_pack's blocks): a node whose weight is computed at run time runs another
+  /// template. Default: false (the kernel reads the weight in the node's layout).
+  virtual bool needs_constant_weight() const { return false; }
+  /// A valid config whose kernel reads and writes these blocks (signature's ic_block and
+  /// oc_block), for a node whose layout its neighbours fixed; nothing when it has none.
+  /// Default: the first valid config in index order with those blocks.
+  virtual std::optional<Config> config_for_blocks(const Task& task, const ConfigSpace& space,
+                                                  int64_t ic_block, int64_t oc_block) const;
 };
 
 /// Every template, in a stable order (the registry: template_registry.cc).
@@ -124,5 +159,21 @@ const Template* find_template(std::string_view name);
 const Template* find_template_by_op(std::string_view op, std::string_view backend);
 /// Any backend's template with that name, op name or alias (the first in registry order).
 const Template* find_template_by_op(std::string_view op);
+
+/// Which algorithms a network may run: `excluded` lists Template::algorithm() values
+/// ("winograd" for `--no-winograd`).
+struct AlgorithmFilter {
+  std::vector<std::string> excluded;
+  bool allows(const Template& t) const;
+};
+
+/// The templates, in registry order, that can run a network node of this workload on a target
+/// of `backend` ("llvm", "cuda"): same backend and operator kind, the workload accepted, the
+/// algorithm allowed. Task extraction keeps those with extracted_for(); the compiler those of
+/// the node's layout and, where the weight is computed at run time, without
+/// needs_constant_weight(). The first is the node's default (the direct algorithm, registered
+/// first).
+std::vector<const Template*> templates_for(const Workload& w, std::string_view backend,
+                                           const AlgorithmFilter& filter = {});
 
 }  // namespace tensortune::schedule_space

@@ -51,6 +51,22 @@ const Template* find_template_by_op(std::string_view op) {
   return nullptr;
 }
 
+bool AlgorithmFilter::allows(const Template& t) const {
+  for (const auto& a : excluded)
+    if (t.algorithm() == a) return false;
+  return true;
+}
+
+std::vector<const Template*> templates_for(const Workload& w, std::string_view backend,
+                                           const AlgorithmFilter& filter) {
+  std::vector<const Template*> out;
+  for (const Template* t : all_templates())
+    if (t->backend() == backend && t->operator_kind() == operator_kind(w) && filter.allows(*t) &&
+        t->accepts(w))
+      out.push_back(t);
+  return out;
+}
+
 OperatorKind operator_kind(const Workload& w) {
   return std::holds_alternative<Conv2dWorkload>(w) ? OperatorKind::kConv2d : OperatorKind::kDense;
 }
@@ -67,10 +83,9 @@ const char* operator_kind_name(OperatorKind kind) {
 
 Status Template::accepts(const Workload&) const { return ok_status(); }
 
-PackedOperands Template::pack_operands(const KernelSignature&, const Tensor& data,
-                                       const Tensor& weight) const {
-  return {data, weight};
-}
+Tensor Template::pack_data(const KernelSignature&, const Tensor& data) const { return data; }
+
+Tensor Template::pack_weight(const KernelSignature&, const Tensor& weight) const { return weight; }
 
 Tensor Template::output_to_plain(const KernelSignature&, const Tensor& out) const { return out; }
 
@@ -82,6 +97,24 @@ double Template::flop(const Task& task) const { return workload_flop(task.worklo
 
 double Template::fewest_flop(const Task& task, const ConfigSpace&, const Config&) const {
   return flop(task);
+}
+
+bool Template::extracted_for(const Workload& w) const { return static_cast<bool>(accepts(w)); }
+
+NetworkLayout Template::network_layout() const {
+  return operator_kind() == OperatorKind::kConv2d ? NetworkLayout::kBlocked : NetworkLayout::kPlain;
+}
+
+std::optional<Config> Template::config_for_blocks(const Task& task, const ConfigSpace& space,
+                                                  int64_t ic_block, int64_t oc_block) const {
+  for (int64_t i = 0; i < space.size(); ++i) {
+    if (!space.is_valid_index(i)) continue;
+    auto config = space.config_at(i);
+    if (!config) continue;
+    const KernelSignature sig = signature(task, space, *config);
+    if (sig.ic_block == ic_block && sig.oc_block == oc_block) return *config;
+  }
+  return std::nullopt;
 }
 
 }  // namespace tensortune::schedule_space

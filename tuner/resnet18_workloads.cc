@@ -5,8 +5,11 @@ namespace tensortune::tuner {
 namespace ss = schedule_space;
 
 std::vector<NamedTask> resnet18_workloads() {
-  auto conv = [](const char* name, int64_t c, int64_t hw, int64_t oc, int64_t k, int64_t s) {
-    return NamedTask{name, ss::kConv2dNCHWc, ss::square_conv2d(c, hw, oc, k, s)};
+  // The CPU backend's first template of each operator: the direct ones.
+  const std::string conv_template(ss::find_template_by_op("conv2d", "llvm")->name());
+  const std::string dense_template(ss::find_template_by_op("dense", "llvm")->name());
+  auto conv = [&](const char* name, int64_t c, int64_t hw, int64_t oc, int64_t k, int64_t s) {
+    return NamedTask{name, conv_template, ss::square_conv2d(c, hw, oc, k, s)};
   };
   return {
       conv("conv1 7x7/2 3->64 @224", 3, 224, 64, 7, 2),
@@ -20,7 +23,7 @@ std::vector<NamedTask> resnet18_workloads() {
       conv("conv 3x3/2 256->512 @14", 256, 14, 512, 3, 2),
       conv("conv 1x1/2 256->512 @14", 256, 14, 512, 1, 2),
       conv("conv 3x3 512->512 @7", 512, 7, 512, 3, 1),
-      NamedTask{"dense 1x512 -> 1000", ss::kDensePack, ss::DenseWorkload{1, 1000, 512}},
+      NamedTask{"dense 1x512 -> 1000", dense_template, ss::DenseWorkload{1, 1000, 512}},
   };
 }
 

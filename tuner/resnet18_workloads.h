@@ -14,7 +14,7 @@ namespace tensortune::tuner {
 
 struct NamedTask {
   std::string name;           ///< "conv 3x3 64->64 @56"
-  std::string template_name;  ///< conv2d_NCHWc.x86 or dense_pack.x86
+  std::string template_name;  ///< the CPU backend's first template of the operator
   schedule_space::Workload workload;
 };
 

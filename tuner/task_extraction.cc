@@ -3,8 +3,7 @@
 #include <map>
 
 #include "compiler/graph/op_attrs.h"
-#include "schedule_space/conv2d_winograd_template.h"
-#include "schedule_space/dense_cuda_template.h"
+#include "schedule_space/template.h"
 
 namespace tensortune::tuner {
 
@@ -26,8 +25,8 @@ std::pair<graph::Shape, graph::Shape> nchw_shapes(const graph::Graph& g, const g
 }  // namespace
 
 Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& target,
-                                       bool winograd) {
-  const bool cuda = target.spec.starts_with("cuda");
+                                       const ss::AlgorithmFilter& algorithms) {
+  const std::string backend = ss::target_backend(target);
   TaskExtraction out;
   std::map<std::string, size_t> index;
   auto add = [&](const ss::Task& task, const std::string& node) {
@@ -37,7 +36,6 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
     out.tasks[it->second].nodes.push_back(node);
   };
   for (const auto& n : g.nodes()) {
-    std::string template_name;
     ss::Workload workload;
     if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc) {
       const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
@@ -49,27 +47,27 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
       const auto [x, w] = nchw_shapes(g, n);
       auto conv = ss::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
       if (!conv) return conv.error().with_context("node '" + n.name + "'");
-      template_name = cuda ? ss::kConv2dNchwCuda : ss::kConv2dNCHWc;
       workload = *conv;
     } else if (n.op == OpKind::kDense) {
       auto dense = ss::dense_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape);
       if (!dense) return dense.error().with_context("node '" + n.name + "'");
-      template_name = cuda ? ss::dense_cuda_template_for(dense->batch) : ss::kDensePack;
       workload = *dense;
     } else {
       continue;
     }
-    auto task = ss::make_task(template_name, workload, target);
-    if (!task) return task.error().with_context("node '" + n.name + "'");
-    add(*task, n.name);
-    // The Winograd task beside the direct one wherever it serves the layer: tuning measures
-    // both, and compilation takes the faster per layer.
-    if (!cuda && winograd && template_name == ss::kConv2dNCHWc &&
-        ss::winograd_accepts(std::get<ss::Conv2dWorkload>(workload))) {
-      auto w = ss::make_task(ss::kConv2dNCHWcWinograd, workload, target);
-      if (!w) return w.error().with_context("node '" + n.name + "'");
-      add(*w, n.name);
+    // A task per template that serves the node (e.g. direct and Winograd for a 3x3 stride-1
+    // conv): tuning measures each, and compilation runs the fastest.
+    bool any = false;
+    for (const ss::Template* t : ss::templates_for(workload, backend, algorithms)) {
+      if (!t->extracted_for(workload)) continue;
+      auto task = ss::make_task(std::string(t->name()), workload, target);
+      if (!task) return task.error().with_context("node '" + n.name + "'");
+      add(*task, n.name);
+      any = true;
     }
+    if (!any)
+      out.untunable.push_back(n.name + ": " + ss::describe_workload(workload) +
+                              ", no template of " + backend + " serves it");
   }
   return out;
 }

@@ -1,18 +1,18 @@
 #pragma once
 /// \file
 /// Task extraction: the tunable operators of a network as tuning tasks, deduplicated by
-/// workload key, in first-use order. conv2d with groups 1 (in NCHW or already NCHW[x]c)
-/// becomes a task with its NCHW workload: conv2d_NCHWc.x86 on a CPU target, conv2d_nchw.cuda on
-/// a CUDA target. dense becomes dense_pack.x86, or on CUDA dense_small_batch.gpu below a batch
-/// of 32 and dense_large_batch.gpu from 32 (AutoTVM's CUDA strategy). On a CPU target, a 3x3
-/// stride-1 undilated conv2d also becomes a conv2d_NCHWc_winograd.x86 task, right after its
-/// direct one (unless `winograd` is false): compilation takes whichever measured faster.
-/// Depthwise and grouped convs have no template yet and are reported, not extracted.
+/// workload key, in first-use order. Every conv2d with groups 1 (in NCHW or already NCHW[x]c)
+/// and every dense gets a task with its NCHW workload for each template of the target's backend
+/// that serves it and is extracted for it (schedule_space::templates_for,
+/// Template::extracted_for): on a CPU a 3x3 stride-1 conv gets a direct and a Winograd task,
+/// and compilation runs whichever measured faster. Depthwise and grouped convs have no template
+/// yet and are reported, not extracted.
 #include <string>
 #include <vector>
 
 #include "compiler/graph/graph.h"
 #include "schedule_space/task.h"
+#include "schedule_space/template.h"
 
 namespace tensortune::tuner {
 
@@ -29,7 +29,9 @@ struct TaskExtraction {
   std::vector<std::string> untunable;
 };
 
+/// `algorithms`: the algorithms left out (e.g. "winograd" for `--no-winograd`).
 Expected<TaskExtraction> extract_tasks(const graph::Graph& graph,
-                                       const schedule_space::Target& target, bool winograd = true);
+                                       const schedule_space::Target& target,
+                                       const schedule_space::AlgorithmFilter& algorithms = {});
 
 }  // namespace tensortune::tuner

@@ -3,8 +3,8 @@
 /// What one kernel of a compiled network computes, independent of the back end that generates
 /// it: the lowering (driver/lower.cc) builds these from fusion groups; the CPU back end
 /// (codegen/llvm/network_kernels.h) and the GPU back end (codegen/cuda/network_kernels.h)
-/// generate code for them. Header only. The CPU schedules (Conv2dSchedule, DenseSchedule) are
-/// the CPU back end's; the GPU back end takes its configs from the CUDA templates instead.
+/// generate code for them. Header only. Convolutions and dense layers are template kernels: the
+/// template's own emitter builds them for the chosen config.
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -12,22 +12,24 @@
 
 #include "compiler/codegen/epilogue_op.h"
 #include "schedule_space/conv2d_nchwc_template.h"
-#include "schedule_space/dense_template.h"
+#include "schedule_space/task.h"
 #include "schedule_space/workload.h"
 
 namespace tensortune::codegen {
 
-struct ConvKernelSpec {
-  schedule_space::Conv2dWorkload workload;
-  schedule_space::Conv2dSchedule schedule;
+/// A template's kernel (conv2d, dense) for one config, with the fused epilogue; the backend's
+/// emitter of task.template_name builds it.
+struct TemplateKernelSpec {
+  schedule_space::TemplateConfig kernel;
   std::vector<EpilogueOp> epilogue;
-  /// groups = channels: weight (C/b, 1, KH, KW, 1, b), b = oc_bn = ic_bn; reg_h is 1.
-  bool depthwise = false;
 };
 
-struct DenseKernelSpec {
-  schedule_space::DenseWorkload workload;
-  schedule_space::DenseSchedule schedule;
+/// Depthwise convolution (groups = channels, one output channel per input channel) in NCHW[b]c:
+/// weight (C/b, 1, KH, KW, 1, b), b = schedule.oc_bn = schedule.ic_bn, rows of schedule.reg_n
+/// columns. A built-in kernel until a depthwise template takes it over.
+struct DepthwiseKernelSpec {
+  schedule_space::Conv2dWorkload workload;
+  schedule_space::Conv2dSchedule schedule;
   std::vector<EpilogueOp> epilogue;
 };
 
@@ -35,36 +37,21 @@ struct DenseKernelSpec {
 /// kernel operand of that index; < 0: the result of instruction -1 - r); the last one is
 /// stored. Operands are broadcast to the output shape by their strides (0 on broadcast axes).
 struct ElementwiseInstr {
+  /// One instruction per element-wise operator of compiler/graph/ops.def (its Unary and Binary
+  /// categories, same names): an operator added there is an instruction every emitter's switch
+  /// must handle (they have no default, and the build has -Werror=switch). The transcendental
+  /// ones compute in double, as the interpreter does.
   enum class Op {
-    kRelu,
-    kClip,
-    kSigmoid,
-    kHardSigmoid,
-    kHardSwish,
-    kIdentity,
-    kAdd,
-    kSub,
-    kMul,
-    kDiv,
-    // ONNX's element-wise math (issue 15); the transcendental ones in double, as the
-    // interpreter computes them.
-    kExp,
-    kLog,
-    kSqrt,
-    kErf,
-    kTanh,
-    kNeg,
-    kAbs,
-    kFloor,
-    kCeil,
-    kRound,  ///< half to even
-    kReciprocal,
-    kSoftplus,
-    kMish,
-    kLeakyRelu,
-    kElu,
-    kSelu,
-    kGelu
+#define TT_ELEMENTWISE_Anchor(kind)
+#define TT_ELEMENTWISE_Other(kind)
+#define TT_ELEMENTWISE_Unary(kind) kind,
+#define TT_ELEMENTWISE_Binary(kind) kind,
+#define TT_OP(kind, name, attrs, category) TT_ELEMENTWISE_##category(kind)
+#include "compiler/graph/ops.def"
+#undef TT_ELEMENTWISE_Anchor
+#undef TT_ELEMENTWISE_Other
+#undef TT_ELEMENTWISE_Unary
+#undef TT_ELEMENTWISE_Binary
   };
   Op op = Op::kIdentity;
   int a = 0, b = 0;
@@ -94,7 +81,7 @@ struct MaxPoolKernelSpec {
 };
 
 using NetworkKernelSpec =
-    std::variant<ConvKernelSpec, DenseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec>;
+    std::variant<TemplateKernelSpec, DepthwiseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec>;
 
 struct NamedKernel {
   std::string symbol;

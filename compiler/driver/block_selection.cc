@@ -34,7 +34,8 @@ double bytes_of(const Graph& g, ValueId v) {
 }  // namespace
 
 BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
-                             const ss::Target& target) {
+                             const ss::Target& target, const ss::AlgorithmFilter& algorithms) {
+  const std::string backend = ss::target_backend(target);
   BlockSelection out;
   std::vector<std::string> names;
   std::vector<std::vector<driver::TunedConfigs::Candidate>> candidates;
@@ -59,7 +60,10 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
       auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));
       if (inserted) {
         names.push_back(name);
-        candidates.push_back(tuned.candidates(*w, target));
+        std::vector<const ss::Template*> blocked;
+        for (const ss::Template* t : ss::templates_for(*w, backend, algorithms))
+          if (t->network_layout() == ss::NetworkLayout::kBlocked) blocked.push_back(t);
+        candidates.push_back(tuned.candidates_by_blocks(*w, blocked, target));
       }
       const int k = it->second;
       an.node_workload[i] = k;
@@ -90,10 +94,10 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
     }
     for (const auto& e : an.edges) {
       if (candidates[e.a].empty() || candidates[e.b].empty()) continue;
-      const auto& sa = candidates[e.a][p[e.a]].schedule;
-      const auto& sb = candidates[e.b][p[e.b]].schedule;
-      const int64_t want = e.b_input ? sb.ic_bn : sb.oc_bn;
-      if (sa.oc_bn != want) s += e.bytes / kTransformBytesPerSecond;
+      const auto& ca = candidates[e.a][p[e.a]];
+      const auto& cb = candidates[e.b][p[e.b]];
+      const int64_t want = e.b_input ? cb.ic_block : cb.oc_block;
+      if (ca.oc_block != want) s += e.bytes / kTransformBytesPerSecond;
     }
     return s;
   };
@@ -120,7 +124,7 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
   out.chosen_cost_s = best;
   for (size_t k = 0; k < names.size(); ++k) {
     if (candidates[k].empty()) continue;
-    out.chosen[names[k]] = candidates[k][pick[k]].schedule;
+    out.chosen.emplace(names[k], candidates[k][pick[k]].kernel);
     out.changed += pick[k] != 0;
   }
   return out;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Choosing each conv2d_NCHWc workload's record with the layers around it in mind: the fastest
+/// Choosing each blocked conv2d workload's record with the layers around it in mind: the fastest
 /// record of every workload alone leaves neighbouring layers with different blocks, and every
 /// mismatch costs a layout transform (and, on a residual add, the add's fusion). A small
 /// stand-in for AutoTVM's graph tuner: candidates are each workload's fastest record per block
@@ -21,14 +21,16 @@ inline constexpr double kTransformBytesPerSecond = 6e9;
 struct BlockSelection {
   /// By described workload (schedule_space::describe_workload); workloads without records are
   /// absent.
-  std::map<std::string, schedule_space::Conv2dSchedule> chosen;
+  std::map<std::string, schedule_space::TemplateConfig> chosen;
   double fastest_cost_s = 0;  ///< estimated network cost with every workload's fastest record
   double chosen_cost_s = 0;   ///< ... with the chosen ones
   int changed = 0;            ///< workloads that do not take their fastest record
 };
 
 /// `model` is the graph before AlterOpLayout (NCHW convolutions).
+/// Candidates come from the templates of the blocked layout that `algorithms` allows.
 BlockSelection select_blocks(const graph::Graph& model, const driver::TunedConfigs& tuned,
-                             const schedule_space::Target& target);
+                             const schedule_space::Target& target,
+                             const schedule_space::AlgorithmFilter& algorithms = {});
 
 }  // namespace tensortune::driver

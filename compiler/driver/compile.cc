@@ -11,7 +11,7 @@
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/graph/printer.h"
 #include "compiler/passes/passes.h"
-#include "records/autotvm_log.h"
+#include "records/record_decoding.h"
 #include "records/record_store.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -27,56 +27,27 @@ namespace ss = schedule_space;
 
 namespace {
 
-std::string describe_schedule(const ss::Conv2dSchedule& s) {
-  std::ostringstream os;
-  if (const auto& w = s.winograd) {
-    os << "winograd m=" << w->m << " ic_bn=" << w->ic_bn << " oc_bn=" << w->oc_bn
-       << " reg_t=" << w->reg_t << " block_t=" << w->block_t;
-    if (w->oc_split > 1) os << " oc_split=" << w->oc_split;
-    if (w->prefetch) os << " prefetch=1";
-    return os.str();
-  }
-  os << "ic_bn=" << s.ic_bn << " oc_bn=" << s.oc_bn << " reg_n=" << s.reg_n << " reg_h=" << s.reg_h
-     << " unroll_kw=" << s.unroll_kw << " oc_inner=" << s.oc_inner;
-  return os.str();
-}
-
 /// The DB's graph-best records of this model for the device key, by conv node; empty when the
-/// file is not a record DB, the model was never graph-tuned there, or (with a warning) an
-/// entry does not decode.
-NodeSchedules load_graph_best(const std::string& path, const std::string& fingerprint,
-                              const std::string& device_key, const ss::Target& target) {
-  NodeSchedules out;
+/// file is not a record DB or the model was never graph-tuned there; an entry that does not
+/// decode is warned about and left out.
+std::map<std::string, ss::TemplateConfig> load_graph_best(const std::string& path,
+                                                          const std::string& fingerprint,
+                                                          const std::string& device_key,
+                                                          const ss::Target& target) {
+  std::map<std::string, ss::TemplateConfig> out;
   auto store = records::RecordStore::open(path);
   if (!store) return out;  // an AutoTVM log
   auto entries = (*store)->graph_best(fingerprint, device_key);
   if (!entries) return out;
   for (const auto& e : *entries) {
-    auto task = records::task_from_workload_key(e.workload_key, target.spec, target.vector_lanes);
-    auto entity = records::entity_from_json(e.entity_json);
-    const bool winograd = task && task->template_name == ss::kConv2dNCHWcWinograd;
-    if (!task || !entity || (task->template_name != ss::kConv2dNCHWc && !winograd)) {
+    auto kernel = records::decode_record(e.workload_key, e.entity_json, target);
+    if (!kernel) {
       logger("compiler")
-          ->warn("{}: graph-best entry of node {} does not decode; ignored", path, e.node);
+          ->warn("{}: graph-best entry of node {} does not decode ({}); ignored", path, e.node,
+                 kernel.error().message);
       continue;
     }
-    const auto& w = std::get<ss::Conv2dWorkload>(task->workload);
-    const ss::ConfigSpace space = winograd ? ss::conv2d_winograd_space(w, target.vector_lanes)
-                                           : ss::conv2d_nchwc_space(w, target.vector_lanes);
-    auto config = space.config_from_entity(*entity);
-    if (!config || !space.is_valid(*config)) {
-      logger("compiler")
-          ->warn("{}: graph-best config of node {} is not valid here; ignored", path, e.node);
-      continue;
-    }
-    if (winograd) {
-      const ss::WinogradSchedule ws = ss::conv2d_winograd_schedule(space, *config);
-      out[e.node] =
-          ss::conv2d_nchwc_schedule_for_blocks(w, ws.ic_bn, ws.oc_bn, target.vector_lanes);
-      out[e.node].winograd = ws;
-      continue;
-    }
-    out[e.node] = ss::conv2d_nchwc_schedule(space, *config);
+    out.emplace(e.node, std::move(*kernel));
   }
   return out;
 }
@@ -115,8 +86,8 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   net.cpu = codegen::host_cpu();
   const ss::Target target = codegen::host_target();
 
-  // Every conv2d_NCHWc workload's schedule, chosen once: AlterOpLayout takes its blocks and
-  // code generation the rest, so the two always agree.
+  // Every node's kernel, chosen once: AlterOpLayout takes its blocks and code generation the
+  // rest, so the two always agree.
   auto tuned = std::make_shared<driver::TunedConfigs>();
   if (!options.records.empty()) {
     TT_ASSIGN_OR_RETURN(
@@ -125,24 +96,24 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                     options.device_key.empty() ? codegen::host_device_key() : options.device_key,
                     target.vector_lanes, options.borrow_configs, options.threads));
   }
-  tuned->set_winograd(options.winograd);
-  auto selection = std::make_shared<BlockSelection>();
-  if (!options.records.empty() && options.layout_aware && !options.conv_schedule) {
-    *selection = select_blocks(model, *tuned, target);
-    if (selection->changed > 0)
+  KernelChooser chooser(*tuned, target, options.algorithms);
+  chooser.set_override(options.choose_kernel);
+  if (!options.records.empty() && options.layout_aware && !options.choose_kernel) {
+    BlockSelection selection = select_blocks(model, *tuned, target, options.algorithms);
+    if (selection.changed > 0)
       logger("compiler")
           ->info(
               "layout-aware records: {} of {} workloads take a slower record whose blocks match "
               "their neighbours' "
               "(estimated {:.2f} ms -> {:.2f} ms with layout transforms)",
-              selection->changed, selection->chosen.size(), selection->fastest_cost_s * 1e3,
-              selection->chosen_cost_s * 1e3);
+              selection.changed, selection.chosen.size(), selection.fastest_cost_s * 1e3,
+              selection.chosen_cost_s * 1e3);
+    chooser.set_selection(std::move(selection.chosen));
   }
-  net.records_source = options.conv_schedule ? "chosen by the caller" : tuned->source();
+  net.records_source = options.choose_kernel ? "chosen by the caller" : tuned->source();
   // Graph-tuned records (tensortune graph-tune) choose per conv node, before everything else.
-  NodeSchedules graph_best;
-  if (!options.records.empty() && options.use_graph_best && !options.conv_schedule) {
-    graph_best = load_graph_best(
+  if (!options.records.empty() && options.use_graph_best && !options.choose_kernel) {
+    auto graph_best = load_graph_best(
         options.records, graph::graph_fingerprint(model),
         options.device_key.empty() ? codegen::host_device_key() : options.device_key, target);
     if (!graph_best.empty()) {
@@ -151,24 +122,11 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                  options.records);
       net.records_source += " (graph-best for " + std::to_string(graph_best.size()) + " nodes)";
     }
+    chooser.set_node_choices(std::move(graph_best));
   }
-  auto chosen = std::make_shared<std::map<std::string, ScheduleUse>>();
-  ScheduleFn schedule = [&, tuned, chosen, selection](const ss::Conv2dWorkload& w) {
-    const std::string described = ss::describe_workload(w);
-    auto selected = selection->chosen.find(described);
-    const ss::Conv2dSchedule s = options.conv_schedule ? options.conv_schedule(w)
-                                 : selected != selection->chosen.end()
-                                     ? selected->second
-                                     : tuned->conv2d_schedule(w, target);
-    const auto& fallbacks = tuned->fallbacks();
-    const auto borrowed = tuned->borrowed().find(described);
-    const bool is_borrowed = !options.conv_schedule && borrowed != tuned->borrowed().end();
-    const bool tuned_record =
-        options.conv_schedule || (!is_borrowed && std::find(fallbacks.begin(), fallbacks.end(),
-                                                            described) == fallbacks.end());
-    chosen->emplace(described, ScheduleUse{described, describe_schedule(s), tuned_record,
-                                           is_borrowed ? borrowed->second : std::string()});
-    return s;
+  auto blocks_of = [](const ss::TemplateConfig& k) {
+    const ss::KernelSignature sig = k.signature();
+    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
   };
 
   passes::PassContext ctx;
@@ -176,23 +134,30 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
+  Status choice_failed;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
-    const auto s = schedule(w);
-    return passes::ConvBlocks{s.ic_bn, s.oc_bn};
+    auto k = chooser.for_workload(w, true);
+    if (!k) {
+      if (choice_failed) choice_failed = k.error();
+      return passes::ConvBlocks{1, 1};
+    }
+    return blocks_of(*k);
   };
   pipeline.layout.node_blocks = [&](const std::string& node) -> std::optional<passes::ConvBlocks> {
-    auto it = graph_best.find(node);
-    if (it == graph_best.end()) return std::nullopt;
-    return passes::ConvBlocks{it->second.ic_bn, it->second.oc_bn};
+    const ss::TemplateConfig* k = chooser.node_choice(node);
+    if (!k) return std::nullopt;
+    return blocks_of(*k);
   };
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
+  TT_RETURN_IF_ERROR(choice_failed);
   // At opt level 0 FuseOps (level 1) has not run: every node is a step of its own.
-  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered,
-                      lower_network(optimised, schedule, target.vector_lanes, true, graph_best));
-  for (auto& [_, use] : *chosen) net.schedules.push_back(use);
-  for (const auto& [node, s] : graph_best)
-    net.schedules.push_back({"node " + node + " (graph-best)", describe_schedule(s), true, {}});
+  TT_ASSIGN_OR_RETURN(
+      LoweredNetwork lowered,
+      lower_network(
+          optimised, [&](const NodeKernelRequest& r) { return chooser.for_node(r); },
+          target.vector_lanes));
+  net.schedules = chooser.uses();
 
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);

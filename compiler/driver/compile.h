@@ -12,9 +12,10 @@
 #include <optional>
 #include <string>
 
+#include "compiler/driver/kernel_choice.h"
 #include "compiler/graph/graph.h"
 #include "compiler/runtime/compiled_network.h"
-#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/template.h"
 
 namespace tensortune::driver {
 
@@ -37,17 +38,15 @@ struct CompileOptions {
   /// With records: a workload without one borrows the config of the nearest tuned workload
   /// (false: the template's default config).
   bool borrow_configs = true;
-  /// With records: 3x3 stride-1 convolutions whose Winograd record measured faster than their
-  /// direct one run the Winograd kernel (weights transformed at compile time); false: every
-  /// convolution runs the direct template.
-  bool winograd = true;
-  /// CUDA targets: lay the network out in conv2d_NCHWc.cuda's blocked layouts (the CPU's
+  /// Algorithms no node runs (e.g. "winograd"): among the rest, each node runs the template
+  /// whose record measured fastest (kernel_choice.h).
+  schedule_space::AlgorithmFilter algorithms;
+  /// CUDA targets: lay the network out in the blocked CUDA templates' layouts (the CPU's
   /// NCHW[x]c, blocks from its records or default configs) instead of NCHW with
-  /// conv2d_nchw.cuda (AutoTVM's; the default).
+  /// the plain CUDA templates (AutoTVM's; the default).
   bool gpu_blocked_layout = false;
-  /// Chooses each conv2d_NCHWc schedule instead of the records (tests pick non-default ones).
-  std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>
-      conv_schedule;
+  /// Chooses a workload's kernel instead of the records (tests pick non-default ones).
+  KernelOverride choose_kernel;
   /// Called after every pass (`--print-after-each`).
   std::function<void(const std::string& pass, const graph::Graph&)> after_pass;
 };
@@ -61,10 +60,10 @@ Expected<runtime::CompiledNetwork> compile_network(const graph::Graph& model,
 Expected<std::optional<int>> cuda_target_capability(const std::string& target);
 
 /// compile_network for a CUDA target (compile_cuda.cc): NCHW kept and conv2d through
-/// conv2d_nchw.cuda (or blocked layouts and conv2d_NCHWc.cuda: gpu_blocked_layout), dense through
-/// dense_{small,large}_batch.gpu with the records' configs (the default config and a warning where
-/// untuned), epilogues fused as on the CPU, generated element-wise, pooling and depthwise kernels;
-/// everything else runs on the host.
+/// the plain CUDA conv2d template (or blocked layouts and templates: gpu_blocked_layout), dense
+/// through dense_{small,large}_batch.gpu with the records' configs (the default config and a
+/// warning where untuned), epilogues fused as on the CPU, generated element-wise, pooling and
+/// depthwise kernels; everything else runs on the host.
 Expected<runtime::CompiledNetwork> compile_network_cuda(const graph::Graph& model,
                                                         const CompileOptions& options,
                                                         int compute_capability);
@@ -78,14 +77,11 @@ struct LoweredNetwork {
   std::vector<graph::Tensor> params;
   std::vector<codegen::NamedKernel> kernels;
 };
-using ScheduleFn =
-    std::function<schedule_space::Conv2dSchedule(const schedule_space::Conv2dWorkload&)>;
-/// Conv schedules by node name (graph-tuned records), before ScheduleFn.
-using NodeSchedules = std::map<std::string, schedule_space::Conv2dSchedule>;
-/// `pack_dense_weights`: constant dense weights become parameters in the CPU kernel's packed
-/// layout (false: they stay [N, K], as the CUDA dense templates read them).
-Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const ScheduleFn& conv_schedule,
-                                       int vector_lanes, bool pack_dense_weights = true,
-                                       const NodeSchedules& node_schedules = {});
+/// The kernel of each conv2d and dense node (KernelChooser::for_node).
+using KernelChoiceFn =
+    std::function<Expected<schedule_space::TemplateConfig>(const NodeKernelRequest&)>;
+/// `vector_lanes`: the block of depthwise convolutions laid out plain.
+Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const KernelChoiceFn& choose,
+                                       int vector_lanes);
 
 }  // namespace tensortune::driver

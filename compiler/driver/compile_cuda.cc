@@ -1,8 +1,8 @@
 // Implements compile_network for CUDA targets (compile.h): the pass pipeline with NCHW kept (the
 // CUDA templates take AutoTVM's layouts) or, with gpu_blocked_layout, AlterOpLayout by the
-// blocks of conv2d_NCHWc.cuda's configs; the CPU lowering's steps; one CUDA kernel per distinct
-// kernel spec: conv2d and dense through their tuning templates with the records' configs, the
-// rest from codegen/cuda/network_kernels.h. Runs on any machine; NVRTC, where
+// blocks of the blocked templates' configs; the CPU lowering's steps; one CUDA kernel per
+// distinct kernel spec: conv2d and dense through the templates the records choose, the rest
+// from codegen/cuda/network_kernels.h. Runs on any machine; NVRTC, where
 // present, checks the module and leaves its PTX in the artifact.
 #include <chrono>
 #include <map>
@@ -13,8 +13,6 @@
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/graph/op_attrs.h"
 #include "compiler/passes/passes.h"
-#include "schedule_space/conv2d_cuda_template.h"
-#include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
@@ -37,112 +35,22 @@ namespace {
 /// four floats, one 16-byte load per thread.
 constexpr int kGpuDepthwiseBlock = 4;
 
-class CudaCodegen {
- public:
-  CudaCodegen(int cc, TunedConfigs& tuned) : target_{ss::cuda_target_spec(cc), 1}, tuned_(tuned) {}
-
-  /// The blocks of a conv2d's conv2d_NCHWc.cuda config (its best record's, else the default):
-  /// what AlterOpLayout lays the network out by (the blocked layout).
-  passes::ConvBlocks blocks_for(const ss::Conv2dWorkload& w) {
-    const std::string described = ss::describe_workload(w);
-    auto it = blocked_.find(described);
-    if (it == blocked_.end()) {
-      auto task = ss::make_task(ss::kConv2dNchwcCuda, w, target_);
-      auto space = task ? ss::make_config_space(*task) : Expected<ss::ConfigSpace>(task.error());
-      if (!space) return {1, 1};  // the lowering then reports the workload
-      const TunedConfigs::ChosenConfig chosen = tuned_.config(*task, *space);
-      const auto s = ss::conv2d_nchwc_cuda_schedule(w, *space, chosen.config);
-      it = blocked_.emplace(described, Blocked{*task, *space, chosen.config, s.ic_bn, s.oc_bn})
-               .first;
-      const std::string name = task->template_name + " " + described;
-      schedules_.emplace(name, ScheduleUse{name, space->describe(chosen.config), chosen.tuned, {}});
-    }
-    return {it->second.ic_bn, it->second.oc_bn};
-  }
-
-  /// The kernel of one lowered spec, named `entry`.
-  Expected<CudaKernelSource> kernel(const codegen::NamedKernel& k) {
-    if (const auto* c = std::get_if<codegen::ConvKernelSpec>(&k.spec)) {
-      if (c->depthwise) return codegen::cuda::emit_depthwise_conv_kernel(*c, k.symbol);
-      if (c->schedule.ic_bn == 1 && c->schedule.oc_bn == 1)  // NCHW
-        return templated(ss::kConv2dNchwCuda, c->workload, c->epilogue, k.symbol);
-      return blocked_conv(*c, k.symbol);
-    }
-    if (const auto* d = std::get_if<codegen::DenseKernelSpec>(&k.spec))
-      return templated(ss::dense_cuda_template_for(d->workload.batch), d->workload, d->epilogue,
-                       k.symbol);
-    if (const auto* e = std::get_if<codegen::ElementwiseKernelSpec>(&k.spec))
-      return codegen::cuda::emit_elementwise_kernel(*e, k.symbol);
-    return codegen::cuda::emit_max_pool_kernel(std::get<codegen::MaxPoolKernelSpec>(k.spec),
-                                               k.symbol);
-  }
-
-  std::vector<ScheduleUse> schedules() const {
-    std::vector<ScheduleUse> out;
-    for (const auto& [_, use] : schedules_) out.push_back(use);
-    return out;
-  }
-
- private:
-  Expected<CudaKernelSource> templated(std::string_view template_name, const ss::Workload& workload,
-                                       const std::vector<codegen::EpilogueOp>& epilogue,
-                                       const std::string& entry) {
-    TT_ASSIGN_OR_RETURN(ss::Task task,
-                        ss::make_task(std::string(template_name), workload, target_));
-    TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
-    const TunedConfigs::ChosenConfig chosen = tuned_.config(task, space);
-    const std::string described = task.template_name + " " + ss::describe_workload(workload);
-    schedules_.emplace(described,
-                       ScheduleUse{described, space.describe(chosen.config), chosen.tuned, {}});
+/// The CUDA source of one lowered kernel, named by its symbol.
+Expected<CudaKernelSource> cuda_kernel(const codegen::NamedKernel& k) {
+  if (const auto* t = std::get_if<codegen::TemplateKernelSpec>(&k.spec)) {
     CudaKernelOptions options;
-    options.epilogue = epilogue;
-    options.entry = entry;
-    return codegen::cuda::emit_cuda_kernel(task, space, chosen.config, options);
+    options.epilogue = t->epilogue;
+    options.entry = k.symbol;
+    return codegen::cuda::emit_cuda_kernel(t->kernel.task, t->kernel.space, t->kernel.config,
+                                           options);
   }
-
-  /// conv2d_NCHWc.cuda in the blocks the lowering gave the kernel: the chosen config when its
-  /// blocks are those (always, unless the graph fixed other blocks), else the first valid config
-  /// with them.
-  Expected<CudaKernelSource> blocked_conv(const codegen::ConvKernelSpec& c,
-                                          const std::string& entry) {
-    blocks_for(c.workload);
-    const Blocked& b = blocked_.at(ss::describe_workload(c.workload));
-    ss::Config config = b.config;
-    if (b.ic_bn != c.schedule.ic_bn || b.oc_bn != c.schedule.oc_bn) {
-      bool found = false;
-      for (int64_t i = 0; i < b.space.size() && !found; ++i) {
-        if (!b.space.is_valid_index(i)) continue;
-        const ss::Config candidate = *b.space.config_at(i);
-        const auto s = ss::conv2d_nchwc_cuda_schedule(c.workload, b.space, candidate);
-        if (s.ic_bn == c.schedule.ic_bn && s.oc_bn == c.schedule.oc_bn) {
-          config = candidate;
-          found = true;
-        }
-      }
-      if (!found)
-        return internal_error("conv2d_NCHWc.cuda has no valid config with blocks " +
-                              std::to_string(c.schedule.ic_bn) + "/" +
-                              std::to_string(c.schedule.oc_bn) + " for " +
-                              ss::describe_workload(c.workload));
-    }
-    CudaKernelOptions options;
-    options.epilogue = c.epilogue;
-    options.entry = entry;
-    return codegen::cuda::emit_cuda_kernel(b.task, b.space, config, options);
-  }
-
-  struct Blocked {
-    ss::Task task;
-    ss::ConfigSpace space;
-    ss::Config config;
-    int64_t ic_bn = 1, oc_bn = 1;
-  };
-
-  ss::Target target_;
-  TunedConfigs& tuned_;
-  std::map<std::string, ScheduleUse> schedules_;
-  std::map<std::string, Blocked> blocked_;  ///< by described workload (blocked layout only)
-};
+  if (const auto* d = std::get_if<codegen::DepthwiseKernelSpec>(&k.spec))
+    return codegen::cuda::emit_depthwise_conv_kernel(*d, k.symbol);
+  if (const auto* e = std::get_if<codegen::ElementwiseKernelSpec>(&k.spec))
+    return codegen::cuda::emit_elementwise_kernel(*e, k.symbol);
+  return codegen::cuda::emit_max_pool_kernel(std::get<codegen::MaxPoolKernelSpec>(k.spec),
+                                             k.symbol);
+}
 
 /// Global average pools and layout transforms run as generated kernels (out, data); reshapes
 /// are copies the executors make themselves; the other native loops (transposes, slices,
@@ -220,41 +128,43 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   }
   net.records_source = tuned.source();
 
+  const ss::Target target{ss::cuda_target_spec(cc), 1};
+  KernelChooser chooser(tuned, target, options.algorithms);
+  chooser.set_override(options.choose_kernel);
   passes::PassContext ctx;
   ctx.opt_level = options.opt_level;
   ctx.after_pass = options.after_pass;
-  CudaCodegen codegen(cc, tuned);
   passes::PipelineOptions pipeline;
   pipeline.alter_layout = options.gpu_blocked_layout;
   pipeline.layout.vector_lanes = kGpuDepthwiseBlock;
+  Status choice_failed;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
-    return codegen.blocks_for(w);
+    auto k = chooser.for_workload(w, true);
+    if (!k) {
+      if (choice_failed) choice_failed = k.error();
+      return passes::ConvBlocks{1, 1};
+    }
+    const ss::KernelSignature sig = k->signature();
+    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
   };
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
-  // A lowered conv carries only its blocks here: its kernel comes from a CUDA template.
-  const ScheduleFn blocks_only = [&](const ss::Conv2dWorkload& w) {
-    ss::Conv2dSchedule s;
-    if (options.gpu_blocked_layout) {
-      const passes::ConvBlocks b = codegen.blocks_for(w);
-      s.ic_bn = b.ic_bn;
-      s.oc_bn = b.oc_bn;
-    }
-    return s;
-  };
-  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered,
-                      lower_network(optimised, blocks_only, 1, /*pack_dense_weights=*/false));
+  TT_RETURN_IF_ERROR(choice_failed);
+  TT_ASSIGN_OR_RETURN(
+      LoweredNetwork lowered,
+      lower_network(
+          optimised, [&](const NodeKernelRequest& r) { return chooser.for_node(r); }, 1));
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);
   net.params = std::move(lowered.params);
 
   for (const auto& k : lowered.kernels) {
-    auto kernel = codegen.kernel(k);
+    auto kernel = cuda_kernel(k);
     if (!kernel) return kernel.error().with_context("generating " + k.symbol);
     net.gpu_kernels.push_back(std::move(kernel).value());
   }
   lower_native_steps(net);
-  net.schedules = codegen.schedules();
+  net.schedules = chooser.uses();
   for (const auto& k : net.gpu_kernels) {
     if (auto fits = ss::check_gpu_limits(k.usage(), ss::kUniversalGpuLimits); !fits)
       return fits.error().with_context("kernel " + k.entry);

@@ -7,16 +7,15 @@
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/fusion_rules.h"
-#include "schedule_space/dense_template.h"
+#include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/layout.h"
-#include "schedule_space/winograd_transform.h"
 
 namespace tensortune::driver {
-using codegen::ConvKernelSpec;
-using codegen::DenseKernelSpec;
+using codegen::DepthwiseKernelSpec;
 using codegen::ElementwiseInstr;
 using codegen::ElementwiseKernelSpec;
 using codegen::EpilogueOp;
+using codegen::TemplateKernelSpec;
 using runtime::ArgRef;
 using runtime::Step;
 
@@ -83,6 +82,32 @@ bool is_native(const Graph& g, const Node& n) {
   }
 }
 
+/// The instruction of an element-wise operator (ops.def's Unary and Binary categories, same
+/// names); nothing for the others. Generated from the list, so every operator has its answer.
+std::optional<ElementwiseInstr::Op> instruction_of(OpKind op) {
+  switch (op) {
+#define TT_ELEMENTWISE_Anchor(kind) \
+  case OpKind::kind:                \
+    return std::nullopt;
+#define TT_ELEMENTWISE_Other(kind) \
+  case OpKind::kind:               \
+    return std::nullopt;
+#define TT_ELEMENTWISE_Unary(kind) \
+  case OpKind::kind:               \
+    return ElementwiseInstr::Op::kind;
+#define TT_ELEMENTWISE_Binary(kind) \
+  case OpKind::kind:                \
+    return ElementwiseInstr::Op::kind;
+#define TT_OP(kind, name, attrs, category) TT_ELEMENTWISE_##category(kind)
+#include "compiler/graph/ops.def"
+#undef TT_ELEMENTWISE_Anchor
+#undef TT_ELEMENTWISE_Other
+#undef TT_ELEMENTWISE_Unary
+#undef TT_ELEMENTWISE_Binary
+  }
+  return std::nullopt;
+}
+
 std::string op_label(const Graph& g, const std::vector<int>& nodes) {
   std::string label;
   for (int i : nodes) {
@@ -111,12 +136,7 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
 
 class Lowerer {
  public:
-  Lowerer(Graph g, const ScheduleFn& conv_schedule, int lanes, bool pack_dense,
-          const NodeSchedules& node_schedules)
-      : conv_schedule_(conv_schedule),
-        lanes_(lanes),
-        pack_dense_(pack_dense),
-        node_schedules_(node_schedules) {
+  Lowerer(Graph g, const KernelChoiceFn& choose, int lanes) : choose_(choose), lanes_(lanes) {
     out_.graph = std::move(g);
   }
 
@@ -194,14 +214,12 @@ class Lowerer {
     step.label = op_label(g(), group);
     const bool floats = passes::all_float(g(), group);
     const bool kernel_anchor = passes::is_kernel_anchor(g(), head);
-    if (kernel_anchor && head.op == OpKind::kDense) {
-      TT_RETURN_IF_ERROR(lower_dense(step, group, head));
-    } else if (kernel_anchor) {
-      TT_RETURN_IF_ERROR(lower_conv(step, group, head));
+    if (kernel_anchor) {
+      TT_RETURN_IF_ERROR(lower_anchor(step, group, head));
     } else if (floats && std::all_of(group.begin(), group.end(), [&](int i) {
                  return passes::is_elementwise(g().nodes()[i].op);
                })) {
-      lower_elementwise(step, group);
+      TT_RETURN_IF_ERROR(lower_elementwise(step, group));
     } else if (group.size() > 1) {
       return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "' (" + step.label +
                                              ") has no kernel: FuseOps forms groups only around "
@@ -217,66 +235,51 @@ class Lowerer {
     return Status{};
   }
 
-  Status lower_conv(Step& step, const std::vector<int>& group, const Node& head) {
-    const passes::ConvAnchor a = *passes::conv_anchor(g(), head);
-    const ss::Conv2dWorkload& w = a.workload;
-    ss::Conv2dSchedule s;
-    if (a.depthwise) {
-      s = ss::conv2d_nchwc_schedule_for_blocks(w, a.oc_bn, a.oc_bn, lanes_, 8);
-    } else if (head.op == OpKind::kConv2d) {
-      s = ss::conv2d_nchwc_schedule_for_blocks(w, 1, 1, lanes_);
-    } else {
-      const auto by_node = node_schedules_.find(head.name);
-      s = by_node != node_schedules_.end() ? by_node->second : conv_schedule_(w);
-      if (s.ic_bn != a.ic_bn || s.oc_bn != a.oc_bn)
-        s = ss::conv2d_nchwc_schedule_for_blocks(w, a.ic_bn, a.oc_bn, lanes_);
-    }
+  /// A conv2d or dense node: the template kernel chosen for it, or a depthwise convolution's
+  /// built-in kernel.
+  Status lower_anchor(Step& step, const std::vector<int>& group, const Node& head) {
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
-    if (s.winograd) {
-      // The weights, already in OIHW[x]i[y]o, transformed once here; a conv whose weights are
-      // computed at run time keeps the direct kernel.
-      const Tensor* packed = g().constant(head.inputs[1]);
-      if (packed && head.op == OpKind::kConv2dNCHWc) {
-        step.args[1] = param(ss::winograd_transform_weight(ss::unpack_oihwio(*packed),
-                                                           s.winograd->m, s.winograd->oc_bn));
-      } else {
-        s.winograd.reset();
-      }
+    NodeKernelRequest request;
+    request.node = head.name;
+    request.constant_weight = g().is_constant(head.inputs[1]);
+    if (head.op == OpKind::kDense) {
+      const Shape& x = g().type(head.inputs[0]).shape;
+      const Shape& k = g().type(head.inputs[1]).shape;
+      request.workload = ss::DenseWorkload{x[0], k[0], x[1]};
+    } else {
+      const passes::ConvAnchor a = *passes::conv_anchor(g(), head);
+      if (a.depthwise) return lower_depthwise(step, group, head, a);
+      request.workload = a.workload;
+      request.blocked = head.op == OpKind::kConv2dNCHWc;
+      request.ic_block = a.ic_bn;
+      request.oc_block = a.oc_bn;
+    }
+    TT_ASSIGN_OR_RETURN(ss::TemplateConfig kernel, choose_(request));
+    const ss::Template& t = kernel.tmpl();
+    const ss::KernelSignature sig = kernel.signature();
+    if (t.needs_constant_weight()) {
+      // The kernel reads the weight transformed or packed: done once, here, from the plain
+      // weight (a blocked node's is already in OIHW[x]i[y]o).
+      const Tensor& w = *g().constant(head.inputs[1]);
+      step.args[1] = param(t.pack_weight(sig, request.blocked ? ss::unpack_oihwio(w) : w));
     }
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
-    ConvKernelSpec spec{w, s, std::move(ops), a.depthwise};
-    step.extent = codegen::parallel_extent(spec);
-    step.flop = a.depthwise ? w.flop() / double(w.in_channels) : w.flop();
-    if (spec.schedule.winograd)
-      step.label += "(winograd F" + std::to_string(spec.schedule.winograd->m) + ")";
-    step.symbol = kernel_symbol(std::move(spec));
+    step.extent = sig.parallel_extent;
+    step.flop = t.flop(kernel.task);
+    if (t.algorithm() != "direct") step.label += "(" + std::string(t.algorithm()) + ")";
+    step.symbol = kernel_symbol(TemplateKernelSpec{std::move(kernel), std::move(ops)});
     return Status{};
   }
 
-  Status lower_dense(Step& step, const std::vector<int>& group, const Node& head) {
-    const Shape& x = g().type(head.inputs[0]).shape;
-    const Shape& k = g().type(head.inputs[1]).shape;
-    const ss::DenseWorkload w{x[0], k[0], x[1]};
-    const bool packed = pack_dense_ && g().is_constant(head.inputs[1]);
-    const auto space = ss::dense_space(w, packed, lanes_);
-    const auto s = ss::dense_schedule(space, ss::dense_default(space, w, packed, lanes_), packed);
-    step.kind = Step::Kind::kKernel;
-    step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
-    if (packed) {  // [N, K] -> [N / bn, K, bn], once, at compile time
-      const Tensor& nk = *g().constant(head.inputs[1]);
-      const int64_t N = w.out_features, K = w.in_features, bn = s.xi;
-      std::vector<float> p(static_cast<size_t>(N * K));
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t kk = 0; kk < K; ++kk)
-          p[static_cast<size_t>(((n / bn) * K + kk) * bn + n % bn)] =
-              nk.f32[static_cast<size_t>(n * K + kk)];
-      step.args[1] = param(Tensor::from_floats({N / bn, K, bn}, std::move(p)));
-    }
+  Status lower_depthwise(Step& step, const std::vector<int>& group, const Node& head,
+                         const passes::ConvAnchor& a) {
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
-    DenseKernelSpec spec{w, s, std::move(ops)};
+    DepthwiseKernelSpec spec{
+        a.workload, ss::conv2d_nchwc_schedule_for_blocks(a.workload, a.oc_bn, a.oc_bn, lanes_, 8),
+        std::move(ops)};
     step.extent = codegen::parallel_extent(spec);
-    step.flop = w.flop();
+    step.flop = a.workload.flop() / double(a.workload.in_channels);
     step.symbol = kernel_symbol(std::move(spec));
     return Status{};
   }
@@ -308,7 +311,30 @@ class Lowerer {
     step.symbol = kernel_symbol(std::move(spec));
   }
 
-  void lower_elementwise(Step& step, const std::vector<int>& group) {
+  /// The attributes an instruction reads (clip bounds, alphas, ...).
+  static void set_parameters(const Node& n, ElementwiseInstr& in) {
+    if (n.op == OpKind::kClip) {
+      const auto a = graph::attrs_as<graph::ClipAttrs>(n.attrs);
+      in.p0 = static_cast<float>(a.min);
+      in.p1 = static_cast<float>(a.max);
+    } else if (n.op == OpKind::kHardSigmoid) {
+      const auto a = graph::attrs_as<graph::HardSigmoidAttrs>(n.attrs);
+      in.p0 = static_cast<float>(a.alpha);
+      in.p1 = static_cast<float>(a.beta);
+    } else if (n.op == OpKind::kLeakyRelu) {
+      in.p0 = static_cast<float>(graph::attrs_as<graph::LeakyReluAttrs>(n.attrs).alpha);
+    } else if (n.op == OpKind::kElu) {
+      in.p0 = static_cast<float>(graph::attrs_as<graph::EluAttrs>(n.attrs).alpha);
+    } else if (n.op == OpKind::kSelu) {
+      const auto a = graph::attrs_as<graph::SeluAttrs>(n.attrs);
+      in.p0 = static_cast<float>(a.alpha);
+      in.p1 = static_cast<float>(a.gamma);
+    } else if (n.op == OpKind::kGelu) {
+      in.p0 = static_cast<float>(graph::attrs_as<graph::GeluAttrs>(n.attrs).tanh);
+    }
+  }
+
+  Status lower_elementwise(Step& step, const std::vector<int>& group) {
     ElementwiseKernelSpec spec;
     spec.out_shape = g().type(step.output).shape;
     step.kind = Step::Kind::kKernel;
@@ -335,129 +361,44 @@ class Lowerer {
       const Node& n = g().nodes()[i];
       ElementwiseInstr in;
       in.a = ref(n.inputs[0], g().type(n.inputs[0]).shape);
-      switch (n.op) {
-        case OpKind::kRelu:
-          in.op = Op::kRelu;
-          break;
-        case OpKind::kClip: {
-          in.op = Op::kClip;
-          const auto a = graph::attrs_as<graph::ClipAttrs>(n.attrs);
-          in.p0 = static_cast<float>(a.min);
-          in.p1 = static_cast<float>(a.max);
-          break;
-        }
-        case OpKind::kSigmoid:
-          in.op = Op::kSigmoid;
-          break;
-        case OpKind::kHardSigmoid: {
-          in.op = Op::kHardSigmoid;
-          const auto a = graph::attrs_as<graph::HardSigmoidAttrs>(n.attrs);
-          in.p0 = static_cast<float>(a.alpha);
-          in.p1 = static_cast<float>(a.beta);
-          break;
-        }
-        case OpKind::kHardSwish:
-          in.op = Op::kHardSwish;
-          break;
-        case OpKind::kIdentity:
-          in.op = Op::kIdentity;
-          break;
-        case OpKind::kExp:
-          in.op = Op::kExp;
-          break;
-        case OpKind::kLog:
-          in.op = Op::kLog;
-          break;
-        case OpKind::kSqrt:
-          in.op = Op::kSqrt;
-          break;
-        case OpKind::kErf:
-          in.op = Op::kErf;
-          break;
-        case OpKind::kTanh:
-          in.op = Op::kTanh;
-          break;
-        case OpKind::kNeg:
-          in.op = Op::kNeg;
-          break;
-        case OpKind::kAbs:
-          in.op = Op::kAbs;
-          break;
-        case OpKind::kFloor:
-          in.op = Op::kFloor;
-          break;
-        case OpKind::kCeil:
-          in.op = Op::kCeil;
-          break;
-        case OpKind::kRound:
-          in.op = Op::kRound;
-          break;
-        case OpKind::kReciprocal:
-          in.op = Op::kReciprocal;
-          break;
-        case OpKind::kSoftplus:
-          in.op = Op::kSoftplus;
-          break;
-        case OpKind::kMish:
-          in.op = Op::kMish;
-          break;
-        case OpKind::kLeakyRelu:
-          in.op = Op::kLeakyRelu;
-          in.p0 = static_cast<float>(graph::attrs_as<graph::LeakyReluAttrs>(n.attrs).alpha);
-          break;
-        case OpKind::kElu:
-          in.op = Op::kElu;
-          in.p0 = static_cast<float>(graph::attrs_as<graph::EluAttrs>(n.attrs).alpha);
-          break;
-        case OpKind::kSelu: {
-          in.op = Op::kSelu;
-          const auto a = graph::attrs_as<graph::SeluAttrs>(n.attrs);
-          in.p0 = static_cast<float>(a.alpha);
-          in.p1 = static_cast<float>(a.gamma);
-          break;
-        }
-        case OpKind::kGelu:
-          in.op = Op::kGelu;
-          in.p0 = static_cast<float>(graph::attrs_as<graph::GeluAttrs>(n.attrs).tanh);
-          break;
-        case OpKind::kBiasAdd: {
-          in.op = Op::kAdd;
-          const int64_t rank = static_cast<int64_t>(spec.out_shape.size());
-          int64_t axis = graph::attrs_as<graph::BiasAddAttrs>(n.attrs).axis;
-          if (axis < 0) axis += rank;
-          Shape shape(static_cast<size_t>(rank - axis), 1);
-          shape[0] = spec.out_shape[static_cast<size_t>(axis)];
-          in.b = ref(n.inputs[1], shape);
-          break;
-        }
-        default:
-          in.op = n.op == OpKind::kAdd        ? Op::kAdd
-                  : n.op == OpKind::kSubtract ? Op::kSub
-                  : n.op == OpKind::kMultiply ? Op::kMul
-                                              : Op::kDiv;
+      if (n.op == OpKind::kBiasAdd) {  // an add of the channel vector, broadcast from its axis
+        in.op = Op::kAdd;
+        const int64_t rank = static_cast<int64_t>(spec.out_shape.size());
+        int64_t axis = graph::attrs_as<graph::BiasAddAttrs>(n.attrs).axis;
+        if (axis < 0) axis += rank;
+        Shape shape(static_cast<size_t>(rank - axis), 1);
+        shape[0] = spec.out_shape[static_cast<size_t>(axis)];
+        in.b = ref(n.inputs[1], shape);
+      } else {
+        const std::optional<Op> op = instruction_of(n.op);
+        if (!op)
+          return Error{ErrorCode::kInternal, "fusion group of '" + g().nodes()[group[0]].name +
+                                                 "': " + graph::op_name(n.op) + " node '" + n.name +
+                                                 "' is not element-wise"};
+        in.op = *op;
+        if (graph::is_binary_elementwise(n.op))
           in.b = ref(n.inputs[1], g().type(n.inputs[1]).shape);
+        set_parameters(n, in);
       }
       spec.program.push_back(in);
       result_of[n.output] = static_cast<int>(spec.program.size() - 1);
     }
     step.extent = codegen::parallel_extent(spec);
     step.symbol = kernel_symbol(std::move(spec));
+    return Status{};
   }
 
-  ScheduleFn conv_schedule_;
+  const KernelChoiceFn& choose_;
   int lanes_;
-  bool pack_dense_;
-  const NodeSchedules& node_schedules_;
   LoweredNetwork out_;
   std::map<std::string, std::string> symbols_;
 };
 
 }  // namespace
 
-Expected<LoweredNetwork> lower_network(const Graph& fused, const ScheduleFn& conv_schedule,
-                                       int vector_lanes, bool pack_dense_weights,
-                                       const NodeSchedules& node_schedules) {
-  return Lowerer(fused, conv_schedule, vector_lanes, pack_dense_weights, node_schedules).run();
+Expected<LoweredNetwork> lower_network(const Graph& fused, const KernelChoiceFn& choose,
+                                       int vector_lanes) {
+  return Lowerer(fused, choose, vector_lanes).run();
 }
 
 }  // namespace tensortune::driver

@@ -10,8 +10,6 @@
 #include <vector>
 
 #include "schedule_space/config_space.h"
-#include "schedule_space/conv2d_nchwc_template.h"
-#include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/task.h"
 #include "support/error.h"
 
@@ -34,39 +32,36 @@ class TunedConfigs {
   static Expected<TunedConfigs> load(const std::string& path, const std::string& device_key,
                                      int vector_lanes, bool borrow = true, int threads = 0);
 
-  /// Whether records of the Winograd template compete with the direct template's for 3x3
-  /// stride-1 workloads (default: yes). false: every conv2d node runs the direct template.
-  void set_winograd(bool enabled) { winograd_ = enabled; }
-
-  /// The conv2d_NCHWc schedule for the workload on the target: the Winograd template's best
-  /// record where it measured faster than the direct template's best (or the direct one has
-  /// none), else the direct best record's, else one borrowed from the nearest tuned workload
-  /// (recorded in borrowed()), else the default config (recorded in fallbacks()); warned about
-  /// once per workload.
-  schedule_space::Conv2dSchedule conv2d_schedule(const schedule_space::Conv2dWorkload& workload,
-                                                 const schedule_space::Target& target);
-
-  /// Any template's config for the task: the best record's when it is valid in `space`, else
-  /// the default config with one warning per workload (recorded in fallbacks()). `tuned` says
-  /// which. No borrowing: what transfers between workloads is the CPU template's blocks.
+  /// The task's config: the best record's when it is valid in `space` (one whose register tile
+  /// exceeds our budget, as AutoTVM's may, keeps its blocks with a smaller tile), else one
+  /// borrowed from the nearest tuned workload of the same template (recorded in borrowed()),
+  /// else the default config (recorded in fallbacks()); warned about once per workload.
   struct ChosenConfig {
     schedule_space::Config config;
     bool tuned = false;
+    std::string borrowed_from;  ///< the described workload it came from; empty if none
   };
   ChosenConfig config(const schedule_space::Task& task, const schedule_space::ConfigSpace& space);
 
-  /// The fastest record of each distinct (ic_bn, oc_bn) pair for the workload, with its mean
-  /// cost in seconds, fastest first; empty without records. Direct and Winograd records compete
-  /// (a Winograd candidate's schedule has `winograd` set). What a layout-aware choice between
-  /// layers (driver/block_selection.h) picks from.
+  /// A record of the workload, decoded, with its mean cost in seconds.
   struct Candidate {
-    schedule_space::Conv2dSchedule schedule;
+    schedule_space::TemplateConfig kernel;
     double seconds = 0;
-    std::string entity_json;   ///< the record's config
-    std::string workload_key;  ///< the record's task
+    int64_t ic_block = 1, oc_block = 1;  ///< its kernel's layout blocks (signature)
+    std::string entity_json;             ///< the record's config
+    std::string workload_key;            ///< the record's task
   };
-  std::vector<Candidate> candidates(const schedule_space::Conv2dWorkload& workload,
+  /// The workload's records of each of `templates` (its 20 fastest per template), fastest
+  /// first; empty without records.
+  std::vector<Candidate> candidates(const schedule_space::Workload& workload,
+                                    const std::vector<const schedule_space::Template*>& templates,
                                     const schedule_space::Target& target) const;
+  /// The fastest of those per distinct (ic_block, oc_block), fastest first: what a layout-aware
+  /// choice between layers (driver/block_selection.h, the graph tuner) picks from.
+  std::vector<Candidate> candidates_by_blocks(
+      const schedule_space::Workload& workload,
+      const std::vector<const schedule_space::Template*>& templates,
+      const schedule_space::Target& target) const;
 
   size_t size() const { return best_.size(); }
   const std::string& source() const { return source_; }
@@ -77,26 +72,17 @@ class TunedConfigs {
 
  private:
   struct Reference {
-    schedule_space::Conv2dWorkload workload;
+    schedule_space::Workload workload;
     schedule_space::ConfigSpace space;
     schedule_space::Config config;
   };
-  /// `space` is the workload's config space on `target`.
-  std::optional<schedule_space::Conv2dSchedule> borrow_for(
-      const schedule_space::Conv2dWorkload& workload, const schedule_space::ConfigSpace& space,
-      const schedule_space::Target& target);
-
-  /// The Winograd record that beats every direct record of the workload, if any.
-  std::optional<schedule_space::Conv2dSchedule> faster_winograd(
-      const schedule_space::Conv2dWorkload& workload, const schedule_space::Target& target) const;
-  /// The workload's records of one template, decoded; fastest first.
-  std::vector<Candidate> decoded(const schedule_space::Conv2dWorkload& workload,
-                                 const schedule_space::Target& target, bool winograd) const;
+  /// The nearest tuned workload's config of the same template, carried into `space`.
+  std::optional<schedule_space::Config> borrow_for(const schedule_space::Task& task,
+                                                   const schedule_space::ConfigSpace& space);
 
   bool borrow_ = true;
-  bool winograd_ = true;
-  std::vector<Reference> references_;  // the tuned conv2d_NCHWc workloads, built on first use
-  bool references_built_ = false;
+  /// The tuned workloads of each template, built on first use.
+  std::map<std::string, std::vector<Reference>> references_;
   std::map<std::string, std::string> borrowed_;
   std::string source_ = "no records (none were given)";
   std::map<std::string, std::string> best_;  // workload key -> entity JSON

@@ -85,7 +85,7 @@ Pass fuse_ops();
 
 struct PipelineOptions {
   /// false: AlterOpLayout is left out and convolutions stay NCHW (the CUDA back end's kernels,
-  /// conv2d_nchw.cuda as AutoTVM has it, take NCHW).
+  /// the plain CUDA templates, as AutoTVM has them, take NCHW).
   bool alter_layout = true;
   AlterOpLayoutOptions layout;
   FoldScaleAxisOptions fold_scale;

@@ -33,18 +33,19 @@ struct Step {
   std::string label;       ///< "conv2d_nchwc+add+relu": the group's operators
   std::vector<int> nodes;  ///< the group's node indices, in execution order
   graph::ValueId output = graph::kNoValue;
-  std::string symbol;        ///< kKernel: the object code's symbol, or the GPU kernel's entry
-  int64_t extent = 0;        ///< kKernel: the parallel loop extent (CPU kernels)
-  std::vector<ArgRef> args;  ///< kKernel: in the ABI order of compiler/codegen/llvm/network_kernels.h
-  double flop = 0;           ///< of the anchor, 0 when not counted
+  std::string symbol;  ///< kKernel: the object code's symbol, or the GPU kernel's entry
+  int64_t extent = 0;  ///< kKernel: the parallel loop extent (CPU kernels)
+  std::vector<ArgRef>
+      args;         ///< kKernel: in the ABI order of compiler/codegen/llvm/network_kernels.h
+  double flop = 0;  ///< of the anchor, 0 when not counted
 };
 
 /// One tuned workload's schedule and where it came from.
 struct ScheduleUse {
-  std::string workload;  ///< described, e.g. "conv2d 1x64x56x56 k64x3x3 s1 p1111" (CPU), with
-                         ///< the template's name first on the GPU ("conv2d_nchw.cuda conv2d ...")
-  std::string schedule;  ///< "ic_bn=16 oc_bn=16 reg_n=8 reg_h=2 unroll_kw=0 oc_inner=0" (CPU),
-                         ///< the config's knobs on the GPU
+  /// The template's name and the described workload ("TEMPLATE conv2d 1x64x56x56 k64x3x3
+  /// s1 p1111"), or "node NAME (graph-best)".
+  std::string workload;
+  std::string schedule;       ///< the config's knobs (ConfigSpace::describe)
   bool tuned = false;         ///< false: the default config (warned about at compile time)
   std::string borrowed_from;  ///< not tuned but borrowed from this tuned workload (described)
 };

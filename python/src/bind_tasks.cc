@@ -194,8 +194,10 @@ void bind_tasks(py::module_& m) {
            py::arg("strides") = std::vector<int64_t>{1, 1},
            py::arg("pads") = std::vector<int64_t>{0, 0, 0, 0},
            py::arg("dilation") = std::vector<int64_t>{1, 1}, py::arg("target") = "llvm",
-           "op: conv2d_NCHWc (or conv2d), conv2d_NCHWc_winograd, dense_pack (or dense), "
-           "conv2d_nchw.cuda, ...; data/weight: NCHW and OIHW shapes for conv2d, (M, K) and (N, "
+           "op: a template's name or op name (`tensortune tune-op --help` lists them), or the "
+           "operator (conv2d, "
+           "dense: its backend's first template); data/weight: NCHW and OIHW shapes for conv2d, "
+           "(M, K) and (N, "
            "K) for dense; pads: 1, 2 or 4 values (top, left, bottom, right)")
       .def_static(
           "from_workload_key",
@@ -234,12 +236,13 @@ void bind_tasks(py::module_& m) {
       [](const py::object& model, const std::string& target, const py::object& input_shapes,
          bool winograd) {
         cli::ModelFlags flags = model_flags(model, input_shapes);
+        flags.no_winograd = !winograd;
         const ss::Target t = unwrap(cli::op_target(target));
         std::vector<PyTask> out;
         {
           py::gil_scoped_release release;
           auto graph = unwrap(cli::load_model(flags));
-          auto extraction = unwrap(tuner::extract_tasks(graph, t, winograd));
+          auto extraction = unwrap(tuner::extract_tasks(graph, t, cli::algorithm_filter(flags)));
           for (auto& e : extraction.tasks) out.emplace_back(e.task, e.nodes);
         }
         return out;

@@ -70,21 +70,26 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
   return exe ? std::move(*exe) : nullptr;
 }
 
-/// A schedule unlike the default one (blocks of 8, two-row register tiles of up to 7 columns,
-/// kw unrolled, channel chunks innermost), valid for every workload.
-ss::Conv2dSchedule non_default_schedule(const ss::Conv2dWorkload& w) {
-  ss::Conv2dSchedule s;
-  s.ic_bn = w.in_channels % 8 == 0 ? 8 : w.in_channels;
-  s.oc_bn = w.out_channels % 8 == 0 ? 8 : 1;
+/// A config of the direct template unlike the default one (blocks of 8, two-row register tiles
+/// of up to 7 columns, kw unrolled, channel chunks innermost), valid for every workload; dense
+/// layers keep theirs.
+std::optional<ss::TemplateConfig> non_default_kernel(const ss::Workload& workload) {
+  const auto* c = std::get_if<ss::Conv2dWorkload>(&workload);
+  if (!c) return std::nullopt;
+  const ss::Conv2dWorkload& w = *c;
+  int64_t reg_n = 1;
   for (int64_t n = 7; n >= 1; --n)
     if (w.out_width() % n == 0) {
-      s.reg_n = n;
+      reg_n = n;
       break;
     }
-  s.reg_h = w.out_height() >= 2 ? 2 : 1;
-  s.unroll_kw = true;
-  s.oc_inner = true;
-  return s;
+  return testing::kernel_with(ss::kConv2dNCHWc, w, codegen::host_target(),
+                              {{"tile_ic", w.in_channels % 8 == 0 ? 8 : w.in_channels},
+                               {"tile_oc", w.out_channels % 8 == 0 ? 8 : 1},
+                               {"tile_ow", reg_n},
+                               {"tile_oh", w.out_height() >= 2 ? 2 : 1},
+                               {"unroll_kw", 1},
+                               {"oc_inner", 1}});
 }
 
 struct ZooCase {
@@ -149,7 +154,7 @@ TEST_P(ZooCompiled, MatchesTheInterpreterWithDefaultAndNonDefaultSchedules) {
     EXPECT_NE(s.kind, Step::Kind::kInterpret) << s.label << " is interpreted";
 
   CompileOptions other = defaults;
-  other.conv_schedule = non_default_schedule;
+  other.choose_kernel = non_default_kernel;
   auto exe2 = build(*model, other, 2);
   ASSERT_TRUE(exe2);
   auto out2 = exe2->run({{"data", x}});
@@ -302,9 +307,9 @@ TEST(Records, ChooseNonDefaultBlocksAndTheAnswerStays) {
   ASSERT_TRUE(model);
   std::vector<ss::Conv2dWorkload> workloads;
   CompileOptions collect;
-  collect.conv_schedule = [&](const ss::Conv2dWorkload& w) {
-    workloads.push_back(w);
-    return non_default_schedule(w);
+  collect.choose_kernel = [&](const ss::Workload& w) {
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w)) workloads.push_back(*c);
+    return non_default_kernel(w);
   };
   ASSERT_TRUE(compile_network(*model, collect));
   ASSERT_FALSE(workloads.empty());
@@ -340,10 +345,14 @@ TEST(Records, ChooseNonDefaultBlocksAndTheAnswerStays) {
   CompiledNetwork net;
   auto exe = build(*model, with_records, 1, &net);
   ASSERT_TRUE(exe);
-  int tuned = 0;
-  for (const auto& s : net.schedules) tuned += s.tuned;
+  int tuned = 0, convs = 0;
+  for (const auto& s : net.schedules) {
+    if (!s.workload.starts_with(ss::kConv2dNCHWc)) continue;  // the dense layer is untuned
+    tuned += s.tuned;
+    ++convs;
+  }
   EXPECT_GE(tuned, 1);
-  EXPECT_EQ(tuned, static_cast<int>(net.schedules.size())) << "a workload fell back to the default";
+  EXPECT_EQ(tuned, convs) << "a workload fell back to the default";
   const Tensor x = random_input(kSmall, 3);
   auto ref = graph::interpret(*model, {{"data", x}});
   auto out = exe->run({{"data", x}});
@@ -485,9 +494,11 @@ TEST(Records, LayoutAwareChoiceAvoidsTransformsBetweenLayers) {
   ASSERT_TRUE(model);
   std::vector<ss::Conv2dWorkload> workloads;
   CompileOptions collect;
-  collect.conv_schedule = [&](const ss::Conv2dWorkload& w) {
-    if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
-    return non_default_schedule(w);
+  collect.choose_kernel = [&](const ss::Workload& w) {
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w))
+      if (std::find(workloads.begin(), workloads.end(), *c) == workloads.end())
+        workloads.push_back(*c);
+    return non_default_kernel(w);
   };
   ASSERT_TRUE(compile_network(*model, collect));
   const std::string db = temp("layout.db");

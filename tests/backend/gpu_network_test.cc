@@ -190,7 +190,7 @@ TEST(GpuRecords, ChooseNonDefaultConfigsAndTheAnswerStays) {
         name = ss::kConv2dNchwCuda;
       } else if (n.op == graph::OpKind::kDense) {
         workload = ss::DenseWorkload{x[0], model->type(n.inputs[1]).shape[0], x[1]};
-        name = ss::dense_cuda_template_for(x[0]);
+        name = x[0] < 32 ? ss::kDenseSmallBatchGpu : ss::kDenseLargeBatchGpu;
       } else {
         continue;
       }

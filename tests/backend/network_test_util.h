@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <string>
 
 #include "compiler/graph/tensor.h"
+#include "schedule_space/task.h"
 
 namespace tensortune::testing {
 
@@ -30,6 +33,41 @@ inline double relative_error(const graph::Tensor& a, const graph::Tensor& b) {
     scale = std::max(scale, double(std::fabs(b.f32[i])));
   }
   return diff / scale;
+}
+
+/// The template's config for the workload on the target whose knobs take these values (a split
+/// knob: its inner factor; a boolean: 0 or 1); knobs not named take their first candidate. A
+/// value no candidate has fails the test.
+inline schedule_space::TemplateConfig kernel_with(const char* template_name,
+                                                  const schedule_space::Workload& w,
+                                                  const schedule_space::Target& target,
+                                                  const std::map<std::string, int64_t>& values) {
+  namespace ss = schedule_space;
+  const ss::Task task = *ss::make_task(template_name, w, target);
+  const ss::ConfigSpace space = *ss::make_config_space(task);
+  std::vector<int32_t> digits(space.knobs().size(), 0);
+  for (size_t k = 0; k < space.knobs().size(); ++k) {
+    const ss::Knob& knob = space.knobs()[k];
+    auto it = values.find(knob.name);
+    if (it == values.end()) continue;
+    bool found = false;
+    for (size_t i = 0; i < knob.options.size() && !found; ++i) {
+      const ss::KnobValue& v = knob.options[i];
+      const int64_t x = std::holds_alternative<std::vector<int64_t>>(v)
+                            ? std::get<std::vector<int64_t>>(v).back()
+                        : std::holds_alternative<bool>(v)    ? int64_t{std::get<bool>(v)}
+                        : std::holds_alternative<int64_t>(v) ? std::get<int64_t>(v)
+                                                             : -1;
+      if (x == it->second) {
+        digits[k] = static_cast<int32_t>(i);
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << template_name << ": no candidate " << it->second << " of " << knob.name;
+  }
+  auto config = space.config_from_digits(digits);
+  EXPECT_TRUE(config && space.is_valid(*config)) << template_name << " " << space.describe(*config);
+  return {task, space, *config};
 }
 
 }  // namespace tensortune::testing

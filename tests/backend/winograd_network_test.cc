@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/driver/compile.h"
@@ -53,40 +54,41 @@ int winograd_steps(const CompiledNetwork& net) {
   return n;
 }
 
-/// A Winograd schedule for the workload with tile m and blocks of 8 where the channels allow.
-ss::WinogradSchedule winograd_for(const ss::Conv2dWorkload& w, int m, int64_t oc_split = 1) {
-  ss::WinogradSchedule s;
-  s.m = m;
-  s.ic_bn = w.in_channels % 8 == 0 ? 8 : w.in_channels;
-  s.oc_bn = w.out_channels % 16 == 0 ? 16 : w.out_channels;
-  s.reg_t = 4;
-  s.block_t = 1;
-  s.oc_split = std::min(oc_split, w.out_channels / s.oc_bn);
-  return s;
-}
-
 TEST(WinogradNetwork, EveryZooModelWithWinogradWhereItServesMatchesTheInterpreter) {
   for (const std::string& name : frontend::zoo_model_names()) {
     auto model = frontend::zoo_model(name, kSmall);
     ASSERT_TRUE(model) << name;
     int layer = 0, served = 0;
     CompileOptions options;
-    options.conv_schedule = [&](const ss::Conv2dWorkload& w) {
-      const int64_t lanes = codegen::host_target().vector_lanes;
-      ss::Conv2dSchedule s = ss::conv2d_nchwc_schedule_for_blocks(
-          w, w.in_channels % 8 == 0 ? 8 : w.in_channels, w.out_channels % 16 == 0 ? 16 : 1,
-          static_cast<int>(lanes));
-      if (ss::winograd_accepts(w)) {
-        // Every other layer splits its output channels over two parallel groups, and
-        // half the layers prefetch their weights.
-        s.winograd = winograd_for(w, ss::kWinogradTiles[layer % 3], 1 + layer % 2);
-        s.winograd->prefetch = layer % 4 >= 2;
-        ++layer;
-        s.ic_bn = s.winograd->ic_bn;
-        s.oc_bn = s.winograd->oc_bn;
-        ++served;
+    options.choose_kernel = [&](const ss::Workload& workload) -> std::optional<ss::TemplateConfig> {
+      const auto* c = std::get_if<ss::Conv2dWorkload>(&workload);
+      if (!c) return std::nullopt;
+      const ss::Conv2dWorkload& w = *c;
+      const ss::Target target = codegen::host_target();
+      const int64_t ic_bn = w.in_channels % 8 == 0 ? 8 : w.in_channels;
+      if (!ss::winograd_accepts(w)) {
+        const ss::Task t = *ss::make_task(ss::kConv2dNCHWc, w, target);
+        const ss::ConfigSpace space = *ss::make_config_space(t);
+        auto config = ss::template_of(t).config_for_blocks(t, space, ic_bn,
+                                                           w.out_channels % 16 == 0 ? 16 : 1);
+        if (!config) return std::nullopt;
+        return ss::TemplateConfig{t, space, *config};
       }
-      return s;
+      // Every other layer splits its output channels over two parallel groups, and half the
+      // layers prefetch their weights.
+      const int64_t oc_bn = w.out_channels % 16 == 0 ? 16 : w.out_channels;
+      auto k = testing::kernel_with(
+          ss::kConv2dNCHWcWinograd, w, target,
+          {{"tile_ic", ic_bn},
+           {"tile_oc", oc_bn},
+           {"tile_m", ss::kWinogradTiles[layer % 3]},
+           {"reg_t", 4},
+           {"block_t", 1},
+           {"oc_split", std::min<int64_t>(1 + layer % 2, w.out_channels / oc_bn)},
+           {"prefetch", layer % 4 >= 2}});
+      ++layer;
+      ++served;
+      return k;
     };
     CompiledNetwork net;
     auto exe = build(*model, options, 2, &net);
@@ -126,9 +128,11 @@ TEST(WinogradNetwork, RecordsChooseWinogradWhereItMeasuredFaster) {
   ASSERT_TRUE(model);
   std::vector<ss::Conv2dWorkload> workloads;
   CompileOptions collect;
-  collect.conv_schedule = [&](const ss::Conv2dWorkload& w) {
-    if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
-    return ss::conv2d_nchwc_schedule_for_blocks(w, 1, 1, 1);
+  collect.choose_kernel = [&](const ss::Workload& w) -> std::optional<ss::TemplateConfig> {
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w))
+      if (std::find(workloads.begin(), workloads.end(), *c) == workloads.end())
+        workloads.push_back(*c);
+    return std::nullopt;
   };
   ASSERT_TRUE(compile_network(*model, collect));
 
@@ -162,8 +166,10 @@ TEST(WinogradNetwork, RecordsChooseWinogradWhereItMeasuredFaster) {
   auto exe = build(*model, with_records, 1, &net);
   ASSERT_TRUE(exe);
   for (const auto& s : net.schedules) {
-    const bool is_winograd = s.schedule.starts_with("winograd");
-    EXPECT_EQ(is_winograd, faster.count(s.workload) > 0) << s.workload << ": " << s.schedule;
+    if (!s.workload.starts_with("conv2d_NCHWc")) continue;  // dense
+    const bool is_winograd = s.workload.starts_with(ss::kConv2dNCHWcWinograd);
+    const std::string workload = s.workload.substr(s.workload.find(' ') + 1);
+    EXPECT_EQ(is_winograd, faster.count(workload) > 0) << s.workload << ": " << s.schedule;
     EXPECT_TRUE(s.tuned) << s.workload;
   }
   EXPECT_GT(winograd_steps(net), 0);
@@ -174,7 +180,7 @@ TEST(WinogradNetwork, RecordsChooseWinogradWhereItMeasuredFaster) {
   EXPECT_LT(relative_error((*out)[0], (*ref)[0]), kTolerance);
 
   CompileOptions direct_only = with_records;
-  direct_only.winograd = false;
+  direct_only.algorithms.excluded = {"winograd"};
   CompiledNetwork direct_net;
   ASSERT_TRUE(build(*model, direct_only, 1, &direct_net));
   EXPECT_EQ(winograd_steps(direct_net), 0);

@@ -44,11 +44,11 @@ TEST(CudaNetworkKernels, ElementwiseChainWithBroadcastsMatchesNaiveLoops) {
   spec.operand_strides = {{60, 20, 5, 1}, {0, 1, 0, 0}, {0, 0, 0, 0}, {60, 20, 5, 1}};
   using Op = ElementwiseInstr::Op;
   spec.program = {
-      {Op::kMul, 0, 1},               // r0 = x * s
+      {Op::kMultiply, 0, 1},          // r0 = x * s
       {Op::kSigmoid, -1},             // r1
-      {Op::kSub, -2, 2},              // r2 = r1 - y
+      {Op::kSubtract, -2, 2},         // r2 = r1 - y
       {Op::kHardSwish, -3},           // r3
-      {Op::kDiv, -4, 3},              // r4 = r3 / z
+      {Op::kDivide, -4, 3},           // r4 = r3 / z
       {Op::kClip, 0, 0, 0.0f, 6.0f},  // r5 = clip(x, 0, 6): integral bounds ("0.0f", "6.0f")
       {Op::kAdd, -5, -6},             // r6 = r4 + r5
       {Op::kHardSigmoid, -7, 0, 0.2f, 0.5f},
@@ -133,9 +133,8 @@ TEST(CudaNetworkKernels, DepthwiseConvWithEpilogueMatchesNaiveLoops) {
   using Op = tt::codegen::EpilogueOp;
   // batch, in channels, height, width, out channels, kernel, stride, pads t l b r, dilation
   const ss::Conv2dWorkload w{1, 8, 9, 8, 8, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1};
-  tt::codegen::ConvKernelSpec spec;
+  tt::codegen::DepthwiseKernelSpec spec;
   spec.workload = w;
-  spec.depthwise = true;
   spec.schedule.ic_bn = spec.schedule.oc_bn = 4;
   spec.epilogue = {{Op::Kind::kAddChannel, 0}, {Op::Kind::kClip, -1, 0.0f, 6.0f}};
   const int64_t B = 4, CB = 2, H = 9, W = 8, OH = w.out_height(), OW = w.out_width();
@@ -272,9 +271,8 @@ TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   p.kernel_h = p.kernel_w = 3;
   p.stride_h = p.stride_w = 2;
   p.pad_top = p.pad_left = 1;
-  tt::codegen::ConvKernelSpec d;
+  tt::codegen::DepthwiseKernelSpec d;
   d.workload = ss::square_conv2d(32, 112, 32, 3, 1);
-  d.depthwise = true;
   d.schedule.oc_bn = d.schedule.ic_bn = 1;
   d.epilogue = {{tt::codegen::EpilogueOp::Kind::kClip, -1, 0.0f, 6.0f}};
   for (const cuda::CudaKernelSource& k :

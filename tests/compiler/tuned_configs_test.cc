@@ -9,6 +9,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "compiler/driver/kernel_choice.h"
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
 #include "compiler/passes/passes.h"
@@ -23,6 +24,15 @@ namespace ss = schedule_space;
 
 const ss::Target kTarget{"llvm -keys=cpu", 16};
 const ss::Conv2dWorkload kLayer = ss::square_conv2d(64, 56, 64, 3, 1);  // resnet-18 layer1
+
+// The blocks compile lays the workload out by with these records (KernelChooser, as compile
+// asks it before AlterOpLayout).
+ss::KernelSignature chosen(TunedConfigs& tuned, const ss::Conv2dWorkload& w) {
+  KernelChooser chooser(tuned, kTarget, {});
+  auto k = chooser.for_workload(w, true);
+  EXPECT_TRUE(k) << k.error().message;
+  return k->signature();
+}
 
 std::string temp(const std::string& name) {
   return (fs::temp_directory_path() / ("tt_tuned_" + std::to_string(::getpid()) + "_" + name))
@@ -57,22 +67,22 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   auto tuned = TunedConfigs::load(db, "test-key", 16, /*borrow=*/false);
   ASSERT_TRUE(tuned) << tuned.error().message;
   EXPECT_EQ(tuned->size(), 1u);
-  const auto s = tuned->conv2d_schedule(kLayer, kTarget);
-  EXPECT_EQ(s.ic_bn, 32);
-  EXPECT_EQ(s.oc_bn, 32);
+  const auto s = chosen(*tuned, kLayer);
+  EXPECT_EQ(s.ic_block, 32);
+  EXPECT_EQ(s.oc_block, 32);
   const auto other = ss::square_conv2d(128, 28, 128, 3, 1);
-  const auto d = tuned->conv2d_schedule(other, kTarget);
-  tuned->conv2d_schedule(other, kTarget);
-  EXPECT_EQ(d.oc_bn, 16);  // the default: largest divisor of OC <= 16 lanes
+  const auto d = chosen(*tuned, other);
+  chosen(*tuned, other);
+  EXPECT_EQ(d.oc_block, 16);  // the default: largest divisor of OC <= 16 lanes
   ASSERT_EQ(tuned->fallbacks().size(), 1u);
   EXPECT_NE(tuned->fallbacks()[0].find("1x128x28x28"), std::string::npos);
 
   // By default the untuned workload borrows the tuned one's blocks (both divide 128).
   auto borrowing = TunedConfigs::load(db, "test-key", 16);
   ASSERT_TRUE(borrowing);
-  const auto b = borrowing->conv2d_schedule(other, kTarget);
-  EXPECT_EQ(b.ic_bn, 32);
-  EXPECT_EQ(b.oc_bn, 32);
+  const auto b = chosen(*borrowing, other);
+  EXPECT_EQ(b.ic_block, 32);
+  EXPECT_EQ(b.oc_block, 32);
   EXPECT_TRUE(borrowing->fallbacks().empty());
   ASSERT_EQ(borrowing->borrowed().size(), 1u);
   EXPECT_NE(borrowing->borrowed().begin()->second.find("1x64x56x56"), std::string::npos);
@@ -90,7 +100,7 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   }
   auto from_log = TunedConfigs::load(log, "", 16);
   ASSERT_TRUE(from_log) << from_log.error().message;
-  EXPECT_EQ(from_log->conv2d_schedule(kLayer, kTarget).oc_bn, 32);
+  EXPECT_EQ(chosen(*from_log, kLayer).oc_block, 32);
   fs::remove(db);
   fs::remove(log);
 }
@@ -126,8 +136,10 @@ TEST(TunedConfigs, EachThreadCountTakesTheRecordsTunedForIt) {
   for (auto [threads, blocks] : std::vector<std::pair<int, int64_t>>{{1, 32}, {2, 8}, {4, 8}}) {
     auto tuned = TunedConfigs::load(path, "test-key", 16, false, threads);
     ASSERT_TRUE(tuned) << tuned.error().message;
-    EXPECT_EQ(tuned->conv2d_schedule(kLayer, kTarget).oc_bn, blocks) << threads << " threads";
-    ASSERT_EQ(tuned->candidates(kLayer, kTarget).size(), threads == 4 ? 2u : 1u);
+    EXPECT_EQ(chosen(*tuned, kLayer).oc_block, blocks) << threads << " threads";
+    ASSERT_EQ(
+        tuned->candidates_by_blocks(kLayer, ss::templates_for(kLayer, "llvm"), kTarget).size(),
+        threads == 4 ? 2u : 1u);
   }
   fs::remove(path);
 }
@@ -150,8 +162,8 @@ TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
       std::move(TunedConfigs::load(db, "test-key", 16, /*borrow=*/false)).value());
   passes::PipelineOptions options;
   options.layout.choose_blocks = [tuned](const ss::Conv2dWorkload& w) {
-    const auto s = tuned->conv2d_schedule(w, kTarget);
-    return passes::ConvBlocks{s.ic_bn, s.oc_bn};
+    const auto s = chosen(*tuned, w);
+    return passes::ConvBlocks{s.ic_block, s.oc_block};
   };
   auto model = frontend::zoo_model("resnet-18");
   ASSERT_TRUE(model);

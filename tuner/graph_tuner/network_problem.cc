@@ -7,7 +7,7 @@
 #include <set>
 
 #include "compiler/graph/op_attrs.h"
-#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/task.h"
 
 namespace tensortune::tuner::graph_tuner {
 
@@ -41,10 +41,10 @@ class Builder {
  private:
   size_t count(int node) const { return out_.candidates[static_cast<size_t>(node)].size(); }
   int64_t ic(int node, size_t i) const {
-    return out_.candidates[static_cast<size_t>(node)][i].schedule.ic_bn;
+    return out_.candidates[static_cast<size_t>(node)][i].ic_block;
   }
   int64_t oc(int node, size_t i) const {
-    return out_.candidates[static_cast<size_t>(node)][i].schedule.oc_bn;
+    return out_.candidates[static_cast<size_t>(node)][i].oc_block;
   }
   double price(const graph::Shape& shape, int64_t from, int64_t to) const {
     return from == to ? 0.0 : cost_(Transform{shape, from, to});
@@ -91,15 +91,21 @@ class Builder {
     auto w = ss::conv2d_workload(g_.type(n.inputs[0]).shape, g_.type(n.inputs[1]).shape,
                                  attrs.strides, attrs.pads, attrs.dilations);
     if (!w) return false;
-    auto candidates = tuned_.candidates(*w, target_);
+    std::vector<const ss::Template*> blocked;
+    for (const ss::Template* t : ss::templates_for(*w, ss::target_backend(target_)))
+      if (t->network_layout() == ss::NetworkLayout::kBlocked) blocked.push_back(t);
+    if (blocked.empty()) return false;
+    auto candidates = tuned_.candidates_by_blocks(*w, blocked, target_);
     const bool tuned = !candidates.empty();
     if (candidates.size() > static_cast<size_t>(top_k_))
       candidates.resize(static_cast<size_t>(top_k_));
-    if (!tuned) {
-      const ss::ConfigSpace space = ss::conv2d_nchwc_space(*w, target_.vector_lanes);
-      candidates.push_back({ss::conv2d_nchwc_schedule(
-                                space, ss::conv2d_nchwc_default(space, *w, target_.vector_lanes)),
-                            0.0, "", ""});
+    if (!tuned) {  // the first template's default config, as compile runs it
+      auto task = ss::make_task(std::string(blocked.front()->name()), *w, target_);
+      auto space = task ? ss::make_config_space(*task) : Expected<ss::ConfigSpace>(task.error());
+      if (!space) return false;
+      ss::TemplateConfig k{*task, *space, ss::default_config(*task, *space)};
+      const ss::KernelSignature sig = k.signature();
+      candidates.push_back({std::move(k), 0.0, sig.ic_block, sig.oc_block, "", ""});
     }
     const int k = static_cast<int>(out_.nodes.size());
     out_.nodes.push_back(n.name);

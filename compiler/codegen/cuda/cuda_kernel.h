@@ -49,7 +49,7 @@ struct CudaKernelSource {
   std::string entry;   ///< the extern "C" kernel name
   std::string source;  ///< CUDA C
   Dim3 grid, block;
-  int64_t shared_bytes = 0;  ///< static __shared__ memory per block
+  int64_t shared_bytes = 0;   ///< static __shared__ memory per block
   int epilogue_operands = 0;  ///< pointers after `out`
   /// Pointer parameters in all: 3 + epilogue_operands for a template's kernel; a network's
   /// element-wise and pooling kernels have their own (codegen/cuda/network_kernels.h).

@@ -74,11 +74,11 @@ std::string instruction(const ElementwiseInstr& in, const std::string& a, const 
       return a;
     case Op::kAdd:
       return a + " + " + b;
-    case Op::kSub:
+    case Op::kSubtract:
       return a + " - " + b;
-    case Op::kMul:
+    case Op::kMultiply:
       return a + " * " + b;
-    case Op::kDiv:
+    case Op::kDivide:
       return a + " / " + b;
     // The transcendental ones in double, as the CPU kernel and the interpreter compute them.
     case Op::kExp:
@@ -263,7 +263,8 @@ CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_sha
   return k;
 }
 
-CudaKernelSource emit_depthwise_conv_kernel(const ConvKernelSpec& spec, const std::string& entry) {
+CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
+                                            const std::string& entry) {
   const auto& w = spec.workload;
   const int64_t B = spec.schedule.oc_bn, CB = w.out_channels / B;
   const int64_t OH = w.out_height(), OW = w.out_width();

@@ -31,7 +31,8 @@ CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_sha
                                               int64_t from_block, int64_t to_block,
                                               const std::string& entry);
 /// spec.depthwise; the block b is spec.schedule.oc_bn (1 for NCHW).
-CudaKernelSource emit_depthwise_conv_kernel(const ConvKernelSpec& spec, const std::string& entry);
+CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
+                                            const std::string& entry);
 
 /// Threads per block of these kernels.
 inline constexpr int64_t kNetworkKernelThreads = 256;

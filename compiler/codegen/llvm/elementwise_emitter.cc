@@ -143,8 +143,26 @@ class ElementwiseEmitter {
         r = b_.CreateFMul(b_.CreateFMul(c(0.5), xd), b_.CreateFAdd(c(1), inner));
         break;
       }
-      default:
-        return x;
+      // The rest compute in float (emit_point).
+      case Op::kRelu:
+      case Op::kClip:
+      case Op::kSigmoid:
+      case Op::kHardSigmoid:
+      case Op::kHardSwish:
+      case Op::kAdd:
+      case Op::kSubtract:
+      case Op::kMultiply:
+      case Op::kDivide:
+      case Op::kIdentity:
+      case Op::kSqrt:
+      case Op::kNeg:
+      case Op::kAbs:
+      case Op::kFloor:
+      case Op::kCeil:
+      case Op::kRound:
+      case Op::kReciprocal:
+      case Op::kLeakyRelu:
+        TT_CHECK(false) << "instruction " << static_cast<int>(in.op) << " is not a double one";
     }
     return b_.CreateFPTrunc(r, t);
   }
@@ -192,13 +210,13 @@ class ElementwiseEmitter {
         case Op::kAdd:
           r = b_.CreateFAdd(x, get(in.b));
           break;
-        case Op::kSub:
+        case Op::kSubtract:
           r = b_.CreateFSub(x, get(in.b));
           break;
-        case Op::kMul:
+        case Op::kMultiply:
           r = b_.CreateFMul(x, get(in.b));
           break;
-        case Op::kDiv:
+        case Op::kDivide:
           r = b_.CreateFDiv(x, get(in.b));
           break;
         case Op::kSqrt:
@@ -226,8 +244,17 @@ class ElementwiseEmitter {
           r = b_.CreateSelect(b_.CreateFCmpOLT(x, constant(t, 0)),
                               b_.CreateFMul(x, constant(t, in.p0)), x);
           break;
-        default:
+        case Op::kExp:
+        case Op::kLog:
+        case Op::kErf:
+        case Op::kTanh:
+        case Op::kSoftplus:
+        case Op::kMish:
+        case Op::kElu:
+        case Op::kSelu:
+        case Op::kGelu:
           r = transcendental(in, x, width);
+          break;
       }
       results.push_back(r);
     }

@@ -64,9 +64,10 @@ void emit_dense_nopack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
 /// Tuning's KernelOptions as an epilogue over (bias).
 std::vector<EpilogueOp> epilogue_of(const KernelOptions& options);
 
-/// Creates `name` with the tuning ABI of compiler/codegen/llvm/kernel.h (or, network = true, the network
-/// ABI of compiler/codegen/llvm/network_kernels.h with `operands` epilogue operands after data, weight,
-/// out) and returns its arguments in AnchorArgs form, the builder placed in its entry block.
+/// Creates `name` with the tuning ABI of compiler/codegen/llvm/kernel.h (or, network = true, the
+/// network ABI of compiler/codegen/llvm/network_kernels.h with `operands` epilogue operands after
+/// data, weight, out) and returns its arguments in AnchorArgs form, the builder placed in its entry
+/// block.
 AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const std::string& name,
                                  int lanes, bool network, size_t operands);
 

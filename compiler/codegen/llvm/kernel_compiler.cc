@@ -1,4 +1,5 @@
-// Implements compiler/codegen/llvm/kernel.h: IR from the template emitters, the pass pipeline, ORC JIT.
+// Implements compiler/codegen/llvm/kernel.h: IR from the template emitters, the pass pipeline, ORC
+// JIT.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>

@@ -22,19 +22,11 @@ namespace tensortune::codegen {
 namespace ss = schedule_space;
 
 int64_t parallel_extent(const NetworkKernelSpec& spec) {
-  if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
-    const auto& w = c->workload;
-    const auto& s = c->schedule;
-    if (c->depthwise) return w.batch * (w.out_channels / s.oc_bn) * w.out_height();
-    if (s.winograd) return ss::winograd_parallel_extent(w, *s.winograd);
-    return w.batch * (w.out_channels / s.oc_bn) * ((w.out_height() + s.reg_h - 1) / s.reg_h);
-  }
-  if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
-    const auto& w = d->workload;
-    const auto& s = d->schedule;
-    if (s.packed) return (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
-    return (w.batch / s.yi) * (w.out_features / s.xi);
-  }
+  if (const auto* t = std::get_if<TemplateKernelSpec>(&spec))
+    return t->kernel.signature().parallel_extent;
+  if (const auto* c = std::get_if<DepthwiseKernelSpec>(&spec))
+    return c->workload.batch * (c->workload.out_channels / c->schedule.oc_bn) *
+           c->workload.out_height();
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec))
     return p->in_shape[0] * p->in_shape[1] * p->out_h;
   const auto& e = std::get<ElementwiseKernelSpec>(spec);
@@ -62,25 +54,19 @@ std::string spec_key(const NetworkKernelSpec& spec) {
   std::ostringstream os;
   os << std::setprecision(9);  // float parameters (clip bounds, alphas) exactly
   os.precision(9);
-  if (const auto* c = std::get_if<ConvKernelSpec>(&spec)) {
+  if (const auto* t = std::get_if<TemplateKernelSpec>(&spec)) {
+    // A template's kernel is its task (workload key) and config.
+    os << ss::workload_key(t->kernel.task) << " | " << t->kernel.config.index;
+    put_epilogue(os, t->epilogue);
+  } else if (const auto* c = std::get_if<DepthwiseKernelSpec>(&spec)) {
     const auto& w = c->workload;
     const auto& s = c->schedule;
-    os << "conv " << w.batch << ' ' << w.in_channels << ' ' << w.in_height << ' ' << w.in_width
+    os << "depthwise " << w.batch << ' ' << w.in_channels << ' ' << w.in_height << ' ' << w.in_width
        << ' ' << w.out_channels << ' ' << w.kernel_h << ' ' << w.kernel_w << ' ' << w.stride_h
        << ' ' << w.stride_w << ' ' << w.pad_top << ' ' << w.pad_left << ' ' << w.pad_bottom << ' '
-       << w.pad_right << ' ' << w.dilation_h << ' ' << w.dilation_w << " | " << s.ic_bn << ' '
-       << s.oc_bn << ' ' << s.reg_n << ' ' << s.reg_h << ' ' << s.unroll_kw << ' ' << s.oc_inner
-       << (c->depthwise ? " depthwise" : "");
-    if (const auto& wg = s.winograd)
-      os << " winograd " << wg->m << ' ' << wg->ic_bn << ' ' << wg->oc_bn << ' ' << wg->reg_t << ' '
-         << wg->block_t << ' ' << wg->oc_split << ' ' << wg->prefetch;
+       << w.pad_right << ' ' << w.dilation_h << ' ' << w.dilation_w << " | " << s.oc_bn << ' '
+       << s.reg_n;
     put_epilogue(os, c->epilogue);
-  } else if (const auto* d = std::get_if<DenseKernelSpec>(&spec)) {
-    const auto& w = d->workload;
-    const auto& s = d->schedule;
-    os << "dense " << w.batch << ' ' << w.out_features << ' ' << w.in_features << " | " << s.packed
-       << ' ' << s.yo << ' ' << s.yi << ' ' << s.xo << ' ' << s.xi << ' ' << s.kf;
-    put_epilogue(os, d->epilogue);
   } else if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) {
     os << (p->average ? "avg_pool " : "max_pool ");
     put_ints(os, p->in_shape);
@@ -132,23 +118,20 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     return;
   }
   llvm::IRBuilder<> b(m.getContext());
-  if (const auto* c = std::get_if<ConvKernelSpec>(&k.spec)) {
+  if (const auto* t = std::get_if<TemplateKernelSpec>(&k.spec)) {
     emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
-                                                        epilogue_operand_count(c->epilogue));
-    args.epilogue = c->epilogue;
-    if (c->depthwise) {
-      emit::emit_depthwise_nchwc(b, args, c->workload, c->schedule, lanes);
-    } else if (c->schedule.winograd) {
-      emit::emit_conv2d_winograd(m, b, args, c->workload, *c->schedule.winograd, lanes);
-    } else {
-      emit::emit_conv2d_nchwc(m, b, args, c->workload, c->schedule, lanes);
-    }
+                                                        epilogue_operand_count(t->epilogue));
+    args.epilogue = t->epilogue;
+    const emit::TemplateEmitFn emit = emit::find_template_emitter(t->kernel.task.template_name);
+    TT_CHECK(emit != nullptr) << "no LLVM emitter for " << t->kernel.task.template_name
+                              << " (the lowering chose only templates of this backend)";
+    emit(m, b, args, t->kernel.task, t->kernel.space, t->kernel.config);
   } else {
-    const auto& d = std::get<DenseKernelSpec>(k.spec);
+    const auto& d = std::get<DepthwiseKernelSpec>(k.spec);
     emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
                                                         epilogue_operand_count(d.epilogue));
     args.epilogue = d.epilogue;
-    emit::emit_dense(b, args, d.workload, d.schedule, lanes);
+    emit::emit_depthwise_nchwc(b, args, d.workload, d.schedule, lanes);
   }
   b.CreateRetVoid();
 }

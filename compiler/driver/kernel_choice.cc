@@ -1,0 +1,115 @@
+#include "compiler/driver/kernel_choice.h"
+
+namespace tensortune::driver {
+
+namespace ss = schedule_space;
+
+std::vector<const ss::Template*> KernelChooser::serving(const ss::Workload& w,
+                                                        bool blocked) const {
+  const auto all = ss::templates_for(w, ss::target_backend(target_), algorithms_);
+  auto of_layout = [&](ss::NetworkLayout layout) {
+    std::vector<const ss::Template*> out;
+    for (const ss::Template* t : all)
+      if (t->network_layout() == layout) out.push_back(t);
+    return out;
+  };
+  if (blocked) return of_layout(ss::NetworkLayout::kBlocked);
+  auto plain = of_layout(ss::NetworkLayout::kPlain);
+  // A plain NCHW node is NCHW[1]c to a blocked template: it runs with blocks of 1.
+  return plain.empty() ? of_layout(ss::NetworkLayout::kBlocked) : plain;
+}
+
+Expected<KernelChooser::Chosen> KernelChooser::choose(const ss::Workload& w, bool blocked) {
+  const std::string described = ss::describe_workload(w);
+  const std::string key = described + (blocked ? " blocked" : " plain");
+  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  const auto templates = serving(w, blocked);
+  if (templates.empty())
+    return not_found("no " + ss::target_backend(target_) + " template runs " + described);
+  std::optional<Chosen> chosen;
+  if (override_) {
+    if (auto k = override_(w)) chosen = Chosen{std::move(*k), true, {}};
+  }
+  if (!chosen) {
+    if (auto it = selection_.find(described); it != selection_.end())
+      chosen = Chosen{it->second, true, {}};
+  }
+  if (!chosen) {
+    auto records = tuned_.candidates(w, templates, target_);
+    if (!records.empty()) chosen = Chosen{std::move(records.front().kernel), true, {}};
+  }
+  if (!chosen) {
+    // The default: the first template that task extraction would tune for it.
+    const ss::Template* first = templates.front();
+    for (const ss::Template* t : templates)
+      if (t->extracted_for(w)) {
+        first = t;
+        break;
+      }
+    TT_ASSIGN_OR_RETURN(ss::Task task, ss::make_task(std::string(first->name()), w, target_));
+    TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
+    TunedConfigs::ChosenConfig c = tuned_.config(task, space);
+    chosen = Chosen{ss::TemplateConfig{std::move(task), std::move(space), std::move(c.config)},
+                    c.tuned, std::move(c.borrowed_from)};
+  }
+  return chosen_.emplace(key, std::move(*chosen)).first->second;
+}
+
+Expected<ss::TemplateConfig> KernelChooser::for_workload(const ss::Workload& w, bool blocked) {
+  TT_ASSIGN_OR_RETURN(Chosen c, choose(w, blocked));
+  return c.kernel;
+}
+
+const ss::TemplateConfig* KernelChooser::node_choice(const std::string& node) const {
+  auto it = by_node_.find(node);
+  return it == by_node_.end() ? nullptr : &it->second;
+}
+
+Expected<ss::TemplateConfig> KernelChooser::for_node(const NodeKernelRequest& r) {
+  auto runs = [&](const ss::TemplateConfig& k) {
+    if (k.tmpl().needs_constant_weight() && !r.constant_weight) return false;
+    if (k.tmpl().network_layout() == ss::NetworkLayout::kPlain) return true;
+    const ss::KernelSignature sig = k.signature();
+    return sig.ic_block == r.ic_block && sig.oc_block == r.oc_block;
+  };
+  const std::string described = ss::describe_workload(r.workload);
+  if (const ss::TemplateConfig* k = node_choice(r.node); k && runs(*k)) {
+    const std::string name = "node " + r.node + " (graph-best)";
+    uses_.try_emplace(name, runtime::ScheduleUse{name, k->space.describe(k->config), true, {}});
+    return *k;
+  }
+  TT_ASSIGN_OR_RETURN(Chosen chosen, choose(r.workload, r.blocked));
+  if (runs(chosen.kernel)) {
+    const std::string name = chosen.kernel.task.template_name + " " + described;
+    uses_.try_emplace(name, runtime::ScheduleUse{name, chosen.kernel.space.describe(chosen.kernel.config), chosen.tuned,
+                                                 chosen.borrowed_from});
+    return chosen.kernel;
+  }
+  // The first template that can run the node as it is, with a config for its blocks.
+  for (const ss::Template* t : serving(r.workload, r.blocked)) {
+    if (t->needs_constant_weight() && !r.constant_weight) continue;
+    TT_ASSIGN_OR_RETURN(ss::Task task, ss::make_task(std::string(t->name()), r.workload, target_));
+    TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
+    std::optional<ss::Config> config =
+        t->network_layout() == ss::NetworkLayout::kPlain
+            ? std::optional<ss::Config>(tuned_.config(task, space).config)
+            : t->config_for_blocks(task, space, r.ic_block, r.oc_block);
+    if (!config) continue;
+    ss::TemplateConfig k{std::move(task), std::move(space), std::move(*config)};
+    const std::string name = k.task.template_name + " " + described + " (node " + r.node + ")";
+    uses_.try_emplace(name, runtime::ScheduleUse{name, k.space.describe(k.config), false, {}});
+    return k;
+  }
+  return internal_error("no " + ss::target_backend(target_) + " template runs node '" + r.node +
+                        "' (" + described + ") with blocks " + std::to_string(r.ic_block) + "/" +
+                        std::to_string(r.oc_block) +
+                        (r.constant_weight ? "" : " and a weight computed at run time"));
+}
+
+std::vector<runtime::ScheduleUse> KernelChooser::uses() const {
+  std::vector<runtime::ScheduleUse> out;
+  for (const auto& [_, use] : uses_) out.push_back(use);
+  return out;
+}
+
+}  // namespace tensortune::driver

@@ -1,0 +1,24 @@
+#include "records/record_decoding.h"
+
+#include "records/autotvm_log.h"
+#include "records/record_store.h"
+
+namespace tensortune::records {
+
+namespace ss = schedule_space;
+
+Expected<ss::TemplateConfig> decode_record(const std::string& workload_key,
+                                           const std::string& entity_json,
+                                           const ss::Target& target) {
+  TT_ASSIGN_OR_RETURN(ss::Task task,
+                      task_from_workload_key(workload_key, target.spec, target.vector_lanes));
+  TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
+  TT_ASSIGN_OR_RETURN(ss::Entity entity, entity_from_json(entity_json));
+  TT_ASSIGN_OR_RETURN(ss::Config config, space.config_from_entity(entity));
+  if (!space.is_valid(config))
+    return invalid_argument("config " + space.describe(config) + " of " + task.template_name +
+                            " is not valid for " + ss::describe_workload(task.workload));
+  return ss::TemplateConfig{std::move(task), std::move(space), std::move(config)};
+}
+
+}  // namespace tensortune::records
