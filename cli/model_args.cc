@@ -52,9 +52,10 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model
                 "print the graph after every pass that runs");
   cmd->add_option(
       "--records", flags.records,
-      "tuned records (a tensortune DB or an AutoTVM log): each conv2d_NCHWc workload's best "
-      "config (block sizes for AlterOpLayout, the rest for code generation); workloads "
-      "without one borrow the config of the nearest tuned workload, with a warning");
+      "tuned records (a tensortune DB or an AutoTVM log): each conv2d and dense workload runs "
+      "the template whose record measured fastest, with that config (block sizes for "
+      "AlterOpLayout, the rest for code generation); workloads without one borrow the config of "
+      "the nearest tuned workload, with a warning");
   cmd->add_flag(
       "--no-fallback-from-records", flags.no_borrow,
       "with --records: workloads without a record take the template's default config instead of "
@@ -62,8 +63,8 @@ void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model
   cmd->add_option("--device-key", flags.device_key,
                   "with --records: use records of this device key (default: this host's)");
   cmd->add_flag("--no-winograd", flags.no_winograd,
-                "with --records: every conv2d runs the direct template, even where a "
-                "conv2d_NCHWc_winograd record measured faster");
+                "with --records: no conv2d runs a Winograd template, even where its record "
+                "measured faster than the direct one's");
 }
 
 namespace {

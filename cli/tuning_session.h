@@ -32,9 +32,9 @@ struct TuningFlags {
   uint64_t seed = 0;
   int threads = 1;
   int gpu = 0;  ///< CUDA templates measured here: the GPU ordinal
-  int64_t number = 10;
-  int repeat = 3;
-  double min_repeat_ms = 100;
+  int64_t number = schedule_space::kDefaultNumber;
+  int repeat = schedule_space::kDefaultRepeat;
+  double min_repeat_ms = schedule_space::kDefaultMinRepeatMs;
   double timeout_s = 10;
   bool flush_cache = false;
   std::string device_key;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// A device server's own Prometheus metrics (issue 16, `device --metrics-port`): measurements
+/// A device server's own Prometheus metrics (`device --metrics-port`): measurements
 /// by error code and their wall time, busy slots, worker restarts, and whether it is registered
 /// with its tracker. Served at /metrics on a small HTTP port of its own (no token: nothing in
 /// them is secret); anything else is 404.

@@ -23,6 +23,12 @@ enum class MeasureErrorNo : int {
 
 const char* measure_error_name(MeasureErrorNo e);
 
+/// AutoTVM's time_evaluator defaults, the one place they are written: `number` runs per
+/// repeat, `repeat` repeats, a repeat lasting at least `min_repeat_ms` (number is raised).
+inline constexpr int64_t kDefaultNumber = 10;
+inline constexpr int kDefaultRepeat = 3;
+inline constexpr double kDefaultMinRepeatMs = 100;
+
 /// Cost AutoTVM writes for a failed measurement.
 inline constexpr double kErrorCost = 1e9;
 

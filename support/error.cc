@@ -1,5 +1,8 @@
 #include "support/error.h"
 
+#include <cstdlib>
+#include <iostream>
+
 namespace tensortune {
 
 const char* error_code_name(ErrorCode code) {
@@ -27,3 +30,17 @@ const char* error_code_name(ErrorCode code) {
 }
 
 }  // namespace tensortune
+
+namespace tensortune::detail {
+
+void value_of_error(const std::string& message) {
+  std::cerr << "internal error: value() of an Expected holding an error: " << message << "\n";
+  std::abort();
+}
+
+CheckFailure::~CheckFailure() {
+  std::cerr << stream_.str() << std::endl;
+  std::abort();
+}
+
+}  // namespace tensortune::detail

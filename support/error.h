@@ -4,14 +4,17 @@
 /// Member names follow std::expected so that a move to C++23 makes `Expected<T>` an alias of
 /// `std::expected<T, Error>`. Our own bugs are not errors: they abort through `TT_CHECK`.
 
-#include <cstdlib>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <variant>
 
 namespace tensortune {
+
+namespace detail {
+/// value() of an Expected holding an error: our bug. Prints the error and aborts.
+[[noreturn]] void value_of_error(const std::string& message);
+}  // namespace detail
 
 /// Named after grpc::StatusCode so that service adapters translate with one table.
 enum class ErrorCode {
@@ -92,11 +95,7 @@ class [[nodiscard]] Expected {
 
  private:
   void check() const {
-    if (!has_value()) {
-      std::cerr << "internal error: value() of an Expected holding an error: " << error().message
-                << "\n";
-      std::abort();
-    }
+    if (!has_value()) detail::value_of_error(error().message);
   }
   std::variant<T, Error> storage_;
 };
@@ -126,10 +125,7 @@ class CheckFailure {
   CheckFailure(const char* file, int line, const char* cond) {
     stream_ << "internal error at " << file << ":" << line << ": check failed: " << cond << " ";
   }
-  [[noreturn]] ~CheckFailure() {
-    std::cerr << stream_.str() << std::endl;
-    std::abort();
-  }
+  [[noreturn]] ~CheckFailure();  // prints the message to stderr and aborts
   template <typename T>
   CheckFailure& operator<<(const T& v) {
     stream_ << v;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Who may call the tracker (issue 19): named tokens, each with a role, read from a tokens file
+/// Who may call the tracker: named tokens, each with a role, read from a tokens file
 /// of `name role token` lines, so that every registration and every job is attributed to a
 /// name. Roles: `device` (registers and measures), `client` (submits jobs, reads status and
 /// records), `admin` (what a client may, and the farm's administration). The single shared

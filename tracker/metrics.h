@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The tracker's Prometheus metrics (issue 16). Counters and histograms of what happens (items
+/// The tracker's Prometheus metrics. Counters and histograms of what happens (items
 /// dispatched, results by error code, lease expiries, re-queues, archive writes) are fed as it
 /// happens; gauges of the farm's state (devices, slots, queues, jobs) are read from the
 /// dispatcher's status at each scrape, so they never drift from it. Also keeps each device's

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Private to tracker/: the tracker's HTTP port (issue 16, `tracker --metrics-port`).
+/// Private to tracker/: the tracker's HTTP port (`tracker --metrics-port`).
 ///   GET /metrics      Prometheus text format, open to scrapers (no token).
 ///   GET /             the live dashboard (dashboard_page.h), read-only.
 ///   GET /api/status   devices, queues, jobs with progress and ETA (JSON)

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Per-client quotas (issue 19): how much of a shared farm one client may hold, so that a
+/// Per-client quotas: how much of a shared farm one client may hold, so that a
 /// flooding client meets RESOURCE_EXHAUSTED naming the quota while the others' jobs go on.
 /// The dispatcher's fair share (its round robin across clients) decides who runs; quotas bound
 /// what waits in the queue and how fast it may arrive.

@@ -16,9 +16,9 @@
 namespace tensortune::tracker {
 
 struct FarmTiming {
-  int64_t number = 10;
-  int repeat = 3;
-  double min_repeat_ms = 100;
+  int64_t number = schedule_space::kDefaultNumber;
+  int repeat = schedule_space::kDefaultRepeat;
+  double min_repeat_ms = schedule_space::kDefaultMinRepeatMs;
   double timeout_s = 10;
   bool flush_cache = false;
   int threads = 1;

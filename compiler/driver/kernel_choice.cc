@@ -4,8 +4,7 @@ namespace tensortune::driver {
 
 namespace ss = schedule_space;
 
-std::vector<const ss::Template*> KernelChooser::serving(const ss::Workload& w,
-                                                        bool blocked) const {
+std::vector<const ss::Template*> KernelChooser::serving(const ss::Workload& w, bool blocked) const {
   const auto all = ss::templates_for(w, ss::target_backend(target_), algorithms_);
   auto of_layout = [&](ss::NetworkLayout layout) {
     std::vector<const ss::Template*> out;
@@ -81,8 +80,9 @@ Expected<ss::TemplateConfig> KernelChooser::for_node(const NodeKernelRequest& r)
   TT_ASSIGN_OR_RETURN(Chosen chosen, choose(r.workload, r.blocked));
   if (runs(chosen.kernel)) {
     const std::string name = chosen.kernel.task.template_name + " " + described;
-    uses_.try_emplace(name, runtime::ScheduleUse{name, chosen.kernel.space.describe(chosen.kernel.config), chosen.tuned,
-                                                 chosen.borrowed_from});
+    uses_.try_emplace(name,
+                      runtime::ScheduleUse{name, chosen.kernel.space.describe(chosen.kernel.config),
+                                           chosen.tuned, chosen.borrowed_from});
     return chosen.kernel;
   }
   // The first template that can run the node as it is, with a config for its blocks.

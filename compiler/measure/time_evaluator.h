@@ -16,12 +16,14 @@
 #include <functional>
 #include <vector>
 
+#include "schedule_space/measure.h"
+
 namespace tensortune::measure {
 
 struct TimeEvaluatorOptions {
-  int64_t number = 10;
-  int repeat = 3;
-  double min_repeat_ms = 100;
+  int64_t number = schedule_space::kDefaultNumber;
+  int repeat = schedule_space::kDefaultRepeat;
+  double min_repeat_ms = schedule_space::kDefaultMinRepeatMs;
   /// Stop (RUN_TIMEOUT) when the warm-up call predicts number * repeat calls beyond this.
   double timeout_s = 10;
   /// Warm-up slower than this: one round of one call (0 disables).

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/passes/passes.h"
 

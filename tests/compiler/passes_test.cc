@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"

@@ -4,10 +4,10 @@
 // come from the registry, so a new template is covered the day it is registered.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <cctype>
 #include <sstream>
 #include <string>
 #include <vector>
