@@ -102,7 +102,8 @@ Status compile_and_time_resnet18(const std::string& db) {
   }
   log->set_level(level);
   std::printf(
-      "  default configs: %.2f ms; with the demo's records (%d of %d conv workloads tuned, %d "
+      "  default configs: %.2f ms; with the demo's records (%d of %d conv2d and dense workloads "
+      "tuned, %d "
       "borrowing "
       "a tuned one's config): %.2f ms (%.2fx)\n",
       ms[0], tuned, total, borrowed, ms[1], ms[0] / ms[1]);
