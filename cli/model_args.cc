@@ -142,10 +142,8 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlag
   }
   auto chooser = std::make_shared<driver::KernelChooser>(*tuned, target, algorithm_filter(flags));
   options.layout.choose_blocks = [tuned, chooser](const schedule_space::Conv2dWorkload& w) {
-    auto k = chooser->for_workload(w, true);
-    if (!k) return passes::ConvBlocks{1, 1};  // no template: compile says why
-    const auto sig = k->signature();
-    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
+    const auto [ic, oc] = chooser->layout_blocks(w);  // no template: compile says why
+    return passes::ConvBlocks{ic, oc};
   };
   return passes::run_pipeline(passes::standard_pipeline(options), graph, ctx);
 }

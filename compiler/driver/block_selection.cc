@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/driver/kernel_choice.h"
 #include "compiler/graph/op_attrs.h"
 
 namespace tensortune::driver {
@@ -35,7 +36,6 @@ double bytes_of(const Graph& g, ValueId v) {
 
 BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
                              const ss::Target& target, const ss::AlgorithmFilter& algorithms) {
-  const std::string backend = ss::target_backend(target);
   BlockSelection out;
   std::vector<std::string> names;
   std::vector<std::vector<driver::TunedConfigs::Candidate>> candidates;
@@ -60,10 +60,8 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
       auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));
       if (inserted) {
         names.push_back(name);
-        std::vector<const ss::Template*> blocked;
-        for (const ss::Template* t : ss::templates_for(*w, backend, algorithms))
-          if (t->network_layout() == ss::NetworkLayout::kBlocked) blocked.push_back(t);
-        candidates.push_back(tuned.candidates_by_blocks(*w, blocked, target));
+        candidates.push_back(tuned.candidates_by_blocks(
+            *w, templates_of_layout(*w, target, algorithms, ss::NetworkLayout::kBlocked), target));
       }
       const int k = it->second;
       an.node_workload[i] = k;

@@ -124,33 +124,25 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
     }
     chooser.set_node_choices(std::move(graph_best));
   }
-  auto blocks_of = [](const ss::TemplateConfig& k) {
-    const ss::KernelSignature sig = k.signature();
-    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
-  };
 
   passes::PassContext ctx;
   ctx.opt_level = options.opt_level;
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
-  Status choice_failed;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
-    auto k = chooser.for_workload(w, true);
-    if (!k) {
-      if (choice_failed) choice_failed = k.error();
-      return passes::ConvBlocks{1, 1};
-    }
-    return blocks_of(*k);
+    const auto [ic, oc] = chooser.layout_blocks(w);
+    return passes::ConvBlocks{ic, oc};
   };
   pipeline.layout.node_blocks = [&](const std::string& node) -> std::optional<passes::ConvBlocks> {
     const ss::TemplateConfig* k = chooser.node_choice(node);
     if (!k) return std::nullopt;
-    return blocks_of(*k);
+    const ss::KernelSignature sig = k->signature();
+    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
   };
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
-  TT_RETURN_IF_ERROR(choice_failed);
+  TT_RETURN_IF_ERROR(chooser.first_error());
   // At opt level 0 FuseOps (level 1) has not run: every node is a step of its own.
   TT_ASSIGN_OR_RETURN(
       LoweredNetwork lowered,

@@ -137,19 +137,13 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   passes::PipelineOptions pipeline;
   pipeline.alter_layout = options.gpu_blocked_layout;
   pipeline.layout.vector_lanes = kGpuDepthwiseBlock;
-  Status choice_failed;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
-    auto k = chooser.for_workload(w, true);
-    if (!k) {
-      if (choice_failed) choice_failed = k.error();
-      return passes::ConvBlocks{1, 1};
-    }
-    const ss::KernelSignature sig = k->signature();
-    return passes::ConvBlocks{sig.ic_block, sig.oc_block};
+    const auto [ic, oc] = chooser.layout_blocks(w);
+    return passes::ConvBlocks{ic, oc};
   };
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
-  TT_RETURN_IF_ERROR(choice_failed);
+  TT_RETURN_IF_ERROR(chooser.first_error());
   TT_ASSIGN_OR_RETURN(
       LoweredNetwork lowered,
       lower_network(

@@ -4,6 +4,16 @@ namespace tensortune::driver {
 
 namespace ss = schedule_space;
 
+std::vector<const ss::Template*> templates_of_layout(const ss::Workload& w,
+                                                     const ss::Target& target,
+                                                     const ss::AlgorithmFilter& algorithms,
+                                                     ss::NetworkLayout layout) {
+  std::vector<const ss::Template*> out;
+  for (const ss::Template* t : ss::templates_for(w, ss::target_backend(target), algorithms))
+    if (t->network_layout() == layout) out.push_back(t);
+  return out;
+}
+
 std::vector<const ss::Template*> KernelChooser::serving(const ss::Workload& w, bool blocked) const {
   const auto all = ss::templates_for(w, ss::target_backend(target_), algorithms_);
   auto of_layout = [&](ss::NetworkLayout layout) {
@@ -57,6 +67,16 @@ Expected<KernelChooser::Chosen> KernelChooser::choose(const ss::Workload& w, boo
 Expected<ss::TemplateConfig> KernelChooser::for_workload(const ss::Workload& w, bool blocked) {
   TT_ASSIGN_OR_RETURN(Chosen c, choose(w, blocked));
   return c.kernel;
+}
+
+std::pair<int64_t, int64_t> KernelChooser::layout_blocks(const ss::Conv2dWorkload& w) {
+  auto k = for_workload(w, true);
+  if (!k) {
+    if (first_error_) first_error_ = k.error();
+    return {1, 1};
+  }
+  const ss::KernelSignature sig = k->signature();
+  return {sig.ic_block, sig.oc_block};
 }
 
 const ss::TemplateConfig* KernelChooser::node_choice(const std::string& node) const {

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/driver/tuned_configs.h"
@@ -33,6 +34,12 @@ struct NodeKernelRequest {
   int64_t ic_block = 1, oc_block = 1;
   bool constant_weight = true;
 };
+
+/// The templates of `target`'s backend that serve the workload in `layout` (templates_for,
+/// filtered by Template::network_layout), in registry order.
+std::vector<const schedule_space::Template*> templates_of_layout(
+    const schedule_space::Workload& w, const schedule_space::Target& target,
+    const schedule_space::AlgorithmFilter& algorithms, schedule_space::NetworkLayout layout);
 
 /// A caller's own choice for a workload (tests pick non-default configs); nothing: choose.
 using KernelOverride =
@@ -59,6 +66,11 @@ class KernelChooser {
   /// the target serves it.
   Expected<schedule_space::TemplateConfig> for_workload(const schedule_space::Workload& w,
                                                         bool blocked);
+  /// The (ic, oc) blocks of for_workload(w, true): what AlterOpLayout lays the node out by.
+  /// (1, 1) when no template serves it, the error kept for first_error().
+  std::pair<int64_t, int64_t> layout_blocks(const schedule_space::Conv2dWorkload& w);
+  /// The first error layout_blocks met; OK when none.
+  const Status& first_error() const { return first_error_; }
   /// The node's graph-best kernel, if it has one.
   const schedule_space::TemplateConfig* node_choice(const std::string& node) const;
   /// The kernel the node runs.
@@ -85,6 +97,7 @@ class KernelChooser {
 
   std::map<std::string, Chosen> chosen_;  ///< by described workload and layout
   std::map<std::string, runtime::ScheduleUse> uses_;
+  Status first_error_;
 };
 
 }  // namespace tensortune::driver

@@ -109,12 +109,15 @@ std::vector<TunedConfigs::Candidate> TunedConfigs::candidates(
     if (!task) continue;
     auto it = all_.find(ss::workload_key(*task));
     if (it == all_.end()) continue;
+    auto space = ss::make_config_space(*task);
+    if (!space) continue;
     for (const auto& [entity_json, cost] : it->second) {
-      auto kernel = records::decode_record(it->first, entity_json, target);
-      if (!kernel) continue;
-      const ss::KernelSignature sig = kernel->signature();
+      auto config = records::decode_config(*space, entity_json);
+      if (!config) continue;
+      ss::TemplateConfig kernel{*task, *space, std::move(*config)};
+      const ss::KernelSignature sig = kernel.signature();
       out.push_back(
-          Candidate{std::move(*kernel), cost, sig.ic_block, sig.oc_block, entity_json, it->first});
+          Candidate{std::move(kernel), cost, sig.ic_block, sig.oc_block, entity_json, it->first});
     }
   }
   std::stable_sort(out.begin(), out.end(),
@@ -138,9 +141,14 @@ std::optional<ss::Config> TunedConfigs::borrow_for(const ss::Task& task,
   auto [refs, inserted] = references_.try_emplace(task.template_name);
   if (inserted) {
     for (const auto& [key, entity_json] : best_) {
-      auto kernel = records::decode_record(key, entity_json, task.target);
-      if (!kernel || kernel->task.template_name != task.template_name) continue;
-      refs->second.push_back({kernel->task.workload, kernel->space, kernel->config});
+      // The template's own records only: their spaces are all that is built.
+      auto tuned = records::task_from_workload_key(key, task.target.spec, task.target.vector_lanes);
+      if (!tuned || tuned->template_name != task.template_name) continue;
+      auto tuned_space = ss::make_config_space(*tuned);
+      if (!tuned_space) continue;
+      auto config = records::decode_config(*tuned_space, entity_json);
+      if (!config) continue;
+      refs->second.push_back({tuned->workload, std::move(*tuned_space), std::move(*config)});
     }
   }
   const auto* conv = std::get_if<ss::Conv2dWorkload>(&task.workload);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/driver/kernel_choice.h"
 #include "compiler/graph/op_attrs.h"
 #include "schedule_space/task.h"
 
@@ -91,9 +92,7 @@ class Builder {
     auto w = ss::conv2d_workload(g_.type(n.inputs[0]).shape, g_.type(n.inputs[1]).shape,
                                  attrs.strides, attrs.pads, attrs.dilations);
     if (!w) return false;
-    std::vector<const ss::Template*> blocked;
-    for (const ss::Template* t : ss::templates_for(*w, ss::target_backend(target_)))
-      if (t->network_layout() == ss::NetworkLayout::kBlocked) blocked.push_back(t);
+    const auto blocked = driver::templates_of_layout(*w, target_, {}, ss::NetworkLayout::kBlocked);
     if (blocked.empty()) return false;
     auto candidates = tuned_.candidates_by_blocks(*w, blocked, target_);
     const bool tuned = !candidates.empty();
