@@ -208,6 +208,14 @@ int main(int argc, char** argv) {
   app.add_option("--gpu", gpu, "GPU ordinal")->capture_default_str();
   app.add_option("--db", db, "record DB (reruns resume)")->capture_default_str();
   app.add_option("--only", only, "layers whose name contains this");
+  int max_convs = 0;
+  app.add_option("--max-convs", max_convs,
+                 "tune only the first N convolution layers (0: all); the dense shapes always run: "
+                 "with --trials, the budget of a short check")
+      ->capture_default_str();
+  bool end_to_end_too = true;
+  app.add_flag("!--no-end-to-end", end_to_end_too,
+               "skip ResNet-18 end to end against ONNX Runtime's CUDA provider");
   std::string ort_script = "bench/ort/ort_bench.js";
   app.add_option("--ort-script", ort_script,
                  "ONNX Runtime's runner (node) for the end-to-end anchor")
@@ -249,10 +257,11 @@ int main(int argc, char** argv) {
   layers.push_back(
       {"dense 16x1024x1024", ss::kDenseSmallBatchGpu, ss::DenseWorkload{16, 1024, 1024}});
   double log_sum = 0;
-  int convs = 0;
+  int convs = 0, convs_run = 0;
   for (const auto& l : layers) {
     if (!only.empty() && l.name.find(only) == std::string::npos) continue;
     const bool conv = std::holds_alternative<ss::Conv2dWorkload>(l.workload);
+    if (conv && max_convs > 0 && convs_run++ >= max_convs) continue;
     auto task =
         ss::make_task(conv ? ss::kConv2dNchwCuda : ss::kDenseSmallBatchGpu, l.workload, target);
     auto space = ss::make_config_space(*task);
@@ -309,7 +318,7 @@ int main(int argc, char** argv) {
   if (convs)
     std::printf("geomean speed vs cuDNN over %d convolutions: %.3f (goal >= 0.9)\n", convs,
                 std::exp(log_sum / convs));
-  end_to_end(dev.compute_capability, db, ort_script);
+  if (end_to_end_too) end_to_end(dev.compute_capability, db, ort_script);
   cudnnDestroy(cudnn);
   cublasDestroy(cublas);
   return 0;

@@ -135,8 +135,10 @@ v1::MeasureResult WorkerProcess::measure(const v1::WorkItem& item, double deadli
   if (write_frame(to_worker_, item)) outcome = read_frame(from_worker_, &result, deadline_s);
   if (outcome == ReadOutcome::kOk) {
     // A kernel fault on a GPU (an illegal address) leaves the worker's CUDA context unusable:
-    // the result stands, and the next item gets a fresh worker and context.
-    if (options_.gpu >= 0 && result.error_no() == v1::RUNTIME_DEVICE) {
+    // the result stands, and the next item gets a fresh worker and context. Other device
+    // errors (a launch the driver refused) leave it working: the worker stays.
+    if (options_.gpu >= 0 && result.error_no() == v1::RUNTIME_DEVICE &&
+        ss::gpu_context_lost(result.error_msg())) {
       logger("device")->warn("config {}: GPU {} fault ({}); starting a new worker",
                              item.config().index(), options_.gpu, result.error_msg());
       stop();
@@ -190,9 +192,11 @@ Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string
     const size_t at = item.find('@');
     const std::string kind = item.substr(0, at);
     if (at == std::string::npos ||
-        (kind != "crash" && kind != "hang" && kind != "garbage" && kind != "fast"))
+        (kind != "crash" && kind != "hang" && kind != "garbage" && kind != "fast" &&
+         kind != "gpu-fault" && kind != "gpu-error"))
       return invalid_argument("--fault-inject item '" + item +
-                              "' is not crash@INDEX, hang@INDEX, garbage@INDEX or fast@INDEX");
+                              "' is not crash@INDEX, hang@INDEX, garbage@INDEX, fast@INDEX, "
+                              "gpu-fault@INDEX or gpu-error@INDEX");
     const std::string index = item.substr(at + 1);
     char* rest = nullptr;
     errno = 0;
@@ -285,6 +289,18 @@ int run_device_worker(const WorkerOptions& options) {
       answer.clear_costs_s();
       answer.add_costs_s(1e-9);
       answer.set_error_no(v1::NO_ERROR);
+    }
+    if (auto f = faults.find(index); f != faults.end() && f->second.starts_with("gpu-")) {
+      // What the GPU measurer reports for a kernel that faulted (sticky) or a launch the
+      // driver refused (not sticky), without a GPU.
+      answer.clear_costs_s();
+      answer.add_costs_s(ss::kErrorCost);
+      answer.set_error_no(v1::RUNTIME_DEVICE);
+      answer.set_error_msg(f->second == "gpu-fault"
+                               ? "running k: an illegal memory access was encountered (CUDA "
+                                 "error 700); " + std::string(ss::kGpuContextLost)
+                               : "launching k: too many resources requested for launch (CUDA "
+                                 "error 701)");
     }
     if (!write_frame(out, answer)) return 0;
   }

@@ -22,7 +22,9 @@ namespace tensortune::device {
 struct WorkerOptions {
   std::string device_key;  ///< stamped on every result
   /// Test-only faults by config index, "crash@3,hang@5,garbage@7": the worker crashes, hangs or
-  /// answers NaN with NO_ERROR for those configs (the farm tests' misbehaving kernels).
+  /// answers NaN with NO_ERROR for those configs (the farm tests' misbehaving kernels);
+  /// fast@N answers an impossibly fast time; gpu-fault@N and gpu-error@N answer what the GPU
+  /// measurer reports for a kernel fault (the context lost) and a refused launch (not lost).
   std::string fault_inject;
   int gpu = -1;  ///< the GPU this worker measures CUDA templates on; -1: none (a CPU worker)
 };

@@ -144,7 +144,10 @@ ConfigSpace conv2d_nchw_cuda_space(const Conv2dWorkload& w) {
   std::vector<Knob> captured = knobs;
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     const Conv2dCudaSchedule s = decode(w, captured, d);
-    return fits_universal_limits(s.threads(), s.shared_bytes(w), s.accumulators());
+    const auto g = s.grid(w);  // (z, y, x)
+    return fits_universal_limits(
+        launch_usage({s.x[2], s.y[2], s.f[2]}, {g[2], g[1], g[0]}, s.shared_bytes(w)),
+        s.accumulators());
   };
   return ConfigSpace("conv2d_nchw.cuda", std::move(knobs), valid);
 }

@@ -161,7 +161,10 @@ ConfigSpace conv2d_nchwc_cuda_space(const Conv2dWorkload& w) {
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     bool divides = false;
     const Conv2dNchwcCudaSchedule s = decode(w, captured, d, &divides);
-    return divides && fits_universal_limits(s.threads(), s.shared_bytes(w), s.accumulators());
+    const auto g = s.grid(w);  // (z, y, x)
+    return divides && fits_universal_limits(launch_usage({s.x[1], s.y[1], s.f[1]},
+                                                         {g[2], g[1], g[0]}, s.shared_bytes(w)),
+                                            s.accumulators());
   };
   return ConfigSpace("conv2d_NCHWc.cuda", std::move(knobs), valid);
 }

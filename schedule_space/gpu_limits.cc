@@ -12,6 +12,15 @@ Status check_gpu_limits(const GpuKernelUsage& usage, const GpuLimits& limits) {
   };
   if (usage.threads_per_block > limits.max_threads_per_block)
     return over("threads per block", usage.threads_per_block, limits.max_threads_per_block);
+  static const char* const kBlockAxis[] = {"threads along x", "threads along y",
+                                           "threads along z"};
+  static const char* const kGridAxis[] = {"blocks along x", "blocks along y", "blocks along z"};
+  for (size_t a = 0; a < 3; ++a) {
+    if (usage.block[a] > limits.max_block_dims[a])
+      return over(kBlockAxis[a], usage.block[a], limits.max_block_dims[a]);
+    if (usage.grid[a] > limits.max_grid_dims[a])
+      return over(kGridAxis[a], usage.grid[a], limits.max_grid_dims[a]);
+  }
   if (usage.shared_bytes > limits.max_shared_bytes_per_block)
     return over("shared memory per block (bytes)", usage.shared_bytes,
                 limits.max_shared_bytes_per_block);
@@ -22,6 +31,27 @@ Status check_gpu_limits(const GpuKernelUsage& usage, const GpuLimits& limits) {
     return over("registers per block", usage.registers_per_thread * usage.threads_per_block,
                 limits.max_registers_per_block);
   return ok_status();
+}
+
+GpuKernelUsage launch_usage(std::array<int64_t, 3> block, std::array<int64_t, 3> grid,
+                            int64_t shared_bytes) {
+  GpuKernelUsage u;
+  u.threads_per_block = block[0] * block[1] * block[2];
+  u.shared_bytes = shared_bytes;
+  u.block = block;
+  u.grid = grid;
+  return u;
+}
+
+bool fits_universal_limits(const GpuKernelUsage& usage, int64_t accumulators) {
+  // Called for every config a tuner considers: no error text built here.
+  const GpuLimits& l = kUniversalGpuLimits;
+  if (accumulators > kMaxCudaAccumulators || usage.threads_per_block > l.max_threads_per_block ||
+      usage.shared_bytes > l.max_shared_bytes_per_block)
+    return false;
+  for (size_t a = 0; a < 3; ++a)
+    if (usage.block[a] > l.max_block_dims[a] || usage.grid[a] > l.max_grid_dims[a]) return false;
+  return true;
 }
 
 std::string cuda_target_spec(int compute_capability) {

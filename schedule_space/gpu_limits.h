@@ -4,11 +4,13 @@
 ///
 /// A template's space marks a config invalid when it breaks a limit every CUDA GPU tensortune
 /// supports has (compute capability 7.5 and later: 1024 threads and 48 KiB of static shared
-/// memory per block), so tuners never propose it. A device reports its own limits at
+/// memory per block; at most 1024 threads along x and y and 64 along z; grids of at most
+/// 65535 blocks along y and z), so tuners never propose it (AutoTVM's verify_gpu_code rule). A device reports its own limits at
 /// registration; a config that fits the universal limits but not the device's (or whose
 /// compiled kernel needs more registers than the device has) is an INSTANTIATION_ERROR before
 /// any launch.
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +23,8 @@ struct GpuLimits {
   int64_t max_shared_bytes_per_block = 48 * 1024;  ///< static __shared__ arrays
   int64_t max_registers_per_block = 64 * 1024;
   int64_t max_registers_per_thread = 255;
+  std::array<int64_t, 3> max_block_dims{1024, 1024, 64};  ///< threads along x, y, z
+  std::array<int64_t, 3> max_grid_dims{2147483647, 65535, 65535};
   friend bool operator==(const GpuLimits&, const GpuLimits&) = default;
 };
 
@@ -31,23 +35,25 @@ inline constexpr GpuLimits kUniversalGpuLimits{};
 /// spill to local memory on every GPU (255 registers per thread) and compile for minutes.
 inline constexpr int64_t kMaxCudaAccumulators = 256;
 
-/// Whether a kernel shape fits the universal limits and the accumulator cap: what the GPU
-/// templates' spaces call valid.
-inline bool fits_universal_limits(int64_t threads, int64_t shared_bytes, int64_t accumulators) {
-  return threads <= kUniversalGpuLimits.max_threads_per_block &&
-         shared_bytes <= kUniversalGpuLimits.max_shared_bytes_per_block &&
-         accumulators <= kMaxCudaAccumulators;
-}
-
 /// What a kernel of a config asks for at launch and after compilation.
 struct GpuKernelUsage {
   int64_t threads_per_block = 1;
   int64_t shared_bytes = 0;
   int64_t registers_per_thread = 0;  ///< 0 when not compiled yet
+  std::array<int64_t, 3> block{1, 1, 1};  ///< threads along x, y, z
+  std::array<int64_t, 3> grid{1, 1, 1};   ///< blocks along x, y, z
 };
+
+/// The usage of a launch of `grid` blocks of `block` threads (x, y, z each).
+GpuKernelUsage launch_usage(std::array<int64_t, 3> block, std::array<int64_t, 3> grid,
+                            int64_t shared_bytes);
 
 /// Fails with kFailedPrecondition naming the first limit the usage breaks and both values.
 Status check_gpu_limits(const GpuKernelUsage& usage, const GpuLimits& limits);
+
+/// Whether a launch fits the universal limits and the accumulator cap: what the GPU templates'
+/// spaces call valid.
+bool fits_universal_limits(const GpuKernelUsage& usage, int64_t accumulators);
 
 /// "cuda -arch=sm_90" for compute capability 90. The CUDA target's spec in tasks and records.
 std::string cuda_target_spec(int compute_capability);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tensortune::schedule_space {
@@ -28,6 +29,14 @@ const char* measure_error_name(MeasureErrorNo e);
 inline constexpr int64_t kDefaultNumber = 10;
 inline constexpr int kDefaultRepeat = 3;
 inline constexpr double kDefaultMinRepeatMs = 100;
+
+/// What a RUNTIME_DEVICE message ends with when the GPU fault left the process's CUDA context
+/// unusable (an illegal address, a failed launch: CUDA's "sticky" errors). Only then is the
+/// measuring process replaced; a launch the driver refused leaves the context working.
+inline constexpr std::string_view kGpuContextLost = "the CUDA context is lost";
+inline bool gpu_context_lost(std::string_view error_msg) {
+  return error_msg.find(kGpuContextLost) != std::string_view::npos;
+}
 
 /// Cost AutoTVM writes for a failed measurement.
 inline constexpr double kErrorCost = 1e9;

@@ -72,16 +72,13 @@ MeasureResult GpuMeasurer::measure_one(const ss::ConfigSpace& space, const ss::C
   auto runner = cuda::GpuKernelRunner::create(device_, *source, packed.data.f32, packed.weight.f32,
                                               {}, num_elements(sig.out_shape));
   if (!runner) {
-    switch (runner.error().code) {
-      case ErrorCode::kFailedPrecondition:
-        return finish(MeasureErrorNo::kInstantiationError, runner.error().message);
-      case ErrorCode::kInternal:
-        return finish(runner.error().message.starts_with("NVRTC") ? MeasureErrorNo::kCompileDevice
-                                                                  : MeasureErrorNo::kRuntimeDevice,
-                      runner.error().message);
-      default:
-        return finish(MeasureErrorNo::kRuntimeDevice, runner.error().message);
-    }
+    const Error& e = runner.error();
+    // A config the device cannot launch is the config's fault; NVRTC missing or refusing the
+    // source is a compile error (the worker stays); anything else came from the driver.
+    if (e.code == ErrorCode::kFailedPrecondition)
+      return finish(MeasureErrorNo::kInstantiationError, e.message);
+    if (e.message.starts_with("NVRTC")) return finish(MeasureErrorNo::kCompileDevice, e.message);
+    return finish(MeasureErrorNo::kRuntimeDevice, e.message);
   }
   cuda::GpuKernelRunner& k = **runner;
   r.compile_s = k.compile_seconds();

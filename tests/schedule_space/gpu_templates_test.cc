@@ -42,12 +42,13 @@ TEST(GpuTemplates, Conv2dNchwCudaSpacesHaveAutoTvmsSizesAndKnobOrder) {
                                       "auto_unroll_max_step", "unroll_explicit"}));
 }
 
-TEST(GpuTemplates, Conv2dNchwCudaValidityIsThreadsSharedMemoryAndRegisters) {
-  // Small enough to check every config: 3x3 kernel over 8x8, 16 -> 32 channels, stride 1.
-  const ss::Conv2dWorkload w = ss::square_conv2d(16, 8, 32, 3, 1);
+TEST(GpuTemplates, Conv2dNchwCudaValidityIsThreadsPerAxisSharedMemoryAndRegisters) {
+  // A sample of every 13th config: 3x3 kernel over 8x8, 16 -> 128 channels, stride 1. tile_f's
+  // thread factor runs along z, where a block has at most 64 threads (a launch with more fails).
+  const ss::Conv2dWorkload w = ss::square_conv2d(16, 8, 128, 3, 1);
   const ss::Task task = cuda_task("conv2d_nchw.cuda", w);
   auto space = *ss::make_config_space(task);
-  int64_t valid = 0;
+  int64_t valid = 0, z_over = 0;
   for (int64_t i = 0; i < space.size(); i += 13) {
     const ss::Config c = *space.config_at(i);
     const auto e = space.entity_of(c);
@@ -61,11 +62,14 @@ TEST(GpuTemplates, Conv2dNchwCudaValidityIsThreadsSharedMemoryAndRegisters) {
     const int64_t ty = y[1] * y[2] * y[3], tx = x[1] * x[2] * x[3];
     const int64_t input = rci * (ty - 1 + ryi) * (tx - 1 + rxi);
     const int64_t weights = f[1] * f[2] * f[3] * rci * ryi * rxi;
-    const bool want = threads <= 1024 && 4 * (input + weights) <= 48 * 1024 && acc <= 256;
+    const bool want =
+        threads <= 1024 && f[2] <= 64 && 4 * (input + weights) <= 48 * 1024 && acc <= 256;
     EXPECT_EQ(space.is_valid(c), want) << space.describe(c);
     valid += want;
+    z_over += threads <= 1024 && f[2] > 64;
   }
   EXPECT_GT(valid, 0);
+  EXPECT_GT(z_over, 0);  // the sample holds configs only the z limit refuses
   EXPECT_TRUE(space.is_valid(ss::default_config(task, space)));
 }
 
@@ -131,6 +135,17 @@ TEST(GpuTemplates, LimitsNameTheFieldAndBothValues) {
   s = ss::check_gpu_limits(usage, ss::kUniversalGpuLimits);
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.error().message.find("registers per block = 131072"), std::string::npos);
+  // Per axis: 128 threads along z fit the block's 1024 but not z's 64; a grid of 70000
+  // blocks along y is too tall.
+  s = ss::check_gpu_limits(ss::launch_usage({2, 2, 128}, {1, 1, 1}, 0), ss::kUniversalGpuLimits);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message, "threads along z = 128 exceeds the device's limit of 64");
+  s = ss::check_gpu_limits(ss::launch_usage({32, 1, 1}, {1, 70000, 1}, 0),
+                           ss::kUniversalGpuLimits);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message, "blocks along y = 70000 exceeds the device's limit of 65535");
+  EXPECT_FALSE(ss::fits_universal_limits(ss::launch_usage({2, 2, 128}, {1, 1, 1}, 0), 1));
+  EXPECT_TRUE(ss::fits_universal_limits(ss::launch_usage({16, 1, 64}, {1, 1, 1}, 0), 1));
 }
 
 }  // namespace

@@ -4,8 +4,12 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
 
+#include "compiler/codegen/cuda/library_search.h"
 #include "compiler/codegen/cuda/nvrtc.h"
+#include "schedule_space/measure.h"
 
 namespace tensortune::codegen::cuda {
 namespace {
@@ -20,10 +24,10 @@ struct DriverApi {
   decltype(&cuDeviceGetAttribute) attribute = nullptr;
   decltype(&cuDeviceTotalMem_v2) total_mem = nullptr;
   decltype(&cuDevicePrimaryCtxRetain) ctx_retain = nullptr;
-  decltype(&cuDevicePrimaryCtxRelease_v2) ctx_release = nullptr;
   decltype(&cuCtxSetCurrent) ctx_set_current = nullptr;
   decltype(&cuCtxSynchronize) ctx_synchronize = nullptr;
   decltype(&cuModuleLoadData) module_load = nullptr;
+  decltype(&cuModuleLoadDataEx) module_load_ex = nullptr;
   decltype(&cuModuleUnload) module_unload = nullptr;
   decltype(&cuModuleGetFunction) module_function = nullptr;
   decltype(&cuFuncGetAttribute) function_attribute = nullptr;
@@ -45,10 +49,11 @@ struct DriverApi {
 const DriverApi& driver() {
   static const DriverApi api = [] {
     DriverApi a;
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    const OpenedLibrary lib = open_cuda_library("TT_LIBCUDA", {"libcuda.so.1"}, "");
+    void* h = lib.handle;
     if (!h) {
-      a.error = "no CUDA driver on this machine (libcuda.so.1 cannot be opened: " +
-                std::string(dlerror()) + ")";
+      a.error = "no CUDA driver on this machine (libcuda.so.1 cannot be opened; " + lib.tried() +
+                "; TT_LIBCUDA names it where it is elsewhere)";
       return a;
     }
     auto load = [&](auto& fn, const char* symbol) {
@@ -63,10 +68,10 @@ const DriverApi& driver() {
     load(a.attribute, "cuDeviceGetAttribute");
     load(a.total_mem, "cuDeviceTotalMem_v2");
     load(a.ctx_retain, "cuDevicePrimaryCtxRetain");
-    load(a.ctx_release, "cuDevicePrimaryCtxRelease_v2");
     load(a.ctx_set_current, "cuCtxSetCurrent");
     load(a.ctx_synchronize, "cuCtxSynchronize");
     load(a.module_load, "cuModuleLoadData");
+    load(a.module_load_ex, "cuModuleLoadDataEx");
     load(a.module_unload, "cuModuleUnload");
     load(a.module_function, "cuModuleGetFunction");
     load(a.function_attribute, "cuFuncGetAttribute");
@@ -97,17 +102,70 @@ const DriverApi& driver() {
   return api;
 }
 
+// The errors after which every later call in the context fails too ("sticky"): a fault inside a
+// kernel. Everything else (a refused launch, an allocation failure) leaves the context working.
+bool is_sticky(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Error cuda_error(const DriverApi& api, CUresult r, const std::string& what) {
   const char* text = nullptr;
   api.error_string(r, &text);
-  // A fault inside the kernel leaves the context unusable: RUNTIME_DEVICE for the measurer.
-  return internal_error(what + ": " + (text ? text : "unknown CUDA error"));
+  std::string message = what + ": " + (text ? text : "unknown CUDA error") + " (CUDA error " +
+                        std::to_string(static_cast<int>(r)) + ")";
+  if (is_sticky(r)) message += "; " + std::string(schedule_space::kGpuContextLost);
+  return internal_error(message);
 }
 
 #define TT_CU(api, call, what)                                                      \
   do {                                                                              \
     if (CUresult r_ = (call); r_ != CUDA_SUCCESS) return cuda_error(api, r_, what); \
   } while (0)
+
+// The primary context of a device, retained once per process and kept: releasing the last
+// reference destroys the context with everything in it, and a measurer makes a runner per
+// config (a context per config would cost its creation and every module's reload each time).
+Expected<CUcontext> primary_context(const DriverApi& api, int ordinal) {
+  static std::mutex mu;
+  static auto* contexts = new std::map<int, CUcontext>;  // never destroyed, as the contexts
+  std::lock_guard lock(mu);
+  if (auto it = contexts->find(ordinal); it != contexts->end()) return it->second;
+  CUdevice dev = 0;
+  TT_CU(api, api.device_get(&dev, ordinal), "cuDeviceGet");
+  CUcontext ctx = nullptr;
+  TT_CU(api, api.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  contexts->emplace(ordinal, ctx);
+  return ctx;
+}
+
+// Loads a module image (a cubin, or PTX the driver JIT-compiles), with the JIT's error log in
+// the error.
+Expected<CUmodule> load_module(const DriverApi& api, const void* image, const std::string& what) {
+  char log[8192] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof log - 1))};
+  CUmodule module = nullptr;
+  if (CUresult r = api.module_load_ex(&module, image, 2, options, values); r != CUDA_SUCCESS) {
+    Error e = cuda_error(api, r, what);
+    if (log[0]) e.message += "; JIT log: " + std::string(log);
+    return e;
+  }
+  return module;
+}
 
 }  // namespace
 
@@ -138,6 +196,12 @@ Expected<std::vector<GpuDevice>> list_gpus() {
     d.limits.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     d.limits.max_shared_bytes_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     d.limits.max_registers_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    d.limits.max_block_dims = {attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
+                               attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+                               attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)};
+    d.limits.max_grid_dims = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X),
+                              attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+                              attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
     d.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     size_t bytes = 0;
     api.total_mem(&bytes, dev);
@@ -149,8 +213,7 @@ Expected<std::vector<GpuDevice>> list_gpus() {
 
 struct GpuKernelRunner::Impl {
   const DriverApi& api = driver();
-  CUdevice dev = 0;
-  bool context_retained = false;
+  CUcontext ctx = nullptr;  ///< the device's primary context (kept for the process)
   CUmodule module = nullptr;
   CUfunction fn = nullptr;
   CUdeviceptr data = 0, weight = 0, out = 0, scratch = 0;
@@ -163,7 +226,7 @@ struct GpuKernelRunner::Impl {
   double compile_s = 0;
 
   ~Impl() {
-    if (!context_retained) return;
+    if (!ctx || api.ctx_set_current(ctx) != CUDA_SUCCESS) return;
     for (CUdeviceptr p : {data, weight, out, scratch})
       if (p) api.mem_free(p);
     for (CUdeviceptr p : operands)
@@ -171,7 +234,6 @@ struct GpuKernelRunner::Impl {
     if (base) api.event_destroy(base);
     if (now) api.event_destroy(now);
     if (module) api.module_unload(module);
-    api.ctx_release(dev);
   }
 };
 
@@ -197,12 +259,10 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
   impl->compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   impl->kernel = kernel;
   impl->out_floats = out_floats;
-  TT_CU(api, api.device_get(&impl->dev, device.ordinal), "cuDeviceGet");
-  CUcontext ctx = nullptr;
-  TT_CU(api, api.ctx_retain(&ctx, impl->dev), "cuDevicePrimaryCtxRetain");
-  impl->context_retained = true;
-  TT_CU(api, api.ctx_set_current(ctx), "cuCtxSetCurrent");
-  TT_CU(api, api.module_load(&impl->module, compiled.cubin.data()), "loading the kernel's cubin");
+  TT_ASSIGN_OR_RETURN(impl->ctx, primary_context(api, device.ordinal));
+  TT_CU(api, api.ctx_set_current(impl->ctx), "cuCtxSetCurrent");
+  TT_ASSIGN_OR_RETURN(impl->module,
+                      load_module(api, compiled.cubin.data(), "loading the kernel's cubin"));
   TT_CU(api, api.module_function(&impl->fn, impl->module, kernel.entry.c_str()),
         "cuModuleGetFunction");
   int max_threads = 0;
@@ -236,6 +296,7 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
 
 Status GpuKernelRunner::launch() {
   Impl& m = *impl_;
+  TT_CU(m.api, m.api.ctx_set_current(m.ctx), "cuCtxSetCurrent");
   const CudaKernelSource& k = m.kernel;
   std::vector<void*> args{&m.data, &m.weight, &m.out};
   for (CUdeviceptr& p : m.operands) args.push_back(&p);
@@ -250,6 +311,7 @@ Status GpuKernelRunner::launch() {
 
 Expected<double> GpuKernelRunner::clock() {
   Impl& m = *impl_;
+  TT_CU(m.api, m.api.ctx_set_current(m.ctx), "cuCtxSetCurrent");
   TT_CU(m.api, m.api.event_record(m.now, nullptr), "cuEventRecord");
   TT_CU(m.api, m.api.event_synchronize(m.now), "running " + m.kernel.entry);
   float ms = 0;
@@ -259,6 +321,7 @@ Expected<double> GpuKernelRunner::clock() {
 
 Status GpuKernelRunner::flush_l2() {
   Impl& m = *impl_;
+  TT_CU(m.api, m.api.ctx_set_current(m.ctx), "cuCtxSetCurrent");
   if (!m.scratch)
     TT_CU(m.api, m.api.mem_alloc(&m.scratch, m.scratch_bytes), "cuMemAlloc (L2 flush buffer)");
   TT_CU(m.api, m.api.memset8(m.scratch, 0, m.scratch_bytes), "cuMemsetD8 (L2 flush)");
@@ -267,6 +330,7 @@ Status GpuKernelRunner::flush_l2() {
 
 Expected<std::vector<float>> GpuKernelRunner::output() {
   Impl& m = *impl_;
+  TT_CU(m.api, m.api.ctx_set_current(m.ctx), "cuCtxSetCurrent");
   TT_CU(m.api, m.api.ctx_synchronize(), "running " + m.kernel.entry);
   std::vector<float> out(static_cast<size_t>(m.out_floats));
   TT_CU(m.api, m.api.copy_to_host(out.data(), m.out, 4 * out.size()), "cuMemcpyDtoH");
@@ -295,18 +359,16 @@ Expected<GpuRun> run_on_gpu(const GpuDevice& device, const CudaKernelSource& ker
 struct GpuModule::Impl {
   const DriverApi& api = driver();
   GpuDevice device;
-  CUdevice dev = 0;
-  bool context_retained = false;
+  CUcontext ctx = nullptr;  ///< the device's primary context (kept for the process)
   CUmodule module = nullptr;
   std::vector<CudaKernelSource> kernels;
   std::vector<CUfunction> functions;
   std::vector<CUdeviceptr> allocations;
 
   ~Impl() {
-    if (!context_retained) return;
+    if (!ctx || api.ctx_set_current(ctx) != CUDA_SUCCESS) return;
     for (CUdeviceptr p : allocations) api.mem_free(p);
     if (module) api.module_unload(module);
-    api.ctx_release(dev);
   }
 };
 
@@ -324,23 +386,33 @@ Expected<std::unique_ptr<GpuModule>> GpuModule::load(const GpuDevice& device,
   for (const CudaKernelSource& k : kernels)
     if (auto fits = schedule_space::check_gpu_limits(k.usage(), device.limits); !fits)
       return fits.error().with_context("kernel " + k.entry);
-  std::string image = ptx;
-  if (image.empty()) {  // compiled here, for this device
-    CudaKernelSource whole;
-    whole.entry = "network";
-    whole.source = source;
-    TT_ASSIGN_OR_RETURN(NvrtcOutput out, nvrtc_compile(whole, device.compute_capability, false));
-    image = std::move(out.ptx);
-  }
   auto impl = std::make_unique<Impl>();
   impl->device = device;
   impl->kernels = kernels;
-  TT_CU(api, api.device_get(&impl->dev, device.ordinal), "cuDeviceGet");
-  CUcontext ctx = nullptr;
-  TT_CU(api, api.ctx_retain(&ctx, impl->dev), "cuDevicePrimaryCtxRetain");
-  impl->context_retained = true;
-  TT_CU(api, api.ctx_set_current(ctx), "cuCtxSetCurrent");
-  TT_CU(api, api.module_load(&impl->module, image.c_str()), "loading the network's PTX");
+  TT_ASSIGN_OR_RETURN(impl->ctx, primary_context(api, device.ordinal));
+  TT_CU(api, api.ctx_set_current(impl->ctx), "cuCtxSetCurrent");
+  CudaKernelSource whole;
+  whole.entry = "network";
+  whole.source = source;
+  auto cubin_for_this_gpu = [&]() -> Expected<std::string> {
+    TT_ASSIGN_OR_RETURN(NvrtcOutput out, nvrtc_compile(whole, device.compute_capability, true));
+    return std::move(out.cubin);
+  };
+  if (ptx.empty()) {  // compiled here, for this device
+    TT_ASSIGN_OR_RETURN(std::string cubin, cubin_for_this_gpu());
+    TT_ASSIGN_OR_RETURN(impl->module, load_module(api, cubin.data(), "loading the network's cubin"));
+  } else if (auto loaded = load_module(api, ptx.c_str(), "loading the network's PTX")) {
+    impl->module = *loaded;
+  } else {
+    // The driver refused the PTX (an NVRTC newer than the driver wrote it, say): a cubin
+    // built here from the artifact's source, where NVRTC is.
+    auto cubin = cubin_for_this_gpu();
+    if (!cubin)
+      return internal_error(loaded.error().message +
+                            "; and no cubin could be built from the source instead: " +
+                            cubin.error().message);
+    TT_ASSIGN_OR_RETURN(impl->module, load_module(api, cubin->data(), "loading the network's cubin"));
+  }
   for (const CudaKernelSource& k : kernels) {
     CUfunction fn = nullptr;
     TT_CU(api, api.module_function(&fn, impl->module, k.entry.c_str()),
@@ -363,6 +435,7 @@ Expected<std::unique_ptr<GpuModule>> GpuModule::load(const GpuDevice& device,
 }
 
 Expected<uint64_t> GpuModule::allocate(int64_t bytes) {
+  TT_CU(impl_->api, impl_->api.ctx_set_current(impl_->ctx), "cuCtxSetCurrent");
   Impl& m = *impl_;
   CUdeviceptr p = 0;
   TT_CU(m.api, m.api.mem_alloc(&p, static_cast<size_t>(std::max<int64_t>(bytes, 4))),
@@ -372,6 +445,7 @@ Expected<uint64_t> GpuModule::allocate(int64_t bytes) {
 }
 
 Status GpuModule::upload(uint64_t device, const void* host, int64_t bytes) {
+  TT_CU(impl_->api, impl_->api.ctx_set_current(impl_->ctx), "cuCtxSetCurrent");
   if (bytes <= 0) return ok_status();
   TT_CU(impl_->api, impl_->api.copy_to_device(device, host, static_cast<size_t>(bytes)),
         "cuMemcpyHtoD");
@@ -379,6 +453,7 @@ Status GpuModule::upload(uint64_t device, const void* host, int64_t bytes) {
 }
 
 Status GpuModule::download(void* host, uint64_t device, int64_t bytes) {
+  TT_CU(impl_->api, impl_->api.ctx_set_current(impl_->ctx), "cuCtxSetCurrent");
   if (bytes <= 0) return ok_status();
   TT_CU(impl_->api, impl_->api.copy_to_host(host, device, static_cast<size_t>(bytes)),
         "cuMemcpyDtoH (after the queued kernels)");
@@ -386,6 +461,7 @@ Status GpuModule::download(void* host, uint64_t device, int64_t bytes) {
 }
 
 Status GpuModule::copy(uint64_t to, uint64_t from, int64_t bytes) {
+  TT_CU(impl_->api, impl_->api.ctx_set_current(impl_->ctx), "cuCtxSetCurrent");
   if (bytes <= 0) return ok_status();
   TT_CU(impl_->api, impl_->api.copy_on_device(to, from, static_cast<size_t>(bytes), nullptr),
         "cuMemcpyDtoDAsync");
@@ -393,6 +469,7 @@ Status GpuModule::copy(uint64_t to, uint64_t from, int64_t bytes) {
 }
 
 Status GpuModule::launch(size_t index, const std::vector<uint64_t>& args) {
+  TT_CU(impl_->api, impl_->api.ctx_set_current(impl_->ctx), "cuCtxSetCurrent");
   Impl& m = *impl_;
   if (index >= m.kernels.size())
     return invalid_argument("kernel " + std::to_string(index) + " of a module of " +
@@ -414,6 +491,7 @@ Status GpuModule::launch(size_t index, const std::vector<uint64_t>& args) {
 }
 
 Status GpuModule::synchronize() {
+  TT_CU(impl_->api, impl_->api.ctx_set_current(impl_->ctx), "cuCtxSetCurrent");
   TT_CU(impl_->api, impl_->api.ctx_synchronize(), "running the network on the GPU");
   return ok_status();
 }

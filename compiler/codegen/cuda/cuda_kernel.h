@@ -56,7 +56,10 @@ struct CudaKernelSource {
   int arg_count = 3;
   schedule_space::KernelSignature signature;
   /// What the launch asks for before compilation (registers come from the compiled kernel).
-  schedule_space::GpuKernelUsage usage() const { return {block.count(), shared_bytes, 0}; }
+  schedule_space::GpuKernelUsage usage() const {
+    return schedule_space::launch_usage({block.x, block.y, block.z}, {grid.x, grid.y, grid.z},
+                                        shared_bytes);
+  }
 };
 
 /// Whether a template of the CUDA backend has an emitter in this build.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/codegen/cuda/host_tool.h"
+#include "compiler/codegen/cuda/library_search.h"
 
 namespace tensortune::codegen::cuda {
 namespace {
@@ -30,15 +31,12 @@ struct NvrtcApi {
 const NvrtcApi& nvrtc() {
   static const NvrtcApi api = [] {
     NvrtcApi a;
-    const std::vector<std::string> names{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-                                         std::string(TT_CUDA_LIB_DIR) + "/libnvrtc.so"};
-    void* h = nullptr;
-    for (const std::string& n : names)
-      if ((h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    const OpenedLibrary lib = open_cuda_library(
+        "TT_NVRTC_LIBRARY", {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}, TT_CUDA_LIB_DIR);
+    void* h = lib.handle;
     if (!h) {
-      std::string tried;
-      for (const std::string& n : names) tried += (tried.empty() ? "" : ", ") + n;
-      a.error = "NVRTC is not available (tried " + tried + ")";
+      a.error = "NVRTC is not available (set TT_NVRTC_LIBRARY to libnvrtc.so's path; " +
+                lib.tried() + ")";
       return a;
     }
     auto load = [&](auto& fn, const char* symbol) {
@@ -115,12 +113,12 @@ Expected<NvrtcOutput> nvrtc_compile(const CudaKernelSource& kernel, int cc, bool
   const NvrtcApi& api = nvrtc();
   if (!api.error.empty()) return unavailable(api.error);
   NvrtcOutput out;
-  TT_ASSIGN_OR_RETURN(out.ptx,
-                      compile_once(api, kernel, "compute_" + std::to_string(cc), false, &out.log));
   if (cubin) {
-    std::string log;
     TT_ASSIGN_OR_RETURN(out.cubin,
-                        compile_once(api, kernel, "sm_" + std::to_string(cc), true, &log));
+                        compile_once(api, kernel, "sm_" + std::to_string(cc), true, &out.log));
+  } else {
+    TT_ASSIGN_OR_RETURN(out.ptx, compile_once(api, kernel, "compute_" + std::to_string(cc), false,
+                                              &out.log));
   }
   return out;
 }

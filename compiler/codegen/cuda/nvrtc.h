@@ -14,7 +14,7 @@
 namespace tensortune::codegen::cuda {
 
 struct NvrtcOutput {
-  std::string ptx;    ///< for compute_XY
+  std::string ptx;    ///< for compute_XY; empty when a cubin was asked for
   std::string cubin;  ///< for sm_XY; empty unless asked for
   std::string log;    ///< NVRTC's messages (warnings on success)
 };
@@ -22,8 +22,10 @@ struct NvrtcOutput {
 /// kUnavailable naming the libraries tried when libnvrtc cannot be opened.
 Status nvrtc_available();
 
-/// Compiles the kernel for compute capability `cc` (80 = sm_80). kInternal with NVRTC's log
-/// when the source does not compile.
+/// Compiles the kernel for compute capability `cc` (80 = sm_80): to a cubin for sm_XY when
+/// `cubin` (what runs on this machine's GPU; one compilation), else to PTX for compute_XY (what
+/// an artifact keeps for GPUs of that capability and newer). kInternal with NVRTC's log when
+/// the source does not compile; kUnavailable when NVRTC cannot be loaded.
 Expected<NvrtcOutput> nvrtc_compile(const CudaKernelSource& kernel, int cc, bool cubin);
 
 /// What ptxas reports for a kernel it assembled.

@@ -1,0 +1,61 @@
+// A GPU device server's worker: replaced after a kernel fault that loses the CUDA context (the
+// next config needs a fresh one), kept after a launch the driver refused (the context works).
+// The GPU measurer's two answers are injected (gpu-fault@N, gpu-error@N), so no GPU is needed.
+#include "device_server/worker_process.h"
+
+#include <gtest/gtest.h>
+
+#include "farm_test_fixture.h"
+#include "proto/convert.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+
+namespace {
+
+tt::v1::WorkItem item_of(const ss::Task& task, const ss::ConfigSpace& space, const ss::Config& c) {
+  tt::v1::WorkItem item;
+  tt::wire::task_to_proto(task, item.mutable_workload(), item.mutable_target());
+  tt::wire::config_to_proto(space, c, item.mutable_config());
+  item.mutable_timing()->set_number(1);
+  item.mutable_timing()->set_repeat(1);
+  item.mutable_timing()->set_threads(1);
+  return item;
+}
+
+}  // namespace
+
+TEST(WorkerProcess, OnlyAFaultThatLosesTheGpuContextReplacesTheWorker) {
+  const ss::Task task = tt::testing::dense_task(64);
+  const ss::ConfigSpace space = *ss::make_config_space(task);
+  const auto configs = tt::testing::valid_configs(space, 4);
+  const int64_t refused = configs[1].index, fault = configs[2].index;
+  tt::device::WorkerOptions options;
+  options.device_key = "cuda-sm90";
+  options.gpu = 0;
+  options.fault_inject =
+      "gpu-error@" + std::to_string(refused) + ",gpu-fault@" + std::to_string(fault);
+  tt::device::WorkerProcess worker(TENSORTUNE_BINARY, options);
+  ASSERT_TRUE(worker.start());
+
+  auto measure = [&](const ss::Config& c) { return worker.measure(item_of(task, space, c), 60); };
+  const auto first = measure(configs[0]);
+  EXPECT_EQ(first.error_no(), tt::v1::NO_ERROR) << first.error_msg();
+  const pid_t pid = worker.pid();
+
+  const auto launch_refused = measure(configs[1]);
+  EXPECT_EQ(launch_refused.error_no(), tt::v1::RUNTIME_DEVICE);
+  EXPECT_FALSE(ss::gpu_context_lost(launch_refused.error_msg())) << launch_refused.error_msg();
+  EXPECT_EQ(worker.pid(), pid);  // the same worker goes on
+  EXPECT_EQ(worker.restarts(), 0);
+
+  const auto faulted = measure(configs[2]);
+  EXPECT_EQ(faulted.error_no(), tt::v1::RUNTIME_DEVICE);
+  EXPECT_TRUE(ss::gpu_context_lost(faulted.error_msg())) << faulted.error_msg();
+
+  // The next config gets a fresh worker (a fresh CUDA context) and measures.
+  const auto after = measure(configs[3]);
+  EXPECT_EQ(after.error_no(), tt::v1::NO_ERROR) << after.error_msg();
+  EXPECT_NE(worker.pid(), pid);
+  EXPECT_EQ(worker.restarts(), 1);
+}
