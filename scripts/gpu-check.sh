@@ -17,7 +17,7 @@
 #               memcheck and racecheck, against numpy references
 #   d tune      tune-op --target cuda-smXY on two ResNet-18 layers (32 xgb trials each), then
 #               the same through a farm (tracker + device --gpus 0) with its worker killed
-#               mid-job: every config recorded once, the worker replaced
+#               mid-job: every config recorded once, the worker replaced (`farm`: that alone)
 #   e networks  resnet-18 and mobilenet-v1 compiled for the GPU with those records, run on it,
 #               against the interpreter on the CPU
 #   f bench     gpu_bench (3 conv layers, 2 dense shapes, vs cuDNN / cuBLAS) and ResNet-18
@@ -93,6 +93,8 @@ fi
 bin=$work/bin
 lib=$work/lib
 tt=$bin/tensortune
+# PyTorch brings its own cuDNN and refuses another: it runs with the caller's search path.
+caller_ld_path=${LD_LIBRARY_PATH:-}
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 note "bundle: $(head -3 "$work/MANIFEST" | tr '\n' ' ')"
 
@@ -281,13 +283,14 @@ layers=(
   "--data 1x64x56x56 --kernel 64x64x3x3 --pads 1,1,1,1"
   "--data 1x128x28x28 --kernel 128x128x3x3 --pads 1,1,1,1"
 )
-if wanted d tune; then
+if wanted d tune || wanted farm farm; then
   if [[ $gpu == 0 ]]; then
     result tune/local skipped "$gpu_reason"
     result tune/farm skipped "$gpu_reason"
   else
-    rm -f "$tune_db"*
+    wanted d tune && rm -f "$tune_db"*
     for l in "${layers[@]}"; do
+      wanted d tune || break
       # shellcheck disable=SC2086
       if run 120 "$tt" tune-op --op conv2d_nchw --target "$target" --gpu 0 $l --tuner xgb \
         --trials 32 --min-repeat-ms 20 --db "$tune_db"; then
@@ -393,7 +396,7 @@ if wanted f bench; then
       ours=$(grep -o '"median_ms": *[0-9.e+-]*' "$last" | head -1 | grep -o '[0-9.e+-]*$')
     fi
     theirs=
-    if run 120 python3 "$tools" torch-resnet18 --repeat 50; then
+    if run 120 env LD_LIBRARY_PATH="$caller_ld_path" python3 "$tools" torch-resnet18 --repeat 50; then
       theirs=$(grep -o 'median_ms [0-9.]*' "$last" | grep -o '[0-9.]*$')
     fi
     if [[ -n $ours && -n $theirs ]]; then

@@ -2,6 +2,8 @@
 // both sides, and tasks, configs and results survive our conversions both ways.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "proto/convert.h"
 #include "proto/tuning.pb.h"
 #include "schedule_space/measure.h"
@@ -29,7 +31,9 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
     const ss::Workload w = t->operator_kind() == ss::OperatorKind::kDense ? dense
                            : t->accepts(conv)                             ? conv
                                                                           : conv_stride1;
-    const ss::Target target{t->backend() == "cuda" ? "cuda -arch=sm_80" : "llvm -keys=cpu", 8};
+    // A GPU target has no vector lanes (1); a CPU target's are its SIMD width in floats.
+    const ss::Target target = t->backend() == "cuda" ? ss::Target{"cuda -arch=sm_80", 1}
+                                                     : ss::Target{"llvm -keys=cpu", 8};
     const ss::Task task = *ss::make_task(std::string(t->name()), w, target);
     tensortune::v1::MeasureRequest req;
     tensortune::wire::task_to_proto(task, req.mutable_workload(), req.mutable_target());
@@ -52,6 +56,23 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
       EXPECT_EQ(c->index, i);
     }
     EXPECT_GT(k, 0);
+  }
+
+  // Lanes that do not fit the target's kind are refused naming the field and the rule.
+  for (const auto& [spec, lanes, rule] :
+       {std::tuple{"cuda -arch=sm_90", 8, "must be 1 for a cuda target"},
+        std::tuple{"llvm -keys=cpu", 1, "must be 4, 8 or 16 for an llvm target"}}) {
+    tensortune::v1::Workload w;
+    tensortune::v1::Target t;
+    const std::string name = std::string(spec).starts_with("cuda") ? "dense_small_batch.gpu"
+                                                                    : "dense_pack.x86";
+    tensortune::wire::task_to_proto(*ss::make_task(name, dense, ss::Target{spec, lanes}), &w, &t);
+    auto refused = tensortune::wire::task_from_proto(w, t);
+    ASSERT_FALSE(refused) << spec;
+    EXPECT_NE(refused.error().message.find("target.vector_lanes = " + std::to_string(lanes) +
+                                           ", " + rule),
+              std::string::npos)
+        << refused.error().message;
   }
 
   ss::MeasureResult r;
