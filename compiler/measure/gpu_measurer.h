@@ -1,14 +1,16 @@
 #pragma once
 /// \file
-/// Measures configs of a CUDA template on one GPU, under the CPU's protocol: per config the
-/// kernel is generated and compiled (NVRTC cubin), checked against the device's limits
+/// Measures configs of a CUDA template on one GPU, under the CPU's protocol: a batch's kernels
+/// are generated and compiled (NVRTC cubins, on every core at once), then per config checked
+/// against the device's limits
 /// (INSTANTIATION_ERROR, never a launch), run once and compared with the CPU reference
 /// (WRONG_ANSWER), then timed by time_evaluator on a CUDA-event clock (with `flush_cache`, L2 is
 /// overwritten before each round). A launch or run failure
-/// is RUNTIME_DEVICE: the context may be unusable afterwards, so the device server's worker
-/// process that hit it is replaced. Built only with the CUDA Toolkit.
+/// is RUNTIME_DEVICE; when it left the CUDA context unusable (ss::gpu_context_lost) the device
+/// server's worker process that hit it is replaced. Built only with the CUDA Toolkit.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "compiler/codegen/cuda/cuda_driver.h"
@@ -29,8 +31,10 @@ class GpuMeasurer final : public Measurer {
 
  private:
   GpuMeasurer(schedule_space::Task task, MeasureOptions options, codegen::cuda::GpuDevice gpu);
-  schedule_space::MeasureResult measure_one(const schedule_space::ConfigSpace& space,
-                                            const schedule_space::Config& config);
+  /// Runs, checks and times one config whose kernel `source` and `cubin` were made for it.
+  schedule_space::MeasureResult measure_one(
+      const schedule_space::Config& config, const Expected<codegen::cuda::CudaKernelSource>& source,
+      const std::optional<Expected<codegen::cuda::CompiledKernel>>& cubin);
 
   schedule_space::Task task_;
   MeasureOptions options_;

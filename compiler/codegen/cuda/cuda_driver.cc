@@ -242,21 +242,37 @@ GpuKernelRunner::~GpuKernelRunner() = default;
 int64_t GpuKernelRunner::registers_per_thread() const { return impl_->registers; }
 double GpuKernelRunner::compile_seconds() const { return impl_->compile_s; }
 
+Expected<CompiledKernel> compile_for_gpu(const GpuDevice& device, const CudaKernelSource& kernel) {
+  TT_RETURN_IF_ERROR(schedule_space::check_gpu_limits(kernel.usage(), device.limits));
+  const auto t0 = std::chrono::steady_clock::now();
+  TT_ASSIGN_OR_RETURN(NvrtcOutput out,
+                      nvrtc_compile(kernel, device.compute_capability, /*cubin=*/true));
+  return CompiledKernel{
+      std::move(out.cubin),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
 Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
     const GpuDevice& device, const CudaKernelSource& kernel, const std::vector<float>& data,
     const std::vector<float>& weight, const std::vector<std::vector<float>>& operands,
     int64_t out_floats) {
+  if (const DriverApi& api = driver(); !api.error.empty()) return unavailable(api.error);
+  TT_ASSIGN_OR_RETURN(CompiledKernel compiled, compile_for_gpu(device, kernel));
+  return create(device, kernel, compiled, data, weight, operands, out_floats);
+}
+
+Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
+    const GpuDevice& device, const CudaKernelSource& kernel, const CompiledKernel& compiled,
+    const std::vector<float>& data, const std::vector<float>& weight,
+    const std::vector<std::vector<float>>& operands, int64_t out_floats) {
   const DriverApi& api = driver();
   if (!api.error.empty()) return unavailable(api.error);
   if (static_cast<int>(operands.size()) != kernel.epilogue_operands)
     return invalid_argument(kernel.entry + " takes " + std::to_string(kernel.epilogue_operands) +
                             " epilogue operands, not " + std::to_string(operands.size()));
   TT_RETURN_IF_ERROR(schedule_space::check_gpu_limits(kernel.usage(), device.limits));
-  const auto t0 = std::chrono::steady_clock::now();
-  TT_ASSIGN_OR_RETURN(NvrtcOutput compiled,
-                      nvrtc_compile(kernel, device.compute_capability, /*cubin=*/true));
   auto impl = std::make_unique<Impl>();
-  impl->compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  impl->compile_s = compiled.compile_seconds;
   impl->kernel = kernel;
   impl->out_floats = out_floats;
   TT_ASSIGN_OR_RETURN(impl->ctx, primary_context(api, device.ordinal));

@@ -34,13 +34,29 @@ struct GpuDevice {
 /// driver failed to initialise, or it reports no device.
 Expected<std::vector<GpuDevice>> list_gpus();
 
+/// A kernel compiled for one GPU: NVRTC's cubin for its compute capability. Compiling needs
+/// no device state, so a measurer compiles a batch's configs on all cores at once.
+struct CompiledKernel {
+  std::string cubin;
+  double compile_seconds = 0;
+};
+
+/// Checks the launch against the device's limits (kFailedPrecondition naming the limit), then
+/// compiles (kInternal with NVRTC's log; kUnavailable without NVRTC). Thread-safe.
+Expected<CompiledKernel> compile_for_gpu(const GpuDevice& device, const CudaKernelSource& kernel);
+
 /// One compiled kernel with its operands resident on one GPU: what a measurer times.
 class GpuKernelRunner {
  public:
-  /// Compiles the kernel for the device (NVRTC cubin), checks its threads, shared memory and
-  /// registers against the device's limits (kFailedPrecondition naming the limit: never a
-  /// launch failure; kInternal when NVRTC fails) and uploads the operands (data, weight, then
-  /// the epilogue's, kernel.epilogue_operands of them).
+  /// Loads the compiled kernel on the device, checks its threads, shared memory and registers
+  /// against the device's limits (kFailedPrecondition naming the limit: never a launch
+  /// failure) and uploads the operands (data, weight, then the epilogue's,
+  /// kernel.epilogue_operands of them).
+  static Expected<std::unique_ptr<GpuKernelRunner>> create(
+      const GpuDevice& device, const CudaKernelSource& kernel, const CompiledKernel& compiled,
+      const std::vector<float>& data, const std::vector<float>& weight,
+      const std::vector<std::vector<float>>& operands, int64_t out_floats);
+  /// compile_for_gpu, then the above.
   static Expected<std::unique_ptr<GpuKernelRunner>> create(
       const GpuDevice& device, const CudaKernelSource& kernel, const std::vector<float>& data,
       const std::vector<float>& weight, const std::vector<std::vector<float>>& operands,
