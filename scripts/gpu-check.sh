@@ -313,7 +313,12 @@ if wanted d tune || wanted farm farm; then
       for _ in $(seq 600); do
         n=$("$py" "$tools" count "$farm_db" 2> /dev/null || echo 0)
         if [[ ${n:-0} -ge 6 ]]; then
-          pkill -KILL -f 'tensortune device-worker' && echo "killed the worker after $n results"
+          # The server starts its workers through /proc/self/exe: match the subcommand.
+          if pkill -KILL -f 'device-worker --device-key'; then
+            echo "killed the worker after $n results"
+          else
+            echo "found no worker process to kill after $n results"
+          fi
           break
         fi
         sleep 0.2
@@ -332,7 +337,7 @@ if wanted d tune || wanted farm farm; then
     killed=$(cat "$fdir/killer.log")
     replaced=$(grep -c 'starting a new worker' "$fdir/device.log")
     if [[ $client_rc == 0 ]] && run 30 "$py" "$tools" records "$farm_db" --at-least 32 &&
-      [[ -n $killed && $replaced -ge 1 ]]; then
+      [[ $killed == killed* && $replaced -ge 1 ]]; then
       result tune/farm pass "$killed; worker replaced $replaced time(s); $(tail_of)"
     else
       run 30 "$py" "$tools" records "$farm_db"
