@@ -191,9 +191,8 @@ Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string
     const std::string item = spec.substr(start, end - start);
     const size_t at = item.find('@');
     const std::string kind = item.substr(0, at);
-    if (at == std::string::npos ||
-        (kind != "crash" && kind != "hang" && kind != "garbage" && kind != "fast" &&
-         kind != "gpu-fault" && kind != "gpu-error"))
+    if (at == std::string::npos || (kind != "crash" && kind != "hang" && kind != "garbage" &&
+                                    kind != "fast" && kind != "gpu-fault" && kind != "gpu-error"))
       return invalid_argument("--fault-inject item '" + item +
                               "' is not crash@INDEX, hang@INDEX, garbage@INDEX, fast@INDEX, "
                               "gpu-fault@INDEX or gpu-error@INDEX");
@@ -298,7 +297,8 @@ int run_device_worker(const WorkerOptions& options) {
       answer.set_error_no(v1::RUNTIME_DEVICE);
       answer.set_error_msg(f->second == "gpu-fault"
                                ? "running k: an illegal memory access was encountered (CUDA "
-                                 "error 700); " + std::string(ss::kGpuContextLost)
+                                 "error 700); " +
+                                     std::string(ss::kGpuContextLost)
                                : "launching k: too many resources requested for launch (CUDA "
                                  "error 701)");
     }

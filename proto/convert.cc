@@ -128,9 +128,9 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
   const bool gpu = ss::target_backend(ss::Target{t.spec(), 1}) == "cuda";
   if (gpu ? t.vector_lanes() != 1
           : (t.vector_lanes() != 4 && t.vector_lanes() != 8 && t.vector_lanes() != 16))
-    return invalid_argument("target.vector_lanes = " + std::to_string(t.vector_lanes()) +
-                            (gpu ? ", must be 1 for a cuda target"
-                                 : ", must be 4, 8 or 16 for an llvm target"));
+    return invalid_argument(
+        "target.vector_lanes = " + std::to_string(t.vector_lanes()) +
+        (gpu ? ", must be 1 for a cuda target" : ", must be 4, 8 or 16 for an llvm target"));
   auto task = ss::make_task(w.template_name(), workload, ss::Target{t.spec(), t.vector_lanes()});
   if (!task) return task.error().with_context("workload");
   return task;

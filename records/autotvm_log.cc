@@ -212,7 +212,7 @@ Expected<ParsedLogLine> parse_autotvm_line(const std::string& text, int vector_l
   if (!config.contains("entity")) return field_error("config.entity", "missing");
   auto entity = detail::entity_from_json_value(config["entity"]);
   if (!entity) return entity.error().with_context("config.entity");
-  ParsedLogLine out{task, *entity, 0, {}};
+  ParsedLogLine out{task, ss::template_of(task).entity_from_autotvm(std::move(*entity)), 0, {}};
   if (config.contains("index") && config["index"].is_number_integer())
     out.logged_index = config["index"].get<int64_t>();
 

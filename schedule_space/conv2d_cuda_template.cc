@@ -37,6 +37,22 @@ class Conv2dNchwCudaTemplate final : public Template {
   NetworkLayout network_layout() const override { return NetworkLayout::kPlain; }
   ConvArgsLayout autotvm_conv_args() const override { return ConvArgsLayout::kNoLayouts; }
 
+  // AutoTVM's 2018 CUDA logs (TopHub's cuda_v0.10: titanx, 1080ti, tx2, jetson) define the
+  // kernel-height split as "tile_rx" and the kernel-width one as "tile_ry", in that order; its
+  // v100 records and newer TVM name them tile_ry, tile_rx. In every version the first reduce
+  // split defined after tile_rc is over KH: the names follow the positions (and the logged
+  // index, mixed radix in definition order, then matches ours).
+  Entity entity_from_autotvm(Entity logged) const override {
+    std::vector<size_t> at;
+    for (size_t i = 0; i < logged.size(); ++i)
+      if (logged[i].first == "tile_ry" || logged[i].first == "tile_rx") at.push_back(i);
+    if (at.size() == 2) {
+      logged[at[0]].first = "tile_ry";
+      logged[at[1]].first = "tile_rx";
+    }
+    return logged;
+  }
+
   ConfigSpace config_space(const Task& task) const override {
     return conv2d_nchw_cuda_space(workload(task));
   }

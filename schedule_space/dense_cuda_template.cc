@@ -181,8 +181,7 @@ ConfigSpace dense_large_batch_space(const DenseWorkload& w) {
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     const DenseLargeBatchSchedule s = decode_large(w, captured, d);
     return fits_universal_limits(
-        launch_usage({s.y[2], s.x[2], 1}, {s.y[0], s.x[0], 1}, s.shared_bytes()),
-        s.accumulators());
+        launch_usage({s.y[2], s.x[2], 1}, {s.y[0], s.x[0], 1}, s.shared_bytes()), s.accumulators());
   };
   return ConfigSpace("dense_large_batch.gpu", std::move(knobs), valid);
 }

@@ -12,8 +12,7 @@ Status check_gpu_limits(const GpuKernelUsage& usage, const GpuLimits& limits) {
   };
   if (usage.threads_per_block > limits.max_threads_per_block)
     return over("threads per block", usage.threads_per_block, limits.max_threads_per_block);
-  static const char* const kBlockAxis[] = {"threads along x", "threads along y",
-                                           "threads along z"};
+  static const char* const kBlockAxis[] = {"threads along x", "threads along y", "threads along z"};
   static const char* const kGridAxis[] = {"blocks along x", "blocks along y", "blocks along z"};
   for (size_t a = 0; a < 3; ++a) {
     if (usage.block[a] > limits.max_block_dims[a])

@@ -5,10 +5,10 @@
 /// A template's space marks a config invalid when it breaks a limit every CUDA GPU tensortune
 /// supports has (compute capability 7.5 and later: 1024 threads and 48 KiB of static shared
 /// memory per block; at most 1024 threads along x and y and 64 along z; grids of at most
-/// 65535 blocks along y and z), so tuners never propose it (AutoTVM's verify_gpu_code rule). A device reports its own limits at
-/// registration; a config that fits the universal limits but not the device's (or whose
-/// compiled kernel needs more registers than the device has) is an INSTANTIATION_ERROR before
-/// any launch.
+/// 65535 blocks along y and z), so tuners never propose it (AutoTVM's verify_gpu_code rule). A
+/// device reports its own limits at registration; a config that fits the universal limits but not
+/// the device's (or whose compiled kernel needs more registers than the device has) is an
+/// INSTANTIATION_ERROR before any launch.
 
 #include <array>
 #include <cstdint>
@@ -39,7 +39,7 @@ inline constexpr int64_t kMaxCudaAccumulators = 256;
 struct GpuKernelUsage {
   int64_t threads_per_block = 1;
   int64_t shared_bytes = 0;
-  int64_t registers_per_thread = 0;  ///< 0 when not compiled yet
+  int64_t registers_per_thread = 0;       ///< 0 when not compiled yet
   std::array<int64_t, 3> block{1, 1, 1};  ///< threads along x, y, z
   std::array<int64_t, 3> grid{1, 1, 1};   ///< blocks along x, y, z
 };

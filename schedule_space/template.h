@@ -89,6 +89,10 @@ class Template {
   virtual Status accepts(const Workload& w) const;
   /// The shape of its workload in AutoTVM's logs (conv2d templates only).
   virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }
+  /// An entity as an AutoTVM log wrote it, in this template's knob names (before
+  /// ConfigSpace::config_from_entity). Names and order of knobs changed between AutoTVM
+  /// versions; the default keeps the entity as it is.
+  virtual Entity entity_from_autotvm(Entity logged) const { return logged; }
 
   /// The space of the task's workload on the task's target.
   virtual ConfigSpace config_space(const Task& task) const = 0;

@@ -1,13 +1,13 @@
 // Where CUDA's libraries are looked for, and what an error says when none opens: checked with
 // files planted where a toolkit and a Python environment keep them.
-#include "compiler/codegen/cuda/library_search.h"
-
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+
+#include "compiler/codegen/cuda/library_search.h"
 
 namespace cuda = tensortune::codegen::cuda;
 namespace fs = std::filesystem;
@@ -50,7 +50,8 @@ TEST(CudaLibrarySearch, LooksInTheVariableTheToolkitAndPythonEnvironmentsInThatO
   EXPECT_LT(position(candidates, wheel.string()), candidates.size());
 
   // None of them is a shared object: every candidate is named with dlopen's reason.
-  const cuda::OpenedLibrary lib = cuda::open_cuda_library("TT_FAKE_LIBRARY", {"libtt_fake.so.1"}, "");
+  const cuda::OpenedLibrary lib =
+      cuda::open_cuda_library("TT_FAKE_LIBRARY", {"libtt_fake.so.1"}, "");
   EXPECT_EQ(lib.handle, nullptr);
   const std::string tried = lib.tried();
   for (const fs::path& p : {named, toolkit, wheel})

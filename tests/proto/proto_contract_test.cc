@@ -64,13 +64,13 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
         std::tuple{"llvm -keys=cpu", 1, "must be 4, 8 or 16 for an llvm target"}}) {
     tensortune::v1::Workload w;
     tensortune::v1::Target t;
-    const std::string name = std::string(spec).starts_with("cuda") ? "dense_small_batch.gpu"
-                                                                    : "dense_pack.x86";
+    const std::string name =
+        std::string(spec).starts_with("cuda") ? "dense_small_batch.gpu" : "dense_pack.x86";
     tensortune::wire::task_to_proto(*ss::make_task(name, dense, ss::Target{spec, lanes}), &w, &t);
     auto refused = tensortune::wire::task_from_proto(w, t);
     ASSERT_FALSE(refused) << spec;
-    EXPECT_NE(refused.error().message.find("target.vector_lanes = " + std::to_string(lanes) +
-                                           ", " + rule),
+    EXPECT_NE(refused.error().message.find("target.vector_lanes = " + std::to_string(lanes) + ", " +
+                                           rule),
               std::string::npos)
         << refused.error().message;
   }

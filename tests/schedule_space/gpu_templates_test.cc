@@ -140,8 +140,7 @@ TEST(GpuTemplates, LimitsNameTheFieldAndBothValues) {
   s = ss::check_gpu_limits(ss::launch_usage({2, 2, 128}, {1, 1, 1}, 0), ss::kUniversalGpuLimits);
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().message, "threads along z = 128 exceeds the device's limit of 64");
-  s = ss::check_gpu_limits(ss::launch_usage({32, 1, 1}, {1, 70000, 1}, 0),
-                           ss::kUniversalGpuLimits);
+  s = ss::check_gpu_limits(ss::launch_usage({32, 1, 1}, {1, 70000, 1}, 0), ss::kUniversalGpuLimits);
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().message, "blocks along y = 70000 exceeds the device's limit of 65535");
   EXPECT_FALSE(ss::fits_universal_limits(ss::launch_usage({2, 2, 128}, {1, 1, 1}, 0), 1));

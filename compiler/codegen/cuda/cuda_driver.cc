@@ -416,7 +416,8 @@ Expected<std::unique_ptr<GpuModule>> GpuModule::load(const GpuDevice& device,
   };
   if (ptx.empty()) {  // compiled here, for this device
     TT_ASSIGN_OR_RETURN(std::string cubin, cubin_for_this_gpu());
-    TT_ASSIGN_OR_RETURN(impl->module, load_module(api, cubin.data(), "loading the network's cubin"));
+    TT_ASSIGN_OR_RETURN(impl->module,
+                        load_module(api, cubin.data(), "loading the network's cubin"));
   } else if (auto loaded = load_module(api, ptx.c_str(), "loading the network's PTX")) {
     impl->module = *loaded;
   } else {
@@ -424,10 +425,11 @@ Expected<std::unique_ptr<GpuModule>> GpuModule::load(const GpuDevice& device,
     // built here from the artifact's source, where NVRTC is.
     auto cubin = cubin_for_this_gpu();
     if (!cubin)
-      return internal_error(loaded.error().message +
-                            "; and no cubin could be built from the source instead: " +
-                            cubin.error().message);
-    TT_ASSIGN_OR_RETURN(impl->module, load_module(api, cubin->data(), "loading the network's cubin"));
+      return internal_error(
+          loaded.error().message +
+          "; and no cubin could be built from the source instead: " + cubin.error().message);
+    TT_ASSIGN_OR_RETURN(impl->module,
+                        load_module(api, cubin->data(), "loading the network's cubin"));
   }
   for (const CudaKernelSource& k : kernels) {
     CUfunction fn = nullptr;

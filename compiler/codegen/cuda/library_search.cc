@@ -46,7 +46,8 @@ std::vector<std::string> cuda_library_candidates(const std::string& env_var,
   toolkits.push_back("/usr/local/cuda");
   toolkits.push_back("/usr/local/nvidia");  // the driver, where containers mount it
   for (const std::string& root : toolkits)
-    for (const char* sub : {"/lib64", "/lib", "/targets/x86_64-linux/lib"}) dirs.push_back(root + sub);
+    for (const char* sub : {"/lib64", "/lib", "/targets/x86_64-linux/lib"})
+      dirs.push_back(root + sub);
 
   std::vector<std::string> site_packages;
   if (std::string venv = env("VIRTUAL_ENV"); !venv.empty())

@@ -22,9 +22,9 @@ struct OpenedLibrary {
 
 /// Candidates, in order: $env_var (a file), then each of `sonames` through the loader's own
 /// search, then each soname under $CUDA_HOME, $CUDA_PATH, the build's toolkit
-/// (`toolkit_lib_dir`), /usr/local/cuda and /usr/local/nvidia (lib64, lib, targets/x86_64-linux/lib), then
-/// site-packages/nvidia/*/lib of the Python environments found ($VIRTUAL_ENV, /opt/*/.venv,
-/// /usr/local/lib/python3*, /usr/lib/python3, ~/.local).
+/// (`toolkit_lib_dir`), /usr/local/cuda and /usr/local/nvidia (lib64, lib,
+/// targets/x86_64-linux/lib), then site-packages/nvidia/*/lib of the Python environments found
+/// ($VIRTUAL_ENV, /opt/*/.venv, /usr/local/lib/python3*, /usr/lib/python3, ~/.local).
 std::vector<std::string> cuda_library_candidates(const std::string& env_var,
                                                  const std::vector<std::string>& sonames,
                                                  const std::string& toolkit_lib_dir);

@@ -117,8 +117,8 @@ Expected<NvrtcOutput> nvrtc_compile(const CudaKernelSource& kernel, int cc, bool
     TT_ASSIGN_OR_RETURN(out.cubin,
                         compile_once(api, kernel, "sm_" + std::to_string(cc), true, &out.log));
   } else {
-    TT_ASSIGN_OR_RETURN(out.ptx, compile_once(api, kernel, "compute_" + std::to_string(cc), false,
-                                              &out.log));
+    TT_ASSIGN_OR_RETURN(
+        out.ptx, compile_once(api, kernel, "compute_" + std::to_string(cc), false, &out.log));
   }
   return out;
 }
