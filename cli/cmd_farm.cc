@@ -329,6 +329,11 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "tracker, which rejects faster timings (default: from the CPU's vector width and "
                 "highest clock, or the GPU's SMs and clock)")
       ->check(at_least(0));
+  d->add_option("--max-work-bytes", df->options.max_work_bytes,
+                "refuse items whose operands and output need more bytes than this "
+                "(INSTANTIATION_ERROR, before any allocation; default: half of this machine's "
+                "memory shared among the slots, at most half a GPU's memory)")
+      ->check(at_least(0));
   d->add_option("--name", df->options.name, "name in status tables (default host:pid)");
   d->add_option(
        "--worker-grace", df->options.worker_grace_s,
@@ -362,6 +367,7 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   w->add_option("--device-key", wf->device_key);
   w->add_option("--gpu", wf->gpu);
   w->add_option("--fault-inject", wf->fault_inject);
+  w->add_option("--max-work-bytes", wf->max_work_bytes);
   w->callback([&exit_code, wf] { exit_code = device::run_device_worker(*wf); });
 
   auto sf = std::make_shared<StatusFlags>();

@@ -32,6 +32,9 @@ struct DeviceServerOptions {
   /// succeeds (for benchmarks of the farm itself).
   double simulate_ms = 0;
   double heartbeat_interval_s = 2;
+  /// Largest ss::workload_bytes an item may need (WorkerOptions::max_work_bytes); 0: half of
+  /// this machine's memory shared among the slots (and at most half a GPU's memory).
+  double max_work_bytes = 0;
   /// Test-only: faults the workers inject (see WorkerOptions::fault_inject).
   std::string fault_inject;
   /// The peak GFLOPS of one slot on one thread (a GPU server: one GPU) stated at registration,

@@ -91,6 +91,10 @@ Status WorkerProcess::start() {
     args.push_back("--fault-inject");
     args.push_back(options_.fault_inject);
   }
+  if (options_.max_work_bytes > 0) {
+    args.push_back("--max-work-bytes");
+    args.push_back(std::to_string(static_cast<int64_t>(options_.max_work_bytes)));
+  }
   if (options_.gpu >= 0) {
     args.push_back("--gpu");
     args.push_back(std::to_string(options_.gpu));
@@ -243,6 +247,13 @@ int run_device_worker(const WorkerOptions& options) {
       answer = time_transform(item, options);
     } else if (!task) {
       answer = failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);
+    } else if (const double bytes = ss::workload_bytes(task->workload);
+               options.max_work_bytes > 0 && bytes > options.max_work_bytes) {
+      answer = failure(item, ss::MeasureErrorNo::kInstantiationError,
+                       "the workload's operands and output need " +
+                           std::to_string(static_cast<int64_t>(bytes)) +
+                           " bytes, over this device's --max-work-bytes " +
+                           std::to_string(static_cast<int64_t>(options.max_work_bytes)));
     } else {
       const auto& t = item.timing();
       const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();

@@ -27,6 +27,9 @@ struct WorkerOptions {
   /// measurer reports for a kernel fault (the context lost) and a refused launch (not lost).
   std::string fault_inject;
   int gpu = -1;  ///< the GPU this worker measures CUDA templates on; -1: none (a CPU worker)
+  /// Items whose operands and output need more bytes (ss::workload_bytes) are refused before
+  /// any allocation (INSTANTIATION_ERROR naming both); 0: no limit.
+  double max_work_bytes = 0;
 };
 
 /// The faults of WorkerOptions::fault_inject by config index; errors name the item.

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "schedule_space/template.h"
+
 namespace tensortune::wire {
 
 namespace ss = schedule_space;
@@ -19,6 +21,9 @@ Status in_range(const std::string& field, double value, double lo, double hi) {
 
 constexpr double kMaxDim = 1 << 16;
 constexpr double kMaxElements = double(1 << 28);
+// Floating-point operations of one run: 2^42 is minutes on one CPU core and seconds on a GPU
+// (ResNet-50's largest layer is 2^28).
+constexpr double kMaxFlop = double(int64_t{1} << 42);
 
 }  // namespace
 
@@ -133,6 +138,19 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
         (gpu ? ", must be 1 for a cuda target" : ", must be 4, 8 or 16 for an llvm target"));
   auto task = ss::make_task(w.template_name(), workload, ss::Target{t.spec(), t.vector_lanes()});
   if (!task) return task.error().with_context("workload");
+  // Every tensor a measurement allocates, and the work of one run, before anything runs: a
+  // dense 1x65536 by 65536x65536 has fields in range but a 16 GiB weight.
+  const ss::OperandShapes shapes = ss::operand_shapes(task->workload);
+  const std::pair<const char*, const std::vector<int64_t>*> tensors[] = {
+      {"workload data elements", &shapes.data},
+      {"workload weight elements", &shapes.weight},
+      {"workload output elements", &shapes.out}};
+  for (const auto& [field, shape] : tensors) {
+    double n = 1;
+    for (int64_t d : *shape) n *= static_cast<double>(d);
+    TT_RETURN_IF_ERROR(in_range(field, n, 1, kMaxElements));
+  }
+  TT_RETURN_IF_ERROR(in_range("workload flop", ss::template_of(*task).flop(*task), 1, kMaxFlop));
   return task;
 }
 

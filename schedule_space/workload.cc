@@ -231,6 +231,17 @@ OperandShapes operand_shapes(const Workload& workload) {
           {d.batch, d.out_features}};
 }
 
+double workload_bytes(const Workload& workload) {
+  const OperandShapes s = operand_shapes(workload);
+  double elements = 0;
+  for (const auto* shape : {&s.data, &s.weight, &s.bias, &s.out}) {
+    double n = 1;
+    for (int64_t d : *shape) n *= static_cast<double>(d);
+    elements += n;
+  }
+  return 4 * elements;
+}
+
 int64_t reduction_length(const Workload& workload) {
   if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
     return w->in_channels * w->kernel_h * w->kernel_w;

@@ -71,6 +71,9 @@ struct OperandShapes {
   std::vector<int64_t> data, weight, bias, out;
 };
 OperandShapes operand_shapes(const Workload& w);
+/// Bytes of the float32 operands and output of one run (data, weight, bias, out): what a
+/// measurement allocates at the least, before packing copies.
+double workload_bytes(const Workload& w);
 /// Products summed into each output element (IC*KH*KW, or K): the size of its rounding error.
 int64_t reduction_length(const Workload& w);
 

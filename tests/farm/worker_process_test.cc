@@ -59,3 +59,28 @@ TEST(WorkerProcess, OnlyAFaultThatLosesTheGpuContextReplacesTheWorker) {
   EXPECT_NE(worker.pid(), pid);
   EXPECT_EQ(worker.restarts(), 1);
 }
+
+// A device refuses an item whose operands need more memory than it allows, before allocating.
+TEST(WorkerProcess, RefusesWorkOverItsByteLimitBeforeAllocating) {
+  const ss::Task task = tt::testing::dense_task(512);  // 4 * (512 + 512*512 + 512 + 512) bytes
+  const ss::ConfigSpace space = *ss::make_config_space(task);
+  tt::device::WorkerOptions options;
+  options.device_key = "x86";
+  options.max_work_bytes = 1 << 20;
+  tt::device::WorkerProcess worker(TENSORTUNE_BINARY, options);
+  ASSERT_TRUE(worker.start());
+  const auto c = tt::testing::valid_configs(space, 1).front();
+  const auto refused = worker.measure(item_of(task, space, c), 60);
+  EXPECT_EQ(refused.error_no(), tt::v1::INSTANTIATION_ERROR);
+  EXPECT_NE(refused.error_msg().find("need 1054720 bytes, over this device's --max-work-bytes "
+                                     "1048576"),
+            std::string::npos)
+      << refused.error_msg();
+  // Within the limit, the same worker measures.
+  const ss::Task small = tt::testing::dense_task(64);
+  const ss::ConfigSpace small_space = *ss::make_config_space(small);
+  const auto ok = worker.measure(
+      item_of(small, small_space, tt::testing::valid_configs(small_space, 1).front()), 60);
+  EXPECT_EQ(ok.error_no(), tt::v1::NO_ERROR) << ok.error_msg();
+  EXPECT_EQ(worker.restarts(), 0);
+}

@@ -75,6 +75,22 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
         << refused.error().message;
   }
 
+  // Fields in range, tensors too large: the tracker refuses them before any device sees them
+  // (a 65536x65536 dense weight is 2^32 elements, 16 GiB).
+  for (const auto& [d, field] :
+       {std::pair{ss::DenseWorkload{1, 65536, 65536}, "workload weight elements = 4.29497e+09"},
+        std::pair{ss::DenseWorkload{32768, 32768, 1}, "workload output elements = 1.07374e+09"}}) {
+    tensortune::v1::Workload w;
+    tensortune::v1::Target t;
+    tensortune::wire::task_to_proto(
+        *ss::make_task("dense_pack.x86", d, ss::Target{"llvm -keys=cpu", 16}), &w, &t);
+    auto refused = tensortune::wire::task_from_proto(w, t);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find(std::string(field) + ", must be in [1, 2.68435e+08]"),
+              std::string::npos)
+        << refused.error().message;
+  }
+
   ss::MeasureResult r;
   r.config_index = 626;
   r.costs = {1.5e-3, 1.25e-3};
