@@ -307,9 +307,10 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
     for (const auto& g : o.gpu_info)
       o.max_work_bytes = std::min(o.max_work_bytes, static_cast<double>(g.memory_bytes()) / 2);
   }
-  logger("device")->info("items needing more than {:.1f} GiB of operands are refused "
-                         "(--max-work-bytes)",
-                         o.max_work_bytes / double(1 << 30));
+  logger("device")->info(
+      "items needing more than {:.1f} GiB of operands are refused "
+      "(--max-work-bytes)",
+      o.max_work_bytes / double(1 << 30));
   // Workers start before any gRPC thread exists, and are replaced by spawn (never fork).
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   if (o.simulate_ms <= 0) {
@@ -317,8 +318,7 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
     for (int s = 0; s < o.slots; ++s) {
       const int gpu = o.gpus.empty() ? -1 : o.gpus[static_cast<size_t>(s)];
       workers.push_back(std::make_unique<WorkerProcess>(
-          o.worker_executable,
-          WorkerOptions{o.device_key, o.fault_inject, gpu, o.max_work_bytes}));
+          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject, gpu, o.max_work_bytes}));
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }

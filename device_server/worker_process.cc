@@ -3,16 +3,17 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "compiler/measure/measurer.h"
@@ -130,6 +131,17 @@ void WorkerProcess::stop() {
 }
 
 v1::MeasureResult WorkerProcess::measure(const v1::WorkItem& item, double deadline_s) {
+  // A worker that died while idle (killed from outside: the OOM killer, an operator) is
+  // replaced before the item is handed over: no config is blamed for it.
+  if (int status = 0; pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) {
+    logger("device")->warn("the idle worker {} died ({}); starting a new one before config {}",
+                           pid_,
+                           WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                               : "exit " + std::to_string(WEXITSTATUS(status)),
+                           item.config().index());
+    pid_ = -1;
+    stop();
+  }
   if (pid_ <= 0) {
     if (Status s = start(); !s)
       return failure(item, ss::MeasureErrorNo::kRuntimeDevice, s.error().message);
@@ -214,9 +226,15 @@ Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string
 }
 
 int run_device_worker(const WorkerOptions& options) {
-  // Die with the device server, even while stuck in a kernel.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return 0;
+  // Die with the device server, even while stuck in a kernel. Not PR_SET_PDEATHSIG: it fires
+  // when the *thread* that spawned the worker ends, and a replacement worker is spawned by the
+  // slot thread that saw its predecessor crash, which ends with the tracker connection.
+  const pid_t server = ::getppid();
+  if (server == 1) return 0;
+  std::thread([server] {
+    while (::getppid() == server) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::_exit(0);
+  }).detach();
   // The protocol owns stdout: anything printed goes to stderr instead.
   const int out = ::dup(1);
   ::dup2(2, 1);

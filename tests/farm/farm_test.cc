@@ -815,5 +815,67 @@ TEST_F(Farm, TlsTrackerServesVerifiedClientsAndDevicesOnly) {
   EXPECT_FALSE(plain);
 }
 
+// A worker that replaced a crashed one outlives the tracker connection it was started under:
+// after the tracker restarts, the next configs measure, and none is blamed for a worker that
+// died while idle (the replacement used to be killed with the thread that had started it).
+TEST_F(Farm, AReplacedWorkerOutlivesTheTrackerConnectionAndNoConfigIsBlamed) {
+  const int port = start_tracker();
+  ASSERT_GT(port, 0);
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 6);
+  start_device("x86", {"--fault-inject", "crash@" + std::to_string(configs[1].index)});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  auto first =
+      c->measure(task, space, {configs[0], configs[1], configs[2]}, quick_timing(), "x86", "crash");
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ((*first)[1].error_no, ss::MeasureErrorNo::kRuntimeDevice);
+  EXPECT_TRUE((*first)[2].ok()) << (*first)[2].error_msg;  // measured by the replacement
+
+  tracker_->kill9();
+  ASSERT_EQ(start_tracker(port), port) << read_text(path("tracker.log"));
+  auto again = client();
+  ASSERT_TRUE(wait_for_devices(*again, 1, 20)) << read_text(path("device0.log"));
+  auto second =
+      again->measure(task, space, {configs[3], configs[4]}, quick_timing(), "x86", "after restart");
+  ASSERT_TRUE(second) << second.error().message;
+  for (const auto& r : *second) EXPECT_TRUE(r.ok()) << r.error_msg;
+
+  // An idle worker killed from outside (as the OOM killer would) is replaced before the next
+  // config is handed over: that config measures.
+  std::string children;
+  for (const auto& t :
+       fs::directory_iterator("/proc/" + std::to_string(devices_[0]->pid()) + "/task"))
+    children += read_text(t.path() / "children");
+  ASSERT_FALSE(children.empty()) << "the device server has no worker process";
+  const pid_t worker = std::stoi(children);
+  ASSERT_EQ(::kill(worker, SIGKILL), 0);
+  // Dead before the next item arrives, as a worker killed while idle is: a zombie whose every
+  // thread has exited (until then its server cannot reap it).
+  const std::string proc = "/proc/" + std::to_string(worker);
+  auto dead = [&] {
+    const std::string stat = read_text(proc + "/stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
+    if (stat[paren + 2] != 'Z') return false;
+    std::error_code ec;
+    return std::distance(fs::directory_iterator(proc + "/task", ec), fs::directory_iterator()) <= 1;
+  };
+  for (int i = 0; i < 500 && !dead(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto third = again->measure(task, space, {configs[5]}, quick_timing(), "x86", "after a kill");
+  ASSERT_TRUE(third) << third.error().message;
+  EXPECT_TRUE((*third)[0].ok()) << (*third)[0].error_msg;
+  const std::string log = read_text(path("device0.log"));
+  // Only the injected crash was a config's fault.
+  size_t blamed = 0;
+  for (size_t at = log.find("worker process died"); at != std::string::npos;
+       at = log.find("worker process died", at + 1))
+    ++blamed;
+  EXPECT_EQ(blamed, 1u) << log;
+  EXPECT_NE(log.find("the idle worker"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace tensortune::testing
