@@ -28,6 +28,14 @@ std::string role_names(uint8_t roles) {
   return out.empty() ? "none" : out;
 }
 
+Status check_token_strength(const std::string& token, const std::string& what) {
+  if (token.size() < 16)
+    return invalid_argument(what +
+                            " is shorter than 16 characters (make one with: head -c 24 "
+                            "/dev/urandom | base64)");
+  return ok_status();
+}
+
 Expected<std::vector<Credential>> parse_tokens(const std::string& text, const std::string& source) {
   static const std::regex kName("[A-Za-z0-9._-]{1,64}");
   std::vector<Credential> out;
@@ -59,10 +67,7 @@ Expected<std::vector<Credential>> parse_tokens(const std::string& text, const st
       c.roles = kRoleAdmin | kRoleClient;
     else
       return invalid_argument(where + ": role '" + fields[1] + "' is not device, client or admin");
-    if (c.token.size() < 16)
-      return invalid_argument(where + ": the token of '" + c.name +
-                              "' is shorter than 16 characters (make one with: head -c 24 "
-                              "/dev/urandom | base64)");
+    TT_RETURN_IF_ERROR(check_token_strength(c.token, where + ": the token of '" + c.name + "'"));
     if (!names.insert(c.name).second)
       return invalid_argument(where + ": name '" + c.name + "' is given twice");
     if (!tokens.insert(c.token).second)

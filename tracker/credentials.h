@@ -37,6 +37,10 @@ std::string role_names(uint8_t roles);
 /// batch=500 per_minute=60`, see quotas.h). A malformed line, an unknown role or quota, a
 /// duplicate name or a token given twice is an error naming `source:line`; nothing is
 /// half-loaded.
+/// The one rule for every secret the tracker accepts (--token-file, --tokens-file lines):
+/// at least 16 characters. `what` names where it came from in the error.
+Status check_token_strength(const std::string& token, const std::string& what);
+
 Expected<std::vector<Credential>> parse_tokens(const std::string& text, const std::string& source);
 
 /// Reads and parses a tokens file; refuses one that group or others can read (chmod 600).

@@ -82,6 +82,8 @@ Expected<std::unique_ptr<TrackerServer>> TrackerServer::start(const TrackerOptio
   // idle 10,000-device tracker's CPU. Our own locks are std::mutex, which TSan checks.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const bool tokens = !options.token.empty() || !options.credentials.empty();
+  if (!options.token.empty())
+    TT_RETURN_IF_ERROR(check_token_strength(options.token, "the --token-file token"));
   if (tokens && !options.tls_client_ca.empty())
     return invalid_argument(
         "--tls-client-ca authenticates callers by their certificates; --token-file and "

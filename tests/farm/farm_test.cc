@@ -183,10 +183,10 @@ TEST_F(Farm, TrackerKilledAndRestartedKeepsItsArchiveAndResubmissionSkipsIt) {
 }
 
 TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
-  write_secret(path("token"), "s3cret-token\n");
+  write_secret(path("token"), "s3cret-token-of-twenty\n");
   ASSERT_GT(start_tracker(0, {"--token-file", path("token"), "--max-message-bytes", "65536"}), 0);
   start_device("sim", {"--simulate-ms", "5", "--token-file", path("token")});
-  auto good = client("s3cret-token");
+  auto good = client("s3cret-token-of-twenty");
   ASSERT_TRUE(wait_for_devices(*good, 1)) << read_text(path("tracker.log"));
   const ss::Task task = dense_task(128);
   const auto space = *ss::make_config_space(task);
@@ -206,7 +206,7 @@ TEST_F(Farm, BadTokensOversizedAndMalformedRequestsAreRefused) {
   auto stub = v1::Tracker::NewStub(channel);
   auto call = [&](const v1::MeasureJobRequest& req) {
     grpc::ClientContext ctx;
-    ctx.AddMetadata("authorization", "Bearer s3cret-token");
+    ctx.AddMetadata("authorization", "Bearer s3cret-token-of-twenty");
     auto reader = stub->Measure(&ctx, req);
     v1::MeasureJobUpdate u;
     while (reader->Read(&u)) {
@@ -744,8 +744,8 @@ TEST_F(Farm, SighupRevokesADeviceWhoseItemsCompleteElsewhereExactlyOnce) {
 }
 
 TEST_F(Farm, RefusedDevicesExitWithTheReasonInsteadOfRetrying) {
-  write_secret(path("token"), "right-token\n");
-  write_secret(path("wrong"), "wrong-token\n");
+  write_secret(path("token"), "right-token-0123456789\n");
+  write_secret(path("wrong"), "wrong-token-0123456789\n");
   ASSERT_GT(start_tracker(0, {"--token-file", path("token")}), 0);
   Process& wrong = start_device("sim", {"--simulate-ms", "5", "--token-file", path("wrong")});
   auto code = wrong.wait_exit(20);
@@ -875,6 +875,22 @@ TEST_F(Farm, AReplacedWorkerOutlivesTheTrackerConnectionAndNoConfigIsBlamed) {
     ++blamed;
   EXPECT_EQ(blamed, 1u) << log;
   EXPECT_NE(log.find("the idle worker"), std::string::npos) << log;
+}
+
+// One rule for every secret: a single --token-file token shorter than 16 characters is refused
+// as a --tokens-file line's is (a 3-character one used to open the tracker to the network).
+TEST_F(Farm, AShortSingleTokenIsRefusedLikeATokensFileLine) {
+  write_secret(path("short"), "abc\n");
+  Process tracker(kBinary,
+                  {"tracker", "--port", "0", "--db", path("t.db"), "--token-file", path("short")},
+                  path("short.log"));
+  const auto code = tracker.wait_exit(30);
+  ASSERT_TRUE(code.has_value()) << "it started: " << read_text(path("short.log"));
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(
+      read_text(path("short.log")).find("the --token-file token is shorter than 16 characters"),
+      std::string::npos)
+      << read_text(path("short.log"));
 }
 
 }  // namespace
