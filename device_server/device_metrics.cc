@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/listen_socket.h"
 #include "support/log.h"
 
 namespace tensortune::device {
@@ -83,6 +84,7 @@ Expected<int> DeviceMetrics::serve(const std::string& host, int port) {
     res.set_content(raw->scrape(), "text/plain; version=0.0.4; charset=utf-8");
   });
   raw->http.set_payload_max_length(4096);
+  raw->http.set_socket_options(exclusive_listen_socket);
   const int bound = port == 0 ? raw->http.bind_to_any_port(host)
                               : (raw->http.bind_to_port(host, port) ? port : -1);
   if (bound <= 0)

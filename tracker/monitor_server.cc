@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "support/listen_socket.h"
 #include "support/log.h"
 #include "tracker/dashboard_page.h"
 #include "tracker/metrics.h"
@@ -264,6 +265,7 @@ Expected<std::unique_ptr<MonitorServer>> MonitorServer::start(ServerCore& core,
                             " and --tls-key " + o.tls_key);
   impl->http->set_payload_max_length(64 * 1024);
   impl->http->set_read_timeout(10);
+  impl->http->set_socket_options(exclusive_listen_socket);
   impl->routes();
   const std::string h =
       host.size() >= 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
