@@ -33,9 +33,11 @@ class FarmMeasurer final : public tuner::Measurer {
       const double waited =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (r || r.error().code != ErrorCode::kUnavailable || waited > 120) return r;
-      logger("tune")->warn("{}; retrying in {:.1f} s", r.error().message, pause);
-      std::this_thread::sleep_for(std::chrono::duration<double>(pause));
-      pause = std::min(pause * 2, 10.0);
+      logger("tune")->warn("{}; retrying as soon as the tracker answers (at most {:.1f} s)",
+                           r.error().message, pause);
+      // Resume as soon as the tracker listens again, not after a fixed pause.
+      if (!client_->wait_for_tracker(pause)) pause = std::min(pause * 2, 10.0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // never a busy loop
     }
   }
   std::string device_key() const override { return key_; }

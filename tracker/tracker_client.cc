@@ -1,5 +1,6 @@
 #include "tracker/tracker_client.h"
 
+#include <chrono>
 #include <optional>
 #include <thread>
 
@@ -137,6 +138,15 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::run_job_once(
   std::vector<ss::MeasureResult> out;
   for (auto& r : results) out.push_back(std::move(*r));
   return out;
+}
+
+bool TrackerClient::wait_for_tracker(double seconds) {
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::chrono::duration<double>(seconds));
+  // WaitForConnected starts a connection attempt itself (the channel's reconnect backoff is
+  // short: wire::make_channel).
+  return channel_->WaitForConnected(deadline);
 }
 
 Expected<v1::StatusReply> TrackerClient::status() {

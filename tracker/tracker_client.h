@@ -51,6 +51,11 @@ class TrackerClient {
   /// Admin: the tracker reloads its tokens file (as SIGHUP).
   Expected<v1::ReloadCredentialsReply> reload_credentials();
 
+  /// Waits until the channel to the tracker is connected (true) or `seconds` pass (false):
+  /// what a client does between retries, so that it resumes as soon as a restarted tracker
+  /// listens instead of after a fixed pause.
+  bool wait_for_tracker(double seconds);
+
   const wire::TrackerEndpoint& endpoint() const { return endpoint_; }
 
  private:
