@@ -131,6 +131,9 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
                    "record DB " + path + " is not a tensortune database: " + sqlite3_errmsg(db)};
     }
   }
+  // A damaged file is refused before anything is written to it or answered from it (a best
+  // query would leave out whole workloads and succeed).
+  TT_RETURN_IF_ERROR(store->quick_check());
   auto wal = store->exec("PRAGMA journal_mode=WAL");
   if (!wal) return wal.error().with_context("record DB " + path);
   TT_RETURN_IF_ERROR(store->exec("PRAGMA foreign_keys=ON"));

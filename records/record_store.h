@@ -81,7 +81,8 @@ void limit_sqlite_heap(int64_t bytes);
 class RecordStore {
  public:
   /// Opens or creates the DB at `path`. Fails, without touching the file, when it exists but
-  /// is not a SQLite database or has a schema from a newer tensortune.
+  /// is not a SQLite database, is damaged (quick_check) or has a schema from a newer
+  /// tensortune.
   static Expected<std::unique_ptr<RecordStore>> open(const std::string& path);
   ~RecordStore();
   RecordStore(const RecordStore&) = delete;
@@ -191,6 +192,10 @@ class RecordStore {
     std::vector<std::string> examples;  ///< the first few, described
   };
   Expected<BestCheck> check_best_tables();
+  /// SQLite's quick_check (pages, records, their order; not the index contents): kDataLoss
+  /// naming the file, the first findings and the repair command on a damaged DB. open() runs
+  /// it before anything else; `records check` is the full check.
+  Status quick_check();
   /// Rebuilds them from a full scan (one transaction).
   Status rebuild_best_tables();
 

@@ -1,13 +1,46 @@
 #include "tracker/archive.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 namespace tensortune::tracker {
 
 namespace ss = schedule_space;
 
 Expected<std::unique_ptr<Archive>> Archive::open(const std::string& path) {
-  TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(path));
-  TT_ASSIGN_OR_RETURN(auto reader, records::RecordStore::open(path));
-  return std::unique_ptr<Archive>(new Archive(std::move(store), std::move(reader)));
+  // One tracker per archive: two would dispatch the same configs and archive them twice. The
+  // lock is an flock on a file beside the archive (SQLite's own locks are fcntl locks on the
+  // archive, which closing any other descriptor of that file would release); the kernel drops
+  // it when the tracker exits, however it exits.
+  const std::string lock_path = path + ".tracker-lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return unavailable("cannot create " + lock_path + ": " + std::strerror(errno));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    return Error{ErrorCode::kFailedPrecondition,
+                 "archive " + path + " is in use by another tracker (it holds " + lock_path +
+                     "): one tracker per archive, or each would measure and archive the same "
+                     "configs"};
+  }
+  auto fail = [lock_fd](Error e) {
+    ::close(lock_fd);
+    return e;
+  };
+  auto store = records::RecordStore::open(path);
+  if (!store) return fail(store.error());
+  auto reader = records::RecordStore::open(path);
+  if (!reader) return fail(reader.error());
+  auto archive = std::unique_ptr<Archive>(new Archive(std::move(*store), std::move(*reader)));
+  archive->lock_fd_ = lock_fd;
+  return archive;
+}
+
+Archive::~Archive() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 Expected<int64_t> Archive::task_id(const ss::Task& task, const ss::ConfigSpace& space) {

@@ -15,7 +15,10 @@ namespace tensortune::tracker {
 
 class Archive {
  public:
+  /// Opens the archive for this tracker alone (kFailedPrecondition while another tracker has
+  /// it); a damaged file is refused as RecordStore::open refuses it.
   static Expected<std::unique_ptr<Archive>> open(const std::string& path);
+  ~Archive();
 
   Expected<int64_t> task_id(const schedule_space::Task& task,
                             const schedule_space::ConfigSpace& space);
@@ -47,6 +50,7 @@ class Archive {
   std::unique_ptr<records::RecordStore> store_;  ///< guarded by mu_: writes and job look-ups
   std::mutex read_mu_;
   std::unique_ptr<records::RecordStore> reader_;  ///< guarded by read_mu_: queries
+  int lock_fd_ = -1;  ///< the flock that makes this tracker the archive's only one
 };
 
 }  // namespace tensortune::tracker

@@ -893,5 +893,21 @@ TEST_F(Farm, AShortSingleTokenIsRefusedLikeATokensFileLine) {
       << read_text(path("short.log"));
 }
 
+// One tracker per archive: a second one on the same file is refused while the first runs
+// (two trackers on one archive measured and archived the same configs twice).
+TEST_F(Farm, ASecondTrackerOnTheSameArchiveIsRefused) {
+  ASSERT_GT(start_tracker(), 0);
+  Process second(kBinary, {"tracker", "--port", "0", "--db", path("tracker.db")},
+                 path("second.log"));
+  const auto code = second.wait_exit(30);
+  ASSERT_TRUE(code.has_value()) << "it started: " << read_text(path("second.log"));
+  EXPECT_NE(*code, 0);
+  EXPECT_NE(read_text(path("second.log")).find("is in use by another tracker"), std::string::npos)
+      << read_text(path("second.log"));
+  // Once the first is gone (killed: the kernel drops its lock), the archive opens again.
+  tracker_->kill9();
+  ASSERT_GT(start_tracker(), 0) << read_text(path("tracker.log"));
+}
+
 }  // namespace
 }  // namespace tensortune::testing
