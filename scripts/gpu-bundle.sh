@@ -5,7 +5,9 @@
 # spdlog, fmt and what those pull in). glibc, libstdc++, libgcc and CUDA's own libraries
 # (driver, runtime, NVRTC, cuBLAS, cuDNN) are left out: the GPU machine has them, newer.
 #
-# Usage: scripts/gpu-bundle.sh [--no-build] [--level N] [OUTDIR]   (OUTDIR: gpu-bundle/, ignored)
+# Usage: scripts/gpu-bundle.sh [--no-build] [--level N] [--build-dir DIR] [OUTDIR]
+#   OUTDIR      gpu-bundle/ by default (git-ignored)
+#   --build-dir the Release build to pack (build/ by default; with --no-build only)
 #   --level N   xz preset, 0-9 (default 9: about 47 MiB, 3 minutes on 2 cores; 1 for a quick
 #               local dry run, about 60 MiB)
 # Then:  scripts/gpu-check.sh OUTDIR CHECKDIR               (here: a dry run; there: the check)
@@ -16,12 +18,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=1
 level=9
+build_dir=$root/build
 out=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --no-build) build=0 ;;
     --level) level=$2; shift ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build-dir) build_dir=$(cd "$2" && pwd) || exit 2; custom_dir=1; shift ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu-bundle: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) out=$1 ;;
   esac
@@ -30,12 +34,16 @@ done
 [[ $level =~ ^[0-9]$ ]] || { echo "gpu-bundle: --level $level: give 0 to 9" >&2; exit 2; }
 out=${out:-$root/gpu-bundle}
 
+if [[ $build == 1 && -n ${custom_dir:-} ]]; then
+  echo "gpu-bundle: --build-dir packs an existing build: give --no-build too" >&2
+  exit 2
+fi
 if [[ $build == 1 ]]; then
   "$root/scripts/build.sh" >/dev/null
 fi
-if ! grep -q '^TT_WITH_CUDA:BOOL=ON' "$root/build/CMakeCache.txt" 2>/dev/null ||
-  [[ ! -x $root/build/bench/gpu_bench ]]; then
-  echo "gpu-bundle: build/ has no CUDA support: the CUDA Toolkit (with NVRTC, cuDNN and" \
+if ! grep -q '^TT_WITH_CUDA:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null ||
+  [[ ! -x $build_dir/bench/gpu_bench ]]; then
+  echo "gpu-bundle: $build_dir has no CUDA support or no gpu_bench: the CUDA Toolkit (with NVRTC, cuDNN and" \
     "cuBLAS headers) must be under /usr/local/cuda when CMake configures the build" >&2
   exit 1
 fi
@@ -49,7 +57,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 declare -A seen=()
 for b in "${binaries[@]}"; do
-  src=$root/build/$b
+  src=$build_dir/$b
   [[ -x $src ]] || { echo "gpu-bundle: $src is missing (build it first)" >&2; exit 1; }
   cp "$src" "$stage/bin/"
   strip --strip-unneeded "$stage/bin/$(basename "$b")"

@@ -10,9 +10,13 @@ if ! grep -q '^TT_WITH_CUDA:BOOL=ON' "$build/CMakeCache.txt"; then
   echo "skipped: this build has no CUDA Toolkit (no bundle can be made)"
   exit 77
 fi
+if [[ ! -x $build/bench/gpu_bench ]]; then
+  echo "skipped: this build has no gpu_bench (TT_BUILD_BENCH=OFF, as the sanitizer trees)"
+  exit 77
+fi
 dir=$build/gpu-check-dry-run
 rm -rf "$dir"
-"$root/scripts/gpu-bundle.sh" --no-build --level 1 "$dir/bundle"
+"$root/scripts/gpu-bundle.sh" --no-build --level 1 --build-dir "$build" "$dir/bundle"
 rc=$?
 if [[ $rc != 0 && $rc != 3 ]]; then
   echo "FAIL: gpu-bundle.sh exited $rc"
