@@ -19,7 +19,8 @@ Status RecordStore::quick_check() {
     return Error{ErrorCode::kDataLoss,
                  "record DB " + path_ + " is damaged (SQLite quick_check: " + findings +
                      "): nothing was read from or written to it. Keep a copy, then rebuild what "
-                     "can be read: sqlite3 " + path_ + " .recover | sqlite3 recovered.db"};
+                     "can be read: sqlite3 " +
+                     path_ + " .recover | sqlite3 recovered.db"};
   }
   return ok_status();
 }
