@@ -75,6 +75,12 @@ std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
   results.reserve(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     results.push_back(measure_one(configs[i], sources[i], compiled[i]));
+    // A fault that lost the context would fail every later config of this process (a device
+    // server replaces its worker instead; `tune-op --gpu` has no other process): a fresh
+    // context for the next one.
+    if (ss::gpu_context_lost(results.back().error_msg))
+      if (auto reset = cuda::reset_gpu_context(device_); !reset)
+        logger("measure")->warn("GPU {}: {}", device_.ordinal, reset.error().message);
     // The batch's compilation ran for all of its configs at once: each carries its share.
     results.back().all_cost_s += batch_compile_s / static_cast<double>(configs.size());
   }

@@ -24,6 +24,7 @@ struct DriverApi {
   decltype(&cuDeviceGetAttribute) attribute = nullptr;
   decltype(&cuDeviceTotalMem_v2) total_mem = nullptr;
   decltype(&cuDevicePrimaryCtxRetain) ctx_retain = nullptr;
+  decltype(&cuDevicePrimaryCtxReset_v2) ctx_reset = nullptr;
   decltype(&cuCtxSetCurrent) ctx_set_current = nullptr;
   decltype(&cuCtxSynchronize) ctx_synchronize = nullptr;
   decltype(&cuModuleLoadData) module_load = nullptr;
@@ -68,6 +69,7 @@ const DriverApi& driver() {
     load(a.attribute, "cuDeviceGetAttribute");
     load(a.total_mem, "cuDeviceTotalMem_v2");
     load(a.ctx_retain, "cuDevicePrimaryCtxRetain");
+    load(a.ctx_reset, "cuDevicePrimaryCtxReset_v2");
     load(a.ctx_set_current, "cuCtxSetCurrent");
     load(a.ctx_synchronize, "cuCtxSynchronize");
     load(a.module_load, "cuModuleLoadData");
@@ -139,10 +141,19 @@ Error cuda_error(const DriverApi& api, CUresult r, const std::string& what) {
 // The primary context of a device, retained once per process and kept: releasing the last
 // reference destroys the context with everything in it, and a measurer makes a runner per
 // config (a context per config would cost its creation and every module's reload each time).
+struct RetainedContexts {
+  std::mutex mu;
+  std::map<int, CUcontext> by_ordinal;
+};
+RetainedContexts& retained_contexts() {
+  static auto* contexts = new RetainedContexts;  // never destroyed, as the contexts
+  return *contexts;
+}
+
 Expected<CUcontext> primary_context(const DriverApi& api, int ordinal) {
-  static std::mutex mu;
-  static auto* contexts = new std::map<int, CUcontext>;  // never destroyed, as the contexts
-  std::lock_guard lock(mu);
+  RetainedContexts& r = retained_contexts();
+  std::lock_guard lock(r.mu);
+  auto* contexts = &r.by_ordinal;
   if (auto it = contexts->find(ordinal); it != contexts->end()) return it->second;
   CUdevice dev = 0;
   TT_CU(api, api.device_get(&dev, ordinal), "cuDeviceGet");
@@ -168,6 +179,18 @@ Expected<CUmodule> load_module(const DriverApi& api, const void* image, const st
 }
 
 }  // namespace
+
+Status reset_gpu_context(const GpuDevice& device) {
+  const DriverApi& api = driver();
+  if (!api.error.empty()) return unavailable(api.error);
+  RetainedContexts& r = retained_contexts();
+  std::lock_guard lock(r.mu);
+  CUdevice dev = 0;
+  TT_CU(api, api.device_get(&dev, device.ordinal), "cuDeviceGet");
+  TT_CU(api, api.ctx_reset(dev), "cuDevicePrimaryCtxReset");
+  r.by_ordinal.erase(device.ordinal);  // the next runner retains the fresh context
+  return ok_status();
+}
 
 Expected<std::vector<GpuDevice>> list_gpus() {
   const DriverApi& api = driver();

@@ -34,6 +34,12 @@ struct GpuDevice {
 /// driver failed to initialise, or it reports no device.
 Expected<std::vector<GpuDevice>> list_gpus();
 
+/// After an error that lost the process's CUDA context on `device` (ss::gpu_context_lost: an
+/// illegal address, a failed launch), resets the device's primary context, so that the next
+/// runner or module gets a working one. Everything allocated in the lost context is gone: call
+/// it when no runner or module of that device is alive.
+Status reset_gpu_context(const GpuDevice& device);
+
 /// A kernel compiled for one GPU: NVRTC's cubin for its compute capability. Compiling needs
 /// no device state, so a measurer compiles a batch's configs on all cores at once.
 struct CompiledKernel {
