@@ -278,7 +278,9 @@ fi
 
 # ---- d: tuning on the GPU, locally and through a farm -----------------------------------------
 tune_db=$out/gpu_tune.db
-farm_db=$out/gpu_farm.db
+# The tracker's archive lives in the work folder (with its WAL and lock files) and is copied
+# out whole once the tracker has stopped: few files come back from a GPU machine.
+farm_db=$work/gpu_farm.db
 layers=(
   "--data 1x64x56x56 --kernel 64x64x3x3 --pads 1,1,1,1"
   "--data 1x128x28x28 --kernel 128x128x3x3 --pads 1,1,1,1"
@@ -343,6 +345,14 @@ if wanted d tune || wanted farm farm; then
       run 30 "$py" "$tools" records "$farm_db"
       result tune/farm fail "client rc $client_rc; ${killed:-worker not killed}; replaced $replaced; $(tail_of)"
     fi
+    "$py" - "$farm_db" "$out/gpu_farm.db" 2>> "$log" << 'EOF'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.execute("PRAGMA journal_mode=DELETE")  # one file to bring back
+dst.close()
+src.close()
+EOF
   fi
 fi
 
