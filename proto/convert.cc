@@ -107,12 +107,6 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
                                                     {"pad_right", p.pad_right()}};
     for (const auto& [name, v] : pads)
       TT_RETURN_IF_ERROR(in_range(std::string("workload.conv2d.") + name, double(v), 0, 1024));
-    TT_RETURN_IF_ERROR(in_range("workload.conv2d data elements",
-                                double(p.batch()) * p.in_channels() * p.in_height() * p.in_width(),
-                                1, kMaxElements));
-    TT_RETURN_IF_ERROR(in_range(
-        "workload.conv2d weight elements",
-        double(p.out_channels()) * p.in_channels() * p.kernel_h() * p.kernel_w(), 1, kMaxElements));
     workload = ss::Conv2dWorkload{p.batch(),        p.in_channels(), p.in_height(), p.in_width(),
                                   p.out_channels(), p.kernel_h(),    p.kernel_w(),  p.stride_h(),
                                   p.stride_w(),     p.pad_top(),     p.pad_left(),  p.pad_bottom(),

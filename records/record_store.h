@@ -83,7 +83,9 @@ class RecordStore {
   /// Opens or creates the DB at `path`. Fails, without touching the file, when it exists but
   /// is not a SQLite database, is damaged (quick_check) or has a schema from a newer
   /// tensortune.
-  static Expected<std::unique_ptr<RecordStore>> open(const std::string& path);
+  /// `check = false` skips quick_check: for a second connection to a file the first one's
+  /// open has just checked (a gigabyte archive takes seconds).
+  static Expected<std::unique_ptr<RecordStore>> open(const std::string& path, bool check = true);
   ~RecordStore();
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;

@@ -32,7 +32,7 @@ Expected<std::unique_ptr<Archive>> Archive::open(const std::string& path) {
   };
   auto store = records::RecordStore::open(path);
   if (!store) return fail(store.error());
-  auto reader = records::RecordStore::open(path);
+  auto reader = records::RecordStore::open(path, /*check=*/false);  // the writer's open checked
   if (!reader) return fail(reader.error());
   auto archive = std::unique_ptr<Archive>(new Archive(std::move(*store), std::move(*reader)));
   archive->lock_fd_ = lock_fd;

@@ -881,29 +881,23 @@ TEST_F(Farm, AReplacedWorkerOutlivesTheTrackerConnectionAndNoConfigIsBlamed) {
 // as a --tokens-file line's is (a 3-character one used to open the tracker to the network).
 TEST_F(Farm, AShortSingleTokenIsRefusedLikeATokensFileLine) {
   write_secret(path("short"), "abc\n");
-  Process tracker(kBinary,
-                  {"tracker", "--port", "0", "--db", path("t.db"), "--token-file", path("short")},
-                  path("short.log"));
-  const auto code = tracker.wait_exit(30);
-  ASSERT_TRUE(code.has_value()) << "it started: " << read_text(path("short.log"));
+  const auto [code, log] = run_to_exit(
+      {"tracker", "--port", "0", "--db", path("t.db"), "--token-file", path("short")}, "short.log");
+  ASSERT_TRUE(code.has_value()) << "it started: " << log;
   EXPECT_NE(*code, 0);
-  EXPECT_NE(
-      read_text(path("short.log")).find("the --token-file token is shorter than 16 characters"),
-      std::string::npos)
-      << read_text(path("short.log"));
+  EXPECT_NE(log.find("the --token-file token is shorter than 16 characters"), std::string::npos)
+      << log;
 }
 
 // One tracker per archive: a second one on the same file is refused while the first runs
 // (two trackers on one archive measured and archived the same configs twice).
 TEST_F(Farm, ASecondTrackerOnTheSameArchiveIsRefused) {
   ASSERT_GT(start_tracker(), 0);
-  Process second(kBinary, {"tracker", "--port", "0", "--db", path("tracker.db")},
-                 path("second.log"));
-  const auto code = second.wait_exit(30);
-  ASSERT_TRUE(code.has_value()) << "it started: " << read_text(path("second.log"));
+  const auto [code, log] =
+      run_to_exit({"tracker", "--port", "0", "--db", path("tracker.db")}, "second.log");
+  ASSERT_TRUE(code.has_value()) << "it started: " << log;
   EXPECT_NE(*code, 0);
-  EXPECT_NE(read_text(path("second.log")).find("is in use by another tracker"), std::string::npos)
-      << read_text(path("second.log"));
+  EXPECT_NE(log.find("is in use by another tracker"), std::string::npos) << log;
   // Once the first is gone (killed: the kernel drops its lock), the archive opens again.
   tracker_->kill9();
   ASSERT_GT(start_tracker(), 0) << read_text(path("tracker.log"));

@@ -100,6 +100,19 @@ class Farm : public ::testing::Test {
         kBinary, args, path("device" + std::to_string(devices_.size()) + ".log"), env));
     return *devices_.back();
   }
+  // A command that must refuse to start: runs tensortune with `args` until it exits (30 s at
+  // most). Its exit code (nullopt: it is still running, i.e. it started) and its log.
+  struct Exited {
+    std::optional<int> code;
+    std::string log;
+  };
+  Exited run_to_exit(const std::vector<std::string>& args, const std::string& log_name) {
+    Process p(kBinary, args, path(log_name));
+    Exited e;
+    e.code = p.wait_exit(30);
+    e.log = read_text(path(log_name));
+    return e;
+  }
   std::unique_ptr<tracker::TrackerClient> client(const std::string& token = "") {
     wire::TrackerEndpoint e;
     e.address = "127.0.0.1:" + std::to_string(port_);

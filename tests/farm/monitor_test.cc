@@ -239,15 +239,12 @@ TEST_F(Farm, AMetricsPortInUseIsRefused) {
   ASSERT_GT(start_tracker(0, {"--metrics-port", "0", "--metrics-port-file", path("mport")}), 0);
   const int port = wait_for_port(path("mport"));
   ASSERT_GT(port, 0);
-  Process second(
-      kBinary,
+  const auto [code, log] = run_to_exit(
       {"tracker", "--port", "0", "--db", path("t2.db"), "--metrics-port", std::to_string(port)},
-      path("second.log"));
-  auto code = second.wait_exit(30);
-  ASSERT_TRUE(code.has_value()) << "it started: " << read_text(path("second.log"));
+      "second.log");
+  ASSERT_TRUE(code.has_value()) << "it started: " << log;
   EXPECT_NE(*code, 0);
-  EXPECT_NE(read_text(path("second.log")).find("--metrics-port: cannot listen"), std::string::npos)
-      << read_text(path("second.log"));
+  EXPECT_NE(log.find("--metrics-port: cannot listen"), std::string::npos) << log;
 }
 
 }  // namespace

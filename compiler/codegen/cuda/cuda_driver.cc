@@ -27,7 +27,6 @@ struct DriverApi {
   decltype(&cuDevicePrimaryCtxReset_v2) ctx_reset = nullptr;
   decltype(&cuCtxSetCurrent) ctx_set_current = nullptr;
   decltype(&cuCtxSynchronize) ctx_synchronize = nullptr;
-  decltype(&cuModuleLoadData) module_load = nullptr;
   decltype(&cuModuleLoadDataEx) module_load_ex = nullptr;
   decltype(&cuModuleUnload) module_unload = nullptr;
   decltype(&cuModuleGetFunction) module_function = nullptr;
@@ -72,7 +71,6 @@ const DriverApi& driver() {
     load(a.ctx_reset, "cuDevicePrimaryCtxReset_v2");
     load(a.ctx_set_current, "cuCtxSetCurrent");
     load(a.ctx_synchronize, "cuCtxSynchronize");
-    load(a.module_load, "cuModuleLoadData");
     load(a.module_load_ex, "cuModuleLoadDataEx");
     load(a.module_unload, "cuModuleUnload");
     load(a.module_function, "cuModuleGetFunction");
@@ -153,13 +151,12 @@ RetainedContexts& retained_contexts() {
 Expected<CUcontext> primary_context(const DriverApi& api, int ordinal) {
   RetainedContexts& r = retained_contexts();
   std::lock_guard lock(r.mu);
-  auto* contexts = &r.by_ordinal;
-  if (auto it = contexts->find(ordinal); it != contexts->end()) return it->second;
+  if (auto it = r.by_ordinal.find(ordinal); it != r.by_ordinal.end()) return it->second;
   CUdevice dev = 0;
   TT_CU(api, api.device_get(&dev, ordinal), "cuDeviceGet");
   CUcontext ctx = nullptr;
   TT_CU(api, api.ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  contexts->emplace(ordinal, ctx);
+  r.by_ordinal.emplace(ordinal, ctx);
   return ctx;
 }
 
