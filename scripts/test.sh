@@ -14,8 +14,9 @@
 #            device server and executor); a report fails the test that made it.
 #   --budget MINUTES
 #            with --full, the stages after the main suite each stop at what is left of this many
-#            minutes since the start, reported as not finished rather than failed (default: 75
-#            when CI=true, else none; or TT_TEST_BUDGET_MIN)
+#            minutes since the start, reported as not finished rather than failed (default: 38
+#            when CI=true, so that the whole CI run stays under 40 minutes; else none; or
+#            TT_TEST_BUDGET_MIN)
 #   --fuzz SECONDS
 #            with --full, each fuzz target runs for SECONDS (scripts/fuzz.sh; default 10, 0 to
 #            skip): a crash fails the run, its input kept in build-fuzz/crashes/
@@ -101,12 +102,12 @@ if command -v npm >/dev/null && [[ ! -d "$root/bench/ort/node_modules/onnxruntim
 fi
 (cd "$root/build" && ctest --output-on-failure -j "$jobs" ${args[@]+"${args[@]}"})
 # The stages after the main suite under a time budget (--budget MINUTES, or TT_TEST_BUDGET_MIN;
-# 75 under CI, whose run is stopped at 90 minutes, and unlimited otherwise). Each stage is
+# 38 under CI, whose whole run must stay under 40 minutes, and unlimited otherwise). Each stage is
 # timed out at what is left of the budget. A failure within the budget fails the run; a stage
 # the budget cuts short (or leaves no time for) is reported as such and does not. The stages'
 # trees build from ccache: on a machine that has built them before (CI runs on the developer's
 # machine) all of them fit; on a new machine the first cold sanitizer build may not.
-budget_min=${budget:-${TT_TEST_BUDGET_MIN:-$([[ ${CI:-} == true ]] && echo 75 || echo 0)}}
+budget_min=${budget:-${TT_TEST_BUDGET_MIN:-$([[ ${CI:-} == true ]] && echo 38 || echo 0)}}
 within_budget() {
   local name=$1
   shift
