@@ -31,8 +31,8 @@ std::string tune_op_flags(const ss::Task& task) {
   if (const auto* c = std::get_if<ss::Conv2dWorkload>(&task.workload))
     return "--op " + op + target + " --data " +
            list({c->batch, c->in_channels, c->in_height, c->in_width}, 'x') + " --kernel " +
-           list({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}, 'x') + " --strides " +
-           list({c->stride_h, c->stride_w}, ',') + " --pads " +
+           list({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w}, 'x') +
+           " --strides " + list({c->stride_h, c->stride_w}, ',') + " --pads " +
            list({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}, ',') + " --dilation " +
            list({c->dilation_h, c->dilation_w}, ',');
   const auto& d = std::get<ss::DenseWorkload>(task.workload);

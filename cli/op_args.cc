@@ -90,6 +90,21 @@ bool takes_conv2d_shapes(const std::string& template_name) {
   return t && t->operator_kind() == ss::OperatorKind::kConv2d;
 }
 
+namespace {
+
+/// `--op conv2d` (or dense) names the operator: the first template of the backend that computes
+/// this workload (a depthwise kernel shape picks the depthwise template). A template named by
+/// its name or its own alias stays, and make_task says why it refuses the workload.
+std::string serving_template(const std::string& op, const std::string& tmpl,
+                             const ss::Workload& w) {
+  const ss::Template* t = ss::find_template(tmpl);
+  if (!t || t->accepts(w) || op != ss::operator_kind_name(t->operator_kind())) return tmpl;
+  const auto serving = ss::templates_for(w, t->backend());
+  return serving.empty() ? tmpl : std::string(serving.front()->name());
+}
+
+}  // namespace
+
 Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& data,
                                 const std::vector<int64_t>& weight) {
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(args.target));
@@ -100,10 +115,10 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
     TT_ASSIGN_OR_RETURN(auto dil, parse_int_list(args.dilation, "--dilation"));
     auto w = ss::conv2d_workload(data, weight, strides, pads, dil);
     if (!w) return invalid_argument("--" + w.error().message);
-    return ss::make_task(tmpl, *w, target);
+    return ss::make_task(serving_template(args.op, tmpl, *w), *w, target);
   }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));
-  return ss::make_task(tmpl, d, target);
+  return ss::make_task(serving_template(args.op, tmpl, d), d, target);
 }
 
 }  // namespace tensortune::cli

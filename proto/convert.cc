@@ -46,6 +46,7 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_pad_right(c->pad_right);
     p->set_dilation_h(c->dilation_h);
     p->set_dilation_w(c->dilation_w);
+    if (c->groups != 1) p->set_groups(c->groups);
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
@@ -111,6 +112,9 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
                                   p.out_channels(), p.kernel_h(),    p.kernel_w(),  p.stride_h(),
                                   p.stride_w(),     p.pad_top(),     p.pad_left(),  p.pad_bottom(),
                                   p.pad_right(),    p.dilation_h(),  p.dilation_w()};
+    // 0 (unset, as older clients send) is an ungrouped convolution.
+    TT_RETURN_IF_ERROR(in_range("workload.conv2d.groups", double(p.groups()), 0, kMaxDim));
+    std::get<ss::Conv2dWorkload>(workload).groups = p.groups() == 0 ? 1 : p.groups();
   } else if (w.has_dense()) {
     const auto& p = w.dense();
     TT_RETURN_IF_ERROR(in_range("workload.dense.batch", double(p.batch()), 1, kMaxDim));

@@ -56,6 +56,7 @@ Status winograd_accepts(const Conv2dWorkload& w) {
   if (w.dilation_h != 1 || w.dilation_w != 1)
     return refuse("this dilation is " + std::to_string(w.dilation_h) + "," +
                   std::to_string(w.dilation_w));
+  if (w.groups != 1) return refuse("this one has groups = " + std::to_string(w.groups));
   return ok_status();
 }
 

@@ -63,7 +63,7 @@ std::string workload_key(const Task& task) {
   std::string args;
   if (const auto* c = std::get_if<Conv2dWorkload>(&task.workload)) {
     args = tensor({c->batch, c->in_channels, c->in_height, c->in_width}) + ", " +
-           tensor({c->out_channels, c->in_channels, c->kernel_h, c->kernel_w}) + ", " +
+           tensor({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w}) + ", " +
            ints({c->stride_h, c->stride_w}) + ", " +
            ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
            ints({c->dilation_h, c->dilation_w}) +
@@ -87,7 +87,8 @@ std::string describe_workload(const Workload& w) {
            std::to_string(c->stride_w) + " p" + std::to_string(c->pad_top) + "," +
            std::to_string(c->pad_left) + "," + std::to_string(c->pad_bottom) + "," +
            std::to_string(c->pad_right) + " d" + std::to_string(c->dilation_h) + "," +
-           std::to_string(c->dilation_w);
+           std::to_string(c->dilation_w) +
+           (c->groups != 1 ? " g" + std::to_string(c->groups) : std::string());
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +

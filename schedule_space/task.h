@@ -18,6 +18,7 @@ inline constexpr char kConv2dNCHWc[] = "conv2d_NCHWc.x86";
 inline constexpr char kConv2dNCHWcWinograd[] = "conv2d_NCHWc_winograd.x86";
 inline constexpr char kDensePack[] = "dense_pack.x86";
 inline constexpr char kDenseNopack[] = "dense_nopack.x86";
+inline constexpr char kDepthwiseConv2dNCHWc[] = "depthwise_conv2d_NCHWc.x86";
 inline constexpr char kConv2dNchwCuda[] = "conv2d_nchw.cuda";
 inline constexpr char kConv2dNchwcCuda[] = "conv2d_NCHWc.cuda";
 inline constexpr char kDenseSmallBatchGpu[] = "dense_small_batch.gpu";
@@ -69,7 +70,7 @@ const Template& template_of(const Task& task);
 /// ["conv2d_NCHWc.x86", [["TENSOR", [1, 64, 56, 56], "float32"], ...]].
 std::string workload_key(const Task& task);
 
-/// "conv2d 1x64x56x56 k64x3x3 s1,1 p1,1,1,1 d1,1" for tables.
+/// "conv2d 1x64x56x56 k64x3x3 s1,1 p1,1,1,1 d1,1" for tables (" g32" after it when grouped).
 std::string describe_workload(const Workload& w);
 
 Expected<ConfigSpace> make_config_space(const Task& task);

@@ -85,7 +85,8 @@ class Template {
   virtual OperatorKind operator_kind() const = 0;
   /// OK when the template can compute the workload (of its operator kind; validated).
   /// Templates that serve only some shapes (Winograd: 3x3, stride 1) refuse the rest here,
-  /// naming what disqualifies them, so that no task for them exists. Default: every workload.
+  /// naming what disqualifies them, so that no task for them exists. Default: every dense
+  /// workload and every ungrouped (groups = 1) convolution.
   virtual Status accepts(const Workload& w) const;
   /// The shape of its workload in AutoTVM's logs (conv2d templates only).
   virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }

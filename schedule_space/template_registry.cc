@@ -4,6 +4,7 @@
 #include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/dense_template.h"
+#include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
 
@@ -16,6 +17,7 @@ const std::vector<const Template*>& all_templates() {
       &conv2d_winograd_template(),
       &dense_pack_template(),
       &dense_nopack_template(),
+      &depthwise_conv2d_nchwc_template(),
       &conv2d_nchw_cuda_template(),
       &conv2d_nchwc_cuda_template(),
       &dense_small_batch_gpu_template(),
@@ -81,7 +83,14 @@ const char* operator_kind_name(OperatorKind kind) {
   return "?";
 }
 
-Status Template::accepts(const Workload&) const { return ok_status(); }
+Status Template::accepts(const Workload& w) const {
+  if (const auto* c = std::get_if<Conv2dWorkload>(&w); c && c->groups != 1)
+    return invalid_argument(std::string(name()) +
+                            " computes ungrouped convolutions; this one has"
+                            " groups = " +
+                            std::to_string(c->groups) + " (" + describe_workload(w) + ")");
+  return ok_status();
+}
 
 Tensor Template::pack_data(const KernelSignature&, const Tensor& data) const { return data; }
 

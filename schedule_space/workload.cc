@@ -34,8 +34,8 @@ int64_t Conv2dWorkload::out_width() const {
   return out_size(in_width, pad_left, pad_right, kernel_w, dilation_w, stride_w);
 }
 double Conv2dWorkload::flop() const {
-  return 2.0 * batch * out_channels * out_height() * out_width() * in_channels * kernel_h *
-         kernel_w;
+  return 2.0 * batch * out_channels * out_height() * out_width() * (in_channels / groups) *
+         kernel_h * kernel_w;
 }
 
 Status validate(const Conv2dWorkload& w) {
@@ -54,6 +54,11 @@ Status validate(const Conv2dWorkload& w) {
   TT_RETURN_IF_ERROR(require_non_negative("pad_left", w.pad_left));
   TT_RETURN_IF_ERROR(require_non_negative("pad_bottom", w.pad_bottom));
   TT_RETURN_IF_ERROR(require_non_negative("pad_right", w.pad_right));
+  TT_RETURN_IF_ERROR(require_positive("groups", w.groups));
+  if (w.in_channels % w.groups != 0 || w.out_channels % w.groups != 0)
+    return invalid_argument("conv2d workload: groups = " + std::to_string(w.groups) +
+                            " does not divide in_channels = " + std::to_string(w.in_channels) +
+                            " and out_channels = " + std::to_string(w.out_channels));
   const int64_t dkh = w.dilation_h * (w.kernel_h - 1) + 1;
   const int64_t dkw = w.dilation_w * (w.kernel_w - 1) + 1;
   const int64_t ph = w.in_height + w.pad_top + w.pad_bottom;
@@ -67,7 +72,7 @@ Status validate(const Conv2dWorkload& w) {
   // Sizes this large overflow 32-bit index arithmetic in generated code.
   if (w.batch * w.in_channels * w.in_height * w.in_width > (int64_t{1} << 31))
     return invalid_argument("conv2d workload: input has more than 2^31 elements");
-  if (w.out_channels * w.in_channels * w.kernel_h * w.kernel_w > (int64_t{1} << 31))
+  if (w.out_channels * (w.in_channels / w.groups) * w.kernel_h * w.kernel_w > (int64_t{1} << 31))
     return invalid_argument("conv2d workload: kernel has more than 2^31 elements");
   return ok_status();
 }
@@ -141,10 +146,11 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data,
   if (kernel.size() != 4)
     return invalid_argument("conv2d kernel shape has " + std::to_string(kernel.size()) +
                             " dimensions, expected OIHW (4)");
-  if (kernel[1] != data[1])
-    return invalid_argument("kernel in_channels = " + std::to_string(kernel[1]) +
-                            " does not match data channels = " + std::to_string(data[1]) +
-                            " (groups are not supported)");
+  if (kernel[1] <= 0 || data[1] % kernel[1] != 0 || kernel[0] % (data[1] / kernel[1]) != 0)
+    return invalid_argument("kernel shape (" + list(kernel) +
+                            ") does not fit data channels = " + std::to_string(data[1]) +
+                            ": its in_channels must be the data's channels divided by the groups,"
+                            " and the groups must divide its out_channels");
   auto pair = [&](const std::vector<int64_t>& v,
                   const char* name) -> Expected<std::vector<int64_t>> {
     if (v.size() == 1) return std::vector<int64_t>{v[0], v[0]};
@@ -177,6 +183,7 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data,
   w.pad_right = pads[3];
   w.dilation_h = dilation[0];
   w.dilation_w = dilation[1];
+  w.groups = data[1] / kernel[1];
   TT_RETURN_IF_ERROR(validate(w));
   return w;
 }
@@ -221,7 +228,7 @@ PadPair auto_pad(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64
 OperandShapes operand_shapes(const Workload& workload) {
   if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
     return {{w->batch, w->in_channels, w->in_height, w->in_width},
-            {w->out_channels, w->in_channels, w->kernel_h, w->kernel_w},
+            {w->out_channels, w->in_channels / w->groups, w->kernel_h, w->kernel_w},
             {w->out_channels},
             {w->batch, w->out_channels, w->out_height(), w->out_width()}};
   const auto& d = std::get<DenseWorkload>(workload);
@@ -244,7 +251,7 @@ double workload_bytes(const Workload& workload) {
 
 int64_t reduction_length(const Workload& workload) {
   if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
-    return w->in_channels * w->kernel_h * w->kernel_w;
+    return w->in_channels / w->groups * w->kernel_h * w->kernel_w;
   return std::get<DenseWorkload>(workload).in_features;
 }
 

@@ -14,18 +14,24 @@
 
 namespace tensortune::schedule_space {
 
-/// 2-D convolution, NCHW data and OIHW kernel (groups = 1), float32.
+/// 2-D convolution, NCHW data and OIHW kernel, float32. With groups > 1 the channels split into
+/// `groups` groups and the kernel is (OC, IC / groups, KH, KW): output channel oc reads the input
+/// channels of group oc / (OC / groups). Depthwise convolution is groups = IC = OC.
 struct Conv2dWorkload {
   int64_t batch = 1, in_channels = 0, in_height = 0, in_width = 0;
   int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
 
+  bool is_depthwise() const {
+    return groups > 1 && groups == in_channels && groups == out_channels;
+  }
   /// out = floor((in + pad_begin + pad_end - dilation*(k-1) - 1) / stride) + 1
   int64_t out_height() const;
   int64_t out_width() const;
-  /// 2 * N * OC * OH * OW * IC * KH * KW.
+  /// 2 * N * OC * OH * OW * (IC / groups) * KH * KW.
   double flop() const;
   friend bool operator==(const Conv2dWorkload&, const Conv2dWorkload&) = default;
 };
@@ -77,7 +83,8 @@ double workload_bytes(const Workload& w);
 /// Products summed into each output element (IC*KH*KW, or K): the size of its rounding error.
 int64_t reduction_length(const Workload& w);
 
-/// Builds a conv2d workload from an NCHW data shape and an OIHW kernel shape. Strides and
+/// Builds a conv2d workload from an NCHW data shape and an OIHW kernel shape (groups = IC / I:
+/// a kernel (C, 1, KH, KW) over C channels is depthwise). Strides and
 /// dilation take 1 or 2 values (h, w); pads take 1 (all sides), 2 (vertical, horizontal) or 4
 /// (top, left, bottom, right). Validates the result; messages name "strides", "pads", ...
 Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data_nchw,

@@ -39,11 +39,6 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
     ss::Workload workload;
     if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc) {
       const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
-      if (attrs.groups != 1) {
-        out.untunable.push_back(n.name + ": grouped/depthwise conv2d (groups=" +
-                                std::to_string(attrs.groups) + "), no template yet");
-        continue;
-      }
       const auto [x, w] = nchw_shapes(g, n);
       auto conv = ss::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
       if (!conv) return conv.error().with_context("node '" + n.name + "'");

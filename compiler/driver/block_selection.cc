@@ -16,7 +16,7 @@ namespace {
 
 /// Which workload decides the block of a value: its producing conv2d's, or the one its data
 /// input's producer inherits (element-wise ops, pooling, batch norm, depthwise convolutions
-/// keep the block of their input, as AlterOpLayout does); -1: plain or unknown.
+/// without records keep the block of their input, as AlterOpLayout does); -1: plain or unknown.
 struct Analysis {
   std::vector<int> decider;        ///< by value: workload index or -1
   std::vector<int> node_workload;  ///< by node: workload index of a conv2d, or -1
@@ -52,16 +52,25 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
         break;
       }
     const auto conv = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
-    if (n.op == OpKind::kConv2d && conv.groups == 1 && g.is_constant(n.inputs[1])) {
-      auto w = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
-                                   conv.strides, conv.pads, conv.dilations);
-      if (!w) continue;
+    std::optional<ss::Conv2dWorkload> w;
+    if (n.op == OpKind::kConv2d && g.is_constant(n.inputs[1])) {
+      auto parsed = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
+                                        conv.strides, conv.pads, conv.dilations);
+      if (parsed && (parsed->groups == 1 || parsed->is_depthwise())) w = *parsed;
+    }
+    std::vector<driver::TunedConfigs::Candidate> records;
+    if (w && !index.contains(ss::describe_workload(*w)))
+      records = tuned.candidates_by_blocks(
+          *w, templates_of_layout(*w, target, algorithms, ss::NetworkLayout::kBlocked), target);
+    // A depthwise convolution without records keeps its input's block, as AlterOpLayout does.
+    if (w && w->is_depthwise() && records.empty() && !index.contains(ss::describe_workload(*w)))
+      w.reset();
+    if (w) {
       const std::string name = ss::describe_workload(*w);
       auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));
       if (inserted) {
         names.push_back(name);
-        candidates.push_back(tuned.candidates_by_blocks(
-            *w, templates_of_layout(*w, target, algorithms, ss::NetworkLayout::kBlocked), target));
+        candidates.push_back(std::move(records));
       }
       const int k = it->second;
       an.node_workload[i] = k;

@@ -134,6 +134,12 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};
   };
+  pipeline.layout.depthwise_blocks =
+      [&](const ss::Conv2dWorkload& w) -> std::optional<passes::ConvBlocks> {
+    const auto blocks = chooser.tuned_blocks(w);
+    if (!blocks) return std::nullopt;
+    return passes::ConvBlocks{blocks->first, blocks->second};
+  };
   pipeline.layout.node_blocks = [&](const std::string& node) -> std::optional<passes::ConvBlocks> {
     const ss::TemplateConfig* k = chooser.node_choice(node);
     if (!k) return std::nullopt;

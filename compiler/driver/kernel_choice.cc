@@ -79,6 +79,14 @@ std::pair<int64_t, int64_t> KernelChooser::layout_blocks(const ss::Conv2dWorkloa
   return {sig.ic_block, sig.oc_block};
 }
 
+std::optional<std::pair<int64_t, int64_t>> KernelChooser::tuned_blocks(
+    const ss::Conv2dWorkload& w) {
+  auto c = choose(w, true);
+  if (!c || !c->tuned || !c->borrowed_from.empty()) return std::nullopt;
+  const ss::KernelSignature sig = c->kernel.signature();
+  return std::pair<int64_t, int64_t>{sig.ic_block, sig.oc_block};
+}
+
 const ss::TemplateConfig* KernelChooser::node_choice(const std::string& node) const {
   auto it = by_node_.find(node);
   return it == by_node_.end() ? nullptr : &it->second;
@@ -109,6 +117,17 @@ Expected<ss::TemplateConfig> KernelChooser::for_node(const NodeKernelRequest& r)
   for (const ss::Template* t : serving(r.workload, r.blocked)) {
     if (t->needs_constant_weight() && !r.constant_weight) continue;
     TT_ASSIGN_OR_RETURN(ss::Task task, ss::make_task(std::string(t->name()), r.workload, target_));
+    // The fastest record of the template with the node's blocks, else the template's own
+    // config for them.
+    for (auto& c : tuned_.candidates_by_blocks(r.workload, {t}, target_))
+      if (c.ic_block == r.ic_block && c.oc_block == r.oc_block) {
+        const std::string name = std::string(t->name()) + " " + described + " (node " + r.node +
+                                 ", blocks " + std::to_string(r.ic_block) + "/" +
+                                 std::to_string(r.oc_block) + ")";
+        uses_.try_emplace(
+            name, runtime::ScheduleUse{name, c.kernel.space.describe(c.kernel.config), true, {}});
+        return std::move(c.kernel);
+      }
     TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
     std::optional<ss::Config> config =
         t->network_layout() == ss::NetworkLayout::kPlain

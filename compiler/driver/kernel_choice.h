@@ -69,6 +69,11 @@ class KernelChooser {
   /// The (ic, oc) blocks of for_workload(w, true): what AlterOpLayout lays the node out by.
   /// (1, 1) when no template serves it, the error kept for first_error().
   std::pair<int64_t, int64_t> layout_blocks(const schedule_space::Conv2dWorkload& w);
+  /// The (ic, oc) blocks of the workload's kernel when records chose it (the caller's choice,
+  /// a layout-aware one or the fastest record; not borrowed, not the fallback); nothing
+  /// otherwise, or when no template serves it. Depthwise convolutions take these, else keep
+  /// their input's block.
+  std::optional<std::pair<int64_t, int64_t>> tuned_blocks(const schedule_space::Conv2dWorkload& w);
   /// The first error layout_blocks met; OK when none.
   const Status& first_error() const { return first_error_; }
   /// The node's graph-best kernel, if it has one.

@@ -236,26 +236,31 @@ class Lowerer {
   }
 
   /// A conv2d or dense node: the template kernel chosen for it, or a depthwise convolution's
-  /// built-in kernel.
+  /// built-in kernel where no template of the target serves it.
   Status lower_anchor(Step& step, const std::vector<int>& group, const Node& head) {
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
     NodeKernelRequest request;
     request.node = head.name;
     request.constant_weight = g().is_constant(head.inputs[1]);
+    std::optional<passes::ConvAnchor> depthwise;
     if (head.op == OpKind::kDense) {
       const Shape& x = g().type(head.inputs[0]).shape;
       const Shape& k = g().type(head.inputs[1]).shape;
       request.workload = ss::DenseWorkload{x[0], k[0], x[1]};
     } else {
       const passes::ConvAnchor a = *passes::conv_anchor(g(), head);
-      if (a.depthwise) return lower_depthwise(step, group, head, a);
       request.workload = a.workload;
       request.blocked = head.op == OpKind::kConv2dNCHWc;
       request.ic_block = a.ic_bn;
       request.oc_block = a.oc_bn;
+      depthwise = a.depthwise ? std::optional<passes::ConvAnchor>(a) : std::nullopt;
     }
-    TT_ASSIGN_OR_RETURN(ss::TemplateConfig kernel, choose_(request));
+    Expected<ss::TemplateConfig> chosen = choose_(request);
+    // The built-in kernel serves depthwise convolutions on backends without a template of them.
+    if (!chosen && depthwise && chosen.error().code == ErrorCode::kNotFound)
+      return lower_depthwise(step, group, head, *depthwise);
+    TT_ASSIGN_OR_RETURN(ss::TemplateConfig kernel, std::move(chosen));
     const ss::Template& t = kernel.tmpl();
     const ss::KernelSignature sig = kernel.signature();
     if (t.needs_constant_weight()) {
@@ -274,6 +279,11 @@ class Lowerer {
 
   Status lower_depthwise(Step& step, const std::vector<int>& group, const Node& head,
                          const passes::ConvAnchor& a) {
+    if (a.ic_bn != a.oc_bn)
+      return internal_error("node '" + head.name +
+                            "': the built-in depthwise kernel needs equal "
+                            "input and output blocks, got " +
+                            std::to_string(a.ic_bn) + " and " + std::to_string(a.oc_bn));
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
     DepthwiseKernelSpec spec{
         a.workload, ss::conv2d_nchwc_schedule_for_blocks(a.workload, a.oc_bn, a.oc_bn, lanes_, 8),

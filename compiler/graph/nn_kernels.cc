@@ -78,10 +78,29 @@ Tensor conv2d_nchwc(const Tensor& x, const Tensor& w, const Conv2dNCHWcAttrs& a,
   parallel_for(N * OB, [&](int64_t job) {
     const int64_t n = job / OB, ob = job % OB;
     float* o = &out.f32[(n * OB + ob) * OH * OW * OBN];
-    const int64_t icb_begin = depthwise ? ob : 0, icb_end = depthwise ? ob + 1 : CB;
-    for (int64_t icb = icb_begin; icb < icb_end; ++icb) {
+    if (depthwise) {
+      // Output channel c = ob * OBN + k reads input channel c: lane c % IB of block c / IB.
+      for (int64_t k = 0; k < OBN; ++k) {
+        const int64_t c = ob * OBN + k;
+        const float* in = &x.f32[(n * CB + c / IB) * H * W * IB + c % IB];
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t off = kw * d[1] - p[1];
+            const auto [lo, hi] = valid_columns(OW, W, s[1], off);
+            const float wv = w.f32[((ob * KH + kh) * KW + kw) * OBN + k];
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              const int64_t ih = oh * s[0] + kh * d[0] - p[0];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t ow = lo; ow < hi; ++ow)
+                o[(oh * OW + ow) * OBN + k] += in[(ih * W + ow * s[1] + off) * IB] * wv;
+            }
+          }
+      }
+      return;
+    }
+    for (int64_t icb = 0; icb < CB; ++icb) {
       const float* in = &x.f32[(n * CB + icb) * H * W * IB];
-      const int64_t wicb = depthwise ? 0 : icb;
+      const int64_t wicb = icb;
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw) {
           const int64_t off = kw * d[1] - p[1];
@@ -92,14 +111,9 @@ Tensor conv2d_nchwc(const Tensor& x, const Tensor& w, const Conv2dNCHWcAttrs& a,
             for (int64_t ow = lo; ow < hi; ++ow) {
               const float* px = in + (ih * W + ow * s[1] + off) * IB;
               float* po = o + (oh * OW + ow) * OBN;
-              if (depthwise) {
-                const float* wr = &w.f32[((ob * KH + kh) * KW + kw) * OBN];
-                for (int64_t c = 0; c < OBN; ++c) po[c] += px[c] * wr[c];
-              } else {
-                const float* wr = &w.f32[(((ob * CB + wicb) * KH + kh) * KW + kw) * IB * OBN];
-                for (int64_t i = 0; i < IB; ++i)
-                  for (int64_t c = 0; c < OBN; ++c) po[c] += px[i] * wr[i * OBN + c];
-              }
+              const float* wr = &w.f32[(((ob * CB + wicb) * KH + kh) * KW + kw) * IB * OBN];
+              for (int64_t i = 0; i < IB; ++i)
+                for (int64_t c = 0; c < OBN; ++c) po[c] += px[i] * wr[i * OBN + c];
             }
           }
         }

@@ -100,7 +100,8 @@ Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in,
     if (wt[1] != x[1] || wt[4] != ic_bn)
       return invalid_argument("weight " + shape_str(wt) + " does not match data " + shape_str(x));
   } else if (groups == channels) {
-    if (ic_bn != oc_bn || wt[0] != x[1] || wt[1] != 1 || wt[4] != 1)
+    // Depthwise: output channel c reads input channel c, whatever the two blocks.
+    if (wt[0] * oc_bn != channels || wt[1] != 1 || wt[4] != 1)
       return invalid_argument("depthwise weight " + shape_str(wt) + " does not match data " +
                               shape_str(x));
   } else {

@@ -121,6 +121,23 @@ class LayoutAlterer {
     return keep(n, y, 0);
   }
 
+  /// A depthwise conv without a record keeps its input's block (no transform in front of it);
+  /// with a plain input, the widest power-of-two block up to the vector that divides the
+  /// channels.
+  ConvBlocks inherited_depthwise_blocks(int64_t in_block, int64_t channels) const {
+    int64_t b = 1;
+    if (in_block > 0 && channels % in_block == 0) {
+      b = in_block;
+    } else {
+      for (int64_t c = options_.vector_lanes; c > 1; c /= 2)
+        if (channels % c == 0) {
+          b = c;
+          break;
+        }
+    }
+    return {b, b};
+  }
+
   Status visit_conv(const Node& n) {
     const Shape& x = g_.type(n.inputs[0]).shape;
     const Shape& w = g_.type(n.inputs[1]).shape;
@@ -130,33 +147,24 @@ class LayoutAlterer {
     if (!g_.is_constant(n.inputs[1]) || (groups != 1 && !depthwise)) return copy_plain(n);
     const ValueId data = rw_.map(n.inputs[0]);
     ConvBlocks blocks;
+    auto workload = schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
+    if (!workload) return workload.error().with_context("node '" + n.name + "'");
+    const auto for_node = options_.node_blocks ? options_.node_blocks(n.name) : std::nullopt;
     if (depthwise) {
-      const int64_t in_block = block_of(data);
-      int64_t b = 1;
-      if (in_block > 0 && x[1] % in_block == 0) {
-        b = in_block;
-      } else {
-        for (int64_t c = options_.vector_lanes; c > 1; c /= 2)
-          if (x[1] % c == 0) {
-            b = c;
-            break;
-          }
-      }
-      blocks = {b, b};
+      const auto chosen = for_node                    ? for_node
+                          : options_.depthwise_blocks ? options_.depthwise_blocks(*workload)
+                                                      : std::nullopt;
+      blocks = chosen ? *chosen : inherited_depthwise_blocks(block_of(data), x[1]);
     } else {
-      auto workload =
-          schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
-      if (!workload) return workload.error().with_context("node '" + n.name + "'");
-      const auto for_node = options_.node_blocks ? options_.node_blocks(n.name) : std::nullopt;
       blocks = for_node                 ? *for_node
                : options_.choose_blocks ? options_.choose_blocks(*workload)
                                         : default_blocks(*workload, options_.vector_lanes);
-      if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
-        return invalid_argument(
-            "node '" + n.name + "': block sizes ic_bn=" + std::to_string(blocks.ic_bn) +
-            " oc_bn=" + std::to_string(blocks.oc_bn) + " do not divide channels " +
-            std::to_string(x[1]) + " -> " + std::to_string(w[0]));
     }
+    if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
+      return invalid_argument(
+          "node '" + n.name + "': block sizes ic_bn=" + std::to_string(blocks.ic_bn) +
+          " oc_bn=" + std::to_string(blocks.oc_bn) + " do not divide channels " +
+          std::to_string(x[1]) + " -> " + std::to_string(w[0]));
     TT_ASSIGN_OR_RETURN(ValueId blocked, to_block(data, blocks.ic_bn));
     const Tensor packed =
         pack_weight(*g_.constant(n.inputs[1]), depthwise ? 1 : blocks.ic_bn, blocks.oc_bn);

@@ -89,6 +89,7 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
                   s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
     // Depthwise with one output per input channel; other grouped convolutions have no kernel.
     a.depthwise = groups != 1 && groups == x[1] && k[0] == x[1] && k[1] == 1;
+    a.workload.groups = groups;
   } else {
     if (x.size() != 5 || k.size() != 6) return std::nullopt;
     a.ic_bn = x[4];  // shape inference checked that they are the attributes' blocks
@@ -96,8 +97,8 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
     a.workload = {x[0], x[1] * x[4], x[2], x[3], k[0] * k[5], k[2], k[3], s[0],
                   s[1], p[0],        p[1], p[2], p[3],        d[0], d[1]};
     a.depthwise = groups != 1 && groups == a.workload.in_channels &&
-                  a.workload.out_channels == a.workload.in_channels && k[1] == 1 && k[4] == 1 &&
-                  a.ic_bn == a.oc_bn;
+                  a.workload.out_channels == a.workload.in_channels && k[1] == 1 && k[4] == 1;
+    a.workload.groups = groups;
   }
   if (groups != 1 && !a.depthwise) return std::nullopt;
   return a;

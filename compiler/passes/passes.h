@@ -56,6 +56,10 @@ struct AlterOpLayoutOptions {
   /// Blocks for one conv node by name, before choose_blocks (graph-tuned records choose per
   /// node); nothing: choose_blocks decides.
   std::function<std::optional<ConvBlocks>(const std::string& node)> node_blocks;
+  /// Blocks a depthwise conv2d's records chose (in and out may differ: the kernel re-blocks as
+  /// it goes); nothing, or no function: the node keeps its input's block (no transform), and
+  /// with a plain input the widest vector block that divides the channels.
+  std::function<std::optional<ConvBlocks>(const schedule_space::Conv2dWorkload&)> depthwise_blocks;
 };
 
 /// conv2d (groups 1 or depthwise) in NCHW -> conv2d_nchwc with pre-packed constant weights;

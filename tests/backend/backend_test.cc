@@ -71,8 +71,9 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
 }
 
 /// A config of the direct template unlike the default one (blocks of 8, two-row register tiles
-/// of up to 7 columns, kw unrolled, channel chunks innermost), valid for every workload; dense
-/// layers keep theirs.
+/// of up to 7 columns, kw unrolled, channel chunks innermost), valid for every workload; for
+/// depthwise convolutions one of theirs (blocks of 8 where the network's are, rows of up to 7
+/// columns, a loop over kw); dense layers keep theirs.
 std::optional<ss::TemplateConfig> non_default_kernel(const ss::Workload& workload) {
   const auto* c = std::get_if<ss::Conv2dWorkload>(&workload);
   if (!c) return std::nullopt;
@@ -83,6 +84,12 @@ std::optional<ss::TemplateConfig> non_default_kernel(const ss::Workload& workloa
       reg_n = n;
       break;
     }
+  if (w.is_depthwise()) {
+    const int64_t b = w.in_channels % 8 == 0 ? 8 : 1;
+    return testing::kernel_with(
+        ss::kDepthwiseConv2dNCHWc, w, codegen::host_target(),
+        {{"tile_ic", b}, {"tile_oc", b}, {"tile_ow", reg_n}, {"unroll_kw", 0}});
+  }
   return testing::kernel_with(ss::kConv2dNCHWc, w, codegen::host_target(),
                               {{"tile_ic", w.in_channels % 8 == 0 ? 8 : w.in_channels},
                                {"tile_oc", w.out_channels % 8 == 0 ? 8 : 1},
@@ -308,7 +315,9 @@ TEST(Records, ChooseNonDefaultBlocksAndTheAnswerStays) {
   std::vector<ss::Conv2dWorkload> workloads;
   CompileOptions collect;
   collect.choose_kernel = [&](const ss::Workload& w) {
-    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w)) workloads.push_back(*c);
+    // The direct template's workloads (depthwise ones have their own template).
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w); c && c->groups == 1)
+      workloads.push_back(*c);
     return non_default_kernel(w);
   };
   ASSERT_TRUE(compile_network(*model, collect));
@@ -495,7 +504,7 @@ TEST(Records, LayoutAwareChoiceAvoidsTransformsBetweenLayers) {
   std::vector<ss::Conv2dWorkload> workloads;
   CompileOptions collect;
   collect.choose_kernel = [&](const ss::Workload& w) {
-    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w))
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w); c && c->groups == 1)
       if (std::find(workloads.begin(), workloads.end(), *c) == workloads.end())
         workloads.push_back(*c);
     return non_default_kernel(w);

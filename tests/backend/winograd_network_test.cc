@@ -64,6 +64,7 @@ TEST(WinogradNetwork, EveryZooModelWithWinogradWhereItServesMatchesTheInterprete
       const auto* c = std::get_if<ss::Conv2dWorkload>(&workload);
       if (!c) return std::nullopt;
       const ss::Conv2dWorkload& w = *c;
+      if (w.groups != 1) return std::nullopt;  // the depthwise template's own choice
       const ss::Target target = codegen::host_target();
       const int64_t ic_bn = w.in_channels % 8 == 0 ? 8 : w.in_channels;
       if (!ss::winograd_accepts(w)) {
@@ -129,7 +130,7 @@ TEST(WinogradNetwork, RecordsChooseWinogradWhereItMeasuredFaster) {
   std::vector<ss::Conv2dWorkload> workloads;
   CompileOptions collect;
   collect.choose_kernel = [&](const ss::Workload& w) -> std::optional<ss::TemplateConfig> {
-    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w))
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&w); c && c->groups == 1)
       if (std::find(workloads.begin(), workloads.end(), *c) == workloads.end())
         workloads.push_back(*c);
     return std::nullopt;

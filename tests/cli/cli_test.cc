@@ -203,13 +203,13 @@ TEST_F(CliTest, BadShapesAndParameters) {
   expect_error(kTune + "--data 1x3x4x4 --kernel 8x3x7x7" + db,
                "dilated kernel height 7 is larger than the padded input height 4");
   expect_error(kTune + "--data 1x3x8x8 --kernel 8x4x3x3" + db,
-               "kernel in_channels = 4 does not match data channels = 3");
+               "kernel shape (8,4,3,3) does not fit data channels = 3");
   expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,-1,1" + db,
                "pad_bottom = -1, must be >= 0");
   expect_error(kTune + "--data 1x3x8x8 --kernel 8x3x3x3 --pads 1,1,1" + db,
                "pads = '1,1,1' needs 1, 2 or 4 values");
-  expect_error("tune-op --op depthwise --data 1x3x8x8 --kernel 8x3x3x3" + db,
-               "--op = 'depthwise' is not one of");
+  expect_error("tune-op --op pointwise --data 1x3x8x8 --kernel 8x3x3x3" + db,
+               "--op = 'pointwise' is not one of");
   expect_error("tune-op --op winograd --data 1x8x8x8 --kernel 8x8x3x3 --strides 2,2" + db,
                "serves 3x3 stride-1 undilated convolutions; this stride is 2,2");
   expect_error("tune-op --op dense --data 1x64 --weight 10x32" + db,

@@ -28,9 +28,12 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
   const ss::Workload conv_stride1 = ss::square_conv2d(8, 9, 16, 3, 1);  // what Winograd serves
   const ss::Workload dense = ss::DenseWorkload{3, 24, 20};
   for (const ss::Template* t : ss::all_templates()) {
+    ss::Conv2dWorkload depthwise = ss::square_conv2d(16, 9, 16, 3, 2);
+    depthwise.groups = 16;
     const ss::Workload w = t->operator_kind() == ss::OperatorKind::kDense ? dense
                            : t->accepts(conv)                             ? conv
-                                                                          : conv_stride1;
+                           : t->accepts(conv_stride1)                     ? conv_stride1
+                                                                          : ss::Workload(depthwise);
     // A GPU target has no vector lanes (1); a CPU target's are its SIMD width in floats.
     const ss::Target target = t->backend() == "cuda" ? ss::Target{"cuda -arch=sm_80", 1}
                                                      : ss::Target{"llvm -keys=cpu", 8};

@@ -12,6 +12,8 @@
 
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/depthwise_conv2d_nchwc_template.h"
+#include "schedule_space/task.h"
 #include "tests/support/test_paths.h"
 
 namespace tt = tensortune;
@@ -131,7 +133,7 @@ TEST(AutoTvmLog, MalformedLinesAreRefusedWithLineNumberAndWriteNothing) {
       {replace("[\"tile_oc\", \"sp\", [-1, 4]]", "[\"tile_oc\", \"sp\", [-1, 5]]"),
        "tile_oc value [-1, 5] is not one of"},
       {replace("[3, 3, 3, 3]", "[3, 3, 3]"), "pads = '3,3,3' needs 1, 2 or 4 values"},
-      {replace("[64, 3, 7, 7]", "[64, 4, 7, 7]"), "does not match data channels"},
+      {replace("[64, 3, 7, 7]", "[64, 4, 7, 7]"), "does not fit data channels = 3"},
       {replace("[1, 3, 224, 224]", "[1, 3, 0, 224]"), "in_height = 0, must be > 0"},
       {replace("[[0.0045656413]", "[[-1.0]"), "cost -1.0 is not a non-negative number"},
       {good.substr(0, good.size() / 2), "not JSON"},
@@ -217,7 +219,7 @@ TEST(AutoTvmLog, ALogOfManyChunksImportsWholeOrNotAtAll) {
 // TopHub-era x86 line (every split factor written out, keyed target, knobs out of order), the
 // same config in the newer -1 form, a 1x1 record with tile_oh, a dense_nopack record, and
 // a conv2d_nchw.cuda record (AutoTVM's CUDA argument list has no layouts), and records of
-// templates tensortune lacks (depthwise, int8, CUDA winograd) in the same file.
+// templates tensortune lacks (grouped, int8, CUDA winograd) in the same file.
 const char* kConvArgs =
     "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, "
     "2], [3, 3, 3, 3], "
@@ -268,8 +270,7 @@ std::string mixed_log() {
               "[\"tile_ry\", \"sp\", "
               "[7, 1]], [\"auto_unroll_max_step\", \"ot\", 512], [\"unroll_explicit\", \"ot\", 1]]",
               0.0001) +
-         line(skx, "depthwise_conv2d_NCHWc.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]",
-              0.001) +
+         line(skx, "group_conv2d_nchw.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
          line(skx, "conv2d_NCHWc_int8.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
          line("cuda -model=titanx", "conv2d_nchw_winograd.cuda", kCudaConvArgs,
               "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
@@ -283,7 +284,7 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
     ASSERT_FALSE(stats) << "all or nothing by default";
     EXPECT_NE(stats.error().message.find("tophub.log:6"), std::string::npos)
         << stats.error().message;
-    EXPECT_NE(stats.error().message.find("depthwise_conv2d_NCHWc.x86"), std::string::npos)
+    EXPECT_NE(stats.error().message.find("group_conv2d_nchw.x86"), std::string::npos)
         << stats.error().message;
     EXPECT_EQ(stats.error().code, tt::ErrorCode::kUnimplemented);
     EXPECT_EQ(*store->result_count(), 0);
@@ -296,7 +297,7 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
   EXPECT_EQ(stats->imported, 5);
   ASSERT_EQ(stats->skipped.size(), 3u);
   EXPECT_EQ(stats->skipped.at("conv2d_nchw_winograd.cuda").count, 1);
-  EXPECT_EQ(stats->skipped.at("depthwise_conv2d_NCHWc.x86").count, 1);
+  EXPECT_EQ(stats->skipped.at("group_conv2d_nchw.x86").count, 1);
   EXPECT_EQ(stats->skipped.at("conv2d_NCHWc_int8.x86").count, 1);
   EXPECT_NE(stats->skipped.at("conv2d_nchw_winograd.cuda").reason.find("not a template"),
             std::string::npos);
@@ -453,3 +454,39 @@ TEST(AutoTvmLog, TargetStringsComeApart) {
 }
 
 }  // namespace
+
+// TLCBench's graph-tuned MobileNetV2 log for a Skylake-AVX512 server (2021): each distinct
+// depthwise_conv2d_NCHWc.x86 record decodes, in our space, to the index AutoTVM wrote, with the
+// layout blocks and row it names, and imports.
+TEST(AutoTvmLog, TlcBenchDepthwiseRecordsDecodeToTheIndexAutoTvmWrote) {
+  std::ifstream file(std::string(TT_SOURCE_DIR) +
+                     "/tests/data/tlcbench_mobilenet_v2_depthwise.log");
+  ASSERT_TRUE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  std::istringstream lines(text.str());
+  int checked = 0;
+  for (std::string l; std::getline(lines, l);) {
+    auto parsed = tt::records::parse_autotvm_line(l, 1);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_EQ(parsed->task.template_name, ss::kDepthwiseConv2dNCHWc);
+    const auto& w = std::get<ss::Conv2dWorkload>(parsed->task.workload);
+    EXPECT_TRUE(w.is_depthwise()) << l;
+    const ss::ConfigSpace space = *ss::make_config_space(parsed->task);
+    auto config = space.config_from_entity(parsed->entity);
+    ASSERT_TRUE(config) << l << "\n" << config.error().message;
+    EXPECT_EQ(config->index, parsed->logged_index) << l;
+    const auto s = ss::depthwise_conv2d_nchwc_schedule(space, *config);
+    EXPECT_EQ(s.ic_bn, s.oc_bn) << l;
+    EXPECT_TRUE(s.ic_bn == 16 || s.ic_bn == 32) << l;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 10);
+
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tlcbench_dw"));
+  std::istringstream in(text.str());
+  auto stats = tt::records::import_autotvm_log(*store, in, "mobilenet_v2.graph.log",
+                                               import_options("", false));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 10);
+}

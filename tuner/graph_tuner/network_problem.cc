@@ -85,17 +85,20 @@ class Builder {
     }
   }
 
-  /// A conv2d with groups 1 and constant weights becomes a problem node; false for others.
+  /// A conv2d with constant weights and groups 1 becomes a problem node, and so does a depthwise
+  /// one with records (without, it keeps its input's block, as AlterOpLayout does); false for
+  /// others.
   bool add_conv(const graph::Node& n) {
     const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
-    if (attrs.groups != 1 || !g_.is_constant(n.inputs[1])) return false;
+    if (!g_.is_constant(n.inputs[1])) return false;
     auto w = ss::conv2d_workload(g_.type(n.inputs[0]).shape, g_.type(n.inputs[1]).shape,
                                  attrs.strides, attrs.pads, attrs.dilations);
-    if (!w) return false;
+    if (!w || (w->groups != 1 && !w->is_depthwise())) return false;
     const auto blocked = driver::templates_of_layout(*w, target_, {}, ss::NetworkLayout::kBlocked);
     if (blocked.empty()) return false;
     auto candidates = tuned_.candidates_by_blocks(*w, blocked, target_);
     const bool tuned = !candidates.empty();
+    if (!tuned && w->is_depthwise()) return false;
     if (candidates.size() > static_cast<size_t>(top_k_))
       candidates.resize(static_cast<size_t>(top_k_));
     if (!tuned) {  // the first template's default config, as compile runs it

@@ -14,6 +14,7 @@
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_template.h"
+#include "schedule_space/depthwise_conv2d_nchwc_template.h"
 
 namespace llvm {
 class Function;
@@ -52,6 +53,10 @@ void emit_conv2d_winograd_task(llvm::Module& m, llvm::IRBuilder<>& b, const Anch
                                const schedule_space::Task& task,
                                const schedule_space::ConfigSpace& space,
                                const schedule_space::Config& config);
+void emit_depthwise_conv2d_nchwc_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                                      const schedule_space::Task& task,
+                                      const schedule_space::ConfigSpace& space,
+                                      const schedule_space::Config& config);
 void emit_dense_pack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                           const schedule_space::Task& task,
                           const schedule_space::ConfigSpace& space,
@@ -87,11 +92,11 @@ void emit_conv2d_winograd(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArg
                           const schedule_space::Conv2dWorkload& w,
                           const schedule_space::WinogradSchedule& s, int lanes);
 
-/// Depthwise convolution (groups = channels, one output channel per input channel) in
-/// NCHW[b]c with b = s.oc_bn = s.ic_bn; register tiles of s.reg_n columns of one row.
+/// Depthwise convolution (groups = channels, one output channel per input channel) from
+/// NCHW[ic_bn]c to NCHW[oc_bn]c; register tiles of s.reg_n columns of one row.
 void emit_depthwise_nchwc(llvm::IRBuilder<>& b, const AnchorArgs& args,
                           const schedule_space::Conv2dWorkload& w,
-                          const schedule_space::Conv2dSchedule& s, int lanes);
+                          const schedule_space::DepthwiseSchedule& s, int lanes);
 
 /// Dense with packed weights (vectorised over output units) or plain weights (vectorised over
 /// the reduction axis).

@@ -131,7 +131,10 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
                                                         epilogue_operand_count(d.epilogue));
     args.epilogue = d.epilogue;
-    emit::emit_depthwise_nchwc(b, args, d.workload, d.schedule, lanes);
+    emit::emit_depthwise_nchwc(b, args, d.workload,
+                               schedule_space::DepthwiseSchedule{d.schedule.ic_bn, d.schedule.oc_bn,
+                                                                 d.schedule.reg_n, true},
+                               lanes);
   }
   b.CreateRetVoid();
 }

@@ -17,6 +17,7 @@ constexpr Registered kEmitters[] = {
     {schedule_space::kConv2dNCHWcWinograd, emit_conv2d_winograd_task},
     {schedule_space::kDensePack, emit_dense_pack_task},
     {schedule_space::kDenseNopack, emit_dense_nopack_task},
+    {schedule_space::kDepthwiseConv2dNCHWc, emit_depthwise_conv2d_nchwc_task},
 };
 
 }  // namespace

@@ -1,0 +1,205 @@
+#include "schedule_space/depthwise_conv2d_nchwc_template.h"
+
+#include <algorithm>
+
+#include "schedule_space/layout.h"
+#include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
+
+namespace tensortune::schedule_space {
+namespace {
+
+using util::ceil_div;
+using util::largest_divisor_at_most;
+using util::log_feature;
+
+constexpr char kName[] = "depthwise_conv2d_NCHWc.x86";
+
+int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
+
+int find_split(const Knob& k, int64_t inner_factor) {
+  for (size_t i = 0; i < k.options.size(); ++i)
+    if (inner(k.options[i]) == inner_factor) return static_cast<int>(i);
+  return -1;
+}
+
+int64_t accumulators(int64_t reg_n, int64_t oc_bn, int64_t lanes) {
+  return reg_n * ceil_div(oc_bn, lanes);
+}
+
+/// The widest register row of at most `widest` columns that divides OW and fits.
+int64_t widest_row(const Conv2dWorkload& w, int64_t oc_bn, int64_t lanes, int64_t widest) {
+  for (int64_t n = std::min<int64_t>(w.out_width(), widest); n > 1; --n)
+    if (w.out_width() % n == 0 && accumulators(n, oc_bn, lanes) <= kMaxAccumulators) return n;
+  return 1;
+}
+
+ConfigSpace depthwise_space(const Conv2dWorkload& w, int64_t lanes) {
+  std::vector<Knob> knobs;
+  knobs.push_back(make_split_knob("tile_ic", w.in_channels, 2, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_ow", w.out_width(), 2, SplitPolicy::kFactors, 64));
+  knobs.push_back(make_other_knob("unroll_kw", {KnobValue(true), KnobValue(false)}));
+  std::vector<Knob> captured = knobs;
+  auto valid = [captured, lanes](const std::vector<int32_t>& d) {
+    const int64_t oc_bn = inner(captured[1].options[d[1]]);
+    const int64_t reg_n = inner(captured[2].options[d[2]]);
+    return accumulators(reg_n, oc_bn, lanes) <= kMaxAccumulators;
+  };
+  return ConfigSpace(kName, std::move(knobs), valid);
+}
+
+/// The config of these factors, if the space has it and it is valid.
+std::optional<Config> config_of(const ConfigSpace& space, int64_t ic_bn, int64_t oc_bn,
+                                int64_t reg_n, bool unroll_kw) {
+  const auto& knobs = space.knobs();
+  std::vector<int32_t> digits{find_split(knobs[0], ic_bn), find_split(knobs[1], oc_bn),
+                              find_split(knobs[2], reg_n), unroll_kw ? 0 : 1};
+  for (int32_t d : digits)
+    if (d < 0) return std::nullopt;
+  auto c = space.config_from_digits(digits);
+  if (!c || !space.is_valid(*c)) return std::nullopt;
+  return *c;
+}
+
+class DepthwiseConv2dNCHWcTemplate final : public Template {
+ public:
+  std::string_view name() const override { return kName; }
+  std::vector<std::string_view> aliases() const override { return {"depthwise_conv2d"}; }
+  OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+  Status accepts(const Workload& w) const override {
+    return depthwise_accepts(std::get<Conv2dWorkload>(w));
+  }
+
+  ConfigSpace config_space(const Task& task) const override {
+    return depthwise_space(workload(task), task.target.vector_lanes);
+  }
+
+  // AutoTVM's fallback blocks and row (oc_bn = largest divisor of OC <= lanes, ic_bn = largest
+  // divisor of IC <= oc_bn, reg_n = largest divisor of OW <= 31, within the register budget
+  // here), with every tap unrolled: AutoTVM's fallback loops over kw, which is slower here
+  // (docs/benchmarks.md).
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    const Conv2dWorkload& w = workload(task);
+    const int64_t lanes = task.target.vector_lanes;
+    const int64_t oc_bn = largest_divisor_at_most(w.out_channels, lanes);
+    const int64_t ic_bn = largest_divisor_at_most(w.in_channels, oc_bn);
+    auto c = config_of(space, ic_bn, oc_bn, widest_row(w, oc_bn, lanes, 31), true);
+    TT_CHECK(c.has_value()) << "depthwise fallback outside its space";
+    return *c;
+  }
+
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{"ic_bn",
+                                                "oc_bn",
+                                                "reg_n",
+                                                "unroll_kw",
+                                                "vectors",
+                                                "accumulators",
+                                                "full_vectors",
+                                                "ow_tail",
+                                                "parallel",
+                                                "tiles_per_task",
+                                                "taps",
+                                                "blocks_differ",
+                                                "input_tile_bytes",
+                                                "weight_bytes",
+                                                "stride"};
+    return names;
+  }
+
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const int64_t lanes = task.target.vector_lanes;
+    const Conv2dWorkload& w = workload(task);
+    const DepthwiseSchedule s = depthwise_conv2d_nchwc_schedule(space, config);
+    const int64_t ow = w.out_width();
+    const int64_t vectors = ceil_div(s.oc_bn, lanes);
+    const int64_t acc = accumulators(s.reg_n, s.oc_bn, lanes);
+    const int64_t taps = w.kernel_h * w.kernel_w;
+    const int64_t in_cols = (s.reg_n - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;
+    return {log_feature(s.ic_bn),
+            log_feature(s.oc_bn),
+            log_feature(s.reg_n),
+            s.unroll_kw ? 1.0f : 0.0f,
+            static_cast<float>(vectors),
+            static_cast<float>(acc),
+            s.oc_bn % lanes == 0 ? 1.0f : 0.0f,
+            static_cast<float>(ow % s.reg_n) / static_cast<float>(s.reg_n),
+            log_feature(w.batch * (w.out_channels / s.oc_bn) * w.out_height()),
+            log_feature(ceil_div(ow, s.reg_n)),
+            static_cast<float>(taps),
+            s.ic_bn == s.oc_bn                                 ? 0.0f
+            : s.ic_bn % s.oc_bn == 0 || s.oc_bn % s.ic_bn == 0 ? 1.0f
+                                                               : 2.0f,
+            log_feature(4.0 * w.kernel_h * in_cols * s.oc_bn),
+            log_feature(4.0 * taps * s.oc_bn),
+            static_cast<float>(w.stride_w)};
+  }
+
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const Conv2dWorkload& w = workload(task);
+    const DepthwiseSchedule s = depthwise_conv2d_nchwc_schedule(space, config);
+    KernelSignature sig;
+    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
+    sig.weight_shape = {w.out_channels / s.oc_bn, 1, w.kernel_h, w.kernel_w, 1, s.oc_bn};
+    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
+    sig.parallel_extent = w.batch * (w.out_channels / s.oc_bn) * w.out_height();
+    sig.ic_block = s.ic_bn;
+    sig.oc_block = s.oc_bn;
+    return sig;
+  }
+
+  Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {
+    return pack_nchwc(data, sig.ic_block);
+  }
+  Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const override {
+    return pack_oihwio(weight, 1, sig.oc_block);
+  }
+  Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
+    return unpack_nchwc(out);
+  }
+  Tensor output_from_plain(const KernelSignature& sig, const Tensor& plain) const override {
+    return pack_nchwc(plain, sig.oc_block);
+  }
+
+  // The widest register row of at most 31 columns that fits, every tap unrolled.
+  std::optional<Config> config_for_blocks(const Task& task, const ConfigSpace& space,
+                                          int64_t ic_block, int64_t oc_block) const override {
+    const Conv2dWorkload& w = workload(task);
+    return config_of(space, ic_block, oc_block,
+                     widest_row(w, oc_block, task.target.vector_lanes, 31), true);
+  }
+
+ private:
+  static const Conv2dWorkload& workload(const Task& task) {
+    return std::get<Conv2dWorkload>(task.workload);
+  }
+};
+
+}  // namespace
+
+Status depthwise_accepts(const Conv2dWorkload& w) {
+  if (w.is_depthwise()) return ok_status();
+  return invalid_argument(std::string(kName) +
+                          " serves depthwise convolutions (groups = in_channels = out_channels);"
+                          " this one has groups = " +
+                          std::to_string(w.groups) + " (" + describe_workload(w) + ")");
+}
+
+DepthwiseSchedule depthwise_conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config) {
+  DepthwiseSchedule s;
+  s.ic_bn = inner(space.value(config, "tile_ic"));
+  s.oc_bn = inner(space.value(config, "tile_oc"));
+  s.reg_n = inner(space.value(config, "tile_ow"));
+  s.unroll_kw = std::get<bool>(space.value(config, "unroll_kw"));
+  return s;
+}
+
+const Template& depthwise_conv2d_nchwc_template() {
+  static const DepthwiseConv2dNCHWcTemplate instance;
+  return instance;
+}
+
+}  // namespace tensortune::schedule_space
