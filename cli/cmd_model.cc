@@ -75,17 +75,24 @@ Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool 
         "(%d of them alternatives (another template, e.g. Winograd) to a task above them for the "
         "same layers: tuning measures both, compile takes the faster per layer)\n",
         static_cast<int>(alternatives));
-  std::printf("%3s  %-25s %-52s %9s %5s  %s\n", "#", "template", "workload", "MFLOP", "uses",
-              "first node");
+  // Columns as wide as their longest entry.
+  int name_width = 8, workload_width = 8;
+  for (const auto& t : extraction.tasks) {
+    name_width = std::max(name_width, static_cast<int>(t.task.template_name.size()));
+    workload_width =
+        std::max(workload_width, static_cast<int>(ss::describe_workload(t.task.workload).size()));
+  }
+  std::printf("%3s  %-*s %-*s %9s %5s  %s\n", "#", name_width, "template", workload_width,
+              "workload", "MFLOP", "uses", "first node");
   double total = 0;
   for (size_t i = 0; i < extraction.tasks.size(); ++i) {
     const auto& t = extraction.tasks[i];
     const double flop = ss::task_flop(t.task);
     // An alternative computes the same layers: count their work once.
     if (!alternative[i]) total += flop * t.nodes.size();
-    std::printf("%3zu  %-25s %-52s %9.1f %5zu  %s\n", i + 1, t.task.template_name.c_str(),
-                ss::describe_workload(t.task.workload).c_str(), flop / 1e6, t.nodes.size(),
-                t.nodes.front().c_str());
+    std::printf("%3zu  %-*s %-*s %9.1f %5zu  %s\n", i + 1, name_width, t.task.template_name.c_str(),
+                workload_width, ss::describe_workload(t.task.workload).c_str(), flop / 1e6,
+                t.nodes.size(), t.nodes.front().c_str());
   }
   std::printf("%.3f GFLOP in tunable operators per run\n", total / 1e9);
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());

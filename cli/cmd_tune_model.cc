@@ -125,7 +125,7 @@ class TotalProgress {
 
 struct Row {
   int number;
-  std::string workload;
+  std::string op, workload;
   double best;
   int64_t trials;
   double seconds;
@@ -190,9 +190,11 @@ Status run_tune_model(const TuneModelFlags& f) {
       if (!summary) return fail(summary.error().with_context("task " + std::to_string(i + 1)));
       const auto& p = summary->result.progress;
       rows[i] = Row{i + 1,
-                    std::string(ss::template_of(extraction.tasks[i].task).op_name()) + "  " +
-                        ss::describe_workload(extraction.tasks[i].task.workload),
-                    p.best_gflops, p.done, p.elapsed_s};
+                    std::string(ss::template_of(extraction.tasks[i].task).op_name()),
+                    ss::describe_workload(extraction.tasks[i].task.workload),
+                    p.best_gflops,
+                    p.done,
+                    p.elapsed_s};
       if (selected.size() > 1) total.on_task_done(i, p);
     }
   };
@@ -204,12 +206,20 @@ Status run_tune_model(const TuneModelFlags& f) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  std::printf("\n%3s  %-75s %12s %7s %9s\n", "#", "template  workload", "best GFLOPS", "trials",
-              "seconds");
+  // Columns as wide as their longest entry.
+  int name_width = 8, workload_width = 8;
+  for (const auto& r : rows)
+    if (r) {
+      name_width = std::max(name_width, static_cast<int>(r->op.size()));
+      workload_width = std::max(workload_width, static_cast<int>(r->workload.size()));
+    }
+  std::printf("\n%3s  %-*s  %-*s %12s %7s %9s\n", "#", name_width, "template", workload_width,
+              "workload", "best GFLOPS", "trials", "seconds");
   for (const auto& r : rows)
     if (r)
-      std::printf("%3d  %-75s %12.2f %7lld %9.1f\n", r->number, r->workload.c_str(), r->best,
-                  static_cast<long long>(r->trials), r->seconds);
+      std::printf("%3d  %-*s  %-*s %12.2f %7lld %9.1f\n", r->number, name_width, r->op.c_str(),
+                  workload_width, r->workload.c_str(), r->best, static_cast<long long>(r->trials),
+                  r->seconds);
   std::printf("tuned %zu task%s in %.1f s of wall-clock%s\n", selected.size(),
               selected.size() == 1 ? "" : "s", wall,
               parallel > 1 ? (" (" + std::to_string(parallel) + " at once)").c_str() : "");

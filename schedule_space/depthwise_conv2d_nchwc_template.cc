@@ -75,16 +75,17 @@ class DepthwiseConv2dNCHWcTemplate final : public Template {
     return depthwise_space(workload(task), task.target.vector_lanes);
   }
 
-  // AutoTVM's fallback blocks and row (oc_bn = largest divisor of OC <= lanes, ic_bn = largest
-  // divisor of IC <= oc_bn, reg_n = largest divisor of OW <= 31, within the register budget
-  // here), with every tap unrolled: AutoTVM's fallback loops over kw, which is slower here
-  // (docs/benchmarks.md).
+  // AutoTVM's fallback blocks (oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor
+  // of IC <= oc_bn), with rows of at most 8 columns and every tap unrolled: in compiled
+  // networks that ran stride-1 layers up to 1.8x faster than AutoTVM's fallback row (the largest
+  // divisor of OW <= 31, a loop over kw), whose accumulators spill with 16 vector registers
+  // (docs/depthwise.md).
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     const Conv2dWorkload& w = workload(task);
     const int64_t lanes = task.target.vector_lanes;
     const int64_t oc_bn = largest_divisor_at_most(w.out_channels, lanes);
     const int64_t ic_bn = largest_divisor_at_most(w.in_channels, oc_bn);
-    auto c = config_of(space, ic_bn, oc_bn, widest_row(w, oc_bn, lanes, 31), true);
+    auto c = config_of(space, ic_bn, oc_bn, widest_row(w, oc_bn, lanes, 8), true);
     TT_CHECK(c.has_value()) << "depthwise fallback outside its space";
     return *c;
   }
@@ -164,12 +165,12 @@ class DepthwiseConv2dNCHWcTemplate final : public Template {
     return pack_nchwc(plain, sig.oc_block);
   }
 
-  // The widest register row of at most 31 columns that fits, every tap unrolled.
+  // The fallback's row and unrolled taps for the node's blocks.
   std::optional<Config> config_for_blocks(const Task& task, const ConfigSpace& space,
                                           int64_t ic_block, int64_t oc_block) const override {
     const Conv2dWorkload& w = workload(task);
     return config_of(space, ic_block, oc_block,
-                     widest_row(w, oc_block, task.target.vector_lanes, 31), true);
+                     widest_row(w, oc_block, task.target.vector_lanes, 8), true);
   }
 
  private:
