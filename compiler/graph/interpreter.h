@@ -11,6 +11,10 @@
 
 #include "compiler/graph/graph.h"
 
+namespace tensortune {
+class ThreadPool;
+}
+
 namespace tensortune::graph {
 
 /// Evaluates one node on concrete inputs (used by the interpreter and by FoldConstant).
@@ -24,6 +28,21 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
 Expected<Tensor> evaluate_on_constants(const Graph& graph, const Node& node,
                                        const std::vector<ValueId>& inputs,
                                        const TensorType& output_type);
+
+/// While one is in scope on a thread, the interpreter's loops on that thread split over `pool`
+/// (which counts the thread itself) instead of the default pool of one thread per core: an
+/// executor scopes its own pool around interpreted steps, so that they keep to its thread
+/// count. Scopes nest; the pool must outlive the scope.
+class ScopedInterpreterPool {
+ public:
+  explicit ScopedInterpreterPool(ThreadPool& pool);
+  ~ScopedInterpreterPool();
+  ScopedInterpreterPool(const ScopedInterpreterPool&) = delete;
+  ScopedInterpreterPool& operator=(const ScopedInterpreterPool&) = delete;
+
+ private:
+  ThreadPool* previous_;
+};
 
 /// Runs the graph. Every graph input must be bound by name with its exact type; the error
 /// names a missing, unknown or mistyped input. Returns the graph outputs in order.

@@ -5,14 +5,28 @@
 #include <limits>
 #include <thread>
 
+#include "compiler/graph/interpreter.h"
 #include "compiler/graph/kernels.h"
 #include "compiler/graph/shape_rules.h"
 #include "support/thread_pool.h"
 
 namespace tensortune::graph::kernels {
 
+namespace {
+
+thread_local ThreadPool* scoped_pool = nullptr;
+
+/// One thread per core, started on first use: the interpreter's pool where no caller scoped
+/// its own (tests and FoldConstant).
+ThreadPool& default_pool() {
+  static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return pool;
+}
+
+}  // namespace
+
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
-  static ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
+  ThreadPool& pool = scoped_pool ? *scoped_pool : default_pool();
   if (n <= 1 || pool.size() == 1) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;
@@ -274,3 +288,13 @@ Tensor softmax(const Tensor& x, int64_t axis) {
 }
 
 }  // namespace tensortune::graph::kernels
+
+namespace tensortune::graph {
+
+ScopedInterpreterPool::ScopedInterpreterPool(ThreadPool& pool) : previous_(kernels::scoped_pool) {
+  kernels::scoped_pool = &pool;
+}
+
+ScopedInterpreterPool::~ScopedInterpreterPool() { kernels::scoped_pool = previous_; }
+
+}  // namespace tensortune::graph

@@ -193,6 +193,8 @@ std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
       if (bytes > 0) std::memcpy(dst, value_ptr[v], bytes);
       return &local.emplace(v, std::move(t)).first->second;
     };
+    // The interpreter's loops keep to this executable's threads.
+    const graph::ScopedInterpreterPool threads(*pool);
     for (int i : step.nodes) {
       const graph::Node& n = g.nodes()[i];
       std::vector<const Tensor*> inputs;

@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "compiler/graph/interpreter.h"
+#include "compiler/graph/kernels.h"
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/printer.h"
 #include "compiler/measure/reference_ops.h"
+#include "support/thread_pool.h"
 
 namespace tensortune::graph {
 namespace {
@@ -250,3 +254,29 @@ TEST(Printer, ShowsTypesAttributesAndSummary) {
 
 }  // namespace
 }  // namespace tensortune::graph
+
+// The interpreter's loops run on the pool a caller scoped (an executor's, sized by --threads),
+// and go back to the previous one when the scope ends.
+TEST(Interpreter, LoopsKeepToTheScopedPool) {
+  auto threads_used = [] {
+    std::mutex mu;
+    std::set<std::thread::id> ids;
+    tensortune::graph::kernels::parallel_for(64, [&](int64_t) {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    });
+    return ids;
+  };
+  tensortune::ThreadPool one(1), three(3);
+  {
+    const tensortune::graph::ScopedInterpreterPool scope(one);
+    EXPECT_EQ(threads_used(), std::set<std::thread::id>{std::this_thread::get_id()});
+    {
+      const tensortune::graph::ScopedInterpreterPool inner(three);
+      const auto ids = threads_used();
+      EXPECT_EQ(ids.size(), 3u);  // 64 jobs dealt round-robin: every thread of the pool has some
+      EXPECT_TRUE(ids.contains(std::this_thread::get_id()));
+    }
+    EXPECT_EQ(threads_used(), std::set<std::thread::id>{std::this_thread::get_id()});
+  }
+}
