@@ -119,6 +119,7 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
     const std::string& credential = caller_.name;
     name_ = reg_.name().substr(0, 256).empty() ? ctx_->peer() : reg_.name().substr(0, 256);
     if (!credential.empty() && credential != "shared") name_ = credential + "/" + name_;
+    if (core_.dispatcher->name_registered(name_)) return name_taken();
     // Registered goes first in the queue: a device treats it as "you are in", and work the
     // dispatcher sends at once from add_device queues behind it.
     v1::TrackerMessage hello;
@@ -131,6 +132,7 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
       std::lock_guard<std::mutex> lock(link->mu);
       if (link->session) ctx->TryCancel();
     };
+    Dispatcher::Refusal refused = Dispatcher::Refusal::kNone;
     id_ = core_.dispatcher->add_device(
         reg_.device_key(), reg_.slots(), name_,
         [link](const v1::WorkItem& work) {
@@ -138,7 +140,8 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
           *m.mutable_work() = work;
           return send_message(link, std::move(m));
         },
-        cancel, describe_gpus(reg_), peak);
+        cancel, describe_gpus(reg_), peak, &refused);
+    if (refused == Dispatcher::Refusal::kNameTaken) return name_taken();
     if (id_ == 0) return key_full();  // the key filled up since key_has_room
     if (peak == 0)
       logger("tracker")->warn("device {} '{}' stated no peak GFLOPS: its timings are not bounded",
@@ -147,6 +150,15 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
     if (!credential.empty())
       session_ = core_.add_session({credential, caller_.token, kRoleDevice, cancel});
     return grpc::Status::OK;
+  }
+
+  grpc::Status name_taken() const {
+    logger("tracker")->warn("refused a second device named '{}' (key {}) from {}", name_,
+                            reg_.device_key(), ctx_->peer());
+    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
+                        "register.name: a device named '" + name_ +
+                            "' is registered; give each device its own --name (this one "
+                            "retries, and gets in once the other leaves)");
   }
 
   grpc::Status key_full() const {

@@ -34,13 +34,22 @@ Dispatcher::Dispatcher(DispatcherOptions options, Recorder recorder, DispatchObs
 
 uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::string& name,
                                 SendWork send, std::function<void()> disconnect,
-                                std::string hardware, double peak_gflops) {
+                                std::string hardware, double peak_gflops, Refusal* refused) {
   std::vector<Send> sends;
   uint64_t id;
+  if (refused) *refused = Refusal::kNone;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [_, other] : devices_)
+      if (other.name == name) {
+        if (refused) *refused = Refusal::kNameTaken;
+        return 0;
+      }
     int& of_key = devices_per_key_[key];
-    if (of_key >= options_.max_devices_per_key) return 0;
+    if (of_key >= options_.max_devices_per_key) {
+      if (refused) *refused = Refusal::kKeyFull;
+      return 0;
+    }
     ++of_key;
     id = next_id_++;
     Device d;
@@ -58,6 +67,13 @@ uint64_t Dispatcher::add_device(const std::string& key, int slots, const std::st
   logger("tracker")->info("device {} '{}' registered: key {}, {} slot(s)", id, name, key, slots);
   run(std::move(sends), {}, {});
   return id;
+}
+
+bool Dispatcher::name_registered(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [_, d] : devices_)
+    if (d.name == name) return true;
+  return false;
 }
 
 bool Dispatcher::key_has_room(const std::string& key) const {

@@ -118,12 +118,17 @@ class Dispatcher {
   /// `disconnect` is called (outside the lock) when the dispatcher drops the device.
   /// `hardware` describes it in status (a GPU server's GPUs); may be empty. `peak_gflops`: one
   /// slot's peak (0: not stated, its results are not bounded). Returns 0, adding nothing, when
-  /// the key already has options.max_devices_per_key devices.
+  /// the key already has options.max_devices_per_key devices, or when a registered device has
+  /// this name (names tell devices apart in the archive and in --exclude-device); `refused`
+  /// then says which.
+  enum class Refusal { kNone, kKeyFull, kNameTaken };
   uint64_t add_device(const std::string& key, int slots, const std::string& name, SendWork send,
                       std::function<void()> disconnect, std::string hardware = {},
-                      double peak_gflops = 0);
+                      double peak_gflops = 0, Refusal* refused = nullptr);
   /// Whether the key has room for another device (checked again by add_device).
   bool key_has_room(const std::string& key) const;
+  /// Whether a registered device has this name (checked again by add_device).
+  bool name_registered(const std::string& name) const;
   /// Drops the device (its stream ended): its leased items are re-queued.
   void remove_device(uint64_t device_id);
   void heartbeat(uint64_t device_id);

@@ -359,5 +359,22 @@ TEST(Dispatcher, ArchivedResultsCompleteWithoutDispatch) {
   EXPECT_FALSE(d.job_finished(j));
 }
 
+TEST(Dispatcher, ANameHoldsOneDeviceAtATime) {
+  Dispatcher d(DispatcherOptions{});
+  FakeDevice a, b, c;
+  const uint64_t ia = d.add_device("k", 1, "box", a.sender(), nullptr);
+  ASSERT_NE(ia, 0u);
+  EXPECT_TRUE(d.name_registered("box"));
+  Dispatcher::Refusal why = Dispatcher::Refusal::kNone;
+  EXPECT_EQ(d.add_device("other-key", 1, "box", b.sender(), nullptr, "", 0, &why), 0u);
+  EXPECT_EQ(why, Dispatcher::Refusal::kNameTaken);
+  EXPECT_EQ(d.status().devices_size(), 1);
+  EXPECT_NE(d.add_device("k", 1, "box2", c.sender(), nullptr, "", 0, &why), 0u);
+  EXPECT_EQ(why, Dispatcher::Refusal::kNone);
+  d.remove_device(ia);
+  EXPECT_FALSE(d.name_registered("box"));
+  EXPECT_NE(d.add_device("other-key", 1, "box", b.sender(), nullptr), 0u);
+}
+
 }  // namespace
 }  // namespace tensortune::tracker

@@ -903,5 +903,46 @@ TEST_F(Farm, ASecondTrackerOnTheSameArchiveIsRefused) {
   ASSERT_GT(start_tracker(), 0) << read_text(path("tracker.log"));
 }
 
+// Two devices started with the same --name: the second is refused (ALREADY_EXISTS, retried)
+// while the first is registered, so that the archive's device column and --exclude-device tell
+// them apart; once the first leaves, the second gets in under that name.
+TEST_F(Farm, ASecondDeviceWithTheSameNameWaitsUntilTheFirstLeaves) {
+  ASSERT_GT(start_tracker(), 0) << read_text(path("tracker.log"));
+  auto device = [&](const std::string& log) {
+    return std::make_unique<Process>(
+        kBinary,
+        std::vector<std::string>{"device", "--tracker", "127.0.0.1:" + std::to_string(port_),
+                                 "--key", "sim", "--name", "box", "--simulate-ms", "5"},
+        path(log));
+  };
+  auto first = device("first.log");
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1)) << read_text(path("tracker.log"));
+  auto second = device("second.log");
+  // Wait for the refusal itself, in the second device's log.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (read_text(path("second.log")).find("a device named 'box' is registered") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string refused = read_text(path("second.log"));
+  EXPECT_NE(refused.find("a device named 'box' is registered"), std::string::npos) << refused;
+  EXPECT_TRUE(second->alive()) << "a refused name is retried, not fatal";
+  auto s = c->status();
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->devices_size(), 1);
+  const uint64_t first_id = s->devices(0).device_id();
+  first->kill9();
+  // The tracker drops the first (its stream ends), and the second registers as 'box'.
+  bool replaced = false;
+  while (!replaced && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(30)) {
+    auto st = c->status();
+    replaced = st && st->devices_size() == 1 && st->devices(0).device_id() != first_id &&
+               st->devices(0).name() == "box";
+    if (!replaced) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(replaced) << read_text(path("tracker.log"));
+}
+
 }  // namespace
 }  // namespace tensortune::testing
