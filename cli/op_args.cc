@@ -49,7 +49,8 @@ Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std
 
 Expected<ss::Target> op_target(const std::string& target) {
   if (target == "llvm") return codegen::host_target();
-  if (target == "cuda") return ss::Target{ss::cuda_target_spec(80), 1};
+  if (target == "cuda")
+    return ss::Target{ss::cuda_target_spec(ss::kDefaultCudaComputeCapability), 1};
   std::string spec = target;
   if (target.starts_with("cuda-sm")) spec = "cuda -arch=sm_" + target.substr(7);
   if (spec.starts_with("cuda ")) {

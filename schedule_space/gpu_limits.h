@@ -57,6 +57,9 @@ bool fits_universal_limits(const GpuKernelUsage& usage, int64_t accumulators);
 
 /// "cuda -arch=sm_90" for compute capability 90. The CUDA target's spec in tasks and records.
 std::string cuda_target_spec(int compute_capability);
+/// The compute capability a bare `--target cuda` means (sm_80, Ampere): its code runs on every
+/// GPU of that capability or newer.
+inline constexpr int kDefaultCudaComputeCapability = 80;
 /// 90 from "cuda -arch=sm_90"; fails naming the spec when it is not a CUDA target with an arch.
 Expected<int> cuda_compute_capability(const std::string& target_spec);
 

@@ -56,7 +56,7 @@ std::map<std::string, ss::TemplateConfig> load_graph_best(const std::string& pat
 
 Expected<std::optional<int>> cuda_target_capability(const std::string& target) {
   if (target.empty() || target == "llvm") return std::optional<int>();
-  if (target == "cuda") return std::optional<int>(80);
+  if (target == "cuda") return std::optional<int>(ss::kDefaultCudaComputeCapability);
   std::string spec = target;
   if (target.starts_with("cuda-sm")) spec = "cuda -arch=sm_" + target.substr(7);
   if (spec.starts_with("cuda ")) {
