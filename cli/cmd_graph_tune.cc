@@ -23,6 +23,7 @@
 #include "records/record_decoding.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
+#include "support/work_queue.h"
 #include "tracker/tracker_client.h"
 #include "tuner/graph_tuner/network_problem.h"
 #include "tuner/graph_tuner/transform_costs.h"
@@ -136,28 +137,21 @@ Expected<gt::TransformTimer> farm_transform_timer(const GraphTuneFlags& f, const
   return gt::TransformTimer([=](const std::vector<gt::Transform>& transforms,
                                 const std::function<void(int, int)>& progress) {
     std::vector<gt::TransformTiming> out(transforms.size(), unavailable("not timed"));
-    std::atomic<size_t> next{0};
     std::mutex mu;
     int done = 0;
-    auto worker = [&] {
-      for (size_t i = next++; i < transforms.size(); i = next++) {
-        auto r = client->measure_layout_transform(gt::transform_workload(transforms[i]), target,
-                                                  timing, key, "graph-tune layout transforms");
-        std::lock_guard<std::mutex> lock(mu);
-        if (!r)
-          out[i] = r.error();
-        else if (!r->ok())
-          out[i] = Error{ErrorCode::kInternal,
-                         std::string(ss::measure_error_name(r->error_no)) + ": " + r->error_msg};
-        else
-          out[i] = r->mean_cost();
-        if (progress) progress(++done, static_cast<int>(transforms.size()));
-      }
-    };
-    std::vector<std::thread> workers;
-    for (int w = 0; w < std::min<int>(parallel, static_cast<int>(transforms.size())); ++w)
-      workers.emplace_back(worker);
-    for (auto& w : workers) w.join();
+    for_each_item(transforms.size(), parallel, [&](size_t i) {
+      auto r = client->measure_layout_transform(gt::transform_workload(transforms[i]), target,
+                                                timing, key, "graph-tune layout transforms");
+      std::lock_guard<std::mutex> lock(mu);
+      if (!r)
+        out[i] = r.error();
+      else if (!r->ok())
+        out[i] = Error{ErrorCode::kInternal,
+                       std::string(ss::measure_error_name(r->error_no)) + ": " + r->error_msg};
+      else
+        out[i] = r->mean_cost();
+      if (progress) progress(++done, static_cast<int>(transforms.size()));
+    });
     return out;
   });
 }

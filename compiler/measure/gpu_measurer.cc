@@ -8,6 +8,7 @@
 
 #include "compiler/measure/reference_ops.h"
 #include "support/log.h"
+#include "support/work_queue.h"
 
 namespace tensortune::measure {
 
@@ -57,17 +58,10 @@ std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
   sources.reserve(configs.size());
   for (const ss::Config& c : configs) sources.push_back(cuda::emit_cuda_kernel(task_, space, c));
   std::vector<std::optional<Expected<cuda::CompiledKernel>>> compiled(configs.size());
-  std::atomic<size_t> next{0};
-  auto compile_some = [&] {
-    for (size_t i; (i = next++) < configs.size();)
-      if (sources[i]) compiled[i] = cuda::compile_for_gpu(device_, *sources[i]);
-  };
-  const size_t threads =
-      std::min<size_t>(configs.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(compile_some);
-  compile_some();
-  for (std::thread& t : pool) t.join();
+  for_each_item(configs.size(), static_cast<int>(std::thread::hardware_concurrency()),
+                [&](size_t i) {
+                  if (sources[i]) compiled[i] = cuda::compile_for_gpu(device_, *sources[i]);
+                });
   const double batch_compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -12,6 +12,7 @@
 #include "compiler/measure/reference_ops.h"
 #include "support/aligned_buffer.h"
 #include "support/log.h"
+#include "support/work_queue.h"
 
 namespace tensortune::measure {
 using codegen::compile_kernel;
@@ -121,27 +122,18 @@ std::vector<MeasureResult> LocalMeasurer::measure(const ss::ConfigSpace& space,
   // Build every kernel of the batch first, in parallel, then time them one at a time on a
   // quiet machine.
   std::vector<Built> built(configs.size());
-  std::atomic<size_t> next{0};
-  auto build = [&] {
-    for (size_t i = next++; i < configs.size(); i = next++) {
-      const auto t0 = std::chrono::steady_clock::now();
-      try {
-        built[i].kernel.emplace(compile_kernel(task_, space, configs[i]));
-      } catch (const std::exception& e) {
-        built[i].exception = e.what();
-      }
-      built[i].wall_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int threads = options_.compile_threads > 0
+                          ? options_.compile_threads
+                          : static_cast<int>(std::thread::hardware_concurrency());
+  for_each_item(configs.size(), threads, [&](size_t i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      built[i].kernel.emplace(compile_kernel(task_, space, configs[i]));
+    } catch (const std::exception& e) {
+      built[i].exception = e.what();
     }
-  };
-  int threads = options_.compile_threads > 0
-                    ? options_.compile_threads
-                    : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(configs.size())));
-  std::vector<std::thread> workers;
-  for (int t = 1; t < threads; ++t) workers.emplace_back(build);
-  build();
-  for (auto& w : workers) w.join();
+    built[i].wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
 
   std::vector<MeasureResult> results;
   results.reserve(configs.size());

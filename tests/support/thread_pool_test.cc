@@ -9,8 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
+
+#include "support/work_queue.h"
 
 namespace tensortune {
 namespace {
@@ -127,6 +130,23 @@ TEST(ThreadPoolTest, ASequenceOfLoopsSeesEachLoopsWritesAndKeepsTheSplit) {
     for (int t = 0; t < threads; ++t)
       EXPECT_EQ(slices[static_cast<size_t>(t)],
                 std::make_pair(kExtent * t / threads, kExtent * (t + 1) / threads));
+  }
+}
+
+TEST(ForEachItem, EveryItemRunsOnceOnAtMostTheThreadsAsked) {
+  for (const auto& [count, threads] :
+       std::vector<std::pair<size_t, int>>{{0, 4}, {1, 4}, {3, 8}, {100, 3}, {100, 0}}) {
+    std::vector<std::atomic<int>> runs(count);
+    std::mutex mu;
+    std::set<std::thread::id> ids;
+    for_each_item(count, threads, [&](size_t i) {
+      ++runs[i];
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    });
+    for (size_t i = 0; i < count; ++i) EXPECT_EQ(runs[i].load(), 1) << "item " << i;
+    EXPECT_LE(ids.size(), static_cast<size_t>(std::max(threads, 1)));
+    if (count > 0) EXPECT_GE(ids.size(), 1u);
   }
 }
 
