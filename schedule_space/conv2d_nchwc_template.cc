@@ -11,16 +11,9 @@ namespace tensortune::schedule_space {
 namespace {
 
 using util::ceil_div;
+using util::inner_factor;
 using util::largest_divisor_at_most;
 using util::log_feature;
-
-int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
-
-int find_split(const Knob& k, int64_t inner_factor) {
-  for (size_t i = 0; i < k.options.size(); ++i)
-    if (inner(k.options[i]) == inner_factor) return static_cast<int>(i);
-  return 0;
-}
 
 bool is_1x1(const Conv2dWorkload& w) { return w.kernel_h == 1 && w.kernel_w == 1; }
 
@@ -44,8 +37,8 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
   const size_t oh_pos = knobs.size() - 2;
   std::vector<Knob> captured = knobs;
   auto valid = [captured, lanes, oh, oh_pos](const std::vector<int32_t>& d) {
-    const int64_t oc_bn = inner(captured[1].options[d[1]]);
-    const int64_t reg_n = inner(captured[2].options[d[2]]);
+    const int64_t oc_bn = inner_factor(captured[1].options[d[1]]);
+    const int64_t reg_n = inner_factor(captured[2].options[d[2]]);
     const int64_t reg_h = std::get<int64_t>(captured[oh_pos].options[d[oh_pos]]);
     const int64_t vectors = (oc_bn + lanes - 1) / lanes;
     return reg_h <= oh && reg_h * reg_n * vectors <= kMaxAccumulators;
@@ -55,9 +48,9 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
 
 Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config) {
   Conv2dSchedule s;
-  s.ic_bn = inner(space.value(config, "tile_ic"));
-  s.oc_bn = inner(space.value(config, "tile_oc"));
-  s.reg_n = inner(space.value(config, "tile_ow"));
+  s.ic_bn = inner_factor(space.value(config, "tile_ic"));
+  s.oc_bn = inner_factor(space.value(config, "tile_oc"));
+  s.reg_n = inner_factor(space.value(config, "tile_ow"));
   s.reg_h = std::get<int64_t>(space.value(config, "tile_oh"));
   s.oc_inner = std::get<bool>(space.value(config, "oc_inner"));
   if (space.knob_position("unroll_kw") >= 0)
@@ -75,9 +68,9 @@ Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, i
   const int64_t reg_n =
       largest_divisor_at_most(w.out_width(), std::min<int64_t>(31, kMaxAccumulators / vectors));
   std::vector<int32_t> digits(knobs.size(), 0);
-  digits[0] = find_split(knobs[0], ic_bn);
-  digits[1] = find_split(knobs[1], oc_bn);
-  digits[2] = find_split(knobs[2], reg_n);
+  digits[0] = util::split_with_inner(knobs[0], ic_bn);
+  digits[1] = util::split_with_inner(knobs[1], oc_bn);
+  digits[2] = util::split_with_inner(knobs[2], reg_n);
   const int kw = space.knob_position("unroll_kw");
   if (kw >= 0) digits[kw] = 1;  // false
   auto c = space.config_from_digits(digits);
@@ -193,8 +186,8 @@ class Conv2dNCHWcTemplate final : public Template {
     std::vector<int32_t> digits(knobs.size(), 0);
     const int64_t factors[] = {s.ic_bn, s.oc_bn, s.reg_n};
     for (size_t k = 0; k < 3; ++k) {
-      digits[k] = find_split(knobs[k], factors[k]);
-      if (inner(knobs[k].options[digits[k]]) != factors[k]) return std::nullopt;
+      digits[k] = util::split_with_inner(knobs[k], factors[k]);
+      if (digits[k] < 0) return std::nullopt;
     }
     if (const int kw = space.knob_position("unroll_kw"); kw >= 0) digits[kw] = 1;  // false
     auto c = space.config_from_digits(digits);

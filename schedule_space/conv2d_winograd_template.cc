@@ -22,8 +22,6 @@ constexpr int64_t kOcSplits[] = {1, 2, 4, 8};
 // 0 first, for the same reason.
 constexpr int64_t kPrefetch[] = {0, 1};
 
-int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
-
 // Knob positions, fixed by conv2d_winograd_space (prefetch, last, plays no part in validity).
 enum Position { kIc = 0, kOc = 1, kM = 2, kRegT = 3, kBlockT = 4, kOcSplit = 5 };
 
@@ -87,8 +85,8 @@ ConfigSpace conv2d_winograd_space(const Conv2dWorkload& w, int vector_lanes) {
   const int64_t lanes = vector_lanes;
   auto valid = [captured, lanes, w](const std::vector<int32_t>& d) {
     WinogradSchedule s;
-    s.ic_bn = inner(captured[kIc].options[d[kIc]]);
-    s.oc_bn = inner(captured[kOc].options[d[kOc]]);
+    s.ic_bn = util::inner_factor(captured[kIc].options[d[kIc]]);
+    s.oc_bn = util::inner_factor(captured[kOc].options[d[kOc]]);
     s.m = static_cast<int>(std::get<int64_t>(captured[kM].options[d[kM]]));
     s.reg_t = std::get<int64_t>(captured[kRegT].options[d[kRegT]]);
     s.block_t = std::get<int64_t>(captured[kBlockT].options[d[kBlockT]]);
@@ -100,8 +98,8 @@ ConfigSpace conv2d_winograd_space(const Conv2dWorkload& w, int vector_lanes) {
 
 WinogradSchedule conv2d_winograd_schedule(const ConfigSpace& space, const Config& config) {
   WinogradSchedule s;
-  s.ic_bn = inner(space.value(config, "tile_ic"));
-  s.oc_bn = inner(space.value(config, "tile_oc"));
+  s.ic_bn = util::inner_factor(space.value(config, "tile_ic"));
+  s.oc_bn = util::inner_factor(space.value(config, "tile_oc"));
   s.m = static_cast<int>(std::get<int64_t>(space.value(config, "tile_m")));
   s.reg_t = std::get<int64_t>(space.value(config, "reg_t"));
   s.block_t = std::get<int64_t>(space.value(config, "block_t"));

@@ -10,18 +10,11 @@ namespace tensortune::schedule_space {
 namespace {
 
 using util::ceil_div;
+using util::inner_factor;
 using util::largest_divisor_at_most;
 using util::log_feature;
 
 constexpr char kName[] = "depthwise_conv2d_NCHWc.x86";
-
-int64_t inner(const KnobValue& v) { return std::get<std::vector<int64_t>>(v).back(); }
-
-int find_split(const Knob& k, int64_t inner_factor) {
-  for (size_t i = 0; i < k.options.size(); ++i)
-    if (inner(k.options[i]) == inner_factor) return static_cast<int>(i);
-  return -1;
-}
 
 int64_t accumulators(int64_t reg_n, int64_t oc_bn, int64_t lanes) {
   return reg_n * ceil_div(oc_bn, lanes);
@@ -42,8 +35,8 @@ ConfigSpace depthwise_space(const Conv2dWorkload& w, int64_t lanes) {
   knobs.push_back(make_other_knob("unroll_kw", {KnobValue(true), KnobValue(false)}));
   std::vector<Knob> captured = knobs;
   auto valid = [captured, lanes](const std::vector<int32_t>& d) {
-    const int64_t oc_bn = inner(captured[1].options[d[1]]);
-    const int64_t reg_n = inner(captured[2].options[d[2]]);
+    const int64_t oc_bn = inner_factor(captured[1].options[d[1]]);
+    const int64_t reg_n = inner_factor(captured[2].options[d[2]]);
     return accumulators(reg_n, oc_bn, lanes) <= kMaxAccumulators;
   };
   return ConfigSpace(kName, std::move(knobs), valid);
@@ -53,8 +46,9 @@ ConfigSpace depthwise_space(const Conv2dWorkload& w, int64_t lanes) {
 std::optional<Config> config_of(const ConfigSpace& space, int64_t ic_bn, int64_t oc_bn,
                                 int64_t reg_n, bool unroll_kw) {
   const auto& knobs = space.knobs();
-  std::vector<int32_t> digits{find_split(knobs[0], ic_bn), find_split(knobs[1], oc_bn),
-                              find_split(knobs[2], reg_n), unroll_kw ? 0 : 1};
+  std::vector<int32_t> digits{util::split_with_inner(knobs[0], ic_bn),
+                              util::split_with_inner(knobs[1], oc_bn),
+                              util::split_with_inner(knobs[2], reg_n), unroll_kw ? 0 : 1};
   for (int32_t d : digits)
     if (d < 0) return std::nullopt;
   auto c = space.config_from_digits(digits);
@@ -191,9 +185,9 @@ Status depthwise_accepts(const Conv2dWorkload& w) {
 
 DepthwiseSchedule depthwise_conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config) {
   DepthwiseSchedule s;
-  s.ic_bn = inner(space.value(config, "tile_ic"));
-  s.oc_bn = inner(space.value(config, "tile_oc"));
-  s.reg_n = inner(space.value(config, "tile_ow"));
+  s.ic_bn = inner_factor(space.value(config, "tile_ic"));
+  s.oc_bn = inner_factor(space.value(config, "tile_oc"));
+  s.reg_n = inner_factor(space.value(config, "tile_ow"));
   s.unroll_kw = std::get<bool>(space.value(config, "unroll_kw"));
   return s;
 }

@@ -60,6 +60,17 @@ inline Config preferred_or_first_valid(const ConfigSpace& space,
   return *space.config_at(0);
 }
 
+/// The innermost factor of a split knob's value ([-1, ..., f] -> f): the block or tile a
+/// template reads from it.
+inline int64_t inner_factor(const KnobValue& v) { return split_sizes(v).back(); }
+
+/// The position of the split candidate whose innermost factor is `factor`; -1 when none is.
+inline int split_with_inner(const Knob& knob, int64_t factor) {
+  for (size_t i = 0; i < knob.options.size(); ++i)
+    if (inner_factor(knob.options[i]) == factor) return static_cast<int>(i);
+  return -1;
+}
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Counts enter features as log2(1 + x), so that trees split on orders of magnitude.

@@ -58,15 +58,15 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
                                         conv.strides, conv.pads, conv.dilations);
       if (parsed && (parsed->groups == 1 || parsed->is_depthwise())) w = *parsed;
     }
+    const std::string name = w ? ss::describe_workload(*w) : std::string();
     std::vector<driver::TunedConfigs::Candidate> records;
-    if (w && !index.contains(ss::describe_workload(*w)))
+    if (w && !index.contains(name)) {
       records = tuned.candidates_by_blocks(
           *w, templates_of_layout(*w, target, algorithms, ss::NetworkLayout::kBlocked), target);
-    // A depthwise convolution without records keeps its input's block, as AlterOpLayout does.
-    if (w && w->is_depthwise() && records.empty() && !index.contains(ss::describe_workload(*w)))
-      w.reset();
+      // A depthwise convolution without records keeps its input's block, as AlterOpLayout does.
+      if (w->is_depthwise() && records.empty()) w.reset();
+    }
     if (w) {
-      const std::string name = ss::describe_workload(*w);
       auto [it, inserted] = index.emplace(name, static_cast<int>(names.size()));
       if (inserted) {
         names.push_back(name);
