@@ -1,32 +1,56 @@
 #!/usr/bin/env bash
 # Makes the base image of deploy/container/Dockerfile from Debian's packages alone, for build
-# machines that reach a Debian mirror but no container registry: debootstrap a minimal
-# bookworm root filesystem, then import it as an image.
-#   sudo deploy/container/make-base-image.sh [IMAGE] [MIRROR]
-#   docker build --build-arg BASE=tensortune-base:bookworm -f deploy/container/Dockerfile -t tensortune .
-# Needs root (debootstrap) and the debootstrap package; `docker import` needs a Docker engine
-# (podman import works the same).
+# machines that reach a Debian mirror but no container registry: a minimal bookworm root
+# filesystem (debian-rootfs.sh), imported as an image. build.sh calls it when no registry answers.
+#   deploy/container/make-base-image.sh [--engine docker|podman|buildah] [--rootfs TAR]
+#                                       [IMAGE] [MIRROR]
+#   IMAGE   default tensortune-base:bookworm
+#   MIRROR  default $TT_DEBIAN_MIRROR or http://deb.debian.org/debian
+#   --rootfs  import this tarball (from debian-rootfs.sh) instead of making one
+# Needs root. With no engine here, it leaves the tarball to import elsewhere.
 set -euo pipefail
-image=${1:-tensortune-base:bookworm}
-mirror=${2:-http://deb.debian.org/debian}
-if ! command -v debootstrap >/dev/null; then
-  echo "make-base-image: debootstrap is missing: apt-get install debootstrap" >&2
-  exit 1
+here=$(cd "$(dirname "$0")" && pwd)
+engine=
+rootfs=
+positional=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --engine) engine=$2; shift ;;
+    --rootfs) rootfs=$2; shift ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) positional+=("$1") ;;
+  esac
+  shift
+done
+image=${positional[0]:-tensortune-base:bookworm}
+mirror=${positional[1]:-${TT_DEBIAN_MIRROR:-http://deb.debian.org/debian}}
+if [[ -z $engine ]]; then
+  for candidate in docker podman buildah; do
+    # The docker client alone is no engine: it needs a daemon.
+    if [[ $candidate == docker ]] && ! docker info >/dev/null 2>&1; then continue; fi
+    if command -v "$candidate" >/dev/null; then engine=$candidate && break; fi
+  done
 fi
-root=$(mktemp -d /tmp/tensortune-rootfs.XXXXXX)
-trap 'rm -rf "$root"' EXIT
-echo "make-base-image: debootstrap bookworm from $mirror into $root ..."
-debootstrap --variant=minbase bookworm "$root" "$mirror"
-# What a container base needs and a chroot does not: no apt caches, no docs.
-chroot "$root" apt-get clean
-rm -rf "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* "$root"/usr/share/man/*
-echo "deb $mirror bookworm main" > "$root/etc/apt/sources.list"
-engine=$(command -v docker || command -v podman || true)
-if [[ -z "$engine" ]]; then
-  tar -C "$root" -c . | gzip > tensortune-base-bookworm.tar.gz
-  echo "make-base-image: no docker or podman here; wrote tensortune-base-bookworm.tar.gz" \
-       "(import it with: docker import tensortune-base-bookworm.tar.gz $image)"
-  exit 0
+if [[ -z $rootfs ]]; then
+  rootfs=$(mktemp "${TMPDIR:-/tmp}/tensortune-rootfs.XXXXXX.tar")
+  trap 'rm -f "$rootfs"' EXIT
+  "$here/debian-rootfs.sh" "$rootfs" "$mirror"
 fi
-tar -C "$root" -c . | "$engine" import - "$image"
-echo "make-base-image: imported $image"
+case "$engine" in
+  docker | podman)
+    "$engine" import --change 'CMD ["/bin/bash"]' "$rootfs" "$image" >/dev/null ;;
+  buildah)
+    ctr=$(buildah from scratch)
+    mnt=$(buildah mount "$ctr")
+    tar -C "$mnt" --numeric-owner -xf "$rootfs"
+    buildah unmount "$ctr" >/dev/null
+    buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      --cmd /bin/bash "$ctr"
+    buildah commit -q --rm "$ctr" "$image" >/dev/null ;;
+  *)
+    cp "$rootfs" tensortune-base-bookworm.tar
+    echo "make-base-image: no docker engine, podman or buildah here; wrote" \
+      "tensortune-base-bookworm.tar (import it with: docker import tensortune-base-bookworm.tar $image)"
+    exit 0 ;;
+esac
+echo "make-base-image: $image ($engine)"
