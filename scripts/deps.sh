@@ -5,7 +5,8 @@
 #            (test certificates), node/npm (the deploy/ manifest checks), clang with its
 #            libFuzzer and sanitizer runtimes (scripts/fuzz.sh), iproute2 (the namespace test),
 #            numpy and pytest for Debian's python3 (the Python module's tests), torch and
-#            torchvision (they build the corpus of real exported models, tests/corpus/)
+#            torchvision (they build the corpus of real exported models, tests/corpus/),
+#            buildah, debootstrap and fakeroot (the package and image tests, tests/shipping/)
 set -euo pipefail
 
 packages=(
@@ -23,7 +24,7 @@ packages=(
 
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(chromium openssl clang clang-format libclang-rt-14-dev iproute2 python3-numpy python3-pytest
-    python3-torch python3-torchvision)
+    python3-torch python3-torchvision buildah debootstrap fakeroot)
   # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
   # is none, Debian's.
   command -v npm >/dev/null || packages+=(nodejs npm)

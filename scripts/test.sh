@@ -2,7 +2,7 @@
 # Installs what is missing, builds, and runs the whole test suite with ctest (about 7 minutes
 # after scripts/demo.sh on a fresh 2-core machine). Extra arguments go to ctest (e.g. -R Conv2d).
 #   --full   then the deeper stages CI runs (.ci/run), under a time budget (below): the
-#            formatting check, the whole suite under ASan and UBSan, each fuzz target for a few
+#            formatting check, the shipping tests (--shipping), the whole suite under ASan and UBSan, each fuzz target for a few
 #            seconds, and the tests of the tracker, dispatcher, device server and executor under
 #            TSan. Each sanitizer builds a tree of its own: on a fresh machine the first cold
 #            build of one takes half an hour (ccache makes the next ones quick).
@@ -20,6 +20,11 @@
 #   --fuzz SECONDS
 #            with --full, each fuzz target runs for SECONDS (scripts/fuzz.sh; default 10, 0 to
 #            skip): a crash fails the run, its input kept in build-fuzz/crashes/
+#   --shipping
+#            only the shipping tests (ctest label `shipping`, about 3 minutes, root): the Debian
+#            package from scripts/package.sh, installed, used and removed in a fresh
+#            debootstrapped Debian, and the image from deploy/container/build.sh serving a farm
+#            (buildah); docs/deploy.md
 #   --quick  the suite only (the default; kept for scripts that still say it)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,12 +34,14 @@ budget=
 sanitize=
 fuzz=10
 full=0
+shipping=0
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --gpu) gpu=1 ;;
     --quick) full=0 ;;
     --full) full=1 ;;
+    --shipping) shipping=1 ;;
     --sanitize) sanitize=$2; shift ;;
     --sanitize=*) sanitize=${1#*=} ;;
     --fuzz) fuzz=$2; shift ;;
@@ -69,7 +76,7 @@ run_sanitized() {
   else
     # The model corpus compiles 30 real networks twice each: minutes natively, far beyond the
     # CI budget under ASan. Its importer paths are fuzzed (fuzz_onnx) instead.
-    filter=(-LE corpus)
+    filter=(-LE "corpus|shipping")
   fi
   cmake --build "$tree" -j "$jobs" "${targets[@]}"
   # Generated kernels are not instrumented; reports come from our code. LLVM's JIT and gRPC
@@ -100,7 +107,12 @@ if command -v npm >/dev/null && [[ ! -d "$root/bench/ort/node_modules/onnxruntim
   npm install --prefix "$root/bench/ort" --ignore-scripts --no-audit --no-fund --loglevel=error \
     >/dev/null || echo "test.sh: npm install in bench/ort failed: the corpus tests will skip" >&2
 fi
-(cd "$root/build" && ctest --output-on-failure -j "$jobs" ${args[@]+"${args[@]}"})
+shipping_tests=(ctest --test-dir "$root/build" --output-on-failure -j "$jobs" -L shipping)
+if [[ $shipping == 1 ]]; then
+  "${shipping_tests[@]}" ${args[@]+"${args[@]}"}
+  exit
+fi
+(cd "$root/build" && ctest --output-on-failure -j "$jobs" -LE shipping ${args[@]+"${args[@]}"})
 # The stages after the main suite under a time budget (--budget MINUTES, or TT_TEST_BUDGET_MIN;
 # 38 under CI, whose whole run must stay under 40 minutes, and unlimited otherwise). Each stage is
 # timed out at what is left of the budget. A failure within the budget fails the run; a stage
@@ -134,6 +146,7 @@ within_budget() {
 # then the fuzzers, then TSan.
 if [[ $full == 1 ]]; then
   within_budget "format check" "$root/scripts/format-check.sh"
+  within_budget "--shipping" "${shipping_tests[@]}" ${args[@]+"${args[@]}"}
   within_budget "--sanitize address,undefined" "$root/scripts/test.sh" --sanitize address,undefined \
     ${args[@]+"${args[@]}"}
   if [[ $fuzz != 0 ]]; then within_budget "--fuzz $fuzz" "$root/scripts/fuzz.sh" "$fuzz"; fi
