@@ -61,7 +61,13 @@ if [[ $engine != docker && $(id -u) != 0 ]]; then
   exit 1
 fi
 
-image_exists() { "$engine" image inspect "$1" >/dev/null 2>&1; }
+image_exists() {
+  if [[ $engine == buildah ]]; then
+    buildah inspect --type image "$1" >/dev/null 2>&1
+  else
+    "$engine" image inspect "$1" >/dev/null 2>&1
+  fi
+}
 if [[ -z $base ]]; then
   base=docker.io/library/debian:bookworm-slim
   if ! image_exists "$base" && ! "$engine" pull -q "$base" >/dev/null 2>&1; then
