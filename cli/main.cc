@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
       "Logs go to stderr; set the level with --log-level or SPDLOG_LEVEL (e.g. "
       "SPDLOG_LEVEL=measure=debug).");
   app.require_subcommand(1);
+  // TT_VERSION is the project's version (CMake), the Debian package's too.
+  app.set_version_flag("--version", "tensortune " TT_VERSION);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // "--trials: = 0, must be >= 1" reads better without CLI11's colon before our "= ".

@@ -3,6 +3,7 @@
 
 PYBIND11_MODULE(_tensortune, m) {
   m.doc() = "tensortune's C++ core: tasks, tuning, records, compilation and runs";
+  m.attr("__version__") = TT_VERSION;  // the project's version (CMake)
   tensortune::python::bind_errors(m);
   tensortune::python::bind_tasks(m);
   tensortune::python::bind_tuning(m);

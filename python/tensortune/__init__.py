@@ -25,6 +25,7 @@ from ._tensortune import (  # noqa: F401  (re-exported)
     RecordStore,
     Task,
     UnavailableError,
+    __version__,
     compile,
     export_autotvm_log,
     extract_tasks,
@@ -34,8 +35,6 @@ from ._tensortune import (  # noqa: F401  (re-exported)
     tune_op,
 )
 from . import callbacks  # noqa: F401
-
-__version__ = "0.1.0"
 
 
 def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="llvm",

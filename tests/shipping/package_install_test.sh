@@ -57,6 +57,9 @@ in_root "apt-get install -y -q --no-install-recommends $deb_in_root" >/dev/null 
 
 echo "== use it"
 in_root "tensortune --help" | head -3
+package_version=$(dpkg-deb -f "$deb" Version)
+[[ $(in_root "tensortune --version") == "tensortune $package_version" ]] ||
+  fail "tensortune --version says '$(in_root "tensortune --version")', the package $package_version"
 in_root "cd /tmp && tensortune demo --trials 4" >"$work_root/demo.log" 2>&1 ||
   { tail -20 "$work_root/demo.log"; fail "tensortune demo --trials 4 in the fresh root"; }
 grep -q "with the demo's records" "$work_root/demo.log" ||
@@ -66,6 +69,7 @@ tail -4 "$work_root/demo.log" | head -2
 version=$(in_root "python3 -c 'import tensortune; print(tensortune.__version__)'") ||
   fail "python3 -c 'import tensortune'"
 echo "import tensortune: version $version"
+[[ $version == "$package_version" ]] || fail "tensortune.__version__ $version, the package $package_version"
 [[ -d $root/usr/lib/python3/dist-packages/tensortune/__pycache__ ]] ||
   fail "no bytecode beside the module after an import as root (the removal check expects some)"
 in_root "python3 -c 'import tensortune; tensortune.ConfigSpace; tensortune.extract_tasks'" ||
