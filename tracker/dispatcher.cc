@@ -12,10 +12,6 @@ namespace ss = schedule_space;
 
 namespace {
 
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 ss::MeasureResult error_result(int64_t index, ss::MeasureErrorNo code, std::string message) {
   ss::MeasureResult r;
   r.config_index = index;
@@ -130,7 +126,7 @@ uint64_t Dispatcher::submit(JobSpec spec, JobSink sink,
       if (auto done = already_done.find(static_cast<int>(i)); done != already_done.end()) {
         finish_locked(item_id, done->second, /*record=*/false, notes);
       } else {
-        job.queue.push_back(item_id);
+        enqueue_new_locked(item_id, job);
       }
     }
     sends = dispatch_locked(Clock::now());
@@ -146,12 +142,30 @@ void Dispatcher::cancel_job(uint64_t job_id) {
   Job& job = it->second;
   job.cancelled = true;
   job.sink = nullptr;
-  for (uint64_t item : job.queue) items_.erase(item);
+  // Its twins first (they wait on items of other jobs, or of this one), then its queued items,
+  // whose twins in other jobs take their places.
+  for (auto item = items_.begin(); item != items_.end();) {
+    if (item->second.job != job_id || item->second.state != Item::State::kTwin) {
+      ++item;
+      continue;
+    }
+    if (auto lead = in_flight_.find(item->second.twin_key); lead != in_flight_.end()) {
+      auto& twins = items_[lead->second].twins;
+      twins.erase(std::remove(twins.begin(), twins.end(), item->first), twins.end());
+    }
+    --job.total;
+    --job.waiting_on_twins;
+    item = items_.erase(item);
+  }
+  // Last first: each heir goes to the front of its job's queue, so they keep this order.
+  for (auto item = job.queue.rbegin(); item != job.queue.rend(); ++item) {
+    release_twins_locked(*item);
+    items_.erase(*item);
+  }
   job.total -= static_cast<int>(job.queue.size());
   job.queue.clear();
   if (job.is_finished()) mark_finished_locked(job);
 }
-
 bool Dispatcher::job_finished(uint64_t job_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job_id);
@@ -293,7 +307,14 @@ void Dispatcher::requeue_locked(uint64_t item_id, std::vector<Notify>& notes,
     return;
   }
   Job& job = jobs_[item.job];
-  if (job.cancelled) return;
+  if (job.cancelled) {
+    // Nobody waits for it: it leaves the job (which may then be finished), its twins stay.
+    release_twins_locked(item_id);
+    items_.erase(item_id);
+    --job.total;
+    if (job.is_finished()) mark_finished_locked(job);
+    return;
+  }
   item.queued_at = Clock::now();
   job.queue.push_front(item_id);
   if (observer_) observer_->requeued(job.spec.device_key);
@@ -336,12 +357,16 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
                                std::vector<Notify>& notes, const std::string& device) {
   Item& item = items_[item_id];
   item.state = Item::State::kDone;
+  if (auto lead = in_flight_.find(item.twin_key);
+      lead != in_flight_.end() && lead->second == item_id)
+    in_flight_.erase(lead);
   Job& job = jobs_[item.job];
   ++job.done;
   if (!result.ok()) ++job.failed;
   if (observer_ && record) observer_->completed(job.spec.device_key, device, result);
-  notes.push_back(
-      Notify{item.index, job.sink, job.spec.record_context, std::move(result), record, device});
+  Notify note{item.index, job.sink, job.spec.record_context, std::move(result), record, device, {}};
+  for (uint64_t twin : item.twins) note.twins.push_back(finish_twin_locked(twin, note.result));
+  notes.push_back(std::move(note));
   if (job.is_finished()) mark_finished_locked(job);
   items_.erase(item_id);
 }
@@ -460,15 +485,19 @@ void Dispatcher::run(std::vector<Send> sends, std::vector<Notify> notes,
                      std::vector<std::function<void()>> disconnects) {
   for (auto& d : disconnects) d();
   for (auto& n : notes) {
+    // The job, then the twins that waited for the same measurement: after the archive has it.
+    std::function<void()> tell;
+    if (n.sink || !n.twins.empty())
+      tell = [sink = std::move(n.sink), index = n.index, result = n.result,
+              twins = std::move(n.twins)] {
+        if (sink) sink(index, result);
+        for (const auto& [twin_index, twin_sink] : twins)
+          if (twin_sink) twin_sink(twin_index, result);
+      };
     if (n.record && recorder_) {
-      std::function<void()> then;
-      if (n.sink)
-        then = [sink = std::move(n.sink), index = n.index, result = n.result] {
-          sink(index, result);
-        };
-      recorder_(n.context, n.index, n.result, n.device, std::move(then));
-    } else if (n.sink) {
-      n.sink(n.index, n.result);
+      recorder_(n.context, n.index, n.result, n.device, std::move(tell));
+    } else if (tell) {
+      tell();
     }
   }
   for (auto& s : sends)
@@ -477,63 +506,6 @@ void Dispatcher::run(std::vector<Send> sends, std::vector<Notify> notes,
                               s.work.item_id(), s.device);
       remove_device(s.device);
     }
-}
-
-v1::StatusReply Dispatcher::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const auto now = Clock::now();
-  v1::StatusReply reply;
-  std::map<std::string, v1::QueueStatus> queues;
-  for (const auto& [id, d] : devices_) {
-    auto* s = reply.add_devices();
-    s->set_device_id(id);
-    s->set_device_key(d.key);
-    s->set_name(d.name);
-    s->set_slots(d.slots);
-    s->set_busy(d.busy);
-    s->set_last_heartbeat_age_s(seconds_between(d.last_seen, now));
-    s->set_hardware(d.hardware);
-    auto& q = queues[d.key];
-    q.set_device_key(d.key);
-    q.set_devices(q.devices() + 1);
-    q.set_slots(q.slots() + d.slots);
-    q.set_free_slots(q.free_slots() + d.slots - d.busy);
-  }
-  for (const auto& [id, job] : jobs_) {
-    auto& q = queues[job.spec.device_key];
-    q.set_device_key(job.spec.device_key);
-    q.set_queued(q.queued() + static_cast<int>(job.queue.size()));
-    q.set_running(q.running() + job.running);
-    auto* j = reply.add_jobs();
-    j->set_job_id(id);
-    j->set_name(job.spec.name);
-    j->set_client(job.spec.client);
-    j->set_device_key(job.spec.device_key);
-    j->set_priority(job.spec.priority);
-    j->set_total(job.total);
-    j->set_queued(static_cast<int>(job.queue.size()));
-    j->set_running(job.running);
-    j->set_done(job.done);
-    j->set_failed(job.failed);
-    j->set_age_s(seconds_between(job.created, now));
-    j->set_finished(job.is_finished());
-    if (job.is_finished()) j->set_finished_age_s(seconds_between(job.finished, now));
-  }
-  for (auto& [key, q] : queues) *reply.add_queues() = q;
-  reply.set_uptime_s(seconds_between(started_, now));
-  return reply;
-}
-
-int Dispatcher::devices_for_key(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  int n = 0;
-  for (const auto& [id, d] : devices_) n += d.key == key;
-  return n;
-}
-
-int64_t Dispatcher::dropped_results() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return dropped_;
 }
 
 }  // namespace tensortune::tracker

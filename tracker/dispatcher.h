@@ -28,6 +28,12 @@
 /// Exactly once: an item is completed by the first result that arrives for its current
 /// lease; a result for an older lease (from a device presumed dead) or for a finished item
 /// is dropped and counted.
+///
+/// Twins: an item identical to one already queued or leased (same device key, workload,
+/// target, config and timing, from any job) is not dispatched again. It waits for that item
+/// and completes with its result once the archive holds it, so two clients tuning the same
+/// workload at once pay for each config once. If the item it waits for is cancelled before
+/// a device takes it, the first twin takes its place in its own job's queue.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -46,6 +52,10 @@
 namespace tensortune::tracker {
 
 using Clock = std::chrono::steady_clock;
+
+inline double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 struct DispatcherOptions {
   /// A device that has not been heard from for this long is dropped and its items re-queued.
@@ -173,18 +183,22 @@ class Dispatcher {
     uint64_t job = 0;
     int index = 0;
     v1::WorkItem work;
-    enum class State { kQueued, kLeased, kDone } state = State::kQueued;
+    /// kTwin: waits for the identical item in flight (in_flight_[twin_key]).
+    enum class State { kQueued, kLeased, kTwin, kDone } state = State::kQueued;
     uint64_t device = 0, lease = 0;
     Clock::time_point deadline;
     Clock::time_point queued_at;  ///< when it last entered its job's queue
     int attempts = 0;
-    std::set<uint64_t> avoid;  ///< devices whose lease on this item expired
+    std::set<uint64_t> avoid;     ///< devices whose lease on this item expired
+    std::string twin_key;         ///< what makes two items the same measurement
+    std::vector<uint64_t> twins;  ///< items waiting for this one's result
   };
   struct Job {
     JobSpec spec;
     JobSink sink;
     std::deque<uint64_t> queue;  // item ids waiting
     int total = 0, running = 0, done = 0, failed = 0;
+    int waiting_on_twins = 0;  ///< its items in state kTwin
     bool cancelled = false;
     Clock::time_point created, finished;
     bool is_finished() const { return done >= total && running == 0; }
@@ -201,6 +215,8 @@ class Dispatcher {
     schedule_space::MeasureResult result;
     bool record;
     std::string device;
+    /// The twins completed with this result: (index, sink) each, told after the job's own.
+    std::vector<std::pair<int, JobSink>> twins;
   };
 
   // Fills free slots; returns the sends to perform outside the lock.
@@ -214,6 +230,13 @@ class Dispatcher {
   /// Stamps the job finished and drops what only its remaining results needed.
   void mark_finished_locked(Job& job);
   void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
+  /// Queues the item, or makes it a twin of the identical item in flight.
+  void enqueue_new_locked(uint64_t item_id, Job& job);
+  /// The item leaves without a result (cancelled): its first twin, if any, takes its place.
+  void release_twins_locked(uint64_t item_id);
+  /// Completes a twin with its leader's result; returns whom to tell.
+  std::pair<int, JobSink> finish_twin_locked(uint64_t twin_id,
+                                             const schedule_space::MeasureResult& result);
   void finish_locked(uint64_t item_id, schedule_space::MeasureResult result, bool record,
                      std::vector<Notify>& notes, const std::string& device = {});
   /// The result, or an UNKNOWN_ERROR in its place when it claims more than the device's peak.
@@ -232,6 +255,7 @@ class Dispatcher {
   std::map<std::string, int> devices_per_key_;
   std::map<uint64_t, Item> items_;
   std::map<uint64_t, Job> jobs_;
+  std::map<std::string, uint64_t> in_flight_;  ///< twin_key -> the queued or leased item
   // Round robin: "key/priority" -> the client served last; "key/priority/client" -> its job
   // served last.
   std::map<std::string, std::string> last_client_;

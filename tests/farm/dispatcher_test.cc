@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 
 namespace tensortune::tracker {
@@ -26,7 +27,10 @@ struct FakeDevice {
   }
 };
 
-JobSpec job(const std::string& name, int items, int priority = 0, const std::string& client = "") {
+// Items of jobs with different names are different measurements (their workloads differ);
+// `workload` makes two jobs measure the same ones.
+JobSpec job(const std::string& name, int items, int priority = 0, const std::string& client = "",
+            const std::string& workload = "") {
   JobSpec spec;
   spec.name = name;
   spec.device_key = kKey;
@@ -34,6 +38,7 @@ JobSpec job(const std::string& name, int items, int priority = 0, const std::str
   spec.priority = priority;
   for (int i = 0; i < items; ++i) {
     v1::WorkItem w;
+    w.mutable_workload()->set_template_name(workload.empty() ? name : workload);
     w.mutable_config()->set_index(i);
     w.mutable_timing()->set_timeout_s(1);
     spec.items.push_back(w);
@@ -374,6 +379,111 @@ TEST(Dispatcher, ANameHoldsOneDeviceAtATime) {
   d.remove_device(ia);
   EXPECT_FALSE(d.name_registered("box"));
   EXPECT_NE(d.add_device("other-key", 1, "box", b.sender(), nullptr), 0u);
+}
+
+// Two clients submit the same configs of the same workload: each config is measured and
+// archived once, both jobs get every result, and the second hears only after the archive has it.
+TEST(Dispatcher, IdenticalItemsOfTwoJobsAreMeasuredOnceAndBothGetTheResult) {
+  int recorded = 0;
+  std::vector<std::function<void()>> stored;  // the archive's acknowledgements, held back
+  Dispatcher d(DispatcherOptions{},
+               [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
+                   const std::string&, std::function<void()> then) {
+                 ++recorded;
+                 stored.push_back(std::move(then));
+               });
+  FakeDevice dev;
+  const uint64_t id = d.add_device(kKey, 1, "dev", dev.sender(), nullptr);
+  Recorder rec;
+  d.submit(job("A", 3, 0, "alice", "dense"), rec.sink("A"));
+  d.submit(job("B", 3, 0, "bob", "dense"), rec.sink("B"));
+  d.submit(job("C", 1, 0, "carol", "conv"), rec.sink("C"));  // another workload: measured
+  int sent = 0;
+  while (!dev.inbox.empty()) {
+    v1::WorkItem w = dev.inbox.front();
+    dev.inbox.pop_front();
+    ++sent;
+    EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(w.config().index())));
+  }
+  EXPECT_EQ(sent, 4) << "3 configs of the shared workload and 1 of the other";
+  EXPECT_EQ(recorded, 4);
+  EXPECT_TRUE(rec.order.empty()) << "nobody hears of a result before the archive has it";
+  for (auto& then : stored) then();
+  std::vector<std::string> heard = rec.order;
+  std::sort(heard.begin(), heard.end());
+  EXPECT_EQ(heard, (std::vector<std::string>{"A:0", "A:1", "A:2", "B:0", "B:1", "B:2", "C:0"}));
+  const v1::StatusReply status = d.status();
+  for (const auto& j : status.jobs()) {
+    EXPECT_TRUE(j.finished()) << j.name();
+    EXPECT_EQ(j.done(), j.total()) << j.name();
+  }
+}
+
+// The job whose items the others wait on goes away before a device took them: the waiting
+// job's items take their places and are measured for it; a cancelled twin hears nothing.
+TEST(Dispatcher, ACancelledJobHandsItsQueuedItemsToTheirTwins) {
+  int recorded = 0;
+  Dispatcher d(DispatcherOptions{},
+               [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
+                   const std::string&, std::function<void()> then) {
+                 ++recorded;
+                 if (then) then();
+               });
+  Recorder rec;
+  const uint64_t a = d.submit(job("A", 2, 0, "alice", "dense"), rec.sink("A"));
+  d.submit(job("B", 2, 0, "bob", "dense"), rec.sink("B"));
+  const uint64_t c = d.submit(job("C", 2, 0, "carol", "dense"), rec.sink("C"));
+  auto queued = [&](const std::string& name) {
+    const v1::StatusReply status = d.status();
+    for (const auto& j : status.jobs())
+      if (j.name() == name) return j.queued();
+    return -1;
+  };
+  EXPECT_EQ(queued("B"), 2) << "waiting items count as queued in status";
+  d.cancel_job(a);
+  d.cancel_job(c);
+  FakeDevice dev;
+  const uint64_t id = d.add_device(kKey, 1, "dev", dev.sender(), nullptr);
+  int sent = 0;
+  while (!dev.inbox.empty()) {
+    v1::WorkItem w = dev.inbox.front();
+    dev.inbox.pop_front();
+    ++sent;
+    EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(w.config().index())));
+  }
+  EXPECT_EQ(sent, 2);
+  EXPECT_EQ(recorded, 2);
+  EXPECT_EQ(rec.order, (std::vector<std::string>{"B:0", "B:1"}));
+  const v1::StatusReply status = d.status();
+  for (const auto& j : status.jobs()) EXPECT_TRUE(j.finished()) << j.name();
+}
+
+// A lost device re-queues a leased item; its twins keep waiting for it, not for a second copy.
+TEST(Dispatcher, TwinsWaitThroughARequeueOfTheItemTheyWaitFor) {
+  int recorded = 0;
+  Dispatcher d(DispatcherOptions{},
+               [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
+                   const std::string&, std::function<void()> then) {
+                 ++recorded;
+                 if (then) then();
+               });
+  FakeDevice first, second;
+  const uint64_t lost = d.add_device(kKey, 1, "first", first.sender(), nullptr);
+  Recorder rec;
+  d.submit(job("A", 1, 0, "alice", "dense"), rec.sink("A"));
+  d.submit(job("B", 1, 0, "bob", "dense"), rec.sink("B"));
+  ASSERT_EQ(first.inbox.size(), 1u);
+  d.remove_device(lost);
+  const uint64_t id = d.add_device(kKey, 1, "second", second.sender(), nullptr);
+  ASSERT_EQ(second.inbox.size(), 1u) << "the re-queued item, once";
+  const v1::WorkItem w = second.inbox.front();
+  second.inbox.pop_front();
+  EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(0)));
+  EXPECT_TRUE(second.inbox.empty());
+  EXPECT_EQ(recorded, 1);
+  std::vector<std::string> heard = rec.order;
+  std::sort(heard.begin(), heard.end());
+  EXPECT_EQ(heard, (std::vector<std::string>{"A:0", "B:0"}));
 }
 
 }  // namespace

@@ -944,5 +944,43 @@ TEST_F(Farm, ASecondDeviceWithTheSameNameWaitsUntilTheFirstLeaves) {
   EXPECT_TRUE(replaced) << read_text(path("tracker.log"));
 }
 
+// Two users tune the same dense workload at once (two `tune-op --tuner grid` processes): each
+// config is measured once and archived once, and both clients record all of them. Their jobs
+// are made to overlap for certain: both wait at the tracker until the one device arrives.
+TEST_F(Farm, TwoClientsTuningTheSameWorkloadAtOnceMeasureEachConfigOnce) {
+  ASSERT_GT(start_tracker(), 0);
+  auto c = client();
+  const std::string tracker = "127.0.0.1:" + std::to_string(port_);
+  auto tune = [&](const std::string& db) {
+    return run_cli(
+        "tune-op --op dense --data 1x64 --weight 64x64 --tuner grid --trials 12 "
+        "--tracker " +
+        tracker + " --key sim --db " + path(db) + " --number 1 --repeat 1 --min-repeat-ms 0");
+  };
+  std::pair<int, std::string> first, second;
+  std::thread a([&] { first = tune("alice.db"); });
+  std::thread b([&] { second = tune("bob.db"); });
+  bool both_waiting = false;
+  for (int i = 0; i < 600 && !both_waiting; ++i) {
+    auto s = c->status();
+    both_waiting = s && s->jobs_size() >= 2;
+    if (!both_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(both_waiting) << "the two clients' jobs never waited at the tracker together";
+  start_device("sim", {"--simulate-ms", "20"});
+  a.join();
+  b.join();
+  ASSERT_EQ(first.first, 0) << first.second;
+  ASSERT_EQ(second.first, 0) << second.second;
+  const auto counts = archive_counts();
+  EXPECT_EQ(counts.size(), 12u);
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << "config " << key.second << " archived";
+  for (const char* db : {"alice.db", "bob.db"}) {
+    auto store = records::RecordStore::open(path(db));
+    ASSERT_TRUE(store);
+    EXPECT_EQ(*(*store)->result_count(), 12) << db;
+  }
+}
+
 }  // namespace
 }  // namespace tensortune::testing
