@@ -6,11 +6,11 @@
 #            libFuzzer and sanitizer runtimes (scripts/fuzz.sh), iproute2 (the namespace test),
 #            numpy and pytest for Debian's python3 (the Python module's tests), torch and
 #            torchvision (they build the corpus of real exported models, tests/corpus/),
-#            buildah, debootstrap and fakeroot (the package and image tests, tests/shipping/)
+#            buildah and debootstrap (the package and image tests, tests/shipping/)
 set -euo pipefail
 
 packages=(
-  build-essential cmake ccache pkg-config
+  build-essential cmake ccache pkg-config fakeroot
   llvm-14-dev libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev
@@ -24,7 +24,7 @@ packages=(
 
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(chromium openssl clang clang-format libclang-rt-14-dev iproute2 python3-numpy python3-pytest
-    python3-torch python3-torchvision buildah debootstrap fakeroot)
+    python3-torch python3-torchvision buildah debootstrap)
   # A machine may have Node.js from elsewhere (nodesource, with its own npm): only when there
   # is none, Debian's.
   command -v npm >/dev/null || packages+=(nodejs npm)
