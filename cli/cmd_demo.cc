@@ -54,13 +54,13 @@ Expected<std::unique_ptr<EmbeddedFarm>> start_embedded_farm(const DemoFlags& f,
   to.port = 0;
   to.db_path = f.archive;
   TT_ASSIGN_OR_RETURN(farm->tracker, tracker::TrackerServer::start(to));
-  device::DeviceServerOptions d;
+  device_server::DeviceServerOptions d;
   d.tracker.address = "127.0.0.1:" + std::to_string(farm->tracker->port());
   d.device_key = key;
   d.name = "embedded";
   EmbeddedFarm* raw = farm.get();
   farm->device = std::thread([d, raw] {
-    Status s = device::run_device_server(d, raw->stop);
+    Status s = device_server::run_device_server(d, raw->stop);
     if (!s) std::fprintf(stderr, "error: embedded device server: %s\n", s.error().message.c_str());
   });
   return farm;

@@ -104,7 +104,7 @@ Status run_tracker(TrackerFlags f) {
 }
 
 struct DeviceFlags {
-  device::DeviceServerOptions options;
+  device_server::DeviceServerOptions options;
   std::string token_file;
 };
 
@@ -132,7 +132,7 @@ Status run_device(DeviceFlags f) {
       wire::tracker_endpoint(f.options.tracker.address, f.token_file, f.options.tracker.tls_ca,
                              f.options.tracker.tls_cert, f.options.tracker.tls_key));
   install_stop_signals();
-  return device::run_device_server(f.options, g_stop);
+  return device_server::run_device_server(f.options, g_stop);
 }
 
 struct StatusFlags {
@@ -361,14 +361,14 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
     if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
   });
 
-  auto wf = std::make_shared<device::WorkerOptions>();
+  auto wf = std::make_shared<device_server::WorkerOptions>();
   CLI::App* w = app.add_subcommand("device-worker", "");  // hidden: spawned by `device`
   w->group("");
   w->add_option("--device-key", wf->device_key);
   w->add_option("--gpu", wf->gpu);
   w->add_option("--fault-inject", wf->fault_inject);
   w->add_option("--max-work-bytes", wf->max_work_bytes);
-  w->callback([&exit_code, wf] { exit_code = device::run_device_worker(*wf); });
+  w->callback([&exit_code, wf] { exit_code = device_server::run_device_worker(*wf); });
 
   auto sf = std::make_shared<StatusFlags>();
   CLI::App* st = app.add_subcommand("status", "Show a tracker's devices, queues and jobs");

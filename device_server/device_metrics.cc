@@ -13,7 +13,7 @@
 #include "support/listen_socket.h"
 #include "support/log.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 struct DeviceMetrics::Impl {
   std::function<int()> restarts;
@@ -94,4 +94,4 @@ Expected<int> DeviceMetrics::serve(const std::string& host, int port) {
   return bound;
 }
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -11,7 +11,7 @@
 #include "proto/tuning.pb.h"
 #include "support/error.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 class DeviceMetrics {
  public:
@@ -34,4 +34,4 @@ class DeviceMetrics {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -22,7 +22,7 @@
 #include "schedule_space/template.h"
 #include "support/log.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 namespace {
 
 double now_unix() {
@@ -353,4 +353,4 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   return ok_status();
 }
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

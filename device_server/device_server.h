@@ -14,7 +14,7 @@
 #include "proto/rpc_channel.h"
 #include "support/error.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 struct DeviceServerOptions {
   wire::TrackerEndpoint tracker;
@@ -49,4 +49,4 @@ struct DeviceServerOptions {
 /// Runs until `stop` becomes true. Fails on bad options and on a refused registration.
 Status run_device_server(const DeviceServerOptions& options, const std::atomic<bool>& stop);
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 double cpu_peak_gflops_per_thread(int vector_lanes, const std::string& cpufreq_root) {
   double max_khz = 0;
@@ -25,4 +25,4 @@ double gpu_peak_gflops(const std::vector<v1::GpuInfo>& gpus) {
   return peak;
 }
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -9,7 +9,7 @@
 
 #include "proto/farm.pb.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 /// One CPU thread: `vector_lanes` float32 lanes x 2 FMA units x 2 operations x the highest
 /// clock the kernel reports (cpufreq's cpuinfo_max_freq), or 6.5 GHz where it reports none
@@ -21,4 +21,4 @@ double cpu_peak_gflops_per_thread(int vector_lanes,
 /// The largest over the GPUs, so that any slot's results fit under it.
 double gpu_peak_gflops(const std::vector<v1::GpuInfo>& gpus);
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

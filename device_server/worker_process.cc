@@ -24,7 +24,7 @@
 
 extern char** environ;
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 namespace ss = schedule_space;
 
@@ -335,4 +335,4 @@ int run_device_worker(const WorkerOptions& options) {
   }
 }
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

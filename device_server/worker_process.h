@@ -16,7 +16,7 @@
 #include "proto/tuning.pb.h"
 #include "support/error.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 /// What a worker is told on its command line (never through the environment).
 struct WorkerOptions {
@@ -63,4 +63,4 @@ class WorkerProcess {
 /// The `device-worker` loop (stdin/stdout pipes); returns the process exit code.
 int run_device_worker(const WorkerOptions& options);
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 namespace {
 
 constexpr uint32_t kMaxFrame = 64 << 20;
@@ -74,4 +74,4 @@ ReadOutcome read_frame(int fd, google::protobuf::MessageLite* message, double ti
   return message->ParseFromString(body) ? ReadOutcome::kOk : ReadOutcome::kMalformed;
 }
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -9,7 +9,7 @@
 
 #include "support/error.h"
 
-namespace tensortune::device {
+namespace tensortune::device_server {
 
 /// Writes the whole frame; false when the pipe is closed.
 bool write_frame(int fd, const google::protobuf::MessageLite& message);
@@ -19,4 +19,4 @@ enum class ReadOutcome { kOk, kClosed, kTimedOut, kMalformed };
 /// Reads one frame, waiting at most `timeout_s` (< 0: forever).
 ReadOutcome read_frame(int fd, google::protobuf::MessageLite* message, double timeout_s);
 
-}  // namespace tensortune::device
+}  // namespace tensortune::device_server

@@ -34,7 +34,8 @@ void Dispatcher::enqueue_new_locked(uint64_t item_id, Job& job) {
 }
 void Dispatcher::release_twins_locked(uint64_t item_id) {
   Item& item = items_[item_id];
-  if (auto lead = in_flight_.find(item.twin_key); lead != in_flight_.end() && lead->second == item_id)
+  if (auto lead = in_flight_.find(item.twin_key);
+      lead != in_flight_.end() && lead->second == item_id)
     in_flight_.erase(lead);
   if (item.twins.empty()) return;
   const uint64_t heir_id = item.twins.front();
@@ -60,6 +61,5 @@ std::pair<int, JobSink> Dispatcher::finish_twin_locked(uint64_t twin_id,
   items_.erase(twin_id);
   return told;
 }
-
 
 }  // namespace tensortune::tracker

@@ -30,12 +30,12 @@ TEST(WorkerProcess, OnlyAFaultThatLosesTheGpuContextReplacesTheWorker) {
   const ss::ConfigSpace space = *ss::make_config_space(task);
   const auto configs = tt::testing::valid_configs(space, 4);
   const int64_t refused = configs[1].index, fault = configs[2].index;
-  tt::device::WorkerOptions options;
+  tt::device_server::WorkerOptions options;
   options.device_key = "cuda-sm90";
   options.gpu = 0;
   options.fault_inject =
       "gpu-error@" + std::to_string(refused) + ",gpu-fault@" + std::to_string(fault);
-  tt::device::WorkerProcess worker(TENSORTUNE_BINARY, options);
+  tt::device_server::WorkerProcess worker(TENSORTUNE_BINARY, options);
   ASSERT_TRUE(worker.start());
 
   auto measure = [&](const ss::Config& c) { return worker.measure(item_of(task, space, c), 60); };
@@ -64,10 +64,10 @@ TEST(WorkerProcess, OnlyAFaultThatLosesTheGpuContextReplacesTheWorker) {
 TEST(WorkerProcess, RefusesWorkOverItsByteLimitBeforeAllocating) {
   const ss::Task task = tt::testing::dense_task(512);  // 4 * (512 + 512*512 + 512 + 512) bytes
   const ss::ConfigSpace space = *ss::make_config_space(task);
-  tt::device::WorkerOptions options;
+  tt::device_server::WorkerOptions options;
   options.device_key = "x86";
   options.max_work_bytes = 1 << 20;
-  tt::device::WorkerProcess worker(TENSORTUNE_BINARY, options);
+  tt::device_server::WorkerProcess worker(TENSORTUNE_BINARY, options);
   ASSERT_TRUE(worker.start());
   const auto c = tt::testing::valid_configs(space, 1).front();
   const auto refused = worker.measure(item_of(task, space, c), 60);

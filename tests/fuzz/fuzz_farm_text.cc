@@ -13,6 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tensortune::tracker::credential_from_subject(text);
   tensortune::tracker::Quota q;
   (void)tensortune::tracker::parse_quota_field(text, &q);
-  (void)tensortune::device::parse_fault_injection(text);
+  (void)tensortune::device_server::parse_fault_injection(text);
   return 0;
 }
