@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,15 +102,25 @@ inline int wait_for_port(const std::string& port_file, double timeout_s = 20) {
   return 0;
 }
 
+/// Polls `done` every 20 ms until it holds; false when it still does not after `timeout_s`
+/// (a deadline that only turns a hang into a failure, never a bound on speed).
+inline bool wait_until(const std::function<bool()>& done, double timeout_s = 30) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 /// Polls the tracker until `count` devices are registered; false on time-out.
 inline bool wait_for_devices(tracker::TrackerClient& client, int count, double timeout_s = 30) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < end) {
-    auto s = client.status();
-    if (s && s->devices_size() == count) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return wait_until(
+      [&] {
+        auto s = client.status();
+        return s && s->devices_size() == count;
+      },
+      timeout_s);
 }
 
 }  // namespace tensortune::testing

@@ -19,16 +19,6 @@ bool shell(const std::string& command) {
   return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-// Polls `done` every 10 ms for up to 30 s.
-bool wait_until(const std::function<bool()>& done) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 // The archive's (client, device) per result, oldest first.
 std::vector<std::pair<std::string, std::string>> attribution(const std::string& db) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -311,7 +301,11 @@ TEST_F(FarmSecurity, AdminReloadEndsARevokedClientsRunningJobAndKeepsItsResults)
       << results.error().message;
   EXPECT_LT(received.load(), 40);
   // What was measured stays, attributed; nothing was recorded twice.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // leased items still finish
+  // Items already on the device still finish and are archived: wait until it is idle.
+  ASSERT_TRUE(wait_until([&] {
+    auto st = client(root)->status();
+    return st && st->devices_size() == 1 && st->devices(0).busy() == 0;
+  })) << read_text(path("tracker.log"));
   const auto rows = attribution(path("tracker.db"));
   EXPECT_GE(rows.size(), 3u);
   EXPECT_LT(rows.size(), 40u) << "queued items were dropped";

@@ -451,15 +451,15 @@ TEST_F(Farm, ClientThatGoesAwayHasItsQueuedItemsDroppedAtOnce) {
   }
   // The tracker learns of it from gRPC, not from its next write: the job stops queueing work
   // with 40 configs of 300 ms still to go.
-  bool dropped = false;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!dropped && std::chrono::steady_clock::now() < end) {
-    auto s = c->status();
-    ASSERT_TRUE(s) << s.error().message;
-    for (const auto& j : s->jobs())
-      if (j.name() == "leaver" && j.queued() == 0) dropped = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const bool dropped = wait_until(
+      [&] {
+        auto s = c->status();
+        if (!s) return false;
+        for (const auto& j : s->jobs())
+          if (j.name() == "leaver" && j.queued() == 0) return true;
+        return false;
+      },
+      5);
   EXPECT_TRUE(dropped) << read_text(path("tracker.log"));
   EXPECT_NE(read_text(path("tracker.log")).find("client went away"), std::string::npos);
   EXPECT_LT(archive_counts().size(), configs.size());
@@ -529,8 +529,7 @@ TEST_F(Farm, DevicesRegisterAgainOnceTheTrackerListensAgain) {
   const int before[] = {attempts(0), attempts(1)};
   tracker_->kill9();
   // Both devices find the tracker gone and start backing off before it returns.
-  for (int i = 0; i < 300 && (attempts(0) <= before[0] || attempts(1) <= before[1]); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until([&] { return attempts(0) > before[0] && attempts(1) > before[1]; });
   ASSERT_GT(attempts(0), before[0]) << read_text(path("device0.log"));
   ASSERT_GT(attempts(1), before[1]) << read_text(path("device1.log"));
   ASSERT_EQ(start_tracker(port), port) << read_text(path("tracker.log"));
@@ -714,7 +713,14 @@ TEST_F(Farm, SighupRevokesADeviceWhoseItemsCompleteElsewhereExactlyOnce) {
   std::thread job([&] {
     results = client(alice)->measure(task, space, configs, quick_timing(), "sim", "rotation");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // Revoke box1 while it holds an item of the job.
+  ASSERT_TRUE(wait_until([&] {
+    auto st = c->status();
+    if (!st) return false;
+    for (const auto& d : st->devices())
+      if (d.name().rfind("box1/", 0) == 0 && d.busy() > 0) return true;
+    return false;
+  })) << read_text(path("tracker.log"));
   write_secret(path("tokens"), "alice client " + alice + "\nbox2 device " + box2 + "\n");
   tracker_->signal(SIGHUP);
   job.join();
@@ -733,9 +739,8 @@ TEST_F(Farm, SighupRevokesADeviceWhoseItemsCompleteElsewhereExactlyOnce) {
   // A tokens file that does not load keeps the old set.
   write_secret(path("tokens"), "alice client " + alice + "\nbox2 sudo " + box2 + "\n");
   tracker_->signal(SIGHUP);
-  for (int i = 0;
-       i < 100 && read_text(path("tracker.log")).find("not reloaded") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  wait_until(
+      [&] { return read_text(path("tracker.log")).find("not reloaded") != std::string::npos; });
   EXPECT_NE(read_text(path("tracker.log")).find("role 'sudo'"), std::string::npos)
       << read_text(path("tracker.log"));
   auto st = c->status();
@@ -777,8 +782,7 @@ TEST_F(Farm, AKeyAtItsDeviceLimitRefusesOneMoreUntilADeviceLeaves) {
                    "RESOURCE_EXHAUSTED: register.device_key 'sim' already has 1 devices, the "
                    "tracker's limit (--max-devices-per-key)") != std::string::npos;
   };
-  for (int i = 0; i < 200 && !refused(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until(refused);
   ASSERT_TRUE(refused()) << read_text(path("device1.log"));
   EXPECT_EQ(c->status()->devices_size(), 1);
   // The refusal is not permanent: once the first device is gone, the second gets in.
@@ -786,8 +790,7 @@ TEST_F(Farm, AKeyAtItsDeviceLimitRefusesOneMoreUntilADeviceLeaves) {
   const auto registered = [&] {
     return read_text(path("device1.log")).find("registered with") != std::string::npos;
   };
-  for (int i = 0; i < 300 && !registered(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until(registered);
   EXPECT_TRUE(registered()) << read_text(path("device1.log"));
 }
 
@@ -862,8 +865,7 @@ TEST_F(Farm, AReplacedWorkerOutlivesTheTrackerConnectionAndNoConfigIsBlamed) {
     std::error_code ec;
     return std::distance(fs::directory_iterator(proc + "/task", ec), fs::directory_iterator()) <= 1;
   };
-  for (int i = 0; i < 500 && !dead(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_until(dead, 5);
   auto third = again->measure(task, space, {configs[5]}, quick_timing(), "x86", "after a kill");
   ASSERT_TRUE(third) << third.error().message;
   EXPECT_TRUE((*third)[0].ok()) << (*third)[0].error_msg;
@@ -920,11 +922,10 @@ TEST_F(Farm, ASecondDeviceWithTheSameNameWaitsUntilTheFirstLeaves) {
   ASSERT_TRUE(wait_for_devices(*c, 1)) << read_text(path("tracker.log"));
   auto second = device("second.log");
   // Wait for the refusal itself, in the second device's log.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (read_text(path("second.log")).find("a device named 'box' is registered") ==
-             std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  wait_until([&] {
+    return read_text(path("second.log")).find("a device named 'box' is registered") !=
+           std::string::npos;
+  });
   const std::string refused = read_text(path("second.log"));
   EXPECT_NE(refused.find("a device named 'box' is registered"), std::string::npos) << refused;
   EXPECT_TRUE(second->alive()) << "a refused name is retried, not fatal";
@@ -934,13 +935,11 @@ TEST_F(Farm, ASecondDeviceWithTheSameNameWaitsUntilTheFirstLeaves) {
   const uint64_t first_id = s->devices(0).device_id();
   first->kill9();
   // The tracker drops the first (its stream ends), and the second registers as 'box'.
-  bool replaced = false;
-  while (!replaced && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(30)) {
+  const bool replaced = wait_until([&] {
     auto st = c->status();
-    replaced = st && st->devices_size() == 1 && st->devices(0).device_id() != first_id &&
-               st->devices(0).name() == "box";
-    if (!replaced) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return st && st->devices_size() == 1 && st->devices(0).device_id() != first_id &&
+           st->devices(0).name() == "box";
+  });
   EXPECT_TRUE(replaced) << read_text(path("tracker.log"));
 }
 
@@ -960,13 +959,10 @@ TEST_F(Farm, TwoClientsTuningTheSameWorkloadAtOnceMeasureEachConfigOnce) {
   std::pair<int, std::string> first, second;
   std::thread a([&] { first = tune("alice.db"); });
   std::thread b([&] { second = tune("bob.db"); });
-  bool both_waiting = false;
-  for (int i = 0; i < 600 && !both_waiting; ++i) {
+  EXPECT_TRUE(wait_until([&] {
     auto s = c->status();
-    both_waiting = s && s->jobs_size() >= 2;
-    if (!both_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(both_waiting) << "the two clients' jobs never waited at the tracker together";
+    return s && s->jobs_size() >= 2;
+  })) << "the two clients' jobs never waited at the tracker together";
   start_device("sim", {"--simulate-ms", "20"});
   a.join();
   b.join();
