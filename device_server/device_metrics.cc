@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "support/listen_socket.h"
+#include "support/connection_front.h"
 #include "support/log.h"
 
 namespace tensortune::device_server {
@@ -42,6 +42,7 @@ struct DeviceMetrics::Impl {
                                      .Add({});
   httplib::Server http;
   std::thread thread;
+  std::unique_ptr<ConnectionFront> front;  ///< the public port (slow clients wait there)
 
   std::string scrape() {
     std::vector<prometheus::MetricFamily> families = registry.Collect();
@@ -64,6 +65,7 @@ DeviceMetrics::DeviceMetrics(std::function<int()> restarts) : impl_(std::make_un
 }
 
 DeviceMetrics::~DeviceMetrics() {
+  impl_->front.reset();
   impl_->http.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
@@ -84,11 +86,14 @@ Expected<int> DeviceMetrics::serve(const std::string& host, int port) {
     res.set_content(raw->scrape(), "text/plain; version=0.0.4; charset=utf-8");
   });
   raw->http.set_payload_max_length(4096);
-  raw->http.set_socket_options(exclusive_listen_socket);
-  const int bound = port == 0 ? raw->http.bind_to_any_port(host)
-                              : (raw->http.bind_to_port(host, port) ? port : -1);
-  if (bound <= 0)
-    return unavailable("--metrics-port: cannot listen on " + host + ":" + std::to_string(port));
+  const int backend = raw->http.bind_to_any_port("127.0.0.1");
+  if (backend <= 0) return unavailable("--metrics-port: cannot listen on a loopback port");
+  auto front = ConnectionFront::start(host, port, backend, /*plaintext=*/true);
+  if (!front)
+    return unavailable("--metrics-port: cannot listen on " + host + ":" + std::to_string(port) +
+                       ": " + front.error().message);
+  raw->front = std::move(*front);
+  const int bound = raw->front->port();
   raw->thread = std::thread([raw] { raw->http.listen_after_bind(); });
   logger("device")->info("metrics on http://{}:{}/metrics", host, bound);
   return bound;

@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "support/listen_socket.h"
+#include "support/connection_front.h"
 #include "support/log.h"
 #include "tracker/dashboard_page.h"
 #include "tracker/metrics.h"
@@ -21,6 +21,13 @@ namespace tensortune::tracker {
 namespace {
 
 using json = nlohmann::json;
+
+// The client's address: the front names it (plaintext); over TLS the front cannot, and the
+// server sees the front's loopback connection.
+std::string client_address(const httplib::Request& req) {
+  const std::string forwarded = req.get_header_value("X-Forwarded-For");
+  return forwarded.empty() ? req.remote_addr : forwarded;
+}
 
 // 32 random bytes as hex: a login session's id, which the cookie carries instead of the token.
 std::string random_session_id() {
@@ -65,6 +72,8 @@ struct MonitorServer::Impl {
   ServerCore& core;
   std::unique_ptr<httplib::Server> http;
   std::thread thread;
+  // The public port: slow clients wait there, not in the server's threads.
+  std::unique_ptr<ConnectionFront> front;
   int port = 0;
   bool tls = false;
 
@@ -134,7 +143,7 @@ struct MonitorServer::Impl {
       const std::string token = req.has_param("token") ? req.get_param_value("token") : "";
       auto c = core.credential_for_token(token);
       if (!c || !(c->roles & kRoleClient)) {
-        logger("tracker")->warn("dashboard login from {}: wrong token", req.remote_addr);
+        logger("tracker")->warn("dashboard login from {}: wrong token", client_address(req));
         res.status = 401;
         res.set_content(kLoginPage, "text/html; charset=utf-8");
         return;
@@ -146,7 +155,7 @@ struct MonitorServer::Impl {
         std::erase_if(sessions, [&](const auto& e) { return e.second.expires < now; });
         sessions[id] = {c->name, token, now + std::chrono::hours(12)};
       }
-      logger("tracker")->info("dashboard login of '{}' from {}", c->name, req.remote_addr);
+      logger("tracker")->info("dashboard login of '{}' from {}", c->name, client_address(req));
       res.set_header("Set-Cookie", "tt_session=" + id + "; Path=/; HttpOnly; SameSite=Strict" +
                                        (tls ? "; Secure" : ""));
       res.set_redirect("/", 303);
@@ -244,6 +253,7 @@ MonitorServer::MonitorServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 MonitorServer::~MonitorServer() {
   if (!impl_) return;
+  impl_->front.reset();
   impl_->http->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
@@ -265,15 +275,20 @@ Expected<std::unique_ptr<MonitorServer>> MonitorServer::start(ServerCore& core,
                             " and --tls-key " + o.tls_key);
   impl->http->set_payload_max_length(64 * 1024);
   impl->http->set_read_timeout(10);
-  impl->http->set_socket_options(exclusive_listen_socket);
+  // More threads than the front lets one address hold connections, so one slow client (or a
+  // few) never holds them all.
+  impl->http->new_task_queue = [] { return new httplib::ThreadPool(32); };
   impl->routes();
+  const int backend = impl->http->bind_to_any_port("127.0.0.1");
+  if (backend <= 0) return unavailable("--metrics-port: cannot listen on a loopback port");
   const std::string h =
       host.size() >= 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
-  impl->port =
-      port == 0 ? impl->http->bind_to_any_port(h) : (impl->http->bind_to_port(h, port) ? port : -1);
-  if (impl->port <= 0)
+  auto front = ConnectionFront::start(h, port, backend, /*plaintext=*/!impl->tls);
+  if (!front)
     return unavailable("--metrics-port: cannot listen on " + host + ":" + std::to_string(port) +
-                       " (in use, or not an address of this machine)");
+                       " (in use, or not an address of this machine): " + front.error().message);
+  impl->front = std::move(*front);
+  impl->port = impl->front->port();
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->http->listen_after_bind(); });
   logger("tracker")->info("dashboard and metrics on {}://{}:{}/ (/metrics needs no token)",

@@ -1,8 +1,13 @@
 // The tracker's HTTP port (issue 16) with real processes: Prometheus metrics that parse and
 // count what the farm did, a dashboard and its API behind the token (header or login cookie),
 // and requests that are malformed or unknown answered without harm.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <map>
@@ -245,6 +250,95 @@ TEST_F(Farm, AMetricsPortInUseIsRefused) {
   ASSERT_TRUE(code.has_value()) << "it started: " << log;
   EXPECT_NE(*code, 0);
   EXPECT_NE(log.find("--metrics-port: cannot listen"), std::string::npos) << log;
+}
+
+// A slow client: a TCP connection from `source` (an address of the loopback network) that has
+// sent a request line and then a header line now and then, never the end of its headers.
+struct SlowClient {
+  int fd = -1;
+  SlowClient(const std::string& source, int port) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from{}, to{};
+    from.sin_family = to.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+      ::close(fd);
+      fd = -1;
+      return;
+    }
+    send("GET /metrics HTTP/1.1\r\nHost: tracker\r\n");
+  }
+  ~SlowClient() {
+    if (fd >= 0) ::close(fd);
+  }
+  void send(const std::string& text) const {
+    [[maybe_unused]] ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+  // Whether the tracker has answered or closed the connection (without waiting).
+  bool answered_or_closed() const {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+  std::string answer() const {
+    char buffer[512];
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+  }
+};
+
+// Slow clients on the metrics port (found by a chaos run: eight sockets sending a header line
+// every 3 s made every scrape time out): one address holds a few connections at most, the
+// rest are refused at once; the ones it holds wait outside the server's threads and are
+// closed at the header deadline; scrapes from elsewhere are answered all along.
+TEST_F(Farm, SlowClientsOnTheMetricsPortNeitherStopScrapesNorStayForever) {
+  ASSERT_GT(start_tracker(0, {"--metrics-port", "0", "--metrics-port-file", path("mport")}), 0);
+  const int port = wait_for_port(path("mport"));
+  ASSERT_GT(port, 0);
+  std::vector<std::unique_ptr<SlowClient>> slow;
+  for (int i = 0; i < 40; ++i) {
+    slow.push_back(std::make_unique<SlowClient>("127.0.0.2", port));
+    ASSERT_GE(slow.back()->fd, 0) << "cannot connect from 127.0.0.2";
+  }
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (int line = 0; !done; ++line) {
+      for (const auto& c : slow) c->send("X-Slow-" + std::to_string(line) + ": 1\r\n");
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  // Refused at once beyond the address's share (429), while the scrapes go on.
+  EXPECT_TRUE(wait_until([&] {
+    int refused = 0;
+    for (const auto& c : slow) refused += c->answered_or_closed();
+    return refused >= 30;
+  })) << "most of 40 connections from one address were not refused";
+  httplib::Client scraper("127.0.0.1", port);
+  scraper.set_read_timeout(20, 0);
+  for (int i = 0; i < 5; ++i) {
+    auto r = scraper.Get("/metrics");
+    ASSERT_TRUE(r) << "scrape " << i << ": " << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_NE(r->body.find("tensortune_"), std::string::npos);
+  }
+  // The ones held wait for the end of their headers until the deadline, then are told 408.
+  EXPECT_TRUE(wait_until([&] {
+    for (const auto& c : slow)
+      if (!c->answered_or_closed()) return false;
+    return true;
+  })) << "slow connections outlived the header deadline";
+  int refused = 0, timed_out = 0;
+  for (const auto& c : slow) {
+    const std::string a = c->answer();
+    refused += a.find(" 429 ") != std::string::npos;
+    timed_out += a.find(" 408 ") != std::string::npos;
+  }
+  EXPECT_EQ(refused + timed_out, 40);
+  EXPECT_GT(timed_out, 0);
+  done = true;
+  trickle.join();
 }
 
 }  // namespace
