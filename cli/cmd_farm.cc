@@ -334,6 +334,11 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
                 "(INSTANTIATION_ERROR, before any allocation; default: half of this machine's "
                 "memory shared among the slots, at most half a GPU's memory)")
       ->check(at_least(0));
+  d->add_option("--worker-memory", df->options.worker_memory_bytes,
+                "bound each CPU worker's address space to this many bytes, so that a measurement "
+                "that allocates without end is an error result, not the OOM killer's business "
+                "(default: this machine's memory shared among the slots; GPU workers: none)")
+      ->check(at_least(0));
   d->add_option("--name", df->options.name, "name in status tables (default host:pid)");
   d->add_option(
        "--worker-grace", df->options.worker_grace_s,
@@ -368,6 +373,7 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   w->add_option("--gpu", wf->gpu);
   w->add_option("--fault-inject", wf->fault_inject);
   w->add_option("--max-work-bytes", wf->max_work_bytes);
+  w->add_option("--memory-limit-bytes", wf->memory_limit_bytes);
   w->callback([&exit_code, wf] { exit_code = device_server::run_device_worker(*wf); });
 
   auto sf = std::make_shared<StatusFlags>();

@@ -300,9 +300,10 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
     ::gethostname(host, sizeof host - 1);
     o.name = std::string(host) + ":" + std::to_string(::getpid());
   }
+  const double memory =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (o.worker_memory_bytes <= 0 && o.gpus.empty()) o.worker_memory_bytes = memory / o.slots;
   if (o.max_work_bytes <= 0) {
-    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                          static_cast<double>(::sysconf(_SC_PAGESIZE));
     o.max_work_bytes = memory / (2.0 * o.slots);
     for (const auto& g : o.gpu_info)
       o.max_work_bytes = std::min(o.max_work_bytes, static_cast<double>(g.memory_bytes()) / 2);
@@ -311,6 +312,9 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
       "items needing more than {:.1f} GiB of operands are refused "
       "(--max-work-bytes)",
       o.max_work_bytes / double(1 << 30));
+  if (o.gpus.empty() && worker_memory_limit_supported())
+    logger("device")->info("each worker's address space is bounded to {:.1f} GiB (--worker-memory)",
+                           o.worker_memory_bytes / double(1 << 30));
   // Workers start before any gRPC thread exists, and are replaced by spawn (never fork).
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   if (o.simulate_ms <= 0) {
@@ -318,7 +322,8 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
     for (int s = 0; s < o.slots; ++s) {
       const int gpu = o.gpus.empty() ? -1 : o.gpus[static_cast<size_t>(s)];
       workers.push_back(std::make_unique<WorkerProcess>(
-          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject, gpu, o.max_work_bytes}));
+          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject, gpu, o.max_work_bytes,
+                                             gpu < 0 ? o.worker_memory_bytes : 0}));
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }

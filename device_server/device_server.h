@@ -35,6 +35,9 @@ struct DeviceServerOptions {
   /// Largest ss::workload_bytes an item may need (WorkerOptions::max_work_bytes); 0: half of
   /// this machine's memory shared among the slots (and at most half a GPU's memory).
   double max_work_bytes = 0;
+  /// A CPU worker's address-space bound (WorkerOptions::memory_limit_bytes); 0: this machine's
+  /// memory shared among the slots.
+  double worker_memory_bytes = 0;
   /// Test-only: faults the workers inject (see WorkerOptions::fault_inject).
   std::string fault_inject;
   /// The peak GFLOPS of one slot on one thread (a GPU server: one GPU) stated at registration,

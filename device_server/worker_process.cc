@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -95,6 +97,10 @@ Status WorkerProcess::start() {
   if (options_.max_work_bytes > 0) {
     args.push_back("--max-work-bytes");
     args.push_back(std::to_string(static_cast<int64_t>(options_.max_work_bytes)));
+  }
+  if (options_.memory_limit_bytes > 0) {
+    args.push_back("--memory-limit-bytes");
+    args.push_back(std::to_string(static_cast<int64_t>(options_.memory_limit_bytes)));
   }
   if (options_.gpu >= 0) {
     args.push_back("--gpu");
@@ -207,11 +213,12 @@ Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string
     const std::string item = spec.substr(start, end - start);
     const size_t at = item.find('@');
     const std::string kind = item.substr(0, at);
-    if (at == std::string::npos || (kind != "crash" && kind != "hang" && kind != "garbage" &&
-                                    kind != "fast" && kind != "gpu-fault" && kind != "gpu-error"))
+    if (at == std::string::npos ||
+        (kind != "crash" && kind != "hang" && kind != "garbage" && kind != "fast" &&
+         kind != "gpu-fault" && kind != "gpu-error" && kind != "hog"))
       return invalid_argument("--fault-inject item '" + item +
                               "' is not crash@INDEX, hang@INDEX, garbage@INDEX, fast@INDEX, "
-                              "gpu-fault@INDEX or gpu-error@INDEX");
+                              "gpu-fault@INDEX, gpu-error@INDEX or hog@INDEX");
     const std::string index = item.substr(at + 1);
     char* rest = nullptr;
     errno = 0;
@@ -224,6 +231,41 @@ Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string
   }
   return faults;
 }
+
+bool worker_memory_limit_supported() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return false;
+#else
+  return true;
+#endif
+}
+
+namespace {
+
+// hog@N: a measurement that allocates without end. Takes memory 64 MiB at a time (touched, so
+// it is real) until an allocation fails (rethrown, as a real one would be) or 8 GiB are held.
+void hog_memory() {
+  std::vector<std::unique_ptr<char[]>> held;
+  constexpr size_t kChunk = size_t{64} << 20;
+  try {
+    while (held.size() * kChunk < (size_t{8} << 30)) {
+      held.emplace_back(new char[kChunk]);
+      std::memset(held.back().get(), 1, kChunk);
+    }
+  } catch (const std::bad_alloc&) {
+    logger("worker")->info("hog: allocation failed after {} MiB", held.size() * 64);
+    throw;
+  }
+  logger("worker")->warn("hog: took 8 GiB without an allocation failing");
+}
+
+std::string memory_error(const WorkerOptions& options) {
+  return "out of memory in the worker (its address space is bounded to " +
+         std::to_string(static_cast<int64_t>(options.memory_limit_bytes) >> 20) +
+         " MiB, --worker-memory)";
+}
+
+}  // namespace
 
 int run_device_worker(const WorkerOptions& options) {
   // Die with the device server, even while stuck in a kernel. Not PR_SET_PDEATHSIG: it fires
@@ -244,6 +286,13 @@ int run_device_worker(const WorkerOptions& options) {
     return 2;
   }
   const std::map<int64_t, std::string>& faults = *parsed;
+  if (options.memory_limit_bytes > 0 && options.gpu < 0 && worker_memory_limit_supported()) {
+    const rlim_t limit = static_cast<rlim_t>(options.memory_limit_bytes);
+    const rlimit bound{limit, limit};
+    if (::setrlimit(RLIMIT_AS, &bound) != 0)
+      logger("worker")->warn("cannot bound the address space to {} bytes: {}", limit,
+                             std::strerror(errno));
+  }
   std::string cached_key;
   std::unique_ptr<measure::Measurer> measurer;
   std::unique_ptr<ss::ConfigSpace> space;
@@ -260,52 +309,61 @@ int run_device_worker(const WorkerOptions& options) {
         for (;;) ::pause();
     }
     v1::MeasureResult answer;
-    auto task = wire::task_from_proto(item.workload(), item.target());
-    if (item.workload().has_layout_transform()) {
-      answer = time_transform(item, options);
-    } else if (!task) {
-      answer = failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);
-    } else if (const double bytes = ss::workload_bytes(task->workload);
-               options.max_work_bytes > 0 && bytes > options.max_work_bytes) {
-      answer = failure(item, ss::MeasureErrorNo::kInstantiationError,
-                       "the workload's operands and output need " +
-                           std::to_string(static_cast<int64_t>(bytes)) +
-                           " bytes, over this device's --max-work-bytes " +
-                           std::to_string(static_cast<int64_t>(options.max_work_bytes)));
-    } else {
-      const auto& t = item.timing();
-      const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
-      if (key != cached_key || !measurer) {
-        const measure::MeasureOptions measure_options = measure_options_of(t, options);
-        auto m = options.gpu < 0 && ss::template_of(*task).backend() == "cuda"
-                     ? Expected<std::unique_ptr<measure::Measurer>>(
-                           unavailable("this worker has no GPU"))
-                     : measure::make_measurer(*task, measure_options);
-        auto sp = ss::make_config_space(*task);
-        measurer.reset();
-        cached_key.clear();
-        if (!m) {
-          prepare_error = m.error().message;
-        } else if (!sp) {
-          prepare_error = sp.error().message;
-        } else {
-          measurer = std::move(m).value();
-          space = std::make_unique<ss::ConfigSpace>(std::move(sp).value());
-          cached_key = key;
-        }
-      }
-      if (!measurer) {
+    // An allocation that fails anywhere in the measurement is this item's error: the worker
+    // (and its memory) stay usable.
+    try {
+      if (auto f = faults.find(index); f != faults.end() && f->second == "hog") hog_memory();
+      auto task = wire::task_from_proto(item.workload(), item.target());
+      if (item.workload().has_layout_transform()) {
+        answer = time_transform(item, options);
+      } else if (!task) {
+        answer = failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);
+      } else if (const double bytes = ss::workload_bytes(task->workload);
+                 options.max_work_bytes > 0 && bytes > options.max_work_bytes) {
         answer = failure(item, ss::MeasureErrorNo::kInstantiationError,
-                         "cannot prepare the task on this device: " + prepare_error);
+                         "the workload's operands and output need " +
+                             std::to_string(static_cast<int64_t>(bytes)) +
+                             " bytes, over this device's --max-work-bytes " +
+                             std::to_string(static_cast<int64_t>(options.max_work_bytes)));
       } else {
-        auto config = wire::config_from_proto(*space, item.config());
-        if (!config) {
-          answer = failure(item, ss::MeasureErrorNo::kInstantiationError, config.error().message);
+        const auto& t = item.timing();
+        const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
+        if (key != cached_key || !measurer) {
+          const measure::MeasureOptions measure_options = measure_options_of(t, options);
+          auto m = options.gpu < 0 && ss::template_of(*task).backend() == "cuda"
+                       ? Expected<std::unique_ptr<measure::Measurer>>(
+                             unavailable("this worker has no GPU"))
+                       : measure::make_measurer(*task, measure_options);
+          auto sp = ss::make_config_space(*task);
+          measurer.reset();
+          cached_key.clear();
+          if (!m) {
+            prepare_error = m.error().message;
+          } else if (!sp) {
+            prepare_error = sp.error().message;
+          } else {
+            measurer = std::move(m).value();
+            space = std::make_unique<ss::ConfigSpace>(std::move(sp).value());
+            cached_key = key;
+          }
+        }
+        if (!measurer) {
+          answer = failure(item, ss::MeasureErrorNo::kInstantiationError,
+                           "cannot prepare the task on this device: " + prepare_error);
         } else {
-          const auto results = measurer->measure(*space, {*config});
-          wire::result_to_proto(results.front(), &answer);
+          auto config = wire::config_from_proto(*space, item.config());
+          if (!config) {
+            answer = failure(item, ss::MeasureErrorNo::kInstantiationError, config.error().message);
+          } else {
+            const auto results = measurer->measure(*space, {*config});
+            wire::result_to_proto(results.front(), &answer);
+          }
         }
       }
+    } catch (const std::bad_alloc&) {
+      measurer.reset();
+      cached_key.clear();
+      answer = failure(item, ss::MeasureErrorNo::kRuntimeDevice, memory_error(options));
     }
     if (auto f = faults.find(index); f != faults.end() && f->second == "garbage") {
       answer.clear_costs_s();

@@ -24,13 +24,23 @@ struct WorkerOptions {
   /// Test-only faults by config index, "crash@3,hang@5,garbage@7": the worker crashes, hangs or
   /// answers NaN with NO_ERROR for those configs (the farm tests' misbehaving kernels);
   /// fast@N answers an impossibly fast time; gpu-fault@N and gpu-error@N answer what the GPU
-  /// measurer reports for a kernel fault (the context lost) and a refused launch (not lost).
+  /// measurer reports for a kernel fault (the context lost) and a refused launch (not lost);
+  /// hog@N allocates until allocation fails (at most 8 GiB), then answers as usual.
   std::string fault_inject;
   int gpu = -1;  ///< the GPU this worker measures CUDA templates on; -1: none (a CPU worker)
   /// Items whose operands and output need more bytes (ss::workload_bytes) are refused before
   /// any allocation (INSTANTIATION_ERROR naming both); 0: no limit.
   double max_work_bytes = 0;
+  /// A CPU worker's address space is bounded to this many bytes (RLIMIT_AS), so that a
+  /// measurement that allocates without end fails in the worker (an error result naming the
+  /// limit) instead of waking the machine's OOM killer; 0: no bound. Not applied to GPU workers
+  /// (the CUDA driver reserves far more address space than it uses) nor in sanitizer builds.
+  double memory_limit_bytes = 0;
 };
+
+/// Whether this build can bound a worker's address space (not under ASan or TSan, whose shadow
+/// memory is reserved address space).
+bool worker_memory_limit_supported();
 
 /// The faults of WorkerOptions::fault_inject by config index; errors name the item.
 Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string& spec);

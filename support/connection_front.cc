@@ -43,8 +43,8 @@ std::string address_of(const sockaddr_storage& a) {
 
 // A best-effort answer to a connection the front refuses or times out, then the close.
 void answer_and_close(int fd, const char* status) {
-  const std::string reply = std::string("HTTP/1.1 ") + status +
-                            "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+  const std::string reply =
+      std::string("HTTP/1.1 ") + status + "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
   [[maybe_unused]] ssize_t n = ::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
   ::close(fd);
 }
@@ -95,7 +95,7 @@ struct ConnectionFront::Impl {
   struct Connection {
     int client = -1, backend = -1;
     std::string address;
-    std::string up, down;  // bytes waiting to go to the backend / to the client
+    std::string up, down;   // bytes waiting to go to the backend / to the client
     bool relaying = false;  // the backend is connected (plaintext: the headers were complete)
     bool client_done = false, backend_done = false;
     bool backend_shut = false;  // the client finished sending: so was the backend told
@@ -264,9 +264,8 @@ struct ConnectionFront::Impl {
   }
 };
 
-Expected<std::unique_ptr<ConnectionFront>> ConnectionFront::start(const std::string& host,
-                                                                  int port, int backend_port,
-                                                                  bool plaintext,
+Expected<std::unique_ptr<ConnectionFront>> ConnectionFront::start(const std::string& host, int port,
+                                                                  int backend_port, bool plaintext,
                                                                   FrontLimits limits) {
   auto impl = std::make_unique<Impl>();
   impl->limits = limits;
@@ -276,9 +275,8 @@ Expected<std::unique_ptr<ConnectionFront>> ConnectionFront::start(const std::str
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  impl->port = ntohs(bound.ss_family == AF_INET6
-                         ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
-                         : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  impl->port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                                 : reinterpret_cast<sockaddr_in&>(bound).sin_port);
   if (::pipe2(impl->wake, O_CLOEXEC) != 0) {
     ::close(impl->listen_fd);
     return internal_error(std::string("pipe: ") + std::strerror(errno));

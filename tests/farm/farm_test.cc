@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "device_server/worker_process.h"
 #include "proto/convert.h"
 #include "proto/farm.grpc.pb.h"
 #include "records/record_store.h"
@@ -140,6 +141,37 @@ TEST_F(Farm, CrashingHangingAndLyingKernelsCostOneResultEach) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("tensortune_device_registered 1"), std::string::npos) << text;
+}
+
+// A measurement that allocates without end meets the worker's address-space bound: its
+// config gets an error naming the bound, the worker goes on with the next config, and the
+// machine's memory is never at stake (the hog stops at 8 GiB even if the bound failed).
+TEST_F(Farm, AWorkerThatAllocatesWithoutEndMeetsItsMemoryBound) {
+  if (!device_server::worker_memory_limit_supported())
+    GTEST_SKIP() << "sanitizer build: a worker's address space cannot be bounded";
+  ASSERT_GT(start_tracker(), 0);
+  const ss::Task task = dense_task(128);
+  const auto space = *ss::make_config_space(task);
+  const auto configs = valid_configs(space, 4);
+  const int64_t hog = configs[1].index;
+  start_device("x86", {"--worker-memory", std::to_string(1536 << 20), "--fault-inject",
+                       "hog@" + std::to_string(hog)});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 1));
+  auto result = c->measure(task, space, configs, quick_timing(), "x86", "hog");
+  ASSERT_TRUE(result) << result.error().message;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const auto& r = (*result)[i];
+    if (configs[i].index == hog) {
+      EXPECT_EQ(r.error_no, ss::MeasureErrorNo::kRuntimeDevice);
+      EXPECT_NE(r.error_msg.find("bounded to 1536 MiB"), std::string::npos) << r.error_msg;
+    } else {
+      EXPECT_TRUE(r.ok()) << r.error_msg;
+    }
+  }
+  const std::string log = read_text(path("device0.log"));
+  EXPECT_NE(log.find("hog: allocation failed after"), std::string::npos) << log;
+  EXPECT_TRUE(devices_[0]->alive());
 }
 
 TEST_F(Farm, TrackerKilledAndRestartedKeepsItsArchiveAndResubmissionSkipsIt) {
