@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ccache pkg-config fakeroot
+  build-essential cmake ccache pkg-config fakeroot file
   llvm-14-dev libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev

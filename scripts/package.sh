@@ -29,9 +29,9 @@ out_dir=${out_dir:-$source_dir/dist}
 started=$SECONDS
 
 "$source_dir/scripts/deps.sh"
-for tool in cpack dpkg-shlibdeps fakeroot; do
+for tool in cpack dpkg-shlibdeps fakeroot file; do
   if ! command -v "$tool" >/dev/null; then
-    echo "package.sh: $tool is missing (apt-get install cmake dpkg-dev fakeroot)" >&2
+    echo "package.sh: $tool is missing (apt-get install cmake dpkg-dev fakeroot file)" >&2
     exit 1
   fi
 done
