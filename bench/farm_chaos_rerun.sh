@@ -26,11 +26,11 @@ report() {  # SCENARIO VERDICT EVIDENCE
   [[ $2 == FAULT ]] && faults=$((faults + 1))
 }
 wait_file() { for _ in $(seq 300); do [[ -s $1 ]] && return 0; sleep 0.1; done; return 1; }
-start_tracker() {  # NAME [ARGS...]: starts a tracker, sets $port
-  local name=$1
-  shift
+start_tracker() {  # NAME PORT [ARGS...]: starts a tracker (PORT 0: any), sets $port
+  local name=$1 want=$2
+  shift 2
   rm -f "$name.port"
-  "$bin" tracker --port 0 --port-file "$name.port" --db "$name.db" "$@" >"$name.log" 2>&1 &
+  "$bin" tracker --port "$want" --port-file "$name.port" --db "$name.db" "$@" >>"$name.log" 2>&1 &
   pids+=($!)
   tracker_pid=$!
   wait_file "$name.port" && port=$(cat "$name.port")
@@ -48,8 +48,8 @@ key=chaos
 printf '%-44s %-8s %4s  %s\n' scenario verdict time evidence
 
 # 1. Oversized work: refused at the tracker, naming the field and the limit.
-start_tracker t1
-start_device d1 "$key" --simulate-ms 5
+start_tracker t1 0
+start_device d1 "$key" --simulate-ms 50
 out=$("$bin" tune-op --op dense --data 1x65536 --weight 65536x65536 --trials 1 \
   --tracker "127.0.0.1:$port" --key "$key" --db o.db 2>&1)
 if grep -q "INVALID_ARGUMENT\|must be in" <<<"$out"; then
@@ -78,14 +78,14 @@ wait "$tracker_pid" 2>/dev/null
 
 # 3. A worker replaced after a crash, then the tracker killed and restarted: no config is
 #    blamed for the worker's death.
-start_tracker t3
+start_tracker t3 0
 tracker_port=$port
 start_device d3 "$key" --fault-inject crash@0 --worker-grace 2
 "$bin" tune-op --op dense --data 1x64 --weight 64x64 --tuner grid --trials 3 \
   --tracker "127.0.0.1:$port" --key "$key" --db c1.db >c1.log 2>&1
 kill -9 "$tracker_pid"
 wait "$tracker_pid" 2>/dev/null
-start_tracker t3 --port "$tracker_port"
+start_tracker t3 "$tracker_port"
 "$bin" tune-op --op dense --data 1x64 --weight 64x64 --tuner grid --trials 8 \
   --tracker "127.0.0.1:$port" --key "$key" --db c2.db >c2.log 2>&1
 blamed=$(python3 -c "import sqlite3; c=sqlite3.connect('t3.db'); print(c.execute(\"SELECT COUNT(*) FROM results WHERE error_msg LIKE '%signal 9%'\").fetchone()[0])")
@@ -121,7 +121,7 @@ fi
 
 # 5. Slow clients on the metrics port (40 from 127.0.0.2, a header line every 0.5 s): scrapes
 #    from 127.0.0.1 go on.
-start_tracker t5 --metrics-port 0 --metrics-port-file t5.mport
+start_tracker t5 0 --metrics-port 0 --metrics-port-file t5.mport
 wait_file t5.mport
 mport=$(cat t5.mport)
 python3 - "$mport" >slow.txt <<'PY'
