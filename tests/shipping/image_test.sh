@@ -45,13 +45,13 @@ user=$(buildah inspect --format '{{.OCIv1.Config.User}}' "$image")
 [[ $user == 10001:10001 ]] || fail "the image's user is '$user', not 10001:10001"
 entrypoint=$(buildah inspect --format '{{.OCIv1.Config.Entrypoint}}' "$image")
 [[ $entrypoint == '[/usr/bin/tensortune]' ]] || fail "entrypoint $entrypoint"
+# Sets $container (not echoed: a command substitution's subshell would lose the cleanup list).
 new_container() {
-  local c
-  c=$(buildah from -q "$image")
-  containers+=("$c")
-  echo "$c"
+  container=$(buildah from -q "$image")
+  containers+=("$container")
 }
-probe=$(new_container)
+new_container
+probe=$container
 in_probe() { buildah run --isolation chroot "$probe" -- sh -c "$1" 2>/dev/null; }
 [[ $(in_probe 'id -u') == 10001 ]] || fail "a command in the image runs as uid $(in_probe 'id -u')"
 compilers=$(in_probe 'for c in cc c++ gcc g++ clang clang++ cpp ld as; do command -v $c; done' || true)
@@ -71,7 +71,8 @@ start_in_container() {
   groups+=($!)
   disown
 }
-tracker_ctr=$(new_container)
+new_container
+tracker_ctr=$container
 start_in_container "$work/tracker.log" -v "$work/archive:/var/lib/tensortune" "$tracker_ctr" -- \
   tensortune tracker --port 0 --port-file /var/lib/tensortune/port --db /var/lib/tensortune/tracker.db
 tracker_group=${groups[-1]}
@@ -82,7 +83,8 @@ for _ in $(seq 600); do
 done
 port=$(cat "$work/archive/port")
 [[ -n $port ]] || { cat "$work/tracker.log"; fail "the tracker wrote no port in 60 s"; }
-device_ctr=$(new_container)
+new_container
+device_ctr=$container
 start_in_container "$work/device.log" "$device_ctr" -- \
   tensortune device --tracker "127.0.0.1:$port" --key shipping-test --name image-device
 # The client on the host waits for the device to register (the tracker holds the job).
