@@ -6,7 +6,9 @@
 //   3. a swarm (10,000 by default) of simulated devices on as many streams from two processes,
 //      heartbeating every 2 s: how long they take to register, the tracker's CPU use idle and
 //      under a job of one item per device, the job's submission-to-result latency, and the
-//      tracker's memory per device.
+//      tracker's memory per device;
+//   4. a tracker killed mid-job and restarted on its port: how soon a device registers again and
+//      a `tune-op` client resumes its job.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -211,13 +213,15 @@ int main(int argc, char** argv) {
       ->group("");
   bool only_swarm = false;
   app.add_flag("--only-swarm", only_swarm, "run part 3 only");
+  bool only_restart = false;
+  app.add_flag("--only-restart", only_restart, "run part 4 only (a tracker restart mid-job)");
   CLI11_PARSE(app, argc, argv);
   if (swarm_child.size() == 3) run_swarm_half(swarm_child[0], swarm_child[1], swarm_child[2]);
   signal(SIGPIPE, SIG_IGN);
   const ss::Task task = bench_task();
   const ss::ConfigSpace space = *ss::make_config_space(task);
 
-  if (!only_swarm) {
+  if (!only_swarm && !only_restart) {
     std::printf("== 1. throughput, %.0f ms simulated per item, %d items per device ==\n",
                 simulate_ms, items_per_device);
     std::printf("%8s %7s %9s %12s %10s %11s\n", "devices", "items", "wall s", "results/s",
@@ -273,7 +277,58 @@ int main(int argc, char** argv) {
 
   }  // !only_swarm
 
-  if (swarm > 0) {
+  if (!only_swarm || only_restart) {
+    std::printf(
+        "\n== 4. the tracker killed mid-job and restarted 3 s later on its port and archive: "
+        "a device and a `tune-op` client (1 device, 20 ms simulated per item) ==\n");
+    Farm farm(binary, "restart");
+    farm.add_devices(1, 20);
+    tt::testing::wait_for_devices(*farm.client, 1);
+    Process tune(binary,
+                 {"--log-level", "warn", "tune-op", "--op", "dense", "--data", "1x256", "--weight",
+                  "256x256", "--tuner", "random", "--trials", "400", "--tracker",
+                  "127.0.0.1:" + std::to_string(farm.port), "--key", "sim", "--db",
+                  (farm.dir / "client.db").string()},
+                 (farm.dir / "client.log").string());
+    auto done_items = [&](tt::tracker::TrackerClient& c) {
+      auto st = c.status();
+      int done = 0;
+      if (st)
+        for (const auto& j : st->jobs()) done += j.done();
+      return st ? done : -1;
+    };
+    tt::testing::wait_until([&] { return done_items(*farm.client) >= 50; }, 60);
+    farm.tracker->kill9();
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    fs::remove(farm.dir / "port");
+    const auto restarted = Clock::now();
+    farm.tracker = std::make_unique<Process>(
+        binary,
+        std::vector<std::string>{"--log-level", "warn", "tracker", "--host", "127.0.0.1", "--port",
+                                 std::to_string(farm.port), "--db", (farm.dir / "t.db").string(),
+                                 "--port-file", (farm.dir / "port").string()},
+        (farm.dir / "tracker2.log").string());
+    tt::testing::wait_for_port((farm.dir / "port").string());
+    const double listening_s = since(restarted);
+    tt::wire::TrackerEndpoint e;
+    e.address = "127.0.0.1:" + std::to_string(farm.port);
+    auto again = std::move(tt::tracker::TrackerClient::connect(e)).value();
+    double device_s = -1, client_s = -1;
+    tt::testing::wait_until(
+        [&] {
+          auto st = again->status();
+          if (st && device_s < 0 && st->devices_size() == 1) device_s = since(restarted);
+          if (st && client_s < 0 && st->jobs_size() > 0) client_s = since(restarted);
+          return device_s >= 0 && client_s >= 0;
+        },
+        60);
+    std::printf(
+        "after the restarted tracker listened (%.2f s after its start): the device registered "
+        "again in %.2f s, the client resubmitted its job in %.2f s\n",
+        listening_s, device_s - listening_s, client_s - listening_s);
+  }
+
+  if (swarm > 0 && !only_restart) {
     std::printf(
         "\n== 3. %d simulated devices on %d streams from two processes, heartbeats every 2 s ==\n",
         swarm, swarm);
