@@ -1,10 +1,10 @@
-// End-to-end benchmark (issue 6): resnet-18 and resnet-50, batch 1, fp32, compiled at opt level 3
+// End-to-end benchmark: resnet-18 and resnet-50, batch 1, fp32, compiled at opt level 3
 // with default configs and with the records of a tuning run, on 1 and 2 threads, against ONNX
 // Runtime on the same ONNX model, in one run. Measurements interleave (ORT, ours default, ours
 // tuned, for every model and thread count, then again) and each figure is the median over the
 // passes of each measurement's median, so a noisy minute hits every column alike.
 //
-// --models also takes the corpus's torchvision exports (mobilenet_v2, densenet121, ...; issue 15):
+// --models also takes the corpus's torchvision exports (mobilenet_v2, densenet121, ...):
 // build/corpus/NAME_opset13.onnx, or --onnx-NAME FILE.
 //
 //   node bench/e2e_bench.js [--tensortune build/cli/tensortune] [--records-resnet-18 r18.db]
@@ -13,9 +13,9 @@
 //        [--threads 1,2] [--passes 3] [--repeat 10] [--work-dir build/e2e_bench] [--graph-tune 1]
 //
 // --borrowed-MODEL DB adds a column: the model compiled with another model's records, so that
-// its untuned workloads borrow the configs of the nearest tuned ones (issue 18).
+// its untuned workloads borrow the configs of the nearest tuned ones.
 //
-// --graph-tune 1 (issue 13) adds the graph tuner's table for every model with records: the model
+// --graph-tune 1 adds the graph tuner's table for every model with records: the model
 // compiled three ways from a copy of its DB, with every workload's fastest record
 // (--fastest-records), with the layout-aware heuristic (--no-graph-best), and graph-tuned
 // (`tensortune graph-tune` on the copy, transforms timed on this machine), beside ONNX Runtime.
@@ -66,7 +66,7 @@ const repeat = opts.repeat;
 // Artifacts: the ONNX model, ours with default configs, ours with the tuning run's records.
 const variants = {};
 // A zoo model is exported to ONNX here; any other name is an ONNX file of the model corpus
-// (issue 15: build/corpus/NAME_opset13.onnx, written by `ctest -L corpus`) or --onnx-NAME FILE,
+// (build/corpus/NAME_opset13.onnx, written by `ctest -L corpus`) or --onnx-NAME FILE,
 // and both runtimes read that file.
 const zoo = ['resnet-18', 'resnet-50', 'vgg-16', 'mobilenet-v1'];
 for (const m of models) {
@@ -88,7 +88,7 @@ for (const m of models) {
   const records = opts[`records-${m}`];
   if (records) {
     // One tuned artifact per thread count: compile --threads T takes the records measured on T
-    // threads where the DB has them (issue 14), else any thread count's.
+    // threads where the DB has them, else any thread count's.
     variants[m].tuned = {};
     variants[m].direct = {};
     for (const t of threads) {
@@ -96,7 +96,7 @@ for (const m of models) {
       const out = run(tt, ['--log-level', 'error', 'compile', '--model', modelArg, '--opt-level', '3', '--records', records,
                            '--threads', String(t), '-o', variants[m].tuned[t]]);
       if (t === threads[0]) variants[m].schedules = (out.match(/conv2d\/dense kernels: .*/) || [''])[0];
-      // The same records without the Winograd template's (issue 14): what direct convolution
+      // The same records without the Winograd template's: what direct convolution
       // alone reaches, measured in the same passes.
       variants[m].direct[t] = path.join(work, `${m}-direct-t${t}.tt`);
       run(tt, [
@@ -210,7 +210,7 @@ for (const m of models) {
 console.log('');
 if (models.some((m) => variants[m].direct)) {
   console.log(
-      'Winograd (issue 14): the same records compiled with --no-winograd (direct convolution only) ' +
+      'Winograd: the same records compiled with --no-winograd (direct convolution only) ' +
       'and as `compile` takes them (Winograd where its record measured faster), same passes:');
   console.log('');
   console.log(
@@ -238,7 +238,7 @@ for (const m of models) {
 if (models.some((m) => variants[m].graph)) {
   console.log('');
   console.log(
-      'Graph tuner (issue 13): the same DB compiled three ways; ratio = ours / ONNX Runtime; ' +
+      'Graph tuner: the same DB compiled three ways; ratio = ours / ONNX Runtime; ' +
       'gain = fastest-records ms / graph-tuned ms (above 1: the graph tuner helped).');
   console.log('');
   console.log(

@@ -1,4 +1,4 @@
-// Soak and chaos (issue 17): a tracker, device servers and concurrent tuning clients on
+// Soak and chaos: a tracker, device servers and concurrent tuning clients on
 // loopback for minutes while processes die:
 //   - a random device server is killed (SIGKILL) and restarted every --device-chaos seconds;
 //   - device servers of key x86 measure for real, and their workers crash on some configs;
@@ -426,7 +426,7 @@ class Soak {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("Soak and chaos test of a farm on loopback (issue 17)");
+  CLI::App app("Soak and chaos test of a farm on loopback");
   Options o;
   std::string binary = TENSORTUNE_BINARY;
   app.add_option("--minutes", o.minutes, "how long")->capture_default_str();

@@ -1,4 +1,4 @@
-// Best-record queries at scale (issue 22): a record DB filled with N synthetic results (the
+// Best-record queries at scale: a record DB filled with N synthetic results (the
 // shapes of a cluster's archive: many workloads, several device keys and thread counts, one
 // in ten failing; a model's conv2d tasks among them) through the record store's own insert path,
 // then the queries users and the compiler run, timed. Prints one row per size:

@@ -1,7 +1,7 @@
 // Tunes the ResNet-18 conv2d layers (and dense 1x512x1000) with the random tuner on one thread
 // and prints, per layer, our best GFLOPS beside oneDNN's on the same shape (nChw16c), their
 // ratio, and the geometric mean; plus seconds per tuning trial and the median JIT compile time.
-// The 3x3 stride-1 layers get a second row (issue 14): the same tuner on the Winograd template,
+// The 3x3 stride-1 layers get a second row: the same tuner on the Winograd template,
 // against oneDNN's Winograd algorithm where this oneDNN has one for the shape (else its direct),
 // in effective GFLOPS (the direct convolution's FLOPs over the time).
 //
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
   for (const tt::tuner::NamedTask& l : layers) {
     if (!only.empty() && l.name.find(only) == std::string::npos) continue;
     if (!winograd_only) row(l, l.template_name, l.name, false);
-    // 3x3 stride-1 layers also as Winograd (issue 14), against oneDNN's Winograd where it has one.
+    // 3x3 stride-1 layers also as Winograd, against oneDNN's Winograd where it has one.
     const auto* conv = std::get_if<ss::Conv2dWorkload>(&l.workload);
     if (!no_winograd && conv && ss::winograd_accepts(*conv))
       row(l, ss::kConv2dNCHWcWinograd, "wino " + l.name, true);

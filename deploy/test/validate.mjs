@@ -1,4 +1,4 @@
-// Offline checks of deploy/ (issue 16), run by ctest as deploy_manifests:
+// Offline checks of deploy/, run by ctest as deploy_manifests:
 //   node deploy/test/validate.mjs TENSORTUNE_BINARY
 // 1. Every Kubernetes manifest parses and validates against the Kubernetes API schemas
 //    (kubernetes-models, from npm); the overlays' patches name objects the base has, and

@@ -237,7 +237,7 @@ TEST(Fusion, AnEpilogueTheKernelCannotFuseStartsAnElementwiseGroup) {
   }
 }
 
-// The element-wise math of real exported models (issue 15) in one generated kernel, against
+// The element-wise math of real exported models in one generated kernel, against
 // each function written out here in double, over values where every branch is taken (negative,
 // zero, past softplus's cut-off at 30). Mish and GELU have no ONNX 1.12 node test.
 TEST(Elementwise, MathOperatorsCompileIntoOneKernelAndMatchTheirFormulas) {

@@ -25,7 +25,7 @@ const std::vector<std::string> kFamilies = {
     "batchnorm", "relu", "clip", "sigmoid", "hardsigmoid", "hardswish", "add", "sub", "mul", "div",
     "flatten", "reshape", "transpose", "concat", "softmax", "shape", "cast", "slice", "gather",
     "unsqueeze", "squeeze", "identity", "dropout",
-    // Real exported models' operators (issue 15).
+    // Real exported models' operators.
     "abs", "and", "argmax", "argmin", "ceil", "constant_pad", "constantofshape", "convtranspose",
     "resize", "upsample", "gather_elements", "depthtospace", "edge_pad", "elu", "equal", "erf",
     "exp", "expand", "floor", "gelu", "greater", "instancenorm", "layer_normalization", "leakyrelu",
@@ -34,7 +34,7 @@ const std::vector<std::string> kFamilies = {
     "size", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "reflect_pad",
     "round", "selu", "softplus", "spacetodepth", "split", "sqrt", "sum", "tanh", "tile", "where",
     "xor",
-    // Indexing (issue 15).
+    // Indexing.
     "scatternd", "top_k"};
 
 bool in_scope(const std::string& name) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The corpus test of one model (issue 15): for every opset the corpus holds it at,
+"""The corpus test of one model: for every opset the corpus holds it at,
 `tensortune check-model` says it runs, the model compiled at opt levels 0 and 3 (and the opt
 level 3 artifact, written and read back) equals ONNX Runtime on the corpus input (max |ours - ort| <= 1e-4 max |ort|), and `tensortune tasks`
 extracts its tunable tasks.

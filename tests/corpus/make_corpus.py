@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the corpus of real exported models (issue 15): torchvision architectures with random
+"""Writes the corpus of real exported models: torchvision architectures with random
 weights (no download) and a small transformer encoder, exported by torch.onnx.export at several
 opsets, each with a random input in .npy.
 

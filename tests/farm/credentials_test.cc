@@ -1,4 +1,4 @@
-// Tokens files (issue 19): every malformed line is refused naming the file and line; a good file
+// Tokens files: every malformed line is refused naming the file and line; a good file
 // gives each name its role; look-ups find exactly the credential whose token it is.
 #include "tracker/credentials.h"
 

@@ -1,4 +1,4 @@
-// A farm on a shared network (issue 19), with real processes on loopback: mutual TLS, client
+// A farm on a shared network, with real processes on loopback: mutual TLS, client
 // quotas under a flooding client, impossible timings, revocation of a running client's job by
 // the admin call, and the archive's attribution of every result.
 #include <gtest/gtest.h>

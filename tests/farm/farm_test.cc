@@ -607,7 +607,7 @@ TEST_F(Farm, PausedTrackerKeepsItsDevicesAndTheirFinishedWork) {
   for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << "config " << key.second;
 }
 
-// Protected by default (issue 19): without a token the tracker serves loopback only; another
+// Protected by default: without a token the tracker serves loopback only; another
 // address needs --insecure, and is then flagged in every status; a token file others can read
 // is refused, as ssh refuses such keys.
 TEST_F(Farm, TrackerWithoutAuthenticationServesOnlyThisMachineUnlessInsecure) {
@@ -656,7 +656,7 @@ TEST_F(Farm, TrackerWithoutAuthenticationServesOnlyThisMachineUnlessInsecure) {
       << read_text(path("status.log"));
 }
 
-// Named credentials (issue 19): a device with a client's token cannot register, a client with a
+// Named credentials: a device with a client's token cannot register, a client with a
 // device's token cannot submit; each does what its role allows; a lax tokens file is refused.
 TEST_F(Farm, NamedCredentialsAllowEachRoleOnlyItsOwnCalls) {
   const std::string alice = "alice-client-token-0123", box = "box1-device-token-4567",
@@ -722,7 +722,7 @@ TEST_F(Farm, NamedCredentialsAllowEachRoleOnlyItsOwnCalls) {
       << read_text(path("bad.log"));
 }
 
-// Rotation (issue 19): SIGHUP reloads the tokens file; a revoked device loses its stream at
+// Rotation: SIGHUP reloads the tokens file; a revoked device loses its stream at
 // once and its items complete on another device, each exactly once; a file that does not load
 // keeps the old credentials.
 TEST_F(Farm, SighupRevokesADeviceWhoseItemsCompleteElsewhereExactlyOnce) {

@@ -1,4 +1,4 @@
-// The tracker's HTTP port (issue 16) with real processes: Prometheus metrics that parse and
+// The tracker's HTTP port with real processes: Prometheus metrics that parse and
 // count what the farm did, a dashboard and its API behind the token (header or login cookie),
 // and requests that are malformed or unknown answered without harm.
 #include <arpa/inet.h>

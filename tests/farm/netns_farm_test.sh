@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A farm across hosts, on one machine (issue 16): network namespaces joined by a bridge stand for
+# A farm across hosts, on one machine: network namespaces joined by a bridge stand for
 # a tracker host, two device hosts and a client host. One device's link gets netem delay and
 # loss (where the kernel has netem); the other device is cut off for longer than the tracker's
 # heartbeat timeout in the middle of a tuning job. The job must complete with every config

@@ -1,4 +1,4 @@
-// Client quotas (issue 19): each limit refuses exactly the job that would pass it, naming the
+// Client quotas: each limit refuses exactly the job that would pass it, naming the
 // quota and the numbers; what a client holds is given back as its items and jobs end; one
 // client's use never counts against another.
 #include "tracker/quotas.h"

@@ -421,7 +421,7 @@ TEST(RecordStore, OpeningAnUpToDateDbTakesNoWriteLock) {
   sqlite3_close(writer);
 }
 
-// Farm attribution (issue 19): who submitted and who measured each result is stored, read
+// Farm attribution: who submitted and who measured each result is stored, read
 // back, carried by best queries, and a device can be left out after the fact; a version-4 DB
 // gains the columns (empty) when opened, its rows untouched.
 TEST(RecordStore, FarmAttributionIsStoredAndADeviceCanBeExcluded) {

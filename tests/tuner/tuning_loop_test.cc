@@ -100,7 +100,7 @@ TEST(TuningLoop, ResumeSkipsMeasuredConfigsAndFinishesTheBudget) {
   EXPECT_EQ(indices.size(), 20u) << "a resumed run measured a config twice";
 }
 
-// Records are per thread count (issue 14): a run for two threads neither skips nor counts the
+// Records are per thread count: a run for two threads neither skips nor counts the
 // configs a one-thread run measured, and its best is its own; the one-thread history is still
 // whole for a one-thread run.
 TEST(TuningLoop, ResumeCountsOnlyResultsOfTheRunsThreadCount) {
