@@ -2,7 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
@@ -15,6 +18,7 @@
 #include "records/record_store.h"
 #include "support/log.h"
 #include "support/npy.h"
+#include "tracker/tracker_client.h"
 #include "tracker/tracker_server.h"
 #include "tuner/resnet18_workloads.h"
 
@@ -36,6 +40,8 @@ struct EmbeddedFarm {
   std::unique_ptr<tracker::TrackerServer> tracker;
   std::atomic<bool> stop{false};
   std::thread device;
+  std::mutex mu;
+  std::optional<Error> device_error;  ///< why the device server stopped, if it did
   ~EmbeddedFarm() {
     stop = true;
     if (device.joinable()) device.join();
@@ -61,9 +67,29 @@ Expected<std::unique_ptr<EmbeddedFarm>> start_embedded_farm(const DemoFlags& f,
   EmbeddedFarm* raw = farm.get();
   farm->device = std::thread([d, raw] {
     Status s = device_server::run_device_server(d, raw->stop);
-    if (!s) std::fprintf(stderr, "error: embedded device server: %s\n", s.error().message.c_str());
+    if (!s) {
+      std::lock_guard<std::mutex> lock(raw->mu);
+      raw->device_error = s.error().with_context("the embedded device server stopped");
+    }
   });
-  return farm;
+  // The device registers within a moment, or has failed (it could not start its worker, say):
+  // tell now, not after the tracker's minute of waiting for a device of the key.
+  wire::TrackerEndpoint endpoint;
+  endpoint.address = d.tracker.address;
+  TT_ASSIGN_OR_RETURN(auto client, tracker::TrackerClient::connect(endpoint));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(farm->mu);
+      if (farm->device_error) return *farm->device_error;
+    }
+    if (auto status = client->status(); status && status->devices_size() > 0) return farm;
+    if (std::chrono::steady_clock::now() > deadline)
+      return unavailable(
+          "the embedded device server did not register with the embedded tracker "
+          "in 30 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 /// The back half: resnet-18 compiled with and without the records just made, timed end to end.
