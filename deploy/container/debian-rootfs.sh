@@ -31,6 +31,8 @@ chroot "$root" apt-get clean
 rm -rf "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* "$root"/usr/share/man/* \
   "$root"/var/log/* "$root"/var/cache/apt/*.bin
 echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
-tar -C "$root" --numeric-owner -cf "$out.partial" .
-mv "$out.partial" "$out"
+# Written beside, then renamed: two makers of the same tarball (two tests at once) never mix.
+partial=$(mktemp "$out.XXXXXX")
+tar -C "$root" --numeric-owner -cf "$partial" .
+mv "$partial" "$out"
 echo "debian-rootfs: wrote $out ($(du -h "$out" | cut -f1))"
