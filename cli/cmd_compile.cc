@@ -16,16 +16,13 @@
 #include "compiler/runtime/artifact.h"
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::cli {
 namespace {
 
 using runtime::CompiledNetwork;
 using runtime::Step;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 void print_summary(const CompiledNetwork& net) {
   int kinds[3] = {0, 0, 0};
@@ -67,7 +64,7 @@ struct CompileFlags {
 };
 
 Status compile(const CompileFlags& f) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, !f.fastest_records,
                                                          !f.fastest_records && !f.no_graph_best));
   TT_RETURN_IF_ERROR(runtime::write_network(net, f.output));
@@ -82,14 +79,14 @@ Status compile(const CompileFlags& f) {
     std::printf(
         "wrote %s (%.1f MB) in %.1f s; check it on this CPU with `tensortune run %s --emulate "
         "--input data=x.npy`\n",
-        f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),
+        f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, start.seconds(),
         f.output.c_str());
     return ok_status();
   }
   std::printf(
       "wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it "
       "with `tensortune bench %s --profile`\n",
-      f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, seconds_since(start),
+      f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, start.seconds(),
       f.output.c_str(), f.output.c_str());
   return ok_status();
 }
@@ -124,29 +121,29 @@ Status run(const RunFlags& f) {
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
   TT_ASSIGN_OR_RETURN(auto inputs, read_inputs(net->graph, f.inputs));
   std::vector<graph::Tensor> outputs;
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   if (f.reference) {
     TT_ASSIGN_OR_RETURN(outputs, graph::interpret(net->graph, inputs));
     std::printf("ran %s (opt level %d) with the reference interpreter in %.2f s\n",
-                net->model.c_str(), net->opt_level, seconds_since(start));
+                net->model.c_str(), net->opt_level, start.seconds());
   } else {
     const int threads = f.threads > 0 ? f.threads : net->threads;
     TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads, f.emulate));
-    const double load_s = seconds_since(start);
-    const auto run_start = std::chrono::steady_clock::now();
+    const double load_s = start.seconds();
+    const Stopwatch run_start;
     TT_ASSIGN_OR_RETURN(outputs, exe->run(inputs));
     if (f.emulate) {
       std::printf(
           "ran %s (opt level %d, %s, emulated on this CPU, %d thread%s) in %.2f s (not a "
           "GPU's time; compiling the kernels for emulation took %.2f s)\n",
           net->model.c_str(), net->opt_level, runtime::describe_target(*net).c_str(), threads,
-          threads == 1 ? "" : "s", seconds_since(run_start), load_s);
+          threads == 1 ? "" : "s", run_start.seconds(), load_s);
     } else {
       std::printf(
           "ran %s (opt level %d, compiled, %d thread%s) in %.2f ms (first run; loading took "
           "%.2f s)\n",
           net->model.c_str(), net->opt_level, threads, threads == 1 ? "" : "s",
-          seconds_since(run_start) * 1e3, load_s);
+          run_start.seconds() * 1e3, load_s);
     }
   }
   return report_outputs(net->graph, outputs, f.outputs);

@@ -23,6 +23,7 @@
 #include "records/record_decoding.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
+#include "support/stopwatch.h"
 #include "support/work_queue.h"
 #include "tracker/tracker_client.h"
 #include "tuner/graph_tuner/network_problem.h"
@@ -159,7 +160,7 @@ Expected<gt::TransformTimer> farm_transform_timer(const GraphTuneFlags& f, const
 }  // namespace
 
 Status graph_tune(const GraphTuneFlags& f) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   if (!f.tracker.empty() && f.device_key.empty())
     return invalid_argument(
         "--tracker needs --key (the device key whose devices time the "
@@ -262,9 +263,8 @@ Status graph_tune(const GraphTuneFlags& f) {
       needed.size(), costs.measured, where.c_str(), costs.reused, f.db.c_str(), costs.estimated,
       fastest_s * 1e3, chosen->cost * 1e3, changed, np.nodes.size(), chosen->method.c_str(),
       chosen->exact ? ", optimal" : ", heuristic", entries.size(), model.name().c_str(),
-      graph::graph_fingerprint(model).c_str(), key.c_str(),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-      f.model.model.c_str(), f.db.c_str());
+      graph::graph_fingerprint(model).c_str(), key.c_str(), start.seconds(), f.model.model.c_str(),
+      f.db.c_str());
   return ok_status();
 }
 

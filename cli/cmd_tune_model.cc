@@ -19,6 +19,7 @@
 #include "compiler/codegen/llvm/kernel.h"
 #include "proto/rpc_channel.h"
 #include "records/record_store.h"
+#include "support/stopwatch.h"
 #include "tracker/tracker_client.h"
 #include "tuner/task_extraction.h"
 
@@ -89,9 +90,7 @@ class TotalProgress {
   struct TaskState {
     int64_t done = -1, total = 0;
   };
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
+  double seconds() const { return start_.seconds(); }
   void print_locked() {
     last_print_ = seconds();
     int64_t done = 0, total = 0;
@@ -115,7 +114,7 @@ class TotalProgress {
 
   const int tasks_;
   const int64_t trials_each_;
-  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  const Stopwatch start_;
   std::mutex mu_;
   std::map<int, TaskState> tasks_state_;
   int finished_ = 0;
@@ -198,13 +197,12 @@ Status run_tune_model(const TuneModelFlags& f) {
       if (selected.size() > 1) total.on_task_done(i, p);
     }
   };
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch started;
   std::vector<std::thread> workers;
   for (int w = 0; w < parallel; ++w) workers.emplace_back(worker);
   for (auto& w : workers) w.join();
   if (first_error) return *first_error;
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double wall = started.seconds();
 
   // Columns as wide as their longest entry.
   int name_width = 8, workload_width = 8;

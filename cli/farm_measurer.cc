@@ -6,6 +6,7 @@
 #include "proto/rpc_channel.h"
 #include "schedule_space/gpu_limits.h"
 #include "support/log.h"
+#include "support/stopwatch.h"
 #include "tracker/tracker_client.h"
 
 namespace tensortune::cli {
@@ -26,12 +27,11 @@ class FarmMeasurer final : public tuner::Measurer {
 
   Expected<std::vector<ss::MeasureResult>> measure(
       const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch start;
     double pause = 0.5;
     for (;;) {
       auto r = client_->measure(task_, space, configs, timing_, key_, job_, priority_);
-      const double waited =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double waited = start.seconds();
       if (r || r.error().code != ErrorCode::kUnavailable || waited > 120) return r;
       logger("tune")->warn("{}; retrying as soon as the tracker answers (at most {:.1f} s)",
                            r.error().message, pause);

@@ -21,6 +21,7 @@
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/template.h"
 #include "support/log.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::device_server {
 namespace {
@@ -216,7 +217,7 @@ class Session {
         ++busy_;
       }
       metrics_.slot_taken();
-      const auto started = std::chrono::steady_clock::now();
+      const Stopwatch started;
       v1::DeviceMessage m;
       auto* r = m.mutable_result();
       r->set_item_id(item.item_id());
@@ -235,9 +236,7 @@ class Session {
         *r->mutable_result() = workers_[slot]->measure(item, timeout + o_.worker_grace_s);
       }
       r->mutable_result()->set_device_key(o_.device_key);
-      metrics_.measured(
-          r->result(),
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      metrics_.measured(r->result(), started.seconds());
       send(m);
       std::lock_guard<std::mutex> lock(mu_);
       --busy_;

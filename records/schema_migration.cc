@@ -10,6 +10,7 @@
 #include "records/schema.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::records::detail {
 namespace {
@@ -99,7 +100,7 @@ Status migrate_v1_to_v2(sqlite3* db, const std::string& path) {
 }
 
 Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   logger("records")->info("record DB {}: schema 2 -> 3: building the best-record tables ...", path);
   char* err = nullptr;
   if (sqlite3_exec(db, kRebuildBestSql, nullptr, nullptr, &err) != SQLITE_OK) {
@@ -113,10 +114,8 @@ Status migrate_v2_to_v3(sqlite3* db, const std::string& path) {
   Statement count(db, "SELECT coalesce(sum(measured), 0), count(*) FROM best_groups");
   TT_RETURN_IF_ERROR(count.prepared());
   count.step();
-  logger("records")->info(
-      "record DB {}: schema 2 -> 3: {} results in {} groups, {:.1f} s", path, count.int64(0),
-      count.int64(1),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  logger("records")->info("record DB {}: schema 2 -> 3: {} results in {} groups, {:.1f} s", path,
+                          count.int64(0), count.int64(1), start.seconds());
   return ok_status();
 }
 

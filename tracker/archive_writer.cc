@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "support/log.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::tracker {
 
@@ -45,10 +46,9 @@ void ArchiveWriter::loop() {
     for (const Entry& e : batch)
       if (e.row.task_id >= 0) rows.push_back(e.row);
     if (!rows.empty()) {
-      const auto start = std::chrono::steady_clock::now();
+      const Stopwatch start;
       Status s = archive_.record_batch(rows);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double seconds = start.seconds();
       if (metrics_) metrics_->archive_write(seconds, s.has_value(), rows.size());
       if (!s) {
         // The results still reach their jobs (the client's own DB records them); the archive

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <set>
 
+#include "support/stopwatch.h"
+
 namespace tensortune::tuner {
 
 namespace ss = schedule_space;
@@ -24,7 +26,7 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
   if (options.early_stopping < 0)
     return invalid_argument("early_stopping = " + std::to_string(options.early_stopping) +
                             ", must be >= 0");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   TuneResult out;
   TuneProgress& p = out.progress;
   p.total = options.trials;
@@ -48,10 +50,9 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
       prior_results.push_back(r.result);
     }
     if (!prior_configs.empty()) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const Stopwatch t0;
       tuner.update(prior_configs, prior_results);
-      out.tuner_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.tuner_seconds += t0.seconds();
     }
     out.replayed = static_cast<int64_t>(prior_configs.size());
     p.done = out.resumed;
@@ -68,15 +69,13 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
   while (p.done < options.trials && tuner.has_next()) {
     if (options.early_stopping > 0 && p.done - last_improvement >= options.early_stopping) break;
     const int n = static_cast<int>(std::min<int64_t>(options.batch_size, options.trials - p.done));
-    auto tt0 = std::chrono::steady_clock::now();
+    Stopwatch tt0;
     std::vector<ss::Config> batch = tuner.next_batch(n);
-    out.tuner_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
+    out.tuner_seconds += tt0.seconds();
     if (batch.empty()) break;
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch t0;
     TT_ASSIGN_OR_RETURN(std::vector<ss::MeasureResult> results, measurer.measure(space, batch));
-    out.measure_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.measure_seconds += t0.seconds();
     if (results.size() != batch.size())
       return internal_error("measurer returned " + std::to_string(results.size()) +
                             " results for " + std::to_string(batch.size()) + " configs");
@@ -94,20 +93,19 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
       }
     }
     if (store) TT_RETURN_IF_ERROR(store->add_results(task_id, space, batch, results, run, trials));
-    tt0 = std::chrono::steady_clock::now();
+    tt0.restart();
     tuner.update(batch, results);
-    out.tuner_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - tt0).count();
+    out.tuner_seconds += tt0.seconds();
     p.done += static_cast<int64_t>(batch.size());
     out.measured += static_cast<int64_t>(batch.size());
-    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    p.elapsed_s = start.seconds();
     if (progress) progress(p);
     if (options.on_batch && !options.on_batch(p, batch, results)) {
       out.stopped = true;
       break;
     }
   }
-  p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  p.elapsed_s = start.seconds();
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "support/log.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::driver {
 using runtime::CompiledNetwork;
@@ -78,7 +79,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                             ", must be at least 1");
   TT_ASSIGN_OR_RETURN(std::optional<int> cc, cuda_target_capability(options.target));
   if (cc) return compile_network_cuda(model, options, *cc);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   CompiledNetwork net;
   net.model = model.name();
   net.opt_level = options.opt_level;
@@ -164,8 +165,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
     TT_ASSIGN_OR_RETURN(net.object_code,
                         codegen::compile_network_object(lowered.kernels, target.vector_lanes));
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = start.seconds();
   int interpreted = 0;
   for (const auto& s : net.steps) interpreted += s.kind == Step::Kind::kInterpret;
   logger("compiler")

@@ -18,6 +18,7 @@
 #include "support/log.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/nvrtc.h"
+#include "support/stopwatch.h"
 #endif
 
 namespace tensortune::driver {
@@ -111,7 +112,7 @@ Expected<std::string> module_ptx(const CompiledNetwork& net) {
 
 Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
                                                const CompileOptions& options, int cc) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   CompiledNetwork net;
   net.model = model.name();
   net.target = runtime::TargetKind::kCuda;
@@ -172,8 +173,7 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
       ->info(
           "compiled {} for {} at opt level {}: {} steps, {} CUDA kernels, {} on the host, {:.1f} s",
           net.model, runtime::describe_target(net), net.opt_level, net.steps.size(),
-          net.gpu_kernels.size(), host_steps,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          net.gpu_kernels.size(), host_steps, start.seconds());
   return net;
 }
 

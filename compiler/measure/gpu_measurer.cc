@@ -8,6 +8,7 @@
 
 #include "compiler/measure/reference_ops.h"
 #include "support/log.h"
+#include "support/stopwatch.h"
 #include "support/work_queue.h"
 
 namespace tensortune::measure {
@@ -53,7 +54,7 @@ std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
   // Kernels are generated in turn, compiled on every core at once (NVRTC needs no GPU and
   // takes most of a config's time: 0.4 s typically, over 10 s for a fully unrolled one), then
   // run and timed one at a time, alone on the GPU.
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch batch;
   std::vector<Expected<cuda::CudaKernelSource>> sources;
   sources.reserve(configs.size());
   for (const ss::Config& c : configs) sources.push_back(cuda::emit_cuda_kernel(task_, space, c));
@@ -62,8 +63,7 @@ std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
                 [&](size_t i) {
                   if (sources[i]) compiled[i] = cuda::compile_for_gpu(device_, *sources[i]);
                 });
-  const double batch_compile_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double batch_compile_s = batch.seconds();
 
   std::vector<MeasureResult> results;
   results.reserve(configs.size());

@@ -11,6 +11,7 @@
 #include "compiler/runtime/gpu_executor.h"
 #include "compiler/runtime/native_kernels.h"
 #include "support/aligned_buffer.h"
+#include "support/stopwatch.h"
 #include "support/thread_pool.h"
 
 namespace tensortune::runtime {
@@ -396,10 +397,9 @@ Status Executable::run(std::vector<double>* step_seconds) {
   }
   step_seconds->resize(steps.size(), 0.0);
   for (size_t i = 0; i < steps.size(); ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch start;
     TT_RETURN_IF_ERROR(steps[i]());
-    (*step_seconds)[i] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    (*step_seconds)[i] += start.seconds();
   }
   return Status{};
 }

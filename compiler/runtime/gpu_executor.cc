@@ -7,6 +7,7 @@
 
 #include "compiler/codegen/cuda/cuda_driver.h"
 #include "compiler/graph/interpreter.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::runtime {
 
@@ -192,12 +193,11 @@ Status GpuExecution::run(std::vector<double>* step_seconds) {
   Impl& m = *impl_;
   if (step_seconds) step_seconds->resize(m.steps.size(), 0.0);
   for (size_t i = 0; i < m.steps.size(); ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch start;
     TT_RETURN_IF_ERROR(m.steps[i]());
     if (step_seconds) {
       TT_RETURN_IF_ERROR(m.module->synchronize());
-      (*step_seconds)[i] +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      (*step_seconds)[i] += start.seconds();
     }
   }
   TT_RETURN_IF_ERROR(m.module->synchronize());

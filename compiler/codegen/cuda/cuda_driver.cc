@@ -10,6 +10,7 @@
 #include "compiler/codegen/cuda/library_search.h"
 #include "compiler/codegen/cuda/nvrtc.h"
 #include "schedule_space/measure.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::codegen::cuda {
 namespace {
@@ -264,12 +265,10 @@ double GpuKernelRunner::compile_seconds() const { return impl_->compile_s; }
 
 Expected<CompiledKernel> compile_for_gpu(const GpuDevice& device, const CudaKernelSource& kernel) {
   TT_RETURN_IF_ERROR(schedule_space::check_gpu_limits(kernel.usage(), device.limits));
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch t0;
   TT_ASSIGN_OR_RETURN(NvrtcOutput out,
                       nvrtc_compile(kernel, device.compute_capability, /*cubin=*/true));
-  return CompiledKernel{
-      std::move(out.cubin),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+  return CompiledKernel{std::move(out.cubin), t0.seconds()};
 }
 
 Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(

@@ -18,6 +18,7 @@
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/codegen/llvm/llvm_target.h"
+#include "support/stopwatch.h"
 
 namespace tensortune::codegen {
 
@@ -84,7 +85,7 @@ bool can_compile_template(std::string_view template_name) {
 
 Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSpace& space,
                                         const ss::Config& config, const KernelOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   emit::initialize_llvm();
   TT_ASSIGN_OR_RETURN(KernelSignature sig, kernel_signature(task, space, config));
   auto ctx = std::make_unique<llvm::LLVMContext>();
@@ -114,7 +115,7 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
   impl->fn = reinterpret_cast<KernelFn>(sym->getAddress());
   impl->jit = std::move(*jit);
   impl->signature = sig;
-  impl->compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  impl->compile_s = start.seconds();
   return CompiledKernel(std::move(impl));
 }
 
