@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/codegen/epilogue_op.h"
+#include "compiler/epilogue/epilogue_op.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
 #include "schedule_space/workload.h"
@@ -21,7 +21,7 @@ namespace tensortune::codegen {
 /// emitter of task.template_name builds it.
 struct TemplateKernelSpec {
   schedule_space::TemplateConfig kernel;
-  std::vector<EpilogueOp> epilogue;
+  std::vector<epilogue::EpilogueOp> epilogue;
 };
 
 /// Depthwise convolution (groups = channels, one output channel per input channel) in NCHW[b]c:
@@ -30,7 +30,7 @@ struct TemplateKernelSpec {
 struct DepthwiseKernelSpec {
   schedule_space::Conv2dWorkload workload;
   schedule_space::Conv2dSchedule schedule;
-  std::vector<EpilogueOp> epilogue;
+  std::vector<epilogue::EpilogueOp> epilogue;
 };
 
 /// An element-wise chain over one output shape. Each instruction reads operands (>= 0: the

@@ -14,8 +14,8 @@ namespace tensortune::driver {
 using codegen::DepthwiseKernelSpec;
 using codegen::ElementwiseInstr;
 using codegen::ElementwiseKernelSpec;
-using codegen::EpilogueOp;
 using codegen::TemplateKernelSpec;
+using epilogue::EpilogueOp;
 using runtime::ArgRef;
 using runtime::Step;
 

@@ -8,7 +8,7 @@
 namespace tensortune::passes {
 namespace {
 
-using codegen::EpilogueOp;
+using epilogue::EpilogueOp;
 using graph::Graph;
 using graph::Node;
 using graph::OpKind;

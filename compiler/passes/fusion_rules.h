@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/codegen/epilogue_op.h"
+#include "compiler/epilogue/epilogue_op.h"
 #include "compiler/graph/graph.h"
 #include "schedule_space/workload.h"
 
@@ -44,7 +44,7 @@ bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
 /// One epilogue node as the kernel applies it: the op, and its operand (a per-channel constant,
 /// already negated for a subtraction, or a value read in the output's layout).
 struct FusedOp {
-  codegen::EpilogueOp op;
+  epilogue::EpilogueOp op;
   std::optional<graph::Tensor> param;      ///< channel ops
   graph::ValueId value = graph::kNoValue;  ///< tensor ops
 };

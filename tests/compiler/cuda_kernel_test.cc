@@ -95,7 +95,7 @@ TEST(CudaEmulation, DenseLargeBatchMatchesTheReference) {
 // shift, residual add, clip), in order, for every template, against the reference conv/dense
 // followed by the same steps in the output's layout.
 TEST(CudaEmulation, EveryEpilogueStepMatchesTheReference) {
-  using Op = tt::codegen::EpilogueOp;
+  using Op = tt::epilogue::EpilogueOp;
   cuda::CudaKernelOptions options;
   options.epilogue = {{Op::Kind::kMulChannel, 0}, {Op::Kind::kAddChannel, 1},
                       {Op::Kind::kAddTensor, 2},  {Op::Kind::kRelu},

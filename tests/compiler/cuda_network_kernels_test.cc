@@ -130,7 +130,7 @@ TEST(CudaNetworkKernels, GlobalAveragePoolInPlainAndBlockedLayoutsMatchesNaiveLo
 // Depthwise 3x3, stride 2, uneven padding, block 4, with a per-channel shift and clip(0, 6)
 // fused (MobileNet's pattern).
 TEST(CudaNetworkKernels, DepthwiseConvWithEpilogueMatchesNaiveLoops) {
-  using Op = tt::codegen::EpilogueOp;
+  using Op = tt::epilogue::EpilogueOp;
   // batch, in channels, height, width, out channels, kernel, stride, pads t l b r, dilation
   const ss::Conv2dWorkload w{1, 8, 9, 8, 8, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1};
   tt::codegen::DepthwiseKernelSpec spec;
@@ -274,7 +274,7 @@ TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   tt::codegen::DepthwiseKernelSpec d;
   d.workload = ss::square_conv2d(32, 112, 32, 3, 1);
   d.schedule.oc_bn = d.schedule.ic_bn = 1;
-  d.epilogue = {{tt::codegen::EpilogueOp::Kind::kClip, -1, 0.0f, 6.0f}};
+  d.epilogue = {{tt::epilogue::EpilogueOp::Kind::kClip, -1, 0.0f, 6.0f}};
   for (const cuda::CudaKernelSource& k :
        {cuda::emit_elementwise_kernel(e, "ew"), cuda::emit_max_pool_kernel(p, "pool"),
         cuda::emit_global_avg_pool_kernel({1, 512, 7, 7}, "gap"),

@@ -7,9 +7,9 @@
 ///   extern "C" __global__ void <entry>(const float* data, const float* weight, float* out,
 ///                                      const float* e0, const float* e1, ...)
 /// in the template's layouts (schedule_space::KernelSignature), then one pointer per epilogue
-/// operand (EpilogueOp::operand), launched as `grid` blocks of `block` threads with no dynamic
-/// shared memory. The source is self-contained (no #include), so NVRTC compiles it without the
-/// toolkit's headers and the emulator compiles it as C++ behind a small prelude.
+/// operand (epilogue::EpilogueOp::operand), launched as `grid` blocks of `block` threads with no
+/// dynamic shared memory. The source is self-contained (no #include), so NVRTC compiles it without
+/// the toolkit's headers and the emulator compiles it as C++ behind a small prelude.
 
 #include <array>
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/codegen/epilogue_op.h"
+#include "compiler/epilogue/epilogue_op.h"
 #include "schedule_space/config_space.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -29,10 +29,10 @@ namespace tensortune::codegen::cuda {
 /// Epilogues fused into a kernel (the fusion rules' vocabulary). Tuning measures the bare
 /// operator.
 struct CudaKernelOptions {
-  std::vector<EpilogueOp> epilogue;
+  std::vector<epilogue::EpilogueOp> epilogue;
   /// The kernel's extern "C" name; empty: the template's (kernels of one module need their own).
   std::string entry;
-  /// Operands the epilogue reads: one past the largest EpilogueOp::operand.
+  /// Operands the epilogue reads: one past the largest epilogue::EpilogueOp::operand.
   int operand_count() const;
   /// + bias[channel] (operand 0) when `bias`, then relu when `relu`: what `op run` fuses.
   static CudaKernelOptions bias_relu(bool bias, bool relu);

@@ -40,8 +40,9 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
                                             const CudaKernelOptions& options) {
   const EmitFn emit = find_emitter(task.template_name);
   if (!emit) return unimplemented("template " + task.template_name + " has no CUDA emitter");
-  for (const EpilogueOp& op : options.epilogue)
-    if (op.operand < 0 && op.kind != EpilogueOp::Kind::kRelu && op.kind != EpilogueOp::Kind::kClip)
+  for (const epilogue::EpilogueOp& op : options.epilogue)
+    if (op.operand < 0 && op.kind != epilogue::EpilogueOp::Kind::kRelu &&
+        op.kind != epilogue::EpilogueOp::Kind::kClip)
       return invalid_argument("an epilogue step that reads an operand has operand index " +
                               std::to_string(op.operand));
   if (!space.is_valid(config))
@@ -54,12 +55,12 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
   return k;
 }
 
-int CudaKernelOptions::operand_count() const { return epilogue_operand_count(epilogue); }
+int CudaKernelOptions::operand_count() const { return epilogue::epilogue_operand_count(epilogue); }
 
 CudaKernelOptions CudaKernelOptions::bias_relu(bool bias, bool relu) {
   CudaKernelOptions o;
-  if (bias) o.epilogue.push_back({EpilogueOp::Kind::kAddChannel, 0});
-  if (relu) o.epilogue.push_back({EpilogueOp::Kind::kRelu});
+  if (bias) o.epilogue.push_back({epilogue::EpilogueOp::Kind::kAddChannel, 0});
+  if (relu) o.epilogue.push_back({epilogue::EpilogueOp::Kind::kRelu});
   return o;
 }
 
@@ -74,9 +75,9 @@ std::string kernel_params(const CudaKernelOptions& options) {
 
 std::string epilogue(const std::string& value, const std::string& channel, const std::string& index,
                      const CudaKernelOptions& options) {
-  using Kind = EpilogueOp::Kind;
+  using Kind = epilogue::EpilogueOp::Kind;
   std::string v = value;
-  for (const EpilogueOp& op : options.epilogue) {
+  for (const epilogue::EpilogueOp& op : options.epilogue) {
     std::string e = "e";  // appended, not "e" + ...: GCC 12 warns falsely (-Wrestrict) there
     e += std::to_string(op.operand);
     switch (op.kind) {

@@ -32,7 +32,7 @@ struct AnchorArgs {
   std::vector<llvm::Value*> operands;  ///< the epilogue's
   llvm::Value* begin = nullptr;
   llvm::Value* end = nullptr;
-  std::vector<EpilogueOp> epilogue;
+  std::vector<epilogue::EpilogueOp> epilogue;
 };
 
 /// Emits the body of one template's tuning kernel for (task, config) into the function whose
@@ -67,7 +67,7 @@ void emit_dense_nopack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
                             const schedule_space::Config& config);
 
 /// Tuning's KernelOptions as an epilogue over (bias).
-std::vector<EpilogueOp> epilogue_of(const KernelOptions& options);
+std::vector<epilogue::EpilogueOp> epilogue_of(const KernelOptions& options);
 
 /// Creates `name` with the tuning ABI of compiler/codegen/llvm/kernel.h (or, network = true, the
 /// network ABI of compiler/codegen/llvm/network_kernels.h with `operands` epilogue operands after

@@ -6,10 +6,10 @@
 
 namespace tensortune::codegen::emit {
 
-std::vector<EpilogueOp> epilogue_of(const KernelOptions& options) {
-  std::vector<EpilogueOp> ops;
-  if (options.bias) ops.push_back({EpilogueOp::Kind::kAddChannel, 0});
-  if (options.relu) ops.push_back({EpilogueOp::Kind::kRelu});
+std::vector<epilogue::EpilogueOp> epilogue_of(const KernelOptions& options) {
+  std::vector<epilogue::EpilogueOp> ops;
+  if (options.bias) ops.push_back({epilogue::EpilogueOp::Kind::kAddChannel, 0});
+  if (options.relu) ops.push_back({epilogue::EpilogueOp::Kind::kRelu});
   return ops;
 }
 
@@ -61,31 +61,31 @@ AnchorArgs begin_anchor_function(llvm::Module& m, llvm::IRBuilder<>& b, const st
 
 llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const AnchorArgs& args,
                             llvm::Value* channel_offset, llvm::Value* out_offset, int width) {
-  auto load = [&](const EpilogueOp& op, llvm::Value* offset) {
+  auto load = [&](const epilogue::EpilogueOp& op, llvm::Value* offset) {
     llvm::Value* base = args.operands.at(static_cast<size_t>(op.operand));
     if (value->getType()->isVectorTy()) return load_vector(b, base, offset, width);
     return load_scalar(b, base, offset);
   };
   auto constant = [&](float c) { return llvm::ConstantFP::get(value->getType(), c); };
-  for (const EpilogueOp& op : args.epilogue) {
+  for (const epilogue::EpilogueOp& op : args.epilogue) {
     switch (op.kind) {
-      case EpilogueOp::Kind::kAddChannel:
+      case epilogue::EpilogueOp::Kind::kAddChannel:
         value = b.CreateFAdd(value, load(op, channel_offset));
         break;
-      case EpilogueOp::Kind::kMulChannel:
+      case epilogue::EpilogueOp::Kind::kMulChannel:
         value = b.CreateFMul(value, load(op, channel_offset));
         break;
-      case EpilogueOp::Kind::kAddTensor:
+      case epilogue::EpilogueOp::Kind::kAddTensor:
         value = b.CreateFAdd(value, load(op, out_offset));
         break;
-      case EpilogueOp::Kind::kMulTensor:
+      case epilogue::EpilogueOp::Kind::kMulTensor:
         value = b.CreateFMul(value, load(op, out_offset));
         break;
-      case EpilogueOp::Kind::kRelu:
+      case epilogue::EpilogueOp::Kind::kRelu:
         value =
             b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(0)});
         break;
-      case EpilogueOp::Kind::kClip:
+      case epilogue::EpilogueOp::Kind::kClip:
         value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()},
                                   {value, constant(op.lo)});
         value = b.CreateIntrinsic(llvm::Intrinsic::minnum, {value->getType()},

@@ -43,7 +43,7 @@ void put_ints(std::ostringstream& os, const std::vector<int64_t>& v) {
   os << ']';
 }
 
-void put_epilogue(std::ostringstream& os, const std::vector<EpilogueOp>& ops) {
+void put_epilogue(std::ostringstream& os, const std::vector<epilogue::EpilogueOp>& ops) {
   for (const auto& op : ops)
     os << " e" << static_cast<int>(op.kind) << ':' << op.operand << ':' << op.lo << ':' << op.hi;
 }
@@ -119,8 +119,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   }
   llvm::IRBuilder<> b(m.getContext());
   if (const auto* t = std::get_if<TemplateKernelSpec>(&k.spec)) {
-    emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
-                                                        epilogue_operand_count(t->epilogue));
+    emit::AnchorArgs args = emit::begin_anchor_function(
+        m, b, k.symbol, lanes, true, epilogue::epilogue_operand_count(t->epilogue));
     args.epilogue = t->epilogue;
     const emit::TemplateEmitFn emit = emit::find_template_emitter(t->kernel.task.template_name);
     TT_CHECK(emit != nullptr) << "no LLVM emitter for " << t->kernel.task.template_name
@@ -128,8 +128,8 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     emit(m, b, args, t->kernel.task, t->kernel.space, t->kernel.config);
   } else {
     const auto& d = std::get<DepthwiseKernelSpec>(k.spec);
-    emit::AnchorArgs args = emit::begin_anchor_function(m, b, k.symbol, lanes, true,
-                                                        epilogue_operand_count(d.epilogue));
+    emit::AnchorArgs args = emit::begin_anchor_function(
+        m, b, k.symbol, lanes, true, epilogue::epilogue_operand_count(d.epilogue));
     args.epilogue = d.epilogue;
     emit::emit_depthwise_nchwc(b, args, d.workload,
                                schedule_space::DepthwiseSchedule{d.schedule.ic_bn, d.schedule.oc_bn,

@@ -1,13 +1,14 @@
 #pragma once
 /// \file
-/// One step of a fused epilogue, shared by every back end's emitters (codegen/llvm/,
-/// codegen/cuda/) and by the fusion rules that decide it (passes/fusion_rules.h). Header only:
-/// it names what a kernel applies to its accumulator before the store, not how.
+/// One step of a fused epilogue: the vocabulary the fusion rules decide in (passes/) and every
+/// back end's emitters apply (codegen/llvm/, codegen/cuda/). It sits below both, so that the
+/// passes do not include the code generators. Header only: it names what a kernel applies to
+/// its accumulator before the store, not how.
 
 #include <algorithm>
 #include <vector>
 
-namespace tensortune::codegen {
+namespace tensortune::epilogue {
 
 /// Applied in order to the accumulator. A channel operand holds one float per output channel
 /// (conv2d: in channel order; dense: per output column); a tensor operand has the output's
@@ -28,4 +29,4 @@ inline int epilogue_operand_count(const std::vector<EpilogueOp>& epilogue) {
   return n;
 }
 
-}  // namespace tensortune::codegen
+}  // namespace tensortune::epilogue
