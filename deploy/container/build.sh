@@ -11,6 +11,7 @@
 #                     compose and Kubernetes files use)
 #     --base IMAGE    default debian:bookworm-slim from the registry; where no registry answers,
 #                     tensortune-base:bookworm, made from Debian's packages (make-base-image.sh)
+#     --engine NAME   docker, podman or buildah (default: the first of them that works here)
 #     --mirror URL    a Debian mirror for apt inside the build (and for the base)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --base) base=$2; shift ;;
     --engine) engine=$2; shift ;;
     --mirror) mirror=$2; shift ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
