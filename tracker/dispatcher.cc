@@ -357,9 +357,7 @@ void Dispatcher::finish_locked(uint64_t item_id, ss::MeasureResult result, bool 
                                std::vector<Notify>& notes, const std::string& device) {
   Item& item = items_[item_id];
   item.state = Item::State::kDone;
-  if (auto lead = in_flight_.find(item.twin_key);
-      lead != in_flight_.end() && lead->second == item_id)
-    in_flight_.erase(lead);
+  leave_flight_locked(item_id, item);
   Job& job = jobs_[item.job];
   ++job.done;
   if (!result.ok()) ++job.failed;

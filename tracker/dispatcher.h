@@ -232,6 +232,8 @@ class Dispatcher {
   void requeue_locked(uint64_t item_id, std::vector<Notify>& notes, const std::string& why);
   /// Queues the item, or makes it a twin of the identical item in flight.
   void enqueue_new_locked(uint64_t item_id, Job& job);
+  /// The item is no longer the one in flight for its twin key (finished or cancelled).
+  void leave_flight_locked(uint64_t item_id, const Item& item);
   /// The item leaves without a result (cancelled): its first twin, if any, takes its place.
   void release_twins_locked(uint64_t item_id);
   /// Completes a twin with its leader's result; returns whom to tell.

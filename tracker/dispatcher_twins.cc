@@ -32,11 +32,14 @@ void Dispatcher::enqueue_new_locked(uint64_t item_id, Job& job) {
   in_flight_[item.twin_key] = item_id;
   job.queue.push_back(item_id);
 }
-void Dispatcher::release_twins_locked(uint64_t item_id) {
-  Item& item = items_[item_id];
+void Dispatcher::leave_flight_locked(uint64_t item_id, const Item& item) {
   if (auto lead = in_flight_.find(item.twin_key);
       lead != in_flight_.end() && lead->second == item_id)
     in_flight_.erase(lead);
+}
+void Dispatcher::release_twins_locked(uint64_t item_id) {
+  Item& item = items_[item_id];
+  leave_flight_locked(item_id, item);
   if (item.twins.empty()) return;
   const uint64_t heir_id = item.twins.front();
   Item& heir = items_[heir_id];

@@ -381,6 +381,28 @@ TEST(Dispatcher, ANameHoldsOneDeviceAtATime) {
   EXPECT_NE(d.add_device("other-key", 1, "box", b.sender(), nullptr), 0u);
 }
 
+// An archive that stores every result at once and counts them.
+tracker::Recorder counting_archive(int& recorded) {
+  return [&recorded](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
+                     const std::string&, std::function<void()> then) {
+    ++recorded;
+    if (then) then();
+  };
+}
+
+// Completes whatever the device holds, including what each completion sends it, until it holds
+// nothing; returns how many items it measured.
+int complete_all(Dispatcher& d, FakeDevice& dev, uint64_t device_id) {
+  int sent = 0;
+  while (!dev.inbox.empty()) {
+    v1::WorkItem w = dev.inbox.front();
+    dev.inbox.pop_front();
+    ++sent;
+    EXPECT_TRUE(d.complete(device_id, w.item_id(), w.lease_id(), ok(w.config().index())));
+  }
+  return sent;
+}
+
 // Two clients submit the same configs of the same workload: each config is measured and
 // archived once, both jobs get every result, and the second hears only after the archive has it.
 TEST(Dispatcher, IdenticalItemsOfTwoJobsAreMeasuredOnceAndBothGetTheResult) {
@@ -398,13 +420,7 @@ TEST(Dispatcher, IdenticalItemsOfTwoJobsAreMeasuredOnceAndBothGetTheResult) {
   d.submit(job("A", 3, 0, "alice", "dense"), rec.sink("A"));
   d.submit(job("B", 3, 0, "bob", "dense"), rec.sink("B"));
   d.submit(job("C", 1, 0, "carol", "conv"), rec.sink("C"));  // another workload: measured
-  int sent = 0;
-  while (!dev.inbox.empty()) {
-    v1::WorkItem w = dev.inbox.front();
-    dev.inbox.pop_front();
-    ++sent;
-    EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(w.config().index())));
-  }
+  const int sent = complete_all(d, dev, id);
   EXPECT_EQ(sent, 4) << "3 configs of the shared workload and 1 of the other";
   EXPECT_EQ(recorded, 4);
   EXPECT_TRUE(rec.order.empty()) << "nobody hears of a result before the archive has it";
@@ -423,12 +439,7 @@ TEST(Dispatcher, IdenticalItemsOfTwoJobsAreMeasuredOnceAndBothGetTheResult) {
 // job's items take their places and are measured for it; a cancelled twin hears nothing.
 TEST(Dispatcher, ACancelledJobHandsItsQueuedItemsToTheirTwins) {
   int recorded = 0;
-  Dispatcher d(DispatcherOptions{},
-               [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
-                   const std::string&, std::function<void()> then) {
-                 ++recorded;
-                 if (then) then();
-               });
+  Dispatcher d(DispatcherOptions{}, counting_archive(recorded));
   Recorder rec;
   const uint64_t a = d.submit(job("A", 2, 0, "alice", "dense"), rec.sink("A"));
   d.submit(job("B", 2, 0, "bob", "dense"), rec.sink("B"));
@@ -444,13 +455,7 @@ TEST(Dispatcher, ACancelledJobHandsItsQueuedItemsToTheirTwins) {
   d.cancel_job(c);
   FakeDevice dev;
   const uint64_t id = d.add_device(kKey, 1, "dev", dev.sender(), nullptr);
-  int sent = 0;
-  while (!dev.inbox.empty()) {
-    v1::WorkItem w = dev.inbox.front();
-    dev.inbox.pop_front();
-    ++sent;
-    EXPECT_TRUE(d.complete(id, w.item_id(), w.lease_id(), ok(w.config().index())));
-  }
+  const int sent = complete_all(d, dev, id);
   EXPECT_EQ(sent, 2);
   EXPECT_EQ(recorded, 2);
   EXPECT_EQ(rec.order, (std::vector<std::string>{"B:0", "B:1"}));
@@ -461,12 +466,7 @@ TEST(Dispatcher, ACancelledJobHandsItsQueuedItemsToTheirTwins) {
 // A lost device re-queues a leased item; its twins keep waiting for it, not for a second copy.
 TEST(Dispatcher, TwinsWaitThroughARequeueOfTheItemTheyWaitFor) {
   int recorded = 0;
-  Dispatcher d(DispatcherOptions{},
-               [&](const std::shared_ptr<const void>&, int, const ss::MeasureResult&,
-                   const std::string&, std::function<void()> then) {
-                 ++recorded;
-                 if (then) then();
-               });
+  Dispatcher d(DispatcherOptions{}, counting_archive(recorded));
   FakeDevice first, second;
   const uint64_t lost = d.add_device(kKey, 1, "first", first.sender(), nullptr);
   Recorder rec;
