@@ -7,12 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/model_args.h"
+#include "cli/option_groups.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/driver/compile.h"
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/frontend/onnx_io.h"
 #include "support/log.h"
+#include "workflow/model_source.h"
 
 namespace tensortune::cli {
 namespace {
@@ -41,7 +42,7 @@ struct OpRuns {
   std::map<std::string, int> by_kind;
 };
 
-Status check_model(const ModelFlags& flags, bool json) {
+Status check_model(const workflow::ModelOptions& flags, bool json) {
   TT_ASSIGN_OR_RETURN(auto summary, frontend::summarize_onnx_file(flags.model, flags.limits));
   nlohmann::json out;
   int unsupported = 0;
@@ -94,9 +95,9 @@ Status check_model(const ModelFlags& flags, bool json) {
                                         (unsupported > 1 ? "s" : "") + " above)"
                                   : "")};
   };
-  auto model = load_model(flags);
+  auto model = workflow::load_model(flags);
   if (!model) return fail(model.error());
-  auto optimised = optimise_model(*model, flags);
+  auto optimised = workflow::optimise_model(*model, flags);
   if (!optimised) return fail(optimised.error());
   const schedule_space::Target target = codegen::host_target();
   // Lowering takes default configs; their "no tuned record" warnings say nothing here.
@@ -148,7 +149,7 @@ Status check_model(const ModelFlags& flags, bool json) {
 }  // namespace
 
 void add_check_model_command(CLI::App& app, int& exit_code) {
-  auto flags = std::make_shared<ModelFlags>();
+  auto flags = std::make_shared<workflow::ModelOptions>();
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "check-model",

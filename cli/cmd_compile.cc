@@ -9,7 +9,7 @@
 #include <set>
 
 #include "cli/commands.h"
-#include "cli/model_args.h"
+#include "cli/option_groups.h"
 #include "compiler/driver/compile.h"
 #include "compiler/graph/interpreter.h"
 #include "compiler/graph/printer.h"
@@ -17,6 +17,7 @@
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
 #include "support/stopwatch.h"
+#include "workflow/model_source.h"
 
 namespace tensortune::cli {
 namespace {
@@ -55,7 +56,7 @@ void print_summary(const CompiledNetwork& net) {
 }
 
 struct CompileFlags {
-  ModelFlags model;
+  workflow::ModelOptions model;
   bool fastest_records = false;
   bool no_graph_best = false;
   int threads = 1;
@@ -65,8 +66,9 @@ struct CompileFlags {
 
 Status compile(const CompileFlags& f) {
   const Stopwatch start;
-  TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(f.model, f.threads, !f.fastest_records,
-                                                         !f.fastest_records && !f.no_graph_best));
+  TT_ASSIGN_OR_RETURN(CompiledNetwork net,
+                      workflow::compile_model(f.model, f.threads, !f.fastest_records,
+                                              !f.fastest_records && !f.no_graph_best));
   TT_RETURN_IF_ERROR(runtime::write_network(net, f.output));
   print_summary(net);
   if (f.verbose)
@@ -93,7 +95,7 @@ Status compile(const CompileFlags& f) {
 
 struct RunFlags {
   std::string artifact;
-  ModelFlags model;
+  workflow::ModelOptions model;
   bool reference = false;
   bool emulate = false;
   int threads = 0;
@@ -103,8 +105,8 @@ struct RunFlags {
 };
 
 Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifact,
-                                                       const ModelFlags& model, int threads,
-                                                       int64_t max_artifact_bytes) {
+                                                       const workflow::ModelOptions& model,
+                                                       int threads, int64_t max_artifact_bytes) {
   if (!artifact.empty() && !model.model.empty())
     return invalid_argument("give an artifact or --model, not both");
   if (artifact.empty() && model.model.empty())
@@ -113,13 +115,13 @@ Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifa
     TT_ASSIGN_OR_RETURN(CompiledNetwork net, runtime::read_network(artifact, max_artifact_bytes));
     return std::make_shared<CompiledNetwork>(std::move(net));
   }
-  TT_ASSIGN_OR_RETURN(CompiledNetwork net, compile_model(model, std::max(threads, 1)));
+  TT_ASSIGN_OR_RETURN(CompiledNetwork net, workflow::compile_model(model, std::max(threads, 1)));
   return std::make_shared<CompiledNetwork>(std::move(net));
 }
 
 Status run(const RunFlags& f) {
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
-  TT_ASSIGN_OR_RETURN(auto inputs, read_inputs(net->graph, f.inputs));
+  TT_ASSIGN_OR_RETURN(auto inputs, workflow::read_inputs(net->graph, f.inputs));
   std::vector<graph::Tensor> outputs;
   const Stopwatch start;
   if (f.reference) {
@@ -146,12 +148,12 @@ Status run(const RunFlags& f) {
           run_start.seconds() * 1e3, load_s);
     }
   }
-  return report_outputs(net->graph, outputs, f.outputs);
+  return workflow::report_outputs(net->graph, outputs, f.outputs);
 }
 
 struct BenchFlags {
   std::string artifact;
-  ModelFlags model;
+  workflow::ModelOptions model;
   int threads = 0;
   runtime::BenchOptions options;
   bool json = false;
@@ -167,7 +169,7 @@ Status bench(const BenchFlags& f) {
   std::map<std::string, graph::Tensor> inputs;
   for (auto in : net->graph.inputs()) {
     TT_RETURN_IF_ERROR(
-        exe->set_input(net->graph.value(in).name, random_input(net->graph.type(in))));
+        exe->set_input(net->graph.value(in).name, workflow::random_input(net->graph.type(in))));
   }
   TT_ASSIGN_OR_RETURN(runtime::BenchResult r, runtime::benchmark(*exe, f.options));
   if (f.json) {

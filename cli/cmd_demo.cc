@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/tuning_session.h"
+#include "cli/option_groups.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/model_zoo.h"
@@ -21,6 +21,7 @@
 #include "tracker/tracker_client.h"
 #include "tracker/tracker_server.h"
 #include "tuner/resnet18_workloads.h"
+#include "workflow/tuning_session.h"
 
 namespace tensortune::cli {
 
@@ -31,7 +32,7 @@ namespace {
 struct DemoFlags {
   std::string db = "tensortune-demo.db";
   std::string archive = "tensortune-demo-archive.db";
-  TuningFlags tuning;
+  workflow::TuningOptions tuning;
 };
 
 // The embedded default: a tracker and a device server in this process, on loopback, so the
@@ -176,8 +177,8 @@ Status run_demo(DemoFlags f) {
   int number = 1;
   for (const tuner::NamedTask& l : layers) {
     TT_ASSIGN_OR_RETURN(ss::Task task, ss::make_task(l.template_name, l.workload, target));
-    TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), number++,
-                                                    static_cast<int>(layers.size())));
+    TT_ASSIGN_OR_RETURN(auto summary, workflow::tune_one_task(task, f.tuning, store.get(), number++,
+                                                              static_cast<int>(layers.size())));
     rows.push_back({l.name, summary.result.progress.best_gflops, summary.default_gflops,
                     summary.result.progress.done});
   }

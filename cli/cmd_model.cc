@@ -6,12 +6,13 @@
 #include <set>
 
 #include "cli/commands.h"
-#include "cli/model_args.h"
-#include "cli/op_args.h"
+#include "cli/option_groups.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/printer.h"
 #include "tuner/task_extraction.h"
+#include "workflow/model_source.h"
+#include "workflow/op_task.h"
 
 namespace tensortune::cli {
 namespace {
@@ -21,8 +22,9 @@ namespace ss = schedule_space;
 // The tune-op flags that describe a task's workload.
 std::string tune_op_flags(const ss::Task& task) {
   const std::string op = std::string(ss::template_of(task).op_name());
-  const std::string target =
-      ss::template_of(task).backend() == "cuda" ? " --target " + device_key_for(task.target) : "";
+  const std::string target = ss::template_of(task).backend() == "cuda"
+                                 ? " --target " + workflow::device_key_for(task.target)
+                                 : "";
   auto list = [](std::initializer_list<int64_t> v, char sep) {
     std::string s;
     for (int64_t x : v) s += (s.empty() ? "" : std::string(1, sep)) + std::to_string(x);
@@ -40,11 +42,11 @@ std::string tune_op_flags(const ss::Task& task) {
          list({d.out_features, d.in_features}, 'x');
 }
 
-Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool json) {
-  TT_ASSIGN_OR_RETURN(ss::Target target, op_target(target_flag));
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
+Status list_tasks(const workflow::ModelOptions& flags, const std::string& target_flag, bool json) {
+  TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(target_flag));
+  TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(flags));
   TT_ASSIGN_OR_RETURN(auto extraction,
-                      tuner::extract_tasks(model, target, algorithm_filter(flags)));
+                      tuner::extract_tasks(model, target, workflow::algorithm_filter(flags)));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -106,9 +108,9 @@ Status list_tasks(const ModelFlags& flags, const std::string& target_flag, bool 
   return ok_status();
 }
 
-Status inspect(const ModelFlags& flags) {
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
-  TT_ASSIGN_OR_RETURN(graph::Graph optimised, optimise_model(model, flags));
+Status inspect(const workflow::ModelOptions& flags) {
+  TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(flags));
+  TT_ASSIGN_OR_RETURN(graph::Graph optimised, workflow::optimise_model(model, flags));
   std::printf("%s", graph::print_graph(optimised).c_str());
   if (!flags.print_after_each)
     std::printf("(opt level %d; before passes: %s)\n", flags.opt_level,
@@ -119,7 +121,7 @@ Status inspect(const ModelFlags& flags) {
 }  // namespace
 
 void add_model_commands(CLI::App& app, int& exit_code) {
-  auto tasks_flags = std::make_shared<ModelFlags>();
+  auto tasks_flags = std::make_shared<workflow::ModelOptions>();
   auto json = std::make_shared<bool>(false);
   auto tasks_target = std::make_shared<std::string>("llvm");
   CLI::App* tasks = app.add_subcommand(
@@ -141,7 +143,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       exit_code = report_error(s.error());
   });
 
-  auto inspect_flags = std::make_shared<ModelFlags>();
+  auto inspect_flags = std::make_shared<workflow::ModelOptions>();
   CLI::App* insp =
       app.add_subcommand("inspect", "Print a model's graph after the passes of an opt level");
   add_model_flags(insp, *inspect_flags, true);
@@ -154,7 +156,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
     if (Status s = inspect(*inspect_flags); !s) exit_code = report_error(s.error());
   });
 
-  auto export_flags = std::make_shared<ModelFlags>();
+  auto export_flags = std::make_shared<workflow::ModelOptions>();
   auto path = std::make_shared<std::string>();
   CLI::App* e =
       app.add_subcommand("export-onnx", "Write a model (a zoo model, typically) as an ONNX file");
@@ -162,7 +164,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   e->add_option("-o,--output", *path, "the .onnx file to write")->required();
   e->footer("\nExample:\n  tensortune export-onnx --model resnet-18 -o resnet18.onnx");
   e->callback([&exit_code, export_flags, path] {
-    auto model = load_model(*export_flags);
+    auto model = workflow::load_model(*export_flags);
     Status s = model ? frontend::export_onnx(*model, *path) : Status(model.error());
     if (!s) {
       exit_code = report_error(s.error());

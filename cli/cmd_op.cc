@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/op_args.h"
 #include "compiler/codegen/cuda/cuda_kernel.h"
+#include "workflow/op_task.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/cuda_driver.h"
 #endif
@@ -20,7 +20,7 @@ namespace ss = schedule_space;
 namespace {
 
 struct OpRunFlags {
-  OpArgs op;
+  workflow::OpArgs op;
   std::string data, weight, bias, out, db;
   int threads = 1;
   bool relu = false;
@@ -70,13 +70,13 @@ Status run_op(const OpRunFlags& f) {
     TT_ASSIGN_OR_RETURN(Tensor bias, read_npy(f.bias));
     in.bias = std::move(bias);
   }
-  auto task = make_op_task(f.op, in.data.shape, in.weight.shape);
+  auto task = workflow::make_op_task(f.op, in.data.shape, in.weight.shape);
   if (!task) return task.error().with_context(f.data + " and " + f.weight);
   const bool cuda = ss::template_of(*task).backend() == "cuda";
   if (!cuda && f.emulate)
     return invalid_argument("--emulate runs CUDA kernels on the CPU; " + task->template_name +
                             " is a CPU template (use --target cuda)");
-  const std::string device_key = device_key_for(task->target);
+  const std::string device_key = workflow::device_key_for(task->target);
   TT_RETURN_IF_ERROR(measure::check_operator_inputs(*task, in));
   TT_ASSIGN_OR_RETURN(auto space, ss::make_config_space(*task));
   ss::Config config = ss::default_config(*task, space);
@@ -152,7 +152,7 @@ void add_op_command(CLI::App& app, int& exit_code) {
       "Without a GPU, a CUDA template's kernel runs in emulation on the CPU:\n"
       "  tensortune op run --target cuda --emulate --op conv2d --data x.npy --weight w.npy "
       "--pads 1 --out y.npy");
-  run->add_option("--op", flags->op.op, "operator: " + op_names())->required();
+  run->add_option("--op", flags->op.op, "operator: " + workflow::op_names())->required();
   run->add_option("--data", flags->data, "input .npy: NCHW for conv2d, (M, K) for dense")
       ->required()
       ->check(CLI::ExistingFile);

@@ -74,7 +74,7 @@ Status run_plot(const RecordsFlags& f) {
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : all) {
     if (r.run_id.empty() || r.tuner == "import") continue;
-    const std::string workload = described_workload(r);
+    const std::string workload = workflow::described_workload(r);
     if (!f.workload.empty() && workload.find(f.workload) == std::string::npos) continue;
     auto key = std::make_pair(r.run_id, r.task.workload_key);
     auto [it, inserted] = curves.try_emplace(key);

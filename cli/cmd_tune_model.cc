@@ -12,16 +12,17 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/graph_tune.h"
-#include "cli/model_args.h"
-#include "cli/op_args.h"
-#include "cli/tuning_session.h"
+#include "cli/option_groups.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "proto/rpc_channel.h"
 #include "records/record_store.h"
 #include "support/stopwatch.h"
 #include "tracker/tracker_client.h"
 #include "tuner/task_extraction.h"
+#include "workflow/graph_tune.h"
+#include "workflow/model_source.h"
+#include "workflow/op_task.h"
+#include "workflow/tuning_session.h"
 
 namespace tensortune::cli {
 namespace {
@@ -29,11 +30,11 @@ namespace {
 namespace ss = schedule_space;
 
 struct TuneModelFlags {
-  ModelFlags model;
+  workflow::ModelOptions model;
   std::string db = "tensortune.db";
   std::vector<int> only;  // 1-based task numbers
   std::string target = "llvm";
-  TuningFlags tuning;
+  workflow::TuningOptions tuning;
   bool graph_tune = false;
   bool no_transfer = false;
   int parallel_tasks = 0;  ///< 0: the farm key's slot count (with --tracker), else 1
@@ -51,7 +52,7 @@ Expected<int> tasks_at_once(const TuneModelFlags& f, const ss::Task& first, int 
     return 1;
   }
   if (f.parallel_tasks > 0) return std::min(f.parallel_tasks, selected);
-  const std::string key = farm_device_key(first, f.tuning);
+  const std::string key = workflow::farm_device_key(first, f.tuning);
   TT_ASSIGN_OR_RETURN(auto e,
                       wire::tracker_endpoint(f.tuning.tracker, f.tuning.token_file, f.tuning.tls_ca,
                                              f.tuning.tls_cert, f.tuning.tls_key));
@@ -131,10 +132,10 @@ struct Row {
 };
 
 Status run_tune_model(const TuneModelFlags& f) {
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
-  TT_ASSIGN_OR_RETURN(ss::Target target, op_target(f.target));
+  TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(f.model));
+  TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(f.target));
   TT_ASSIGN_OR_RETURN(auto extraction,
-                      tuner::extract_tasks(model, target, algorithm_filter(f.model)));
+                      tuner::extract_tasks(model, target, workflow::algorithm_filter(f.model)));
   const std::set<int> only(f.only.begin(), f.only.end());
   const int count = static_cast<int>(extraction.tasks.size());
   for (int n : only)
@@ -157,7 +158,7 @@ Status run_tune_model(const TuneModelFlags& f) {
               parallel > 1 ? (", " + std::to_string(parallel) + " tasks at once").c_str() : "");
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
 
-  TuningFlags tuning = f.tuning;
+  workflow::TuningOptions tuning = f.tuning;
   // A model's tasks share templates: xgb pre-trains on what the DB already holds of the others.
   tuning.transfer_if_available = !f.no_transfer;
   TotalProgress total(static_cast<int>(selected.size()), f.tuning.trials);
@@ -179,13 +180,13 @@ Status run_tune_model(const TuneModelFlags& f) {
     if (!store) return fail(store.error());
     for (size_t k = next++; k < selected.size() && !failed(); k = next++) {
       const int i = selected[k];
-      TaskReporting reporting;
+      workflow::TaskReporting reporting;
       reporting.line_per_batch = parallel > 1;
       reporting.on_progress = [&, i](const tuner::TuneProgress& p) {
         total.on_batch(i, p, tuning.batch_size, parallel > 1);
       };
-      auto summary =
-          tune_one_task(extraction.tasks[i].task, tuning, store->get(), i + 1, count, reporting);
+      auto summary = workflow::tune_one_task(extraction.tasks[i].task, tuning, store->get(), i + 1,
+                                             count, reporting);
       if (!summary) return fail(summary.error().with_context("task " + std::to_string(i + 1)));
       const auto& p = summary->result.progress;
       rows[i] = Row{i + 1,
@@ -226,7 +227,7 @@ Status run_tune_model(const TuneModelFlags& f) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
     } else {
       std::printf("\ngraph tuning %s:\n", f.model.model.c_str());
-      GraphTuneFlags g;
+      workflow::GraphTuneOptions g;
       g.model = f.model;
       g.db = f.db;
       g.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
@@ -236,7 +237,7 @@ Status run_tune_model(const TuneModelFlags& f) {
       g.tls_cert = f.tuning.tls_cert;
       g.tls_key = f.tuning.tls_key;
       g.threads = f.tuning.threads;
-      TT_RETURN_IF_ERROR(graph_tune(g));
+      TT_RETURN_IF_ERROR(workflow::graph_tune(g));
       return ok_status();
     }
   }

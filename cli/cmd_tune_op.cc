@@ -3,10 +3,11 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/op_args.h"
-#include "cli/tuning_session.h"
+#include "cli/option_groups.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "records/record_store.h"
+#include "workflow/op_task.h"
+#include "workflow/tuning_session.h"
 
 namespace tensortune::cli {
 
@@ -15,25 +16,25 @@ namespace ss = schedule_space;
 namespace {
 
 struct TuneOpFlags {
-  OpArgs op;
+  workflow::OpArgs op;
   std::string data, kernel, weight;
   std::string db = "tensortune.db";
-  TuningFlags tuning;
+  workflow::TuningOptions tuning;
 };
 
 Status run_tune_op(const TuneOpFlags& f) {
-  TT_ASSIGN_OR_RETURN(auto data, parse_shape(f.data, "--data"));
-  TT_ASSIGN_OR_RETURN(auto target, op_target(f.op.target));
-  TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(f.op.op, target));
-  const bool conv = takes_conv2d_shapes(tmpl);
+  TT_ASSIGN_OR_RETURN(auto data, workflow::parse_shape(f.data, "--data"));
+  TT_ASSIGN_OR_RETURN(auto target, workflow::op_target(f.op.target));
+  TT_ASSIGN_OR_RETURN(std::string tmpl, workflow::template_for_op(f.op.op, target));
+  const bool conv = workflow::takes_conv2d_shapes(tmpl);
   const std::string& wtext = conv ? f.kernel : f.weight;
   if (wtext.empty())
     return invalid_argument(conv ? "--kernel is required for conv2d_NCHWc (OIHW, e.g. 64x64x3x3)"
                                  : "--weight is required for dense (out_features x in_features)");
-  TT_ASSIGN_OR_RETURN(auto weight, parse_shape(wtext, conv ? "--kernel" : "--weight"));
-  TT_ASSIGN_OR_RETURN(auto task, make_op_task(f.op, data, weight));
+  TT_ASSIGN_OR_RETURN(auto weight, workflow::parse_shape(wtext, conv ? "--kernel" : "--weight"));
+  TT_ASSIGN_OR_RETURN(auto task, workflow::make_op_task(f.op, data, weight));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
-  TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(task, f.tuning, store.get(), 1, 1));
+  TT_ASSIGN_OR_RETURN(auto summary, workflow::tune_one_task(task, f.tuning, store.get(), 1, 1));
   const auto& p = summary.result.progress;
   std::printf("best: %.2f GFLOPS with %s\n", p.best_gflops, summary.best_config.c_str());
   std::printf(
@@ -64,7 +65,7 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
       "seed) keeps\n"
       "its trial count, and no config already in the DB is measured again. Inspect results with\n"
       "`tensortune records best --db FILE` and `tensortune records plot --db FILE -o curves.png`.");
-  cmd->add_option("--op", flags->op.op, "operator: " + op_names())->required();
+  cmd->add_option("--op", flags->op.op, "operator: " + workflow::op_names())->required();
   cmd->add_option("--data", flags->data, "input shape: NxCxHxW for conv2d, MxK for dense")
       ->required();
   cmd->add_option("--kernel", flags->kernel, "conv2d weight shape OxIxKHxKW");

@@ -82,7 +82,7 @@ Status run_compact(const RecordsFlags& f, int keep_top, const std::string& keep_
         "records compact needs --keep-top K (the fastest results kept per workload, target and "
         "device key); nothing was changed");
   if (!std::filesystem::exists(f.db)) return not_found("--db " + f.db + " does not exist");
-  TT_ASSIGN_OR_RETURN(const double since, parse_time("--keep-since", keep_since));
+  TT_ASSIGN_OR_RETURN(const double since, workflow::parse_time("--keep-since", keep_since));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
   std::fprintf(stderr, "compacting %s (one transaction, then VACUUM) ...\n", f.db.c_str());
   TT_ASSIGN_OR_RETURN(auto c, store->compact(keep_top, since));

@@ -9,13 +9,13 @@
 #include <map>
 #include <memory>
 
-#include "cli/model_args.h"
 #include "compiler/runtime/artifact.h"
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
 #include "python/src/model_source.h"
 #include "python/src/objects.h"
 #include "support/tensor.h"
+#include "workflow/model_source.h"
 
 namespace tensortune::python {
 
@@ -160,7 +160,7 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
     raise(invalid_argument("opt_level = " + std::to_string(opt_level) + ", must be 0..3"));
   if (threads < 1)
     raise(invalid_argument("threads = " + std::to_string(threads) + ", must be >= 1"));
-  cli::ModelFlags flags = model_flags(model, input_shapes);
+  workflow::ModelOptions flags = model_options(model, input_shapes);
   flags.opt_level = opt_level;
   if (!records.is_none()) flags.records = path_arg(records, "records");
   flags.device_key = device_key;
@@ -170,7 +170,7 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
   std::shared_ptr<const CompiledNetwork> net;
   {
     py::gil_scoped_release release;
-    net = std::make_shared<const CompiledNetwork>(unwrap(cli::compile_model(flags, threads)));
+    net = std::make_shared<const CompiledNetwork>(unwrap(workflow::compile_model(flags, threads)));
   }
   return Network(std::move(net), threads);
 }

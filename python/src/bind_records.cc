@@ -6,12 +6,12 @@
 #include <fstream>
 #include <memory>
 
-#include "cli/records_commands.h"
 #include "python/src/model_source.h"
 #include "python/src/objects.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
 #include "schedule_space/measure.h"
+#include "workflow/best_query.h"
 
 namespace tensortune::python {
 
@@ -87,10 +87,9 @@ class PyRecordStore {
                 const std::string& template_name, const std::string& device_key, int threads,
                 const py::object& since, const py::object& until, int top_k,
                 const std::vector<std::string>& exclude_devices) {
-    cli::RecordsFlags f;
-    f.db = path_;
+    workflow::BestFilters f;
     if (!workload.is_none()) f.workload = workload.cast<std::string>();
-    if (!model.is_none()) f.model = model_flags(model, input_shapes);
+    if (!model.is_none()) f.model = model_options(model, input_shapes);
     f.template_filter = template_name;
     f.device_key = device_key;
     f.threads = threads;
@@ -102,7 +101,7 @@ class PyRecordStore {
     std::vector<records::BestRecord> found;
     {
       py::gil_scoped_release release;
-      auto query = unwrap(cli::best_query(f));
+      auto query = unwrap(workflow::best_query(f));
       found = unwrap(s.query_best(query));
     }
     py::list out;

@@ -2,13 +2,13 @@
 // objects (len, indexing, entity as a dict).
 #include <pybind11/stl.h>
 
-#include "cli/model_args.h"
-#include "cli/op_args.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "python/src/model_source.h"
 #include "python/src/objects.h"
 #include "records/autotvm_log.h"
 #include "tuner/task_extraction.h"
+#include "workflow/model_source.h"
+#include "workflow/op_task.h"
 
 namespace tensortune::python {
 
@@ -96,16 +96,16 @@ PyTask make_task(const std::string& op, const std::vector<int64_t>& data,
                  const std::vector<int64_t>& weight, const std::vector<int64_t>& strides,
                  const std::vector<int64_t>& pads, const std::vector<int64_t>& dilation,
                  const std::string& target) {
-  cli::OpArgs args;
+  workflow::OpArgs args;
   args.op = op;
   args.target = target;
   args.strides = int_list(strides);
   args.pads = int_list(pads);
   args.dilation = int_list(dilation);
   // The CLI's parser checks the shapes' texts; going through it keeps the messages the same.
-  auto data_shape = unwrap(cli::parse_shape(shape_text(data), "data"));
-  auto weight_shape = unwrap(cli::parse_shape(shape_text(weight), "weight"));
-  return PyTask(unwrap(cli::make_op_task(args, data_shape, weight_shape)));
+  auto data_shape = unwrap(workflow::parse_shape(shape_text(data), "data"));
+  auto weight_shape = unwrap(workflow::parse_shape(shape_text(weight), "weight"));
+  return PyTask(unwrap(workflow::make_op_task(args, data_shape, weight_shape)));
 }
 
 struct PySpace {
@@ -235,14 +235,15 @@ void bind_tasks(py::module_& m) {
       "extract_tasks",
       [](const py::object& model, const std::string& target, const py::object& input_shapes,
          bool winograd) {
-        cli::ModelFlags flags = model_flags(model, input_shapes);
+        workflow::ModelOptions flags = model_options(model, input_shapes);
         flags.no_winograd = !winograd;
-        const ss::Target t = unwrap(cli::op_target(target));
+        const ss::Target t = unwrap(workflow::op_target(target));
         std::vector<PyTask> out;
         {
           py::gil_scoped_release release;
-          auto graph = unwrap(cli::load_model(flags));
-          auto extraction = unwrap(tuner::extract_tasks(graph, t, cli::algorithm_filter(flags)));
+          auto graph = unwrap(workflow::load_model(flags));
+          auto extraction =
+              unwrap(tuner::extract_tasks(graph, t, workflow::algorithm_filter(flags)));
           for (auto& e : extraction.tasks) out.emplace_back(e.task, e.nodes);
         }
         return out;

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <optional>
 
-#include "cli/graph_tune.h"
-#include "cli/tuning_session.h"
 #include "python/src/model_source.h"
 #include "python/src/objects.h"
 #include "tuner/tuner_factory.h"
 #include "tuner/tuning_loop.h"
+#include "workflow/graph_tune.h"
+#include "workflow/tuning_session.h"
 
 namespace tensortune::python {
 
@@ -101,7 +101,7 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
     }
   }
 
-  cli::TuningFlags f;
+  workflow::TuningOptions f;
   f.tuner = tuner_name;
   f.trials = trials;
   f.batch_size = batch_size;
@@ -123,7 +123,7 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
 
   auto space = task.space();
   std::optional<py::error_already_set> raised;
-  cli::TaskReporting reporting;
+  workflow::TaskReporting reporting;
   reporting.quiet = true;
   reporting.on_batch = [&](const tuner::TuneProgress& p, const std::vector<ss::Config>& configs,
                            const std::vector<ss::MeasureResult>& results) {
@@ -145,7 +145,7 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
     }
   };
 
-  Expected<cli::TaskSummary> summary = internal_error("not run");
+  Expected<workflow::TaskSummary> summary = internal_error("not run");
   {
     py::gil_scoped_release release;
     std::unique_ptr<records::RecordStore> store;
@@ -155,11 +155,11 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
       summary = opened.error();
     } else {
       store = std::move(opened).value();
-      summary = cli::tune_one_task(task.task, f, store.get(), 1, 1, reporting);
+      summary = workflow::tune_one_task(task.task, f, store.get(), 1, 1, reporting);
     }
   }
   if (raised) throw std::move(*raised);
-  const cli::TaskSummary s = unwrap(std::move(summary));
+  const workflow::TaskSummary s = unwrap(std::move(summary));
   const tuner::TuneResult& r = s.result;
   py::object best = py::none();
   if (r.best_config) best = py::cast(PyConfig{space, *r.best_config});
@@ -178,8 +178,8 @@ void graph_tune(const py::object& model, const py::object& db, const py::object&
                 const py::object& tls_key) {
   check_at_least("top_k", top_k, 1);
   check_at_least("threads", threads, 1);
-  cli::GraphTuneFlags f;
-  f.model = model_flags(model, input_shapes);
+  workflow::GraphTuneOptions f;
+  f.model = model_options(model, input_shapes);
   f.db = optional_path_arg(db, "db");
   f.device_key = device_key;
   f.top_k = top_k;
@@ -190,7 +190,7 @@ void graph_tune(const py::object& model, const py::object& db, const py::object&
   if (solver != "auto" && solver != "dp" && solver != "pbqp")
     raise(invalid_argument("solver = '" + solver + "' is not auto, dp or pbqp"));
   py::gil_scoped_release release;
-  unwrap(cli::graph_tune(f));
+  unwrap(workflow::graph_tune(f));
 }
 
 }  // namespace

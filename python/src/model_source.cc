@@ -2,8 +2,8 @@
 
 namespace tensortune::python {
 
-cli::ModelFlags model_flags(const py::handle& model, const py::handle& input_shapes) {
-  cli::ModelFlags flags;
+workflow::ModelOptions model_options(const py::handle& model, const py::handle& input_shapes) {
+  workflow::ModelOptions flags;
   if (!is_path_like(model))
     raise(invalid_argument("model: " + py::repr(model).cast<std::string>() +
                            " is not a zoo name or an ONNX file's path"));

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// The model flags shared by `tasks`, `inspect`, `run` and `export-onnx`: a zoo name or an
-/// ONNX file, input shapes, the opt level, and loading plus optimising the graph.
+/// Where a job's model comes from: a zoo name or an ONNX file, input shapes, the opt level and
+/// the records it compiles with; loading, optimising and compiling it, its inputs and outputs.
+/// The CLI's --model options (cli/option_groups.h) and the Python module fill ModelOptions.
 #include <map>
 #include <string>
 #include <vector>
@@ -12,13 +13,9 @@
 #include "schedule_space/template.h"
 #include "support/error.h"
 
-namespace CLI {
-class App;
-}
+namespace tensortune::workflow {
 
-namespace tensortune::cli {
-
-struct ModelFlags {
+struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
   int opt_level = 3;
@@ -32,25 +29,20 @@ struct ModelFlags {
   frontend::OnnxLimits limits;  ///< --max-model-bytes, --max-onnx-nodes, --max-initializers
 };
 
-/// --model, --input-shape and the ONNX limits; with `optimise`, also --opt-level,
-/// --print-after-each, --records and --device-key.
-void add_model_flags(CLI::App* command, ModelFlags& flags, bool optimise,
-                     bool model_required = true);
-
 /// The algorithms the flags leave out (--no-winograd).
-schedule_space::AlgorithmFilter algorithm_filter(const ModelFlags& flags);
+schedule_space::AlgorithmFilter algorithm_filter(const ModelOptions& flags);
 
 /// The zoo model or ONNX file named by --model, with --input-shape applied.
-Expected<graph::Graph> load_model(const ModelFlags& flags);
+Expected<graph::Graph> load_model(const ModelOptions& flags);
 
 /// The standard pipeline at --opt-level for the host (prints the IR after every pass with
 /// --print-after-each).
-Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlags& flags);
+Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOptions& flags);
 
 /// Loads the model and compiles it for flags.target with flags' records and opt level:
 /// `compile`, and `run`/`bench --model`. `layout_aware` false: each workload's fastest record;
 /// `use_graph_best` false: ignore graph-tune's choices.
-Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
+Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int threads,
                                                  bool layout_aware = true,
                                                  bool use_graph_best = true);
 
@@ -68,4 +60,4 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
 Status report_outputs(const graph::Graph& graph, const std::vector<graph::Tensor>& outputs,
                       const std::vector<std::string>& paths);
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

@@ -2,14 +2,14 @@
 // tracker that is down is retried (its archive makes resubmission cheap) for two minutes.
 #include <thread>
 
-#include "cli/tuning_session.h"
 #include "proto/rpc_channel.h"
 #include "schedule_space/gpu_limits.h"
 #include "support/log.h"
 #include "support/stopwatch.h"
 #include "tracker/tracker_client.h"
+#include "workflow/tuning_session.h"
 
-namespace tensortune::cli {
+namespace tensortune::workflow {
 namespace {
 
 namespace ss = schedule_space;
@@ -55,7 +55,7 @@ class FarmMeasurer final : public tuner::Measurer {
 
 }  // namespace
 
-std::string farm_device_key(const ss::Task& task, const TuningFlags& f) {
+std::string farm_device_key(const ss::Task& task, const TuningOptions& f) {
   if (!f.farm_key.empty()) return f.farm_key;
   // GPU servers register as cuda-smXY: a CUDA task's key follows from its target.
   if (auto cc = ss::cuda_compute_capability(task.target.spec))
@@ -64,7 +64,7 @@ std::string farm_device_key(const ss::Task& task, const TuningFlags& f) {
 }
 
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
-                                                              const TuningFlags& f) {
+                                                              const TuningOptions& f) {
   const std::string key = farm_device_key(task, f);
   if (key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
   TT_ASSIGN_OR_RETURN(
@@ -82,4 +82,4 @@ Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& ta
       f.priority));
 }
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

@@ -1,13 +1,10 @@
-#include "cli/model_args.h"
+#include "workflow/model_source.h"
 
-#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 
-#include "cli/commands.h"
-#include "cli/op_args.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/driver/compile.h"
 #include "compiler/driver/tuned_configs.h"
@@ -16,56 +13,9 @@
 #include "compiler/graph/printer.h"
 #include "compiler/passes/passes.h"
 #include "support/npy.h"
+#include "workflow/op_task.h"
 
-namespace tensortune::cli {
-
-void add_model_flags(CLI::App* cmd, ModelFlags& flags, bool optimise, bool model_required) {
-  std::string zoo;
-  for (const auto& n : frontend::zoo_model_names()) zoo += (zoo.empty() ? "" : ", ") + n;
-  cmd->add_option("--model", flags.model, "a zoo model (" + zoo + ") or an ONNX file")
-      ->required(model_required);
-  cmd->add_option("--input-shape", flags.input_shapes,
-                  "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
-                  "repeat for several inputs)");
-  cmd->add_option("--max-model-bytes", flags.limits.max_model_bytes,
-                  "an ONNX file larger than this is refused unread")
-      ->check(at_least(1))
-      ->capture_default_str()
-      ->group("Limits");
-  cmd->add_option("--max-onnx-nodes", flags.limits.max_nodes,
-                  "an ONNX graph with more nodes is refused")
-      ->check(at_least(1))
-      ->capture_default_str()
-      ->group("Limits");
-  cmd->add_option("--max-initializers", flags.limits.max_initializers,
-                  "an ONNX graph with more initializers (weights) is refused")
-      ->check(at_least(1))
-      ->capture_default_str()
-      ->group("Limits");
-  if (!optimise) return;
-  cmd->add_option("--opt-level", flags.opt_level,
-                  "0: SimplifyInference, DCE; 1: + FuseOps; 2: + FoldConstant; 3: + "
-                  "FoldScaleAxis, AlterOpLayout (NCHW[x]c)")
-      ->check(at_least(0, 3))
-      ->capture_default_str();
-  cmd->add_flag("--print-after-each", flags.print_after_each,
-                "print the graph after every pass that runs");
-  cmd->add_option(
-      "--records", flags.records,
-      "tuned records (a tensortune DB or an AutoTVM log): each conv2d and dense workload runs "
-      "the template whose record measured fastest, with that config (block sizes for "
-      "AlterOpLayout, the rest for code generation); workloads without one borrow the config of "
-      "the nearest tuned workload, with a warning");
-  cmd->add_flag(
-      "--no-fallback-from-records", flags.no_borrow,
-      "with --records: workloads without a record take the template's default config instead of "
-      "borrowing one");
-  cmd->add_option("--device-key", flags.device_key,
-                  "with --records: use records of this device key (default: this host's)");
-  cmd->add_flag("--no-winograd", flags.no_winograd,
-                "with --records: no conv2d runs a Winograd template, even where its record "
-                "measured faster than the direct one's");
-}
+namespace tensortune::workflow {
 
 namespace {
 
@@ -91,13 +41,13 @@ bool is_zoo_name(const std::string& model) {
 
 }  // namespace
 
-schedule_space::AlgorithmFilter algorithm_filter(const ModelFlags& flags) {
+schedule_space::AlgorithmFilter algorithm_filter(const ModelOptions& flags) {
   schedule_space::AlgorithmFilter filter;
   if (flags.no_winograd) filter.excluded.push_back("winograd");
   return filter;
 }
 
-Expected<graph::Graph> load_model(const ModelFlags& flags) {
+Expected<graph::Graph> load_model(const ModelOptions& flags) {
   TT_ASSIGN_OR_RETURN(auto shapes, parse_input_shapes(flags.input_shapes));
   if (is_zoo_name(flags.model)) {
     graph::Shape shape = {1, 3, 224, 224};
@@ -121,7 +71,7 @@ Expected<graph::Graph> load_model(const ModelFlags& flags) {
   return frontend::import_onnx_file(flags.model, options);
 }
 
-Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelFlags& flags) {
+Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOptions& flags) {
   passes::PassContext ctx;
   ctx.opt_level = flags.opt_level;
   if (flags.print_after_each) {
@@ -215,7 +165,7 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
   return ok_status();
 }
 
-Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int threads,
+Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int threads,
                                                  bool layout_aware, bool use_graph_best) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   driver::CompileOptions options;
@@ -237,4 +187,4 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelFlags& flags, int th
   return driver::compile_network(model, options);
 }
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

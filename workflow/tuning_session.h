@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// Tuning one task from the command line: builds the measurer and the tuner from the flags,
+/// Tuning one task (`tune-op`, each task of `tune --model`, Python's Task.tune): builds the
+/// measurer (local or a farm's) and the tuner from the options,
 /// runs the loop with AutoTVM's progress line
 ///   [Task 1/3] Current/Best: 12.3/45.6 GFLOPS | Progress: (64/200) | 12.4 s
 /// and returns the summary for tables.
@@ -13,13 +14,9 @@
 #include "schedule_space/task.h"
 #include "tuner/tuning_loop.h"
 
-namespace CLI {
-class App;
-}
+namespace tensortune::workflow {
 
-namespace tensortune::cli {
-
-struct TuningFlags {
+struct TuningOptions {
   std::string tuner = "random";
   bool transfer = false;
   /// xgb: transfer where the DB has related records (tune --model's default; --no-transfer).
@@ -45,17 +42,13 @@ struct TuningFlags {
   bool measure_default = false;
 };
 
-/// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
-/// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key.
-void add_tuning_flags(CLI::App& cmd, TuningFlags& flags);
-
 /// The device key a task is measured on through the tracker: --key, or for a CUDA task without
 /// one its target's "cuda-smXY" (what GPU servers register as); empty when there is none.
-std::string farm_device_key(const schedule_space::Task& task, const TuningFlags& flags);
+std::string farm_device_key(const schedule_space::Task& task, const TuningOptions& flags);
 
 /// A Measurer that submits every batch to the tracker as one job (farm_measurer.cc).
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const schedule_space::Task& task,
-                                                              const TuningFlags& flags);
+                                                              const TuningOptions& flags);
 
 struct TaskSummary {
   tuner::TuneResult result;
@@ -77,8 +70,8 @@ struct TaskReporting {
   tuner::BatchFn on_batch;
 };
 
-Expected<TaskSummary> tune_one_task(const schedule_space::Task& task, const TuningFlags& flags,
+Expected<TaskSummary> tune_one_task(const schedule_space::Task& task, const TuningOptions& flags,
                                     records::RecordStore* store, int task_number, int task_count,
                                     const TaskReporting& reporting = {});
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

@@ -1,20 +1,13 @@
-#include "cli/tuning_session.h"
-
-#include <unistd.h>
-
+// The tuning options of `tune-op` and `tune --model`: tuner, trials, timing, farm.
 #include <CLI/CLI.hpp>
-#include <chrono>
-#include <cstdio>
 
 #include "cli/commands.h"
-#include "compiler/codegen/llvm/kernel.h"
+#include "cli/option_groups.h"
 #include "tuner/tuner_factory.h"
 
 namespace tensortune::cli {
 
-namespace ss = schedule_space;
-
-void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
+void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f) {
   cmd.add_option("--tuner", f.tuner,
                  "search strategy: grid (every valid config in index order), random (uniform, "
                  "never repeats), "
@@ -111,101 +104,6 @@ void add_tuning_flags(CLI::App& cmd, TuningFlags& f) {
   cmd.add_option(
       "--device-key", f.device_key,
       "device key the results are recorded under (default: this host's, e.g. x86-avx512)");
-}
-
-namespace {
-
-void print_progress(int task_number, int task_count, const tuner::TuneProgress& p, bool final,
-                    bool line_per_batch) {
-  static const bool terminal = isatty(STDOUT_FILENO);
-  const bool tty = terminal && !line_per_batch;
-  if (final && line_per_batch) {  // the last batch's line is already out
-    std::printf("[Task %2d/%2d] Done. Best: %.2f GFLOPS | %lld trials | %.2f s\n", task_number,
-                task_count, p.best_gflops, static_cast<long long>(p.done), p.elapsed_s);
-    std::fflush(stdout);
-    return;
-  }
-  std::printf(
-      "%s[Task %2d/%2d] Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%lld/%lld) | %.2f s%s",
-      tty ? "\r" : "", task_number, task_count, p.current_gflops, p.best_gflops,
-      static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s,
-      final ? (tty ? " Done.\n" : " Done.\n") : (tty ? "" : "\n"));
-  std::fflush(stdout);
-}
-
-}  // namespace
-
-Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningFlags& f,
-                                    records::RecordStore* store, int task_number, int task_count,
-                                    const TaskReporting& reporting) {
-  TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
-  measure::MeasureOptions mo;
-  mo.timing.number = f.number;
-  mo.timing.repeat = f.repeat;
-  mo.timing.min_repeat_ms = f.min_repeat_ms;
-  mo.timing.timeout_s = f.timeout_s;
-  mo.threads = f.threads;
-  mo.flush_cache = f.flush_cache;
-  mo.device_key = f.device_key;
-  mo.gpu = f.gpu;
-  std::unique_ptr<tuner::Measurer> measurer;
-  if (!f.tracker.empty()) {
-    TT_ASSIGN_OR_RETURN(measurer, make_farm_measurer(task, f));
-  } else {
-    TT_ASSIGN_OR_RETURN(auto local, measure::make_measurer(task, mo));
-    measurer = std::make_unique<tuner::LocalMeasurerAdapter>(std::move(local));
-  }
-
-  tuner::TunerOptions topt;
-  topt.name = f.tuner;
-  topt.seed = f.seed;
-  topt.plan_size = f.plan_size;
-  topt.xgb_loss = f.xgb_loss;
-  topt.transfer = f.transfer;
-  topt.transfer_if_available = f.transfer_if_available && f.tuner == "xgb";
-  TT_ASSIGN_OR_RETURN(auto tuner, tuner::make_tuner(task, space, topt, store));
-  TaskSummary summary;
-  summary.space_size = space.size();
-  summary.valid_configs = space.valid_count();
-
-  tuner::TuneOptions to;
-  to.trials = std::min(f.trials, summary.valid_configs);
-  to.batch_size = f.batch_size;
-  to.early_stopping = f.early_stopping;
-  to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
-  to.on_batch = reporting.on_batch;
-  if (!reporting.quiet)
-    std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",
-                task_number, task_count, task.template_name.c_str(),
-                ss::describe_workload(task.workload).c_str(), static_cast<long long>(space.size()),
-                static_cast<long long>(summary.valid_configs), measurer->device_key().c_str(),
-                f.threads, f.threads == 1 ? "" : "s");
-  TT_ASSIGN_OR_RETURN(summary.result, tuner::tune_task(task, space, *tuner, *measurer, store, to,
-                                                       [&](const tuner::TuneProgress& p) {
-                                                         if (!reporting.quiet)
-                                                           print_progress(task_number, task_count,
-                                                                          p, false,
-                                                                          reporting.line_per_batch);
-                                                         if (reporting.on_progress)
-                                                           reporting.on_progress(p);
-                                                       }));
-  if (!reporting.quiet && (summary.result.resumed > 0 || summary.result.replayed > 0))
-    std::printf(
-        "[Task %2d/%2d] resumed: %lld trials of run %s were already in the DB; the tuner also "
-        "learned from "
-        "%lld measured configs of the task\n",
-        task_number, task_count, static_cast<long long>(summary.result.resumed), to.run_id.c_str(),
-        static_cast<long long>(summary.result.replayed));
-  if (!reporting.quiet)
-    print_progress(task_number, task_count, summary.result.progress, true,
-                   reporting.line_per_batch);
-  summary.best_config =
-      summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
-  if (f.measure_default) {
-    auto r = measurer->measure(space, {ss::default_config(task, space)});
-    if (r) summary.default_gflops = tuner::result_gflops(task, (*r)[0]);
-  }
-  return summary;
 }
 
 }  // namespace tensortune::cli

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Parsing the operator description shared by `tune-op` and `op run`: shapes like
-/// "1x64x56x56", strides and dilations like "1,1", pads like "1,1,1,1" (top,left,bottom,right;
+/// One operator as a task, from the description `tune-op`, `op run` and Python's Task take: shapes
+/// like "1x64x56x56", strides and dilations like "1,1", pads like "1,1,1,1" (top,left,bottom,right;
 /// one value means all four, two mean (vertical, horizontal)).
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "schedule_space/task.h"
 #include "support/error.h"
 
-namespace tensortune::cli {
+namespace tensortune::workflow {
 
 struct OpArgs {
   std::string op;               ///< see op_names()
@@ -47,4 +47,4 @@ Expected<schedule_space::Task> make_op_task(const OpArgs& args,
                                             const std::vector<int64_t>& data_shape,
                                             const std::vector<int64_t>& weight_shape);
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

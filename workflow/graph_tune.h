@@ -1,15 +1,19 @@
 #pragma once
 /// \file
-/// The graph tuner as the CLI runs it: `tensortune graph-tune` and `tune --model ... --graph-tune`.
+/// The graph tuner as a job: `tensortune graph-tune`, `tune --model ... --graph-tune` and the
+/// Python module's graph_tune. Every conv node's record chosen for the whole network:
+/// candidates from the DB, layout transforms measured on this machine or a farm (and kept in the
+/// DB), the DP or PBQP solver, graph-best records written back for `compile --records` to use
+/// first.
 #include <string>
 
-#include "cli/model_args.h"
 #include "support/error.h"
+#include "workflow/model_source.h"
 
-namespace tensortune::cli {
+namespace tensortune::workflow {
 
-struct GraphTuneFlags {
-  ModelFlags model;
+struct GraphTuneOptions {
+  ModelOptions model;
   std::string db;
   std::string device_key;  ///< empty: this machine's (with a tracker: required)
   /// Time the layout transforms on a farm device of `device_key` through this tracker.
@@ -24,6 +28,6 @@ struct GraphTuneFlags {
 
 /// Chooses (or imports) every conv node's record, stores the graph-best records in the DB, and
 /// prints the table and the estimated gain.
-Status graph_tune(const GraphTuneFlags& flags);
+Status graph_tune(const GraphTuneOptions& flags);
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

@@ -1,11 +1,11 @@
-#include "cli/op_args.h"
+#include "workflow/op_task.h"
 
 #include <sstream>
 
 #include "compiler/codegen/llvm/kernel.h"
 #include "schedule_space/gpu_limits.h"
 
-namespace tensortune::cli {
+namespace tensortune::workflow {
 
 namespace ss = schedule_space;
 
@@ -122,4 +122,4 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
   return ss::make_task(serving_template(args.op, tmpl, d), d, target);
 }
 
-}  // namespace tensortune::cli
+}  // namespace tensortune::workflow

@@ -1,0 +1,60 @@
+// --model and its companions: the model options of `tasks`, `inspect`, `compile`, `run`,
+// `bench`, `tune --model`, `graph-tune` and `records best --model`.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/option_groups.h"
+#include "compiler/frontend/model_zoo.h"
+
+namespace tensortune::cli {
+
+void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise,
+                     bool model_required) {
+  std::string zoo;
+  for (const auto& n : frontend::zoo_model_names()) zoo += (zoo.empty() ? "" : ", ") + n;
+  cmd->add_option("--model", flags.model, "a zoo model (" + zoo + ") or an ONNX file")
+      ->required(model_required);
+  cmd->add_option("--input-shape", flags.input_shapes,
+                  "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
+                  "repeat for several inputs)");
+  cmd->add_option("--max-model-bytes", flags.limits.max_model_bytes,
+                  "an ONNX file larger than this is refused unread")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
+  cmd->add_option("--max-onnx-nodes", flags.limits.max_nodes,
+                  "an ONNX graph with more nodes is refused")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
+  cmd->add_option("--max-initializers", flags.limits.max_initializers,
+                  "an ONNX graph with more initializers (weights) is refused")
+      ->check(at_least(1))
+      ->capture_default_str()
+      ->group("Limits");
+  if (!optimise) return;
+  cmd->add_option("--opt-level", flags.opt_level,
+                  "0: SimplifyInference, DCE; 1: + FuseOps; 2: + FoldConstant; 3: + "
+                  "FoldScaleAxis, AlterOpLayout (NCHW[x]c)")
+      ->check(at_least(0, 3))
+      ->capture_default_str();
+  cmd->add_flag("--print-after-each", flags.print_after_each,
+                "print the graph after every pass that runs");
+  cmd->add_option(
+      "--records", flags.records,
+      "tuned records (a tensortune DB or an AutoTVM log): each conv2d and dense workload runs "
+      "the template whose record measured fastest, with that config (block sizes for "
+      "AlterOpLayout, the rest for code generation); workloads without one borrow the config of "
+      "the nearest tuned workload, with a warning");
+  cmd->add_flag(
+      "--no-fallback-from-records", flags.no_borrow,
+      "with --records: workloads without a record take the template's default config instead of "
+      "borrowing one");
+  cmd->add_option("--device-key", flags.device_key,
+                  "with --records: use records of this device key (default: this host's)");
+  cmd->add_flag("--no-winograd", flags.no_winograd,
+                "with --records: no conv2d runs a Winograd template, even where its record "
+                "measured faster than the direct one's");
+}
+
+}  // namespace tensortune::cli

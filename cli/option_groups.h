@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// Option groups several subcommands share: each registers its flags on a command and writes
+/// them into the options struct of the workflow/ function the command calls.
+#include "workflow/model_source.h"
+#include "workflow/tuning_session.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tensortune::cli {
+
+/// --model, --input-shape and the ONNX limits; with `optimise`, also --opt-level,
+/// --print-after-each, --records, --device-key, --no-fallback-from-records and --no-winograd.
+void add_model_flags(CLI::App* command, workflow::ModelOptions& flags, bool optimise,
+                     bool model_required = true);
+
+/// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
+/// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key and the farm's options.
+void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& flags);
+
+}  // namespace tensortune::cli
