@@ -25,9 +25,12 @@ def pair(text):
 
 
 def conv2d_reference(np, x, w, strides, pads, dilation):
-    """Direct NCHW/OIHW convolution in float64: one accumulation per kernel tap."""
+    """Direct NCHW/OIHW convolution in float64, grouped when the kernel has fewer input
+    channels than the data: one accumulation per kernel tap."""
     n, c, h, wd = x.shape
     o, ci, kh, kw = w.shape
+    groups = c // ci
+    per_group = o // groups
     if len(pads) == 1:
         pads = pads * 4
     elif len(pads) == 2:
@@ -43,7 +46,11 @@ def conv2d_reference(np, x, w, strides, pads, dilation):
         for s in range(kw):
             win = xp[:, :, r * dh: r * dh + sh * (oh - 1) + 1: sh,
                      s * dw: s * dw + sw * (ow - 1) + 1: sw]
-            out += np.einsum("nchw,oc->nohw", win, w[:, :, r, s])
+            # Grouped (depthwise: ci = 1): each group of outputs reads its own inputs.
+            for g in range(groups):
+                out[:, g * per_group:(g + 1) * per_group] += np.einsum(
+                    "nchw,oc->nohw", win[:, g * ci:(g + 1) * ci],
+                    w[g * per_group:(g + 1) * per_group, :, r, s])
     return out
 
 

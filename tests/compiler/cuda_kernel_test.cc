@@ -78,6 +78,20 @@ TEST(CudaEmulation, Conv2dNchwcInBlockedLayoutsMatchesTheReference) {
   expect_matches_reference(make("conv2d_NCHWc.cuda", *w), 8, /*relu=*/true);
 }
 
+TEST(CudaEmulation, DepthwiseConv2dNchwWithStrideDilationAndUnevenPaddingMatchesTheReference) {
+  // 2 images, 12 channels (groups 12), a 3x2 kernel, stride (2, 1), dilation (1, 2), pads t1 l0
+  // b2 r1: every window position reads padding somewhere.
+  auto w = ss::conv2d_workload({2, 12, 9, 11}, {12, 1, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  expect_matches_reference(make("depthwise_conv2d_nchw.cuda", *w), 12, /*relu=*/true);
+}
+
+TEST(CudaEmulation, DepthwiseConv2dNchwMobileNetLayerMatchesTheReference) {
+  auto w = ss::conv2d_workload({1, 32, 28, 28}, {32, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  expect_matches_reference(make("depthwise_conv2d_nchw.cuda", *w), 6, false);
+}
+
 TEST(CudaEmulation, Conv2dNchwResNetLikeLayerMatchesTheReference) {
   expect_matches_reference(make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)), 5, false);
 }
@@ -103,6 +117,8 @@ TEST(CudaEmulation, EveryEpilogueStepMatchesTheReference) {
   const std::vector<ss::Task> tasks{
       make("conv2d_nchw.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
       make("conv2d_NCHWc.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
+      make("depthwise_conv2d_nchw.cuda",
+           *ss::conv2d_workload({1, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1})),
       make("dense_small_batch.gpu", ss::DenseWorkload{2, 12, 20}),
       make("dense_large_batch.gpu", ss::DenseWorkload{64, 64, 24}),
   };
@@ -241,6 +257,10 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
       make("conv2d_nchw.cuda", ss::square_conv2d(256, 14, 512, 1, 2)),
       make("conv2d_NCHWc.cuda", ss::square_conv2d(64, 56, 64, 3, 1)),
       make("conv2d_NCHWc.cuda", ss::square_conv2d(512, 7, 512, 3, 1)),
+      make("depthwise_conv2d_nchw.cuda",
+           *ss::conv2d_workload({1, 96, 112, 112}, {96, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1})),
+      make("depthwise_conv2d_nchw.cuda",
+           *ss::conv2d_workload({1, 960, 7, 7}, {960, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1})),
       make("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 512}),
       make("dense_large_batch.gpu", ss::DenseWorkload{256, 1024, 1024}),
   };
@@ -284,6 +304,8 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
   }
   const std::vector<ss::Task> tasks{
       make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)),
+      make("depthwise_conv2d_nchw.cuda",
+           *ss::conv2d_workload({2, 24, 15, 13}, {24, 1, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 1})),
       make("dense_small_batch.gpu", ss::DenseWorkload{3, 20, 24}),
       make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}),
   };

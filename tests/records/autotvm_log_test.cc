@@ -490,3 +490,36 @@ TEST(AutoTvmLog, TlcBenchDepthwiseRecordsDecodeToTheIndexAutoTvmWrote) {
   ASSERT_TRUE(stats) << stats.error().message;
   EXPECT_EQ(stats->imported, 10);
 }
+
+// TopHub's cuda_v0.10 depthwise records (its Jetson Nano MobileNet layers, strides 1 and 2, as
+// published): each decodes to the index AutoTVM wrote and imports.
+TEST(AutoTvmLog, TopHubDepthwiseCudaRecordsDecodeToTheIndexAutoTvmWrote) {
+  std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/tophub_cuda_v0.10_depthwise.log");
+  ASSERT_TRUE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  std::istringstream lines(text.str());
+  int checked = 0;
+  for (std::string l; std::getline(lines, l);) {
+    auto parsed = tt::records::parse_autotvm_line(l, 1);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_EQ(parsed->task.template_name, "depthwise_conv2d_nchw.cuda");
+    const auto& w = std::get<ss::Conv2dWorkload>(parsed->task.workload);
+    EXPECT_TRUE(w.is_depthwise()) << l;
+    const ss::ConfigSpace space = *ss::make_config_space(parsed->task);
+    auto config = space.config_from_entity(parsed->entity);
+    ASSERT_TRUE(config) << l << "\n" << config.error().message;
+    EXPECT_EQ(config->index, parsed->logged_index) << l;
+    EXPECT_TRUE(space.is_valid(*config)) << l;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 18);
+
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub_dw"));
+  std::istringstream in(text.str());
+  auto stats =
+      tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", false));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 18);
+  EXPECT_EQ(stats->device_keys, (std::set<std::string>{"jetson-nano"}));
+}

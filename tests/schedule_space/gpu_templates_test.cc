@@ -4,6 +4,7 @@
 
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/dense_cuda_template.h"
+#include "schedule_space/depthwise_conv2d_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 
@@ -71,6 +72,47 @@ TEST(GpuTemplates, Conv2dNchwCudaValidityIsThreadsPerAxisSharedMemoryAndRegister
   EXPECT_GT(valid, 0);
   EXPECT_GT(z_over, 0);  // the sample holds configs only the z limit refuses
   EXPECT_TRUE(space.is_valid(ss::default_config(task, space)));
+}
+
+TEST(GpuTemplates, DepthwiseCudaHasAutoTvmsKnobsAndServesOnlyDepthwiseConvolutions) {
+  const ss::Conv2dWorkload dw =
+      *ss::conv2d_workload({1, 32, 112, 112}, {32, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1});
+  const ss::Task task = cuda_task("depthwise_conv2d_nchw.cuda", dw);
+  auto space = *ss::make_config_space(task);
+  std::vector<std::string> names;
+  for (const ss::Knob& k : space.knobs()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tile_f", "tile_y", "tile_x", "auto_unroll_max_step",
+                                             "unroll_explicit"}));
+  // 4-way factorisations: of 32 = 2^5, C(8, 3) = 56; of 112 = 2^4 * 7, C(7, 3) * 4 = 140.
+  EXPECT_EQ(space.size(), 56 * 140 * 140 * 3 * 2);
+  EXPECT_EQ(std::get<int64_t>(space.knobs()[3].options[1]), 256);
+  // Validity against a brute-force reading of a sample of configs.
+  int64_t valid = 0;
+  for (int64_t i = 0; i < space.size(); i += 997) {
+    const ss::Config c = *space.config_at(i);
+    const auto e = space.entity_of(c);
+    const auto& f = sizes(e[0].second);
+    const auto& y = sizes(e[1].second);
+    const auto& x = sizes(e[2].second);
+    const int64_t tf = f[1] * f[2] * f[3], ty = y[1] * y[2] * y[3], tx = x[1] * x[2] * x[3];
+    const int64_t threads = f[2] * y[2] * x[2];
+    const int64_t acc = f[1] * f[3] * y[1] * y[3] * x[1] * x[3];
+    const int64_t shared = 4 * (tf * (ty + 2) * (tx + 2) + tf * 9);
+    const bool want = threads <= 1024 && f[2] <= 64 && shared <= 48 * 1024 && acc <= 256;
+    EXPECT_EQ(space.is_valid(c), want) << space.describe(c);
+    valid += want;
+  }
+  EXPECT_GT(valid, 0);
+  EXPECT_TRUE(space.is_valid(ss::default_config(task, space)));
+  // A grouped convolution that is not depthwise, and an ordinary one, are not its to run; the
+  // direct template refuses the depthwise one.
+  EXPECT_FALSE(ss::make_task("depthwise_conv2d_nchw.cuda", ss::square_conv2d(32, 56, 32, 3, 1),
+                             ss::Target{ss::cuda_target_spec(80), 1}));
+  EXPECT_FALSE(ss::make_task("conv2d_nchw.cuda", dw, ss::Target{ss::cuda_target_spec(80), 1}));
+  EXPECT_EQ(ss::workload_key(task),
+            "[\"depthwise_conv2d_nchw.cuda\", [[\"TENSOR\", [1, 32, 112, 112], \"float32\"], "
+            "[\"TENSOR\", [32, 1, 3, 3], \"float32\"], [1, 1], [1, 1, 1, 1], [1, 1], "
+            "\"float32\"]]");
 }
 
 TEST(GpuTemplates, ValidCountIsTheBruteForceCountAndCopiesShareIt) {
