@@ -40,10 +40,11 @@ bool schedule_valid(const WinogradSchedule& s, const Conv2dWorkload& w, int64_t 
 
 }  // namespace
 
-Status winograd_accepts(const Conv2dWorkload& w) {
+Status winograd_accepts(const Conv2dWorkload& w, std::string_view template_name) {
   auto refuse = [&](const std::string& what) {
-    return invalid_argument("conv2d_NCHWc_winograd serves 3x3 stride-1 undilated convolutions; " +
-                            what + " (" + describe_workload(w) + ")");
+    return invalid_argument(std::string(template_name) +
+                            " serves 3x3 stride-1 undilated convolutions; " + what + " (" +
+                            describe_workload(w) + ")");
   };
   if (w.kernel_h != 3 || w.kernel_w != 3)
     return refuse("this kernel is " + std::to_string(w.kernel_h) + "x" +

@@ -28,6 +28,7 @@
 /// padding (T - reg_t < tiles of the image).
 
 #include <cstdint>
+#include <string_view>
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/conv2d_nchwc_template.h"
@@ -62,7 +63,8 @@ inline constexpr int64_t kMaxWinogradScratchBytes = int64_t{1} << 20;
 
 /// OK when the template can serve the workload: a 3x3 kernel, stride 1, dilation 1 (any
 /// padding). Otherwise kInvalidArgument naming what disqualifies it.
-Status winograd_accepts(const Conv2dWorkload& w);
+Status winograd_accepts(const Conv2dWorkload& w,
+                        std::string_view template_name = "conv2d_NCHWc_winograd");
 
 /// Output tiles of one image: ceil(OH / m) rows by ceil(OW / m) columns.
 struct WinogradTiling {

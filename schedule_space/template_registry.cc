@@ -1,6 +1,7 @@
 // The one list of templates, and the defaults of the Template interface.
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/dense_template.h"
@@ -21,6 +22,7 @@ const std::vector<const Template*>& all_templates() {
       &depthwise_conv2d_nchwc_template(),
       &conv2d_nchw_cuda_template(),
       &conv2d_nchwc_cuda_template(),
+      &conv2d_nchw_winograd_cuda_template(),
       &depthwise_conv2d_nchw_cuda_template(),
       &dense_small_batch_gpu_template(),
       &dense_large_batch_gpu_template(),

@@ -230,6 +230,7 @@ if wanted c sanitize; then
   cases=(
     "conv2d_nchw|conv2d|--data 1x64x14x14 --kernel 128x64x3x3 --pads 1|--pads 1,1,1,1"
     "conv2d_NCHWc|conv2d|--data 1x64x14x14 --kernel 128x64x3x3 --pads 1|--pads 1,1,1,1"
+    "conv2d_nchw_winograd|conv2d|--data 1x64x14x14 --kernel 128x64x3x3 --pads 1|--pads 1,1,1,1"
     "depthwise_conv2d_nchw|conv2d|--data 1x96x28x28 --kernel 96x1x3x3 --strides 2,2 --pads 1|--strides 2,2 --pads 1,1,1,1"
     "dense_small_batch|dense|--data 4x512 --weight 1000x512|"
     "dense_large_batch|dense|--data 64x256 --weight 128x256|"

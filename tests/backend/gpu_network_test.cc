@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "compiler/driver/compile.h"
@@ -231,6 +232,69 @@ TEST(GpuRecords, ChooseNonDefaultConfigsAndTheAnswerStays) {
   auto net90 = compile_network(*model, other);
   ASSERT_TRUE(net90) << net90.error().message;
   for (const auto& s : net90->schedules) EXPECT_FALSE(s.tuned) << s.workload;
+  fs::remove(db);
+}
+
+// A 3x3 stride-1 convolution takes conv2d_nchw_winograd.cuda where its record measured faster
+// than the direct one's (its weight transformed at compile time), and the network still equals
+// the interpreter; --no-winograd keeps the direct records.
+TEST(GpuRecords, WinogradRunsWhereItsRecordMeasuredFaster) {
+  auto model = frontend::zoo_model("resnet-18", kTiny);
+  ASSERT_TRUE(model);
+  const ss::Target target{ss::cuda_target_spec(80), 1};
+  const std::string db = temp("winograd.db");
+  fs::remove(db);
+  int winograd_workloads = 0;
+  {
+    auto store = std::move(records::RecordStore::open(db)).value();
+    std::set<std::string> seen;
+    for (const graph::Node& n : model->nodes()) {
+      if (n.op != graph::OpKind::kConv2d) continue;
+      const auto a = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+      auto w = ss::conv2d_workload(model->type(n.inputs[0]).shape, model->type(n.inputs[1]).shape,
+                                   a.strides, a.pads, a.dilations);
+      ASSERT_TRUE(w) << w.error().message;
+      if (!seen.insert(ss::describe_workload(*w)).second) continue;
+      // The direct record at 100 us; where Winograd serves, a non-default config of it at 50 us.
+      for (const char* name : {"conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda"}) {
+        auto task = ss::make_task(name, *w, target);
+        if (!task) continue;
+        const ss::ConfigSpace space = *ss::make_config_space(*task);
+        const ss::Config c = non_default_config(*task, space);
+        ss::MeasureResult r;
+        r.config_index = c.index;
+        r.costs = {std::string(name) == "conv2d_nchw.cuda" ? 1e-4 : 5e-5};
+        r.device_key = "cuda-sm80";
+        const int64_t id = *store->ensure_task(records::task_info(*task, space));
+        ASSERT_TRUE(store->add_results(id, space, {c}, {r}, {"test", "t"}, {0}));
+        winograd_workloads += std::string(name) != "conv2d_nchw.cuda";
+      }
+    }
+  }
+  ASSERT_GE(winograd_workloads, 3);
+  CompileOptions options = cuda_options();
+  options.records = db;
+  CompiledNetwork net;
+  auto exe = build(*model, options, &net);
+  ASSERT_TRUE(exe);
+  int winograd = 0;
+  for (const auto& s : net.schedules) {
+    winograd += s.workload.starts_with("conv2d_nchw_winograd.cuda");
+    if (s.workload.starts_with("conv2d")) EXPECT_TRUE(s.tuned) << s.workload;
+  }
+  EXPECT_EQ(winograd, winograd_workloads);
+  const Tensor x = random_input(kTiny, 5);
+  auto ref = graph::interpret(*model, {{"data", x}});
+  auto out = exe->run({{"data", x}});
+  ASSERT_TRUE(ref && out) << (out ? "" : out.error().message);
+  EXPECT_LT(relative_error((*out)[0], (*ref)[0]), kTolerance);
+
+  CompileOptions direct = options;
+  direct.algorithms.excluded = {"winograd"};
+  auto net_direct = compile_network(*model, direct);
+  ASSERT_TRUE(net_direct) << net_direct.error().message;
+  for (const auto& s : net_direct->schedules)
+    EXPECT_FALSE(s.workload.starts_with("conv2d_nchw_winograd.cuda")) << s.workload;
   fs::remove(db);
 }
 

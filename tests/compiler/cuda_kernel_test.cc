@@ -9,6 +9,7 @@
 #include "compiler/codegen/cuda/emulator.h"
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
+#include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #ifdef TT_WITH_CUDA
@@ -92,6 +93,28 @@ TEST(CudaEmulation, DepthwiseConv2dNchwMobileNetLayerMatchesTheReference) {
   expect_matches_reference(make("depthwise_conv2d_nchw.cuda", *w), 6, false);
 }
 
+TEST(CudaEmulation, WinogradF2WithBatchAndAsymmetricPaddingMatchesTheReference) {
+  // Height 9 (not a multiple of 8): F(2x2, 3x3); pads t1 l2 b1 r2 as in TopHub's V100 records;
+  // 13 output columns leave a partial last tile.
+  auto w = ss::conv2d_workload({2, 16, 9, 11}, {12, 16, 3, 3}, {1, 1}, {1, 2, 1, 2}, {1, 1});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const ss::Task task = make("conv2d_nchw_winograd.cuda", *w);
+  expect_matches_reference(task, 10, /*relu=*/true);
+  auto space = *ss::make_config_space(task);
+  EXPECT_EQ(ss::conv2d_nchw_winograd_cuda_schedule(*w, space, *space.config_at(0)).m, 2);
+}
+
+TEST(CudaEmulation, WinogradF4MatchesTheReference) {
+  // Height 16: F(4x4, 3x3).
+  const ss::Task task = make("conv2d_nchw_winograd.cuda", ss::square_conv2d(24, 16, 32, 3, 1));
+  expect_matches_reference(task, 6, false);
+  auto space = *ss::make_config_space(task);
+  EXPECT_EQ(ss::conv2d_nchw_winograd_cuda_schedule(std::get<ss::Conv2dWorkload>(task.workload),
+                                                   space, *space.config_at(0))
+                .m,
+            4);
+}
+
 TEST(CudaEmulation, Conv2dNchwResNetLikeLayerMatchesTheReference) {
   expect_matches_reference(make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)), 5, false);
 }
@@ -119,6 +142,7 @@ TEST(CudaEmulation, EveryEpilogueStepMatchesTheReference) {
       make("conv2d_NCHWc.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
       make("depthwise_conv2d_nchw.cuda",
            *ss::conv2d_workload({1, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1})),
+      make("conv2d_nchw_winograd.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
       make("dense_small_batch.gpu", ss::DenseWorkload{2, 12, 20}),
       make("dense_large_batch.gpu", ss::DenseWorkload{64, 64, 24}),
   };
@@ -261,6 +285,8 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
            *ss::conv2d_workload({1, 96, 112, 112}, {96, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1})),
       make("depthwise_conv2d_nchw.cuda",
            *ss::conv2d_workload({1, 960, 7, 7}, {960, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1})),
+      make("conv2d_nchw_winograd.cuda", ss::square_conv2d(64, 56, 64, 3, 1)),
+      make("conv2d_nchw_winograd.cuda", ss::square_conv2d(512, 7, 512, 3, 1)),
       make("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 512}),
       make("dense_large_batch.gpu", ss::DenseWorkload{256, 1024, 1024}),
   };
@@ -306,6 +332,8 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
       make("conv2d_nchw.cuda", ss::square_conv2d(16, 14, 32, 3, 1)),
       make("depthwise_conv2d_nchw.cuda",
            *ss::conv2d_workload({2, 24, 15, 13}, {24, 1, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 1})),
+      make("conv2d_nchw_winograd.cuda",
+           *ss::conv2d_workload({2, 16, 9, 11}, {12, 16, 3, 3}, {1, 1}, {1, 2, 1, 2}, {1, 1})),
       make("dense_small_batch.gpu", ss::DenseWorkload{3, 20, 24}),
       make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}),
   };

@@ -12,6 +12,7 @@
 
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
 #include "tests/support/test_paths.h"
@@ -272,7 +273,7 @@ std::string mixed_log() {
               0.0001) +
          line(skx, "group_conv2d_nchw.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
          line(skx, "conv2d_NCHWc_int8.x86", kConvArgs, "[[\"tile_ic\", \"sp\", [1, 3]]]", 0.001) +
-         line("cuda -model=titanx", "conv2d_nchw_winograd.cuda", kCudaConvArgs,
+         line("cuda -model=titanx", "conv2d_nchw_int8.cuda", kCudaConvArgs,
               "[[\"tile_f\", \"sp\", [-1, 2, 16, 1]]]", 0.0002);
 }
 
@@ -296,10 +297,10 @@ TEST(AutoTvmLog, EveryVersionsFormImportsAndUnsupportedTemplatesAreCountedOrRefu
   ASSERT_TRUE(stats) << stats.error().message;
   EXPECT_EQ(stats->imported, 5);
   ASSERT_EQ(stats->skipped.size(), 3u);
-  EXPECT_EQ(stats->skipped.at("conv2d_nchw_winograd.cuda").count, 1);
+  EXPECT_EQ(stats->skipped.at("conv2d_nchw_int8.cuda").count, 1);
   EXPECT_EQ(stats->skipped.at("group_conv2d_nchw.x86").count, 1);
   EXPECT_EQ(stats->skipped.at("conv2d_NCHWc_int8.x86").count, 1);
-  EXPECT_NE(stats->skipped.at("conv2d_nchw_winograd.cuda").reason.find("not a template"),
+  EXPECT_NE(stats->skipped.at("conv2d_nchw_int8.cuda").reason.find("not a template"),
             std::string::npos);
   // Device keys from the targets: -model, a CUDA -arch, -mcpu, else the kind.
   EXPECT_EQ(stats->device_keys, (std::set<std::string>{"cuda-sm80", "llvm", "skylake-avx512"}));
@@ -399,7 +400,7 @@ TEST(AutoTvmLog, SplitsThatDoNotSplitTheirAxisAreRefusedNamingLineAndKnob) {
 // name the kernel-height split "tile_rx" and the width split "tile_ry". Every conv2d_nchw.cuda
 // record decodes to the index AutoTVM wrote (an asymmetric 3x1 kernel was refused, and
 // symmetric ones decoded to a transposed config, before the template read those names by
-// position); the Winograd record is counted as unsupported.
+// position); the Winograd record decodes too.
 TEST(AutoTvmLog, TopHubCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/tophub_cuda_v0.10_head.log");
   ASSERT_TRUE(file.good());
@@ -409,14 +410,12 @@ TEST(AutoTvmLog, TopHubCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   int checked = 0;
   for (std::string l; std::getline(lines, l);) {
     auto parsed = tt::records::parse_autotvm_line(l, 1);
-    if (!parsed) {
-      EXPECT_EQ(parsed.error().code, tt::ErrorCode::kUnimplemented) << parsed.error().message;
-      continue;
-    }
+    ASSERT_TRUE(parsed) << parsed.error().message;
     const ss::ConfigSpace space = *ss::make_config_space(parsed->task);
     auto config = space.config_from_entity(parsed->entity);
     ASSERT_TRUE(config) << l << "\n" << config.error().message;
     EXPECT_EQ(config->index, parsed->logged_index) << l;
+    if (parsed->task.template_name != "conv2d_nchw.cuda") continue;
     // The kernel-height split is over KH: for the 3x1 kernel [1, 3], for the 1x3 one [1, 1].
     const auto& w = std::get<ss::Conv2dWorkload>(parsed->task.workload);
     const auto s = ss::conv2d_nchw_cuda_schedule(w, space, *config);
@@ -431,8 +430,8 @@ TEST(AutoTvmLog, TopHubCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   auto stats =
       tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", true));
   ASSERT_TRUE(stats) << stats.error().message;
-  EXPECT_EQ(stats->imported, 8);
-  EXPECT_EQ(stats->skipped.at("conv2d_nchw_winograd.cuda").count, 1);
+  EXPECT_EQ(stats->imported, 9);
+  EXPECT_TRUE(stats->skipped.empty());
   EXPECT_EQ(stats->device_keys, (std::set<std::string>{"titanx"}));
 }
 
@@ -522,4 +521,45 @@ TEST(AutoTvmLog, TopHubDepthwiseCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   ASSERT_TRUE(stats) << stats.error().message;
   EXPECT_EQ(stats->imported, 18);
   EXPECT_EQ(stats->device_keys, (std::set<std::string>{"jetson-nano"}));
+}
+
+// TopHub's cuda_v0.10 Winograd records as published: TITAN X and 1080 Ti ones (2018, the outer
+// tile_b factor written out) and V100 ones (2020, asymmetric padding, odd heights): each
+// decodes to the index AutoTVM wrote, with the point count AutoTVM's tile rule gives (36 for
+// F(4x4, 3x3) when the input height is a multiple of 8, else 16), and imports.
+TEST(AutoTvmLog, TopHubWinogradCudaRecordsDecodeToTheIndexAutoTvmWrote) {
+  std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/tophub_cuda_v0.10_winograd.log");
+  ASSERT_TRUE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  std::istringstream lines(text.str());
+  int checked = 0, with_points = 0;
+  for (std::string l; std::getline(lines, l);) {
+    auto parsed = tt::records::parse_autotvm_line(l, 1);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_EQ(parsed->task.template_name, "conv2d_nchw_winograd.cuda");
+    const ss::ConfigSpace space = *ss::make_config_space(parsed->task);
+    auto config = space.config_from_entity(parsed->entity);
+    ASSERT_TRUE(config) << l << "\n" << config.error().message;
+    EXPECT_EQ(config->index, parsed->logged_index) << l;
+    const auto& w = std::get<ss::Conv2dWorkload>(parsed->task.workload);
+    const auto s = ss::conv2d_nchw_winograd_cuda_schedule(w, space, *config);
+    // The 2018 records write tile_b's outer factor: the points of their tile.
+    const auto& b = std::get<std::vector<int64_t>>(parsed->entity[0].second);
+    if (b[0] != -1) {
+      EXPECT_EQ(b[0], s.points()) << l;
+      ++with_points;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(with_points, 4);
+
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub_wino"));
+  std::istringstream in(text.str());
+  auto stats =
+      tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", false));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 14);
+  EXPECT_EQ(stats->device_keys, (std::set<std::string>{"titanx", "1080ti", "v100"}));
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "schedule_space/conv2d_cuda_template.h"
+#include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
@@ -113,6 +114,45 @@ TEST(GpuTemplates, DepthwiseCudaHasAutoTvmsKnobsAndServesOnlyDepthwiseConvolutio
             "[\"depthwise_conv2d_nchw.cuda\", [[\"TENSOR\", [1, 32, 112, 112], \"float32\"], "
             "[\"TENSOR\", [32, 1, 3, 3], \"float32\"], [1, 1], [1, 1, 1, 1], [1, 1], "
             "\"float32\"]]");
+}
+
+TEST(GpuTemplates, WinogradCudaHasAutoTvmsKnobsTileRuleAndServesOnlyThreeByThreeStrideOne) {
+  // ResNet's 3x3 layer at 56x56: height a multiple of 8, F(4x4, 3x3), 36 points, 14 x 14 tiles.
+  const ss::Conv2dWorkload w = ss::square_conv2d(64, 56, 64, 3, 1);
+  const ss::Task task = cuda_task("conv2d_nchw_winograd.cuda", w);
+  auto space = *ss::make_config_space(task);
+  std::vector<std::string> names;
+  for (const ss::Knob& k : space.knobs()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tile_b", "tile_y", "tile_x", "tile_rc",
+                                             "auto_unroll_max_step", "unroll_explicit"}));
+  ASSERT_EQ(space.knobs()[0].options.size(), 1u);  // inner factors all 1
+  EXPECT_EQ(sizes(space.knobs()[0].options[0]), (std::vector<int64_t>{-1, 1, 1, 1}));
+  // 4-way factorisations: of 64 = 2^6, C(9, 3) = 84; of 196 = 2^2 * 7^2, C(5, 3)^2 = 100;
+  // 2-way of 64: 7.
+  EXPECT_EQ(space.size(), 84 * 100 * 7 * 3 * 2);
+  EXPECT_EQ(std::get<int64_t>(space.knobs()[4].options[1]), 128);
+  const ss::Config fallback = ss::default_config(task, space);
+  EXPECT_TRUE(space.is_valid(fallback));
+  const auto s = ss::conv2d_nchw_winograd_cuda_schedule(w, space, fallback);
+  EXPECT_EQ(s.m, 4);
+  EXPECT_EQ(s.points(), 36);
+  EXPECT_LE(s.accumulators(), ss::kMaxCudaAccumulators);
+  EXPECT_LE(s.shared_bytes(), 48 * 1024);
+  // 28 is not a multiple of 8: F(2x2, 3x3).
+  EXPECT_EQ(ss::winograd_cuda_tile(ss::square_conv2d(64, 28, 64, 3, 1)), 2);
+  // Strided, 1x1 and grouped convolutions are not its to run.
+  const ss::Target cuda{ss::cuda_target_spec(80), 1};
+  EXPECT_FALSE(
+      ss::make_task("conv2d_nchw_winograd.cuda", ss::square_conv2d(64, 56, 64, 3, 2), cuda));
+  EXPECT_FALSE(
+      ss::make_task("conv2d_nchw_winograd.cuda", ss::square_conv2d(64, 56, 64, 1, 1), cuda));
+  // In a network the direct template is the default (the first registered, then the blocked
+  // one); --no-winograd leaves this one out.
+  std::vector<std::string_view> serving;
+  for (const ss::Template* t : ss::templates_for(w, "cuda")) serving.push_back(t->name());
+  EXPECT_EQ(serving, (std::vector<std::string_view>{"conv2d_nchw.cuda", "conv2d_NCHWc.cuda",
+                                                    "conv2d_nchw_winograd.cuda"}));
+  EXPECT_EQ(ss::templates_for(w, "cuda", ss::AlgorithmFilter{{"winograd"}}).size(), 2u);
 }
 
 TEST(GpuTemplates, ValidCountIsTheBruteForceCountAndCopiesShareIt) {

@@ -33,6 +33,10 @@ CudaKernelSource emit_conv2d_nchwc(const schedule_space::Task& task,
                                    const schedule_space::ConfigSpace& space,
                                    const schedule_space::Config& config,
                                    const CudaKernelOptions& options);
+CudaKernelSource emit_conv2d_nchw_winograd(const schedule_space::Task& task,
+                                           const schedule_space::ConfigSpace& space,
+                                           const schedule_space::Config& config,
+                                           const CudaKernelOptions& options);
 CudaKernelSource emit_depthwise_conv2d_nchw(const schedule_space::Task& task,
                                             const schedule_space::ConfigSpace& space,
                                             const schedule_space::Config& config,

@@ -18,6 +18,7 @@ struct Registered {
 constexpr Registered kEmitters[] = {
     {"conv2d_nchw.cuda", emit_conv2d_nchw},
     {"conv2d_NCHWc.cuda", emit_conv2d_nchwc},
+    {"conv2d_nchw_winograd.cuda", emit_conv2d_nchw_winograd},
     {"depthwise_conv2d_nchw.cuda", emit_depthwise_conv2d_nchw},
     {"dense_small_batch.gpu", emit_dense_small_batch},
     {"dense_large_batch.gpu", emit_dense_large_batch},
