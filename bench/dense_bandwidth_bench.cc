@@ -20,6 +20,7 @@
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
+#include "support/memory_bandwidth.h"
 #include "support/thread_pool.h"
 #include "tuner/index_tuners.h"
 #include "tuner/tuning_loop.h"
@@ -35,45 +36,6 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-// One triad pass over [begin, end) of the three arrays.
-void triad_range(float* a, const float* b, const float* c, float s, size_t begin, size_t end) {
-  for (size_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
-}
-
-struct TriadResult {
-  double best_gbs = 0, median_gbs = 0;
-};
-
-// STREAM's triad on `threads` threads (each its contiguous share, first-touched by the thread
-// that later streams it), `passes` timed passes after one untimed; GB/s as STREAM counts them.
-TriadResult triad(size_t elements, int threads, int passes) {
-  std::unique_ptr<float[]> a(new float[elements]), b(new float[elements]), c(new float[elements]);
-  tt::ThreadPool pool(threads);
-  const auto share = [&](int t, auto&& fn) {
-    const size_t begin = elements * t / threads, end = elements * (t + 1) / threads;
-    fn(begin, end);
-  };
-  pool.run_on_all([&](int t) {
-    share(t, [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) a[i] = 0, b[i] = 1, c[i] = 2;
-    });
-  });
-  std::vector<double> gbs;
-  for (int p = 0; p <= passes; ++p) {
-    const auto t0 = Clock::now();
-    pool.run_on_all([&](int t) {
-      share(t, [&](size_t begin, size_t end) {
-        triad_range(a.get(), b.get(), c.get(), 3.0f, begin, end);
-      });
-    });
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (p > 0) gbs.push_back(3.0 * sizeof(float) * elements / s / 1e9);
-  }
-  // Keeps the stores observable.
-  if (a[elements / 2] != 1 + 3.0f * 2) std::fprintf(stderr, "triad: wrong result\n");
-  return {*std::max_element(gbs.begin(), gbs.end()), median(gbs)};
 }
 
 struct Shape {
@@ -141,13 +103,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", store.error().message.c_str());
     return 1;
   }
-  const size_t triad_elements = static_cast<size_t>(triad_mib) * (1 << 20) / sizeof(float);
   const ss::Target target = tt::codegen::host_target();
   std::printf(
       "# dense at batch 1 as bandwidth, %s, %d thread(s); random tuner, %lld trials per shape, "
       "each config timed %d times, every call after a flush of weights and output (number=1)\n",
       target.spec.c_str(), threads, static_cast<long long>(trials), repeat);
-  const TriadResult before = triad(triad_elements, threads, 10);
+  const tt::TriadBandwidth before = tt::measure_triad_bandwidth(threads, triad_mib << 20, 10);
   std::printf("triad before (3 x %lld MiB arrays): best %.2f GB/s, median %.2f GB/s\n",
               static_cast<long long>(triad_mib), before.best_gbs, before.median_gbs);
   std::fflush(stdout);
@@ -217,7 +178,7 @@ int main(int argc, char** argv) {
     best.flop = w.flop();
     rows.push_back(best);
   }
-  const TriadResult after = triad(triad_elements, threads, 10);
+  const tt::TriadBandwidth after = tt::measure_triad_bandwidth(threads, triad_mib << 20, 10);
   std::printf("triad after: best %.2f GB/s, median %.2f GB/s\n", after.best_gbs, after.median_gbs);
   // The higher of the two triad medians: the machine's bandwidth drifts by 10-20% within
   // minutes here, and the kernels are not to be flattered by a slow triad.

@@ -273,6 +273,10 @@ class Lowerer {
     step.extent = sig.parallel_extent;
     step.flop = t.flop(kernel.task);
     if (t.algorithm() != "direct") step.label += "(" + std::string(t.algorithm()) + ")";
+    // Profiles tell depthwise steps (memory-bound, judged by GB/s) from dense convolutions.
+    if (const auto* c = std::get_if<ss::Conv2dWorkload>(&kernel.task.workload);
+        c && c->is_depthwise())
+      step.label = "depthwise_" + step.label;
     step.symbol = kernel_symbol(TemplateKernelSpec{std::move(kernel), std::move(ops)});
     return Status{};
   }
@@ -289,6 +293,7 @@ class Lowerer {
         a.workload, ss::conv2d_nchwc_schedule_for_blocks(a.workload, a.oc_bn, a.oc_bn, lanes_, 8),
         std::move(ops)};
     step.extent = codegen::parallel_extent(spec);
+    step.label = "depthwise_" + step.label;
     step.flop = a.workload.flop() / double(a.workload.in_channels);
     step.symbol = kernel_symbol(std::move(spec));
     return Status{};

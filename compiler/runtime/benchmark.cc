@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "compiler/measure/time_evaluator.h"
+#include "support/memory_bandwidth.h"
 
 namespace tensortune::runtime {
 
@@ -15,6 +16,31 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Bytes of a step's kernel arguments and output, each buffer once.
+int64_t step_bytes(const CompiledNetwork& net, const Step& step) {
+  if (step.args.empty()) return 0;
+  std::vector<int> values{static_cast<int>(step.output)}, params;
+  for (const ArgRef& a : step.args)
+    (a.kind == ArgRef::Kind::kValue ? values : params).push_back(a.index);
+  auto once = [](std::vector<int>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  once(values);
+  once(params);
+  int64_t bytes = 0;
+  for (int v : values) {
+    if (v < 0) continue;
+    const auto& t = net.graph.type(static_cast<graph::ValueId>(v));
+    bytes += num_elements(t.shape) * element_size(t.dtype);
+  }
+  for (int p : params) {
+    const graph::Tensor& t = net.params.at(static_cast<size_t>(p));
+    bytes += t.size() * element_size(t.dtype);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -86,9 +112,13 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
     p.calls = r.number * r.repeat;
     p.mean_ms = median(step_rounds[i]);
     p.gflops = steps[i].flop > 0 ? steps[i].flop / (p.mean_ms * 1e-3) / 1e9 : 0;
+    p.bytes = step_bytes(exe.network(), steps[i]);
+    p.gbs = p.mean_ms > 0 ? double(p.bytes) / (p.mean_ms * 1e-3) / 1e9 : 0;
     r.profile_sum_ms += p.mean_ms;
     r.steps.push_back(p);
   }
+  if (options.triad_mib > 0)
+    r.triad_gbs = measure_triad_bandwidth(r.threads, options.triad_mib << 20, 5).median_gbs;
   return r;
 }
 
@@ -104,16 +134,29 @@ std::string format_profile(const Executable& exe, const BenchResult& r) {
       exe.network().model.c_str(), static_cast<long long>(r.number * r.repeat), r.repeat,
       static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   out += line;
-  std::snprintf(line, sizeof line, "%4s  %-36s %-9s %10s %7s %7s %8s\n", "#", "step", "kind",
-                "ms/call", "calls", "share", "GFLOPS");
+  if (r.triad_gbs > 0) {
+    std::snprintf(line, sizeof line,
+                  "Memory bandwidth (STREAM triad, %d thread%s): %.1f GB/s. GB/s counts each "
+                  "argument and the output once per call; %%BW is its share of the triad (a "
+                  "step whose data stay in cache can pass 100%%).\n",
+                  r.threads, r.threads == 1 ? "" : "s", r.triad_gbs);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%4s  %-36s %-9s %10s %7s %7s %8s %8s %6s\n", "#", "step",
+                "kind", "ms/call", "calls", "share", "GFLOPS", "GB/s", "%BW");
   out += line;
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const auto& s = r.steps[i];
     std::string label = s.label.size() > 36 ? s.label.substr(0, 33) + "..." : s.label;
-    std::snprintf(line, sizeof line, "%4zu  %-36s %-9s %10.3f %7lld %6.1f%% %8s\n", i + 1,
+    char gbs[16] = "-", share[16] = "-";
+    if (s.gbs > 0) std::snprintf(gbs, sizeof gbs, "%.1f", s.gbs);
+    if (s.gbs > 0 && r.triad_gbs > 0)
+      std::snprintf(share, sizeof share, "%.0f%%", 100.0 * s.gbs / r.triad_gbs);
+    std::snprintf(line, sizeof line, "%4zu  %-36s %-9s %10.3f %7lld %6.1f%% %8s %8s %6s\n", i + 1,
                   label.c_str(), step_kind_name(s.kind), s.mean_ms, static_cast<long long>(s.calls),
                   100.0 * s.mean_ms / std::max(r.profile_sum_ms, 1e-12),
-                  s.gflops > 0 ? std::to_string(static_cast<int>(s.gflops + 0.5)).c_str() : "-");
+                  s.gflops > 0 ? std::to_string(static_cast<int>(s.gflops + 0.5)).c_str() : "-",
+                  gbs, share);
     out += line;
   }
   const double ratio = r.profile_sum_ms / r.median_ms;

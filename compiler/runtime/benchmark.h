@@ -18,6 +18,9 @@ struct BenchOptions {
   int64_t number = 1;          ///< runs per round before min_repeat_ms growth
   double min_repeat_ms = 100;  ///< a round lasts at least this long
   bool profile = false;
+  /// With profile: also measure the memory's bandwidth (STREAM's triad on the executable's
+  /// threads, arrays of this many MiB; 0: not measured), the roof of memory-bound steps.
+  int64_t triad_mib = 128;
 };
 
 struct StepProfile {
@@ -26,6 +29,10 @@ struct StepProfile {
   int64_t calls = 0;
   double mean_ms = 0;  ///< per call: the median over rounds of the round's mean
   double gflops = 0;   ///< 0 when the step has no counted flop
+  /// The least a call must move: its kernel's arguments (inputs, weights, output) once each;
+  /// 0 for steps without arguments (native and interpreted steps).
+  int64_t bytes = 0;
+  double gbs = 0;  ///< bytes / mean_ms
 };
 
 struct BenchResult {
@@ -40,12 +47,14 @@ struct BenchResult {
   std::vector<StepProfile> steps;
   double profile_sum_ms = 0;      ///< sum over steps of mean_ms, to compare with median_ms
   double profiled_median_ms = 0;  ///< end to end, measured around the profiled runs
+  double triad_gbs = 0;           ///< the memory's bandwidth (median triad); 0 when not measured
 };
 
 Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options);
 
-/// The per-step table: time, calls, share, GFLOPS, with a header saying what it includes and
-/// a last line comparing the sum with the end-to-end median.
+/// The per-step table: time, calls, share, GFLOPS, GB/s and its share of the triad's bandwidth
+/// (the roofline of memory-bound steps), with a header saying what it includes and a last line
+/// comparing the sum with the end-to-end median.
 std::string format_profile(const Executable& exe, const BenchResult& result);
 
 }  // namespace tensortune::runtime

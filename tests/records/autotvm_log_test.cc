@@ -563,3 +563,48 @@ TEST(AutoTvmLog, TopHubWinogradCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   EXPECT_EQ(stats->imported, 14);
   EXPECT_EQ(stats->device_keys, (std::set<std::string>{"titanx", "1080ti", "v100"}));
 }
+
+// The quirks of TopHub's cuda_v0.10 in one log, as a new user imports it: 2018 records (the
+// outer factor written out, the kernel-height split named "tile_rx"), 2020 ones (-1 first,
+// asymmetric padding), direct, Winograd and depthwise records of four GPUs, and a record of a
+// template tensortune lacks. With --skip-unsupported every supported record imports and the
+// other is counted under its template; a strict import fails whole, naming the line.
+TEST(AutoTvmLog, TopHubCudaLogWithEveryQuirkImportsEverySupportedRecord) {
+  std::string log;
+  for (const char* name : {"tophub_cuda_v0.10_head.log", "tophub_cuda_v0.10_winograd.log",
+                           "tophub_cuda_v0.10_depthwise.log"}) {
+    std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/" + name);
+    ASSERT_TRUE(file.good()) << name;
+    std::stringstream text;
+    text << file.rdbuf();
+    log += text.str();
+  }
+  // TopHub's own line (V100, 2020) of a transposed convolution: no such template here.
+  log +=
+      "{\"input\": [\"cuda -model=v100\", \"conv2d_transpose_nchw.cuda\", [[\"TENSOR\", [1, 512, "
+      "9, 4], \"float32\"], [\"TENSOR\", [512, 256, 3, 3], \"float32\"], [2, 2], [1, 1, 1, 1], "
+      "\"float32\", [1, 1]], {}], \"config\": {\"index\": 41477299, \"code_hash\": null, "
+      "\"entity\": [[\"tile_n\", \"sp\", [-1, 1, 1, 1]], [\"tile_f\", \"sp\", [-1, 1, 4, 4]], "
+      "[\"tile_y\", \"sp\", [-1, 1, 18, 1]], [\"tile_x\", \"sp\", [-1, 1, 2, 1]], [\"tile_rc\", "
+      "\"sp\", [-1, 32, 16]], [\"auto_unroll_max_step\", \"ot\", 1500], [\"unroll_explicit\", "
+      "\"ot\", 1], [\"fuse_yx\", \"ot\", 0]]}, \"result\": [[0.0001528748234920635], 0, "
+      "3.315305233001709, 1600620393.072879], \"version\": 0.2, \"tvm_version\": \"0.7.dev1\"}\n";
+  {
+    auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub_strict"));
+    std::istringstream in(log);
+    auto stats = tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options(""));
+    ASSERT_FALSE(stats);
+    EXPECT_NE(stats.error().message.find("cuda_v0.10.log:42"), std::string::npos)
+        << stats.error().message;
+    EXPECT_EQ(*store->result_count(), 0);
+  }
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub_all"));
+  std::istringstream in(log);
+  auto stats =
+      tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", true));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 9 + 14 + 18);
+  ASSERT_EQ(stats->skipped.size(), 1u);
+  EXPECT_EQ(stats->skipped.at("conv2d_transpose_nchw.cuda").count, 1);
+  EXPECT_EQ(stats->device_keys, (std::set<std::string>{"titanx", "1080ti", "v100", "jetson-nano"}));
+}
