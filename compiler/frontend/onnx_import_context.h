@@ -122,5 +122,8 @@ void add_pool_converters(std::map<std::string, Converter>& table);
 void add_loop_converters(std::map<std::string, Converter>& table);
 /// The converters of onnx_integer_ops.cc: ConvInteger and MatMulInteger.
 void add_integer_converters(std::map<std::string, Converter>& table);
+/// The converters of onnx_quantize_ops.cc: QuantizeLinear, DequantizeLinear, QLinearConv and
+/// QLinearMatMul.
+void add_quantize_converters(std::map<std::string, Converter>& table);
 
 }  // namespace tensortune::frontend

@@ -394,7 +394,8 @@ const std::map<std::string, Converter>& onnx_converters() {
   };
   static const bool math_added =
       (add_math_converters(table), add_shape_converters(table), add_index_converters(table),
-       add_pool_converters(table), add_integer_converters(table), add_loop_converters(table), true);
+       add_pool_converters(table), add_integer_converters(table), add_quantize_converters(table),
+       add_loop_converters(table), true);
   (void)math_added;
   return table;
 }

@@ -313,6 +313,83 @@ TEST(OnnxImport, LpNormalizationDividesByTheNormAlongItsAxis) {
     }
 }
 
+// An initializer of `type` (FLOAT, UINT8, INT8, INT16) holding `values`.
+void add_initializer(onnx::GraphProto* g, const std::string& name, int type,
+                     std::vector<int64_t> dims, const std::vector<double>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims) t->add_dims(d);
+  for (double v : values) {
+    if (type == onnx::TensorProto_DataType_FLOAT)
+      t->add_float_data(static_cast<float>(v));
+    else
+      t->add_int32_data(static_cast<int32_t>(v));  // ONNX keeps 8- and 16-bit ints here
+  }
+}
+
+// QuantizeLinear as ONNX defines it, on values chosen for its corners: halves round to even,
+// the zero point is added after rounding, results saturate; per-axis scales run along the axis.
+TEST(OnnxImport, QuantizeLinearRoundsHalfToEvenAndSaturatesPerAxis) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 2, 4});
+  add_initializer(g, "s", onnx::TensorProto_DataType_FLOAT, {2}, {1.0, 0.5});
+  add_initializer(g, "zp", onnx::TensorProto_DataType_INT8, {2}, {0, -3});
+  auto* n = add_node(g, "QuantizeLinear", "q", {"x", "s", "zp"}, "y");
+  *n->add_attribute() = int_attr("axis", 1);
+  g->add_output()->set_name("y");
+  const std::string path = save(m, "quantize.onnx");
+  auto imported = import_onnx_file(path);
+  fs::remove(path);
+  ASSERT_TRUE(imported) << imported.error().message;
+  const std::vector<float> x = {0.5f, 1.5f, 2.5f, -0.5f, 1.25f, -100.0f, 70.0f, -0.75f};
+  auto y = graph::interpret(*imported, {{"x", Tensor::from_floats({1, 2, 4}, x)}});
+  ASSERT_TRUE(y) << y.error().message;
+  ASSERT_EQ((*y)[0].dtype, graph::DType::kInt8);
+  // Channel 0: x / 1 rounded half to even. Channel 1: x / 0.5 = 2.5, -200, 140, -1.5, rounded
+  // to 2, -200, 140, -2, minus 3, saturated to [-128, 127].
+  const std::vector<double> want = {0, 2, 2, 0, -1, -128, 127, -5};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ((*y)[0].at(int64_t(i)), want[i]) << i;
+}
+
+// Bad quantization parameters are refused at import, naming the node and the field.
+TEST(OnnxImport, BadQuantizationParametersAreRefusedNamingNodeAndField) {
+  struct Case {
+    std::vector<int64_t> scale_dims;
+    std::vector<double> scale;
+    int zp_type;
+    std::vector<double> zp;
+    std::string want;
+  };
+  const int f = onnx::TensorProto_DataType_FLOAT, u8 = onnx::TensorProto_DataType_UINT8,
+            i16 = onnx::TensorProto_DataType_INT16;
+  for (const Case& c :
+       {Case{{}, {0.0}, u8, {0}, "y_scale [0] = 0.000000: a scale must be positive"},
+        Case{{2},
+             {1.0, 1.0},
+             u8,
+             {0},
+             "y_scale has 2 values, but axis 1 of the operand [1x3x4] has 3"},
+        Case{{}, {1.0}, i16, {0}, "y_zero_point must be int8 or uint8, got int16"},
+        Case{{}, {-2.0}, u8, {0}, "a scale must be positive"}}) {
+    auto m = model_with_opset(13);
+    auto* g = m.mutable_graph();
+    add_input(g, "x", {1, 3, 4});
+    add_initializer(g, "s", f, c.scale_dims, c.scale);
+    add_initializer(g, "zp", c.zp_type, {}, c.zp);
+    add_node(g, "QuantizeLinear", "quant_7", {"x", "s", "zp"}, "y");
+    g->add_output()->set_name("y");
+    const std::string path = save(m, "bad_quantize.onnx");
+    auto imported = import_onnx_file(path);
+    fs::remove(path);
+    ASSERT_FALSE(imported) << c.want;
+    EXPECT_NE(imported.error().message.find("node 'quant_7' (QuantizeLinear)"), std::string::npos)
+        << imported.error().message;
+    EXPECT_NE(imported.error().message.find(c.want), std::string::npos) << imported.error().message;
+  }
+}
+
 // A Loop is unrolled when its trip count is known at import; one whose count is an input of
 // the model is refused with the node named, never run wrong.
 TEST(OnnxImport, LoopsUnrollWhenTheirCountIsKnownAndAreRefusedOtherwise) {

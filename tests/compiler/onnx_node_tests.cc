@@ -35,7 +35,9 @@ const std::vector<std::string> kFamilies = {
     "round", "selu", "softplus", "spacetodepth", "split", "sqrt", "sum", "tanh", "tile", "where",
     "xor",
     // Indexing.
-    "scatternd", "top_k"};
+    "scatternd", "top_k",
+    // Linear quantization.
+    "quantizelinear", "dequantizelinear", "qlinearconv", "qlinearmatmul"};
 
 bool in_scope(const std::string& name) {
   for (const auto& f : kFamilies)
