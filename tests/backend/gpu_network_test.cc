@@ -380,14 +380,30 @@ TEST(GpuDevice, ZooModelsRunOnTheGpuAndMatchTheInterpreter) {
   auto gpus = codegen::cuda::list_gpus();
   if (!gpus) GTEST_SKIP() << "no GPU: " << gpus.error().message;
   const int cc = gpus->front().compute_capability;
-  std::vector<std::pair<std::string, graph::Shape>> cases;
+  struct Case {
+    std::string name;
+    graph::Shape shape;
+    bool winograd = false;  ///< every 3x3 stride-1 conv through conv2d_nchw_winograd.cuda
+  };
+  std::vector<Case> cases;
   for (const auto& m : frontend::zoo_model_names()) cases.push_back({m, kTiny});
   cases.push_back({"resnet-18", {1, 3, 224, 224}});
-  for (const auto& [name, shape] : cases) {
+  cases.push_back({"resnet-18", {1, 3, 224, 224}, true});
+  for (const auto& [name, shape, winograd] : cases) {
+    SCOPED_TRACE(name + (winograd ? " with Winograd" : ""));
     auto model = frontend::zoo_model(name, shape);
     ASSERT_TRUE(model) << model.error().message;
     CompileOptions options = cuda_options();
     options.target = "cuda-sm" + std::to_string(cc);
+    const ss::Target target{ss::cuda_target_spec(cc), 1};
+    if (winograd)
+      options.choose_kernel = [target](const ss::Workload& w) -> std::optional<ss::TemplateConfig> {
+        auto task = ss::make_task("conv2d_nchw_winograd.cuda", w, target);
+        if (!task) return std::nullopt;
+        ss::ConfigSpace space = *ss::make_config_space(*task);
+        ss::Config config = ss::default_config(*task, space);
+        return ss::TemplateConfig{std::move(*task), std::move(space), std::move(config)};
+      };
     auto net = compile_network(*model, options);
     ASSERT_TRUE(net) << net.error().message;
     auto exe = Executable::load(std::make_shared<CompiledNetwork>(std::move(*net)), 1);

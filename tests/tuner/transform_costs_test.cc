@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "compiler/runtime/transform_timing.h"
+#include "tests/support/test_paths.h"
 
 namespace tensortune::tuner::graph_tuner {
 namespace {
@@ -52,10 +53,8 @@ TEST(TransformTiming, MalformedTransformsAreRefusedNamingTheField) {
 }
 
 TEST(TransformCosts, TimedOnceStoredReusedAndEstimatedWithTheReason) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("tt_transform_costs_" + std::to_string(::getpid()) + ".db");
-  std::filesystem::remove(path);
-  auto store = records::RecordStore::open(path.string());
+  const std::string path = testing::fresh_db_path("transform_costs");
+  auto store = records::RecordStore::open(path);
   ASSERT_TRUE(store);
   const std::vector<Transform> needed = {
       {{1, 16, 8, 8}, 4, 8}, {{1, 16, 8, 8}, 8, 4}, {{1, 32, 4, 4}, 16, 2}};
