@@ -2,7 +2,8 @@
 """The corpus test of one model: for every opset the corpus holds it at,
 `tensortune check-model` says it runs, the model compiled at opt levels 0 and 3 (and the opt
 level 3 artifact, written and read back) equals ONNX Runtime on the corpus input (max |ours - ort| <= 1e-4 max |ort|), and `tensortune tasks`
-extracts its tunable tasks.
+extracts its tunable tasks; a model with depthwise layers also compiled for CUDA and run in the
+emulation of its CUDA source.
 
     check_corpus_model.py TENSORTUNE CORPUS_DIR ORT_RUN_JS NAME
 
@@ -24,6 +25,30 @@ def run(cmd, what):
     if p.returncode != 0:
         sys.exit(f"FAIL {what}: exit {p.returncode}\n$ {' '.join(cmd)}\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
     return p.stdout
+
+
+def check_cuda_depthwise(tensortune, model, feed, want, scale, work, tag):
+    """A model with depthwise layers, compiled for CUDA (the depthwise and direct CUDA templates'
+    default configs, NCHW) and run in the CPU emulation of its CUDA source, equals ONNX Runtime:
+    the GPU path on a real exported model, without a GPU. One opset, the slow emulation once."""
+    cuda_tasks = json.loads(run([tensortune, "tasks", "--model", model, "--target", "cuda",
+                                 "--json"], f"{tag}: CUDA tasks"))["tasks"]
+    if not any(t["template"].startswith("depthwise_conv2d") for t in cuda_tasks):
+        return
+    artifact = os.path.join(work, os.path.basename(model) + ".cuda.tt")
+    got_path = artifact + ".npy"
+    run([tensortune, "compile", "--model", model, "--target", "cuda-sm80", "-o", artifact],
+        f"{tag}: compile for CUDA")
+    run([tensortune, "run", artifact, "--emulate", "--input", feed, "-o", got_path],
+        f"{tag}: CUDA emulated")
+    got = np.load(got_path).astype(np.float64)
+    os.remove(artifact)
+    if got.shape != want.shape:
+        sys.exit(f"FAIL {tag} CUDA emulated: shape {got.shape}, ONNX Runtime's {want.shape}")
+    err = float(np.abs(got - want).max()) / scale
+    print(f"{tag} CUDA emulated (sm_80): max error {err:.2e} of max |output| {scale:.3g}")
+    if not err <= TOLERANCE:
+        sys.exit(f"FAIL {tag} CUDA emulated: error {err:.2e} > {TOLERANCE}")
 
 
 def main():
@@ -73,6 +98,8 @@ def main():
         print(f"{tag}: {len(tasks['tasks'])} tunable tasks")
         if not tasks["tasks"]:
             sys.exit(f"FAIL {tag}: no tunable task extracted")
+        if opset == entries[0][1]:
+            check_cuda_depthwise(tensortune, model, feed, want, scale, work, tag)
     print(f"PASS {name}")
 
 
