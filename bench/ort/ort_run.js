@@ -2,7 +2,9 @@
 // on .npy inputs and writes its first output as a .npy, at graph optimisation level "all"
 // with one thread.
 //
-//   node ort_run.js MODEL.onnx OUTPUT.npy NAME=INPUT.npy [NAME=INPUT.npy ...]
+//   node ort_run.js [--optimization LEVEL] MODEL.onnx OUTPUT.npy NAME=INPUT.npy [...]
+//
+// LEVEL: disabled, basic, extended or all (the default).
 //
 // .npy: version 1 files, little-endian float32, int64, int32 or bool, C order.
 'use strict';
@@ -52,7 +54,13 @@ function writeNpy(path, tensor) {
 }
 
 async function main() {
-  const [model, output, ...inputs] = process.argv.slice(2);
+  let args = process.argv.slice(2);
+  let level = 'all';
+  if (args[0] === '--optimization') {
+    level = args[1];
+    args = args.slice(2);
+  }
+  const [model, output, ...inputs] = args;
   if (!model || !output || inputs.length === 0) {
     console.error('usage: node ort_run.js MODEL.onnx OUTPUT.npy NAME=INPUT.npy [...]');
     process.exit(2);
@@ -60,7 +68,7 @@ async function main() {
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: level,
   });
   const feeds = {};
   for (const item of inputs) {

@@ -45,6 +45,31 @@ class TinyTransformer(torch.nn.Module):
         return self.head(self.encoder(self.embed(tokens)).mean(dim=1))
 
 
+class QdqConvNet(torch.nn.Module):
+    """A quantized network in ONNX's QDQ form, as quantization tools write it: uint8 activations
+    (per tensor), int8 weights (per output channel, symmetric), a residual add; torch's fake
+    quantization exports as QuantizeLinear -> DequantizeLinear pairs (opset 13 and later)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.pointwise = torch.nn.Conv2d(16, 16, 1)
+
+    @staticmethod
+    def weight(conv):
+        scale = (conv.weight.abs().amax((1, 2, 3)) / 127).detach()
+        zero = torch.zeros(conv.weight.shape[0], dtype=torch.int32)
+        return torch.fake_quantize_per_channel_affine(conv.weight, scale, zero, 0, -128, 127)
+
+    def forward(self, x):
+        x = torch.fake_quantize_per_tensor_affine(x, 0.02, 128, 0, 255)
+        y = torch.relu(torch.nn.functional.conv2d(x, self.weight(self.conv), self.conv.bias,
+                                                  padding=1))
+        y = torch.fake_quantize_per_tensor_affine(y, 0.01, 0, 0, 255)
+        z = torch.nn.functional.conv2d(y, self.weight(self.pointwise), self.pointwise.bias) + y
+        return torch.fake_quantize_per_tensor_affine(z, 0.01, 128, 0, 255)
+
+
 def tiny_vit():
     return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
                                                 num_heads=2, hidden_dim=64, mlp_dim=128,
@@ -66,7 +91,10 @@ MODELS = {
     "mnasnet1_0": (lambda: torchvision.models.mnasnet1_0(weights=None), (1, 3, 224, 224), "image"),
     "vit_tiny": (tiny_vit, (1, 3, 32, 32), "image"),
     "transformer_tiny": (TinyTransformer, (1, 16), "tokens"),
+    "qdq_convnet": (QdqConvNet, (1, 8, 16, 16), "image"),
 }
+# Models whose operators need a newer opset than the corpus's first.
+MIN_OPSET = {"qdq_convnet": 13}
 
 
 def main():
@@ -115,6 +143,8 @@ def main():
         input_path = os.path.join(a.out_dir, f"{name}.input.npy")
         np.save(input_path, x)
         for opset in (int(o) for o in a.opsets.split(",")):
+            if opset < MIN_OPSET.get(name, 0):
+                continue
             path = os.path.join(a.out_dir, f"{name}_opset{opset}.onnx")
             # With autograd on: under no_grad, torch's attention takes a fused fast path that
             # has no ONNX export.
