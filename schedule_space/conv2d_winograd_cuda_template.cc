@@ -1,5 +1,6 @@
 #include "schedule_space/conv2d_winograd_cuda_template.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "schedule_space/conv2d_winograd_template.h"

@@ -1,5 +1,6 @@
 #include "schedule_space/depthwise_conv2d_cuda_template.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
