@@ -31,6 +31,8 @@ void add_gpus_command(CLI::App& app, int& exit_code);
 void add_graph_tune_command(CLI::App& app, int& exit_code);
 /// check-model
 void add_check_model_command(CLI::App& app, int& exit_code);
+/// quantize
+void add_quantize_command(CLI::App& app, int& exit_code);
 
 /// Prints "error: <message>" to stderr and returns the exit code for it (1).
 int report_error(const Error& error);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   cli::add_demo_command(app, exit_code);
   cli::add_model_commands(app, exit_code);
   cli::add_check_model_command(app, exit_code);
+  cli::add_quantize_command(app, exit_code);
   cli::add_graph_tune_command(app, exit_code);
   cli::add_compile_commands(app, exit_code);
   cli::add_farm_commands(app, exit_code);

@@ -349,3 +349,65 @@ TEST_F(ModelCli, BadModelsAndFlagsGetClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+double cosine(const tensortune::Tensor& a, const tensortune::Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.f32.size(); ++i) {
+    ab += double(a.f32[i]) * b.f32[i];
+    aa += double(a.f32[i]) * a.f32[i];
+    bb += double(b.f32[i]) * b.f32[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+}  // namespace
+
+// `quantize` as a user runs it: a float model in, a QDQ model out that is a quarter of the
+// size, every conv and the classifier quantized, and its output close to the float model's on
+// data it was not calibrated on; calibration from a folder of .npy files; bad calibration
+// named.
+TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
+  ASSERT_EQ(run("export-onnx --model resnet-18 --input-shape data=1x3x32x32 -o " + path("r18.onnx"))
+                .exit_code,
+            0);
+  CmdResult q =
+      run("quantize " + path("r18.onnx") + " -o " + path("r18.int8.onnx") + " --samples 3");
+  ASSERT_EQ(q.exit_code, 0) << q.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(q.output, m, std::regex("quantized (\\d+) of (\\d+)"))) << q.output;
+  EXPECT_EQ(m[1], m[2]) << q.output;
+  EXPECT_EQ(m[1], "21");  // 20 convolutions and the classifier
+  EXPECT_LT(fs::file_size(path("r18.int8.onnx")), fs::file_size(path("r18.onnx")) / 3);
+  CmdResult check = run("check-model " + path("r18.int8.onnx") + " --json");
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("\"op\": \"QuantizeLinear\""), std::string::npos) << check.output;
+
+  // Data it was not calibrated on (another seed than the samples'), float and quantized.
+  tensortune::Tensor x = tensortune::Tensor::zeros({1, 3, 32, 32});
+  tensortune::fill_uniform(x, 99);
+  ASSERT_TRUE(tensortune::write_npy(path("x.npy"), x));
+  for (const char* model : {"r18.onnx", "r18.int8.onnx"}) {
+    CmdResult r = run("run --model " + path(model) + " --input data=" + path("x.npy") + " -o " +
+                      path(std::string(model) + ".npy"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto f = tensortune::read_npy(path("r18.onnx.npy"));
+  auto i8 = tensortune::read_npy(path("r18.int8.onnx.npy"));
+  ASSERT_TRUE(f && i8);
+  EXPECT_GE(cosine(*f, *i8), 0.99);
+
+  // A folder of samples; then a sample of the wrong shape, named.
+  fs::create_directories(path("cal"));
+  ASSERT_TRUE(tensortune::write_npy(path("cal/a.npy"), x));
+  CmdResult d =
+      run("quantize " + path("r18.onnx") + " -o " + path("d.onnx") + " --calibrate " + path("cal"));
+  EXPECT_EQ(d.exit_code, 0) << d.output;
+  ASSERT_TRUE(tensortune::write_npy(path("cal/b.npy"), tensortune::Tensor::zeros({1, 3, 8, 8})));
+  expect_error(
+      "quantize " + path("r18.onnx") + " -o " + path("d.onnx") + " --calibrate " + path("cal"),
+      "b.npy is float32[1,3,8,8]; input 'data' is float32[1,3,32,32]");
+  expect_error("quantize " + path("r18.onnx") + " -o " + path("d.onnx") + " --calibrate nowhere",
+               "--calibrate = 'nowhere': neither 'random' nor a folder of .npy files");
+}

@@ -3,7 +3,8 @@
 `tensortune check-model` says it runs, the model compiled at opt levels 0 and 3 (and the opt
 level 3 artifact, written and read back) equals ONNX Runtime on the corpus input (max |ours - ort| <= 1e-4 max |ort|), and `tensortune tasks`
 extracts its tunable tasks; a model with depthwise layers also compiled for CUDA and run in the
-emulation of its CUDA source.
+emulation of its CUDA source; at opset 13, the model quantized by `tensortune quantize` equals
+ONNX Runtime on the same QDQ model within a few quantization steps.
 
     check_corpus_model.py TENSORTUNE CORPUS_DIR ORT_RUN_JS NAME
 
@@ -49,6 +50,30 @@ def check_cuda_depthwise(tensortune, model, feed, want, scale, work, tag):
     print(f"{tag} CUDA emulated (sm_80): max error {err:.2e} of max |output| {scale:.3g}")
     if not err <= TOLERANCE:
         sys.exit(f"FAIL {tag} CUDA emulated: error {err:.2e} > {TOLERANCE}")
+
+
+def check_quantized(tensortune, ort_run, model, feed, want, work, tag):
+    """`tensortune quantize` (random calibration) writes a QDQ model that tensortune and ONNX
+    Runtime (unfused: its arithmetic is the model's) run to the same answer within a few
+    quantization steps, and whose output stays close to the float model's."""
+    qdq = os.path.join(work, os.path.basename(model) + ".int8.onnx")
+    out = run([tensortune, "quantize", model, "-o", qdq, "--samples", "4"], f"{tag}: quantize")
+    got_path, ort_path = qdq + ".npy", qdq + ".ort.npy"
+    run([tensortune, "run", "--model", qdq, "--input", feed, "-o", got_path], f"{tag}: run QDQ")
+    run(["node", ort_run, "--optimization", "disabled", qdq, ort_path, feed],
+        f"{tag}: ONNX Runtime on the QDQ model")
+    got = np.load(got_path).astype(np.float64).ravel()
+    ort = np.load(ort_path).astype(np.float64).ravel()
+    err = float(np.abs(got - ort).max()) / max(float(np.abs(ort).max()), 1e-30)
+    f = want.ravel()
+    cos = float(got @ f / max(np.linalg.norm(got) * np.linalg.norm(f), 1e-30))
+    print(f"{tag} quantized ({out.strip().splitlines()[0][:40]}...): vs ONNX Runtime {err:.2e} "
+          f"of max |output|; cosine to the float model {cos:.5f}")
+    os.remove(qdq)
+    if not err <= 2e-2:
+        sys.exit(f"FAIL {tag} quantized: {err:.2e} from ONNX Runtime on the same QDQ model")
+    if not cos >= 0.9:
+        sys.exit(f"FAIL {tag} quantized: cosine {cos:.4f} to the float model")
 
 
 def main():
@@ -106,6 +131,8 @@ def main():
             sys.exit(f"FAIL {tag}: no tunable task extracted")
         if opset == entries[0][1]:
             check_cuda_depthwise(tensortune, model, feed, want, scale, work, tag)
+        if int(opset) == 13 and b"QuantizeLinear" not in open(model, "rb").read():
+            check_quantized(tensortune, ort_run, model, feed, want, work, tag)
     print(f"PASS {name}")
 
 

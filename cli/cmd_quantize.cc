@@ -1,0 +1,56 @@
+// `tensortune quantize MODEL.onnx -o MODEL.int8.onnx`: post-training static quantization into
+// ONNX's QDQ form; the job is workflow::quantize_model.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/option_groups.h"
+#include "workflow/quantize.h"
+
+namespace tensortune::cli {
+
+void add_quantize_command(CLI::App& app, int& exit_code) {
+  auto job = std::make_shared<workflow::QuantizeJob>();
+  CLI::App* c = app.add_subcommand(
+      "quantize",
+      "Quantize an ONNX model into ONNX's QDQ form: int8 weights, uint8 activations calibrated "
+      "min-max");
+  c->add_option("model", job->model.model, "the float ONNX model")->required();
+  c->add_option("--input-shape", job->model.input_shapes,
+                "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions)");
+  c->add_option("-o,--output", job->output, "the QDQ model to write")->required();
+  c->add_option("--calibrate", job->calibrate,
+                "random (deterministic uniform data in [-1, 1)) or a folder of .npy files, one "
+                "sample each (a model of one input)")
+      ->capture_default_str();
+  c->add_option("--samples", job->samples, "random calibration samples")
+      ->check(at_least(1))
+      ->capture_default_str();
+  c->add_flag("!--per-tensor", job->per_channel,
+              "one weight scale per tensor instead of one per output channel (per channel needs "
+              "opset 13; older models get per tensor)");
+  c->footer(
+      "\nEvery Conv, Gemm and MatMul whose weight is an initializer reads an int8 copy of it "
+      "(symmetric, per output channel) through DequantizeLinear, and its activation through a "
+      "QuantizeLinear -> DequantizeLinear pair (uint8, per tensor) whose range is the min-max "
+      "over the calibration samples; biases stay float. ONNX Runtime and tensortune both run "
+      "the result:\n"
+      "  tensortune quantize resnet50.onnx -o resnet50.int8.onnx --calibrate images/\n"
+      "  tensortune run --model resnet50.int8.onnx --input input=x.npy");
+  c->callback([&exit_code, job] {
+    auto report = workflow::quantize_model(*job);
+    if (!report) {
+      exit_code = report_error(report.error());
+      return;
+    }
+    std::printf(
+        "quantized %d of %d Conv/Gemm/MatMul nodes (weights int8 %s, activations uint8 per "
+        "tensor, min-max calibrated); wrote %s\n",
+        report->quantized, report->candidates,
+        report->per_channel ? "per output channel" : "per tensor", job->output.c_str());
+    for (const auto& s : report->skipped) std::printf("  left in float: %s\n", s.c_str());
+  });
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,40 @@
+#pragma once
+/// \file
+/// Post-training static quantization of an ONNX model into ONNX's QDQ form (what quantization
+/// tools write and what ONNX Runtime and tensortune both run): every Conv, Gemm and MatMul whose
+/// weight is an initializer reads its weight as int8 (symmetric, per output channel or per
+/// tensor) through a DequantizeLinear, and its activation through a QuantizeLinear ->
+/// DequantizeLinear pair (uint8, per tensor, asymmetric) whose range is the min-max over the
+/// calibration samples, computed by the reference interpreter. Biases stay float.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/graph/tensor.h"
+#include "support/error.h"
+
+namespace tensortune::frontend {
+
+struct QuantizeOptions {
+  /// Weights: one scale per output channel (needs opset 13, else per tensor) or one per tensor.
+  bool per_channel = true;
+  /// The samples the activations' ranges are measured on: input name -> value, one map each.
+  std::vector<std::map<std::string, graph::Tensor>> calibration;
+  OnnxImportOptions import;  ///< input shapes, limits
+};
+
+struct QuantizeReport {
+  int quantized = 0;  ///< Conv / Gemm / MatMul nodes now reading int8
+  int candidates = 0;
+  bool per_channel = true;  ///< as written (per tensor below opset 13)
+  /// "node 'NAME' (Gemm): its weight is not an initializer", one per node left in float.
+  std::vector<std::string> skipped;
+};
+
+/// Reads `in`, writes the QDQ model to `out`. Fails naming the file, a calibration sample that
+/// does not run, or a model with no calibration sample.
+Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::string& out,
+                                            const QuantizeOptions& options);
+
+}  // namespace tensortune::frontend

@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// `tensortune quantize`: post-training static quantization of an ONNX model into ONNX's QDQ
+/// form (frontend/onnx_quantizer.h), with its calibration samples: deterministic random data, or
+/// a folder of .npy files (one sample each, for a model with one input).
+#include <string>
+
+#include "compiler/frontend/onnx_quantizer.h"
+#include "workflow/model_source.h"
+
+namespace tensortune::workflow {
+
+struct QuantizeJob {
+  ModelOptions model;                ///< an ONNX file, input shapes, limits
+  std::string output;                ///< the QDQ model written
+  std::string calibrate = "random";  ///< "random" or a folder of .npy files
+  int samples = 8;                   ///< random samples (uniform in [-1, 1) for float inputs)
+  bool per_channel = true;
+};
+
+Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job);
+
+}  // namespace tensortune::workflow
