@@ -30,6 +30,18 @@ class ImportContext {
   /// The noted dtype of a value, else its graph dtype.
   graph::DType storage_dtype(const std::string& onnx_name, graph::ValueId id) const;
 
+  /// For an integer value the importer computed from a float one holding the same integers
+  /// (QuantizeLinear's saturated result before its cast), that float value: DequantizeLinear
+  /// reads it instead of casting back, so that a QDQ pair stays float arithmetic that fuses.
+  void note_float_twin(graph::ValueId integer, graph::ValueId as_float) {
+    float_twins_[integer] = as_float;
+  }
+  std::optional<graph::ValueId> float_twin(graph::ValueId integer) const {
+    auto it = float_twins_.find(integer);
+    if (it == float_twins_.end()) return std::nullopt;
+    return it->second;
+  }
+
   /// True when input i is present and not the empty name ONNX uses for "omitted".
   bool has_input(const onnx::NodeProto& node, int i) const;
   /// Input i, or an error naming the node and the missing input.
@@ -56,6 +68,7 @@ class ImportContext {
   int64_t opset_;
   std::map<std::string, graph::ValueId> names_;
   std::map<std::string, graph::DType> storage_dtypes_;
+  std::map<graph::ValueId, graph::ValueId> float_twins_;
   std::map<graph::ValueId, std::optional<graph::Tensor>> evaluated_;
 };
 

@@ -120,7 +120,9 @@ Expected<ValueId> requantized(ImportContext& c, const onnx::NodeProto& n, ValueI
   clip.min = to == DType::kInt8 ? -128 : 0;
   clip.max = to == DType::kInt8 ? 127 : 255;
   TT_ASSIGN_OR_RETURN(v, c.emit(OpKind::kClip, name + ".saturate", {v}, graph::to_attrs(clip)));
-  return cast(c, name + ".quantized", v, to);
+  TT_ASSIGN_OR_RETURN(ValueId q, cast(c, name + ".quantized", v, to));
+  c.note_float_twin(q, v);
+  return q;
 }
 
 Status quantize_linear(ImportContext& c, const onnx::NodeProto& n) {
@@ -151,8 +153,20 @@ Status dequantize_linear(ImportContext& c, const onnx::NodeProto& n) {
         n, "x_zero_point",
         std::string("has dtype ") + graph::dtype_name(zd) + ", x has " + graph::dtype_name(xd));
   TT_ASSIGN_OR_RETURN(ValueId s, scale(c, n, 1, "x_scale", shape, axis));
-  TT_ASSIGN_OR_RETURN(ValueId v, shifted(c, n, x, 2, "x", axis));
-  TT_ASSIGN_OR_RETURN(v, cast(c, node_label(n) + ".float32", v, DType::kFloat32));
+  ValueId v = graph::kNoValue;
+  if (auto twin = c.float_twin(x)) {
+    // The integers x holds are already a float value here (a QuantizeLinear of this model):
+    // x - zero point in float32 is exact (|values| < 2^24), and stays element-wise float math.
+    v = *twin;
+    if (c.has_input(n, 2)) {
+      TT_ASSIGN_OR_RETURN(ValueId z, parameter(c, n, 2, "x_zero_point", shape, axis));
+      TT_ASSIGN_OR_RETURN(z, cast(c, node_label(n) + ".zero_point_float", z, DType::kFloat32));
+      TT_ASSIGN_OR_RETURN(v, c.emit(OpKind::kSubtract, node_label(n) + ".shifted", {v, z}));
+    }
+  } else {
+    TT_ASSIGN_OR_RETURN(v, shifted(c, n, x, 2, "x", axis));
+    TT_ASSIGN_OR_RETURN(v, cast(c, node_label(n) + ".float32", v, DType::kFloat32));
+  }
   TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kMultiply, node_label(n), {v, s}));
   return bind(c, n, y);
 }
