@@ -11,6 +11,7 @@
 //        [--records-resnet-50 r50.db] [--borrowed-resnet-18 other.db] [--models
 //        resnet-18,resnet-50]
 //        [--threads 1,2] [--passes 3] [--repeat 10] [--work-dir build/e2e_bench] [--graph-tune 1]
+//        [--int8 1]
 //
 // --borrowed-MODEL DB adds a column: the model compiled with another model's records, so that
 // its untuned workloads borrow the configs of the nearest tuned ones.
@@ -19,6 +20,10 @@
 // compiled three ways from a copy of its DB, with every workload's fastest record
 // (--fastest-records), with the layout-aware heuristic (--no-graph-best), and graph-tuned
 // (`tensortune graph-tune` on the copy, transforms timed on this machine), beside ONNX Runtime.
+//
+// --int8 1 adds int8 rows: every model quantized by `tensortune quantize` (QDQ, random
+// calibration), run by ONNX Runtime (its int8 kernels) and by us (default configs, and the
+// float model's records where given), beside both float32 runs.
 //
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
@@ -61,6 +66,7 @@ const models = opts.models.split(',');
 const threads = opts.threads.split(',').map(Number);
 const passes = Number(opts.passes);
 const graphTune = opts['graph-tune'] === '1';
+const int8 = opts.int8 === '1';
 const repeat = opts.repeat;
 
 // Artifacts: the ONNX model, ours with default configs, ours with the tuning run's records.
@@ -123,6 +129,23 @@ for (const m of models) {
       }
     }
   }
+  if (int8) {
+    // The QDQ model from the ONNX file ONNX Runtime runs; its convolutions have the float
+    // model's workloads, so the float model's records apply.
+    variants[m].int8Onnx = path.join(work, `${m}.int8.onnx`);
+    run(tt, ['--log-level', 'error', 'quantize', variants[m].onnx, '-o', variants[m].int8Onnx]);
+    variants[m].int8Default = path.join(work, `${m}-int8-default.tt`);
+    run(tt, ['--log-level', 'error', 'compile', '--model', variants[m].int8Onnx, '--opt-level', '3', '-o',
+             variants[m].int8Default]);
+    if (records) {
+      variants[m].int8Tuned = {};
+      for (const t of threads) {
+        variants[m].int8Tuned[t] = path.join(work, `${m}-int8-tuned-t${t}.tt`);
+        run(tt, ['--log-level', 'error', 'compile', '--model', variants[m].int8Onnx, '--opt-level', '3',
+                 '--records', records, '--threads', String(t), '-o', variants[m].int8Tuned[t]]);
+      }
+    }
+  }
   const borrowedFrom = opts[`borrowed-${m}`];
   if (borrowedFrom) {
     variants[m].borrowed = path.join(work, `${m}-borrowed.tt`);
@@ -136,11 +159,11 @@ function ours(artifact, t) {
   const out = JSON.parse(run(tt, ['bench', artifact, '--threads', String(t), '--repeat', repeat, '--json']));
   return out.median_ms;
 }
-function ort(onnx, t) {
+function ort(onnx, t, inputOf = onnx) {
   // A corpus model runs on the corpus's own input (its shape; token ids for a transformer).
-  const input = onnx.replace(/_opset\d+\.onnx$/, '.input.npy');
+  const input = inputOf.replace(/_opset\d+\.onnx$/, '.input.npy');
   const args = [path.join(ortDir, 'ort_bench.js'), onnx, String(t), repeat];
-  if (input !== onnx && fs.existsSync(input)) args.push('100', 'cpu', input);
+  if (input !== inputOf && fs.existsSync(input)) args.push('100', 'cpu', input);
   const out = run('node', args,
                   { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } });
   return JSON.parse(out.trim().split('\n').pop()).median_ms;
@@ -164,7 +187,10 @@ for (let p = 0; p < passes; ++p) {
         borrowed: [],
         fastest: [],
         heuristic: [],
-        graph: []
+        graph: [],
+        int8Ort: [],
+        int8Default: [],
+        int8Tuned: []
       };
       // Tuned right after ORT: their ratio within a pass is the least exposed to the machine's
       // swings (seen here: the same kernels at 77 and 123 GFLOPS a minute apart).
@@ -175,6 +201,11 @@ for (let p = 0; p < passes; ++p) {
       samples[key].default.push(ours(variants[m].default, t));
       for (const name of ['fastest', 'heuristic', 'graph'])
         if (variants[m][name]) samples[key][name].push(ours(variants[m][name], t));
+      if (variants[m].int8Onnx) {
+        samples[key].int8Ort.push(ort(variants[m].int8Onnx, t, variants[m].onnx));
+        samples[key].int8Default.push(ours(variants[m].int8Default, t));
+        if (variants[m].int8Tuned) samples[key].int8Tuned.push(ours(variants[m].int8Tuned[t], t));
+      }
       process.stderr.write(`pass ${p + 1}/${passes} ${key} done\n`);
     }
   }
@@ -226,6 +257,27 @@ if (models.some((m) => variants[m].direct)) {
           `| ${m} | ${t} | ${o.toFixed(2)} | ${di.toFixed(2)} | ${(di / o).toFixed(3)} | ${
               tu.toFixed(2)} | ` +
           `${(tu / o).toFixed(3)} | ${(tu / di).toFixed(3)} |`);
+    }
+  }
+  console.log('');
+}
+if (int8) {
+  console.log(
+      'int8: each model quantized by `tensortune quantize` (QDQ, random calibration), run by ONNX ' +
+      'Runtime and by us; ours computes the QDQ model in float32 (no int8 kernels yet), ratio = ' +
+      'ours int8 / ONNX Runtime int8:');
+  console.log('');
+  console.log('| model | threads | ORT fp32 ms | ORT int8 ms | ours fp32 default ms | ours int8 default ms | ratio | ' +
+              'ours fp32 tuned ms | ours int8 tuned ms | ratio |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const f = (v) => (v.length ? median(v).toFixed(2) : '-');
+  for (const m of models) {
+    for (const t of threads) {
+      const s = samples[`${m}/${t}`];
+      const oi = median(s.int8Ort);
+      const r = (v) => (v.length ? (median(v) / oi).toFixed(3) : '-');
+      console.log(`| ${m} | ${t} | ${f(s.ort)} | ${oi.toFixed(2)} | ${f(s.default)} | ${f(s.int8Default)} | ` +
+                  `${r(s.int8Default)} | ${f(s.tuned)} | ${f(s.int8Tuned)} | ${r(s.int8Tuned)} |`);
     }
   }
   console.log('');
