@@ -27,6 +27,10 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   c->add_option("--samples", job->samples, "random calibration samples")
       ->check(at_least(1))
       ->capture_default_str();
+  c->add_option("--percentile", job->percentile,
+                "activation ranges: 100 = min-max over the samples; below 100 (99.99) the mean "
+                "of each sample's (100 - p)th and pth percentiles, ignoring rare outliers")
+      ->capture_default_str();
   c->add_flag("!--per-tensor", job->per_channel,
               "one weight scale per tensor instead of one per output channel (per channel needs "
               "opset 13; older models get per tensor)");
@@ -46,9 +50,12 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
     }
     std::printf(
         "quantized %d of %d Conv/Gemm/MatMul nodes (weights int8 %s, activations uint8 per "
-        "tensor, min-max calibrated); wrote %s\n",
+        "tensor, %s calibrated); wrote %s\n",
         report->quantized, report->candidates,
-        report->per_channel ? "per output channel" : "per tensor", job->output.c_str());
+        report->per_channel ? "per output channel" : "per tensor",
+        job->percentile >= 100 ? "min-max"
+                               : ("percentile " + std::to_string(job->percentile)).c_str(),
+        job->output.c_str());
     for (const auto& s : report->skipped) std::printf("  left in float: %s\n", s.c_str());
   });
 }

@@ -16,6 +16,7 @@ struct QuantizeJob {
   std::string calibrate = "random";  ///< "random" or a folder of .npy files
   int samples = 8;                   ///< random samples (uniform in [-1, 1) for float inputs)
   bool per_channel = true;
+  double percentile = 100;  ///< 100: min-max; below: see QuantizeOptions::percentile
 };
 
 Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job);

@@ -66,6 +66,9 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
                                             const QuantizeOptions& options) {
   if (options.calibration.empty())
     return invalid_argument("quantizing " + in + " needs at least one calibration sample");
+  if (!(options.percentile > 50 && options.percentile <= 100))
+    return invalid_argument("--percentile = " + std::to_string(options.percentile) +
+                            ": must be above 50 and at most 100");
   std::ifstream file(in, std::ios::binary);
   if (!file) return not_found("cannot open model file " + in);
   std::stringstream bytes;
@@ -131,10 +134,25 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       for (size_t k = 0; k < activations.size(); ++k) {
         const graph::Tensor& t = (*outputs)[static_cast<size_t>(original_outputs) + k];
         Range& r = ranges[activations[k]];
-        for (int64_t i = 0; i < t.size(); ++i) {
-          r.lo = std::min(r.lo, t.at(i));
-          r.hi = std::max(r.hi, t.at(i));
+        if (options.percentile >= 100) {
+          for (int64_t i = 0; i < t.size(); ++i) {
+            r.lo = std::min(r.lo, t.at(i));
+            r.hi = std::max(r.hi, t.at(i));
+          }
+          continue;
         }
+        std::vector<double> v(static_cast<size_t>(t.size()));
+        for (int64_t i = 0; i < t.size(); ++i) v[static_cast<size_t>(i)] = t.at(i);
+        if (v.empty()) continue;
+        const auto at = [&](double q) {
+          const auto k = static_cast<size_t>(std::llround(q / 100 * double(v.size() - 1)));
+          std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+          return v[k];
+        };
+        const double n = double(options.calibration.size());
+        if (s == 0) r.lo = r.hi = 0;
+        r.lo += at(100 - options.percentile) / n;
+        r.hi += at(options.percentile) / n;
       }
     }
   }

@@ -21,6 +21,10 @@ struct QuantizeOptions {
   bool per_channel = true;
   /// The samples the activations' ranges are measured on: input name -> value, one map each.
   std::vector<std::map<std::string, graph::Tensor>> calibration;
+  /// An activation's range: its minimum and maximum over all samples, or (percentile < 100)
+  /// the mean over the samples of its (100 - p)th and pth percentiles, which ignores the rare
+  /// outliers that would stretch the 256 steps over mostly empty range.
+  double percentile = 100;
   OnnxImportOptions import;  ///< input shapes, limits
 };
 

@@ -410,4 +410,19 @@ TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
       "b.npy is float32[1,3,8,8]; input 'data' is float32[1,3,32,32]");
   expect_error("quantize " + path("r18.onnx") + " -o " + path("d.onnx") + " --calibrate nowhere",
                "--calibrate = 'nowhere': neither 'random' nor a folder of .npy files");
+  // Percentile ranges: narrower than min-max, still close to the float model; out of range
+  // refused.
+  CmdResult p = run("quantize " + path("r18.onnx") + " -o " + path("p.onnx") +
+                    " --samples 3 --percentile 99.9");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_NE(p.output.find("percentile 99.9"), std::string::npos) << p.output;
+  ASSERT_EQ(run("run --model " + path("p.onnx") + " --input data=" + path("x.npy") + " -o " +
+                path("p.npy"))
+                .exit_code,
+            0);
+  auto pq = tensortune::read_npy(path("p.npy"));
+  ASSERT_TRUE(pq);
+  EXPECT_GE(cosine(*f, *pq), 0.99);
+  expect_error("quantize " + path("r18.onnx") + " -o " + path("p.onnx") + " --percentile 40",
+               "--percentile = 40.000000: must be above 50 and at most 100");
 }
