@@ -16,6 +16,7 @@
 #include "python/src/objects.h"
 #include "support/tensor.h"
 #include "workflow/model_source.h"
+#include "workflow/quantize.h"
 
 namespace tensortune::python {
 
@@ -218,9 +219,11 @@ void bind_network(py::module_& m) {
               steps.append(py::dict(py::arg("label") = s.label,
                                     py::arg("kind") = runtime::step_kind_name(s.kind),
                                     py::arg("calls") = s.calls, py::arg("mean_ms") = s.mean_ms,
-                                    py::arg("gflops") = s.gflops));
+                                    py::arg("gflops") = s.gflops, py::arg("bytes") = s.bytes,
+                                    py::arg("gbs") = s.gbs));
             out["steps"] = steps;
             out["profile_sum_ms"] = r.profile_sum_ms;
+            out["triad_gbs"] = r.triad_gbs;
             out["table"] = runtime::format_profile(n.exe(), r);
             return out;
           },
@@ -289,6 +292,36 @@ void bind_network(py::module_& m) {
         "Compiles a model (a zoo name or an ONNX file) as `tensortune compile` does: records= a "
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
         "nearest tuned one unless borrow=False), or none for default configs.");
+  m.def(
+      "quantize",
+      [](const py::handle& model, const py::handle& output, const py::handle& calibrate,
+         int samples, bool per_channel, double percentile, const py::object& input_shapes) {
+        workflow::QuantizeJob job;
+        job.model = model_options(model, input_shapes);
+        job.output = path_arg(output, "output");
+        job.calibrate =
+            py::isinstance<py::str>(calibrate) && calibrate.cast<std::string>() == "random"
+                ? "random"
+                : path_arg(calibrate, "calibrate");
+        job.samples = samples;
+        job.per_channel = per_channel;
+        job.percentile = percentile;
+        frontend::QuantizeReport report;
+        {
+          py::gil_scoped_release release;
+          report = unwrap(workflow::quantize_model(job));
+        }
+        return py::dict(
+            py::arg("quantized") = report.quantized, py::arg("candidates") = report.candidates,
+            py::arg("per_channel") = report.per_channel, py::arg("skipped") = report.skipped);
+      },
+      py::arg("model"), py::arg("output"), py::kw_only(), py::arg("calibrate") = "random",
+      py::arg("samples") = 8, py::arg("per_channel") = true, py::arg("percentile") = 100.0,
+      py::arg("input_shapes") = py::none(),
+      "Quantizes an ONNX file into ONNX's QDQ form as `tensortune quantize` does: int8 weights "
+      "(per output channel), uint8 activations calibrated on `samples` random inputs or a folder "
+      "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max. "
+      "Returns {'quantized', 'candidates', 'per_channel', 'skipped'}.");
   m.def(
       "load",
       [](const py::handle& path, int threads) {

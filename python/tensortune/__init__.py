@@ -32,6 +32,7 @@ from ._tensortune import (  # noqa: F401  (re-exported)
     graph_tune,
     import_autotvm_log,
     load,
+    quantize,
     tune_op,
 )
 from . import callbacks  # noqa: F401

@@ -89,6 +89,10 @@ def graph_tune(model: Model, *, db: PathLike,
                token_file: Optional[PathLike] = None, tls_ca: Optional[PathLike] = None,
                tls_cert: Optional[PathLike] = None, tls_key: Optional[PathLike] = None) -> None: ...
 
+def quantize(model: PathLike, output: PathLike, *, calibrate: Union[str, PathLike] = "random",
+             samples: int = 8, per_channel: bool = True, percentile: float = 100.0,
+             input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Any]: ...
+
 class RecordStore:
     def __init__(self, path: PathLike) -> None: ...
     @property

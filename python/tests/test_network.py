@@ -1,6 +1,9 @@
 """Compiling and running from Python, against the CLI's reference interpreter (naive loops),
 with the input checks a numpy user runs into."""
 
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -64,6 +67,8 @@ def test_bench_and_profile(net):
     p = net.profile(repeat=3, min_repeat_ms=1)
     assert len(p["steps"]) == len(net.steps)
     assert p["profile_sum_ms"] == pytest.approx(sum(s["mean_ms"] for s in p["steps"]), rel=1e-6)
+    assert p["triad_gbs"] > 0
+    assert any(s["bytes"] > 0 and s["gbs"] > 0 for s in p["steps"])
     assert "kernel" in p["table"]
 
 
@@ -83,3 +88,19 @@ def test_bad_inputs_name_the_input(net):
         tt.load("/nonexistent/net.tt")
     with pytest.raises(TypeError):
         tt.compile("mobilenet-v1", optlevel=3)
+
+
+def test_quantize_writes_a_qdq_model_close_to_the_float_one(tmp_path):
+    float_model = tmp_path / "r18.onnx"
+    subprocess.run([os.environ["TT_CLI"], "export-onnx", "--model", "resnet-18", "--input-shape",
+                    "data=1x3x32x32", "-o", str(float_model)], check=True, capture_output=True)
+    report = tt.quantize(float_model, tmp_path / "r18.int8.onnx", samples=2)
+    assert report["quantized"] == report["candidates"] == 21
+    assert report["per_channel"] and not report["skipped"]
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    f = tt.compile(float_model).run(data=x)
+    q = tt.compile(tmp_path / "r18.int8.onnx").run(data=x)
+    a, b = next(iter(f.values())).ravel(), next(iter(q.values())).ravel()
+    assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) >= 0.99
+    with pytest.raises(tt.InvalidArgumentError, match="--percentile"):
+        tt.quantize(float_model, tmp_path / "x.onnx", percentile=10)
