@@ -77,6 +77,9 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   if (!model.ParseFromString(bytes.str())) return invalid_argument(in + " is not an ONNX model");
   onnx::GraphProto* g = model.mutable_graph();
   const int64_t opset = default_opset(model);
+  if (opset < 10)
+    return invalid_argument(in + " is at opset " + std::to_string(opset) +
+                            ": QuantizeLinear and DequantizeLinear need opset 10 or later");
   QuantizeReport report;
   report.per_channel = options.per_channel && opset >= 13;
 
