@@ -19,6 +19,10 @@ import numpy as np
 
 SKIP = 77
 TOLERANCE = 1e-4
+# The models quantized by `tensortune quantize` and checked against ONNX Runtime (issue 40's
+# list: a ResNet, mobilenet_v2, the transformers); every corpus model passes it, these keep the
+# suite's time down.
+QUANTIZE_CHECKED = {"resnet50", "mobilenet_v2", "transformer_tiny", "vit_tiny"}
 
 
 def run(cmd, what):
@@ -131,7 +135,7 @@ def main():
             sys.exit(f"FAIL {tag}: no tunable task extracted")
         if opset == entries[0][1]:
             check_cuda_depthwise(tensortune, model, feed, want, scale, work, tag)
-        if int(opset) == 13 and b"QuantizeLinear" not in open(model, "rb").read():
+        if int(opset) == 13 and name in QUANTIZE_CHECKED:
             check_quantized(tensortune, ort_run, model, feed, want, work, tag)
     print(f"PASS {name}")
 
