@@ -22,6 +22,14 @@ namespace ss = tensortune::schedule_space;
 
 namespace {
 
+/// A file of tests/data (AutoTVM's published logs), whole; empty when it cannot be read.
+std::string test_data(const std::string& name) {
+  std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 tt::records::ImportOptions import_options(std::string device_key, bool skip_unsupported = false) {
   tt::records::ImportOptions o;
   o.device_key = std::move(device_key);
@@ -402,11 +410,9 @@ TEST(AutoTvmLog, SplitsThatDoNotSplitTheirAxisAreRefusedNamingLineAndKnob) {
 // symmetric ones decoded to a transposed config, before the template read those names by
 // position); the Winograd record decodes too.
 TEST(AutoTvmLog, TopHubCudaRecordsDecodeToTheIndexAutoTvmWrote) {
-  std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/tophub_cuda_v0.10_head.log");
-  ASSERT_TRUE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  std::istringstream lines(text.str());
+  const std::string text = test_data("tophub_cuda_v0.10_head.log");
+  ASSERT_FALSE(text.empty());
+  std::istringstream lines(text);
   int checked = 0;
   for (std::string l; std::getline(lines, l);) {
     auto parsed = tt::records::parse_autotvm_line(l, 1);
@@ -426,7 +432,7 @@ TEST(AutoTvmLog, TopHubCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   EXPECT_EQ(checked, 8);
 
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub"));
-  std::istringstream in(text.str());
+  std::istringstream in(text);
   auto stats =
       tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", true));
   ASSERT_TRUE(stats) << stats.error().message;
@@ -458,12 +464,9 @@ TEST(AutoTvmLog, TargetStringsComeApart) {
 // depthwise_conv2d_NCHWc.x86 record decodes, in our space, to the index AutoTVM wrote, with the
 // layout blocks and row it names, and imports.
 TEST(AutoTvmLog, TlcBenchDepthwiseRecordsDecodeToTheIndexAutoTvmWrote) {
-  std::ifstream file(std::string(TT_SOURCE_DIR) +
-                     "/tests/data/tlcbench_mobilenet_v2_depthwise.log");
-  ASSERT_TRUE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  std::istringstream lines(text.str());
+  const std::string text = test_data("tlcbench_mobilenet_v2_depthwise.log");
+  ASSERT_FALSE(text.empty());
+  std::istringstream lines(text);
   int checked = 0;
   for (std::string l; std::getline(lines, l);) {
     auto parsed = tt::records::parse_autotvm_line(l, 1);
@@ -483,7 +486,7 @@ TEST(AutoTvmLog, TlcBenchDepthwiseRecordsDecodeToTheIndexAutoTvmWrote) {
   EXPECT_EQ(checked, 10);
 
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tlcbench_dw"));
-  std::istringstream in(text.str());
+  std::istringstream in(text);
   auto stats = tt::records::import_autotvm_log(*store, in, "mobilenet_v2.graph.log",
                                                import_options("", false));
   ASSERT_TRUE(stats) << stats.error().message;
@@ -493,11 +496,9 @@ TEST(AutoTvmLog, TlcBenchDepthwiseRecordsDecodeToTheIndexAutoTvmWrote) {
 // TopHub's cuda_v0.10 depthwise records (its Jetson Nano MobileNet layers, strides 1 and 2, as
 // published): each decodes to the index AutoTVM wrote and imports.
 TEST(AutoTvmLog, TopHubDepthwiseCudaRecordsDecodeToTheIndexAutoTvmWrote) {
-  std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/tophub_cuda_v0.10_depthwise.log");
-  ASSERT_TRUE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  std::istringstream lines(text.str());
+  const std::string text = test_data("tophub_cuda_v0.10_depthwise.log");
+  ASSERT_FALSE(text.empty());
+  std::istringstream lines(text);
   int checked = 0;
   for (std::string l; std::getline(lines, l);) {
     auto parsed = tt::records::parse_autotvm_line(l, 1);
@@ -515,7 +516,7 @@ TEST(AutoTvmLog, TopHubDepthwiseCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   EXPECT_EQ(checked, 18);
 
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub_dw"));
-  std::istringstream in(text.str());
+  std::istringstream in(text);
   auto stats =
       tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", false));
   ASSERT_TRUE(stats) << stats.error().message;
@@ -528,11 +529,9 @@ TEST(AutoTvmLog, TopHubDepthwiseCudaRecordsDecodeToTheIndexAutoTvmWrote) {
 // decodes to the index AutoTVM wrote, with the point count AutoTVM's tile rule gives (36 for
 // F(4x4, 3x3) when the input height is a multiple of 8, else 16), and imports.
 TEST(AutoTvmLog, TopHubWinogradCudaRecordsDecodeToTheIndexAutoTvmWrote) {
-  std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/tophub_cuda_v0.10_winograd.log");
-  ASSERT_TRUE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  std::istringstream lines(text.str());
+  const std::string text = test_data("tophub_cuda_v0.10_winograd.log");
+  ASSERT_FALSE(text.empty());
+  std::istringstream lines(text);
   int checked = 0, with_points = 0;
   for (std::string l; std::getline(lines, l);) {
     auto parsed = tt::records::parse_autotvm_line(l, 1);
@@ -556,7 +555,7 @@ TEST(AutoTvmLog, TopHubWinogradCudaRecordsDecodeToTheIndexAutoTvmWrote) {
   EXPECT_EQ(with_points, 4);
 
   auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_tophub_wino"));
-  std::istringstream in(text.str());
+  std::istringstream in(text);
   auto stats =
       tt::records::import_autotvm_log(*store, in, "cuda_v0.10.log", import_options("", false));
   ASSERT_TRUE(stats) << stats.error().message;
@@ -573,11 +572,9 @@ TEST(AutoTvmLog, TopHubCudaLogWithEveryQuirkImportsEverySupportedRecord) {
   std::string log;
   for (const char* name : {"tophub_cuda_v0.10_head.log", "tophub_cuda_v0.10_winograd.log",
                            "tophub_cuda_v0.10_depthwise.log"}) {
-    std::ifstream file(std::string(TT_SOURCE_DIR) + "/tests/data/" + name);
-    ASSERT_TRUE(file.good()) << name;
-    std::stringstream text;
-    text << file.rdbuf();
-    log += text.str();
+    const std::string text = test_data(name);
+    ASSERT_FALSE(text.empty()) << name;
+    log += text;
   }
   // TopHub's own line (V100, 2020) of a transposed convolution: no such template here.
   log +=
