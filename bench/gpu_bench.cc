@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 #include <vector>
 
 #include "compiler/codegen/cuda/cuda_driver.h"
@@ -81,18 +82,20 @@ double cudnn_conv_seconds(cudnnHandle_t h, const ss::Conv2dWorkload& w, int numb
   CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&c));
   CHECK_CUDNN(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, w.batch,
                                          w.in_channels, w.in_height, w.in_width));
+  const int64_t group_channels = w.in_channels / w.groups;
   CHECK_CUDNN(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w.out_channels,
-                                         w.in_channels, w.kernel_h, w.kernel_w));
+                                         group_channels, w.kernel_h, w.kernel_w));
   CHECK_CUDNN(cudnnSetConvolution2dDescriptor(c, w.pad_top, w.pad_left, w.stride_h, w.stride_w,
                                               w.dilation_h, w.dilation_w, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT));
+  CHECK_CUDNN(cudnnSetConvolutionGroupCount(c, static_cast<int>(w.groups)));
   // FP32 throughout, as our kernels: no TF32 tensor cores.
   CHECK_CUDNN(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
   CHECK_CUDNN(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, w.batch,
                                          w.out_channels, w.out_height(), w.out_width()));
   float *dx, *df, *dy;
   cudaMalloc(&dx, 4 * w.batch * w.in_channels * w.in_height * w.in_width);
-  cudaMalloc(&df, 4 * w.out_channels * w.in_channels * w.kernel_h * w.kernel_w);
+  cudaMalloc(&df, 4 * w.out_channels * group_channels * w.kernel_h * w.kernel_w);
   cudaMalloc(&dy, 4 * w.batch * w.out_channels * w.out_height() * w.out_width());
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
@@ -201,7 +204,9 @@ void end_to_end(int cc, const std::string& db, const std::string& ort_script) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Tuned CUDA kernels vs cuDNN and cuBLAS on one GPU (ResNet-18 layers, dense)"};
+  CLI::App app{
+      "Tuned CUDA kernels vs cuDNN and cuBLAS on one GPU (ResNet-18 layers, dense, MobileNet-v2 "
+      "depthwise)"};
   int64_t trials = 300;
   int gpu = 0;
   std::string db = "gpu_bench.db", only;
@@ -257,6 +262,14 @@ int main(int argc, char** argv) {
   std::vector<tt::tuner::NamedTask> layers = tt::tuner::resnet18_workloads();
   layers.push_back(
       {"dense 16x1024x1024", ss::kDenseSmallBatchGpu, ss::DenseWorkload{16, 1024, 1024}});
+  // MobileNet-v2's depthwise layers of each kind (stride 1 and 2, wide and narrow planes):
+  // `--only dw` runs them alone.
+  for (auto [name, c, hw, s] :
+       {std::tuple{"dw 3x3 144 @56", 144, 56, 1}, std::tuple{"dw 3x3/2 144 @56", 144, 56, 2},
+        std::tuple{"dw 3x3 384 @14", 384, 14, 1}, std::tuple{"dw 3x3 960 @7", 960, 7, 1}}) {
+    auto w = ss::conv2d_workload({1, c, hw, hw}, {c, 1, 3, 3}, {s}, {1}, {1});
+    if (w) layers.push_back({name, "", *w});
+  }
   double log_sum = 0;
   int convs = 0, convs_run = 0;
   for (const auto& l : layers) {

@@ -20,8 +20,8 @@
 #               mid-job: every config recorded once, the worker replaced (`farm`: that alone)
 #   e networks  resnet-18 and mobilenet-v1 compiled for the GPU with those records, run on it,
 #               against the interpreter on the CPU
-#   f bench     gpu_bench (3 conv layers, 2 dense shapes, vs cuDNN / cuBLAS) and ResNet-18
-#               end to end against PyTorch at batch 1
+#   f bench     gpu_bench (3 conv layers, 2 dense shapes, vs cuDNN / cuBLAS; then 4 MobileNet-v2
+#               depthwise layers vs cuDNN) and ResNet-18 end to end against PyTorch at batch 1
 # Without a GPU (a dry run, e.g. here or in ctest) the steps that need none still run: the
 # bundle's completeness, --help, `op run --emulate` and emulated networks from the unpacked
 # bundle; the rest say "skipped" and why. Exit status: 1 if any step failed.
@@ -395,6 +395,7 @@ if wanted f bench; then
   if [[ $gpu == 0 ]]; then
     run 30 "$bin/gpu_bench" --help > /dev/null
     result bench/layers skipped "$gpu_reason (gpu_bench --help: rc $?)"
+    result bench/depthwise skipped "$gpu_reason"
     result bench/resnet-18 skipped "$gpu_reason"
   else
     if run 240 "$bin/gpu_bench" --trials 24 --max-convs 3 --db "$out/gpu_bench.db" \
@@ -403,6 +404,12 @@ if wanted f bench; then
       grep -E '^(conv|dense|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
     else
       result bench/layers fail "$(tail_of)"
+    fi
+    if run 150 "$bin/gpu_bench" --trials 24 --only 'dw ' --db "$out/gpu_bench.db" --no-end-to-end; then
+      result bench/depthwise pass "$(grep -i 'geomean' "$last" | tail -1)"
+      grep -E '^(dw|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
+    else
+      result bench/depthwise fail "$(tail_of)"
     fi
     art=$work/r18_bench.tt
     records=()

@@ -351,12 +351,20 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
       auto k =
           cuda::emit_cuda_kernel(task, *space, c, cuda::CudaKernelOptions::bias_relu(true, false));
       ASSERT_TRUE(k.has_value()) << k.error().message;
-      auto run =
-          cuda::run_on_gpu(gpus->front(), *k, data.f32, weight.f32, {bias.f32}, want.size(), 3);
+      // The kernel's own layouts (Winograd's weight is U, transformed ahead of time).
+      const ss::Template& tmpl = ss::template_of(task);
+      const ss::KernelSignature sig = tmpl.signature(task, *space, c);
+      const ss::PackedOperands packed = tmpl.pack_operands(sig, data, weight);
+      Tensor got = Tensor::zeros(sig.out_shape);
+      auto run = cuda::run_on_gpu(gpus->front(), *k, packed.data.f32, packed.weight.f32, {bias.f32},
+                                  static_cast<int64_t>(got.f32.size()), 3);
       ASSERT_TRUE(run.has_value()) << run.error().message;
       EXPECT_GT(run->seconds_per_run, 0);
+      got.f32 = run->out;
+      got = tmpl.output_to_plain(sig, got);
+      ASSERT_EQ(got.f32.size(), want.f32.size());
       for (size_t j = 0; j < want.f32.size(); ++j)
-        ASSERT_NEAR(run->out[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
+        ASSERT_NEAR(got.f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
             << space->describe(c) << " element " << j;
     }
   }
