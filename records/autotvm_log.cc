@@ -54,19 +54,36 @@ Expected<std::vector<int64_t>> int_list(const json& v, const std::string& field)
   return out;
 }
 
-Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& field) {
+// The shape of ["TENSOR", shape, dtype] whose dtype is one of `dtypes`.
+Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& field,
+                                            std::initializer_list<const char*> dtypes = {
+                                                "float32"}) {
   if (!v.is_array() || v.size() != 3 || v[0] != "TENSOR")
     return field_error(field, v.dump() + " is not [\"TENSOR\", shape, dtype]");
-  if (v[2] != "float32")
-    return unimplemented(field + ": dtype " + v[2].dump() + " is not supported (float32 only)");
+  bool known = false;
+  std::string names;
+  for (const char* d : dtypes) {
+    known = known || v[2] == d;
+    names += (names.empty() ? "" : ", ") + std::string(d);
+  }
+  if (!known)
+    return unimplemented(field + ": dtype " + v[2].dump() + " is not supported (" + names + ")");
   return int_list(v[1], field + " shape");
 }
 
-Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout) {
+Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
+                                       ss::ConvPrecision precision) {
   if (!a.is_array() || a.size() < 5)
     return field_error("input[2]", "conv2d args need at least 5 entries");
-  TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
-  TT_ASSIGN_OR_RETURN(auto kernel, tensor_shape(a[1], "input[2][1]"));
+  // The int8 templates' tasks: uint8 data, int8 kernel, out dtype "int32".
+  const bool int8 = precision == ss::ConvPrecision::kUInt8Int8;
+  TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
+                                      : tensor_shape(a[0], "input[2][0]"));
+  TT_ASSIGN_OR_RETURN(auto kernel, int8 ? tensor_shape(a[1], "input[2][1]", {"int8"})
+                                        : tensor_shape(a[1], "input[2][1]"));
+  if (int8 && layout == ss::ConvArgsLayout::kWithLayouts && a.size() > 7 && a[7] != "int32")
+    return unimplemented("input[2][7]: out dtype " + a[7].dump() +
+                         " is not supported (int32 only)");
   TT_ASSIGN_OR_RETURN(auto strides, int_list(a[2], "input[2][2] strides"));
   TT_ASSIGN_OR_RETURN(auto pads, int_list(a[3], "input[2][3] padding"));
   TT_ASSIGN_OR_RETURN(auto dil, int_list(a[4], "input[2][4] dilation"));
@@ -81,6 +98,7 @@ Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout)
                          " is not supported (float32 only)");
   auto w = ss::conv2d_workload(data, kernel, strides, pads, dil);
   if (!w) return w.error().with_context("input[2]");
+  w->precision = precision;
   return ss::Workload(*w);
 }
 
@@ -102,9 +120,10 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   const ss::Template* tmpl = ss::find_template(name);
   if (!tmpl) return unimplemented("input[1]: task '" + name + "' is not a template tensortune has");
   // AutoTVM's argument list is the operator's (every conv2d template takes the same one).
-  Expected<ss::Workload> workload = tmpl->operator_kind() == ss::OperatorKind::kConv2d
-                                        ? parse_conv_args(args, tmpl->autotvm_conv_args())
-                                        : parse_dense_args(args);
+  Expected<ss::Workload> workload =
+      tmpl->operator_kind() == ss::OperatorKind::kConv2d
+          ? parse_conv_args(args, tmpl->autotvm_conv_args(), tmpl->precision())
+          : parse_dense_args(args);
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});
   if (!task) return task.error().with_context("input");

@@ -13,8 +13,8 @@ std::string ints(std::initializer_list<int64_t> v) {
   return s + "]";
 }
 
-std::string tensor(std::initializer_list<int64_t> shape) {
-  return "[\"TENSOR\", " + ints(shape) + ", \"float32\"]";
+std::string tensor(std::initializer_list<int64_t> shape, const char* dtype = "float32") {
+  return "[\"TENSOR\", " + ints(shape) + ", \"" + dtype + "\"]";
 }
 
 }  // namespace
@@ -36,6 +36,7 @@ Expected<Task> make_task(std::string template_name, Workload workload, Target ta
     return invalid_argument("template " + template_name + " does not take a " +
                             operator_kind_name(operator_kind(workload)) + " workload");
   TT_RETURN_IF_ERROR(validate(workload));
+  TT_RETURN_IF_ERROR(precision_matches(*tmpl, workload));
   TT_RETURN_IF_ERROR(tmpl->accepts(workload));
   const std::string kind = target_backend(target);
   if (kind != tmpl->backend())
@@ -62,14 +63,20 @@ std::string target_backend(const Target& target) {
 std::string workload_key(const Task& task) {
   std::string args;
   if (const auto* c = std::get_if<Conv2dWorkload>(&task.workload)) {
-    args = tensor({c->batch, c->in_channels, c->in_height, c->in_width}) + ", " +
-           tensor({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w}) + ", " +
-           ints({c->stride_h, c->stride_w}) + ", " +
-           ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
-           ints({c->dilation_h, c->dilation_w}) +
-           (template_of(task).autotvm_conv_args() == ConvArgsLayout::kWithLayouts
-                ? ", \"NCHW\", \"NCHW\", \"float32\""
-                : ", \"float32\"");
+    // AutoTVM's int8 tasks: uint8 data, int8 kernel, "int32" as the output dtype.
+    const bool int8 = c->precision == ConvPrecision::kUInt8Int8;
+    const std::string out_dtype = int8 ? "\"int32\"" : "\"float32\"";
+    args =
+        tensor({c->batch, c->in_channels, c->in_height, c->in_width}, int8 ? "uint8" : "float32") +
+        ", " +
+        tensor({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w},
+               int8 ? "int8" : "float32") +
+        ", " + ints({c->stride_h, c->stride_w}) + ", " +
+        ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
+        ints({c->dilation_h, c->dilation_w}) +
+        (template_of(task).autotvm_conv_args() == ConvArgsLayout::kWithLayouts
+             ? ", \"NCHW\", \"NCHW\", " + out_dtype
+             : ", " + out_dtype);
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
     args = tensor({d.batch, d.in_features}) + ", " + tensor({d.out_features, d.in_features}) +
@@ -88,7 +95,8 @@ std::string describe_workload(const Workload& w) {
            std::to_string(c->pad_left) + "," + std::to_string(c->pad_bottom) + "," +
            std::to_string(c->pad_right) + " d" + std::to_string(c->dilation_h) + "," +
            std::to_string(c->dilation_w) +
-           (c->groups != 1 ? " g" + std::to_string(c->groups) : std::string());
+           (c->groups != 1 ? " g" + std::to_string(c->groups) : std::string()) +
+           (c->precision == ConvPrecision::kUInt8Int8 ? " u8i8" : "");
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +

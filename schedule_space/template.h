@@ -88,6 +88,9 @@ class Template {
   /// naming what disqualifies them, so that no task for them exists. Default: every dense
   /// workload and every ungrouped (groups = 1) convolution.
   virtual Status accepts(const Workload& w) const;
+  /// The element types it computes; make_task and templates_for pair it only with workloads of
+  /// the same precision.
+  virtual ConvPrecision precision() const { return ConvPrecision::kFloat32; }
   /// The shape of its workload in AutoTVM's logs (conv2d templates only).
   virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }
   /// An entity as an AutoTVM log wrote it, in this template's knob names (before
@@ -164,6 +167,10 @@ const Template* find_template(std::string_view name);
 const Template* find_template_by_op(std::string_view op, std::string_view backend);
 /// Any backend's template with that name, op name or alias (the first in registry order).
 const Template* find_template_by_op(std::string_view op);
+
+/// OK when the template computes the workload's element types (Template::precision); the
+/// message names both.
+Status precision_matches(const Template& t, const Workload& w);
 
 /// Which algorithms a network may run: `excluded` lists Template::algorithm() values
 /// ("winograd" for `--no-winograd`).

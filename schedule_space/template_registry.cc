@@ -1,5 +1,6 @@
 // The one list of templates, and the defaults of the Template interface.
 #include "schedule_space/conv2d_cuda_template.h"
+#include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/conv2d_winograd_template.h"
@@ -20,6 +21,7 @@ const std::vector<const Template*>& all_templates() {
       &dense_pack_template(),
       &dense_nopack_template(),
       &depthwise_conv2d_nchwc_template(),
+      &conv2d_nchwc_int8_template(),
       &conv2d_nchw_cuda_template(),
       &conv2d_nchwc_cuda_template(),
       &conv2d_nchw_winograd_cuda_template(),
@@ -68,7 +70,7 @@ std::vector<const Template*> templates_for(const Workload& w, std::string_view b
   std::vector<const Template*> out;
   for (const Template* t : all_templates())
     if (t->backend() == backend && t->operator_kind() == operator_kind(w) && filter.allows(*t) &&
-        t->accepts(w))
+        precision_matches(*t, w).has_value() && t->accepts(w))
       out.push_back(t);
   return out;
 }
@@ -85,6 +87,15 @@ const char* operator_kind_name(OperatorKind kind) {
       return "dense";
   }
   return "?";
+}
+
+Status precision_matches(const Template& t, const Workload& w) {
+  const auto* c = std::get_if<Conv2dWorkload>(&w);
+  const ConvPrecision p = c ? c->precision : ConvPrecision::kFloat32;
+  if (p == t.precision()) return ok_status();
+  return invalid_argument("template " + std::string(t.name()) + " computes " +
+                          precision_name(t.precision()) + "; the workload is " + precision_name(p) +
+                          " (" + describe_workload(w) + ")");
 }
 
 Status Template::accepts(const Workload& w) const {

@@ -38,6 +38,10 @@ double Conv2dWorkload::flop() const {
          kernel_h * kernel_w;
 }
 
+const char* precision_name(ConvPrecision p) {
+  return p == ConvPrecision::kUInt8Int8 ? "uint8 x int8 -> int32" : "float32";
+}
+
 Status validate(const Conv2dWorkload& w) {
   TT_RETURN_IF_ERROR(require_positive("batch", w.batch));
   TT_RETURN_IF_ERROR(require_positive("in_channels", w.in_channels));
@@ -223,6 +227,13 @@ PadPair auto_pad(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64
   const int64_t small = total / 2;
   if (mode == AutoPad::kSameUpper) return {small, total - small};
   return {total - small, small};
+}
+
+OperandDTypes operand_dtypes(const Workload& workload) {
+  const auto* c = std::get_if<Conv2dWorkload>(&workload);
+  if (c && c->precision == ConvPrecision::kUInt8Int8)
+    return {DType::kUInt8, DType::kInt8, DType::kInt32, DType::kInt32};
+  return {};
 }
 
 OperandShapes operand_shapes(const Workload& workload) {

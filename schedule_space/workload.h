@@ -11,12 +11,22 @@
 #include <vector>
 
 #include "support/error.h"
+#include "support/tensor.h"
 
 namespace tensortune::schedule_space {
 
-/// 2-D convolution, NCHW data and OIHW kernel, float32. With groups > 1 the channels split into
-/// `groups` groups and the kernel is (OC, IC / groups, KH, KW): output channel oc reads the input
-/// channels of group oc / (OC / groups). Depthwise convolution is groups = IC = OC.
+/// The element types of a convolution: float32 throughout, or quantized: uint8 data, int8
+/// weights, int32 output (what AutoTVM's int8 templates compute; int8 data is shifted to uint8
+/// by the caller, as QNN's lowering does).
+enum class ConvPrecision { kFloat32, kUInt8Int8 };
+
+/// "float32", "uint8 x int8 -> int32".
+const char* precision_name(ConvPrecision p);
+
+/// 2-D convolution, NCHW data and OIHW kernel, float32 (or quantized: precision). With groups > 1
+/// the channels split into `groups` groups and the kernel is (OC, IC / groups, KH, KW): output
+/// channel oc reads the input channels of group oc / (OC / groups). Depthwise convolution is groups
+/// = IC = OC.
 struct Conv2dWorkload {
   int64_t batch = 1, in_channels = 0, in_height = 0, in_width = 0;
   int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;
@@ -24,6 +34,7 @@ struct Conv2dWorkload {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
+  ConvPrecision precision = ConvPrecision::kFloat32;
 
   bool is_depthwise() const {
     return groups > 1 && groups == in_channels && groups == out_channels;
@@ -70,6 +81,14 @@ struct LayoutTransformWorkload {
 Status validate(const LayoutTransformWorkload& w);
 /// "layout_transform 1x64x56x56 16c->8c".
 std::string describe_layout_transform(const LayoutTransformWorkload& w);
+
+/// The element types of an operator's buffers: float32, or for a quantized convolution uint8
+/// data, int8 weight, int32 bias and output.
+struct OperandDTypes {
+  DType data = DType::kFloat32, weight = DType::kFloat32, bias = DType::kFloat32,
+        out = DType::kFloat32;
+};
+OperandDTypes operand_dtypes(const Workload& w);
 
 /// The plain-layout shapes of an operator's buffers: conv2d NCHW data, OIHW weight, (OC) bias,
 /// NCHW output; dense (M, K) data, (N, K) weight, (N) bias, (M, N) output.

@@ -17,6 +17,8 @@
 #include <memory>
 #include <vector>
 
+#include "support/tensor.h"
+
 namespace tensortune {
 
 /// Bytes from which an AlignedBuffer asks for huge pages.
@@ -36,6 +38,13 @@ class AlignedBuffer {
       : AlignedBuffer(static_cast<int64_t>(v.size())) {
     if (!v.empty()) std::memcpy(data_.get(), v.data(), v.size() * sizeof(float));
   }
+  /// A tensor's elements as a generated kernel reads them: float dtypes as float32, integer
+  /// dtypes at their own width (uint8 and int8 one byte each, int32 four), packed from the
+  /// start of a buffer of whole floats.
+  static AlignedBuffer of(const Tensor& t);
+  /// The first `shape`'s count of elements of `dtype` read back (the inverse of of()).
+  Tensor read(DType dtype, const Shape& shape) const;
+
   float* data() { return data_.get(); }
   const float* data() const { return data_.get(); }
   int64_t size() const { return size_; }

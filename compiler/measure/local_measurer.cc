@@ -26,8 +26,38 @@ using ss::MeasureResult;
 
 struct LocalMeasurer::Packed {
   AlignedBuffer data, weight;
-  std::vector<float> reference;  // the reference output in the kernel's output layout
+  Tensor reference;  // the reference output in the kernel's output layout
 };
+
+namespace {
+
+// Fixed-seed operands: uniform in [-1, 1) for float32, the whole range of an integer dtype.
+Tensor random_operand(DType dtype, const Shape& shape, uint64_t seed) {
+  Tensor t = Tensor::zeros(dtype, shape);
+  if (is_float(dtype)) {
+    fill_uniform(t, seed);
+    return t;
+  }
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t& v : t.i64) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = wrap_integer(dtype, static_cast<int64_t>(state >> 40));
+  }
+  return t;
+}
+
+// Integer outputs are exact: equal, element for element.
+bool integers_match(const Tensor& got, const Tensor& want, std::string* first_mismatch) {
+  for (size_t i = 0; i < want.i64.size(); ++i)
+    if (got.i64[i] != want.i64[i]) {
+      *first_mismatch = "element " + std::to_string(i) + " is " + std::to_string(got.i64[i]) +
+                        ", reference " + std::to_string(want.i64[i]);
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
 
 bool outputs_match(const std::vector<float>& got, const std::vector<float>& want,
                    int64_t reduction_length, std::string* first_mismatch) {
@@ -83,11 +113,10 @@ Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task,
   std::unique_ptr<LocalMeasurer> m(new LocalMeasurer(std::move(task), std::move(options)));
   const ss::Task& t = m->task_;
   const ss::OperandShapes shapes = ss::operand_shapes(t.workload);
-  m->data_ = Tensor::zeros(shapes.data);
-  m->weight_ = Tensor::zeros(shapes.weight);
+  const ss::OperandDTypes dtypes = ss::operand_dtypes(t.workload);
+  m->data_ = random_operand(dtypes.data, shapes.data, 1);
+  m->weight_ = random_operand(dtypes.weight, shapes.weight, 2);
   m->reduction_length_ = ss::reduction_length(t.workload);
-  fill_uniform(m->data_, 1);
-  fill_uniform(m->weight_, 2);
   if (m->options_.check_correctness)
     m->reference_ = reference_output(t.workload, m->data_, m->weight_, nullptr);
   m->pool_ = std::make_unique<ThreadPool>(m->options_.threads);
@@ -104,9 +133,9 @@ const LocalMeasurer::Packed& LocalMeasurer::packed_for(const KernelSignature& si
   const ss::Template& tmpl = ss::template_of(task_);
   auto p = std::make_unique<Packed>();
   PackedOperands ops = tmpl.pack_operands(sig, data_, weight_);
-  p->data = AlignedBuffer(ops.data.f32);
-  p->weight = AlignedBuffer(ops.weight.f32);
-  if (options_.check_correctness) p->reference = tmpl.output_from_plain(sig, reference_).f32;
+  p->data = AlignedBuffer::of(ops.data);
+  p->weight = AlignedBuffer::of(ops.weight);
+  if (options_.check_correctness) p->reference = tmpl.output_from_plain(sig, reference_);
   packed_.emplace_back(std::move(key), std::move(p));
   return *packed_.back().second;
 }
@@ -171,8 +200,12 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
       std::fill(out.data(), out.data() + out.size(), std::numeric_limits<float>::quiet_NaN());
       kernel->run(p.data.data(), p.weight.data(), nullptr, out.data(), *pool_);
       std::string mismatch;
-      if (!outputs_match(out.to_vector(), p.reference, reduction_length_, &mismatch))
-        return finish(MeasureErrorNo::kWrongAnswer, mismatch);
+      const bool match =
+          is_float(p.reference.dtype)
+              ? outputs_match(out.to_vector(), p.reference.f32, reduction_length_, &mismatch)
+              : integers_match(out.read(p.reference.dtype, p.reference.shape), p.reference,
+                               &mismatch);
+      if (!match) return finish(MeasureErrorNo::kWrongAnswer, mismatch);
     }
     auto run = [&] { kernel->run(p.data.data(), p.weight.data(), nullptr, out.data(), *pool_); };
     std::function<void()> flush;

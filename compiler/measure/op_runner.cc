@@ -69,18 +69,24 @@ Expected<Tensor> run_operator(const ss::Task& task, const ss::ConfigSpace& space
   options.bias = inputs.bias.has_value();
   if (ss::template_of(task).backend() == "cuda")
     return run_emulated(task, space, config, inputs, options);
+  const ss::OperandDTypes dtypes = ss::operand_dtypes(task.workload);
+  if (options.bias && !is_float(dtypes.out))
+    return invalid_argument("bias: " + ss::describe_workload(task.workload) +
+                            " is quantized and its kernel takes no bias (it sums into int32)");
+  if (inputs.data.dtype != dtypes.data || inputs.weight.dtype != dtypes.weight)
+    return invalid_argument(std::string("data and weight are ") + dtype_name(inputs.data.dtype) +
+                            " and " + dtype_name(inputs.weight.dtype) + "; the workload needs " +
+                            dtype_name(dtypes.data) + " and " + dtype_name(dtypes.weight));
   TT_ASSIGN_OR_RETURN(CompiledKernel kernel, compile_kernel(task, space, config, options));
   const KernelSignature& sig = kernel.signature();
   PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);
-  AlignedBuffer data(packed.data.f32), weight(packed.weight.f32);
+  AlignedBuffer data = AlignedBuffer::of(packed.data), weight = AlignedBuffer::of(packed.weight);
   AlignedBuffer bias(inputs.bias ? inputs.bias->f32 : std::vector<float>{});
-  Tensor out = Tensor::zeros(sig.out_shape);
-  AlignedBuffer out_buf(out.size());
+  AlignedBuffer out_buf(num_elements(sig.out_shape));  // float32 or int32: 4 bytes each
   ThreadPool pool(threads);
   kernel.run(data.data(), weight.data(), options.bias ? bias.data() : nullptr, out_buf.data(),
              pool);
-  out.f32 = out_buf.to_vector();
-  return unpack_output(task, sig, out);
+  return unpack_output(task, sig, out_buf.read(dtypes.out, sig.out_shape));
 }
 
 }  // namespace tensortune::measure

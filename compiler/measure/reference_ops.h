@@ -9,7 +9,9 @@
 namespace tensortune::measure {
 
 /// NCHW data [N, IC, H, W], OIHW weight [OC, IC, KH, KW], optional bias [OC] (may be null)
-/// -> NCHW output. Any stride, dilation and four-sided zero padding.
+/// -> NCHW output. Any stride, dilation and four-sided zero padding. A quantized workload
+/// (ConvPrecision::kUInt8Int8) takes uint8 data, int8 weights and an int32 bias, and sums
+/// exactly into an int32 output.
 Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                              const schedule_space::Conv2dWorkload& w);
 

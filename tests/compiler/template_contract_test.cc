@@ -24,6 +24,7 @@ ss::Workload small_workload(const ss::Template& t) {
     case ss::OperatorKind::kConv2d: {
       ss::Conv2dWorkload w = ss::square_conv2d(8, 7, 16, 3, 1);
       w.pad_right = 0;
+      w.precision = t.precision();
       if (t.accepts(w)) return w;
       ss::Conv2dWorkload depthwise = ss::square_conv2d(16, 7, 16, 3, 1);
       depthwise.groups = 16;
@@ -34,6 +35,18 @@ ss::Workload small_workload(const ss::Template& t) {
       return ss::DenseWorkload{3, 16, 12};
   }
   return ss::DenseWorkload{1, 1, 1};
+}
+
+// Operands of the workload's element types: uniform floats, or integers over the whole range.
+Tensor operand(tt::DType dtype, const tt::Shape& shape, uint64_t seed) {
+  Tensor t = Tensor::zeros(dtype, shape);
+  if (tt::is_float(dtype)) {
+    tt::fill_uniform(t, seed);
+    return t;
+  }
+  for (size_t i = 0; i < t.i64.size(); ++i)
+    t.i64[i] = tt::wrap_integer(dtype, static_cast<int64_t>((i * 2654435761u + seed) >> 7));
+  return t;
 }
 
 // The target of the template's backend: the host CPU, or a CUDA GPU of compute capability 8.0.
@@ -70,12 +83,14 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
   EXPECT_TRUE(space->is_valid(fallback)) << space->describe(fallback);
 
   const ss::OperandShapes shapes = ss::operand_shapes(task->workload);
-  tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
-                                 Tensor::zeros(shapes.bias)};
-  tt::fill_uniform(in.data, 11);
-  tt::fill_uniform(in.weight, 12);
-  tt::fill_uniform(*in.bias, 13);
-  const Tensor want = tt::measure::reference_output(task->workload, in.data, in.weight, &*in.bias);
+  const ss::OperandDTypes dtypes = ss::operand_dtypes(task->workload);
+  // Quantized kernels sum into int32 and take no bias.
+  const bool quantized = !tt::is_float(dtypes.out);
+  tt::measure::OperatorInputs in{
+      operand(dtypes.data, shapes.data, 11), operand(dtypes.weight, shapes.weight, 12), {}};
+  if (!quantized) in.bias = operand(dtypes.bias, shapes.bias, 13);
+  const Tensor want = tt::measure::reference_output(task->workload, in.data, in.weight,
+                                                    in.bias ? &*in.bias : nullptr);
   ASSERT_EQ(want.shape, shapes.out);
 
   int checked = 0;
@@ -91,10 +106,12 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
     const Tensor out = t.output_from_plain(sig, want);
     EXPECT_EQ(out.shape, sig.out_shape);
     EXPECT_EQ(t.output_to_plain(sig, out).f32, want.f32);
+    EXPECT_EQ(t.output_to_plain(sig, out).i64, want.i64);
 
     auto got = tt::measure::run_operator(*task, *space, c, in, 2);
     ASSERT_TRUE(got.has_value()) << got.error().message;
     ASSERT_EQ(got->shape, want.shape);
+    ASSERT_EQ(got->i64, want.i64);  // integer outputs: exact
     for (size_t j = 0; j < want.f32.size(); ++j)
       ASSERT_NEAR(got->f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
           << space->describe(c) << " element " << j;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "compiler/codegen/llvm/column_classes.h"
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
@@ -11,37 +12,6 @@ namespace {
 
 using schedule_space::Conv2dSchedule;
 using schedule_space::Conv2dWorkload;
-
-/// A class of output-column tiles: a runtime range of interior tiles (every tap reads inside
-/// the input, so no checks) or one border/tail tile at a compile-time position, whose
-/// out-of-range taps are dropped at compile time.
-struct ColumnClass {
-  bool runtime = false;
-  int64_t lo = 0, hi = 0;  ///< runtime: tile indices [lo, hi)
-  int64_t tile = 0;        ///< constant: the tile index
-  int64_t size = 0;        ///< columns in the tile
-};
-
-std::vector<ColumnClass> classify_columns(const Conv2dWorkload& w, int64_t tile) {
-  std::vector<ColumnClass> classes;
-  const int64_t out = w.out_width();
-  const int64_t count = (out + tile - 1) / tile;
-  for (int64_t t = 0; t < count; ++t) {
-    const int64_t size = std::min(tile, out - t * tile);
-    const int64_t first = t * tile * w.stride_w - w.pad_left;
-    const int64_t last =
-        (t * tile + size - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w - w.pad_left;
-    const bool interior = size == tile && first >= 0 && last <= w.in_width - 1;
-    if (interior && !classes.empty() && classes.back().runtime && classes.back().hi == t) {
-      classes.back().hi = t + 1;
-    } else if (interior) {
-      classes.push_back({true, t, t + 1, 0, size});
-    } else {
-      classes.push_back({false, 0, 0, t, size});
-    }
-  }
-  return classes;
-}
 
 /// Emits the kernel. Rows outside the input (top and bottom padding) read a zero row: the row
 /// pointer of each (tile row, kh) is selected once per kh step, which costs nothing in the

@@ -11,6 +11,7 @@
 
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/codegen/llvm/network_kernels.h"
+#include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_template.h"
@@ -49,6 +50,10 @@ void emit_conv2d_nchwc_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
                             const schedule_space::Task& task,
                             const schedule_space::ConfigSpace& space,
                             const schedule_space::Config& config);
+void emit_conv2d_nchwc_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                                 const schedule_space::Task& task,
+                                 const schedule_space::ConfigSpace& space,
+                                 const schedule_space::Config& config);
 void emit_conv2d_winograd_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                                const schedule_space::Task& task,
                                const schedule_space::ConfigSpace& space,

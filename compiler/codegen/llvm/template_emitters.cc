@@ -18,6 +18,7 @@ constexpr Registered kEmitters[] = {
     {schedule_space::kDensePack, emit_dense_pack_task},
     {schedule_space::kDenseNopack, emit_dense_nopack_task},
     {schedule_space::kDepthwiseConv2dNCHWc, emit_depthwise_conv2d_nchwc_task},
+    {schedule_space::kConv2dNCHWcInt8, emit_conv2d_nchwc_int8_task},
 };
 
 }  // namespace

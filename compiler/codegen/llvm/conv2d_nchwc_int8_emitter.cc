@@ -1,0 +1,320 @@
+// conv2d_NCHWc_int8.x86: uint8 data NCHW[x]c, int8 kernel OIHW[x/4]i[y]o4i, int32 output
+// NCHW[y]c, summed exactly in int32.
+//
+// The reduction runs over groups of four input channels. For each block of 8 output channels
+// the accumulator is kept "unreduced", 8 * R int32 lanes that hold partial sums of R of the
+// four products of each channel, and is folded to 8 lanes once, at the store:
+// - with AVX2, R = 2: `vpmaddwd` multiplies the sign-extended weights of channel pairs with the
+//   zero-extended data and adds each pair into one int32, exactly (AutoTVM's non-VNNI form,
+//   `pmaddubsw`, saturates its int16 pair sums: 255 * 127 * 2 does not fit);
+// - elsewhere, R = 4: plain widened multiplies and adds, which LLVM lowers on any CPU.
+#include <llvm/ADT/StringMap.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/Host.h>
+
+#include <optional>
+#include <vector>
+
+#include "compiler/codegen/llvm/column_classes.h"
+#include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/ir_helpers.h"
+#include "support/error.h"
+
+namespace tensortune::codegen::emit {
+namespace {
+
+using schedule_space::Conv2dInt8Schedule;
+using schedule_space::Conv2dWorkload;
+
+constexpr int kBlock = 8;  // output channels per accumulator
+
+bool host_has_avx2() {
+  static const bool avx2 = [] {
+    llvm::StringMap<bool> features;
+    return llvm::sys::getHostCPUFeatures(features) && features.lookup("avx2");
+  }();
+  return avx2;
+}
+
+llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c,
+                     const std::vector<int>& mask) {
+  return b.CreateShuffleVector(a, c, mask);
+}
+
+class Int8ConvEmitter {
+ public:
+  Int8ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AnchorArgs& args,
+                  const Conv2dWorkload& w, const Conv2dInt8Schedule& s)
+      : b_(b), m_(m), w_(w), s_(s) {
+    TT_CHECK(args.epilogue.empty()) << "conv2d_NCHWc_int8 kernels take no epilogue";
+    TT_CHECK(s.oc_bn % kBlock == 0 && s.ic_bn % 4 == 0) << s.oc_bn << " " << s.ic_bn;
+    auto* i8p = b.getInt8Ty()->getPointerTo();
+    data_ = b.CreateBitCast(args.data, i8p);
+    weight_ = b.CreateBitCast(args.weight, i8p);
+    out_ = b.CreateBitCast(args.out, b.getInt32Ty()->getPointerTo());
+    pairs_ = host_has_avx2();
+    reduce_ = pairs_ ? 2 : 4;
+    icc_ = w.in_channels / s.ic_bn;
+    occ_ = w.out_channels / s.oc_bn;
+    oh_ = w.out_height();
+    ow_ = w.out_width();
+    blocks_ = s.oc_bn / kBlock;
+    columns_ = classify_columns(w, s.reg_n);
+    const bool rows_may_leave_input =
+        w.pad_top > 0 || w.pad_bottom > 0 ||
+        (oh_ - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h >= w.in_height;
+    if (rows_may_leave_input) {
+      auto* row_type =
+          llvm::ArrayType::get(b.getInt8Ty(), static_cast<uint64_t>(w.in_width * s.ic_bn));
+      zero_row_ = new llvm::GlobalVariable(m, row_type, true, llvm::GlobalValue::InternalLinkage,
+                                           llvm::ConstantAggregateZero::get(row_type), "zero_row");
+      zero_row_->setAlignment(llvm::Align(64));
+    }
+  }
+
+  void emit(llvm::Value* begin, llvm::Value* end) {
+    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
+    const int64_t tail_rows = oh_ % s_.reg_h;
+    emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
+      // f = (n * occ + oc_chunk) * row_tiles + oh_tile, AutoTVM's order.
+      llvm::Value* t = b_.CreateSRem(f, i64(b_, row_tiles), "oh_tile");
+      llvm::Value* rest = b_.CreateSDiv(f, i64(b_, row_tiles));
+      llvm::Value* occ = b_.CreateSRem(rest, i64(b_, occ_), "oc_chunk");
+      llvm::Value* n = b_.CreateSDiv(rest, i64(b_, occ_), "n");
+      llvm::Value* oh0 = mul_i64(b_, t, s_.reg_h);
+      if (tail_rows == 0) {
+        emit_row(n, occ, oh0, s_.reg_h);
+        return;
+      }
+      llvm::Function* fn = b_.GetInsertBlock()->getParent();
+      auto* full = llvm::BasicBlock::Create(b_.getContext(), "rows.full", fn);
+      auto* tail = llvm::BasicBlock::Create(b_.getContext(), "rows.tail", fn);
+      auto* done = llvm::BasicBlock::Create(b_.getContext(), "rows.done", fn);
+      b_.CreateCondBr(b_.CreateICmpEQ(t, i64(b_, row_tiles - 1)), tail, full);
+      b_.SetInsertPoint(full);
+      emit_row(n, occ, oh0, s_.reg_h);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(tail);
+      emit_row(n, occ, oh0, tail_rows);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    });
+  }
+
+ private:
+  struct Tile {
+    llvm::Value *n, *occ, *oh0, *ow0;
+    std::optional<int64_t> ow0c;  ///< set for border/tail column tiles
+    int64_t rows, cols;
+  };
+
+  void emit_row(llvm::Value* n, llvm::Value* occ, llvm::Value* oh0, int64_t rows) {
+    for (const auto& c : columns_) {
+      if (c.runtime) {
+        emit_for(b_, i64(b_, c.lo), i64(b_, c.hi), "ow_tile", [&](llvm::Value* ct) {
+          emit_tile({n, occ, oh0, mul_i64(b_, ct, s_.reg_n), std::nullopt, rows, c.size});
+        });
+      } else {
+        const int64_t ow0 = c.tile * s_.reg_n;
+        emit_tile({n, occ, oh0, i64(b_, ow0), ow0, rows, c.size});
+      }
+    }
+  }
+
+  bool col_valid(std::optional<int64_t> ow0c, int64_t p, int64_t kw) const {
+    if (!ow0c) return true;
+    const int64_t iw = (*ow0c + p) * w_.stride_w + kw * w_.dilation_w - w_.pad_left;
+    return iw >= 0 && iw < w_.in_width;
+  }
+
+  size_t acc_index(const Tile& t, int64_t r, int64_t p, int64_t block) const {
+    return static_cast<size_t>((r * t.cols + p) * blocks_ + block);
+  }
+
+  llvm::Type* acc_type() const {
+    return llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock * reduce_);
+  }
+
+  void emit_tile(const Tile& t) {
+    LoopState acc(static_cast<size_t>(t.rows * t.cols * blocks_),
+                  llvm::Constant::getNullValue(acc_type()));
+    acc = emit_for_carried(
+        b_, i64(b_, 0), i64(b_, icc_), "ic_chunk", acc, [&](llvm::Value* icc, const LoopState& a0) {
+          llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, icc_), icc), w_.in_height);
+          return emit_for_carried(
+              b_, i64(b_, 0), i64(b_, w_.kernel_h), "kh", a0,
+              [&](llvm::Value* kh, const LoopState& a1) {
+                std::vector<llvm::Value*> rows = row_pointers(t, plane, kh);
+                auto groups = [&](llvm::Value* kw, std::optional<int64_t> kwc,
+                                  const LoopState& a2) {
+                  return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn / 4), "ic_group", a2,
+                                          [&](llvm::Value* g, const LoopState& a3) {
+                                            LoopState a = a3;
+                                            emit_products(t, rows, icc, kh, kw, kwc, g, a);
+                                            return a;
+                                          });
+                };
+                if (t.ow0c || s_.unroll_kw || w_.kernel_w == 1) {
+                  LoopState a = a1;
+                  for (int64_t kw = 0; kw < w_.kernel_w; ++kw) a = groups(i64(b_, kw), kw, a);
+                  return a;
+                }
+                return emit_for_carried(b_, i64(b_, 0), i64(b_, w_.kernel_w), "kw", a1,
+                                        [&](llvm::Value* kw, const LoopState& a2) {
+                                          return groups(kw, std::nullopt, a2);
+                                        });
+              });
+        });
+    emit_store(t, acc);
+  }
+
+  std::vector<llvm::Value*> row_pointers(const Tile& t, llvm::Value* plane, llvm::Value* kh) {
+    std::vector<llvm::Value*> rows;
+    llvm::Value* ih0 = add_i64(b_, mul_i64(b_, t.oh0, w_.stride_h),
+                               add_i64(b_, mul_i64(b_, kh, w_.dilation_h), -w_.pad_top));
+    llvm::Value* zero =
+        zero_row_ ? b_.CreateBitCast(zero_row_, b_.getInt8Ty()->getPointerTo()) : nullptr;
+    for (int64_t r = 0; r < t.rows; ++r) {
+      llvm::Value* ih = add_i64(b_, ih0, r * w_.stride_h);
+      llvm::Value* offset = mul_i64(b_, add_i64(b_, plane, ih), w_.in_width * s_.ic_bn);
+      llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), data_, offset);
+      if (zero) ptr = b_.CreateSelect(b_.CreateICmpULT(ih, i64(b_, w_.in_height)), ptr, zero);
+      rows.push_back(ptr);
+    }
+    return rows;
+  }
+
+  // The four data bytes of one position, widened and repeated to pair with a block's weights.
+  llvm::Value* data_operand(llvm::Value* ptr) {
+    auto* v4 = llvm::FixedVectorType::get(b_.getInt8Ty(), 4);
+    llvm::Value* bytes =
+        b_.CreateAlignedLoad(v4, b_.CreateBitCast(ptr, v4->getPointerTo()), llvm::Align(1));
+    std::vector<int> repeat;
+    if (pairs_) {  // <16 x i16>: d0 d1 d2 d3 four times
+      llvm::Value* wide = b_.CreateZExt(bytes, llvm::FixedVectorType::get(b_.getInt16Ty(), 4));
+      for (int i = 0; i < 16; ++i) repeat.push_back(i % 4);
+      return shuffle(b_, wide, llvm::UndefValue::get(wide->getType()), repeat);
+    }
+    llvm::Value* wide = b_.CreateZExt(bytes, llvm::FixedVectorType::get(b_.getInt32Ty(), 4));
+    for (int i = 0; i < 4 * kBlock; ++i) repeat.push_back(i % 4);
+    return shuffle(b_, wide, llvm::UndefValue::get(wide->getType()), repeat);
+  }
+
+  // The products of one block's 8 channels x 4 input channels, unreduced (acc_type()).
+  llvm::Value* block_products(llvm::Value* weights32, llvm::Value* d) {
+    if (pairs_) {
+      llvm::Value* w16 =
+          b_.CreateSExt(weights32, llvm::FixedVectorType::get(b_.getInt16Ty(), 4 * kBlock));
+      std::vector<int> lo, hi;
+      for (int i = 0; i < 16; ++i) {
+        lo.push_back(i);
+        hi.push_back(16 + i);
+      }
+      llvm::Value* undef = llvm::UndefValue::get(w16->getType());
+      llvm::Function* madd =
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_avx2_pmadd_wd);
+      llvm::Value* plo = b_.CreateCall(madd, {shuffle(b_, w16, undef, lo), d});
+      llvm::Value* phi = b_.CreateCall(madd, {shuffle(b_, w16, undef, hi), d});
+      std::vector<int> concat;
+      for (int i = 0; i < 16; ++i) concat.push_back(i);
+      return shuffle(b_, plo, phi, concat);
+    }
+    llvm::Value* w32 = b_.CreateSExt(weights32, acc_type());
+    return b_.CreateMul(w32, d);
+  }
+
+  void emit_products(const Tile& t, const std::vector<llvm::Value*>& rows, llvm::Value* icc,
+                     llvm::Value* kh, llvm::Value* kw, std::optional<int64_t> kwc, llvm::Value* g,
+                     LoopState& acc) {
+    if (kwc) {
+      bool any = false;
+      for (int64_t p = 0; p < t.cols; ++p) any |= col_valid(t.ow0c, p, *kwc);
+      if (!any) return;
+    }
+    // weight[occ][icc][kh][kw][g][oc_bn][4]: a block's 8 channels x 4 are 32 adjacent bytes.
+    llvm::Value* woff =
+        add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, t.occ, icc_), icc), w_.kernel_h), kh);
+    woff = mul_i64(
+        b_,
+        add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, woff, w_.kernel_w), kw), s_.ic_bn / 4), g),
+        s_.oc_bn * 4);
+    auto* v32 = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * kBlock);
+    std::vector<llvm::Value*> weights;
+    for (int64_t k = 0; k < blocks_; ++k) {
+      llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), weight_, add_i64(b_, woff, k * 4 * kBlock));
+      weights.push_back(
+          b_.CreateAlignedLoad(v32, b_.CreateBitCast(ptr, v32->getPointerTo()), llvm::Align(1)));
+    }
+    // Within a row: (iw, c) at iw * ic_bn + c, iw = ow0 * SW + kw * DW - PL + p * SW.
+    llvm::Value* col0 = add_i64(b_, mul_i64(b_, t.ow0, w_.stride_w),
+                                add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
+    llvm::Value* base = add_i64(b_, mul_i64(b_, col0, s_.ic_bn), mul_i64(b_, g, 4));
+    for (int64_t r = 0; r < t.rows; ++r) {
+      llvm::Value* row = b_.CreateGEP(b_.getInt8Ty(), rows[r], base);
+      for (int64_t p = 0; p < t.cols; ++p) {
+        if (kwc && !col_valid(t.ow0c, p, *kwc)) continue;
+        llvm::Value* d =
+            data_operand(b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, p * w_.stride_w * s_.ic_bn)));
+        for (int64_t k = 0; k < blocks_; ++k) {
+          llvm::Value*& a = acc[acc_index(t, r, p, k)];
+          a = b_.CreateAdd(a, block_products(weights[k], d));
+        }
+      }
+    }
+  }
+
+  // Lane o of the result: the sum of the unreduced lanes o * R .. o * R + R - 1.
+  llvm::Value* reduce(llvm::Value* acc) {
+    llvm::Value* undef = llvm::UndefValue::get(acc->getType());
+    llvm::Value* sum = nullptr;
+    for (int k = 0; k < reduce_; ++k) {
+      std::vector<int> pick;
+      for (int o = 0; o < kBlock; ++o) pick.push_back(o * reduce_ + k);
+      llvm::Value* part = shuffle(b_, acc, undef, pick);
+      sum = sum ? b_.CreateAdd(sum, part) : part;
+    }
+    return sum;
+  }
+
+  void emit_store(const Tile& t, const LoopState& acc) {
+    llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, occ_), t.occ), oh_);
+    auto* v8 = llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock);
+    for (int64_t r = 0; r < t.rows; ++r) {
+      llvm::Value* row = mul_i64(b_, add_i64(b_, plane, add_i64(b_, t.oh0, r)), ow_);
+      for (int64_t p = 0; p < t.cols; ++p) {
+        llvm::Value* base = mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
+        for (int64_t k = 0; k < blocks_; ++k) {
+          llvm::Value* ptr = b_.CreateGEP(b_.getInt32Ty(), out_, add_i64(b_, base, k * kBlock));
+          b_.CreateAlignedStore(reduce(acc[acc_index(t, r, p, k)]),
+                                b_.CreateBitCast(ptr, v8->getPointerTo()), llvm::Align(4));
+        }
+      }
+    }
+  }
+
+  llvm::IRBuilder<>& b_;
+  llvm::Module& m_;
+  const Conv2dWorkload& w_;
+  const Conv2dInt8Schedule& s_;
+  llvm::Value *data_, *weight_, *out_;
+  llvm::GlobalVariable* zero_row_ = nullptr;
+  bool pairs_ = false;
+  int reduce_ = 4;
+  int64_t icc_, occ_, oh_, ow_, blocks_;
+  std::vector<ColumnClass> columns_;
+};
+
+}  // namespace
+
+void emit_conv2d_nchwc_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                                 const schedule_space::Task& task,
+                                 const schedule_space::ConfigSpace& space,
+                                 const schedule_space::Config& config) {
+  const auto& w = std::get<Conv2dWorkload>(task.workload);
+  const Conv2dInt8Schedule s = schedule_space::conv2d_nchwc_int8_schedule(space, config);
+  Int8ConvEmitter emitter(b, m, args, w, s);
+  emitter.emit(args.begin, args.end);
+}
+
+}  // namespace tensortune::codegen::emit

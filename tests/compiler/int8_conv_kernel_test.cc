@@ -1,0 +1,198 @@
+// conv2d_NCHWc_int8.x86: its space has AutoTVM's knobs, filters and index order (derived by
+// hand from topi/x86/conv2d_int8.py's definitions), its fallback is AutoTVM's, and its kernels
+// equal a plain int32 convolution bit for bit on odd shapes, asymmetric pads, strides, dilation
+// and batches, through the operator runner and through the measurer's own correctness check.
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "compiler/codegen/llvm/kernel.h"
+#include "compiler/measure/local_measurer.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
+#include "records/autotvm_log.h"
+#include "schedule_space/conv2d_nchwc_int8_template.h"
+#include "schedule_space/task.h"
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+using tt::Tensor;
+
+namespace {
+
+ss::Conv2dWorkload quantized(std::vector<int64_t> data, std::vector<int64_t> kernel,
+                             std::vector<int64_t> strides, std::vector<int64_t> pads,
+                             std::vector<int64_t> dilation) {
+  auto w = ss::conv2d_workload(data, kernel, strides, pads, dilation);
+  EXPECT_TRUE(w.has_value()) << w.error().message;
+  w->precision = ss::ConvPrecision::kUInt8Int8;
+  return *w;
+}
+
+ss::Task int8_task(const ss::Conv2dWorkload& w) {
+  auto task = ss::make_task(ss::kConv2dNCHWcInt8, w, tt::codegen::host_target());
+  EXPECT_TRUE(task.has_value()) << task.error().message;
+  return *task;
+}
+
+// Every value of the dtype's range appears: products of 255 and -128 included.
+Tensor integers(tt::DType dtype, const tt::Shape& shape, int64_t lo, int64_t hi, int64_t seed) {
+  Tensor t = Tensor::zeros(dtype, shape);
+  for (size_t i = 0; i < t.i64.size(); ++i)
+    t.i64[i] = lo + static_cast<int64_t>((i * 7919 + static_cast<size_t>(seed) * 104729) %
+                                         static_cast<size_t>(hi - lo + 1));
+  return t;
+}
+
+}  // namespace
+
+TEST(Int8Conv, SpaceHasAutoTvmsKnobsFiltersAndIndexOrder) {
+  // IC 8: tile_ic inner in {4, 8}; OC 32: tile_oc inner in {16, 32}; OW 6: {1, 2, 3, 6};
+  // unroll_kw {true, false}: 2 * 2 * 4 * 2 = 32 configs, tile_ic the least significant digit.
+  const ss::Task task = int8_task(quantized({1, 8, 6, 6}, {32, 8, 3, 3}, {1}, {1}, {1}));
+  auto space = ss::make_config_space(task);
+  ASSERT_TRUE(space.has_value());
+  ASSERT_EQ(space->knobs().size(), 4u);
+  EXPECT_EQ(space->knobs()[0].name, "tile_ic");
+  EXPECT_EQ(space->knobs()[1].name, "tile_oc");
+  EXPECT_EQ(space->knobs()[2].name, "tile_ow");
+  EXPECT_EQ(space->knobs()[3].name, "unroll_kw");
+  EXPECT_EQ(space->size(), 32);
+  // ic 8 (1) + 2 * (oc 16 (0) + 2 * (ow 3 (2) + 4 * unroll_kw false (1))) = 25.
+  const ss::Config c = *space->config_at(25);
+  EXPECT_EQ(space->describe(c), "tile_ic=[-1, 8] tile_oc=[-1, 16] tile_ow=[-1, 3] unroll_kw=false");
+  // 1x1 kernels have tile_oh instead, [1] alone when the output has one row.
+  auto one_row =
+      ss::make_config_space(int8_task(quantized({1, 4, 1, 5}, {16, 4, 1, 1}, {1}, {0}, {1})));
+  ASSERT_TRUE(one_row.has_value());
+  EXPECT_EQ(one_row->knobs()[3].name, "tile_oh");
+  EXPECT_EQ(one_row->knobs()[3].options.size(), 1u);
+  EXPECT_EQ(one_row->size(), 1 * 1 * 2 * 1);
+  // The workload key is AutoTVM's: uint8 data, int8 kernel, NCHW layouts, int32 output.
+  EXPECT_EQ(ss::workload_key(task),
+            "[\"conv2d_NCHWc_int8.x86\", [[\"TENSOR\", [1, 8, 6, 6], \"uint8\"], [\"TENSOR\", "
+            "[32, 8, 3, 3], \"int8\"], [1, 1], [1, 1, 1, 1], [1, 1], \"NCHW\", \"NCHW\", "
+            "\"int32\"]]");
+}
+
+TEST(Int8Conv, OnlyQuantizedWorkloadsOfWholeChannelBlocksAreAccepted) {
+  auto w = quantized({1, 8, 6, 6}, {32, 8, 3, 3}, {1}, {1}, {1});
+  w.precision = ss::ConvPrecision::kFloat32;
+  auto float_task = ss::make_task(ss::kConv2dNCHWcInt8, w, tt::codegen::host_target());
+  ASSERT_FALSE(float_task.has_value());
+  EXPECT_NE(float_task.error().message.find("float32"), std::string::npos);
+  w.precision = ss::ConvPrecision::kUInt8Int8;
+  // And the float templates refuse the quantized workload.
+  auto direct = ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
+  ASSERT_FALSE(direct.has_value());
+  EXPECT_NE(direct.error().message.find("uint8 x int8 -> int32"), std::string::npos);
+  auto odd =
+      ss::make_task(ss::kConv2dNCHWcInt8, quantized({1, 6, 6, 6}, {32, 6, 3, 3}, {1}, {1}, {1}),
+                    tt::codegen::host_target());
+  ASSERT_FALSE(odd.has_value());
+  EXPECT_NE(odd.error().message.find("divisible by 4"), std::string::npos);
+  const auto templates = ss::templates_for(w, "llvm");
+  ASSERT_EQ(templates.size(), 1u);
+  EXPECT_EQ(templates[0]->name(), ss::kConv2dNCHWcInt8);
+}
+
+TEST(Int8Conv, FallbackIsAutoTvms) {
+  // 3x3: oc_bn 16, ic_bn the first of 16, 12, 8, 4 dividing IC (24 -> 12), reg_n the largest
+  // divisor of OW <= 31 (28 -> 28, shrunk to the register budget: 28 * 2 * 16 / 8 > 28).
+  const ss::Task t3 = int8_task(quantized({1, 24, 28, 28}, {32, 24, 3, 3}, {1}, {1}, {1}));
+  auto s3 = ss::make_config_space(t3);
+  const ss::Conv2dInt8Schedule d3 =
+      ss::conv2d_nchwc_int8_schedule(*s3, ss::default_config(t3, *s3));
+  EXPECT_EQ(d3.oc_bn, 16);
+  EXPECT_EQ(d3.ic_bn, 12);
+  EXPECT_FALSE(d3.unroll_kw);
+  EXPECT_TRUE(s3->is_valid(ss::default_config(t3, *s3)));
+  EXPECT_LE(d3.reg_n, 28);
+  EXPECT_EQ(28 % d3.reg_n, 0);
+  // 1x1, OW = OH = 14: reg_n 14 and two rows (14 * 2 < 32), as AutoTVM, within the budget.
+  const ss::Task t1 = int8_task(quantized({1, 16, 14, 14}, {16, 16, 1, 1}, {1}, {0}, {1}));
+  auto s1 = ss::make_config_space(t1);
+  const ss::Conv2dInt8Schedule d1 =
+      ss::conv2d_nchwc_int8_schedule(*s1, ss::default_config(t1, *s1));
+  EXPECT_EQ(d1.ic_bn, 16);
+  EXPECT_EQ(d1.reg_n * d1.reg_h <= 7, true);  // 4 int32 vectors per position, 28 in all
+}
+
+TEST(Int8Conv, KernelsEqualAnInt32ConvolutionBitForBit) {
+  // 2 images, 12 -> 32 channels, a 3x2 kernel, stride (2, 1), dilation (1, 2), pads t1 l0 b2
+  // r1; and a 1x1 with an odd output height (the row tail of tile_oh = 2).
+  const ss::Conv2dWorkload shapes[] = {
+      quantized({2, 12, 9, 11}, {32, 12, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}),
+      quantized({1, 8, 7, 5}, {48, 8, 1, 1}, {1}, {0}, {1}),
+      quantized({1, 16, 6, 6}, {16, 16, 3, 3}, {1}, {1}, {1}),
+  };
+  for (const ss::Conv2dWorkload& w : shapes) {
+    const ss::Task task = int8_task(w);
+    auto space = ss::make_config_space(task);
+    ASSERT_TRUE(space.has_value());
+    const ss::OperandShapes s = ss::operand_shapes(w);
+    tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, 1),
+                                   integers(tt::DType::kInt8, s.weight, -128, 127, 2),
+                                   {}};
+    const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
+    ASSERT_EQ(want.dtype, tt::DType::kInt32);
+    int checked = 0;
+    for (int64_t i = 0; i < space->size(); ++i) {
+      const ss::Config c = *space->config_at(i);
+      if (!space->is_valid(c)) continue;
+      auto got = tt::measure::run_operator(task, *space, c, in, 2);
+      ASSERT_TRUE(got.has_value()) << got.error().message;
+      ASSERT_EQ(got->dtype, tt::DType::kInt32);
+      ASSERT_EQ(got->shape, want.shape);
+      for (size_t j = 0; j < want.i64.size(); ++j)
+        ASSERT_EQ(got->i64[j], want.i64[j])
+            << ss::describe_workload(w) << " " << space->describe(c) << " element " << j;
+      ++checked;
+    }
+    EXPECT_GE(checked, 4) << ss::describe_workload(w);
+  }
+}
+
+TEST(Int8Conv, TheMeasurerChecksAndTimesInt8Kernels) {
+  const ss::Task task = int8_task(quantized({1, 16, 10, 10}, {32, 16, 3, 3}, {1}, {1}, {1}));
+  auto space = ss::make_config_space(task);
+  tt::measure::MeasureOptions options;
+  options.check_correctness = true;
+  options.timing.repeat = 1;
+  options.timing.number = 1;
+  auto measurer = tt::measure::LocalMeasurer::create(task, options);
+  ASSERT_TRUE(measurer.has_value()) << measurer.error().message;
+  const auto results = (*measurer)->measure(*space, {ss::default_config(task, *space)});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].error_no, ss::MeasureErrorNo::kNoError) << results[0].error_msg;
+  EXPECT_GT(results[0].mean_cost(), 0);
+}
+
+TEST(Int8Conv, AnAutoTvmInt8RecordImportsAtItsIndex) {
+  // A record as AutoTVM writes one for this task: config index 25 of the space above.
+  const std::string line =
+      R"({"input": ["llvm -keys=cpu -mcpu=cascadelake", "conv2d_NCHWc_int8.x86", )"
+      R"([["TENSOR", [1, 8, 6, 6], "uint8"], ["TENSOR", [32, 8, 3, 3], "int8"], [1, 1], )"
+      R"([1, 1, 1, 1], [1, 1], "NCHW", "NCHW", "int32"], {}], "config": {"index": 25, )"
+      R"("code_hash": null, "entity": [["tile_ic", "sp", [-1, 8]], ["tile_oc", "sp", [-1, 16]], )"
+      R"(["tile_ow", "sp", [-1, 3]], ["unroll_kw", "ot", false]]}, "result": [[0.0001], 0, )"
+      R"(0.5, 1700000000.0], "version": 0.2, "tvm_version": "0.10.0"})";
+  auto record = tt::records::parse_autotvm_line(line, 16);
+  ASSERT_TRUE(record.has_value()) << record.error().message;
+  EXPECT_EQ(record->logged_index, 25);
+  const auto& w = std::get<ss::Conv2dWorkload>(record->task.workload);
+  EXPECT_EQ(w.precision, ss::ConvPrecision::kUInt8Int8);
+  auto space = ss::make_config_space(record->task);
+  ASSERT_TRUE(space.has_value());
+  auto config =
+      space->config_from_entity(ss::template_of(record->task).entity_from_autotvm(record->entity));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(config->index, 25);
+  // A float kernel dtype in an int8 task is refused naming the field.
+  std::string wrong = line;
+  wrong.replace(wrong.find("\"int8\"]"), 6, "\"float32\"");
+  auto refused = tt::records::parse_autotvm_line(wrong, 16);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("input[2][1]"), std::string::npos)
+      << refused.error().message;
+}
