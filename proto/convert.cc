@@ -47,6 +47,8 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_dilation_h(c->dilation_h);
     p->set_dilation_w(c->dilation_w);
     if (c->groups != 1) p->set_groups(c->groups);
+    if (c->precision == ss::ConvPrecision::kUInt8Int8)
+      p->set_precision(v1::CONV_PRECISION_UINT8_INT8);
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
@@ -115,6 +117,16 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
     // 0 (unset, as older clients send) is an ungrouped convolution.
     TT_RETURN_IF_ERROR(in_range("workload.conv2d.groups", double(p.groups()), 0, kMaxDim));
     std::get<ss::Conv2dWorkload>(workload).groups = p.groups() == 0 ? 1 : p.groups();
+    switch (p.precision()) {
+      case v1::CONV_PRECISION_FLOAT32:
+        break;
+      case v1::CONV_PRECISION_UINT8_INT8:
+        std::get<ss::Conv2dWorkload>(workload).precision = ss::ConvPrecision::kUInt8Int8;
+        break;
+      default:
+        return invalid_argument("workload.conv2d.precision = " + std::to_string(p.precision()) +
+                                " is not a precision this server knows");
+    }
   } else if (w.has_dense()) {
     const auto& p = w.dense();
     TT_RETURN_IF_ERROR(in_range("workload.dense.batch", double(p.batch()), 1, kMaxDim));

@@ -116,6 +116,8 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
     TT_ASSIGN_OR_RETURN(auto dil, parse_int_list(args.dilation, "--dilation"));
     auto w = ss::conv2d_workload(data, weight, strides, pads, dil);
     if (!w) return invalid_argument("--" + w.error().message);
+    // The template names the element types: conv2d_NCHWc_int8 tasks are uint8 x int8.
+    w->precision = ss::find_template(tmpl)->precision();
     return ss::make_task(serving_template(args.op, tmpl, *w), *w, target);
   }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));

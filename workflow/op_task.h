@@ -42,7 +42,8 @@ std::string op_names();
 bool takes_conv2d_shapes(const std::string& template_name);
 
 /// Builds and validates the task from the op and its --target, the data and weight shapes (NCHW and
-/// OIHW for conv2d, (M, K) and (N, K) for dense) and the flags.
+/// OIHW for conv2d, (M, K) and (N, K) for dense) and the flags. The template's precision is the
+/// workload's: `--op conv2d_NCHWc_int8` makes a uint8 x int8 -> int32 convolution.
 Expected<schedule_space::Task> make_op_task(const OpArgs& args,
                                             const std::vector<int64_t>& data_shape,
                                             const std::vector<int64_t>& weight_shape);

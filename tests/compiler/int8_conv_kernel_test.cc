@@ -153,6 +153,28 @@ TEST(Int8Conv, KernelsEqualAnInt32ConvolutionBitForBit) {
   }
 }
 
+TEST(Int8Conv, ThePortableFormIsExactToo) {
+  // The kernel's form follows the host (VNNI, AVX2 pairs, widened products); the widened one
+  // runs on CPUs with neither, and here when asked for.
+  setenv("TT_INT8_DOT", "widened", 1);
+  const ss::Conv2dWorkload w = quantized({1, 8, 7, 9}, {32, 8, 3, 3}, {1, 2}, {2, 1, 0, 1}, {1});
+  const ss::Task task = int8_task(w);
+  auto space = ss::make_config_space(task);
+  const ss::OperandShapes s = ss::operand_shapes(w);
+  tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, 3),
+                                 integers(tt::DType::kInt8, s.weight, -128, 127, 4),
+                                 {}};
+  const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
+  for (int64_t i = 0; i < space->size(); i += 3) {
+    const ss::Config c = *space->config_at(i);
+    if (!space->is_valid(c)) continue;
+    auto got = tt::measure::run_operator(task, *space, c, in, 1);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    ASSERT_EQ(got->i64, want.i64) << space->describe(c);
+  }
+  unsetenv("TT_INT8_DOT");
+}
+
 TEST(Int8Conv, TheMeasurerChecksAndTimesInt8Kernels) {
   const ss::Task task = int8_task(quantized({1, 16, 10, 10}, {32, 16, 3, 3}, {1}, {1}, {1}));
   auto space = ss::make_config_space(task);

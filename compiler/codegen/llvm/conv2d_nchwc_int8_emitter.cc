@@ -1,19 +1,24 @@
 // conv2d_NCHWc_int8.x86: uint8 data NCHW[x]c, int8 kernel OIHW[x/4]i[y]o4i, int32 output
 // NCHW[y]c, summed exactly in int32.
 //
-// The reduction runs over groups of four input channels. For each block of 8 output channels
-// the accumulator is kept "unreduced", 8 * R int32 lanes that hold partial sums of R of the
-// four products of each channel, and is folded to 8 lanes once, at the store:
-// - with AVX2, R = 2: `vpmaddwd` multiplies the sign-extended weights of channel pairs with the
+// The reduction runs over groups of four input channels. For each block of B output channels
+// the accumulator is kept "unreduced", B * R int32 lanes that hold partial sums of R of the
+// four products of each channel, and is folded to B lanes once, at the store:
+// - with AVX-512 VNNI, B = 16 and R = 1: `vpdpbusd` multiplies the 4 data bytes (unsigned) with
+//   each channel's 4 weights (signed) and adds all four into the int32 lane, exactly;
+// - with AVX2, B = 8 and R = 2: `vpmaddwd` multiplies the sign-extended weights of channel pairs
+// with the
 //   zero-extended data and adds each pair into one int32, exactly (AutoTVM's non-VNNI form,
 //   `pmaddubsw`, saturates its int16 pair sums: 255 * 127 * 2 does not fit);
-// - elsewhere, R = 4: plain widened multiplies and adds, which LLVM lowers on any CPU.
+// - elsewhere, B = 8 and R = 4: plain widened multiplies and adds, which LLVM lowers on any CPU.
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/Host.h>
 
+#include <cstdlib>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/codegen/llvm/column_classes.h"
@@ -27,15 +32,17 @@ namespace {
 using schedule_space::Conv2dInt8Schedule;
 using schedule_space::Conv2dWorkload;
 
-constexpr int kBlock = 8;  // output channels per accumulator
-
-bool host_has_avx2() {
-  static const bool avx2 = [] {
-    llvm::StringMap<bool> features;
-    return llvm::sys::getHostCPUFeatures(features) && features.lookup("avx2");
+// The kernels are compiled for the host (llvm_target.cc): its features choose the form.
+bool host_has(const char* feature) {
+  static const llvm::StringMap<bool> features = [] {
+    llvm::StringMap<bool> f;
+    if (!llvm::sys::getHostCPUFeatures(f)) f.clear();
+    return f;
   }();
-  return avx2;
+  return features.lookup(feature);
 }
+
+enum class DotForm { kVnni, kPairs, kWidened };
 
 llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c,
                      const std::vector<int>& mask) {
@@ -48,18 +55,24 @@ class Int8ConvEmitter {
                   const Conv2dWorkload& w, const Conv2dInt8Schedule& s)
       : b_(b), m_(m), w_(w), s_(s) {
     TT_CHECK(args.epilogue.empty()) << "conv2d_NCHWc_int8 kernels take no epilogue";
-    TT_CHECK(s.oc_bn % kBlock == 0 && s.ic_bn % 4 == 0) << s.oc_bn << " " << s.ic_bn;
+    form_ = host_has("avx512vnni") ? DotForm::kVnni
+            : host_has("avx2")     ? DotForm::kPairs
+                                   : DotForm::kWidened;
+    // TT_INT8_DOT=widened: the portable form on any CPU (how its tests reach it on AVX2 hosts).
+    if (const char* forced = std::getenv("TT_INT8_DOT"); forced && std::string(forced) == "widened")
+      form_ = DotForm::kWidened;
+    block_ = form_ == DotForm::kVnni ? 16 : 8;
+    reduce_ = form_ == DotForm::kVnni ? 1 : form_ == DotForm::kPairs ? 2 : 4;
+    TT_CHECK(s.oc_bn % block_ == 0 && s.ic_bn % 4 == 0) << s.oc_bn << " " << s.ic_bn;
     auto* i8p = b.getInt8Ty()->getPointerTo();
     data_ = b.CreateBitCast(args.data, i8p);
     weight_ = b.CreateBitCast(args.weight, i8p);
     out_ = b.CreateBitCast(args.out, b.getInt32Ty()->getPointerTo());
-    pairs_ = host_has_avx2();
-    reduce_ = pairs_ ? 2 : 4;
     icc_ = w.in_channels / s.ic_bn;
     occ_ = w.out_channels / s.oc_bn;
     oh_ = w.out_height();
     ow_ = w.out_width();
-    blocks_ = s.oc_bn / kBlock;
+    blocks_ = s.oc_bn / block_;
     columns_ = classify_columns(w, s.reg_n);
     const bool rows_may_leave_input =
         w.pad_top > 0 || w.pad_bottom > 0 ||
@@ -133,7 +146,7 @@ class Int8ConvEmitter {
   }
 
   llvm::Type* acc_type() const {
-    return llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock * reduce_);
+    return llvm::FixedVectorType::get(b_.getInt32Ty(), block_ * reduce_);
   }
 
   void emit_tile(const Tile& t) {
@@ -185,27 +198,37 @@ class Int8ConvEmitter {
     return rows;
   }
 
-  // The four data bytes of one position, widened and repeated to pair with a block's weights.
+  // The four data bytes of one position, in the form a block's products take them.
   llvm::Value* data_operand(llvm::Value* ptr) {
     auto* v4 = llvm::FixedVectorType::get(b_.getInt8Ty(), 4);
+    if (form_ == DotForm::kVnni) {  // the 4 bytes as one int32, in every lane
+      llvm::Value* word = b_.CreateAlignedLoad(
+          b_.getInt32Ty(), b_.CreateBitCast(ptr, b_.getInt32Ty()->getPointerTo()), llvm::Align(1));
+      return b_.CreateVectorSplat(block_, word);
+    }
     llvm::Value* bytes =
         b_.CreateAlignedLoad(v4, b_.CreateBitCast(ptr, v4->getPointerTo()), llvm::Align(1));
     std::vector<int> repeat;
-    if (pairs_) {  // <16 x i16>: d0 d1 d2 d3 four times
+    if (form_ == DotForm::kPairs) {  // <16 x i16>: d0 d1 d2 d3 four times
       llvm::Value* wide = b_.CreateZExt(bytes, llvm::FixedVectorType::get(b_.getInt16Ty(), 4));
       for (int i = 0; i < 16; ++i) repeat.push_back(i % 4);
       return shuffle(b_, wide, llvm::UndefValue::get(wide->getType()), repeat);
     }
     llvm::Value* wide = b_.CreateZExt(bytes, llvm::FixedVectorType::get(b_.getInt32Ty(), 4));
-    for (int i = 0; i < 4 * kBlock; ++i) repeat.push_back(i % 4);
+    for (int i = 0; i < 4 * block_; ++i) repeat.push_back(i % 4);
     return shuffle(b_, wide, llvm::UndefValue::get(wide->getType()), repeat);
   }
 
-  // The products of one block's 8 channels x 4 input channels, unreduced (acc_type()).
-  llvm::Value* block_products(llvm::Value* weights32, llvm::Value* d) {
-    if (pairs_) {
+  // acc plus the products of one block's channels x 4 input channels (acc_type()).
+  llvm::Value* accumulate(llvm::Value* acc, llvm::Value* weights, llvm::Value* d) {
+    if (form_ == DotForm::kVnni) {
+      llvm::Function* dot =
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_avx512_vpdpbusd_512);
+      return b_.CreateCall(dot, {acc, d, b_.CreateBitCast(weights, acc_type())});
+    }
+    if (form_ == DotForm::kPairs) {
       llvm::Value* w16 =
-          b_.CreateSExt(weights32, llvm::FixedVectorType::get(b_.getInt16Ty(), 4 * kBlock));
+          b_.CreateSExt(weights, llvm::FixedVectorType::get(b_.getInt16Ty(), 4 * block_));
       std::vector<int> lo, hi;
       for (int i = 0; i < 16; ++i) {
         lo.push_back(i);
@@ -218,10 +241,9 @@ class Int8ConvEmitter {
       llvm::Value* phi = b_.CreateCall(madd, {shuffle(b_, w16, undef, hi), d});
       std::vector<int> concat;
       for (int i = 0; i < 16; ++i) concat.push_back(i);
-      return shuffle(b_, plo, phi, concat);
+      return b_.CreateAdd(acc, shuffle(b_, plo, phi, concat));
     }
-    llvm::Value* w32 = b_.CreateSExt(weights32, acc_type());
-    return b_.CreateMul(w32, d);
+    return b_.CreateAdd(acc, b_.CreateMul(b_.CreateSExt(weights, acc_type()), d));
   }
 
   void emit_products(const Tile& t, const std::vector<llvm::Value*>& rows, llvm::Value* icc,
@@ -232,19 +254,19 @@ class Int8ConvEmitter {
       for (int64_t p = 0; p < t.cols; ++p) any |= col_valid(t.ow0c, p, *kwc);
       if (!any) return;
     }
-    // weight[occ][icc][kh][kw][g][oc_bn][4]: a block's 8 channels x 4 are 32 adjacent bytes.
+    // weight[occ][icc][kh][kw][g][oc_bn][4]: a block's channels x 4 are adjacent bytes.
     llvm::Value* woff =
         add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, t.occ, icc_), icc), w_.kernel_h), kh);
     woff = mul_i64(
         b_,
         add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, woff, w_.kernel_w), kw), s_.ic_bn / 4), g),
         s_.oc_bn * 4);
-    auto* v32 = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * kBlock);
+    auto* vw = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * block_);
     std::vector<llvm::Value*> weights;
     for (int64_t k = 0; k < blocks_; ++k) {
-      llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), weight_, add_i64(b_, woff, k * 4 * kBlock));
+      llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), weight_, add_i64(b_, woff, k * 4 * block_));
       weights.push_back(
-          b_.CreateAlignedLoad(v32, b_.CreateBitCast(ptr, v32->getPointerTo()), llvm::Align(1)));
+          b_.CreateAlignedLoad(vw, b_.CreateBitCast(ptr, vw->getPointerTo()), llvm::Align(1)));
     }
     // Within a row: (iw, c) at iw * ic_bn + c, iw = ow0 * SW + kw * DW - PL + p * SW.
     llvm::Value* col0 = add_i64(b_, mul_i64(b_, t.ow0, w_.stride_w),
@@ -258,7 +280,7 @@ class Int8ConvEmitter {
             data_operand(b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, p * w_.stride_w * s_.ic_bn)));
         for (int64_t k = 0; k < blocks_; ++k) {
           llvm::Value*& a = acc[acc_index(t, r, p, k)];
-          a = b_.CreateAdd(a, block_products(weights[k], d));
+          a = accumulate(a, weights[k], d);
         }
       }
     }
@@ -266,11 +288,12 @@ class Int8ConvEmitter {
 
   // Lane o of the result: the sum of the unreduced lanes o * R .. o * R + R - 1.
   llvm::Value* reduce(llvm::Value* acc) {
+    if (reduce_ == 1) return acc;
     llvm::Value* undef = llvm::UndefValue::get(acc->getType());
     llvm::Value* sum = nullptr;
     for (int k = 0; k < reduce_; ++k) {
       std::vector<int> pick;
-      for (int o = 0; o < kBlock; ++o) pick.push_back(o * reduce_ + k);
+      for (int o = 0; o < block_; ++o) pick.push_back(o * reduce_ + k);
       llvm::Value* part = shuffle(b_, acc, undef, pick);
       sum = sum ? b_.CreateAdd(sum, part) : part;
     }
@@ -279,15 +302,15 @@ class Int8ConvEmitter {
 
   void emit_store(const Tile& t, const LoopState& acc) {
     llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, occ_), t.occ), oh_);
-    auto* v8 = llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock);
+    auto* vb = llvm::FixedVectorType::get(b_.getInt32Ty(), block_);
     for (int64_t r = 0; r < t.rows; ++r) {
       llvm::Value* row = mul_i64(b_, add_i64(b_, plane, add_i64(b_, t.oh0, r)), ow_);
       for (int64_t p = 0; p < t.cols; ++p) {
         llvm::Value* base = mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
         for (int64_t k = 0; k < blocks_; ++k) {
-          llvm::Value* ptr = b_.CreateGEP(b_.getInt32Ty(), out_, add_i64(b_, base, k * kBlock));
+          llvm::Value* ptr = b_.CreateGEP(b_.getInt32Ty(), out_, add_i64(b_, base, k * block_));
           b_.CreateAlignedStore(reduce(acc[acc_index(t, r, p, k)]),
-                                b_.CreateBitCast(ptr, v8->getPointerTo()), llvm::Align(4));
+                                b_.CreateBitCast(ptr, vb->getPointerTo()), llvm::Align(4));
         }
       }
     }
@@ -299,8 +322,9 @@ class Int8ConvEmitter {
   const Conv2dInt8Schedule& s_;
   llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
-  bool pairs_ = false;
-  int reduce_ = 4;
+  DotForm form_ = DotForm::kWidened;
+  int block_ = 8;   // output channels per accumulator
+  int reduce_ = 4;  // unreduced partial sums per channel
   int64_t icc_, occ_, oh_, ow_, blocks_;
   std::vector<ColumnClass> columns_;
 };
