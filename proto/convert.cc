@@ -25,6 +25,19 @@ constexpr double kMaxElements = double(1 << 28);
 // (ResNet-50's largest layer is 2^28).
 constexpr double kMaxFlop = double(int64_t{1} << 42);
 
+// Unset (older clients) is float32; a value this build does not know is refused, naming it.
+Expected<ss::Precision> precision_from_proto(v1::Precision p, const std::string& field) {
+  switch (p) {
+    case v1::PRECISION_FLOAT32:
+      return ss::Precision::kFloat32;
+    case v1::PRECISION_UINT8_INT8:
+      return ss::Precision::kUInt8Int8;
+    default:
+      return invalid_argument(field + " = " + std::to_string(p) +
+                              " is not a precision this server knows");
+  }
+}
+
 }  // namespace
 
 void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
@@ -47,14 +60,14 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_dilation_h(c->dilation_h);
     p->set_dilation_w(c->dilation_w);
     if (c->groups != 1) p->set_groups(c->groups);
-    if (c->precision == ss::ConvPrecision::kUInt8Int8)
-      p->set_precision(v1::CONV_PRECISION_UINT8_INT8);
+    if (c->precision == ss::Precision::kUInt8Int8) p->set_precision(v1::PRECISION_UINT8_INT8);
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
     p->set_batch(d.batch);
     p->set_out_features(d.out_features);
     p->set_in_features(d.in_features);
+    if (d.precision == ss::Precision::kUInt8Int8) p->set_precision(v1::PRECISION_UINT8_INT8);
   }
   t->set_spec(task.target.spec);
   t->set_vector_lanes(task.target.vector_lanes);
@@ -117,23 +130,17 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
     // 0 (unset, as older clients send) is an ungrouped convolution.
     TT_RETURN_IF_ERROR(in_range("workload.conv2d.groups", double(p.groups()), 0, kMaxDim));
     std::get<ss::Conv2dWorkload>(workload).groups = p.groups() == 0 ? 1 : p.groups();
-    switch (p.precision()) {
-      case v1::CONV_PRECISION_FLOAT32:
-        break;
-      case v1::CONV_PRECISION_UINT8_INT8:
-        std::get<ss::Conv2dWorkload>(workload).precision = ss::ConvPrecision::kUInt8Int8;
-        break;
-      default:
-        return invalid_argument("workload.conv2d.precision = " + std::to_string(p.precision()) +
-                                " is not a precision this server knows");
-    }
+    TT_ASSIGN_OR_RETURN(std::get<ss::Conv2dWorkload>(workload).precision,
+                        precision_from_proto(p.precision(), "workload.conv2d.precision"));
   } else if (w.has_dense()) {
     const auto& p = w.dense();
     TT_RETURN_IF_ERROR(in_range("workload.dense.batch", double(p.batch()), 1, kMaxDim));
     TT_RETURN_IF_ERROR(
         in_range("workload.dense.out_features", double(p.out_features()), 1, kMaxDim));
     TT_RETURN_IF_ERROR(in_range("workload.dense.in_features", double(p.in_features()), 1, kMaxDim));
-    workload = ss::DenseWorkload{p.batch(), p.out_features(), p.in_features()};
+    TT_ASSIGN_OR_RETURN(ss::Precision precision,
+                        precision_from_proto(p.precision(), "workload.dense.precision"));
+    workload = ss::DenseWorkload{p.batch(), p.out_features(), p.in_features(), precision};
   } else {
     return invalid_argument("workload has neither conv2d nor dense set");
   }

@@ -72,11 +72,11 @@ Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& fi
 }
 
 Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
-                                       ss::ConvPrecision precision) {
+                                       ss::Precision precision) {
   if (!a.is_array() || a.size() < 5)
     return field_error("input[2]", "conv2d args need at least 5 entries");
   // The int8 templates' tasks: uint8 data, int8 kernel, out dtype "int32".
-  const bool int8 = precision == ss::ConvPrecision::kUInt8Int8;
+  const bool int8 = precision == ss::Precision::kUInt8Int8;
   TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
                                       : tensor_shape(a[0], "input[2][0]"));
   TT_ASSIGN_OR_RETURN(auto kernel, int8 ? tensor_shape(a[1], "input[2][1]", {"int8"})
@@ -102,13 +102,20 @@ Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
   return ss::Workload(*w);
 }
 
-Expected<ss::Workload> parse_dense_args(const json& a) {
+Expected<ss::Workload> parse_dense_args(const json& a, ss::Precision precision) {
   if (!a.is_array() || a.size() < 2)
     return field_error("input[2]", "dense args need at least 2 entries");
-  TT_ASSIGN_OR_RETURN(auto data, tensor_shape(a[0], "input[2][0]"));
-  TT_ASSIGN_OR_RETURN(auto weight, tensor_shape(a[1], "input[2][1]"));
+  const bool int8 = precision == ss::Precision::kUInt8Int8;
+  TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
+                                      : tensor_shape(a[0], "input[2][0]"));
+  TT_ASSIGN_OR_RETURN(auto weight, int8 ? tensor_shape(a[1], "input[2][1]", {"int8"})
+                                        : tensor_shape(a[1], "input[2][1]"));
+  if (int8 && a.size() > 3 && a[3] != "int32")
+    return unimplemented("input[2][3]: out dtype " + a[3].dump() +
+                         " is not supported (int32 only)");
   auto d = ss::dense_workload(data, weight);
   if (!d) return d.error().with_context("input[2]");
+  d->precision = precision;
   return ss::Workload(*d);
 }
 
@@ -123,7 +130,7 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   Expected<ss::Workload> workload =
       tmpl->operator_kind() == ss::OperatorKind::kConv2d
           ? parse_conv_args(args, tmpl->autotvm_conv_args(), tmpl->precision())
-          : parse_dense_args(args);
+          : parse_dense_args(args, tmpl->precision());
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});
   if (!task) return task.error().with_context("input");

@@ -124,7 +124,7 @@ class Conv2dNCHWcInt8Template final : public Template {
   std::string_view name() const override { return "conv2d_NCHWc_int8.x86"; }
   std::vector<std::string_view> aliases() const override { return {"conv2d_int8"}; }
   OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
-  ConvPrecision precision() const override { return ConvPrecision::kUInt8Int8; }
+  Precision precision() const override { return Precision::kUInt8Int8; }
 
   Status accepts(const Workload& wl) const override {
     TT_RETURN_IF_ERROR(Template::accepts(wl));

@@ -64,7 +64,7 @@ std::string workload_key(const Task& task) {
   std::string args;
   if (const auto* c = std::get_if<Conv2dWorkload>(&task.workload)) {
     // AutoTVM's int8 tasks: uint8 data, int8 kernel, "int32" as the output dtype.
-    const bool int8 = c->precision == ConvPrecision::kUInt8Int8;
+    const bool int8 = c->precision == Precision::kUInt8Int8;
     const std::string out_dtype = int8 ? "\"int32\"" : "\"float32\"";
     args =
         tensor({c->batch, c->in_channels, c->in_height, c->in_width}, int8 ? "uint8" : "float32") +
@@ -79,8 +79,10 @@ std::string workload_key(const Task& task) {
              : ", " + out_dtype);
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
-    args = tensor({d.batch, d.in_features}) + ", " + tensor({d.out_features, d.in_features}) +
-           ", null, \"float32\"";
+    const bool int8 = d.precision == Precision::kUInt8Int8;
+    args = tensor({d.batch, d.in_features}, int8 ? "uint8" : "float32") + ", " +
+           tensor({d.out_features, d.in_features}, int8 ? "int8" : "float32") + ", null, " +
+           (int8 ? "\"int32\"" : "\"float32\"");
   }
   return "[\"" + task.template_name + "\", [" + args + "]]";
 }
@@ -96,11 +98,12 @@ std::string describe_workload(const Workload& w) {
            std::to_string(c->pad_right) + " d" + std::to_string(c->dilation_h) + "," +
            std::to_string(c->dilation_w) +
            (c->groups != 1 ? " g" + std::to_string(c->groups) : std::string()) +
-           (c->precision == ConvPrecision::kUInt8Int8 ? " u8i8" : "");
+           (c->precision == Precision::kUInt8Int8 ? " u8i8" : "");
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +
-         std::to_string(d.out_features) + "x" + std::to_string(d.in_features);
+         std::to_string(d.out_features) + "x" + std::to_string(d.in_features) +
+         (d.precision == Precision::kUInt8Int8 ? " u8i8" : "");
 }
 
 const Template& template_of(const Task& task) {

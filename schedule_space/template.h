@@ -90,7 +90,7 @@ class Template {
   virtual Status accepts(const Workload& w) const;
   /// The element types it computes; make_task and templates_for pair it only with workloads of
   /// the same precision.
-  virtual ConvPrecision precision() const { return ConvPrecision::kFloat32; }
+  virtual Precision precision() const { return Precision::kFloat32; }
   /// The shape of its workload in AutoTVM's logs (conv2d templates only).
   virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }
   /// An entity as an AutoTVM log wrote it, in this template's knob names (before

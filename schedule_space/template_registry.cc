@@ -5,6 +5,7 @@
 #include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/conv2d_winograd_template.h"
 #include "schedule_space/dense_cuda_template.h"
+#include "schedule_space/dense_int8_template.h"
 #include "schedule_space/dense_template.h"
 #include "schedule_space/depthwise_conv2d_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
@@ -22,6 +23,7 @@ const std::vector<const Template*>& all_templates() {
       &dense_nopack_template(),
       &depthwise_conv2d_nchwc_template(),
       &conv2d_nchwc_int8_template(),
+      &dense_int8_template(),
       &conv2d_nchw_cuda_template(),
       &conv2d_nchwc_cuda_template(),
       &conv2d_nchw_winograd_cuda_template(),
@@ -90,8 +92,7 @@ const char* operator_kind_name(OperatorKind kind) {
 }
 
 Status precision_matches(const Template& t, const Workload& w) {
-  const auto* c = std::get_if<Conv2dWorkload>(&w);
-  const ConvPrecision p = c ? c->precision : ConvPrecision::kFloat32;
+  const Precision p = precision_of(w);
   if (p == t.precision()) return ok_status();
   return invalid_argument("template " + std::string(t.name()) + " computes " +
                           precision_name(t.precision()) + "; the workload is " + precision_name(p) +

@@ -38,8 +38,8 @@ double Conv2dWorkload::flop() const {
          kernel_h * kernel_w;
 }
 
-const char* precision_name(ConvPrecision p) {
-  return p == ConvPrecision::kUInt8Int8 ? "uint8 x int8 -> int32" : "float32";
+const char* precision_name(Precision p) {
+  return p == Precision::kUInt8Int8 ? "uint8 x int8 -> int32" : "float32";
 }
 
 Status validate(const Conv2dWorkload& w) {
@@ -229,9 +229,12 @@ PadPair auto_pad(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64
   return {total - small, small};
 }
 
+Precision precision_of(const Workload& w) {
+  return std::visit([](const auto& x) { return x.precision; }, w);
+}
+
 OperandDTypes operand_dtypes(const Workload& workload) {
-  const auto* c = std::get_if<Conv2dWorkload>(&workload);
-  if (c && c->precision == ConvPrecision::kUInt8Int8)
+  if (precision_of(workload) == Precision::kUInt8Int8)
     return {DType::kUInt8, DType::kInt8, DType::kInt32, DType::kInt32};
   return {};
 }

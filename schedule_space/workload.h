@@ -15,13 +15,13 @@
 
 namespace tensortune::schedule_space {
 
-/// The element types of a convolution: float32 throughout, or quantized: uint8 data, int8
-/// weights, int32 output (what AutoTVM's int8 templates compute; int8 data is shifted to uint8
-/// by the caller, as QNN's lowering does).
-enum class ConvPrecision { kFloat32, kUInt8Int8 };
+/// The element types of a convolution or dense: float32 throughout, or quantized: uint8 data,
+/// int8 weights, int32 output (what AutoTVM's int8 templates compute; int8 data is shifted to
+/// uint8 by the caller, as QNN's lowering does).
+enum class Precision { kFloat32, kUInt8Int8 };
 
 /// "float32", "uint8 x int8 -> int32".
-const char* precision_name(ConvPrecision p);
+const char* precision_name(Precision p);
 
 /// 2-D convolution, NCHW data and OIHW kernel, float32 (or quantized: precision). With groups > 1
 /// the channels split into `groups` groups and the kernel is (OC, IC / groups, KH, KW): output
@@ -34,7 +34,7 @@ struct Conv2dWorkload {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
-  ConvPrecision precision = ConvPrecision::kFloat32;
+  Precision precision = Precision::kFloat32;
 
   bool is_depthwise() const {
     return groups > 1 && groups == in_channels && groups == out_channels;
@@ -52,11 +52,15 @@ struct DenseWorkload {
   int64_t batch = 0;         // M
   int64_t out_features = 0;  // N
   int64_t in_features = 0;   // K
+  Precision precision = Precision::kFloat32;
   double flop() const { return 2.0 * batch * out_features * in_features; }
   friend bool operator==(const DenseWorkload&, const DenseWorkload&) = default;
 };
 
 using Workload = std::variant<Conv2dWorkload, DenseWorkload>;
+
+/// The workload's element types.
+Precision precision_of(const Workload& w);
 
 /// Every size positive, strides and dilations >= 1, pads >= 0, the dilated kernel no larger
 /// than the padded input. Messages name the field and the value.

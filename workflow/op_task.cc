@@ -121,6 +121,7 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
     return ss::make_task(serving_template(args.op, tmpl, *w), *w, target);
   }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));
+  d.precision = ss::find_template(tmpl)->precision();
   return ss::make_task(serving_template(args.op, tmpl, d), d, target);
 }
 

@@ -37,7 +37,7 @@ Tensor conv2d_nchw_integer_reference(const Tensor& data, const Tensor& weight, c
 
 Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                              const schedule_space::Conv2dWorkload& w) {
-  if (w.precision == schedule_space::ConvPrecision::kUInt8Int8)
+  if (w.precision == schedule_space::Precision::kUInt8Int8)
     return conv2d_nchw_integer_reference(data, weight, bias, w);
   const int64_t oh = w.out_height(), ow = w.out_width();
   // Grouped: output channel oc reads the input channels of its group, (oc / ocg) * icg + i.
@@ -69,6 +69,17 @@ Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Ten
 
 Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                        const schedule_space::DenseWorkload& w) {
+  if (w.precision == schedule_space::Precision::kUInt8Int8) {
+    Tensor out = Tensor::zeros(DType::kInt32, {w.batch, w.out_features});
+    for (int64_t m = 0; m < w.batch; ++m)
+      for (int64_t n = 0; n < w.out_features; ++n) {
+        int64_t acc = bias ? bias->i64[n] : 0;
+        for (int64_t k = 0; k < w.in_features; ++k)
+          acc += data.i64[m * w.in_features + k] * weight.i64[n * w.in_features + k];
+        out.i64[m * w.out_features + n] = wrap_integer(DType::kInt32, acc);
+      }
+    return out;
+  }
   Tensor out = Tensor::zeros({w.batch, w.out_features});
   for (int64_t m = 0; m < w.batch; ++m)
     for (int64_t n = 0; n < w.out_features; ++n) {

@@ -10,12 +10,13 @@ namespace tensortune::measure {
 
 /// NCHW data [N, IC, H, W], OIHW weight [OC, IC, KH, KW], optional bias [OC] (may be null)
 /// -> NCHW output. Any stride, dilation and four-sided zero padding. A quantized workload
-/// (ConvPrecision::kUInt8Int8) takes uint8 data, int8 weights and an int32 bias, and sums
+/// (Precision::kUInt8Int8) takes uint8 data, int8 weights and an int32 bias, and sums
 /// exactly into an int32 output.
 Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                              const schedule_space::Conv2dWorkload& w);
 
-/// data [M, K], weight [N, K], optional bias [N] -> [M, N].
+/// data [M, K], weight [N, K], optional bias [N] -> [M, N]; quantized (Precision::kUInt8Int8):
+/// uint8 data, int8 weight, int32 bias, summed exactly into int32.
 Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                        const schedule_space::DenseWorkload& w);
 

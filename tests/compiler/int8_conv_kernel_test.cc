@@ -25,7 +25,7 @@ ss::Conv2dWorkload quantized(std::vector<int64_t> data, std::vector<int64_t> ker
                              std::vector<int64_t> dilation) {
   auto w = ss::conv2d_workload(data, kernel, strides, pads, dilation);
   EXPECT_TRUE(w.has_value()) << w.error().message;
-  w->precision = ss::ConvPrecision::kUInt8Int8;
+  w->precision = ss::Precision::kUInt8Int8;
   return *w;
 }
 
@@ -77,11 +77,11 @@ TEST(Int8Conv, SpaceHasAutoTvmsKnobsFiltersAndIndexOrder) {
 
 TEST(Int8Conv, OnlyQuantizedWorkloadsOfWholeChannelBlocksAreAccepted) {
   auto w = quantized({1, 8, 6, 6}, {32, 8, 3, 3}, {1}, {1}, {1});
-  w.precision = ss::ConvPrecision::kFloat32;
+  w.precision = ss::Precision::kFloat32;
   auto float_task = ss::make_task(ss::kConv2dNCHWcInt8, w, tt::codegen::host_target());
   ASSERT_FALSE(float_task.has_value());
   EXPECT_NE(float_task.error().message.find("float32"), std::string::npos);
-  w.precision = ss::ConvPrecision::kUInt8Int8;
+  w.precision = ss::Precision::kUInt8Int8;
   // And the float templates refuse the quantized workload.
   auto direct = ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   ASSERT_FALSE(direct.has_value());
@@ -209,7 +209,7 @@ TEST(Int8Conv, AnAutoTvmInt8RecordImportsAtItsIndex) {
   ASSERT_TRUE(record.has_value()) << record.error().message;
   EXPECT_EQ(record->logged_index, 25);
   const auto& w = std::get<ss::Conv2dWorkload>(record->task.workload);
-  EXPECT_EQ(w.precision, ss::ConvPrecision::kUInt8Int8);
+  EXPECT_EQ(w.precision, ss::Precision::kUInt8Int8);
   auto space = ss::make_config_space(record->task);
   ASSERT_TRUE(space.has_value());
   auto config =
@@ -223,4 +223,60 @@ TEST(Int8Conv, AnAutoTvmInt8RecordImportsAtItsIndex) {
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().message.find("input[2][1]"), std::string::npos)
       << refused.error().message;
+}
+
+TEST(Int8Dense, SpaceKeyAndLayoutAreAutoTvms) {
+  ss::DenseWorkload w{12, 32, 20, ss::Precision::kUInt8Int8};
+  auto task = ss::make_task(ss::kDenseInt8, w, tt::codegen::host_target());
+  ASSERT_TRUE(task.has_value()) << task.error().message;
+  auto space = ss::make_config_space(*task);
+  ASSERT_EQ(space->knobs().size(), 1u);
+  EXPECT_EQ(space->knobs()[0].name, "tile_y");
+  EXPECT_EQ(space->size(), 6);  // divisors of 12
+  EXPECT_EQ(space->describe(*space->config_at(3)), "tile_y=[-1, 4]");
+  EXPECT_EQ(ss::workload_key(*task),
+            "[\"dense_int8.x86\", [[\"TENSOR\", [12, 20], \"uint8\"], [\"TENSOR\", [32, 20], "
+            "\"int8\"], null, \"int32\"]]");
+  // NC16n4c: unit n, k at ((n / 16) * (K / 4) + k / 4) * 64 + (n % 16) * 4 + k % 4.
+  Tensor weight = Tensor::zeros(tt::DType::kInt8, {32, 20});
+  weight.i64[17 * 20 + 6] = 5;  // n = 17, k = 6
+  const ss::Template& t = ss::template_of(*task);
+  const ss::KernelSignature sig = t.signature(*task, *space, *space->config_at(0));
+  EXPECT_EQ(sig.weight_shape, (std::vector<int64_t>{2, 5, 16, 4}));
+  const Tensor packed = t.pack_weight(sig, weight);
+  EXPECT_EQ(packed.i64[(1 * 5 + 1) * 64 + 1 * 4 + 2], 5);
+  // K must be a multiple of 4 and N of 16; a float dense is another template's.
+  auto odd = ss::make_task(ss::kDenseInt8, ss::DenseWorkload{12, 24, 20, ss::Precision::kUInt8Int8},
+                           tt::codegen::host_target());
+  ASSERT_FALSE(odd.has_value());
+  EXPECT_NE(odd.error().message.find("out_features by 16"), std::string::npos);
+  EXPECT_FALSE(
+      ss::make_task(ss::kDenseInt8, ss::DenseWorkload{12, 32, 20}, tt::codegen::host_target())
+          .has_value());
+}
+
+TEST(Int8Dense, KernelsEqualAnInt32MatrixProductBitForBit) {
+  for (const ss::DenseWorkload& w : {ss::DenseWorkload{1, 48, 36, ss::Precision::kUInt8Int8},
+                                     ss::DenseWorkload{7, 32, 260, ss::Precision::kUInt8Int8},
+                                     ss::DenseWorkload{30, 16, 4, ss::Precision::kUInt8Int8}}) {
+    auto task = ss::make_task(ss::kDenseInt8, w, tt::codegen::host_target());
+    ASSERT_TRUE(task.has_value()) << task.error().message;
+    auto space = ss::make_config_space(*task);
+    tt::measure::OperatorInputs in{
+        integers(tt::DType::kUInt8, {w.batch, w.in_features}, 0, 255, 5),
+        integers(tt::DType::kInt8, {w.out_features, w.in_features}, -128, 127, 6),
+        {}};
+    const Tensor want = tt::measure::dense_reference(in.data, in.weight, nullptr, w);
+    int checked = 0;
+    for (int64_t i = 0; i < space->size(); ++i) {
+      const ss::Config c = *space->config_at(i);
+      if (!space->is_valid(c)) continue;
+      auto got = tt::measure::run_operator(*task, *space, c, in, 2);
+      ASSERT_TRUE(got.has_value()) << got.error().message;
+      ASSERT_EQ(got->shape, want.shape);
+      ASSERT_EQ(got->i64, want.i64) << ss::describe_workload(w) << " " << space->describe(c);
+      ++checked;
+    }
+    EXPECT_GE(checked, 1);
+  }
 }

@@ -32,7 +32,7 @@ ss::Workload small_workload(const ss::Template& t) {
       return depthwise;
     }
     case ss::OperatorKind::kDense:
-      return ss::DenseWorkload{3, 16, 12};
+      return ss::DenseWorkload{3, 16, 12, t.precision()};
   }
   return ss::DenseWorkload{1, 1, 1};
 }
@@ -117,7 +117,7 @@ TEST_P(TemplateContract, SignaturesMatchPackedOperandsAndKernelsMatchTheReferenc
           << space->describe(c) << " element " << j;
     ++checked;
   }
-  EXPECT_GE(checked, 3);
+  EXPECT_GE(checked, std::min<int64_t>(3, space->size()));  // dense_int8 on M = 3: 2 configs
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, TemplateContract, testing::ValuesIn(ss::all_templates()),

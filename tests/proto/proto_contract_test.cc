@@ -31,13 +31,13 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
     ss::Conv2dWorkload depthwise = ss::square_conv2d(16, 9, 16, 3, 2);
     depthwise.groups = 16;
     ss::Conv2dWorkload quantized = std::get<ss::Conv2dWorkload>(conv);
-    quantized.precision = ss::ConvPrecision::kUInt8Int8;
-    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kDense ? dense
-                           : t->precision() == ss::ConvPrecision::kUInt8Int8
-                               ? ss::Workload(quantized)
-                           : t->accepts(conv)         ? conv
-                           : t->accepts(conv_stride1) ? conv_stride1
-                                                      : ss::Workload(depthwise);
+    quantized.precision = ss::Precision::kUInt8Int8;
+    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kDense
+                               ? ss::Workload(ss::DenseWorkload{3, 32, 20, t->precision()})
+                           : t->precision() == ss::Precision::kUInt8Int8 ? ss::Workload(quantized)
+                           : t->accepts(conv)                            ? conv
+                           : t->accepts(conv_stride1)                    ? conv_stride1
+                                                                         : ss::Workload(depthwise);
     // A GPU target has no vector lanes (1); a CPU target's are its SIMD width in floats.
     const ss::Target target = t->backend() == "cuda" ? ss::Target{"cuda -arch=sm_80", 1}
                                                      : ss::Target{"llvm -keys=cpu", 8};

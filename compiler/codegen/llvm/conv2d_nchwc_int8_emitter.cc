@@ -52,8 +52,8 @@ llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c,
 class Int8ConvEmitter {
  public:
   Int8ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AnchorArgs& args,
-                  const Conv2dWorkload& w, const Conv2dInt8Schedule& s)
-      : b_(b), m_(m), w_(w), s_(s) {
+                  const Conv2dWorkload& w, const Conv2dInt8Schedule& s, bool channels_last_out)
+      : b_(b), m_(m), w_(w), s_(s), channels_last_out_(channels_last_out) {
     TT_CHECK(args.epilogue.empty()) << "conv2d_NCHWc_int8 kernels take no epilogue";
     form_ = host_has("avx512vnni") ? DotForm::kVnni
             : host_has("avx2")     ? DotForm::kPairs
@@ -303,10 +303,19 @@ class Int8ConvEmitter {
   void emit_store(const Tile& t, const LoopState& acc) {
     llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, occ_), t.occ), oh_);
     auto* vb = llvm::FixedVectorType::get(b_.getInt32Ty(), block_);
+    // NHWC-style output: position-major, all OC channels of a position adjacent.
+    llvm::Value* nrow = mul_i64(b_, t.n, oh_);
+    llvm::Value* channel0 = mul_i64(b_, t.occ, s_.oc_bn);
     for (int64_t r = 0; r < t.rows; ++r) {
       llvm::Value* row = mul_i64(b_, add_i64(b_, plane, add_i64(b_, t.oh0, r)), ow_);
+      llvm::Value* last_row = mul_i64(b_, add_i64(b_, nrow, add_i64(b_, t.oh0, r)), ow_);
       for (int64_t p = 0; p < t.cols; ++p) {
-        llvm::Value* base = mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
+        llvm::Value* base = channels_last_out_
+                                ? add_i64(b_,
+                                          mul_i64(b_, add_i64(b_, last_row, add_i64(b_, t.ow0, p)),
+                                                  w_.out_channels),
+                                          channel0)
+                                : mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
         for (int64_t k = 0; k < blocks_; ++k) {
           llvm::Value* ptr = b_.CreateGEP(b_.getInt32Ty(), out_, add_i64(b_, base, k * block_));
           b_.CreateAlignedStore(reduce(acc[acc_index(t, r, p, k)]),
@@ -322,6 +331,7 @@ class Int8ConvEmitter {
   const Conv2dInt8Schedule& s_;
   llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
+  bool channels_last_out_;
   DotForm form_ = DotForm::kWidened;
   int block_ = 8;   // output channels per accumulator
   int reduce_ = 4;  // unreduced partial sums per channel
@@ -337,7 +347,27 @@ void emit_conv2d_nchwc_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const An
                                  const schedule_space::Config& config) {
   const auto& w = std::get<Conv2dWorkload>(task.workload);
   const Conv2dInt8Schedule s = schedule_space::conv2d_nchwc_int8_schedule(space, config);
-  Int8ConvEmitter emitter(b, m, args, w, s);
+  Int8ConvEmitter emitter(b, m, args, w, s, /*channels_last_out=*/false);
+  emitter.emit(args.begin, args.end);
+}
+
+// dense_int8 is this kernel on a 1 x M plane of K channels in one block: (M, K) data is
+// NCHW[K]c, the NC16n4c weight is OIHW[K/4]i16o4i, and (M, N) is the position-major output.
+void emit_dense_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                          const schedule_space::Task& task,
+                          const schedule_space::ConfigSpace& space,
+                          const schedule_space::Config& config) {
+  const auto& d = std::get<schedule_space::DenseWorkload>(task.workload);
+  Conv2dWorkload w;
+  w.in_channels = d.in_features;
+  w.in_height = 1;
+  w.in_width = d.batch;
+  w.out_channels = d.out_features;
+  w.kernel_h = w.kernel_w = 1;
+  w.precision = d.precision;
+  const schedule_space::DenseInt8Schedule ds = schedule_space::dense_int8_schedule(space, config);
+  const Conv2dInt8Schedule s{d.in_features, ds.oc_bn, ds.rows, 1, false};
+  Int8ConvEmitter emitter(b, m, args, w, s, /*channels_last_out=*/true);
   emitter.emit(args.begin, args.end);
 }
 

@@ -14,6 +14,7 @@
 #include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/conv2d_winograd_template.h"
+#include "schedule_space/dense_int8_template.h"
 #include "schedule_space/dense_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 
@@ -54,6 +55,10 @@ void emit_conv2d_nchwc_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const An
                                  const schedule_space::Task& task,
                                  const schedule_space::ConfigSpace& space,
                                  const schedule_space::Config& config);
+void emit_dense_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                          const schedule_space::Task& task,
+                          const schedule_space::ConfigSpace& space,
+                          const schedule_space::Config& config);
 void emit_conv2d_winograd_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                                const schedule_space::Task& task,
                                const schedule_space::ConfigSpace& space,

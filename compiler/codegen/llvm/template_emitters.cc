@@ -19,6 +19,7 @@ constexpr Registered kEmitters[] = {
     {schedule_space::kDenseNopack, emit_dense_nopack_task},
     {schedule_space::kDepthwiseConv2dNCHWc, emit_depthwise_conv2d_nchwc_task},
     {schedule_space::kConv2dNCHWcInt8, emit_conv2d_nchwc_int8_task},
+    {schedule_space::kDenseInt8, emit_dense_int8_task},
 };
 
 }  // namespace
