@@ -14,10 +14,25 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 
 void fill(memory& m) {
+  if (m.get_desc().data_type() != dt::f32) {  // u8 / s8: every byte value
+    auto* p = static_cast<unsigned char*>(m.get_data_handle());
+    const size_t n = m.get_desc().get_size();
+    for (size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+    return;
+  }
   float* p = static_cast<float*>(m.get_data_handle());
   const size_t n = m.get_desc().get_size() / sizeof(float);
   for (size_t i = 0; i < n; ++i)
     p[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+}
+
+// The workload's element types in oneDNN's terms: f32 throughout, or u8 x s8 -> s32.
+struct Types {
+  dt src = dt::f32, wei = dt::f32, dst = dt::f32;
+};
+Types types_of(schedule_space::Precision p) {
+  if (p == schedule_space::Precision::kUInt8Int8) return {dt::u8, dt::s8, dt::s32};
+  return {};
 }
 
 AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
@@ -49,8 +64,11 @@ AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
   const memory::dims strides{w.stride_h, w.stride_w};
   const memory::dims dilates{w.dilation_h - 1, w.dilation_w - 1};  // oneDNN counts extra gaps
   const memory::dims pad_l{w.pad_top, w.pad_left}, pad_r{w.pad_bottom, w.pad_right};
-  memory::desc src_md(src, dt::f32, tag::nChw16c), dst_md(dst, dt::f32, tag::nChw16c);
-  memory::desc wei_md(wei, dt::f32, tag::any);
+  // Every layout oneDNN's choice: float32 gets its blocked nChw16c with AVX-512 and nChw8c with
+  // AVX2 (a fixed nChw16c sends AVX2 machines to its reference kernel), int8 nhwc.
+  const Types ty = types_of(w.precision);
+  memory::desc src_md(src, ty.src, tag::any), dst_md(dst, ty.dst, tag::any);
+  memory::desc wei_md(wei, ty.wei, tag::any);
   auto make = [&](dnnl::algorithm algorithm) {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src_md, wei_md,
                                       dst_md, strides, dilates, pad_l, pad_r);
@@ -81,9 +99,10 @@ AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
   omp_set_num_threads(1);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
-  memory::desc src_md({w.batch, w.in_features}, dt::f32, tag::nc);
-  memory::desc wei_md({w.out_features, w.in_features}, dt::f32, tag::any);
-  memory::desc dst_md({w.batch, w.out_features}, dt::f32, tag::nc);
+  const Types ty = types_of(w.precision);
+  memory::desc src_md({w.batch, w.in_features}, ty.src, tag::nc);
+  memory::desc wei_md({w.out_features, w.in_features}, ty.wei, tag::any);
+  memory::desc dst_md({w.batch, w.out_features}, ty.dst, tag::nc);
   dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, src_md, wei_md, dst_md);
   dnnl::inner_product_forward::primitive_desc pd(d, eng);
   memory src_m(pd.src_desc(), eng), wei_m(pd.weights_desc(), eng), dst_m(pd.dst_desc(), eng);

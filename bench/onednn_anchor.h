@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// The oneDNN anchor of the benchmarks: conv2d in nChw16c (weights in oneDNN's own blocked
-/// layout, its choice) and dense as an inner product, timed with our time_evaluator so both
-/// sides run under the same protocol on one thread.
+/// The oneDNN anchor of the benchmarks: conv2d in the layouts oneDNN chooses (nChw16c with
+/// AVX-512, nChw8c with AVX2, weights blocked to match) and dense as an inner product; quantized
+/// workloads as uint8 x int8 -> int32 in the layouts oneDNN picks, timed with our time_evaluator so
+/// both sides run under the same protocol on one thread.
 
 #include "compiler/measure/time_evaluator.h"
 #include "schedule_space/workload.h"

@@ -58,6 +58,12 @@ int main(int argc, char** argv) {
                "leave out the Winograd rows (3x3 stride-1 layers tuned as "
                "conv2d_NCHWc_winograd, beside oneDNN's Winograd)");
   app.add_flag("--winograd-only", winograd_only, "only the Winograd rows");
+  bool int8 = false;
+  app.add_flag("--int8", int8,
+               "the layers quantized (uint8 x int8 -> int32), tuned as conv2d_NCHWc_int8 and "
+               "dense_int8 against oneDNN's int8 convolution and inner product; GFLOPS are "
+               "integer operations per second (layers whose channels the int8 templates do not "
+               "take are left out)");
   CLI11_PARSE(app, argc, argv);
 
   // The 3x3 and 1x1 layers of stages 2-5 and the classifier (conv1 is not in the set).
@@ -157,6 +163,14 @@ int main(int argc, char** argv) {
   };
   for (const tt::tuner::NamedTask& l : layers) {
     if (!only.empty() && l.name.find(only) == std::string::npos) continue;
+    if (int8) {
+      tt::tuner::NamedTask q = l;
+      std::visit([](auto& w) { w.precision = ss::Precision::kUInt8Int8; }, q.workload);
+      const auto templates = ss::templates_for(q.workload, "llvm");
+      if (!templates.empty())
+        row(q, std::string(templates.front()->name()), "int8 " + l.name, false);
+      continue;
+    }
     if (!winograd_only) row(l, l.template_name, l.name, false);
     // 3x3 stride-1 layers also as Winograd, against oneDNN's Winograd where it has one.
     const auto* conv = std::get_if<ss::Conv2dWorkload>(&l.workload);
