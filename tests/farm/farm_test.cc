@@ -363,6 +363,19 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
   auto [ncode, none] = run_cli("status --tracker 127.0.0.1:1");
   EXPECT_EQ(ncode, 1);
   EXPECT_NE(none.find("UNAVAILABLE"), std::string::npos) << none;
+  // A quantized task travels the wire and is measured (and checked exactly) on the device.
+  auto [icode, iout] = run_cli(
+      "tune-op --op conv2d_int8 --data 1x8x6x6 --kernel 16x8x3x3 --pads 1 --trials 4 "
+      "--tracker " +
+      tracker + " --key x86 --db " + path("client.db") +
+      " --number 1 --repeat 1 --min-repeat-ms 0");
+  ASSERT_EQ(icode, 0) << iout;
+  EXPECT_NE(iout.find("Progress: (4/4)"), std::string::npos) << iout;
+  EXPECT_NE(iout.find(", 0 errors"), std::string::npos) << iout;
+  auto [qcode, qbest] =
+      run_cli("records best --tracker " + tracker + " --template conv2d_NCHWc_int8");
+  EXPECT_EQ(qcode, 0) << qbest;
+  EXPECT_NE(qbest.find("u8i8"), std::string::npos) << qbest;
 }
 
 // tune --model on a farm of two one-slot devices tunes two tasks at once (as many as the key
