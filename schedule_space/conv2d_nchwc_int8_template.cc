@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedule_space/layout.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template_util.h"
 
@@ -27,9 +28,6 @@ int64_t accumulators(const Conv2dInt8Schedule& s, int64_t lanes) {
 const Conv2dWorkload& workload_of(const Task& task) {
   return std::get<Conv2dWorkload>(task.workload);
 }
-
-// Integer tensors live widened in i64 (support/tensor.h); these move them between layouts.
-Tensor integer_zeros(DType dtype, Shape shape) { return Tensor::zeros(dtype, std::move(shape)); }
 
 }  // namespace
 
@@ -197,24 +195,15 @@ class Conv2dNCHWcInt8Template final : public Template {
     return sig;
   }
 
-  // NCHW uint8 -> NCHW[x]c uint8.
   Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {
-    const int64_t n = data.shape[0], c = data.shape[1], h = data.shape[2], wd = data.shape[3];
-    const int64_t x = sig.ic_block;
-    Tensor out = integer_zeros(DType::kUInt8, sig.data_shape);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t y = 0; y < h * wd; ++y)
-          out.i64[((i * (c / x) + ch / x) * h * wd + y) * x + ch % x] =
-              data.i64[(i * c + ch) * h * wd + y];
-    return out;
+    return pack_nchwc(data, sig.ic_block);  // uint8 stays uint8
   }
   // OIHW int8 -> OIHW[x/4]i[y]o4i int8.
   Tensor pack_weight(const KernelSignature& sig, const Tensor& weight) const override {
     const int64_t oc = weight.shape[0], ic = weight.shape[1], kh = weight.shape[2],
                   kw = weight.shape[3];
     const int64_t x = sig.ic_block, y = sig.oc_block;
-    Tensor out = integer_zeros(DType::kInt8, sig.weight_shape);
+    Tensor out = Tensor::zeros(DType::kInt8, sig.weight_shape);
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t i = 0; i < ic; ++i)
         for (int64_t r = 0; r < kh * kw; ++r) {
@@ -224,28 +213,11 @@ class Conv2dNCHWcInt8Template final : public Template {
         }
     return out;
   }
-  // NCHW[y]c int32 <-> NCHW int32.
-  Tensor output_to_plain(const KernelSignature& sig, const Tensor& out) const override {
-    const int64_t n = sig.out_shape[0], cc = sig.out_shape[1],
-                  plane = sig.out_shape[2] * sig.out_shape[3], y = sig.out_shape[4];
-    Tensor plain = integer_zeros(DType::kInt32, {n, cc * y, sig.out_shape[2], sig.out_shape[3]});
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t ch = 0; ch < cc * y; ++ch)
-        for (int64_t p = 0; p < plane; ++p)
-          plain.i64[(i * cc * y + ch) * plane + p] =
-              out.i64[((i * cc + ch / y) * plane + p) * y + ch % y];
-    return plain;
+  Tensor output_to_plain(const KernelSignature&, const Tensor& out) const override {
+    return unpack_nchwc(out);
   }
   Tensor output_from_plain(const KernelSignature& sig, const Tensor& plain) const override {
-    const int64_t n = sig.out_shape[0], cc = sig.out_shape[1],
-                  plane = sig.out_shape[2] * sig.out_shape[3], y = sig.out_shape[4];
-    Tensor out = integer_zeros(DType::kInt32, sig.out_shape);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t ch = 0; ch < cc * y; ++ch)
-        for (int64_t p = 0; p < plane; ++p)
-          out.i64[((i * cc + ch / y) * plane + p) * y + ch % y] =
-              plain.i64[(i * cc * y + ch) * plane + p];
-    return out;
+    return pack_nchwc(plain, sig.oc_block);
   }
 };
 

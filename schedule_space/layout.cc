@@ -3,18 +3,29 @@
 #include "support/error.h"
 
 namespace tensortune::schedule_space {
+namespace {
+
+// Element i of `in` to element o of `out` (same dtype), whichever vector holds them.
+void copy_element(Tensor& out, int64_t o, const Tensor& in, int64_t i) {
+  if (is_float(in.dtype))
+    out.f32[o] = in.f32[i];
+  else
+    out.i64[o] = in.i64[i];
+}
+
+}  // namespace
 
 Tensor pack_nchwc(const Tensor& in, int64_t x) {
   TT_CHECK(in.shape.size() == 4 && in.shape[1] % x == 0)
       << shape_to_string(in.shape) << " by " << x;
   const int64_t n = in.shape[0], c = in.shape[1], h = in.shape[2], w = in.shape[3];
-  Tensor out = Tensor::zeros({n, c / x, h, w, x});
+  Tensor out = Tensor::zeros(in.dtype, {n, c / x, h, w, x});
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t y = 0; y < h; ++y)
         for (int64_t z = 0; z < w; ++z)
-          out.f32[(((i * (c / x) + ch / x) * h + y) * w + z) * x + ch % x] =
-              in.f32[((i * c + ch) * h + y) * w + z];
+          copy_element(out, (((i * (c / x) + ch / x) * h + y) * w + z) * x + ch % x, in,
+                       ((i * c + ch) * h + y) * w + z);
   return out;
 }
 
@@ -22,13 +33,13 @@ Tensor unpack_nchwc(const Tensor& in) {
   TT_CHECK(in.shape.size() == 5) << shape_to_string(in.shape);
   const int64_t n = in.shape[0], cc = in.shape[1], h = in.shape[2], w = in.shape[3],
                 x = in.shape[4];
-  Tensor out = Tensor::zeros({n, cc * x, h, w});
+  Tensor out = Tensor::zeros(in.dtype, {n, cc * x, h, w});
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < cc * x; ++ch)
       for (int64_t y = 0; y < h; ++y)
         for (int64_t z = 0; z < w; ++z)
-          out.f32[((i * cc * x + ch) * h + y) * w + z] =
-              in.f32[(((i * cc + ch / x) * h + y) * w + z) * x + ch % x];
+          copy_element(out, ((i * cc * x + ch) * h + y) * w + z, in,
+                       (((i * cc + ch / x) * h + y) * w + z) * x + ch % x);
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 namespace tensortune::schedule_space {
 
+/// Any dtype (the int8 templates move uint8 data and int32 outputs through these too).
 Tensor pack_nchwc(const Tensor& nchw, int64_t block);
 Tensor unpack_nchwc(const Tensor& nchwc);
 Tensor pack_oihwio(const Tensor& oihw, int64_t ic_block, int64_t oc_block);

@@ -4,18 +4,19 @@ namespace tensortune::measure {
 
 namespace {
 
-// Quantized: integer data and weights, an int64 sum wrapped to the int32 output (bias, when
-// given, is int32 too).
-Tensor conv2d_nchw_integer_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
-                                     const schedule_space::Conv2dWorkload& w) {
+// The direct convolution's loops: store(o, sum) for every output element o (NCHW), where sum is
+// init(oc) plus product(data index, weight index) over the taps inside the input. Acc is the
+// accumulator: double for float32, int64 (exact) for the quantized workloads. Grouped: output
+// channel oc reads the input channels of its group, (oc / ocg) * icg + i.
+template <typename Acc, typename Init, typename Product, typename Store>
+void direct_conv(const schedule_space::Conv2dWorkload& w, Init init, Product product, Store store) {
   const int64_t oh = w.out_height(), ow = w.out_width();
   const int64_t icg = w.in_channels / w.groups, ocg = w.out_channels / w.groups;
-  Tensor out = Tensor::zeros(DType::kInt32, {w.batch, w.out_channels, oh, ow});
   for (int64_t n = 0; n < w.batch; ++n)
     for (int64_t oc = 0; oc < w.out_channels; ++oc)
       for (int64_t y = 0; y < oh; ++y)
         for (int64_t x = 0; x < ow; ++x) {
-          int64_t acc = bias ? bias->i64[oc] : 0;
+          Acc acc = init(oc);
           for (int64_t i = 0; i < icg; ++i)
             for (int64_t kh = 0; kh < w.kernel_h; ++kh) {
               const int64_t ih = y * w.stride_h + kh * w.dilation_h - w.pad_top;
@@ -24,46 +25,33 @@ Tensor conv2d_nchw_integer_reference(const Tensor& data, const Tensor& weight, c
                 const int64_t iw = x * w.stride_w + kw * w.dilation_w - w.pad_left;
                 if (iw < 0 || iw >= w.in_width) continue;
                 const int64_t ic = oc / ocg * icg + i;
-                acc += data.i64[((n * w.in_channels + ic) * w.in_height + ih) * w.in_width + iw] *
-                       weight.i64[((oc * icg + i) * w.kernel_h + kh) * w.kernel_w + kw];
+                acc += product(((n * w.in_channels + ic) * w.in_height + ih) * w.in_width + iw,
+                               ((oc * icg + i) * w.kernel_h + kh) * w.kernel_w + kw);
               }
             }
-          out.i64[((n * w.out_channels + oc) * oh + y) * ow + x] = wrap_integer(DType::kInt32, acc);
+          store(((n * w.out_channels + oc) * oh + y) * ow + x, acc);
         }
-  return out;
 }
 
 }  // namespace
 
 Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                              const schedule_space::Conv2dWorkload& w) {
-  if (w.precision == schedule_space::Precision::kUInt8Int8)
-    return conv2d_nchw_integer_reference(data, weight, bias, w);
-  const int64_t oh = w.out_height(), ow = w.out_width();
-  // Grouped: output channel oc reads the input channels of its group, (oc / ocg) * icg + i.
-  const int64_t icg = w.in_channels / w.groups, ocg = w.out_channels / w.groups;
-  Tensor out = Tensor::zeros({w.batch, w.out_channels, oh, ow});
-  for (int64_t n = 0; n < w.batch; ++n)
-    for (int64_t oc = 0; oc < w.out_channels; ++oc)
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t x = 0; x < ow; ++x) {
-          double acc = bias ? bias->f32[oc] : 0.0;
-          for (int64_t i = 0; i < icg; ++i)
-            for (int64_t kh = 0; kh < w.kernel_h; ++kh) {
-              const int64_t ih = y * w.stride_h + kh * w.dilation_h - w.pad_top;
-              if (ih < 0 || ih >= w.in_height) continue;
-              for (int64_t kw = 0; kw < w.kernel_w; ++kw) {
-                const int64_t iw = x * w.stride_w + kw * w.dilation_w - w.pad_left;
-                if (iw < 0 || iw >= w.in_width) continue;
-                const int64_t ic = oc / ocg * icg + i;
-                acc +=
-                    static_cast<double>(
-                        data.f32[((n * w.in_channels + ic) * w.in_height + ih) * w.in_width + iw]) *
-                    weight.f32[((oc * icg + i) * w.kernel_h + kh) * w.kernel_w + kw];
-              }
-            }
-          out.f32[((n * w.out_channels + oc) * oh + y) * ow + x] = static_cast<float>(acc);
-        }
+  const schedule_space::OperandShapes shapes = schedule_space::operand_shapes(w);
+  if (w.precision == schedule_space::Precision::kUInt8Int8) {
+    // uint8 data, int8 weights, an int32 bias: summed exactly, wrapped to the int32 output.
+    Tensor out = Tensor::zeros(DType::kInt32, shapes.out);
+    direct_conv<int64_t>(
+        w, [&](int64_t oc) { return bias ? bias->i64[oc] : int64_t{0}; },
+        [&](int64_t d, int64_t k) { return data.i64[d] * weight.i64[k]; },
+        [&](int64_t o, int64_t acc) { out.i64[o] = wrap_integer(DType::kInt32, acc); });
+    return out;
+  }
+  Tensor out = Tensor::zeros(shapes.out);
+  direct_conv<double>(
+      w, [&](int64_t oc) { return bias ? static_cast<double>(bias->f32[oc]) : 0.0; },
+      [&](int64_t d, int64_t k) { return static_cast<double>(data.f32[d]) * weight.f32[k]; },
+      [&](int64_t o, double acc) { out.f32[o] = static_cast<float>(acc); });
   return out;
 }
 
