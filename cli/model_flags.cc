@@ -55,6 +55,9 @@ void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise
   cmd->add_flag("--no-winograd", flags.no_winograd,
                 "with --records: no conv2d runs a Winograd template, even where its record "
                 "measured faster than the direct one's");
+  cmd->add_flag("--no-int8", flags.no_int8,
+                "quantized (QDQ) convolutions compute in float32 on their dequantized values, as "
+                "the model is written, instead of the int8 kernels (conv2d_NCHWc_int8)");
 }
 
 }  // namespace tensortune::cli

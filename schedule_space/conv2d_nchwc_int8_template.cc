@@ -123,6 +123,8 @@ class Conv2dNCHWcInt8Template final : public Template {
   std::vector<std::string_view> aliases() const override { return {"conv2d_int8"}; }
   OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
   Precision precision() const override { return Precision::kUInt8Int8; }
+  // Its OIHW[x/4]i[y]o4i weights are packed at compile time from the node's constant.
+  bool needs_constant_weight() const override { return true; }
 
   Status accepts(const Workload& wl) const override {
     TT_RETURN_IF_ERROR(Template::accepts(wl));

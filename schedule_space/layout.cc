@@ -61,13 +61,20 @@ Tensor unpack_oihwio(const Tensor& in) {
   TT_CHECK(in.shape.size() == 6) << shape_to_string(in.shape);
   const int64_t x = in.shape[4], y = in.shape[5];
   const int64_t o = in.shape[0] * y, i = in.shape[1] * x, kh = in.shape[2], kw = in.shape[3];
-  Tensor out = Tensor::zeros({o, i, kh, kw});
+  Tensor out = Tensor::zeros(in.dtype, {o, i, kh, kw});
+  const bool floats = is_float(in.dtype);
   for (int64_t a = 0; a < o; ++a)
     for (int64_t b = 0; b < i; ++b)
       for (int64_t r = 0; r < kh; ++r)
-        for (int64_t s = 0; s < kw; ++s)
-          out.f32[((a * i + b) * kh + r) * kw + s] =
-              in.f32[(((((a / y) * (i / x) + b / x) * kh + r) * kw + s) * x + b % x) * y + a % y];
+        for (int64_t s = 0; s < kw; ++s) {
+          const int64_t to = ((a * i + b) * kh + r) * kw + s;
+          const int64_t from =
+              (((((a / y) * (i / x) + b / x) * kh + r) * kw + s) * x + b % x) * y + a % y;
+          if (floats)
+            out.f32[to] = in.f32[from];
+          else
+            out.i64[to] = in.i64[from];
+        }
   return out;
 }
 

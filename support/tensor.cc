@@ -251,4 +251,47 @@ void fill_uniform(Tensor& tensor, uint64_t seed, float lo, float hi) {
   for (float& v : tensor.f32) v = static_cast<float>(lo + static_cast<double>(gen()) * scale);
 }
 
+void write_buffer(const Tensor& t, void* dst) {
+  if (is_float(t.dtype)) {
+    if (!t.f32.empty()) std::memcpy(dst, t.f32.data(), t.f32.size() * sizeof(float));
+    return;
+  }
+  const int width = element_size(t.dtype);
+  auto* bytes = static_cast<char*>(dst);
+  if (width == 8) {
+    if (!t.i64.empty()) std::memcpy(dst, t.i64.data(), t.i64.size() * sizeof(int64_t));
+    return;
+  }
+  for (size_t i = 0; i < t.i64.size(); ++i) {
+    const int64_t v = t.i64[i];
+    std::memcpy(bytes + i * width, &v, static_cast<size_t>(width));  // little-endian
+  }
+}
+
+Tensor read_buffer(const TensorType& type, const void* src) {
+  Tensor t = Tensor::zeros(type.dtype, type.shape);
+  if (is_float(type.dtype)) {
+    if (!t.f32.empty()) std::memcpy(t.f32.data(), src, t.f32.size() * sizeof(float));
+    return t;
+  }
+  const int width = element_size(type.dtype);
+  const auto* bytes = static_cast<const char*>(src);
+  for (size_t i = 0; i < t.i64.size(); ++i) {
+    int64_t v = 0;
+    std::memcpy(&v, bytes + i * width, static_cast<size_t>(width));
+    t.i64[i] = wrap_integer(type.dtype, v);  // sign-extends the narrow signed dtypes
+  }
+  return t;
+}
+
+Tensor tensor_from_storage(const TensorType& type, const void* storage) {
+  Tensor t = Tensor::zeros(type.dtype, type.shape);
+  if (is_float(type.dtype)) {
+    if (!t.f32.empty()) std::memcpy(t.f32.data(), storage, t.f32.size() * sizeof(float));
+  } else if (!t.i64.empty()) {
+    std::memcpy(t.i64.data(), storage, t.i64.size() * sizeof(int64_t));
+  }
+  return t;
+}
+
 }  // namespace tensortune

@@ -57,6 +57,9 @@ inline bool is_signed_integer(DType dtype) {
 }
 /// Bytes per element in a file or on the wire (2 for float16, 8 for float64, ...).
 int element_size(DType dtype);
+/// Bytes per element in a kernel's buffer (compiled networks, measurements): 4 for every float
+/// dtype (held in float32), the integer dtype's own width otherwise (uint8 one byte, int32 four).
+inline int buffer_element_size(DType dtype) { return is_float(dtype) ? 4 : element_size(dtype); }
 /// A float dtype's element from its little-endian bytes (element_size of them), as float32.
 float float_from_bytes(DType dtype, const char* bytes);
 /// Writes `v` as a float dtype's element_size little-endian bytes (rounded onto the dtype).
@@ -117,6 +120,14 @@ struct Tensor {
   /// Element i as a double, whatever the dtype (for printing and shape arithmetic).
   double at(int64_t i) const { return is_float(dtype) ? f32[i] : double(i64[i]); }
 };
+
+/// The tensor's elements into `dst`, buffer_element_size(dtype) bytes each (little-endian).
+void write_buffer(const Tensor& t, void* dst);
+/// A tensor of `type` from a buffer that write_buffer's layout fills.
+Tensor read_buffer(const TensorType& type, const void* src);
+/// A tensor of `type` from its own storage form: float32 values for float dtypes, int64 for
+/// integers (what Tensor::f32 and Tensor::i64 hold).
+Tensor tensor_from_storage(const TensorType& type, const void* storage);
 
 /// Row-major strides of a shape.
 std::vector<int64_t> strides_of(const Shape& shape);

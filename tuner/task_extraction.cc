@@ -37,11 +37,17 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& 
   };
   for (const auto& n : g.nodes()) {
     ss::Workload workload;
-    if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc) {
+    if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc || n.op == OpKind::kConv2dInteger) {
       const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
       const auto [x, w] = nchw_shapes(g, n);
       auto conv = ss::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
       if (!conv) return conv.error().with_context("node '" + n.name + "'");
+      // Integer convolutions (FakeQuantizationToInteger's) are the int8 templates' tasks.
+      const graph::DType xd = g.type(n.inputs[0]).dtype, wd = g.type(n.inputs[1]).dtype;
+      if (!graph::is_float(xd)) {
+        if (xd != graph::DType::kUInt8 || wd != graph::DType::kInt8) continue;
+        conv->precision = ss::Precision::kUInt8Int8;
+      }
       workload = *conv;
     } else if (n.op == OpKind::kDense) {
       auto dense = ss::dense_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape);

@@ -91,6 +91,12 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOpti
             target.vector_lanes, !flags.no_borrow));
   }
   auto chooser = std::make_shared<driver::KernelChooser>(*tuned, target, algorithm_filter(flags));
+  if (!flags.no_int8)
+    options.integer_conv =
+        [target, filter = algorithm_filter(flags)](const schedule_space::Conv2dWorkload& w) {
+          return !schedule_space::templates_for(w, schedule_space::target_backend(target), filter)
+                      .empty();
+        };
   options.layout.choose_blocks = [tuned, chooser](const schedule_space::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser->layout_blocks(w);  // no template: compile says why
     return passes::ConvBlocks{ic, oc};
@@ -179,6 +185,7 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int 
   options.use_graph_best = use_graph_best;
   options.borrow_configs = !flags.no_borrow;
   options.algorithms = algorithm_filter(flags);
+  options.integer_kernels = !flags.no_int8;
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());

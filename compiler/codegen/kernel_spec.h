@@ -22,6 +22,9 @@ namespace tensortune::codegen {
 struct TemplateKernelSpec {
   schedule_space::TemplateConfig kernel;
   std::vector<epilogue::EpilogueOp> epilogue;
+  /// What the data's padding holds: an integer kernel's quantized zero point (the kernel reads
+  /// it where the float convolution reads zeros); 0 otherwise.
+  int64_t pad_value = 0;
 };
 
 /// Depthwise convolution (groups = channels, one output channel per input channel) in NCHW[b]c:
@@ -62,6 +65,10 @@ struct ElementwiseInstr {
 
 struct ElementwiseKernelSpec {
   std::vector<int64_t> out_shape;
+  /// float32, or uint8 / int8 when the chain ends in a cast to it (a quantization): the result
+  /// is converted as the graph's Cast does (toward zero, saturated to int64 then wrapped; NaN
+  /// gives 0) and stored one byte per element.
+  DType out_dtype = DType::kFloat32;
   std::vector<std::vector<int64_t>> operand_strides;  ///< per operand, one per output axis
   std::vector<ElementwiseInstr> program;
 };

@@ -131,6 +131,10 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
+  if (options.integer_kernels)
+    pipeline.integer_conv = [&](const ss::Conv2dWorkload& w) {
+      return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
+    };
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};

@@ -41,6 +41,10 @@ struct CompileOptions {
   /// Algorithms no node runs (e.g. "winograd"): among the rest, each node runs the template
   /// whose record measured fastest (kernel_choice.h).
   schedule_space::AlgorithmFilter algorithms;
+  /// CPU targets: quantized convolutions (QDQ: dequantized uint8/int8 data and int8 weights)
+  /// run the int8 templates' integer kernels where one serves them (FakeQuantizationToInteger);
+  /// false: they compute in float32 on the dequantized values, as the model is written.
+  bool integer_kernels = true;
   /// CUDA targets: lay the network out in the blocked CUDA templates' layouts (the CPU's
   /// NCHW[x]c, blocks from its records or default configs) instead of NCHW with
   /// the plain CUDA templates (AutoTVM's; the default).

@@ -185,9 +185,8 @@ class Lowerer {
   /// Appends the fused epilogue's ops and operands to the step and the spec. FuseOps formed the
   /// group by the same rule, so a node that does not fuse is a broken invariant, not a split.
   Expected<std::vector<EpilogueOp>> epilogue(Step& step, const std::vector<int>& group,
-                                             const Node& head) {
-    std::vector<EpilogueOp> ops;
-    int operand = 0;
+                                             const Node& head, std::vector<EpilogueOp> ops = {}) {
+    int operand = epilogue::epilogue_operand_count(ops);
     ValueId v = head.output;
     for (size_t k = 1; k < group.size(); ++k) {
       const Node& n = g().nodes()[group[k]];
@@ -196,7 +195,8 @@ class Lowerer {
         return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "': its " +
                                                graph::op_name(n.op) + " node '" + n.name +
                                                "' is not an epilogue the kernel fuses"};
-      if (f->op.kind != EpilogueOp::Kind::kRelu && f->op.kind != EpilogueOp::Kind::kClip) {
+      if (f->op.kind != EpilogueOp::Kind::kRelu && f->op.kind != EpilogueOp::Kind::kClip &&
+          f->op.kind != EpilogueOp::Kind::kToFloat) {
         f->op.operand = operand++;
         step.args.push_back(f->param ? param(std::move(*f->param)) : value(f->value));
       }
@@ -216,9 +216,7 @@ class Lowerer {
     const bool kernel_anchor = passes::is_kernel_anchor(g(), head);
     if (kernel_anchor) {
       TT_RETURN_IF_ERROR(lower_anchor(step, group, head));
-    } else if (floats && std::all_of(group.begin(), group.end(), [&](int i) {
-                 return passes::is_elementwise(g().nodes()[i].op);
-               })) {
+    } else if (is_elementwise_chain(group)) {
       TT_RETURN_IF_ERROR(lower_elementwise(step, group));
     } else if (group.size() > 1) {
       return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "' (" + step.label +
@@ -226,13 +224,52 @@ class Lowerer {
                                              "kernel anchors and float element-wise chains"};
     } else if (floats && (head.op == OpKind::kMaxPool2d || head.op == OpKind::kAvgPool2d)) {
       lower_pool(step, head);
-    } else if (floats && is_native(g(), head)) {
+    } else if ((floats || is_byte_layout_transform(head)) && is_native(g(), head)) {
       step.kind = Step::Kind::kNative;
     } else {
       step.kind = Step::Kind::kInterpret;
     }
     out_.steps.push_back(std::move(step));
     return Status{};
+  }
+
+  /// A layout transform of 8-bit integers (quantized data between int8 kernels): native too.
+  bool is_byte_layout_transform(const Node& n) const {
+    return n.op == OpKind::kLayoutTransform &&
+           graph::buffer_element_size(g().type(n.output).dtype) == 1;
+  }
+
+  /// Float element-wise nodes, the last perhaps a quantizing cast (fusion_rules.h).
+  bool is_elementwise_chain(const std::vector<int>& group) const {
+    for (size_t k = 0; k < group.size(); ++k) {
+      const Node& n = g().nodes()[group[k]];
+      const bool last = k + 1 == group.size();
+      if (!(passes::is_elementwise(n.op) && passes::is_float_node(g(), n)) &&
+          !(last && passes::is_quantizing_cast(g(), n)))
+        return false;
+    }
+    return true;
+  }
+
+  /// An integer convolution's zero point: the padding reads it, and the kernel's int32 result
+  /// loses z * (the sum of each output channel's weights), an int32 per channel (first in the
+  /// epilogue), so that the result is ConvInteger's sum of (x - z) * w.
+  std::vector<EpilogueOp> zero_point_correction(Step& step, const Node& head,
+                                                const Tensor& plain_weight, int64_t* pad) {
+    *pad = 0;
+    if (head.inputs.size() < 3) return {};
+    *pad = g().constant(head.inputs[2])->i64.at(0);
+    if (*pad == 0) return {};
+    const int64_t channels = plain_weight.shape[0];
+    const int64_t per_channel = plain_weight.size() / channels;
+    Tensor correction = Tensor::zeros(graph::DType::kInt32, {channels});
+    for (int64_t o = 0; o < channels; ++o) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < per_channel; ++i) sum += plain_weight.i64[o * per_channel + i];
+      correction.i64[o] = graph::wrap_integer(graph::DType::kInt32, -*pad * sum);
+    }
+    step.args.push_back(param(std::move(correction)));
+    return {EpilogueOp{EpilogueOp::Kind::kAddChannel, 0}};
   }
 
   /// A conv2d or dense node: the template kernel chosen for it, or a depthwise convolution's
@@ -263,13 +300,20 @@ class Lowerer {
     TT_ASSIGN_OR_RETURN(ss::TemplateConfig kernel, std::move(chosen));
     const ss::Template& t = kernel.tmpl();
     const ss::KernelSignature sig = kernel.signature();
+    std::vector<EpilogueOp> ops;
+    int64_t pad = 0;
     if (t.needs_constant_weight()) {
       // The kernel reads the weight transformed or packed: done once, here, from the plain
       // weight (a blocked node's is already in OIHW[x]i[y]o).
       const Tensor& w = *g().constant(head.inputs[1]);
-      step.args[1] = param(t.pack_weight(sig, request.blocked ? ss::unpack_oihwio(w) : w));
+      const Tensor plain = request.blocked ? ss::unpack_oihwio(w) : w;
+      step.args[1] = param(t.pack_weight(sig, plain));
+      if (passes::is_integer_conv(g(), head)) ops = zero_point_correction(step, head, plain, &pad);
+    } else if (passes::is_integer_conv(g(), head)) {
+      return internal_error("node '" + head.name + "': the integer template " +
+                            std::string(t.name()) + " does not pack its weights");
     }
-    TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
+    TT_ASSIGN_OR_RETURN(ops, epilogue(step, group, head, std::move(ops)));
     step.extent = sig.parallel_extent;
     step.flop = t.flop(kernel.task);
     if (t.algorithm() != "direct") step.label += "(" + std::string(t.algorithm()) + ")";
@@ -277,7 +321,7 @@ class Lowerer {
     if (const auto* c = std::get_if<ss::Conv2dWorkload>(&kernel.task.workload);
         c && c->is_depthwise())
       step.label = "depthwise_" + step.label;
-    step.symbol = kernel_symbol(TemplateKernelSpec{std::move(kernel), std::move(ops)});
+    step.symbol = kernel_symbol(TemplateKernelSpec{std::move(kernel), std::move(ops), pad});
     return Status{};
   }
 
@@ -376,7 +420,12 @@ class Lowerer {
       const Node& n = g().nodes()[i];
       ElementwiseInstr in;
       in.a = ref(n.inputs[0], g().type(n.inputs[0]).shape);
-      if (n.op == OpKind::kBiasAdd) {  // an add of the channel vector, broadcast from its axis
+      if (passes::is_quantizing_cast(g(), n)) {  // the store converts
+        spec.out_dtype = g().type(n.output).dtype;
+        if (!spec.program.empty()) continue;
+        in.op = Op::kIdentity;
+      } else if (n.op ==
+                 OpKind::kBiasAdd) {  // an add of the channel vector, broadcast from its axis
         in.op = Op::kAdd;
         const int64_t rank = static_cast<int64_t>(spec.out_shape.size());
         int64_t axis = graph::attrs_as<graph::BiasAddAttrs>(n.attrs).axis;

@@ -12,9 +12,11 @@ namespace tensortune::epilogue {
 
 /// Applied in order to the accumulator. A channel operand holds one float per output channel
 /// (conv2d: in channel order; dense: per output column); a tensor operand has the output's
-/// layout and shape.
+/// layout and shape. Integer kernels (int32 accumulators) take kAddChannel of int32 operands
+/// while the value is an integer, then kToFloat, after which the float steps follow; without
+/// kToFloat they store int32.
 struct EpilogueOp {
-  enum class Kind { kAddChannel, kMulChannel, kAddTensor, kMulTensor, kRelu, kClip };
+  enum class Kind { kAddChannel, kMulChannel, kAddTensor, kMulTensor, kRelu, kClip, kToFloat };
   Kind kind = Kind::kRelu;
   int operand = -1;      ///< index into the kernel's epilogue operands
   float lo = 0, hi = 0;  ///< kClip

@@ -13,6 +13,9 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kConv2d:
       return kernels::conv2d(*in[0], *in[1], attrs_as<Conv2dAttrs>(a), out);
     case OpKind::kConv2dNCHWc:
+      if (!is_float(in[0]->dtype))
+        return kernels::conv2d_nchwc_integer(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr,
+                                             attrs_as<Conv2dNCHWcAttrs>(a), out);
       return kernels::conv2d_nchwc(*in[0], *in[1], attrs_as<Conv2dNCHWcAttrs>(a), out);
     case OpKind::kDense:
       return kernels::dense(*in[0], *in[1]);
@@ -135,7 +138,8 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
     case OpKind::kTopKIndices:
       return kernels::top_k_indices(*in[0], attrs_as<TopKAttrs>(a), out);
     case OpKind::kConv2dInteger:
-      return kernels::conv2d_integer(*in[0], *in[1], attrs_as<Conv2dAttrs>(a), out);
+      return kernels::conv2d_integer(*in[0], *in[1], attrs_as<Conv2dAttrs>(a), out,
+                                     in.size() > 2 ? in[2] : nullptr);
     case OpKind::kMatMulInteger:
       return kernels::matmul_integer(*in[0], *in[1], out);
     case OpKind::kMaxPool2dIndices:

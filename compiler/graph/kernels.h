@@ -19,8 +19,13 @@ Tensor dense(const Tensor& x, const Tensor& w);
 Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape);
 
 // integer_kernels.cc: exact integer sums (int64), results wrapped to int32.
+/// `zero_point` (nullable): subtracted from x first, so that padding reads it (ConvInteger).
 Tensor conv2d_integer(const Tensor& x, const Tensor& w, const Conv2dAttrs& a,
-                      const Shape& out_shape);
+                      const Shape& out_shape, const Tensor* zero_point = nullptr);
+/// conv2d_nchwc of integer operands: NCHW[x]c data minus its zero point (nullable),
+/// OIHW[x]i[y]o weights, NCHW[y]c int32 result (groups 1).
+Tensor conv2d_nchwc_integer(const Tensor& x, const Tensor& w, const Tensor* zero_point,
+                            const Conv2dNCHWcAttrs& a, const Shape& out_shape);
 Tensor matmul_integer(const Tensor& a, const Tensor& b, const Shape& out_shape);
 /// max_pool2d's argmax: each output's flat index into x (N, C, H, W, or N, C, W, H with
 /// storage_order 1; the first of equal maxima), as ONNX's MaxPool Indices.

@@ -7,7 +7,7 @@ namespace tensortune::graph {
 
 namespace {
 
-int64_t element_bytes(DType d) { return graph::is_float(d) ? 4 : 8; }
+int64_t element_bytes(DType d) { return buffer_element_size(d); }
 
 }  // namespace
 

@@ -85,9 +85,26 @@ Expected<TensorType> infer_conv2d(const std::vector<TensorType>& in, const Conv2
   return TensorType{DType::kFloat32, {x[0], wt[0], hw.first, hw.second}};
 }
 
+/// A zero point: one element of the data's integer dtype.
+Status expect_zero_point(const TensorType& zp, const TensorType& data) {
+  if (num_elements(zp.shape) != 1 || zp.dtype != data.dtype || is_float(data.dtype))
+    return invalid_argument("the zero point must be one element of the data's integer dtype " +
+                            type_string(data) + ", got " + type_string(zp));
+  return Status{};
+}
+
+/// float32 data and weight give float32; integer ones (uint8 data, int8 weight, and the data's
+/// optional zero point as a third input) an int32 result.
 Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in,
                                         const Conv2dNCHWcAttrs& a) {
-  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 3));
+  const bool integer = !is_float(in[0].dtype);
+  if (integer != !is_float(in[1].dtype))
+    return invalid_argument("data " + type_string(in[0]) + " and weight " + type_string(in[1]) +
+                            " must be both float or both integer");
+  if (in.size() == 3 && !integer)
+    return invalid_argument("only an integer conv2d_nchwc takes a zero point");
+  if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
   const Shape &x = in[0].shape, &wt = in[1].shape;
   const int64_t ic_bn = a.ic_bn, oc_bn = a.oc_bn, groups = a.groups;
   if (x.size() != 5 || x[4] != ic_bn)
@@ -110,7 +127,8 @@ Expected<TensorType> infer_conv2d_nchwc(const std::vector<TensorType>& in,
   }
   TT_ASSIGN_OR_RETURN(auto hw,
                       window_hw(x[2], x[3], wt[2], wt[3], a.strides, a.pads, a.dilations, false));
-  return TensorType{DType::kFloat32, {x[0], wt[0], hw.first, hw.second, oc_bn}};
+  return TensorType{integer ? DType::kInt32 : DType::kFloat32,
+                    {x[0], wt[0], hw.first, hw.second, oc_bn}};
 }
 
 Expected<TensorType> infer_pool(OpKind op, const std::vector<TensorType>& in, const Attrs& attrs) {
@@ -259,9 +277,11 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
       return infer_conv2d(in, attrs_as<Conv2dAttrs>(a));
     case OpKind::kConv2dInteger:
     case OpKind::kMatMulInteger: {
-      // The float rules on the shapes; integer operands, an int32 result.
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
-      std::vector<TensorType> as_float = in;
+      // The float rules on the shapes; integer operands, an int32 result. A convolution's
+      // optional third input is the data's zero point (ONNX ConvInteger's x_zero_point).
+      TT_RETURN_IF_ERROR(expect_inputs(in, 2, op == OpKind::kConv2dInteger ? 3 : 2));
+      if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
+      std::vector<TensorType> as_float(in.begin(), in.begin() + 2);
       for (auto& t : as_float) {
         if (is_float(t.dtype))
           return invalid_argument(std::string(op_name(op)) + " needs integer operands, got " +

@@ -7,6 +7,7 @@
 namespace tensortune::graph {
 
 using tensortune::broadcast_shapes;
+using tensortune::buffer_element_size;
 using tensortune::compute_dtype;
 using tensortune::DType;
 using tensortune::dtype_from_name;
@@ -19,13 +20,16 @@ using tensortune::is_float;
 using tensortune::is_signed_integer;
 using tensortune::kAllDTypes;
 using tensortune::num_elements;
+using tensortune::read_buffer;
 using tensortune::round_float;
 using tensortune::Shape;
 using tensortune::shape_to_string;
 using tensortune::strides_of;
 using tensortune::Tensor;
+using tensortune::tensor_from_storage;
 using tensortune::TensorType;
 using tensortune::type_string;
 using tensortune::wrap_integer;
+using tensortune::write_buffer;
 
 }  // namespace tensortune::graph

@@ -191,7 +191,10 @@ Tensor layout_transform(const Tensor& x, int64_t from_block, int64_t to_block,
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t hw = 0; hw < H * W; ++hw)
-        out.f32[offset(n, c, hw, tb)] = x.f32[offset(n, c, hw, fb)];
+        if (is_float(x.dtype))
+          out.f32[offset(n, c, hw, tb)] = x.f32[offset(n, c, hw, fb)];
+        else
+          out.i64[offset(n, c, hw, tb)] = x.i64[offset(n, c, hw, fb)];
   return out;
 }
 

@@ -32,12 +32,19 @@ std::string layout_name(int64_t block) {
 // OIHW -> OIHW[ib]i[ob]o; for depthwise (I = 1) the result is O(1)HW(1)i[ob]o.
 Tensor pack_weight(const Tensor& w, int64_t ib, int64_t ob) {
   const int64_t O = w.shape[0], I = w.shape[1], KH = w.shape[2], KW = w.shape[3];
-  Tensor out = Tensor::zeros(graph::DType::kFloat32, {O / ob, I / ib, KH, KW, ib, ob});
+  Tensor out = Tensor::zeros(w.dtype, {O / ob, I / ib, KH, KW, ib, ob});
+  const bool floats = graph::is_float(w.dtype);
   for (int64_t o = 0; o < O; ++o)
     for (int64_t i = 0; i < I; ++i)
-      for (int64_t k = 0; k < KH * KW; ++k)
-        out.f32[((((o / ob) * (I / ib) + i / ib) * KH * KW + k) * ib + i % ib) * ob + o % ob] =
-            w.f32[(o * I + i) * KH * KW + k];
+      for (int64_t k = 0; k < KH * KW; ++k) {
+        const int64_t to =
+            ((((o / ob) * (I / ib) + i / ib) * KH * KW + k) * ib + i % ib) * ob + o % ob;
+        const int64_t from = (o * I + i) * KH * KW + k;
+        if (floats)
+          out.f32[to] = w.f32[from];
+        else
+          out.i64[to] = w.i64[from];
+      }
   return out;
 }
 
@@ -82,6 +89,20 @@ class LayoutAlterer {
     switch (n.op) {
       case OpKind::kConv2d:
         return visit_conv(n);
+      case OpKind::kConv2dInteger:
+        return visit_integer_conv(n);
+      case OpKind::kCast: {
+        // Element-wise: quantizing (float -> 8-bit) and dequantizing (int32 -> float) casts
+        // stay in the blocked layout of the convolutions around them.
+        const ValueId x = rw_.map(n.inputs[0]);
+        const graph::DType from = g_.type(n.inputs[0]).dtype, to = g_.type(n.output).dtype;
+        const bool quantizing = from == graph::DType::kFloat32 &&
+                                (to == graph::DType::kUInt8 || to == graph::DType::kInt8);
+        const bool dequantizing = from == graph::DType::kInt32 && to == graph::DType::kFloat32;
+        if (block_of(x) == 0 || !(quantizing || dequantizing)) return copy_plain(n);
+        TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(n.op, n.name, {x}, n.attrs));
+        return keep(n, y, block_of(x));
+      }
       case OpKind::kMaxPool2d:
       case OpKind::kAvgPool2d:
       case OpKind::kGlobalAvgPool2d: {
@@ -177,6 +198,40 @@ class LayoutAlterer {
     blocked_conv.ic_bn = blocks.ic_bn;
     blocked_conv.oc_bn = blocks.oc_bn;
     TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, {blocked, weight},
+                                            graph::to_attrs(blocked_conv)));
+    return keep(n, y, blocks.oc_bn);
+  }
+
+  /// conv2d_integer of uint8 data by constant int8 weights (groups 1), as a quantized network
+  /// has it: conv2d_nchwc with integer operands, in the blocks its records (or the int8
+  /// template's default) chose. Others stay as they are, in NCHW.
+  Status visit_integer_conv(const Node& n) {
+    const auto conv = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+    const Shape& x = g_.type(n.inputs[0]).shape;
+    const Shape& w = g_.type(n.inputs[1]).shape;
+    if (conv.groups != 1 || !g_.is_constant(n.inputs[1]) ||
+        g_.type(n.inputs[0]).dtype != graph::DType::kUInt8 ||
+        g_.type(n.inputs[1]).dtype != graph::DType::kInt8 || !options_.choose_blocks)
+      return copy_plain(n);
+    auto workload = schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
+    if (!workload) return workload.error().with_context("node '" + n.name + "'");
+    workload->precision = schedule_space::Precision::kUInt8Int8;
+    const auto for_node = options_.node_blocks ? options_.node_blocks(n.name) : std::nullopt;
+    const ConvBlocks blocks = for_node ? *for_node : options_.choose_blocks(*workload);
+    if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
+      return copy_plain(n);
+    TT_ASSIGN_OR_RETURN(ValueId blocked, to_block(rw_.map(n.inputs[0]), blocks.ic_bn));
+    const ValueId weight =
+        rw_.out().add_constant(g_.value(n.inputs[1]).name + ".OIHW" + std::to_string(blocks.ic_bn) +
+                                   "i" + std::to_string(blocks.oc_bn) + "o",
+                               pack_weight(*g_.constant(n.inputs[1]), blocks.ic_bn, blocks.oc_bn));
+    std::vector<ValueId> inputs = {blocked, weight};
+    if (n.inputs.size() > 2) inputs.push_back(rw_.map(n.inputs[2]));
+    graph::Conv2dNCHWcAttrs blocked_conv;
+    static_cast<graph::Conv2dAttrs&>(blocked_conv) = conv;
+    blocked_conv.ic_bn = blocks.ic_bn;
+    blocked_conv.oc_bn = blocks.oc_bn;
+    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, std::move(inputs),
                                             graph::to_attrs(blocked_conv)));
     return keep(n, y, blocks.oc_bn);
   }

@@ -4,7 +4,7 @@
 //
 // A group is a kernel anchor followed by the longest chain of epilogue nodes its kernel fuses,
 // each the single consumer of the previous one; or a chain of float element-wise ops over one
-// shape on their own; or any other node alone.
+// shape on their own, perhaps ending in a quantizing cast; or any other node alone.
 #include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 
@@ -30,13 +30,18 @@ Expected<Graph> run(const Graph& input) {
     const int group = next_group++;
     nodes[i].fusion_group = group;
     const bool anchor = is_kernel_anchor(g, nodes[i]);
-    const bool chain = !anchor && is_elementwise(nodes[i].op) && is_float_node(g, nodes[i]);
+    const bool chain = !anchor && ((is_elementwise(nodes[i].op) && is_float_node(g, nodes[i])) ||
+                                   is_quantizing_cast(g, nodes[i]));
     if (!anchor && !chain) continue;
     const auto& shape = g.type(nodes[i].output).shape;
     ValueId v = nodes[i].output;
     while (uses[v] == 1 && consumer[v] >= 0) {
       Node& c = nodes[consumer[v]];
-      if (c.fusion_group >= 0 || !is_elementwise(c.op)) break;
+      if (c.fusion_group >= 0) break;
+      // A chain ends with its quantizing cast: what follows reads bytes.
+      if (!anchor && g.type(v).dtype != graph::DType::kFloat32) break;
+      const bool cast = anchor ? c.op == graph::OpKind::kCast : is_quantizing_cast(g, c);
+      if (!is_elementwise(c.op) && !cast) break;
       // The group runs where its first node is, so every other operand of the chain must
       // exist by then.
       bool ready = true;
@@ -44,7 +49,7 @@ Expected<Graph> run(const Graph& input) {
         if (in != v && g.value(in).producer >= static_cast<int>(i)) ready = false;
       if (!ready) break;
       if (anchor ? !fuse_epilogue_node(g, nodes[i], c, v)
-                 : g.type(c.output).shape != shape || !is_float_node(g, c))
+                 : g.type(c.output).shape != shape || (!cast && !is_float_node(g, c)))
         break;
       c.fusion_group = group;
       v = c.output;

@@ -75,8 +75,23 @@ bool all_float(const Graph& g, const std::vector<int>& nodes) {
                      [&](int i) { return is_float_node(g, g.nodes()[i]); });
 }
 
+bool is_quantizing_cast(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kCast || g.type(n.inputs[0]).dtype != graph::DType::kFloat32) return false;
+  const graph::DType to = g.type(n.output).dtype;
+  return to == graph::DType::kUInt8 || to == graph::DType::kInt8;
+}
+
+bool is_integer_conv(const Graph& g, const Node& n) {
+  return n.op == OpKind::kConv2dNCHWc && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
+         g.type(n.inputs[1]).dtype == graph::DType::kInt8 &&
+         graph::attrs_as<graph::Conv2dNCHWcAttrs>(n.attrs).groups == 1 &&
+         (n.inputs.size() < 3 || g.is_constant(n.inputs[2]));
+}
+
 std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
+  const bool integer = !graph::is_float(g.type(n.inputs[0]).dtype);
+  if (integer && !is_integer_conv(g, n)) return std::nullopt;
   const auto attrs = graph::attrs_as<graph::Conv2dNCHWcAttrs>(n.attrs);
   const int64_t groups = attrs.groups;
   const Shape& x = g.type(n.inputs[0]).shape;
@@ -101,10 +116,12 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
     a.workload.groups = groups;
   }
   if (groups != 1 && !a.depthwise) return std::nullopt;
+  if (integer) a.workload.precision = schedule_space::Precision::kUInt8Int8;
   return a;
 }
 
 bool is_kernel_anchor(const Graph& g, const Node& n) {
+  if (is_integer_conv(g, n)) return g.is_constant(n.inputs[1]);
   return (n.op == OpKind::kDense || conv_anchor(g, n)) && is_float_node(g, n);
 }
 
@@ -113,6 +130,11 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
   const Shape& out = g.type(anchor.output).shape;
   if (g.type(n.output).shape != out || g.type(n.output).dtype != graph::DType::kFloat32)
     return std::nullopt;
+  // An integer kernel's int32 result: converted to float first, then the float steps.
+  if (g.type(v).dtype != graph::DType::kFloat32) {
+    if (n.op != OpKind::kCast || g.type(v).dtype != graph::DType::kInt32) return std::nullopt;
+    return fused(EpilogueOp::Kind::kToFloat);
+  }
   const auto axes = channel_axes(anchor);
   if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
   if (n.op == OpKind::kClip) {

@@ -5,11 +5,13 @@
 /// the ones that run. Lowering never re-splits a group.
 ///
 /// A kernel anchor is a float conv2d or conv2d_nchwc with groups 1 or depthwise (one output
-/// channel per input channel), or a float dense. Its epilogue is a chain of element-wise nodes
-/// over the anchor's output shape that the kernel spec's `EpilogueOp` vocabulary expresses: relu,
-/// clip, a per-channel constant added or multiplied (bias_add, add, subtract, multiply), or a
-/// tensor of the output's shape added or multiplied (a residual). Element-wise chains of their
-/// own become one element-wise kernel when every value is float.
+/// channel per input channel), a float dense, or an integer conv2d_nchwc (uint8 x int8), whose
+/// epilogue begins with the cast of its int32 result to float. Its epilogue is a chain of
+/// element-wise nodes over the anchor's output shape that the kernel spec's `EpilogueOp` vocabulary
+/// expresses: relu, clip, a per-channel constant added or multiplied (bias_add, add, subtract,
+/// multiply), or a tensor of the output's shape added or multiplied (a residual). Element-wise
+/// chains of their own become one element-wise kernel when every value is float, or when the chain
+/// ends in a quantizing cast (float32 to uint8 or int8).
 #include <optional>
 #include <vector>
 
@@ -34,8 +36,16 @@ struct ConvAnchor {
   bool depthwise = false;
 };
 
-/// The convolution a kernel computes for `n`; nothing for other nodes and for grouped
-/// convolutions that are not depthwise.
+/// A cast from float32 to uint8 or int8 (a quantization): it ends a float element-wise chain,
+/// whose kernel stores bytes.
+bool is_quantizing_cast(const graph::Graph& g, const graph::Node& n);
+
+/// A conv2d_nchwc of uint8 data by int8 weights (groups 1, the data's zero point a constant):
+/// an int8 kernel's anchor, whose epilogue starts with the cast of its int32 result to float.
+bool is_integer_conv(const graph::Graph& g, const graph::Node& n);
+
+/// The convolution a kernel computes for `n` (an integer one with Precision::kUInt8Int8);
+/// nothing for other nodes and for grouped convolutions that are not depthwise.
 std::optional<ConvAnchor> conv_anchor(const graph::Graph& g, const graph::Node& n);
 
 /// A float dense or a convolution `conv_anchor` accepts, with float operands.

@@ -46,10 +46,11 @@ struct BlobWriter {
     blobs.push_back(std::move(bytes));
     return static_cast<int>(blobs.size() - 1);
   }
+  /// At the dtype's width (int8 weights one byte each), as the executor's buffers hold them.
   int add(const Tensor& t) {
-    const char* p = graph::is_float(t.dtype) ? reinterpret_cast<const char*>(t.f32.data())
-                                             : reinterpret_cast<const char*>(t.i64.data());
-    return add(std::string(p, static_cast<size_t>(t.size()) * (graph::is_float(t.dtype) ? 4 : 8)));
+    std::string bytes(static_cast<size_t>(t.size() * graph::buffer_element_size(t.dtype)), '\0');
+    graph::write_buffer(t, bytes.data());
+    return add(std::move(bytes));
   }
 };
 
@@ -215,19 +216,20 @@ struct Decoder {
     TT_ASSIGN_OR_RETURN(DType dtype, dtype_from(dtype_name));
     for (int64_t d : shape)
       if (d < 0) return invalid_argument("a tensor has a negative dimension");
-    Tensor t = Tensor::zeros(dtype, shape);
+    const graph::TensorType type{dtype, shape};
     const std::string& b = blobs[static_cast<size_t>(blob)];
-    const size_t bytes = static_cast<size_t>(t.size()) * (graph::is_float(dtype) ? 4 : 8);
+    const size_t count = static_cast<size_t>(graph::num_elements(shape));
+    const size_t bytes = count * static_cast<size_t>(graph::buffer_element_size(dtype));
+    // Integers at their width; artifacts written before that held every integer in 8 bytes.
+    if (!graph::is_float(dtype) && b.size() == count * 8 && bytes != count * 8) {
+      Tensor t = graph::tensor_from_storage(type, b.data());
+      for (int64_t& v : t.i64) v = graph::wrap_integer(dtype, v);  // a crafted blob may not be
+      return t;
+    }
     if (b.size() != bytes)
       return invalid_argument("blob " + std::to_string(blob) + " has " + std::to_string(b.size()) +
                               " bytes, its tensor needs " + std::to_string(bytes));
-    if (bytes > 0)
-      std::memcpy(graph::is_float(dtype) ? static_cast<void*>(t.f32.data())
-                                         : static_cast<void*>(t.i64.data()),
-                  b.data(), bytes);
-    // Narrow integer dtypes keep the values in their range (a crafted blob may not).
-    for (int64_t& v : t.i64) v = graph::wrap_integer(dtype, v);
-    return t;
+    return graph::read_buffer(type, b.data());  // narrow integers are sign- or zero-extended
   }
 
   Expected<graph::Attrs> attrs(const json& j) {

@@ -22,7 +22,8 @@ using graph::ValueId;
 
 namespace {
 
-int64_t element_bytes(DType d) { return graph::is_float(d) ? 4 : 8; }
+// Values live in buffers at their dtype's width (uint8 one byte): what kernels read and write.
+int64_t element_bytes(DType d) { return graph::buffer_element_size(d); }
 
 /// 64-byte aligned bytes.
 class Bytes {
@@ -124,23 +125,16 @@ Status Executable::Impl::bind_buffers() {
   for (size_t v = 0; v < g.values().size(); ++v) {
     const Tensor* c = g.constant(static_cast<ValueId>(v));
     if (!c) continue;
-    if (!kernel_reads[v]) {
-      value_ptr[v] = graph::is_float(c->dtype)
-                         ? const_cast<float*>(c->f32.data())
-                         : static_cast<void*>(const_cast<int64_t*>(c->i64.data()));
+    if (!kernel_reads[v] && graph::is_float(c->dtype)) {
+      value_ptr[v] = const_cast<float*>(c->f32.data());
       continue;
     }
-    const int64_t bytes = c->size() * element_bytes(c->dtype);
-    value_ptr[v] = allocate(bytes);
-    if (bytes > 0)
-      std::memcpy(value_ptr[v],
-                  graph::is_float(c->dtype) ? static_cast<const void*>(c->f32.data())
-                                            : static_cast<const void*>(c->i64.data()),
-                  bytes);
+    value_ptr[v] = allocate(c->size() * element_bytes(c->dtype));
+    graph::write_buffer(*c, value_ptr[v]);
   }
   for (const Tensor& p : net->params) {
-    void* d = allocate(p.size() * 4);
-    if (p.size() > 0) std::memcpy(d, p.f32.data(), static_cast<size_t>(p.size()) * 4);
+    void* d = allocate(p.size() * element_bytes(p.dtype));
+    graph::write_buffer(p, d);
     param_ptr.push_back(d);
   }
   return Status{};
@@ -187,12 +181,7 @@ std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
       if (const Tensor* c = g.constant(v)) return c;
       auto it = local.find(v);
       if (it != local.end()) return &it->second;
-      Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
-      const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
-      void* dst = graph::is_float(t.dtype) ? static_cast<void*>(t.f32.data())
-                                           : static_cast<void*>(t.i64.data());
-      if (bytes > 0) std::memcpy(dst, value_ptr[v], bytes);
-      return &local.emplace(v, std::move(t)).first->second;
+      return &local.emplace(v, graph::read_buffer(g.type(v), value_ptr[v])).first->second;
     };
     // The interpreter's loops keep to this executable's threads.
     const graph::ScopedInterpreterPool threads(*pool);
@@ -201,12 +190,7 @@ std::function<Status()> Executable::Impl::bind_interpreted(const Step& step) {
       std::vector<const Tensor*> inputs;
       for (ValueId in : n.inputs) inputs.push_back(read(in));
       TT_ASSIGN_OR_RETURN(Tensor out, graph::evaluate_node(n, inputs, g.type(n.output)));
-      if (void* dst = value_ptr[n.output]) {
-        const size_t bytes = static_cast<size_t>(out.size() * element_bytes(out.dtype));
-        const void* src = graph::is_float(out.dtype) ? static_cast<const void*>(out.f32.data())
-                                                     : static_cast<const void*>(out.i64.data());
-        if (bytes > 0) std::memcpy(dst, src, bytes);
-      }
+      if (void* dst = value_ptr[n.output]) graph::write_buffer(out, dst);
       local[n.output] = std::move(out);
     }
     return Status{};
@@ -349,16 +333,13 @@ Status Executable::set_input(const std::string& name, const graph::TensorType& t
                              const void* data) {
   TT_RETURN_IF_ERROR(check_input(name, type));
   const ValueId id = impl_->net->graph.find_input(name);
-  if (impl_->gpu) {
-    Tensor value = Tensor::zeros(type.dtype, type.shape);
-    void* dst = graph::is_float(type.dtype) ? static_cast<void*>(value.f32.data())
-                                            : static_cast<void*>(value.i64.data());
-    if (value.size() > 0) std::memcpy(dst, data, value.size() * element_bytes(type.dtype));
-    return impl_->gpu->set_input(id, value);
+  if (impl_->gpu) return impl_->gpu->set_input(id, graph::tensor_from_storage(type, data));
+  if (graph::is_float(type.dtype)) {
+    const size_t bytes = static_cast<size_t>(graph::num_elements(type.shape) * 4);
+    if (bytes > 0) std::memcpy(impl_->value_ptr[id], data, bytes);
+    return Status{};
   }
-  const size_t bytes =
-      static_cast<size_t>(graph::num_elements(type.shape) * element_bytes(type.dtype));
-  if (bytes > 0) std::memcpy(impl_->value_ptr[id], data, bytes);
+  graph::write_buffer(graph::tensor_from_storage(type, data), impl_->value_ptr[id]);
   return Status{};
 }
 
@@ -413,12 +394,7 @@ std::vector<Tensor> Executable::outputs() const {
       out.push_back(*c);
       continue;
     }
-    Tensor t = Tensor::zeros(g.type(v).dtype, g.type(v).shape);
-    const size_t bytes = static_cast<size_t>(t.size() * element_bytes(t.dtype));
-    void* dst = graph::is_float(t.dtype) ? static_cast<void*>(t.f32.data())
-                                         : static_cast<void*>(t.i64.data());
-    if (bytes > 0) std::memcpy(dst, impl_->value_ptr[v], bytes);
-    out.push_back(std::move(t));
+    out.push_back(graph::read_buffer(g.type(v), impl_->value_ptr[v]));
   }
   return out;
 }

@@ -18,18 +18,22 @@ using graph::ValueId;
 
 namespace {
 
+// Device buffers hold values at their dtype's width, as the CPU executor's do.
 int64_t bytes_of(const graph::TensorType& t) {
-  return graph::num_elements(t.shape) * (graph::is_float(t.dtype) ? 4 : 8);
+  return graph::num_elements(t.shape) * graph::buffer_element_size(t.dtype);
 }
 
-void* host_data(Tensor& t) {
-  return graph::is_float(t.dtype) ? static_cast<void*>(t.f32.data())
-                                  : static_cast<void*>(t.i64.data());
+Status upload(GpuModule& m, uint64_t device, const Tensor& t) {
+  if (graph::is_float(t.dtype)) return m.upload(device, t.f32.data(), bytes_of(t.type()));
+  std::vector<char> staged(static_cast<size_t>(bytes_of(t.type())));
+  graph::write_buffer(t, staged.data());
+  return m.upload(device, staged.data(), bytes_of(t.type()));
 }
 
-const void* host_data(const Tensor& t) {
-  return graph::is_float(t.dtype) ? static_cast<const void*>(t.f32.data())
-                                  : static_cast<const void*>(t.i64.data());
+Expected<Tensor> download(GpuModule& m, uint64_t device, const graph::TensorType& type) {
+  std::vector<char> staged(static_cast<size_t>(bytes_of(type)));
+  TT_RETURN_IF_ERROR(m.download(staged.data(), device, bytes_of(type)));
+  return graph::read_buffer(type, staged.data());
 }
 
 bool is_device_copy(graph::OpKind op) {
@@ -75,11 +79,11 @@ struct GpuExecution::Impl {
       const Tensor* c = g().constant(static_cast<ValueId>(v));
       if (!c || !device_reads[v]) continue;
       TT_ASSIGN_OR_RETURN(value_ptr[v], module->allocate(bytes_of(c->type())));
-      TT_RETURN_IF_ERROR(module->upload(value_ptr[v], host_data(*c), bytes_of(c->type())));
+      TT_RETURN_IF_ERROR(upload(*module, value_ptr[v], *c));
     }
     for (const Tensor& p : net->params) {
-      TT_ASSIGN_OR_RETURN(uint64_t d, module->allocate(p.size() * 4));
-      TT_RETURN_IF_ERROR(module->upload(d, p.f32.data(), p.size() * 4));
+      TT_ASSIGN_OR_RETURN(uint64_t d, module->allocate(bytes_of(p.type())));
+      TT_RETURN_IF_ERROR(upload(*module, d, p));
       param_ptr.push_back(d);
     }
     return ok_status();
@@ -111,8 +115,7 @@ struct GpuExecution::Impl {
         if (auto it = local.find(v); it != local.end()) return &it->second;
         if (!value_ptr[v])
           return internal_error("step " + step.label + " reads an unmaterialised value");
-        Tensor t = Tensor::zeros(g().type(v).dtype, g().type(v).shape);
-        TT_RETURN_IF_ERROR(module->download(host_data(t), value_ptr[v], bytes_of(t.type())));
+        TT_ASSIGN_OR_RETURN(Tensor t, download(*module, value_ptr[v], g().type(v)));
         return &local.emplace(v, std::move(t)).first->second;
       };
       for (int i : step.nodes) {
@@ -123,9 +126,7 @@ struct GpuExecution::Impl {
           inputs.push_back(t);
         }
         TT_ASSIGN_OR_RETURN(Tensor out, graph::evaluate_node(n, inputs, g().type(n.output)));
-        if (value_ptr[n.output])
-          TT_RETURN_IF_ERROR(
-              module->upload(value_ptr[n.output], host_data(out), bytes_of(out.type())));
+        if (value_ptr[n.output]) TT_RETURN_IF_ERROR(upload(*module, value_ptr[n.output], out));
         local[n.output] = std::move(out);
       }
       return ok_status();
@@ -186,7 +187,7 @@ Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(
 const graph::MemoryPlan& GpuExecution::memory_plan() const { return impl_->plan; }
 
 Status GpuExecution::set_input(ValueId input, const Tensor& value) {
-  return impl_->module->upload(impl_->value_ptr[input], host_data(value), bytes_of(value.type()));
+  return upload(*impl_->module, impl_->value_ptr[input], value);
 }
 
 Status GpuExecution::run(std::vector<double>* step_seconds) {
@@ -207,8 +208,7 @@ Status GpuExecution::run(std::vector<double>* step_seconds) {
       m.outputs.push_back(*c);
       continue;
     }
-    Tensor t = Tensor::zeros(m.g().type(v).dtype, m.g().type(v).shape);
-    TT_RETURN_IF_ERROR(m.module->download(host_data(t), m.value_ptr[v], bytes_of(t.type())));
+    TT_ASSIGN_OR_RETURN(Tensor t, download(*m.module, m.value_ptr[v], m.g().type(v)));
     m.outputs.push_back(std::move(t));
   }
   return ok_status();

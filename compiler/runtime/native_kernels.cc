@@ -18,8 +18,10 @@ namespace {
 
 /// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW), one (n, output channel chunk) per
 /// iteration.
+/// T: float, or uint8_t for 8-bit integers (quantized data between int8 kernels).
+template <class T>
 NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t to_block,
-                              const float* in, float* out) {
+                              const T* in, T* out) {
   const int64_t N = in_shape[0], H = in_shape[2], W = in_shape[3];
   const int64_t C = from_block ? in_shape[1] * from_block : in_shape[1];
   const int64_t fb = std::max<int64_t>(from_block, 1), tb = std::max<int64_t>(to_block, 1);
@@ -31,10 +33,10 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
     return {[=](int64_t begin, int64_t end) {
               for (int64_t f = begin; f < end; ++f) {
                 const int64_t n = f / in_chunks, chunk = f % in_chunks;
-                const float* i = in + f * HW * fb;
+                const T* i = in + f * HW * fb;
                 for (int64_t k = 0; k < fb; ++k) {
                   const int64_t c = chunk * fb + k;
-                  float* o = out + ((n * (C / tb) + c / tb) * HW) * tb + c % tb;
+                  T* o = out + ((n * (C / tb) + c / tb) * HW) * tb + c % tb;
                   for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb] = i[hw * fb + k];
                 }
               }
@@ -46,11 +48,11 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
   return {[=](int64_t begin, int64_t end) {
             for (int64_t f = begin; f < end; ++f) {
               const int64_t n = f / chunks, chunk = f % chunks;
-              float* o = out + f * HW * tb;
+              T* o = out + f * HW * tb;
               const int64_t c0 = chunk * tb;
               if (fb == 1) {  // from plain NCHW: tb channel planes interleaved
                 for (int64_t j = 0; j < tb; ++j) {
-                  const float* i = in + (n * C + c0 + j) * HW;
+                  const T* i = in + (n * C + c0 + j) * HW;
                   for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb + j] = i[hw];
                 }
                 continue;
@@ -60,7 +62,7 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
                   const int64_t c = c0 + j;
                   const int64_t run =
                       std::min(fb - c % fb, tb - j);  // contiguous in the input block
-                  const float* i = in + ((n * (C / fb) + c / fb) * HW + hw) * fb + c % fb;
+                  const T* i = in + ((n * (C / fb) + c / fb) * HW + hw) * fb + c % fb;
                   for (int64_t k = 0; k < run; ++k) o[hw * tb + j + k] = i[k];
                   j += run;
                 }
@@ -298,6 +300,10 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
   switch (node.op) {
     case OpKind::kLayoutTransform: {
       const auto a = graph::attrs_as<graph::LayoutTransformAttrs>(node.attrs);
+      if (graph::buffer_element_size(g.type(node.output).dtype) == 1)
+        return layout_transform(in_shape, a.from_block, a.to_block,
+                                reinterpret_cast<const uint8_t*>(in),
+                                reinterpret_cast<uint8_t*>(out));
       return layout_transform(in_shape, a.from_block, a.to_block, in, out);
     }
     case OpKind::kGlobalAvgPool2d:

@@ -177,7 +177,20 @@ CudaKernelSource emit_elementwise_kernel(const ElementwiseKernelSpec& spec,
     src.line("const float r" + num(static_cast<int64_t>(j)) + " = " +
              instruction(in, ref(in.a), ref(in.b)) + ";");
   }
-  src.line("out[i] = r" + num(static_cast<int64_t>(spec.program.size()) - 1) + ";");
+  const std::string result = "r" + num(static_cast<int64_t>(spec.program.size()) - 1);
+  if (spec.out_dtype == DType::kFloat32) {
+    src.line("out[i] = " + result + ";");
+  } else {
+    // A quantizing cast, as the graph's Cast: NaN gives 0, toward zero saturated to int64, then
+    // wrapped to the byte (the type's own truncation).
+    const std::string byte = spec.out_dtype == DType::kUInt8 ? "unsigned char" : "signed char";
+    const std::string& r = result;
+    src.line(
+        "reinterpret_cast<" + byte + "*>(out)[i] = static_cast<" + byte + ">(" + r + " != " + r +
+        " ? 0LL : " + r + " >= 9223372036854775807.0f ? 9223372036854775807LL : " + r +
+        " <= -9223372036854775808.0f ? (-9223372036854775807LL - 1) : static_cast<long long>(" + r +
+        "));");
+  }
   finish(k, src);
   k.arg_count = 1 + operands;
   return k;

@@ -43,8 +43,10 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
   const EmitFn emit = find_emitter(task.template_name);
   if (!emit) return unimplemented("template " + task.template_name + " has no CUDA emitter");
   for (const epilogue::EpilogueOp& op : options.epilogue)
-    if (op.operand < 0 && op.kind != epilogue::EpilogueOp::Kind::kRelu &&
-        op.kind != epilogue::EpilogueOp::Kind::kClip)
+    if (op.kind == epilogue::EpilogueOp::Kind::kToFloat)
+      return unimplemented("CUDA kernels accumulate in float: no integer epilogue");
+    else if (op.operand < 0 && op.kind != epilogue::EpilogueOp::Kind::kRelu &&
+             op.kind != epilogue::EpilogueOp::Kind::kClip)
       return invalid_argument("an epilogue step that reads an operand has operand index " +
                               std::to_string(op.operand));
   if (!space.is_valid(config))
@@ -101,6 +103,8 @@ std::string epilogue(const std::string& value, const std::string& channel, const
       case Kind::kClip:
         // Exact float literals: the bounds as the graph holds them.
         v = "fminf(fmaxf(" + v + ", " + float_literal(op.lo) + "), " + float_literal(op.hi) + ")";
+        break;
+      case Kind::kToFloat:  // refused above: CUDA accumulators are float already
         break;
     }
   }

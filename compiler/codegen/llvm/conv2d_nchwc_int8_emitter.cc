@@ -11,6 +11,11 @@
 //   zero-extended data and adds each pair into one int32, exactly (AutoTVM's non-VNNI form,
 //   `pmaddubsw`, saturates its int16 pair sums: 255 * 127 * 2 does not fit);
 // - elsewhere, B = 8 and R = 4: plain widened multiplies and adds, which LLVM lowers on any CPU.
+//
+// In a network the data's padding holds its quantized zero point (AnchorArgs::pad_value): rows
+// outside the input read a row of it, and the taps that border tiles drop read it as a
+// constant. The epilogue then applies at the store: int32 channel additions (the zero point's
+// correction), the conversion to float, and the float steps of every anchor kernel.
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
@@ -53,8 +58,11 @@ class Int8ConvEmitter {
  public:
   Int8ConvEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AnchorArgs& args,
                   const Conv2dWorkload& w, const Conv2dInt8Schedule& s, bool channels_last_out)
-      : b_(b), m_(m), w_(w), s_(s), channels_last_out_(channels_last_out) {
-    TT_CHECK(args.epilogue.empty()) << "conv2d_NCHWc_int8 kernels take no epilogue";
+      : b_(b), m_(m), args_(args), w_(w), s_(s), channels_last_out_(channels_last_out) {
+    pad_ = args.pad_value;
+    TT_CHECK(pad_ >= 0 && pad_ <= 255) << "pad value " << pad_ << " is not a uint8";
+    for (const auto& op : args.epilogue)
+      float_out_ |= op.kind == epilogue::EpilogueOp::Kind::kToFloat;
     form_ = host_has("avx512vnni") ? DotForm::kVnni
             : host_has("avx2")     ? DotForm::kPairs
                                    : DotForm::kWidened;
@@ -67,7 +75,7 @@ class Int8ConvEmitter {
     auto* i8p = b.getInt8Ty()->getPointerTo();
     data_ = b.CreateBitCast(args.data, i8p);
     weight_ = b.CreateBitCast(args.weight, i8p);
-    out_ = b.CreateBitCast(args.out, b.getInt32Ty()->getPointerTo());
+    out_ = b.CreateBitCast(args.out, out_element()->getPointerTo());
     icc_ = w.in_channels / s.ic_bn;
     occ_ = w.out_channels / s.oc_bn;
     oh_ = w.out_height();
@@ -80,8 +88,14 @@ class Int8ConvEmitter {
     if (rows_may_leave_input) {
       auto* row_type =
           llvm::ArrayType::get(b.getInt8Ty(), static_cast<uint64_t>(w.in_width * s.ic_bn));
+      std::vector<uint8_t> pad_bytes(static_cast<size_t>(w.in_width * s.ic_bn),
+                                     static_cast<uint8_t>(pad_));
+      llvm::Constant* fill =
+          pad_ == 0
+              ? static_cast<llvm::Constant*>(llvm::ConstantAggregateZero::get(row_type))
+              : llvm::ConstantDataArray::get(m.getContext(), llvm::ArrayRef<uint8_t>(pad_bytes));
       zero_row_ = new llvm::GlobalVariable(m, row_type, true, llvm::GlobalValue::InternalLinkage,
-                                           llvm::ConstantAggregateZero::get(row_type), "zero_row");
+                                           fill, "pad_row");
       zero_row_->setAlignment(llvm::Align(64));
     }
   }
@@ -219,6 +233,17 @@ class Int8ConvEmitter {
     return shuffle(b_, wide, llvm::UndefValue::get(wide->getType()), repeat);
   }
 
+  // The padding's four bytes in data_operand's form.
+  llvm::Value* pad_operand() {
+    if (form_ == DotForm::kVnni)
+      return b_.CreateVectorSplat(block_, b_.getInt32(static_cast<uint32_t>(pad_) * 0x01010101u));
+    if (form_ == DotForm::kPairs)
+      return b_.CreateVectorSplat(16, b_.getInt16(static_cast<uint16_t>(pad_)));
+    return b_.CreateVectorSplat(4 * block_, b_.getInt32(static_cast<uint32_t>(pad_)));
+  }
+
+  llvm::Type* out_element() const { return float_out_ ? b_.getFloatTy() : b_.getInt32Ty(); }
+
   // acc plus the products of one block's channels x 4 input channels (acc_type()).
   llvm::Value* accumulate(llvm::Value* acc, llvm::Value* weights, llvm::Value* d) {
     if (form_ == DotForm::kVnni) {
@@ -252,7 +277,7 @@ class Int8ConvEmitter {
     if (kwc) {
       bool any = false;
       for (int64_t p = 0; p < t.cols; ++p) any |= col_valid(t.ow0c, p, *kwc);
-      if (!any) return;
+      if (!any && pad_ == 0) return;
     }
     // weight[occ][icc][kh][kw][g][oc_bn][4]: a block's channels x 4 are adjacent bytes.
     llvm::Value* woff =
@@ -275,9 +300,11 @@ class Int8ConvEmitter {
     for (int64_t r = 0; r < t.rows; ++r) {
       llvm::Value* row = b_.CreateGEP(b_.getInt8Ty(), rows[r], base);
       for (int64_t p = 0; p < t.cols; ++p) {
-        if (kwc && !col_valid(t.ow0c, p, *kwc)) continue;
-        llvm::Value* d =
-            data_operand(b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, p * w_.stride_w * s_.ic_bn)));
+        const bool padding = kwc && !col_valid(t.ow0c, p, *kwc);
+        if (padding && pad_ == 0) continue;
+        llvm::Value* d = padding ? pad_operand()
+                                 : data_operand(b_.CreateGEP(b_.getInt8Ty(), row,
+                                                             i64(b_, p * w_.stride_w * s_.ic_bn)));
         for (int64_t k = 0; k < blocks_; ++k) {
           llvm::Value*& a = acc[acc_index(t, r, p, k)];
           a = accumulate(a, weights[k], d);
@@ -302,7 +329,7 @@ class Int8ConvEmitter {
 
   void emit_store(const Tile& t, const LoopState& acc) {
     llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, occ_), t.occ), oh_);
-    auto* vb = llvm::FixedVectorType::get(b_.getInt32Ty(), block_);
+    auto* vb = llvm::FixedVectorType::get(out_element(), block_);
     // NHWC-style output: position-major, all OC channels of a position adjacent.
     llvm::Value* nrow = mul_i64(b_, t.n, oh_);
     llvm::Value* channel0 = mul_i64(b_, t.occ, s_.oc_bn);
@@ -317,9 +344,13 @@ class Int8ConvEmitter {
                                           channel0)
                                 : mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
         for (int64_t k = 0; k < blocks_; ++k) {
-          llvm::Value* ptr = b_.CreateGEP(b_.getInt32Ty(), out_, add_i64(b_, base, k * block_));
-          b_.CreateAlignedStore(reduce(acc[acc_index(t, r, p, k)]),
-                                b_.CreateBitCast(ptr, vb->getPointerTo()), llvm::Align(4));
+          llvm::Value* offset = add_i64(b_, base, k * block_);
+          llvm::Value* ptr = b_.CreateGEP(out_element(), out_, offset);
+          llvm::Value* value = reduce(acc[acc_index(t, r, p, k)]);
+          if (!args_.epilogue.empty())
+            value =
+                apply_epilogue(b_, value, args_, add_i64(b_, channel0, k * block_), offset, block_);
+          b_.CreateAlignedStore(value, b_.CreateBitCast(ptr, vb->getPointerTo()), llvm::Align(4));
         }
       }
     }
@@ -327,11 +358,14 @@ class Int8ConvEmitter {
 
   llvm::IRBuilder<>& b_;
   llvm::Module& m_;
+  const AnchorArgs& args_;
   const Conv2dWorkload& w_;
   const Conv2dInt8Schedule& s_;
   llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
   bool channels_last_out_;
+  int64_t pad_ = 0;         // the byte padding reads
+  bool float_out_ = false;  // the epilogue converts to float: the output is float32
   DotForm form_ = DotForm::kWidened;
   int block_ = 8;   // output channels per accumulator
   int reduce_ = 4;  // unreduced partial sums per channel

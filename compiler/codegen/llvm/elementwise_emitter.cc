@@ -259,12 +259,31 @@ class ElementwiseEmitter {
       results.push_back(r);
     }
     llvm::Value* offset = add_i64(b_, out_row_, j);
+    if (spec_.out_dtype != DType::kFloat32) {
+      store_bytes(results.back(), offset, width);
+      return;
+    }
     if (width == 1) {
       b_.CreateAlignedStore(results.back(), b_.CreateInBoundsGEP(b_.getFloatTy(), out_, offset),
                             llvm::Align(4));
     } else {
       store_vector(b_, results.back(), out_, offset, width);
     }
+  }
+
+  // A quantizing cast's store, as the graph's Cast: NaN gives 0, toward zero saturated to int64
+  // (llvm.fptosi.sat does both), then wrapped to the byte.
+  void store_bytes(llvm::Value* value, llvm::Value* offset, int width) {
+    llvm::Type* i64t = b_.getInt64Ty();
+    llvm::Type* i8t = b_.getInt8Ty();
+    llvm::Type* wide = width == 1 ? i64t : llvm::FixedVectorType::get(i64t, width);
+    llvm::Type* bytes = width == 1 ? i8t : llvm::FixedVectorType::get(i8t, width);
+    llvm::Value* v =
+        b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {wide, value->getType()}, {value});
+    v = b_.CreateTrunc(v, bytes);
+    llvm::Value* ptr =
+        b_.CreateInBoundsGEP(i8t, b_.CreateBitCast(out_, i8t->getPointerTo()), offset);
+    b_.CreateAlignedStore(v, b_.CreateBitCast(ptr, bytes->getPointerTo()), llvm::Align(1));
   }
 
   llvm::IRBuilder<>& b_;

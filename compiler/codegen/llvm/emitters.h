@@ -35,6 +35,8 @@ struct AnchorArgs {
   llvm::Value* begin = nullptr;
   llvm::Value* end = nullptr;
   std::vector<epilogue::EpilogueOp> epilogue;
+  /// The value padding reads (integer kernels: the data's quantized zero point); 0 otherwise.
+  int64_t pad_value = 0;
 };
 
 /// Emits the body of one template's tuning kernel for (task, config) into the function whose

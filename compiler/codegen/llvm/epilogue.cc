@@ -67,9 +67,32 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
     return load_scalar(b, base, offset);
   };
   auto constant = [&](float c) { return llvm::ConstantFP::get(value->getType(), c); };
+  // An integer accumulator's int32 channel operand (the same pointer, read as int32).
+  auto load_int = [&](const epilogue::EpilogueOp& op, llvm::Value* offset) {
+    llvm::Type* i32 = b.getInt32Ty();
+    llvm::Value* base =
+        b.CreateBitCast(args.operands.at(static_cast<size_t>(op.operand)), i32->getPointerTo());
+    llvm::Type* type = value->getType()->isVectorTy()
+                           ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(i32, width))
+                           : i32;
+    llvm::Value* ptr = b.CreateGEP(i32, base, offset);
+    return b.CreateAlignedLoad(type, b.CreateBitCast(ptr, type->getPointerTo()), llvm::Align(4));
+  };
   for (const epilogue::EpilogueOp& op : args.epilogue) {
     switch (op.kind) {
+      case epilogue::EpilogueOp::Kind::kToFloat: {
+        llvm::Type* f32 = b.getFloatTy();
+        value = b.CreateSIToFP(
+            value, value->getType()->isVectorTy()
+                       ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(f32, width))
+                       : f32);
+        break;
+      }
       case epilogue::EpilogueOp::Kind::kAddChannel:
+        if (value->getType()->isIntOrIntVectorTy()) {
+          value = b.CreateAdd(value, load_int(op, channel_offset));
+          break;
+        }
         value = b.CreateFAdd(value, load(op, channel_offset));
         break;
       case epilogue::EpilogueOp::Kind::kMulChannel:

@@ -57,6 +57,7 @@ std::string spec_key(const NetworkKernelSpec& spec) {
   if (const auto* t = std::get_if<TemplateKernelSpec>(&spec)) {
     // A template's kernel is its task (workload key) and config.
     os << ss::workload_key(t->kernel.task) << " | " << t->kernel.config.index;
+    if (t->pad_value != 0) os << " pad " << t->pad_value;
     put_epilogue(os, t->epilogue);
   } else if (const auto* c = std::get_if<DepthwiseKernelSpec>(&spec)) {
     const auto& w = c->workload;
@@ -76,6 +77,7 @@ std::string spec_key(const NetworkKernelSpec& spec) {
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
+    if (e.out_dtype != DType::kFloat32) os << dtype_name(e.out_dtype) << ' ';
     put_ints(os, e.out_shape);
     for (const auto& s : e.operand_strides) put_ints(os, s);
     for (const auto& in : e.program)
@@ -122,6 +124,7 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     emit::AnchorArgs args = emit::begin_anchor_function(
         m, b, k.symbol, lanes, true, epilogue::epilogue_operand_count(t->epilogue));
     args.epilogue = t->epilogue;
+    args.pad_value = t->pad_value;
     const emit::TemplateEmitFn emit = emit::find_template_emitter(t->kernel.task.template_name);
     TT_CHECK(emit != nullptr) << "no LLVM emitter for " << t->kernel.task.template_name
                               << " (the lowering chose only templates of this backend)";

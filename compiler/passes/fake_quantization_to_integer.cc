@@ -1,0 +1,249 @@
+// FakeQuantizationToInteger: a float conv2d whose operands are dequantized 8-bit values (a QDQ
+// model: DequantizeLinear -> Conv, as the importer composes it) computes in integers:
+//
+//   conv(dequantize(q, s, z), dequantize(w, sw))
+//     = float(conv_integer(q, w, zero point z)) * (s * sw[oc])
+//
+// exactly in the integer part (padding reads the zero point, as the float convolution's zero
+// padding of the dequantized data is), then one float multiply per output channel. What
+// follows the convolution (bias, relu, the next QuantizeLinear) is unchanged and fuses into the
+// kernel's epilogue. The data must be uint8 (int8 data is shifted by 128 into uint8, with its
+// zero point) and the weights int8 after their zero point is subtracted; anything else, and
+// every convolution the `runs_in_integers` callback refuses (no kernel serves it), stays float.
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "compiler/graph/interpreter.h"
+#include "compiler/graph/op_attrs.h"
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
+
+namespace tensortune::passes {
+namespace {
+
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::OpKind;
+using graph::Shape;
+using graph::Tensor;
+using graph::ValueId;
+
+/// The quantized data of a convolution: the integer value (a float tensor of integers, or an
+/// 8-bit tensor), its range, and its zero point.
+struct QuantizedData {
+  ValueId values = graph::kNoValue;  ///< in the source graph
+  bool signed8 = false;              ///< values in [-128, 127] (else [0, 255])
+  int64_t zero_point = 0;
+  float scale = 0;
+};
+
+class Realizer {
+ public:
+  Realizer(const Graph& g, std::function<bool(const schedule_space::Conv2dWorkload&)> accepts)
+      : g_(g), accepts_(std::move(accepts)), rw_(g) {}
+
+  Expected<Graph> run() {
+    for (const Node& n : g_.nodes()) {
+      if (n.op == OpKind::kConv2d) {
+        TT_ASSIGN_OR_RETURN(bool done, try_conv(n));
+        if (done) continue;
+      }
+      TT_RETURN_IF_ERROR(rw_.copy(n));
+    }
+    return rw_.finish();
+  }
+
+ private:
+  const Node* producer(ValueId v, OpKind op) const {
+    const int p = g_.value(v).producer;
+    if (p < 0 || g_.nodes()[p].op != op) return nullptr;
+    return &g_.nodes()[p];
+  }
+
+  /// The value of `v` where every value it depends on is a constant (evaluated once).
+  const Tensor* constant_value(ValueId v) {
+    if (const Tensor* c = g_.constant(v)) return c;
+    if (auto it = evaluated_.find(v); it != evaluated_.end())
+      return it->second ? &*it->second : nullptr;
+    evaluated_[v] = std::nullopt;
+    const int p = g_.value(v).producer;
+    if (p < 0) return nullptr;
+    const Node& n = g_.nodes()[p];
+    std::vector<const Tensor*> inputs;
+    for (ValueId in : n.inputs) {
+      const Tensor* t = constant_value(in);
+      if (!t) return nullptr;
+      inputs.push_back(t);
+    }
+    auto value = graph::evaluate_node(n, inputs, g_.type(v));
+    if (!value) return nullptr;
+    evaluated_[v] = std::move(value).value();
+    return &*evaluated_[v];
+  }
+
+  /// A constant single number (a scalar or one element).
+  std::optional<double> scalar(ValueId v) {
+    const Tensor* t = constant_value(v);
+    if (!t || t->size() != 1) return std::nullopt;
+    return t->at(0);
+  }
+
+  static bool is_integer(double v) { return std::isfinite(v) && v == std::round(v); }
+
+  /// x * s, either operand the constant; the other operand and s.
+  std::optional<std::pair<ValueId, double>> times_scalar(ValueId v) {
+    const Node* mul = producer(v, OpKind::kMultiply);
+    if (!mul) return std::nullopt;
+    for (int k = 0; k < 2; ++k)
+      if (auto s = scalar(mul->inputs[1 - k]); s && *s > 0 && std::isfinite(*s))
+        return std::make_pair(mul->inputs[k], *s);
+    return std::nullopt;
+  }
+
+  /// dequantize(q, s, z) as the importer composes it: (clip(round(x / s) + z) - z) * s with the
+  /// clip to an 8-bit range (QuantizeLinear -> DequantizeLinear).
+  std::optional<QuantizedData> dequantized_data(ValueId v) {
+    auto scaled = times_scalar(v);
+    if (!scaled) return std::nullopt;
+    QuantizedData q;
+    q.scale = static_cast<float>(scaled->second);
+    ValueId shifted = scaled->first;
+    if (const Node* sub = producer(shifted, OpKind::kSubtract)) {
+      auto z = scalar(sub->inputs[1]);
+      if (!z || !is_integer(*z)) return std::nullopt;
+      q.zero_point = static_cast<int64_t>(*z);
+      shifted = sub->inputs[0];
+    }
+    const Node* clip = producer(shifted, OpKind::kClip);
+    if (!clip || g_.type(shifted).dtype != DType::kFloat32) return std::nullopt;
+    const auto range = graph::attrs_as<graph::ClipAttrs>(clip->attrs);
+    if (range.min == 0 && range.max == 255) {
+      q.signed8 = false;
+    } else if (range.min == -128 && range.max == 127) {
+      q.signed8 = true;
+    } else {
+      return std::nullopt;
+    }
+    // The clipped values are integers: round(...) plus an integer zero point, or round alone.
+    ValueId rounded = clip->inputs[0];
+    if (const Node* add = producer(rounded, OpKind::kAdd)) {
+      int k = 0;
+      for (; k < 2; ++k)
+        if (auto z = scalar(add->inputs[1 - k]); z && is_integer(*z)) break;
+      if (k == 2) return std::nullopt;
+      rounded = add->inputs[k];
+    }
+    if (!producer(rounded, OpKind::kRound)) return std::nullopt;
+    const int64_t lo = q.signed8 ? -128 : 0;
+    if (q.zero_point < lo || q.zero_point > lo + 255) return std::nullopt;
+    q.values = shifted;
+    return q;
+  }
+
+  /// The weight as int8 values (zero point subtracted) and its per-output-channel scale.
+  struct QuantizedWeight {
+    Tensor values;             ///< int8, OIHW
+    std::vector<float> scale;  ///< one per output channel
+  };
+  std::optional<QuantizedWeight> dequantized_weight(ValueId v) {
+    const Node* mul = producer(v, OpKind::kMultiply);
+    if (!mul) return std::nullopt;
+    const Shape& shape = g_.type(v).shape;
+    const int64_t channels = shape[0], per_channel = graph::num_elements(shape) / channels;
+    for (int k = 0; k < 2; ++k) {
+      const Tensor* ints = constant_value(mul->inputs[k]);
+      const Tensor* scale = constant_value(mul->inputs[1 - k]);
+      if (!ints || !scale || ints->shape != shape || !graph::is_float(scale->dtype)) continue;
+      // The scale: one number, or one per output channel ([O], [O, 1, 1, 1]).
+      QuantizedWeight w;
+      if (scale->size() == 1) {
+        w.scale.assign(static_cast<size_t>(channels), scale->f32[0]);
+      } else if (scale->size() == channels && !scale->shape.empty() &&
+                 scale->shape[0] == channels && scale->shape.size() == shape.size()) {
+        w.scale = scale->f32;
+      } else {
+        continue;
+      }
+      bool valid = true;
+      for (float s : w.scale) valid = valid && s > 0 && std::isfinite(s);
+      w.values = Tensor::zeros(DType::kInt8, shape);
+      for (int64_t i = 0; valid && i < ints->size(); ++i) {
+        const double x = ints->at(i);
+        valid = is_integer(x) && x >= -128 && x <= 127;
+        w.values.i64[static_cast<size_t>(i)] = static_cast<int64_t>(x);
+      }
+      (void)per_channel;
+      if (valid) return w;
+    }
+    return std::nullopt;
+  }
+
+  Expected<bool> try_conv(const Node& n) {
+    const auto conv = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+    const Shape& x = g_.type(n.inputs[0]).shape;
+    const Shape& w = g_.type(n.inputs[1]).shape;
+    if (conv.groups != 1 || x.size() != 4 || w.size() != 4 || n.inputs.size() != 2) return false;
+    auto workload = schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
+    if (!workload) return false;
+    workload->precision = schedule_space::Precision::kUInt8Int8;
+    if (accepts_ && !accepts_(*workload)) return false;
+    auto data = dequantized_data(n.inputs[0]);
+    if (!data) return false;
+    auto weight = dequantized_weight(n.inputs[1]);
+    if (!weight) return false;
+
+    // The data as uint8: int8 values move up by 128, and so does their zero point.
+    const std::string& name = n.name;
+    ValueId q = rw_.map(data->values);
+    int64_t zero_point = data->zero_point;
+    if (data->signed8) {
+      const ValueId c128 =
+          rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
+      TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
+      zero_point += 128;
+    }
+    TT_ASSIGN_OR_RETURN(
+        ValueId xq,
+        rw_.emit(OpKind::kCast, name + ".quantized", {q},
+                 graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+    std::vector<ValueId> inputs = {xq, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8",
+                                                              std::move(weight->values))};
+    if (zero_point != 0)
+      inputs.push_back(rw_.out().add_constant(name + ".zero_point",
+                                              Tensor::from_ints({}, {zero_point}, DType::kUInt8)));
+    TT_ASSIGN_OR_RETURN(
+        ValueId acc, rw_.emit(OpKind::kConv2dInteger, name + ".int32", std::move(inputs), n.attrs));
+    TT_ASSIGN_OR_RETURN(
+        ValueId real,
+        rw_.emit(OpKind::kCast, name + ".float32", {acc},
+                 graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
+    std::vector<float> multiplier;
+    for (float s : weight->scale) multiplier.push_back(data->scale * s);
+    const ValueId m = rw_.out().add_constant(
+        name + ".multiplier", Tensor::from_floats({w[0], 1, 1}, std::move(multiplier)));
+    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kMultiply, name, {real, m}));
+    rw_.set(n.output, y);
+    return true;
+  }
+
+  const Graph& g_;
+  std::function<bool(const schedule_space::Conv2dWorkload&)> accepts_;
+  Rewriter rw_;
+  std::map<ValueId, std::optional<Tensor>> evaluated_;
+};
+
+}  // namespace
+
+Pass fake_quantization_to_integer(
+    std::function<bool(const schedule_space::Conv2dWorkload&)> runs_in_integers) {
+  return Pass{"FakeQuantizationToInteger",
+              3,
+              "a conv2d of dequantized uint8/int8 data and int8 weights computes in integers "
+              "(conv2d_integer with the data's zero point) times a per-channel float multiplier",
+              {},
+              [runs_in_integers](const Graph& g) { return Realizer(g, runs_in_integers).run(); }};
+}
+
+}  // namespace tensortune::passes

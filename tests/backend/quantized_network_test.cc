@@ -1,0 +1,202 @@
+// Quantized (QDQ) networks on the int8 kernels: FakeQuantizationToInteger turns a dequantized
+// convolution into an exact integer one, and the compiled network runs it on
+// conv2d_NCHWc_int8's kernel with the zero point in its padding and the float epilogue fused.
+// References: the model as ONNX defines it (the interpreter on the imported graph, float
+// convolutions of the dequantized values), and the rewritten graph interpreted.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "compiler/driver/compile.h"
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/graph/interpreter.h"
+#include "compiler/passes/passes.h"
+#include "compiler/runtime/executor.h"
+#include "tests/backend/network_test_util.h"
+#include "tests/compiler/onnx_builder.h"
+
+namespace tensortune {
+namespace {
+
+using graph::OpKind;
+using graph::Tensor;
+
+constexpr int kFloat = onnx::TensorProto_DataType_FLOAT;
+constexpr int kUInt8 = onnx::TensorProto_DataType_UINT8;
+constexpr int kInt8 = onnx::TensorProto_DataType_INT8;
+constexpr double kOutputScale = 0.05;
+
+/// Quantize -> Dequantize of `x` with a scale and zero point of `zp_type`.
+std::string add_qdq(onnx::GraphProto* g, const std::string& x, const std::string& name,
+                    double scale, int zp_type, double zp) {
+  frontend::add_initializer(g, name + "_s", kFloat, {}, {scale});
+  frontend::add_initializer(g, name + "_z", zp_type, {}, {zp});
+  frontend::add_node(g, "QuantizeLinear", name + "_q", {x, name + "_s", name + "_z"}, name + "_q");
+  frontend::add_node(g, "DequantizeLinear", name + "_dq", {name + "_q", name + "_s", name + "_z"},
+                     name + "_dq");
+  return name + "_dq";
+}
+
+/// An int8 weight (values spanning -127..127) dequantized per output channel.
+std::string add_weight(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                       uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> q(-127, 127);
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<double> values(static_cast<size_t>(count));
+  for (double& v : values) v = q(rng);
+  std::vector<double> scales, zeros;
+  for (int64_t o = 0; o < dims[0]; ++o) {
+    scales.push_back(0.002 + 0.001 * static_cast<double>(o % 5));
+    zeros.push_back(0);
+  }
+  frontend::add_initializer(g, name + "_w", kInt8, dims, values);
+  frontend::add_initializer(g, name + "_ws", kFloat, {dims[0]}, scales);
+  frontend::add_initializer(g, name + "_wz", kInt8, {dims[0]}, zeros);
+  auto* dq = frontend::add_node(g, "DequantizeLinear", name + "_wdq",
+                                {name + "_w", name + "_ws", name + "_wz"}, name + "_wdq");
+  *dq->add_attribute() = frontend::int_attr("axis", 0);
+  return name + "_wdq";
+}
+
+onnx::AttributeProto ints_attr(const std::string& name, std::vector<int64_t> v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto_AttributeType_INTS);
+  for (int64_t x : v) a.add_ints(x);
+  return a;
+}
+
+/// x [2, 8, 9, 7] -> QDQ (uint8, zero point 128) -> conv 8->16 3x3, pads t1 l0 b2 r1, bias,
+/// relu -> QDQ (int8, zero point -3) -> conv 16->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100).
+/// Both activations have non-zero zero points, so padding and the correction are exercised.
+graph::Graph quantized_model() {
+  auto m = frontend::model_with_opset(13);
+  auto* g = m.mutable_graph();
+  frontend::add_input(g, "x", {2, 8, 9, 7});
+  const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
+  const std::string w1 = add_weight(g, "conv1", {16, 8, 3, 3}, 1);
+  std::vector<double> bias;
+  for (int o = 0; o < 16; ++o) bias.push_back(0.05 * (o % 7) - 0.15);
+  frontend::add_initializer(g, "conv1_b", kFloat, {16}, bias);
+  auto* c1 = frontend::add_node(g, "Conv", "conv1", {x, w1, "conv1_b"}, "conv1");
+  *c1->add_attribute() = ints_attr("pads", {1, 0, 2, 1});
+  frontend::add_node(g, "Relu", "relu1", {"conv1"}, "relu1");
+  const std::string h = add_qdq(g, "relu1", "mid", 0.03, kInt8, -3);
+  const std::string w2 = add_weight(g, "conv2", {32, 16, 1, 1}, 2);
+  auto* c2 = frontend::add_node(g, "Conv", "conv2", {h, w2}, "conv2");
+  *c2->add_attribute() = ints_attr("strides", {2, 2});
+  const std::string y = add_qdq(g, "conv2", "out", kOutputScale, kUInt8, 100);
+  frontend::add_node(g, "Identity", "y", {y}, "y");
+  g->add_output()->set_name("y");
+  const std::string path = frontend::save(m, "quantized_convs.onnx");
+  auto imported = frontend::import_onnx_file(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(imported) << imported.error().message;
+  return imported ? std::move(*imported) : graph::Graph{};
+}
+
+Tensor interpret(const graph::Graph& g, const Tensor& x) {
+  auto y = graph::interpret(g, {{"x", x}});
+  EXPECT_TRUE(y) << y.error().message;
+  return y ? (*y)[0] : Tensor{};
+}
+
+Tensor run_compiled(const graph::Graph& model, const Tensor& x, bool integer_kernels,
+                    runtime::CompiledNetwork* compiled = nullptr) {
+  driver::CompileOptions options;
+  options.integer_kernels = integer_kernels;
+  auto net = driver::compile_network(model, options);
+  EXPECT_TRUE(net) << net.error().message;
+  if (!net) return {};
+  if (compiled) *compiled = *net;
+  auto exe = runtime::Executable::load(std::make_shared<runtime::CompiledNetwork>(*net), 2);
+  EXPECT_TRUE(exe) << exe.error().message;
+  if (!exe) return {};
+  auto y = (*exe)->run({{"x", x}});
+  EXPECT_TRUE(y) << y.error().message;
+  return y ? (*y)[0] : Tensor{};
+}
+
+/// Every output within one step of the output's quantization of the reference, and at least
+/// `equal_percent` of them equal.
+void expect_within_one_step(const Tensor& got, const Tensor& want, int64_t equal_percent,
+                            const std::string& what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  int64_t equal = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    ASSERT_LE(std::fabs(got.f32[i] - want.f32[i]), kOutputScale * 1.0001) << what << " at " << i;
+    equal += got.f32[i] == want.f32[i];
+  }
+  EXPECT_GE(equal * 100, want.size() * equal_percent) << what;
+}
+
+int count(const graph::Graph& g, OpKind op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node.op == op;
+  return n;
+}
+
+// The rewritten graph computes both convolutions in integers, and its answer is the model's:
+// every output within one step of the output's quantization, almost all equal.
+TEST(QuantizedNetwork, IntegerConvolutionsKeepTheModelsAnswer) {
+  const graph::Graph model = quantized_model();
+  ASSERT_EQ(count(model, OpKind::kConv2d), 2);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  EXPECT_EQ(count(*rewritten, OpKind::kConv2dInteger), 2);
+  EXPECT_EQ(count(*rewritten, OpKind::kConv2d), 0);
+
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 7);
+  expect_within_one_step(interpret(*rewritten, x), interpret(model, x), 95, "rewritten");
+}
+
+// A convolution the callback refuses, or one whose weights are not 8-bit integers after their
+// zero point, stays float.
+TEST(QuantizedNetwork, ConvolutionsWithoutAnIntegerKernelStayFloat) {
+  const graph::Graph model = quantized_model();
+  auto none = passes::run_pass(
+      passes::fake_quantization_to_integer([](const schedule_space::Conv2dWorkload& w) {
+        return w.kernel_h == 1;  // only the 1x1
+      }),
+      model, {});
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(count(*none, OpKind::kConv2dInteger), 1);
+  EXPECT_EQ(count(*none, OpKind::kConv2d), 1);
+}
+
+// Compiled: the convolutions run conv2d_NCHWc_int8's kernels (nothing interpreted), in the
+// host's form and in the portable widened form, and equal the rewritten graph interpreted up
+// to float rounding in the epilogue; --no-int8 keeps the float kernels.
+TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
+  const graph::Graph model = quantized_model();
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 11);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten);
+  const Tensor want = interpret(*rewritten, x);
+  for (const char* form : {"host", "widened"}) {
+    if (std::string(form) == "widened") setenv("TT_INT8_DOT", "widened", 1);
+    runtime::CompiledNetwork net;
+    const Tensor got = run_compiled(model, x, true, &net);
+    unsetenv("TT_INT8_DOT");
+    int int8_kernels = 0, interpreted = 0;
+    for (const auto& use : net.schedules)
+      int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
+    for (const auto& step : net.steps) interpreted += step.kind == runtime::Step::Kind::kInterpret;
+    EXPECT_EQ(int8_kernels, 2) << form;
+    EXPECT_EQ(interpreted, 0) << form;
+    expect_within_one_step(got, want, 99, form);
+  }
+
+  runtime::CompiledNetwork float_net;
+  const Tensor as_float = run_compiled(model, x, false, &float_net);
+  for (const auto& use : float_net.schedules)
+    EXPECT_EQ(use.workload.find("conv2d_NCHWc_int8"), std::string::npos) << use.workload;
+  expect_within_one_step(as_float, interpret(model, x), 95, "float kernels");
+}
+
+}  // namespace
+}  // namespace tensortune
