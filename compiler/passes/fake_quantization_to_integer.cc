@@ -151,7 +151,7 @@ class Realizer {
     const Node* mul = producer(v, OpKind::kMultiply);
     if (!mul) return std::nullopt;
     const Shape& shape = g_.type(v).shape;
-    const int64_t channels = shape[0], per_channel = graph::num_elements(shape) / channels;
+    const int64_t channels = shape[0];
     for (int k = 0; k < 2; ++k) {
       const Tensor* ints = constant_value(mul->inputs[k]);
       const Tensor* scale = constant_value(mul->inputs[1 - k]);
@@ -174,7 +174,6 @@ class Realizer {
         valid = is_integer(x) && x >= -128 && x <= 127;
         w.values.i64[static_cast<size_t>(i)] = static_cast<int64_t>(x);
       }
-      (void)per_channel;
       if (valid) return w;
     }
     return std::nullopt;
@@ -194,20 +193,25 @@ class Realizer {
     auto weight = dequantized_weight(n.inputs[1]);
     if (!weight) return false;
 
-    // The data as uint8: int8 values move up by 128, and so does their zero point.
+    // The data as uint8: int8 values move up by 128, and so does their zero point. Convolutions
+    // of the same quantized value share its cast.
     const std::string& name = n.name;
-    ValueId q = rw_.map(data->values);
-    int64_t zero_point = data->zero_point;
-    if (data->signed8) {
-      const ValueId c128 =
-          rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
-      TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
-      zero_point += 128;
+    const int64_t zero_point = data->zero_point + (data->signed8 ? 128 : 0);
+    auto known = quantized_.find(data->values);
+    if (known == quantized_.end()) {
+      ValueId q = rw_.map(data->values);
+      if (data->signed8) {
+        const ValueId c128 =
+            rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
+        TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
+      }
+      TT_ASSIGN_OR_RETURN(
+          ValueId cast,
+          rw_.emit(OpKind::kCast, name + ".quantized", {q},
+                   graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+      known = quantized_.emplace(data->values, cast).first;
     }
-    TT_ASSIGN_OR_RETURN(
-        ValueId xq,
-        rw_.emit(OpKind::kCast, name + ".quantized", {q},
-                 graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+    const ValueId xq = known->second;
     std::vector<ValueId> inputs = {xq, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8",
                                                               std::move(weight->values))};
     if (zero_point != 0)
@@ -232,6 +236,7 @@ class Realizer {
   std::function<bool(const schedule_space::Conv2dWorkload&)> accepts_;
   Rewriter rw_;
   std::map<ValueId, std::optional<Tensor>> evaluated_;
+  std::map<ValueId, ValueId> quantized_;  ///< source integer values -> their uint8 cast
 };
 
 }  // namespace

@@ -272,14 +272,23 @@ class ElementwiseEmitter {
   }
 
   // A quantizing cast's store, as the graph's Cast: NaN gives 0, toward zero saturated to int64
-  // (llvm.fptosi.sat does both), then wrapped to the byte.
+  // (llvm.fptosi.sat does both), then wrapped to the byte. Behind a clip whose bounds lie in
+  // int32 (a quantization's saturation) the values need no saturation.
   void store_bytes(llvm::Value* value, llvm::Value* offset, int width) {
-    llvm::Type* i64t = b_.getInt64Ty();
+    const ElementwiseInstr& last = spec_.program.back();
+    const bool int32_range = last.op == ElementwiseInstr::Op::kClip && last.p0 >= -2147483648.0f &&
+                             last.p1 < 2147483648.0f;
+    llvm::Type* i64t = int32_range ? b_.getInt32Ty() : b_.getInt64Ty();
     llvm::Type* i8t = b_.getInt8Ty();
     llvm::Type* wide = width == 1 ? i64t : llvm::FixedVectorType::get(i64t, width);
     llvm::Type* bytes = width == 1 ? i8t : llvm::FixedVectorType::get(i8t, width);
-    llvm::Value* v =
-        b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {wide, value->getType()}, {value});
+    llvm::Value* v = nullptr;
+    if (int32_range) {  // NaN to 0, then a plain conversion (llvm.fptosi.sat is scalarised)
+      llvm::Value* zero = llvm::Constant::getNullValue(value->getType());
+      v = b_.CreateFPToSI(b_.CreateSelect(b_.CreateFCmpORD(value, value), value, zero), wide);
+    } else {
+      v = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {wide, value->getType()}, {value});
+    }
     v = b_.CreateTrunc(v, bytes);
     llvm::Value* ptr =
         b_.CreateInBoundsGEP(i8t, b_.CreateBitCast(out_, i8t->getPointerTo()), offset);
