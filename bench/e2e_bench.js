@@ -22,8 +22,10 @@
 // (`tensortune graph-tune` on the copy, transforms timed on this machine), beside ONNX Runtime.
 //
 // --int8 1 adds int8 rows: every model quantized by `tensortune quantize` (QDQ, random
-// calibration), run by ONNX Runtime (its int8 kernels) and by us (default configs, and the
-// float model's records where given), beside both float32 runs.
+// calibration, written to WORK/MODEL.int8.onnx), run by ONNX Runtime (its int8 kernels) and by
+// us (its convolutions on the conv2d_NCHWc_int8 kernels; default configs, and tuned with
+// --int8-records-MODEL DB or else the float model's DB: tune the QDQ file's int8 tasks into it
+// with `tensortune tune --model WORK/MODEL.int8.onnx --db DB`), beside both float32 runs.
 //
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
@@ -130,19 +132,20 @@ for (const m of models) {
     }
   }
   if (int8) {
-    // The QDQ model from the ONNX file ONNX Runtime runs; its convolutions have the float
-    // model's workloads, so the float model's records apply.
+    // The QDQ model from the ONNX file ONNX Runtime runs; its convolutions run the int8
+    // template (their records come from tuning this file), the rest the float model's.
+    const int8Records = opts[`int8-records-${m}`] || records;
     variants[m].int8Onnx = path.join(work, `${m}.int8.onnx`);
     run(tt, ['--log-level', 'error', 'quantize', variants[m].onnx, '-o', variants[m].int8Onnx]);
     variants[m].int8Default = path.join(work, `${m}-int8-default.tt`);
     run(tt, ['--log-level', 'error', 'compile', '--model', variants[m].int8Onnx, '--opt-level', '3', '-o',
              variants[m].int8Default]);
-    if (records) {
+    if (int8Records) {
       variants[m].int8Tuned = {};
       for (const t of threads) {
         variants[m].int8Tuned[t] = path.join(work, `${m}-int8-tuned-t${t}.tt`);
         run(tt, ['--log-level', 'error', 'compile', '--model', variants[m].int8Onnx, '--opt-level', '3',
-                 '--records', records, '--threads', String(t), '-o', variants[m].int8Tuned[t]]);
+                 '--records', int8Records, '--threads', String(t), '-o', variants[m].int8Tuned[t]]);
       }
     }
   }
@@ -264,12 +267,12 @@ if (models.some((m) => variants[m].direct)) {
 if (int8) {
   console.log(
       'int8: each model quantized by `tensortune quantize` (QDQ, random calibration), run by ONNX ' +
-      'Runtime and by us; ours computes the QDQ model in float32 (no int8 kernels yet), ratio = ' +
-      'ours int8 / ONNX Runtime int8:');
+      'Runtime and by us (conv2d_NCHWc_int8 kernels); ratio = ours int8 / ONNX Runtime int8, ' +
+      'vs fp32 = ours int8 tuned / ours fp32 tuned:');
   console.log('');
   console.log('| model | threads | ORT fp32 ms | ORT int8 ms | ours fp32 default ms | ours int8 default ms | ratio | ' +
-              'ours fp32 tuned ms | ours int8 tuned ms | ratio |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+              'ours fp32 tuned ms | ours int8 tuned ms | ratio | vs fp32 |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const f = (v) => (v.length ? median(v).toFixed(2) : '-');
   for (const m of models) {
     for (const t of threads) {
@@ -277,7 +280,8 @@ if (int8) {
       const oi = median(s.int8Ort);
       const r = (v) => (v.length ? (median(v) / oi).toFixed(3) : '-');
       console.log(`| ${m} | ${t} | ${f(s.ort)} | ${oi.toFixed(2)} | ${f(s.default)} | ${f(s.int8Default)} | ` +
-                  `${r(s.int8Default)} | ${f(s.tuned)} | ${f(s.int8Tuned)} | ${r(s.int8Tuned)} |`);
+                  `${r(s.int8Default)} | ${f(s.tuned)} | ${f(s.int8Tuned)} | ${r(s.int8Tuned)} | ` +
+                  `${s.int8Tuned.length && s.tuned.length ? (median(s.int8Tuned) / median(s.tuned)).toFixed(3) : '-'} |`);
     }
   }
   console.log('');

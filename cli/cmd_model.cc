@@ -45,8 +45,9 @@ std::string tune_op_flags(const ss::Task& task) {
 Status list_tasks(const workflow::ModelOptions& flags, const std::string& target_flag, bool json) {
   TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(target_flag));
   TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(flags));
-  TT_ASSIGN_OR_RETURN(auto extraction,
-                      tuner::extract_tasks(model, target, workflow::algorithm_filter(flags)));
+  TT_ASSIGN_OR_RETURN(
+      auto extraction,
+      tuner::extract_tasks(model, target, workflow::algorithm_filter(flags), !flags.no_int8));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -131,6 +132,9 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   tasks->add_flag("--no-winograd", tasks_flags->no_winograd,
                   "list no conv2d_NCHWc_winograd tasks (by default each 3x3 stride-1 conv has one "
                   "beside its direct task)");
+  tasks->add_flag("--no-int8", tasks_flags->no_int8,
+                  "a quantized (QDQ) model's convolutions as float tasks, as `compile --no-int8` "
+                  "runs them (by default they are conv2d_NCHWc_int8 tasks)");
   tasks
       ->add_option("--target", *tasks_target,
                    "llvm (this CPU) or cuda / cuda-smXY: which templates the tasks take")

@@ -134,8 +134,9 @@ struct Row {
 Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(f.model));
   TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(f.target));
-  TT_ASSIGN_OR_RETURN(auto extraction,
-                      tuner::extract_tasks(model, target, workflow::algorithm_filter(f.model)));
+  TT_ASSIGN_OR_RETURN(
+      auto extraction,
+      tuner::extract_tasks(model, target, workflow::algorithm_filter(f.model), !f.model.no_int8));
   const std::set<int> only(f.only.begin(), f.only.end());
   const int count = static_cast<int>(extraction.tasks.size());
   for (int n : only)
@@ -268,6 +269,9 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
                 "tune no conv2d_NCHWc_winograd tasks (by default each 3x3 stride-1 conv has one "
                 "beside its direct task, and compile takes the faster; task numbers follow "
                 "`tensortune tasks --no-winograd`)");
+  cmd->add_flag("--no-int8", flags->model.no_int8,
+                "tune a quantized (QDQ) model's convolutions as float tasks, for `compile "
+                "--no-int8` (by default they are conv2d_NCHWc_int8 tasks)");
   cmd->add_flag("--no-transfer", flags->no_transfer,
                 "xgb: do not pre-train each task's cost model on the DB's records of the model's "
                 "other workloads (done by default where there are some)");

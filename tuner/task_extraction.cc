@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/graph/op_attrs.h"
+#include "compiler/passes/passes.h"
 #include "schedule_space/template.h"
 
 namespace tensortune::tuner {
@@ -24,9 +25,17 @@ std::pair<graph::Shape, graph::Shape> nchw_shapes(const graph::Graph& g, const g
 
 }  // namespace
 
-Expected<TaskExtraction> extract_tasks(const graph::Graph& g, const ss::Target& target,
-                                       const ss::AlgorithmFilter& algorithms) {
+Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Target& target,
+                                       const ss::AlgorithmFilter& algorithms,
+                                       bool integer_kernels) {
   const std::string backend = ss::target_backend(target);
+  graph::Graph g = model;
+  if (integer_kernels) {
+    auto served = [&](const ss::Conv2dWorkload& w) {
+      return !ss::templates_for(w, backend, algorithms).empty();
+    };
+    TT_ASSIGN_OR_RETURN(g, passes::run_pass(passes::fake_quantization_to_integer(served), g, {}));
+  }
   TaskExtraction out;
   std::map<std::string, size_t> index;
   auto add = [&](const ss::Task& task, const std::string& node) {

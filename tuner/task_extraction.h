@@ -30,8 +30,12 @@ struct TaskExtraction {
 };
 
 /// `algorithms`: the algorithms left out (e.g. "winograd" for `--no-winograd`).
+/// `integer_kernels`: quantized (QDQ) convolutions are the int8 templates' tasks, as compile
+/// runs them (passes::fake_quantization_to_integer, for those a template of the target serves);
+/// false: their float tasks, as `compile --no-int8` runs them.
 Expected<TaskExtraction> extract_tasks(const graph::Graph& graph,
                                        const schedule_space::Target& target,
-                                       const schedule_space::AlgorithmFilter& algorithms = {});
+                                       const schedule_space::AlgorithmFilter& algorithms = {},
+                                       bool integer_kernels = true);
 
 }  // namespace tensortune::tuner

@@ -217,8 +217,8 @@ class Realizer {
     if (zero_point != 0)
       inputs.push_back(rw_.out().add_constant(name + ".zero_point",
                                               Tensor::from_ints({}, {zero_point}, DType::kUInt8)));
-    TT_ASSIGN_OR_RETURN(
-        ValueId acc, rw_.emit(OpKind::kConv2dInteger, name + ".int32", std::move(inputs), n.attrs));
+    TT_ASSIGN_OR_RETURN(ValueId acc,
+                        rw_.emit(OpKind::kConv2dInteger, name, std::move(inputs), n.attrs));
     TT_ASSIGN_OR_RETURN(
         ValueId real,
         rw_.emit(OpKind::kCast, name + ".float32", {acc},
@@ -227,7 +227,7 @@ class Realizer {
     for (float s : weight->scale) multiplier.push_back(data->scale * s);
     const ValueId m = rw_.out().add_constant(
         name + ".multiplier", Tensor::from_floats({w[0], 1, 1}, std::move(multiplier)));
-    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kMultiply, name, {real, m}));
+    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kMultiply, name + ".scaled", {real, m}));
     rw_.set(n.output, y);
     return true;
   }
