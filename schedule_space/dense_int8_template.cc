@@ -41,6 +41,8 @@ class DenseInt8Template final : public Template {
   std::string_view name() const override { return "dense_int8.x86"; }
   OperatorKind operator_kind() const override { return OperatorKind::kDense; }
   Precision precision() const override { return Precision::kUInt8Int8; }
+  // Its NC16n4c weights are packed at compile time from the node's constant.
+  bool needs_constant_weight() const override { return true; }
 
   Status accepts(const Workload& wl) const override {
     const auto& w = std::get<DenseWorkload>(wl);

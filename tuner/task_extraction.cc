@@ -31,7 +31,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
   const std::string backend = ss::target_backend(target);
   graph::Graph g = model;
   if (integer_kernels) {
-    auto served = [&](const ss::Conv2dWorkload& w) {
+    auto served = [&](const ss::Workload& w) {
       return !ss::templates_for(w, backend, algorithms).empty();
     };
     TT_ASSIGN_OR_RETURN(g, passes::run_pass(passes::fake_quantization_to_integer(served), g, {}));
@@ -61,6 +61,11 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
     } else if (n.op == OpKind::kDense) {
       auto dense = ss::dense_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape);
       if (!dense) return dense.error().with_context("node '" + n.name + "'");
+      const graph::DType xd = g.type(n.inputs[0]).dtype, wd = g.type(n.inputs[1]).dtype;
+      if (!graph::is_float(xd)) {
+        if (xd != graph::DType::kUInt8 || wd != graph::DType::kInt8) continue;
+        dense->precision = ss::Precision::kUInt8Int8;
+      }
       workload = *dense;
     } else {
       continue;

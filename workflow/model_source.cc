@@ -92,11 +92,11 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOpti
   }
   auto chooser = std::make_shared<driver::KernelChooser>(*tuned, target, algorithm_filter(flags));
   if (!flags.no_int8)
-    options.integer_conv =
-        [target, filter = algorithm_filter(flags)](const schedule_space::Conv2dWorkload& w) {
-          return !schedule_space::templates_for(w, schedule_space::target_backend(target), filter)
-                      .empty();
-        };
+    options.integer_ops = [target,
+                           filter = algorithm_filter(flags)](const schedule_space::Workload& w) {
+      return !schedule_space::templates_for(w, schedule_space::target_backend(target), filter)
+                  .empty();
+    };
   options.layout.choose_blocks = [tuned, chooser](const schedule_space::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser->layout_blocks(w);  // no template: compile says why
     return passes::ConvBlocks{ic, oc};

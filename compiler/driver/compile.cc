@@ -132,7 +132,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
   if (options.integer_kernels)
-    pipeline.integer_conv = [&](const ss::Conv2dWorkload& w) {
+    pipeline.integer_ops = [&](const ss::Workload& w) {
       return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
     };
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {

@@ -284,7 +284,9 @@ class Lowerer {
     if (head.op == OpKind::kDense) {
       const Shape& x = g().type(head.inputs[0]).shape;
       const Shape& k = g().type(head.inputs[1]).shape;
-      request.workload = ss::DenseWorkload{x[0], k[0], x[1]};
+      ss::DenseWorkload dense{x[0], k[0], x[1]};
+      if (passes::is_integer_dense(g(), head)) dense.precision = ss::Precision::kUInt8Int8;
+      request.workload = dense;
     } else {
       const passes::ConvAnchor a = *passes::conv_anchor(g(), head);
       request.workload = a.workload;
@@ -302,14 +304,15 @@ class Lowerer {
     const ss::KernelSignature sig = kernel.signature();
     std::vector<EpilogueOp> ops;
     int64_t pad = 0;
+    const bool integer = passes::is_integer_conv(g(), head) || passes::is_integer_dense(g(), head);
     if (t.needs_constant_weight()) {
       // The kernel reads the weight transformed or packed: done once, here, from the plain
       // weight (a blocked node's is already in OIHW[x]i[y]o).
       const Tensor& w = *g().constant(head.inputs[1]);
       const Tensor plain = request.blocked ? ss::unpack_oihwio(w) : w;
       step.args[1] = param(t.pack_weight(sig, plain));
-      if (passes::is_integer_conv(g(), head)) ops = zero_point_correction(step, head, plain, &pad);
-    } else if (passes::is_integer_conv(g(), head)) {
+      if (integer) ops = zero_point_correction(step, head, plain, &pad);
+    } else if (integer) {
       return internal_error("node '" + head.name + "': the integer template " +
                             std::string(t.name()) + " does not pack its weights");
     }

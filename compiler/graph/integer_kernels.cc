@@ -71,6 +71,19 @@ Tensor conv2d_nchwc_integer(const Tensor& x, const Tensor& w, const Tensor* zero
   return out;
 }
 
+Tensor dense_integer(const Tensor& x, const Tensor& w, const Tensor* zero_point) {
+  const int64_t zp = zero_point_of(zero_point);
+  const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0];
+  Tensor out = Tensor::zeros(DType::kInt32, {M, N});
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += (x.i64[m * K + k] - zp) * w.i64[n * K + k];
+      out.i64[m * N + n] = wrap_integer(DType::kInt32, acc);
+    }
+  return out;
+}
+
 Tensor matmul_integer(const Tensor& a, const Tensor& b, const Shape& out_shape) {
   const int64_t rank = out_shape.size();
   const int64_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a.shape.back();

@@ -18,6 +18,8 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
                                              attrs_as<Conv2dNCHWcAttrs>(a), out);
       return kernels::conv2d_nchwc(*in[0], *in[1], attrs_as<Conv2dNCHWcAttrs>(a), out);
     case OpKind::kDense:
+      if (!is_float(in[0]->dtype))
+        return kernels::dense_integer(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr);
       return kernels::dense(*in[0], *in[1]);
     case OpKind::kMatMul:
       return kernels::matmul(*in[0], *in[1], out);

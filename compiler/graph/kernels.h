@@ -27,6 +27,8 @@ Tensor conv2d_integer(const Tensor& x, const Tensor& w, const Conv2dAttrs& a,
 Tensor conv2d_nchwc_integer(const Tensor& x, const Tensor& w, const Tensor* zero_point,
                             const Conv2dNCHWcAttrs& a, const Shape& out_shape);
 Tensor matmul_integer(const Tensor& a, const Tensor& b, const Shape& out_shape);
+/// dense of integer operands: x [M, K] minus its zero point (nullable), w [N, K]; int32 [M, N].
+Tensor dense_integer(const Tensor& x, const Tensor& w, const Tensor* zero_point);
 /// max_pool2d's argmax: each output's flat index into x (N, C, H, W, or N, C, W, H with
 /// storage_order 1; the first of equal maxima), as ONNX's MaxPool Indices.
 Tensor max_pool2d_indices(const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape);

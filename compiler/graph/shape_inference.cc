@@ -297,12 +297,20 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
     case OpKind::kConv2dNCHWc:
       return infer_conv2d_nchwc(in, attrs_as<Conv2dNCHWcAttrs>(a));
     case OpKind::kDense: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+      // float32, or integer operands (and the data's zero point as a third input): int32.
+      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 3));
       const Shape &x = in[0].shape, &w = in[1].shape;
       if (x.size() != 2 || w.size() != 2 || x[1] != w[1])
         return invalid_argument("dense needs x [M, K] and weight [N, K], got " + shape_str(x) +
                                 " and " + shape_str(w));
-      return TensorType{DType::kFloat32, {x[0], w[0]}};
+      const bool integer = !is_float(in[0].dtype);
+      if (integer != !is_float(in[1].dtype))
+        return invalid_argument("dense data " + type_string(in[0]) + " and weight " +
+                                type_string(in[1]) + " must be both float or both integer");
+      if (in.size() == 3 && !integer)
+        return invalid_argument("only an integer dense takes a zero point");
+      if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
+      return TensorType{integer ? DType::kInt32 : DType::kFloat32, {x[0], w[0]}};
     }
     case OpKind::kMatMul:
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));

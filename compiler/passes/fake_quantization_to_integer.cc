@@ -1,5 +1,6 @@
-// FakeQuantizationToInteger: a float conv2d whose operands are dequantized 8-bit values (a QDQ
-// model: DequantizeLinear -> Conv, as the importer composes it) computes in integers:
+// FakeQuantizationToInteger: a float conv2d or dense whose operands are dequantized 8-bit values
+// (a QDQ model: DequantizeLinear -> Conv / Gemm, as the importer composes them) computes in
+// integers:
 //
 //   conv(dequantize(q, s, z), dequantize(w, sw))
 //     = float(conv_integer(q, w, zero point z)) * (s * sw[oc])
@@ -9,7 +10,8 @@
 // follows the convolution (bias, relu, the next QuantizeLinear) is unchanged and fuses into the
 // kernel's epilogue. The data must be uint8 (int8 data is shifted by 128 into uint8, with its
 // zero point) and the weights int8 after their zero point is subtracted; anything else, and
-// every convolution the `runs_in_integers` callback refuses (no kernel serves it), stays float.
+// every operator the `runs_in_integers` callback refuses (no kernel serves it), stays float. A
+// dense is the same with (M, K) data and (N, K) weights; its zero point has no padding to fill.
 #include <cmath>
 #include <map>
 #include <optional>
@@ -41,13 +43,13 @@ struct QuantizedData {
 
 class Realizer {
  public:
-  Realizer(const Graph& g, std::function<bool(const schedule_space::Conv2dWorkload&)> accepts)
+  Realizer(const Graph& g, std::function<bool(const schedule_space::Workload&)> accepts)
       : g_(g), accepts_(std::move(accepts)), rw_(g) {}
 
   Expected<Graph> run() {
     for (const Node& n : g_.nodes()) {
-      if (n.op == OpKind::kConv2d) {
-        TT_ASSIGN_OR_RETURN(bool done, try_conv(n));
+      if (n.op == OpKind::kConv2d || n.op == OpKind::kDense) {
+        TT_ASSIGN_OR_RETURN(bool done, n.op == OpKind::kConv2d ? try_conv(n) : try_dense(n));
         if (done) continue;
       }
       TT_RETURN_IF_ERROR(rw_.copy(n));
@@ -187,13 +189,30 @@ class Realizer {
     auto workload = schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
     if (!workload) return false;
     workload->precision = schedule_space::Precision::kUInt8Int8;
-    if (accepts_ && !accepts_(*workload)) return false;
+    return rewrite(n, *workload, OpKind::kConv2dInteger, {w[0], 1, 1});
+  }
+
+  Expected<bool> try_dense(const Node& n) {
+    const Shape& x = g_.type(n.inputs[0]).shape;
+    const Shape& w = g_.type(n.inputs[1]).shape;
+    if (x.size() != 2 || w.size() != 2 || n.inputs.size() != 2) return false;
+    auto workload = schedule_space::dense_workload(x, w);
+    if (!workload) return false;
+    workload->precision = schedule_space::Precision::kUInt8Int8;
+    return rewrite(n, *workload, OpKind::kDense, {w[0]});
+  }
+
+  /// `n` (a conv2d or dense of dequantized operands) as the integer `op` of the quantized
+  /// values, cast to float and times the per-channel multiplier (of shape `multiplier_shape`).
+  Expected<bool> rewrite(const Node& n, const schedule_space::Workload& workload, OpKind op,
+                         const Shape& multiplier_shape) {
+    if (accepts_ && !accepts_(workload)) return false;
     auto data = dequantized_data(n.inputs[0]);
     if (!data) return false;
     auto weight = dequantized_weight(n.inputs[1]);
     if (!weight) return false;
 
-    // The data as uint8: int8 values move up by 128, and so does their zero point. Convolutions
+    // The data as uint8: int8 values move up by 128, and so does their zero point. Operators
     // of the same quantized value share its cast.
     const std::string& name = n.name;
     const int64_t zero_point = data->zero_point + (data->signed8 ? 128 : 0);
@@ -211,14 +230,13 @@ class Realizer {
                    graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
       known = quantized_.emplace(data->values, cast).first;
     }
-    const ValueId xq = known->second;
-    std::vector<ValueId> inputs = {xq, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8",
-                                                              std::move(weight->values))};
+    std::vector<ValueId> inputs = {
+        known->second,
+        rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8", std::move(weight->values))};
     if (zero_point != 0)
       inputs.push_back(rw_.out().add_constant(name + ".zero_point",
                                               Tensor::from_ints({}, {zero_point}, DType::kUInt8)));
-    TT_ASSIGN_OR_RETURN(ValueId acc,
-                        rw_.emit(OpKind::kConv2dInteger, name, std::move(inputs), n.attrs));
+    TT_ASSIGN_OR_RETURN(ValueId acc, rw_.emit(op, name, std::move(inputs), n.attrs));
     TT_ASSIGN_OR_RETURN(
         ValueId real,
         rw_.emit(OpKind::kCast, name + ".float32", {acc},
@@ -226,14 +244,14 @@ class Realizer {
     std::vector<float> multiplier;
     for (float s : weight->scale) multiplier.push_back(data->scale * s);
     const ValueId m = rw_.out().add_constant(
-        name + ".multiplier", Tensor::from_floats({w[0], 1, 1}, std::move(multiplier)));
+        name + ".multiplier", Tensor::from_floats(multiplier_shape, std::move(multiplier)));
     TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kMultiply, name + ".scaled", {real, m}));
     rw_.set(n.output, y);
     return true;
   }
 
   const Graph& g_;
-  std::function<bool(const schedule_space::Conv2dWorkload&)> accepts_;
+  std::function<bool(const schedule_space::Workload&)> accepts_;
   Rewriter rw_;
   std::map<ValueId, std::optional<Tensor>> evaluated_;
   std::map<ValueId, ValueId> quantized_;  ///< source integer values -> their uint8 cast
@@ -242,7 +260,7 @@ class Realizer {
 }  // namespace
 
 Pass fake_quantization_to_integer(
-    std::function<bool(const schedule_space::Conv2dWorkload&)> runs_in_integers) {
+    std::function<bool(const schedule_space::Workload&)> runs_in_integers) {
   return Pass{"FakeQuantizationToInteger",
               3,
               "a conv2d of dequantized uint8/int8 data and int8 weights computes in integers "

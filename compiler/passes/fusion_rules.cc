@@ -88,6 +88,12 @@ bool is_integer_conv(const Graph& g, const Node& n) {
          (n.inputs.size() < 3 || g.is_constant(n.inputs[2]));
 }
 
+bool is_integer_dense(const Graph& g, const Node& n) {
+  return n.op == OpKind::kDense && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
+         g.type(n.inputs[1]).dtype == graph::DType::kInt8 &&
+         (n.inputs.size() < 3 || g.is_constant(n.inputs[2]));
+}
+
 std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
   const bool integer = !graph::is_float(g.type(n.inputs[0]).dtype);
@@ -121,7 +127,7 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
 }
 
 bool is_kernel_anchor(const Graph& g, const Node& n) {
-  if (is_integer_conv(g, n)) return g.is_constant(n.inputs[1]);
+  if (is_integer_conv(g, n) || is_integer_dense(g, n)) return g.is_constant(n.inputs[1]);
   return (n.op == OpKind::kDense || conv_anchor(g, n)) && is_float_node(g, n);
 }
 

@@ -44,6 +44,10 @@ bool is_quantizing_cast(const graph::Graph& g, const graph::Node& n);
 /// an int8 kernel's anchor, whose epilogue starts with the cast of its int32 result to float.
 bool is_integer_conv(const graph::Graph& g, const graph::Node& n);
 
+/// A dense of uint8 data by int8 weights (the data's zero point a constant): the int8 dense
+/// kernel's anchor, with the integer convolution's epilogue rule.
+bool is_integer_dense(const graph::Graph& g, const graph::Node& n);
+
 /// The convolution a kernel computes for `n` (an integer one with Precision::kUInt8Int8);
 /// nothing for other nodes and for grouped convolutions that are not depthwise.
 std::optional<ConvAnchor> conv_anchor(const graph::Graph& g, const graph::Node& n);

@@ -68,15 +68,16 @@ struct AlterOpLayoutOptions {
 /// layout_transform is inserted only where a consumer needs another layout.
 Pass alter_op_layout(AlterOpLayoutOptions options = {});
 
-/// A conv2d whose data and weight are dequantized 8-bit values (QuantizeLinear ->
-/// DequantizeLinear -> Conv, as the importer composes them) becomes conv2d_integer of uint8 data
-/// (int8 data shifted by 128), int8 weights and the data's zero point, cast to float and times
-/// a per-channel multiplier (data scale x weight scale): exact integer sums instead of float
-/// ones. Only convolutions `runs_in_integers` accepts (a kernel serves them) are rewritten; an
-/// empty function accepts all. Runs before FoldConstant, which would fold the weights'
+/// A conv2d or dense whose data and weight are dequantized 8-bit values (QuantizeLinear ->
+/// DequantizeLinear -> Conv / Gemm, as the importer composes them) becomes conv2d_integer (or
+/// an integer dense) of uint8 data (int8 data shifted by 128), int8 weights and the data's zero
+/// point, cast to float and times a per-channel multiplier (data scale x weight scale): exact
+/// integer sums instead of float ones. Only operators whose workload (Precision::kUInt8Int8)
+/// `runs_in_integers` accepts (a kernel serves them) are rewritten; an empty function accepts
+/// all. Runs before FoldConstant, which would fold the weights'
 /// dequantization away.
 Pass fake_quantization_to_integer(
-    std::function<bool(const schedule_space::Conv2dWorkload&)> runs_in_integers = {});
+    std::function<bool(const schedule_space::Workload&)> runs_in_integers = {});
 
 /// Removes nodes and constants that no output depends on.
 Pass dead_code_elimination();
@@ -104,8 +105,8 @@ struct PipelineOptions {
   bool alter_layout = true;
   AlterOpLayoutOptions layout;
   FoldScaleAxisOptions fold_scale;
-  /// Set: FakeQuantizationToInteger runs (first) for the convolutions it accepts.
-  std::function<bool(const schedule_space::Conv2dWorkload&)> integer_conv;
+  /// Set: FakeQuantizationToInteger runs (first) for the workloads it accepts.
+  std::function<bool(const schedule_space::Workload&)> integer_ops;
 };
 
 /// SimplifyInference, FoldConstant, FoldScaleAxis, AlterOpLayout, FoldConstant,

@@ -4,7 +4,7 @@ namespace tensortune::passes {
 
 std::vector<Pass> standard_pipeline(PipelineOptions options) {
   std::vector<Pass> passes;
-  if (options.integer_conv) passes.push_back(fake_quantization_to_integer(options.integer_conv));
+  if (options.integer_ops) passes.push_back(fake_quantization_to_integer(options.integer_ops));
   for (Pass p : {simplify_inference(), fold_pad(), fold_constant(),
                  fold_scale_axis(options.fold_scale), dense_from_matmul(), fuse_layer_norm()})
     passes.push_back(std::move(p));

@@ -99,6 +99,29 @@ graph::Graph quantized_model() {
   return imported ? std::move(*imported) : graph::Graph{};
 }
 
+/// x [3, 40] -> QDQ (uint8, zero point 100) -> Gemm by an int8 [32, 40] weight (per row) with
+/// a bias -> QDQ (uint8, 0.05, 100).
+graph::Graph quantized_gemm() {
+  auto m = frontend::model_with_opset(13);
+  auto* g = m.mutable_graph();
+  frontend::add_input(g, "x", {3, 40});
+  const std::string x = add_qdq(g, "x", "in", 0.01, kUInt8, 100);
+  const std::string w = add_weight(g, "fc", {32, 40}, 3);
+  std::vector<double> bias;
+  for (int o = 0; o < 32; ++o) bias.push_back(0.01 * (o % 9) - 0.04);
+  frontend::add_initializer(g, "fc_b", kFloat, {32}, bias);
+  auto* gemm = frontend::add_node(g, "Gemm", "fc", {x, w, "fc_b"}, "fc");
+  *gemm->add_attribute() = frontend::int_attr("transB", 1);
+  const std::string y = add_qdq(g, "fc", "out", kOutputScale, kUInt8, 100);
+  frontend::add_node(g, "Identity", "y", {y}, "y");
+  g->add_output()->set_name("y");
+  const std::string path = frontend::save(m, "quantized_gemm.onnx");
+  auto imported = frontend::import_onnx_file(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(imported) << imported.error().message;
+  return imported ? std::move(*imported) : graph::Graph{};
+}
+
 Tensor interpret(const graph::Graph& g, const Tensor& x) {
   auto y = graph::interpret(g, {{"x", x}});
   EXPECT_TRUE(y) << y.error().message;
@@ -159,8 +182,8 @@ TEST(QuantizedNetwork, IntegerConvolutionsKeepTheModelsAnswer) {
 TEST(QuantizedNetwork, ConvolutionsWithoutAnIntegerKernelStayFloat) {
   const graph::Graph model = quantized_model();
   auto none = passes::run_pass(
-      passes::fake_quantization_to_integer([](const schedule_space::Conv2dWorkload& w) {
-        return w.kernel_h == 1;  // only the 1x1
+      passes::fake_quantization_to_integer([](const schedule_space::Workload& w) {
+        return std::get<schedule_space::Conv2dWorkload>(w).kernel_h == 1;  // only the 1x1
       }),
       model, {});
   ASSERT_TRUE(none) << none.error().message;
@@ -196,6 +219,24 @@ TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
   for (const auto& use : float_net.schedules)
     EXPECT_EQ(use.workload.find("conv2d_NCHWc_int8"), std::string::npos) << use.workload;
   expect_within_one_step(as_float, interpret(model, x), 95, "float kernels");
+}
+
+// A quantized Gemm runs dense_int8's kernel: the dense of the quantized values with the zero
+// point's per-column correction, its bias and the requantization's answer kept.
+TEST(QuantizedNetwork, QuantizedGemmRunsTheInt8DenseKernel) {
+  const graph::Graph model = quantized_gemm();
+  ASSERT_EQ(count(model, OpKind::kDense), 1);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  const Tensor x = testing::random_input({3, 40}, 5);
+  expect_within_one_step(interpret(*rewritten, x), interpret(model, x), 90, "rewritten");
+  runtime::CompiledNetwork net;
+  const Tensor got = run_compiled(model, x, true, &net);
+  int int8_kernels = 0;
+  for (const auto& use : net.schedules)
+    int8_kernels += use.workload.find("dense_int8") != std::string::npos;
+  EXPECT_EQ(int8_kernels, 1);
+  expect_within_one_step(got, interpret(*rewritten, x), 99, "compiled");
 }
 
 }  // namespace
