@@ -21,8 +21,17 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                 "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions)");
   c->add_option("-o,--output", job->output, "the QDQ model to write")->required();
   c->add_option("--calibrate", job->calibrate,
-                "random (deterministic uniform data in [-1, 1)) or a folder of .npy files, one "
-                "sample each (a model of one input)")
+                "random (deterministic uniform data in [-1, 1)) or a folder of .npy files and "
+                ".png / .jpg images, one sample each (a model of one input; images are resized "
+                "to its height and width and normalised with --mean and --std)")
+      ->capture_default_str();
+  c->add_option("--mean", job->mean,
+                "images: per-channel mean subtracted from pixels scaled to [0, 1] (R,G,B; one "
+                "value for a grey input)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--std", job->std, "images: per-channel divisor after the mean (R,G,B)")
+      ->delimiter(',')
       ->capture_default_str();
   c->add_option("--samples", job->samples, "random calibration samples")
       ->check(at_least(1))

@@ -20,6 +20,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libssl-dev
   libcpp-httplib-dev prometheus-cpp-dev
   pybind11-dev python3-dev
+  libpng-dev libjpeg-dev
 )
 
 if [[ "${1:-}" == "--test" ]]; then

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 
+#include "support/image_io.h"
 #include "support/npy.h"
 #include "tests/cli/run_binary.h"
 
@@ -409,7 +410,32 @@ TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
       "quantize " + path("r18.onnx") + " -o " + path("d.onnx") + " --calibrate " + path("cal"),
       "b.npy is float32[1,3,8,8]; input 'data' is float32[1,3,32,32]");
   expect_error("quantize " + path("r18.onnx") + " -o " + path("d.onnx") + " --calibrate nowhere",
-               "--calibrate = 'nowhere': neither 'random' nor a folder of .npy files");
+               "--calibrate = 'nowhere': neither 'random' nor a folder of .npy or image files");
+  // A folder of images (any size: resized, ImageNet-normalised); a file that only claims to be
+  // one is named.
+  fs::create_directories(path("images"));
+  for (int k = 0; k < 2; ++k) {
+    tensortune::RgbImage im;
+    im.height = 40 + 9 * k;
+    im.width = 57;
+    for (int64_t i = 0; i < im.height * im.width * 3; ++i)
+      im.pixels.push_back(static_cast<uint8_t>((i * (7 + k)) % 256));
+    ASSERT_TRUE(tensortune::write_png(path("images/im" + std::to_string(k) + ".png"), im));
+  }
+  CmdResult img = run("quantize " + path("r18.onnx") + " -o " + path("img.onnx") + " --calibrate " +
+                      path("images"));
+  EXPECT_EQ(img.exit_code, 0) << img.output;
+  ASSERT_EQ(run("run --model " + path("img.onnx") + " --input data=" + path("x.npy") + " -o " +
+                path("img.npy"))
+                .exit_code,
+            0);
+  {
+    std::ofstream fake(path("images/broken.jpg"));
+    fake << "not a jpeg";
+  }
+  expect_error(
+      "quantize " + path("r18.onnx") + " -o " + path("img.onnx") + " --calibrate " + path("images"),
+      "broken.jpg: not a readable JPEG");
   // Percentile ranges: narrower than min-max, still close to the float model; out of range
   // refused.
   CmdResult p = run("quantize " + path("r18.onnx") + " -o " + path("p.onnx") +
