@@ -29,7 +29,8 @@ struct Analysis {
 };
 
 double bytes_of(const Graph& g, ValueId v) {
-  return 4.0 * double(graph::num_elements(g.type(v).shape));
+  return double(graph::buffer_element_size(g.type(v).dtype)) *
+         double(graph::num_elements(g.type(v).shape));
 }
 
 }  // namespace
@@ -53,9 +54,14 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
       }
     const auto conv = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
     std::optional<ss::Conv2dWorkload> w;
-    if (n.op == OpKind::kConv2d && g.is_constant(n.inputs[1])) {
+    // Float convolutions, and the integer ones of FakeQuantizationToInteger (uint8 x int8).
+    const bool integer = n.op == OpKind::kConv2dInteger &&
+                         g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
+                         g.type(n.inputs[1]).dtype == graph::DType::kInt8;
+    if ((n.op == OpKind::kConv2d || integer) && g.is_constant(n.inputs[1])) {
       auto parsed = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
                                         conv.strides, conv.pads, conv.dilations);
+      if (parsed && integer) parsed->precision = ss::Precision::kUInt8Int8;
       if (parsed && (parsed->groups == 1 || parsed->is_depthwise())) w = *parsed;
     }
     const std::string name = w ? ss::describe_workload(*w) : std::string();

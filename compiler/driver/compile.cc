@@ -99,8 +99,21 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   }
   KernelChooser chooser(*tuned, target, options.algorithms);
   chooser.set_override(options.choose_kernel);
+  // The quantized operators that run in integers: those a template of the target serves.
+  auto served = [&](const ss::Workload& w) {
+    return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
+  };
   if (!options.records.empty() && options.layout_aware && !options.choose_kernel) {
-    BlockSelection selection = select_blocks(model, *tuned, target, options.algorithms);
+    // On the graph whose convolutions the pipeline will see: quantized ones in integers, every
+    // weight (a QDQ model's are dequantized at run time until folded) a constant.
+    graph::Graph seen = model;
+    if (options.integer_kernels) {
+      TT_ASSIGN_OR_RETURN(seen, passes::run_pass(passes::fake_quantization_to_integer(served), seen,
+                                                 passes::PassContext{}));
+    }
+    TT_ASSIGN_OR_RETURN(seen,
+                        passes::run_pass(passes::fold_constant(), seen, passes::PassContext{}));
+    BlockSelection selection = select_blocks(seen, *tuned, target, options.algorithms);
     if (selection.changed > 0)
       logger("compiler")
           ->info(
@@ -131,10 +144,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
-  if (options.integer_kernels)
-    pipeline.integer_ops = [&](const ss::Workload& w) {
-      return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
-    };
+  if (options.integer_kernels) pipeline.integer_ops = served;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};
