@@ -69,6 +69,9 @@ struct ElementwiseKernelSpec {
   /// is converted as the graph's Cast does (toward zero, saturated to int64 then wrapped; NaN
   /// gives 0) and stored one byte per element.
   DType out_dtype = DType::kFloat32;
+  /// With an 8-bit out_dtype: the value cast is known to lie in int32's range (a clip's bounds
+  /// in the chain or in front of it), so the conversion needs no saturation (NaN still gives 0).
+  bool cast_input_bounded = false;
   std::vector<std::vector<int64_t>> operand_strides;  ///< per operand, one per output axis
   std::vector<ElementwiseInstr> program;
 };

@@ -196,7 +196,7 @@ class Lowerer {
                                                graph::op_name(n.op) + " node '" + n.name +
                                                "' is not an epilogue the kernel fuses"};
       if (f->op.kind != EpilogueOp::Kind::kRelu && f->op.kind != EpilogueOp::Kind::kClip &&
-          f->op.kind != EpilogueOp::Kind::kToFloat) {
+          f->op.kind != EpilogueOp::Kind::kToFloat && f->op.kind != EpilogueOp::Kind::kRound) {
         f->op.operand = operand++;
         step.args.push_back(f->param ? param(std::move(*f->param)) : value(f->value));
       }
@@ -237,6 +237,14 @@ class Lowerer {
   bool is_byte_layout_transform(const Node& n) const {
     return n.op == OpKind::kLayoutTransform &&
            graph::buffer_element_size(g().type(n.output).dtype) == 1;
+  }
+
+  /// A clip's output whose bounds lie in int32 (whichever group computed it).
+  bool is_int32_bounded(ValueId v) const {
+    const int p = g().value(v).producer;
+    if (p < 0 || g().nodes()[p].op != OpKind::kClip) return false;
+    const auto clip = graph::attrs_as<graph::ClipAttrs>(g().nodes()[p].attrs);
+    return clip.min >= -2147483648.0 && clip.max < 2147483648.0;
   }
 
   /// Float element-wise nodes, the last perhaps a quantizing cast (fusion_rules.h).
@@ -425,6 +433,7 @@ class Lowerer {
       in.a = ref(n.inputs[0], g().type(n.inputs[0]).shape);
       if (passes::is_quantizing_cast(g(), n)) {  // the store converts
         spec.out_dtype = g().type(n.output).dtype;
+        spec.cast_input_bounded = is_int32_bounded(n.inputs[0]);
         if (!spec.program.empty()) continue;
         in.op = Op::kIdentity;
       } else if (n.op ==

@@ -16,7 +16,19 @@ namespace tensortune::epilogue {
 /// while the value is an integer, then kToFloat, after which the float steps follow; without
 /// kToFloat they store int32.
 struct EpilogueOp {
-  enum class Kind { kAddChannel, kMulChannel, kAddTensor, kMulTensor, kRelu, kClip, kToFloat };
+  /// kDivChannel divides by the channel's operand (a quantization's scale: not a multiply by
+  /// its reciprocal, which rounds differently); kRound rounds half to even (QuantizeLinear's).
+  enum class Kind {
+    kAddChannel,
+    kMulChannel,
+    kAddTensor,
+    kMulTensor,
+    kRelu,
+    kClip,
+    kToFloat,
+    kDivChannel,
+    kRound
+  };
   Kind kind = Kind::kRelu;
   int operand = -1;      ///< index into the kernel's epilogue operands
   float lo = 0, hi = 0;  ///< kClip

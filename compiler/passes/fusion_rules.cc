@@ -143,6 +143,15 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
   }
   const auto axes = channel_axes(anchor);
   if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
+  if (n.op == OpKind::kRound) return fused(EpilogueOp::Kind::kRound);
+  // x / c by a per-channel constant (a QuantizeLinear's scale).
+  if (n.op == OpKind::kDivide) {
+    if (n.inputs[0] != v || n.inputs[1] == v || !g.is_constant(n.inputs[1])) return std::nullopt;
+    const Tensor& c = *g.constant(n.inputs[1]);
+    auto p = per_channel(c, c.shape, out, axes);
+    if (!p) return std::nullopt;
+    return fused(EpilogueOp::Kind::kDivChannel, std::move(p));
+  }
   if (n.op == OpKind::kClip) {
     FusedOp f = fused(EpilogueOp::Kind::kClip);
     const auto clip = graph::attrs_as<graph::ClipAttrs>(n.attrs);

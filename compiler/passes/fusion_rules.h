@@ -8,8 +8,9 @@
 /// channel per input channel), a float dense, or an integer conv2d_nchwc (uint8 x int8), whose
 /// epilogue begins with the cast of its int32 result to float. Its epilogue is a chain of
 /// element-wise nodes over the anchor's output shape that the kernel spec's `EpilogueOp` vocabulary
-/// expresses: relu, clip, a per-channel constant added or multiplied (bias_add, add, subtract,
-/// multiply), or a tensor of the output's shape added or multiplied (a residual). Element-wise
+/// expresses: relu, clip, round, a per-channel constant added, multiplied or divided by (bias_add,
+/// add, subtract, multiply, divide: a quantize-dequantize pair fuses), or a tensor of the output's
+/// shape added or multiplied (a residual). Element-wise
 /// chains of their own become one element-wise kernel when every value is float, or when the chain
 /// ends in a quantizing cast (float32 to uint8 or int8).
 #include <optional>

@@ -46,7 +46,8 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
     if (op.kind == epilogue::EpilogueOp::Kind::kToFloat)
       return unimplemented("CUDA kernels accumulate in float: no integer epilogue");
     else if (op.operand < 0 && op.kind != epilogue::EpilogueOp::Kind::kRelu &&
-             op.kind != epilogue::EpilogueOp::Kind::kClip)
+             op.kind != epilogue::EpilogueOp::Kind::kClip &&
+             op.kind != epilogue::EpilogueOp::Kind::kRound)
       return invalid_argument("an epilogue step that reads an operand has operand index " +
                               std::to_string(op.operand));
   if (!space.is_valid(config))
@@ -90,6 +91,12 @@ std::string epilogue(const std::string& value, const std::string& channel, const
         break;
       case Kind::kMulChannel:
         v = "(" + v + " * " + e + "[" + channel + "])";
+        break;
+      case Kind::kDivChannel:
+        v = "(" + v + " / " + e + "[" + channel + "])";
+        break;
+      case Kind::kRound:  // half to even in the default rounding mode
+        v = "rintf(" + v + ")";
         break;
       case Kind::kAddTensor:
         v = "(" + v + " + " + e + "[" + index + "])";

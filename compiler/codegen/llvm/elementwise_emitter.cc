@@ -275,9 +275,7 @@ class ElementwiseEmitter {
   // (llvm.fptosi.sat does both), then wrapped to the byte. Behind a clip whose bounds lie in
   // int32 (a quantization's saturation) the values need no saturation.
   void store_bytes(llvm::Value* value, llvm::Value* offset, int width) {
-    const ElementwiseInstr& last = spec_.program.back();
-    const bool int32_range = last.op == ElementwiseInstr::Op::kClip && last.p0 >= -2147483648.0f &&
-                             last.p1 < 2147483648.0f;
+    const bool int32_range = spec_.cast_input_bounded;
     llvm::Type* i64t = int32_range ? b_.getInt32Ty() : b_.getInt64Ty();
     llvm::Type* i8t = b_.getInt8Ty();
     llvm::Type* wide = width == 1 ? i64t : llvm::FixedVectorType::get(i64t, width);

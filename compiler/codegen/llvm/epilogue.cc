@@ -98,6 +98,12 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
       case epilogue::EpilogueOp::Kind::kMulChannel:
         value = b.CreateFMul(value, load(op, channel_offset));
         break;
+      case epilogue::EpilogueOp::Kind::kDivChannel:
+        value = b.CreateFDiv(value, load(op, channel_offset));
+        break;
+      case epilogue::EpilogueOp::Kind::kRound:
+        value = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, value);
+        break;
       case epilogue::EpilogueOp::Kind::kAddTensor:
         value = b.CreateFAdd(value, load(op, out_offset));
         break;

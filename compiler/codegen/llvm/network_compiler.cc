@@ -77,7 +77,8 @@ std::string spec_key(const NetworkKernelSpec& spec) {
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
-    if (e.out_dtype != DType::kFloat32) os << dtype_name(e.out_dtype) << ' ';
+    if (e.out_dtype != DType::kFloat32)
+      os << dtype_name(e.out_dtype) << (e.cast_input_bounded ? " bounded " : " ");
     put_ints(os, e.out_shape);
     for (const auto& s : e.operand_strides) put_ints(os, s);
     for (const auto& in : e.program)
