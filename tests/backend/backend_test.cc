@@ -191,9 +191,9 @@ INSTANTIATE_TEST_SUITE_P(AllModelsAllLevels, ZooCompiled, ::testing::ValuesIn(zo
                            return n;
                          });
 
-// conv -> bias -> relu -> divide -> sigmoid -> add(residual): the kernel fuses bias and relu;
-// divide is not in its epilogue vocabulary, so FuseOps starts an element-wise group there, and
-// that group (divide, sigmoid, add) runs as one element-wise kernel. Printed groups = steps.
+// conv -> bias -> relu -> sigmoid -> divide -> add(residual): the kernel fuses bias and relu;
+// sigmoid is not in its epilogue vocabulary, so FuseOps starts an element-wise group there, and
+// that group (sigmoid, divide, add) runs as one element-wise kernel. Printed groups = steps.
 TEST(Fusion, AnEpilogueTheKernelCannotFuseStartsAnElementwiseGroup) {
   graph::Graph g("fusion");
   auto x = g.add_input("x", {graph::DType::kFloat32, {1, 4, 6, 6}});
@@ -208,9 +208,9 @@ TEST(Fusion, AnEpilogueTheKernelCannotFuseStartsAnElementwiseGroup) {
                                        {"groups", int64_t{1}}});
   auto biased = *g.add_node(graph::OpKind::kBiasAdd, "bias", {conv, b}, {{"axis", int64_t{1}}});
   auto relu = *g.add_node(graph::OpKind::kRelu, "relu", {biased});
-  auto div = *g.add_node(graph::OpKind::kDivide, "div", {relu, d});
-  auto sig = *g.add_node(graph::OpKind::kSigmoid, "sig", {div});
-  g.add_output(*g.add_node(graph::OpKind::kAdd, "res", {sig, r}));
+  auto sig = *g.add_node(graph::OpKind::kSigmoid, "sig", {relu});
+  auto div = *g.add_node(graph::OpKind::kDivide, "div", {sig, d});
+  g.add_output(*g.add_node(graph::OpKind::kAdd, "res", {div, r}));
 
   for (int opt : {1, 2}) {  // opt 3 would re-layout the conv; the groups are the same
     CompileOptions options;
@@ -224,7 +224,7 @@ TEST(Fusion, AnEpilogueTheKernelCannotFuseStartsAnElementwiseGroup) {
     ASSERT_TRUE(exe);
     ASSERT_TRUE(printed);
     const std::vector<std::vector<std::string>> want = {{"conv", "bias", "relu"},
-                                                        {"div", "sig", "res"}};
+                                                        {"sig", "div", "res"}};
     EXPECT_EQ(printed_groups(*printed), want) << "opt " << opt;
     EXPECT_EQ(step_groups(net), want) << "opt " << opt;
     for (const Step& s : net.steps) EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
