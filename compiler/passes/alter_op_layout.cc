@@ -186,18 +186,24 @@ class LayoutAlterer {
           "node '" + n.name + "': block sizes ic_bn=" + std::to_string(blocks.ic_bn) +
           " oc_bn=" + std::to_string(blocks.oc_bn) + " do not divide channels " +
           std::to_string(x[1]) + " -> " + std::to_string(w[0]));
+    return emit_blocked(n, data, blocks, depthwise ? 1 : blocks.ic_bn);
+  }
+
+  /// `n` as conv2d_nchwc in `blocks`: its data re-blocked, its constant weight packed in
+  /// OIHW[weight_ib]i[oc_bn]o, its other inputs (an integer conv's zero point) as they are.
+  Status emit_blocked(const Node& n, ValueId data, const ConvBlocks& blocks, int64_t weight_ib) {
     TT_ASSIGN_OR_RETURN(ValueId blocked, to_block(data, blocks.ic_bn));
-    const Tensor packed =
-        pack_weight(*g_.constant(n.inputs[1]), depthwise ? 1 : blocks.ic_bn, blocks.oc_bn);
     const ValueId weight =
         rw_.out().add_constant(g_.value(n.inputs[1]).name + ".OIHW" + std::to_string(blocks.ic_bn) +
                                    "i" + std::to_string(blocks.oc_bn) + "o",
-                               packed);
+                               pack_weight(*g_.constant(n.inputs[1]), weight_ib, blocks.oc_bn));
+    std::vector<ValueId> inputs = {blocked, weight};
+    for (size_t i = 2; i < n.inputs.size(); ++i) inputs.push_back(rw_.map(n.inputs[i]));
     graph::Conv2dNCHWcAttrs blocked_conv;
-    static_cast<graph::Conv2dAttrs&>(blocked_conv) = conv;
+    static_cast<graph::Conv2dAttrs&>(blocked_conv) = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
     blocked_conv.ic_bn = blocks.ic_bn;
     blocked_conv.oc_bn = blocks.oc_bn;
-    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, {blocked, weight},
+    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, std::move(inputs),
                                             graph::to_attrs(blocked_conv)));
     return keep(n, y, blocks.oc_bn);
   }
@@ -220,20 +226,7 @@ class LayoutAlterer {
     const ConvBlocks blocks = for_node ? *for_node : options_.choose_blocks(*workload);
     if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
       return copy_plain(n);
-    TT_ASSIGN_OR_RETURN(ValueId blocked, to_block(rw_.map(n.inputs[0]), blocks.ic_bn));
-    const ValueId weight =
-        rw_.out().add_constant(g_.value(n.inputs[1]).name + ".OIHW" + std::to_string(blocks.ic_bn) +
-                                   "i" + std::to_string(blocks.oc_bn) + "o",
-                               pack_weight(*g_.constant(n.inputs[1]), blocks.ic_bn, blocks.oc_bn));
-    std::vector<ValueId> inputs = {blocked, weight};
-    if (n.inputs.size() > 2) inputs.push_back(rw_.map(n.inputs[2]));
-    graph::Conv2dNCHWcAttrs blocked_conv;
-    static_cast<graph::Conv2dAttrs&>(blocked_conv) = conv;
-    blocked_conv.ic_bn = blocks.ic_bn;
-    blocked_conv.oc_bn = blocks.oc_bn;
-    TT_ASSIGN_OR_RETURN(ValueId y, rw_.emit(OpKind::kConv2dNCHWc, n.name, std::move(inputs),
-                                            graph::to_attrs(blocked_conv)));
-    return keep(n, y, blocks.oc_bn);
+    return emit_blocked(n, rw_.map(n.inputs[0]), blocks, blocks.ic_bn);
   }
 
   // Per-channel values of a constant that broadcasts along axis 1 of a rank-4 shape only.

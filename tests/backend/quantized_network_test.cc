@@ -70,6 +70,15 @@ onnx::AttributeProto ints_attr(const std::string& name, std::vector<int64_t> v) 
   return a;
 }
 
+/// The model through a file and the importer, as a user's would come.
+graph::Graph imported(const onnx::ModelProto& m, const std::string& name) {
+  const std::string path = frontend::save(m, name);
+  auto graph = frontend::import_onnx_file(path);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(graph) << graph.error().message;
+  return graph ? std::move(*graph) : graph::Graph{};
+}
+
 /// x [2, 8, 9, 7] -> QDQ (uint8, zero point 128) -> conv 8->16 3x3, pads t1 l0 b2 r1, bias,
 /// relu -> QDQ (int8, zero point -3) -> conv 16->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100).
 /// Both activations have non-zero zero points, so padding and the correction are exercised.
@@ -92,11 +101,7 @@ graph::Graph quantized_model() {
   const std::string y = add_qdq(g, "conv2", "out", kOutputScale, kUInt8, 100);
   frontend::add_node(g, "Identity", "y", {y}, "y");
   g->add_output()->set_name("y");
-  const std::string path = frontend::save(m, "quantized_convs.onnx");
-  auto imported = frontend::import_onnx_file(path);
-  std::filesystem::remove(path);
-  EXPECT_TRUE(imported) << imported.error().message;
-  return imported ? std::move(*imported) : graph::Graph{};
+  return imported(m, "quantized_convs.onnx");
 }
 
 /// x [3, 40] -> QDQ (uint8, zero point 100) -> Gemm by an int8 [32, 40] weight (per row) with
@@ -115,11 +120,7 @@ graph::Graph quantized_gemm() {
   const std::string y = add_qdq(g, "fc", "out", kOutputScale, kUInt8, 100);
   frontend::add_node(g, "Identity", "y", {y}, "y");
   g->add_output()->set_name("y");
-  const std::string path = frontend::save(m, "quantized_gemm.onnx");
-  auto imported = frontend::import_onnx_file(path);
-  std::filesystem::remove(path);
-  EXPECT_TRUE(imported) << imported.error().message;
-  return imported ? std::move(*imported) : graph::Graph{};
+  return imported(m, "quantized_gemm.onnx");
 }
 
 Tensor interpret(const graph::Graph& g, const Tensor& x) {

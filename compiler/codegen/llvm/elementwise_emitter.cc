@@ -276,9 +276,9 @@ class ElementwiseEmitter {
   // int32 (a quantization's saturation) the values need no saturation.
   void store_bytes(llvm::Value* value, llvm::Value* offset, int width) {
     const bool int32_range = spec_.cast_input_bounded;
-    llvm::Type* i64t = int32_range ? b_.getInt32Ty() : b_.getInt64Ty();
+    llvm::Type* integer = int32_range ? b_.getInt32Ty() : b_.getInt64Ty();
     llvm::Type* i8t = b_.getInt8Ty();
-    llvm::Type* wide = width == 1 ? i64t : llvm::FixedVectorType::get(i64t, width);
+    llvm::Type* wide = width == 1 ? integer : llvm::FixedVectorType::get(integer, width);
     llvm::Type* bytes = width == 1 ? i8t : llvm::FixedVectorType::get(i8t, width);
     llvm::Value* v = nullptr;
     if (int32_range) {  // NaN to 0, then a plain conversion (llvm.fptosi.sat is scalarised)
