@@ -16,6 +16,7 @@
 #include "compiler/runtime/artifact.h"
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
+#include "support/npy.h"
 #include "support/stopwatch.h"
 #include "workflow/model_source.h"
 
@@ -100,9 +101,27 @@ struct RunFlags {
   bool emulate = false;
   int threads = 0;
   std::vector<std::string> inputs;
+  workflow::ImageNormalization images;
+  std::vector<std::string> saved_inputs;  ///< NAME=x.npy: the tensor input NAME ran on
   std::vector<std::string> outputs;
   int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
 };
+
+/// --save-input NAME=x.npy: writes what input NAME was given (an image after its resize and
+/// normalisation, random data), so that another runtime can run on the same tensor.
+Status save_inputs(const std::map<std::string, graph::Tensor>& inputs,
+                   const std::vector<std::string>& items) {
+  for (const auto& item : items) {
+    const size_t eq = item.find('=');
+    const std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
+    const auto it = inputs.find(name);
+    if (it == inputs.end() || eq + 1 == item.size())
+      return invalid_argument("--save-input = '" + item +
+                              "' is not NAME=x.npy for an --input NAME");
+    TT_RETURN_IF_ERROR(write_npy(item.substr(eq + 1), it->second));
+  }
+  return ok_status();
+}
 
 Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifact,
                                                        const workflow::ModelOptions& model,
@@ -121,7 +140,8 @@ Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifa
 
 Status run(const RunFlags& f) {
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
-  TT_ASSIGN_OR_RETURN(auto inputs, workflow::read_inputs(net->graph, f.inputs));
+  TT_ASSIGN_OR_RETURN(auto inputs, workflow::read_inputs(net->graph, f.inputs, f.images));
+  TT_RETURN_IF_ERROR(save_inputs(inputs, f.saved_inputs));
   std::vector<graph::Tensor> outputs;
   const Stopwatch start;
   if (f.reference) {
@@ -270,13 +290,25 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
                 "threads (default: the artifact's); with --emulate, each kernel's blocks are split "
                 "over them")
       ->check(at_least(1));
-  r->add_option("--input", rf->inputs, "NAME=x.npy, or NAME=random for deterministic uniform data")
+  r->add_option("--input", rf->inputs,
+                "NAME=x.npy, NAME=photo.jpg|png (a float32 [N, 3, H, W] input: resized to H x W, "
+                "scaled to [0, 1] and normalised by --mean/--std), or NAME=random for "
+                "deterministic uniform data")
       ->required();
+  r->add_option("--mean", rf->images.mean,
+                "image inputs: per-channel mean subtracted from pixels scaled to [0, 1] (R,G,B)")
+      ->capture_default_str();
+  r->add_option("--std", rf->images.std, "image inputs: per-channel divisor after the mean")
+      ->capture_default_str();
+  r->add_option("--save-input", rf->saved_inputs,
+                "NAME=x.npy: write the tensor input NAME ran on (an image as the network saw it), "
+                "to run another runtime on the same data");
   r->add_option("-o,--output", rf->outputs, "write each graph output to this .npy (in order)");
   r->footer(
       "\nExamples:\n  tensortune run r18.tt --input data=x.npy --output y.npy\n"
       "  tensortune run r18.tt --reference --input data=x.npy --output y_ref.npy\n"
       "  tensortune run --model resnet-18 --opt-level 0 --reference --input data=random\n"
+      "  tensortune run net.tt --input input=cat.jpg --save-input input=cat.npy -o logits.npy\n"
       "  tensortune compile --model resnet-18 --target cuda-sm80 -o r18-gpu.tt && \\\n"
       "    tensortune run r18-gpu.tt --emulate --input data=x.npy --output y.npy");
   r->callback([&exit_code, rf] {

@@ -25,12 +25,12 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                 ".png / .jpg images, one sample each (a model of one input; images are resized "
                 "to its height and width and normalised with --mean and --std)")
       ->capture_default_str();
-  c->add_option("--mean", job->mean,
+  c->add_option("--mean", job->images.mean,
                 "images: per-channel mean subtracted from pixels scaled to [0, 1] (R,G,B; one "
                 "value for a grey input)")
       ->delimiter(',')
       ->capture_default_str();
-  c->add_option("--std", job->std, "images: per-channel divisor after the mean (R,G,B)")
+  c->add_option("--std", job->images.std, "images: per-channel divisor after the mean (R,G,B)")
       ->delimiter(',')
       ->capture_default_str();
   c->add_option("--samples", job->samples, "random calibration samples")

@@ -12,6 +12,7 @@
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/printer.h"
 #include "compiler/passes/passes.h"
+#include "support/image_io.h"
 #include "support/npy.h"
 #include "workflow/op_task.h"
 
@@ -111,12 +112,14 @@ graph::Tensor random_input(const graph::TensorType& type) {
 }
 
 Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g,
-                                                           const std::vector<std::string>& items) {
+                                                           const std::vector<std::string>& items,
+                                                           const ImageNormalization& images) {
   std::map<std::string, graph::Tensor> inputs;
   for (const auto& item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      return invalid_argument("--input = '" + item + "' is not NAME=FILE.npy or NAME=random");
+      return invalid_argument("--input = '" + item +
+                              "' is not NAME=FILE.npy, NAME=IMAGE.jpg|png or NAME=random");
     const std::string name = item.substr(0, eq), source = item.substr(eq + 1);
     const graph::ValueId id = g.find_input(name);
     if (id == graph::kNoValue) {
@@ -127,6 +130,8 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
     }
     if (source == "random") {
       inputs[name] = random_input(g.type(id));
+    } else if (is_image_path(source)) {
+      TT_ASSIGN_OR_RETURN(inputs[name], image_tensor(source, g.type(id), images));
     } else {
       TT_ASSIGN_OR_RETURN(Tensor a, read_npy(source));
       // numpy's default float64 (or float16) array for a float32 input, and so on: the values
@@ -143,7 +148,7 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
     if (!inputs.count(g.value(in).name))
       return invalid_argument("input '" + g.value(in).name + "' (" +
                               graph::type_string(g.type(in)) + ") has no --input; pass --input " +
-                              g.value(in).name + "=x.npy or =random");
+                              g.value(in).name + "=x.npy, =photo.jpg or =random");
   return inputs;
 }
 

@@ -12,6 +12,7 @@
 #include "compiler/runtime/compiled_network.h"
 #include "schedule_space/template.h"
 #include "support/error.h"
+#include "workflow/image_input.h"
 
 namespace tensortune::workflow {
 
@@ -51,10 +52,12 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int 
 /// input; zeros for an integer one (token ids, indices: zero is valid for every table).
 graph::Tensor random_input(const graph::TensorType& type);
 
-/// --input NAME=x.npy or NAME=random (deterministic uniform data of the input's type), checked
-/// against the graph's inputs: the error names an unknown input and lists the real ones.
+/// --input NAME=x.npy, NAME=photo.jpg|png (a float32 NCHW image input: resized and normalised
+/// by `images`) or NAME=random (deterministic uniform data of the input's type), checked against
+/// the graph's inputs: the error names an unknown input and lists the real ones.
 Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& graph,
-                                                           const std::vector<std::string>& items);
+                                                           const std::vector<std::string>& items,
+                                                           const ImageNormalization& images = {});
 
 /// Prints one line per output (type, min, max and arg-max) and writes each to its .npy when
 /// `paths` is not empty (one per output, in order).

@@ -5,45 +5,13 @@
 
 #include "support/image_io.h"
 #include "support/npy.h"
+#include "workflow/image_input.h"
 
 namespace tensortune::workflow {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-/// An image as the model's one input [N, C, H, W] (C = 3, or 1 for grey: the channels'
-/// mean): resized, normalised, repeated over the batch.
-Expected<graph::Tensor> image_sample(const std::string& path, const graph::TensorType& input,
-                                     const QuantizeJob& job) {
-  const graph::Shape& s = input.shape;
-  if (s.size() != 4 || (s[1] != 3 && s[1] != 1) || input.dtype != graph::DType::kFloat32)
-    return invalid_argument(path +
-                            ": an image calibrates a float32 [N, 3 or 1, H, W] input, the "
-                            "model's is " +
-                            graph::type_string(input));
-  const size_t channels = static_cast<size_t>(s[1]);
-  if (job.mean.size() != channels || job.std.size() != channels)
-    return invalid_argument("--mean / --std: " + std::to_string(channels) +
-                            " value(s) each for this model's input " + graph::type_string(input) +
-                            ", got " + std::to_string(job.mean.size()) + " and " +
-                            std::to_string(job.std.size()));
-  for (double d : job.std)
-    if (!(d > 0)) return invalid_argument("--std: " + std::to_string(d) + " must be positive");
-  TT_ASSIGN_OR_RETURN(RgbImage image, read_image(path));
-  const std::vector<float> rgb = resize_to_planar(image, s[2], s[3]);
-  const size_t plane = static_cast<size_t>(s[2] * s[3]);
-  graph::Tensor t = graph::Tensor::zeros(input.dtype, s);
-  for (int64_t n = 0; n < s[0]; ++n)
-    for (size_t c = 0; c < channels; ++c)
-      for (size_t i = 0; i < plane; ++i) {
-        const double v = channels == 3 ? rgb[c * plane + i]
-                                       : (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0;
-        t.f32[(static_cast<size_t>(n) * channels + c) * plane + i] =
-            static_cast<float>((v - job.mean[c]) / job.std[c]);
-      }
-  return t;
-}
 
 Expected<std::vector<std::map<std::string, graph::Tensor>>> calibration_samples(
     const graph::Graph& model, const QuantizeJob& job) {
@@ -82,7 +50,7 @@ Expected<std::vector<std::map<std::string, graph::Tensor>>> calibration_samples(
   const graph::ValueId input = model.inputs()[0];
   for (const auto& f : files) {
     if (is_image_path(f.string())) {
-      TT_ASSIGN_OR_RETURN(graph::Tensor t, image_sample(f.string(), model.type(input), job));
+      TT_ASSIGN_OR_RETURN(graph::Tensor t, image_tensor(f.string(), model.type(input), job.images));
       samples.push_back({{model.value(input).name, std::move(t)}});
       continue;
     }

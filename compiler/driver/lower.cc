@@ -195,8 +195,7 @@ class Lowerer {
         return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "': its " +
                                                graph::op_name(n.op) + " node '" + n.name +
                                                "' is not an epilogue the kernel fuses"};
-      if (f->op.kind != EpilogueOp::Kind::kRelu && f->op.kind != EpilogueOp::Kind::kClip &&
-          f->op.kind != EpilogueOp::Kind::kToFloat && f->op.kind != EpilogueOp::Kind::kRound) {
+      if (epilogue::reads_operand(f->op.kind)) {
         f->op.operand = operand++;
         step.args.push_back(f->param ? param(std::move(*f->param)) : value(f->value));
       }
@@ -239,12 +238,10 @@ class Lowerer {
            graph::buffer_element_size(g().type(n.output).dtype) == 1;
   }
 
-  /// A clip's output whose bounds lie in int32 (whichever group computed it).
+  /// A value known to lie in int32's range (whichever group computed it).
   bool is_int32_bounded(ValueId v) const {
-    const int p = g().value(v).producer;
-    if (p < 0 || g().nodes()[p].op != OpKind::kClip) return false;
-    const auto clip = graph::attrs_as<graph::ClipAttrs>(g().nodes()[p].attrs);
-    return clip.min >= -2147483648.0 && clip.max < 2147483648.0;
+    const auto range = passes::known_range(g(), v);
+    return range && range->first >= -2147483648.0 && range->second < 2147483648.0;
   }
 
   /// Float element-wise nodes, the last perhaps a quantizing cast (fusion_rules.h).

@@ -27,12 +27,27 @@ struct EpilogueOp {
     kClip,
     kToFloat,
     kDivChannel,
-    kRound
+    kRound,
+    kToUInt8,
+    kToInt8
   };
   Kind kind = Kind::kRelu;
   int operand = -1;      ///< index into the kernel's epilogue operands
   float lo = 0, hi = 0;  ///< kClip
 };
+
+/// Whether the step reads an operand (a channel vector or a tensor); the others are pure.
+inline bool reads_operand(EpilogueOp::Kind kind) {
+  using Kind = EpilogueOp::Kind;
+  return kind == Kind::kAddChannel || kind == Kind::kMulChannel || kind == Kind::kDivChannel ||
+         kind == Kind::kAddTensor || kind == Kind::kMulTensor;
+}
+
+/// The epilogue ends by converting to bytes: the kernel's output is uint8 or int8.
+inline bool stores_bytes(const std::vector<EpilogueOp>& epilogue) {
+  return !epilogue.empty() && (epilogue.back().kind == EpilogueOp::Kind::kToUInt8 ||
+                               epilogue.back().kind == EpilogueOp::Kind::kToInt8);
+}
 
 /// How many operands a kernel with this epilogue takes after its own arguments: the highest
 /// operand index used, plus one. Not the epilogue's length: relu and clip take none, and a

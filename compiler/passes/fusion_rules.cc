@@ -81,6 +81,27 @@ bool is_quantizing_cast(const Graph& g, const Node& n) {
   return to == graph::DType::kUInt8 || to == graph::DType::kInt8;
 }
 
+std::optional<std::pair<double, double>> known_range(const Graph& g, ValueId v) {
+  const int p = g.value(v).producer;
+  if (p < 0) return std::nullopt;
+  const Node& n = g.nodes()[static_cast<size_t>(p)];
+  if (n.op == OpKind::kClip) {
+    const auto clip = graph::attrs_as<graph::ClipAttrs>(n.attrs);
+    return std::pair{clip.min, clip.max};
+  }
+  // x + c by a scalar constant (an int8 value moved into uint8's range).
+  if (n.op == OpKind::kAdd && n.inputs.size() == 2)
+    for (int k = 0; k < 2; ++k) {
+      const ValueId c = n.inputs[static_cast<size_t>(k)];
+      if (!g.is_constant(c) || g.constant(c)->size() != 1) continue;
+      auto r = known_range(g, n.inputs[static_cast<size_t>(1 - k)]);
+      if (!r) return std::nullopt;
+      const double shift = g.constant(c)->at(0);
+      return std::pair{r->first + shift, r->second + shift};
+    }
+  return std::nullopt;
+}
+
 bool is_integer_conv(const Graph& g, const Node& n) {
   return n.op == OpKind::kConv2dNCHWc && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
          g.type(n.inputs[1]).dtype == graph::DType::kInt8 &&
@@ -134,8 +155,19 @@ bool is_kernel_anchor(const Graph& g, const Node& n) {
 std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, const Node& n,
                                           ValueId v) {
   const Shape& out = g.type(anchor.output).shape;
-  if (g.type(n.output).shape != out || g.type(n.output).dtype != graph::DType::kFloat32)
-    return std::nullopt;
+  if (g.type(n.output).shape != out) return std::nullopt;
+  // The quantizing cast of a value clipped to the byte's range: the kernel stores the bytes the
+  // next int8 kernel reads (the conversion needs no saturation there, as in the element-wise
+  // kernel).
+  if (is_quantizing_cast(g, n)) {
+    const bool to_uint8 = g.type(n.output).dtype == graph::DType::kUInt8;
+    const auto range = known_range(g, v);
+    if (!range || range->first < (to_uint8 ? 0.0 : -128.0) ||
+        range->second > (to_uint8 ? 255.0 : 127.0))
+      return std::nullopt;
+    return fused(to_uint8 ? EpilogueOp::Kind::kToUInt8 : EpilogueOp::Kind::kToInt8);
+  }
+  if (g.type(n.output).dtype != graph::DType::kFloat32) return std::nullopt;
   // An integer kernel's int32 result: converted to float first, then the float steps.
   if (g.type(v).dtype != graph::DType::kFloat32) {
     if (n.op != OpKind::kCast || g.type(v).dtype != graph::DType::kInt32) return std::nullopt;

@@ -10,10 +10,12 @@
 /// element-wise nodes over the anchor's output shape that the kernel spec's `EpilogueOp` vocabulary
 /// expresses: relu, clip, round, a per-channel constant added, multiplied or divided by (bias_add,
 /// add, subtract, multiply, divide: a quantize-dequantize pair fuses), or a tensor of the output's
-/// shape added or multiplied (a residual). Element-wise
+/// shape added or multiplied (a residual), and last a quantizing cast of a value clipped to the
+/// byte's range (the kernel stores bytes). Element-wise
 /// chains of their own become one element-wise kernel when every value is float, or when the chain
 /// ends in a quantizing cast (float32 to uint8 or int8).
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "compiler/epilogue/epilogue_op.h"
@@ -40,6 +42,10 @@ struct ConvAnchor {
 /// A cast from float32 to uint8 or int8 (a quantization): it ends a float element-wise chain,
 /// whose kernel stores bytes.
 bool is_quantizing_cast(const graph::Graph& g, const graph::Node& n);
+
+/// The range a float value is known to lie in: a clip's bounds, moved by the scalar constants
+/// added after it. Nothing when the graph does not say.
+std::optional<std::pair<double, double>> known_range(const graph::Graph& g, graph::ValueId v);
 
 /// A conv2d_nchwc of uint8 data by int8 weights (groups 1, the data's zero point a constant):
 /// an int8 kernel's anchor, whose epilogue starts with the cast of its int32 result to float.

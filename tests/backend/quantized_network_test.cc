@@ -79,22 +79,38 @@ graph::Graph imported(const onnx::ModelProto& m, const std::string& name) {
   return graph ? std::move(*graph) : graph::Graph{};
 }
 
-/// x [2, 8, 9, 7] -> QDQ (uint8, zero point 128) -> conv 8->16 3x3, pads t1 l0 b2 r1, bias,
-/// relu -> QDQ (int8, zero point -3) -> conv 16->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100).
-/// Both activations have non-zero zero points, so padding and the correction are exercised.
-graph::Graph quantized_model() {
+/// How quantized_model varies: the input's channels (3: the first convolution has no int8
+/// kernel and stays float), and a depthwise convolution (float, on dequantized values) between the
+/// two.
+struct ModelShape {
+  int64_t in_channels = 8;
+  bool depthwise = false;
+};
+
+/// x [2, C, 9, 7] -> QDQ (uint8, zero point 128) -> conv C->16 3x3, pads t1 l0 b2 r1, bias,
+/// relu -> QDQ (int8, zero point -3) [-> depthwise 3x3, pads 1 -> QDQ (uint8, zero point 7)]
+/// -> conv 16->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100). Both activations have non-zero zero
+/// points, so padding and the correction are exercised.
+graph::Graph quantized_model(ModelShape shape = {}) {
   auto m = frontend::model_with_opset(13);
   auto* g = m.mutable_graph();
-  frontend::add_input(g, "x", {2, 8, 9, 7});
+  frontend::add_input(g, "x", {2, shape.in_channels, 9, 7});
   const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
-  const std::string w1 = add_weight(g, "conv1", {16, 8, 3, 3}, 1);
+  const std::string w1 = add_weight(g, "conv1", {16, shape.in_channels, 3, 3}, 1);
   std::vector<double> bias;
   for (int o = 0; o < 16; ++o) bias.push_back(0.05 * (o % 7) - 0.15);
   frontend::add_initializer(g, "conv1_b", kFloat, {16}, bias);
   auto* c1 = frontend::add_node(g, "Conv", "conv1", {x, w1, "conv1_b"}, "conv1");
   *c1->add_attribute() = ints_attr("pads", {1, 0, 2, 1});
   frontend::add_node(g, "Relu", "relu1", {"conv1"}, "relu1");
-  const std::string h = add_qdq(g, "relu1", "mid", 0.03, kInt8, -3);
+  std::string h = add_qdq(g, "relu1", "mid", 0.03, kInt8, -3);
+  if (shape.depthwise) {
+    const std::string wd = add_weight(g, "dw", {16, 1, 3, 3}, 4);
+    auto* dw = frontend::add_node(g, "Conv", "dw", {h, wd}, "dw");
+    *dw->add_attribute() = frontend::int_attr("group", 16);
+    *dw->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
+    h = add_qdq(g, "dw", "dwq", 0.02, kUInt8, 7);
+  }
   const std::string w2 = add_weight(g, "conv2", {32, 16, 1, 1}, 2);
   auto* c2 = frontend::add_node(g, "Conv", "conv2", {h, w2}, "conv2");
   *c2->add_attribute() = ints_attr("strides", {2, 2});
@@ -220,6 +236,32 @@ TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
   for (const auto& use : float_net.schedules)
     EXPECT_EQ(use.workload.find("conv2d_NCHWc_int8"), std::string::npos) << use.workload;
   expect_within_one_step(as_float, interpret(model, x), 95, "float kernels");
+}
+
+// The uint8 data an int8 kernel reads is stored by the kernel before it (an int8 convolution,
+// a float one, a depthwise one), its quantize-dequantize pair and cast fused into that kernel's
+// epilogue: no separate pass converts floats to bytes, and the answer is the integer graph's.
+TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
+  const std::vector<std::pair<std::string, ModelShape>> shapes = {
+      {"int8 conv", {}}, {"float conv", {3, false}}, {"depthwise", {8, true}}};
+  for (const auto& [what, shape] : shapes) {
+    const graph::Graph model = quantized_model(shape);
+    const Tensor x = testing::random_input({2, shape.in_channels, 9, 7}, 13);
+    auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+    ASSERT_TRUE(rewritten) << what;
+    runtime::CompiledNetwork net;
+    const Tensor got = run_compiled(model, x, true, &net);
+    int convolutions = 0, element_wise = 0;  // kernels that store uint8
+    for (const auto& step : net.steps)
+      if (step.kind == runtime::Step::Kind::kKernel &&
+          net.graph.type(step.output).dtype == graph::DType::kUInt8)
+        ++(step.label.find("conv2d") != std::string::npos ? convolutions : element_wise);
+    EXPECT_EQ(convolutions, 1) << what;
+    // The network input's quantization, when the first convolution is an int8 one.
+    EXPECT_EQ(element_wise, shape.in_channels == 3 ? 0 : 1) << what;
+    expect_within_one_step(got, interpret(*rewritten, x), 99, what);
+    expect_within_one_step(got, interpret(model, x), 95, what + " against the model");
+  }
 }
 
 // A quantized Gemm runs dense_int8's kernel: the dense of the quantized values with the zero

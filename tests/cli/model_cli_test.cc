@@ -429,6 +429,31 @@ TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
                 path("img.npy"))
                 .exit_code,
             0);
+  // An image as run's input: --save-input writes the tensor it ran on (pixels / 255 with
+  // --mean 0 and --std 1), and running that tensor gives the same answer.
+  CmdResult photo =
+      run("run --model " + path("img.onnx") + " --input data=" + path("images/im0.png") +
+          " --mean 0 0 0 --std 1 1 1 --save-input data=" + path("im0.npy") + " -o " +
+          path("photo.npy"));
+  ASSERT_EQ(photo.exit_code, 0) << photo.output;
+  ASSERT_EQ(run("run --model " + path("img.onnx") + " --input data=" + path("im0.npy") + " -o " +
+                path("saved.npy"))
+                .exit_code,
+            0);
+  auto seen = tensortune::read_npy(path("im0.npy"));
+  auto by_photo = tensortune::read_npy(path("photo.npy"));
+  auto by_saved = tensortune::read_npy(path("saved.npy"));
+  ASSERT_TRUE(seen && by_photo && by_saved);
+  EXPECT_EQ(seen->shape, (tensortune::Shape{1, 3, 32, 32}));
+  EXPECT_EQ(by_photo->f32, by_saved->f32);
+  for (float v : seen->f32) ASSERT_TRUE(v >= 0 && v <= 1) << v;
+  expect_error(
+      "run --model " + path("img.onnx") + " --input data=" + path("images/im0.png") + " --mean 0.5",
+      "--mean / --std: 3 value(s) each for this model's input float32[1,3,32,32], got 1 "
+      "and 3");
+  expect_error("run --model " + path("img.onnx") + " --input data=" + path("x.npy") +
+                   " --save-input other=" + path("o.npy"),
+               "--save-input = 'other=");
   {
     std::ofstream fake(path("images/broken.jpg"));
     fake << "not a jpeg";

@@ -45,9 +45,7 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
   for (const epilogue::EpilogueOp& op : options.epilogue)
     if (op.kind == epilogue::EpilogueOp::Kind::kToFloat)
       return unimplemented("CUDA kernels accumulate in float: no integer epilogue");
-    else if (op.operand < 0 && op.kind != epilogue::EpilogueOp::Kind::kRelu &&
-             op.kind != epilogue::EpilogueOp::Kind::kClip &&
-             op.kind != epilogue::EpilogueOp::Kind::kRound)
+    else if (op.operand < 0 && epilogue::reads_operand(op.kind))
       return invalid_argument("an epilogue step that reads an operand has operand index " +
                               std::to_string(op.operand));
   if (!space.is_valid(config))
@@ -70,9 +68,11 @@ CudaKernelOptions CudaKernelOptions::bias_relu(bool bias, bool relu) {
 }
 
 std::string kernel_params(const CudaKernelOptions& options) {
-  std::string p =
-      "(const float* __restrict__ data, const float* __restrict__ weight, "
-      "float* __restrict__ out";
+  std::string p = "(const float* __restrict__ data, const float* __restrict__ weight, ";
+  p += !epilogue::stores_bytes(options.epilogue)                              ? "float"
+       : options.epilogue.back().kind == epilogue::EpilogueOp::Kind::kToUInt8 ? "unsigned char"
+                                                                              : "signed char";
+  p += "* __restrict__ out";
   for (int i = 0; i < options.operand_count(); ++i)
     p += ", const float* __restrict__ e" + std::to_string(i);
   return p + ")";
@@ -112,6 +112,12 @@ std::string epilogue(const std::string& value, const std::string& channel, const
         v = "fminf(fmaxf(" + v + ", " + float_literal(op.lo) + "), " + float_literal(op.hi) + ")";
         break;
       case Kind::kToFloat:  // refused above: CUDA accumulators are float already
+        break;
+      case Kind::kToUInt8:  // clipped to the range before: no saturation needed
+        v = "(unsigned char)(int)" + v;
+        break;
+      case Kind::kToInt8:
+        v = "(signed char)(int)" + v;
         break;
     }
   }

@@ -63,6 +63,7 @@ class Int8ConvEmitter {
     TT_CHECK(pad_ >= 0 && pad_ <= 255) << "pad value " << pad_ << " is not a uint8";
     for (const auto& op : args.epilogue)
       float_out_ |= op.kind == epilogue::EpilogueOp::Kind::kToFloat;
+    byte_out_ = epilogue::stores_bytes(args.epilogue);
     form_ = host_has("avx512vnni") ? DotForm::kVnni
             : host_has("avx2")     ? DotForm::kPairs
                                    : DotForm::kWidened;
@@ -242,7 +243,9 @@ class Int8ConvEmitter {
     return b_.CreateVectorSplat(4 * block_, b_.getInt32(static_cast<uint32_t>(pad_)));
   }
 
-  llvm::Type* out_element() const { return float_out_ ? b_.getFloatTy() : b_.getInt32Ty(); }
+  llvm::Type* out_element() const {
+    return byte_out_ ? b_.getInt8Ty() : float_out_ ? b_.getFloatTy() : b_.getInt32Ty();
+  }
 
   // acc plus the products of one block's channels x 4 input channels (acc_type()).
   llvm::Value* accumulate(llvm::Value* acc, llvm::Value* weights, llvm::Value* d) {
@@ -350,7 +353,8 @@ class Int8ConvEmitter {
           if (!args_.epilogue.empty())
             value =
                 apply_epilogue(b_, value, args_, add_i64(b_, channel0, k * block_), offset, block_);
-          b_.CreateAlignedStore(value, b_.CreateBitCast(ptr, vb->getPointerTo()), llvm::Align(4));
+          b_.CreateAlignedStore(value, b_.CreateBitCast(ptr, vb->getPointerTo()),
+                                llvm::Align(byte_out_ ? 1 : 4));
         }
       }
     }
@@ -366,6 +370,7 @@ class Int8ConvEmitter {
   bool channels_last_out_;
   int64_t pad_ = 0;         // the byte padding reads
   bool float_out_ = false;  // the epilogue converts to float: the output is float32
+  bool byte_out_ = false;   // ... and then to bytes: the output is uint8 or int8
   DotForm form_ = DotForm::kWidened;
   int block_ = 8;   // output channels per accumulator
   int reduce_ = 4;  // unreduced partial sums per channel

@@ -108,9 +108,7 @@ void emit_nopack(llvm::IRBuilder<>& b, const AnchorArgs& args, const DenseWorklo
         b.clearFastMathFlags();
         llvm::Value* col = add(x0, i64(b, x));
         llvm::Value* offset = add(mul(add(y0, i64(b, y)), N), col);
-        llvm::Value* val = apply_epilogue(b, sum, args, col, offset, 1);
-        llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), C, offset);
-        b.CreateAlignedStore(val, ptr, llvm::Align(4));
+        store_vector(b, apply_epilogue(b, sum, args, col, offset, 1), C, offset, 1);
       }
   });
 }

@@ -88,6 +88,17 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
                        : f32);
         break;
       }
+      case epilogue::EpilogueOp::Kind::kToUInt8:
+      case epilogue::EpilogueOp::Kind::kToInt8: {
+        // The value is clipped to the byte's range: a plain conversion, no saturation.
+        auto type = [&](llvm::Type* t) {
+          return value->getType()->isVectorTy()
+                     ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(t, width))
+                     : t;
+        };
+        value = b.CreateTrunc(b.CreateFPToSI(value, type(b.getInt32Ty())), type(b.getInt8Ty()));
+        break;
+      }
       case epilogue::EpilogueOp::Kind::kAddChannel:
         if (value->getType()->isIntOrIntVectorTy()) {
           value = b.CreateAdd(value, load_int(op, channel_offset));

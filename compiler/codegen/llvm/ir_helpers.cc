@@ -81,10 +81,14 @@ llvm::Value* load_vector(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* o
 
 void store_vector(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* offset,
                   int width) {
-  llvm::Value* ptr = b.CreateInBoundsGEP(b.getFloatTy(), base, offset);
-  auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), width);
+  llvm::Type* element = value->getType()->getScalarType();
+  llvm::Value* typed = b.CreateBitCast(base, element->getPointerTo());
+  llvm::Value* ptr = b.CreateInBoundsGEP(element, typed, offset);
+  llvm::Type* vt = value->getType()->isVectorTy()
+                       ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(element, width))
+                       : element;
   llvm::Value* vptr = b.CreateBitCast(ptr, vt->getPointerTo());
-  b.CreateAlignedStore(value, vptr, llvm::Align(4));
+  b.CreateAlignedStore(value, vptr, llvm::Align(element->getPrimitiveSizeInBits() / 8));
 }
 
 llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* acc) {

@@ -35,6 +35,8 @@ inline llvm::Value* i64(llvm::IRBuilder<>& b, int64_t v) { return b.getInt64(v);
 
 /// Loads a <width x float> vector (width 1 loads a scalar and wraps it) at base + offset.
 llvm::Value* load_vector(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset, int width);
+/// Stores `value` (a <width x T> vector, or a scalar) at base + offset counted in elements of
+/// its own type T (float, int32, or bytes after an epilogue's kToUInt8/kToInt8).
 void store_vector(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, llvm::Value* offset,
                   int width);
 llvm::Value* load_scalar(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset);

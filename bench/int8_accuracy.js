@@ -1,0 +1,179 @@
+// Accuracy of int8 on natural images: every model is quantized by `tensortune quantize`
+// calibrated on a third of the images (every third file, by name), then each of the other
+// images runs through four networks: the float32 model and its QDQ model, each in ONNX Runtime
+// and compiled by us (opt level 3; the QDQ model on the int8 kernels). Printed per model:
+//
+// - int8 against float32 (ours): the same top-1 class on how many test images, and the cosine of
+//   the two logit vectors (min and median over the images); the same for ONNX Runtime's pair,
+//   to tell the quantization's own error from ours;
+// - ours int8 against ONNX Runtime int8 on the same QDQ model: the largest difference in steps of
+//   the output's quantization scale (the model's output is dequantized, so its values lie on a
+//   grid; the step is the grid's, read from ONNX Runtime's output) and the share of equal values.
+//
+//   node bench/int8_accuracy.js [--tensortune build/cli/tensortune] [--models resnet-18,mobilenet_v2]
+//        [--images DIR] [--work-dir build/int8_accuracy] [--records-MODEL DB] [--percentile 100]
+//
+// Images: every .png/.jpg/.jpeg of at least 16 kB in --images (default: the natural images that
+// Debian's python3-skimage ships, /usr/lib/python3/dist-packages/skimage/data), fed as
+// `tensortune run --input NAME=photo.png` feeds them (bilinear resize to the input's size,
+// ImageNet's mean and std); ONNX Runtime runs on the tensor that run saved (--save-input).
+// Models: zoo names (exported by `tensortune export-onnx`) or corpus names
+// (build/corpus/NAME_opset13.onnx). The corpus's weights are random (no download), so a class is
+// an index, not a label: the check is that quantization keeps the float model's answer.
+'use strict';
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+
+function parseArgs(argv) {
+  const opts = { tensortune: 'build/cli/tensortune', models: 'resnet-18,mobilenet_v2',
+                 images: '/usr/lib/python3/dist-packages/skimage/data', 'work-dir': 'build/int8_accuracy',
+                 percentile: '100' };
+  for (let i = 0; i < argv.length; i += 2) {
+    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) {
+      console.error(`error: expected --name value pairs, got '${argv[i]}'`);
+      process.exit(2);
+    }
+    opts[argv[i].slice(2)] = argv[i + 1];
+  }
+  return opts;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const ortDir = path.join(__dirname, 'ort');
+const tt = path.resolve(opts.tensortune);
+const work = path.resolve(opts['work-dir']);
+fs.mkdirSync(work, { recursive: true });
+
+function run(cmd, args, options = {}) {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, ...options });
+}
+
+if (!fs.existsSync(opts.images)) {
+  console.error(`error: --images ${opts.images} does not exist (install python3-skimage, whose ` +
+                'sample photos are the default, or give a folder of .png/.jpg files)');
+  process.exit(2);
+}
+const images = fs.readdirSync(opts.images)
+                   .filter((f) => /\.(png|jpe?g)$/i.test(f))
+                   .filter((f) => fs.statSync(path.join(opts.images, f)).size >= 16384)
+                   .sort();
+if (images.length < 3) {
+  console.error(`error: --images ${opts.images} holds ${images.length} images of at least 16 kB; need 3 or more`);
+  process.exit(2);
+}
+const calibration = images.filter((_, i) => i % 3 === 0);
+const tests = images.filter((_, i) => i % 3 !== 0);
+const calibrationDir = path.join(work, 'calibration');
+fs.rmSync(calibrationDir, { recursive: true, force: true });
+fs.mkdirSync(calibrationDir);
+for (const f of calibration) fs.symlinkSync(path.resolve(opts.images, f), path.join(calibrationDir, f));
+
+if (!fs.existsSync(path.join(ortDir, 'node_modules', 'onnxruntime-node'))) {
+  process.stderr.write('installing onnxruntime-node into bench/ort (npm install --ignore-scripts) ...\n');
+  run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: ortDir });
+}
+
+// .npy version 1, little-endian float32, C order (what `tensortune run -o` and ort_run.js write).
+function readNpyFloat32(file) {
+  const b = fs.readFileSync(file);
+  const headerLen = b.readUInt16LE(8);
+  const header = b.toString('latin1', 10, 10 + headerLen);
+  if (!/'descr':\s*'<f4'/.test(header)) throw new Error(`${file}: not float32`);
+  const data = b.subarray(10 + headerLen);
+  return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
+}
+
+function argmax(v) {
+  let k = 0;
+  for (let i = 1; i < v.length; ++i) if (v[i] > v[k]) k = i;
+  return k;
+}
+function cosine(a, b) {
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+  return ab / Math.sqrt(aa * bb);
+}
+function median(v) {
+  const s = [...v].sort((a, b) => a - b);
+  const k = s.length >> 1;
+  return s.length % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
+}
+// The grid step of a dequantized output: the smallest gap between its distinct values, when every
+// value is a whole number of such steps from the smallest (else 0: not a quantized output).
+function gridStep(v) {
+  const s = [...new Set(v)].sort((a, b) => a - b);
+  let step = Infinity;
+  for (let i = 1; i < s.length; ++i) step = Math.min(step, s[i] - s[i - 1]);
+  if (!isFinite(step) || step <= 0) return 0;
+  for (const x of s) {
+    const k = (x - s[0]) / step;
+    if (Math.abs(k - Math.round(k)) > 1e-2) return 0;
+  }
+  return step;
+}
+
+const zoo = ['resnet-18', 'resnet-50', 'vgg-16', 'mobilenet-v1'];
+const rows = [];
+for (const m of opts.models.split(',')) {
+  let onnx = path.join(work, `${m}.onnx`);
+  if (zoo.includes(m)) {
+    run(tt, ['export-onnx', '--model', m, '-o', onnx]);
+  } else {
+    onnx = path.resolve(opts[`onnx-${m}`] || path.join('build', 'corpus', `${m}_opset13.onnx`));
+    if (!fs.existsSync(onnx)) {
+      console.error(`error: --models ${m}: not a zoo model (${zoo.join(', ')}) and ${onnx} does not exist`);
+      process.exit(2);
+    }
+  }
+  const qdq = path.join(work, `${m}.int8.onnx`);
+  run(tt, ['--log-level', 'error', 'quantize', onnx, '-o', qdq, '--calibrate', calibrationDir,
+           '--percentile', opts.percentile]);
+  const records = opts[`records-${m}`] ? ['--records', opts[`records-${m}`]] : [];
+  const floatTt = path.join(work, `${m}.tt`), int8Tt = path.join(work, `${m}.int8.tt`);
+  run(tt, ['--log-level', 'error', 'compile', '--model', onnx, ...records, '-o', floatTt]);
+  run(tt, ['--log-level', 'error', 'compile', '--model', qdq, ...records, '-o', int8Tt]);
+  const inputName = (run(tt, ['check-model', onnx]).match(/input '([^']+)'/) || [])[1] || 'input';
+
+  const r = { model: m, images: tests.length, oursTop1: 0, ortTop1: 0, oursCos: [], ortCos: [], maxSteps: 0,
+              equal: 0, values: 0, step: 0 };
+  for (const image of tests) {
+    const x = path.join(work, 'x.npy');
+    const out = (name) => path.join(work, `${name}.npy`);
+    run(tt, ['run', floatTt, '--input', `${inputName}=${path.join(opts.images, image)}`, '--save-input',
+             `${inputName}=${x}`, '-o', out('ours_f32')]);
+    run(tt, ['run', int8Tt, '--input', `${inputName}=${x}`, '-o', out('ours_int8')]);
+    const env = { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } };
+    run('node', [path.join(ortDir, 'ort_run.js'), onnx, out('ort_f32'), `${inputName}=${x}`], env);
+    run('node', [path.join(ortDir, 'ort_run.js'), qdq, out('ort_int8'), `${inputName}=${x}`], env);
+    const [of, oi, rf, ri] = ['ours_f32', 'ours_int8', 'ort_f32', 'ort_int8'].map((n) => readNpyFloat32(out(n)));
+    r.oursTop1 += argmax(of) === argmax(oi);
+    r.ortTop1 += argmax(rf) === argmax(ri);
+    r.oursCos.push(cosine(of, oi));
+    r.ortCos.push(cosine(rf, ri));
+    const step = gridStep(ri);
+    r.step = step;
+    for (let i = 0; i < ri.length; ++i) {
+      const d = Math.abs(oi[i] - ri[i]);
+      r.maxSteps = Math.max(r.maxSteps, step > 0 ? d / step : d);
+      r.equal += step > 0 ? d < 0.5 * step : d === 0;
+      ++r.values;
+    }
+    process.stderr.write(`${m} ${image}: top-1 f32 ${argmax(of)} int8 ${argmax(oi)}, cosine ${cosine(of, oi).toFixed(4)}\n`);
+  }
+  rows.push(r);
+}
+
+console.log(`int8 accuracy on natural images; ${new Date().toISOString().slice(0, 10)}; ` +
+            `${calibration.length} calibration images (${calibration.join(', ')}), ${tests.length} test images ` +
+            `from ${opts.images}; quantize --percentile ${opts.percentile}.`);
+console.log('');
+console.log('| model | test images | ours: int8 top-1 = fp32 | ours: cosine min / median | ORT: int8 top-1 = fp32 | ' +
+            'ORT: cosine min / median | ours int8 vs ORT int8: max diff | equal values |');
+console.log('|---|---:|---:|---|---:|---|---:|---:|');
+for (const r of rows) {
+  const diff = r.step > 0 ? `${r.maxSteps.toFixed(2)} steps` : `${r.maxSteps.toExponential(2)} (no grid)`;
+  console.log(`| ${r.model} | ${r.images} | ${r.oursTop1}/${r.images} | ${Math.min(...r.oursCos).toFixed(4)} / ` +
+              `${median(r.oursCos).toFixed(4)} | ${r.ortTop1}/${r.images} | ${Math.min(...r.ortCos).toFixed(4)} / ` +
+              `${median(r.ortCos).toFixed(4)} | ${diff} | ${(100 * r.equal / r.values).toFixed(1)}% |`);
+}
