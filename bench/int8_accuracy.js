@@ -133,33 +133,55 @@ for (const m of opts.models.split(',')) {
   const floatTt = path.join(work, `${m}.tt`), int8Tt = path.join(work, `${m}.int8.tt`);
   run(tt, ['--log-level', 'error', 'compile', '--model', onnx, ...records, '-o', floatTt]);
   run(tt, ['--log-level', 'error', 'compile', '--model', qdq, ...records, '-o', int8Tt]);
-  const inputName = (run(tt, ['check-model', onnx]).match(/input '([^']+)'/) || [])[1] || 'input';
+  const inputName = (run(tt, ['--log-level', 'error', 'check-model', onnx]).match(/^\s*input\s+(\S+)\s+float32/m) || [])[1];
+  if (!inputName) throw new Error(`${onnx}: no float32 input found by check-model`);
 
-  const r = { model: m, images: tests.length, oursTop1: 0, ortTop1: 0, oursCos: [], ortCos: [], maxSteps: 0,
-              equal: 0, values: 0, step: 0 };
+  const logits = { of: [], oi: [], rf: [], ri: [] };
   for (const image of tests) {
     const x = path.join(work, 'x.npy');
     const out = (name) => path.join(work, `${name}.npy`);
-    run(tt, ['run', floatTt, '--input', `${inputName}=${path.join(opts.images, image)}`, '--save-input',
-             `${inputName}=${x}`, '-o', out('ours_f32')]);
-    run(tt, ['run', int8Tt, '--input', `${inputName}=${x}`, '-o', out('ours_int8')]);
+    run(tt, ['--log-level', 'error', 'run', floatTt, '--input', `${inputName}=${path.join(opts.images, image)}`,
+             '--save-input', `${inputName}=${x}`, '-o', out('ours_f32')]);
+    run(tt, ['--log-level', 'error', 'run', int8Tt, '--input', `${inputName}=${x}`, '-o', out('ours_int8')]);
     const env = { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } };
     run('node', [path.join(ortDir, 'ort_run.js'), onnx, out('ort_f32'), `${inputName}=${x}`], env);
     run('node', [path.join(ortDir, 'ort_run.js'), qdq, out('ort_int8'), `${inputName}=${x}`], env);
-    const [of, oi, rf, ri] = ['ours_f32', 'ours_int8', 'ort_f32', 'ort_int8'].map((n) => readNpyFloat32(out(n)));
-    r.oursTop1 += argmax(of) === argmax(oi);
+    logits.of.push(readNpyFloat32(out('ours_f32')));
+    logits.oi.push(readNpyFloat32(out('ours_int8')));
+    logits.rf.push(readNpyFloat32(out('ort_f32')));
+    logits.ri.push(readNpyFloat32(out('ort_int8')));
+    process.stderr.write(`${m} ${image}: top-1 fp32 ${argmax(logits.of.at(-1))} int8 ${argmax(logits.oi.at(-1))}\n`);
+  }
+  // Random weights make one class win on most images; the logits' image-dependent part (each
+  // minus the float model's mean over the test images) is what quantization must keep.
+  const mean = new Float64Array(logits.of[0].length);
+  for (const v of logits.of) v.forEach((x, i) => (mean[i] += x / logits.of.length));
+  const centred = (v) => v.map((x, i) => x - mean[i]);
+  const r = { model: m, images: tests.length, top1: 0, top1Centred: 0, ortTop1: 0, cos: [], cosCentred: [],
+              ortCos: [], maxSteps: 0, step: 0, relInt8: 0, relF32: 0, equal: 0, values: 0 };
+  for (let k = 0; k < tests.length; ++k) {
+    const [of, oi, rf, ri] = [logits.of[k], logits.oi[k], logits.rf[k], logits.ri[k]];
+    r.top1 += argmax(of) === argmax(oi);
+    r.top1Centred += argmax(centred(of)) === argmax(centred(oi));
     r.ortTop1 += argmax(rf) === argmax(ri);
-    r.oursCos.push(cosine(of, oi));
-    r.ortCos.push(cosine(rf, ri));
+    r.cos.push(cosine(of, oi));
+    r.cosCentred.push(cosine(centred(of), centred(oi)));
+    r.ortCos.push(cosine(centred(rf), centred(ri)));
+    // Ours against ONNX Runtime: in steps of the output's quantization when it has one, else
+    // relative to the range of ONNX Runtime's logits (and the same for the float pair, the
+    // scale of float rounding).
     const step = gridStep(ri);
     r.step = step;
+    let lo = Infinity, hi = -Infinity;
+    for (const x of ri) lo = Math.min(lo, x), hi = Math.max(hi, x);
     for (let i = 0; i < ri.length; ++i) {
       const d = Math.abs(oi[i] - ri[i]);
-      r.maxSteps = Math.max(r.maxSteps, step > 0 ? d / step : d);
+      if (step > 0) r.maxSteps = Math.max(r.maxSteps, d / step);
+      r.relInt8 = Math.max(r.relInt8, d / (hi - lo));
+      r.relF32 = Math.max(r.relF32, Math.abs(of[i] - rf[i]) / (hi - lo));
       r.equal += step > 0 ? d < 0.5 * step : d === 0;
       ++r.values;
     }
-    process.stderr.write(`${m} ${image}: top-1 f32 ${argmax(of)} int8 ${argmax(oi)}, cosine ${cosine(of, oi).toFixed(4)}\n`);
   }
   rows.push(r);
 }
@@ -168,12 +190,15 @@ console.log(`int8 accuracy on natural images; ${new Date().toISOString().slice(0
             `${calibration.length} calibration images (${calibration.join(', ')}), ${tests.length} test images ` +
             `from ${opts.images}; quantize --percentile ${opts.percentile}.`);
 console.log('');
-console.log('| model | test images | ours: int8 top-1 = fp32 | ours: cosine min / median | ORT: int8 top-1 = fp32 | ' +
-            'ORT: cosine min / median | ours int8 vs ORT int8: max diff | equal values |');
-console.log('|---|---:|---:|---|---:|---|---:|---:|');
+console.log('| model | test images | int8 top-1 = fp32 | same on centred logits | cosine min / median | ' +
+            'centred cosine min / median | ORT: top-1 = fp32 | ORT: centred cosine min / median | ' +
+            'ours int8 vs ORT int8, max diff | ours fp32 vs ORT fp32 |');
+console.log('|---|---:|---:|---:|---|---|---:|---|---|---|');
+const mm = (v) => `${Math.min(...v).toFixed(4)} / ${median(v).toFixed(4)}`;
 for (const r of rows) {
-  const diff = r.step > 0 ? `${r.maxSteps.toFixed(2)} steps` : `${r.maxSteps.toExponential(2)} (no grid)`;
-  console.log(`| ${r.model} | ${r.images} | ${r.oursTop1}/${r.images} | ${Math.min(...r.oursCos).toFixed(4)} / ` +
-              `${median(r.oursCos).toFixed(4)} | ${r.ortTop1}/${r.images} | ${Math.min(...r.ortCos).toFixed(4)} / ` +
-              `${median(r.ortCos).toFixed(4)} | ${diff} | ${(100 * r.equal / r.values).toFixed(1)}% |`);
+  const int8Diff = r.step > 0 ? `${r.maxSteps.toFixed(2)} steps (${(100 * r.equal / r.values).toFixed(1)}% equal)`
+                              : `${(100 * r.relInt8).toFixed(3)}% of the logits' range`;
+  console.log(`| ${r.model} | ${r.images} | ${r.top1}/${r.images} | ${r.top1Centred}/${r.images} | ${mm(r.cos)} | ` +
+              `${mm(r.cosCentred)} | ${r.ortTop1}/${r.images} | ${mm(r.ortCos)} | ${int8Diff} | ` +
+              `${(100 * r.relF32).toFixed(3)}% |`);
 }
