@@ -264,6 +264,41 @@ TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
   }
 }
 
+// A kernel's division by a per-channel constant (a quantization's scale, fused into its
+// epilogue) is the correctly rounded quotient, bit for bit the interpreter's: a 1x1 identity
+// convolution passes its input through exactly, so any difference is the division's.
+TEST(QuantizedNetwork, AKernelsDivisionByAScaleIsCorrectlyRounded) {
+  constexpr int64_t kChannels = 16;
+  graph::Graph g("divide");
+  const graph::ValueId x = g.add_input("x", {graph::DType::kFloat32, {1, kChannels, 24, 24}});
+  Tensor identity = Tensor::zeros({kChannels, kChannels, 1, 1});
+  for (int64_t c = 0; c < kChannels; ++c) identity.f32[static_cast<size_t>(c * kChannels + c)] = 1;
+  Tensor scales = Tensor::zeros({1, kChannels, 1, 1});
+  for (int64_t c = 0; c < kChannels; ++c)
+    scales.f32[static_cast<size_t>(c)] = 0.0031f + 0.0173f * static_cast<float>(c * c % 11);
+  auto conv = g.add_node(OpKind::kConv2d, "conv", {x, g.add_constant("w", identity)},
+                         graph::Attrs{{"strides", std::vector<int64_t>{1, 1}},
+                                      {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                                      {"dilations", std::vector<int64_t>{1, 1}},
+                                      {"groups", int64_t{1}}});
+  ASSERT_TRUE(conv);
+  auto q = g.add_node(OpKind::kDivide, "q", {*conv, g.add_constant("s", scales)});
+  ASSERT_TRUE(q);
+  g.add_output(*q);
+  // Magnitudes from 1e-3 to 1e3, both signs.
+  Tensor input = testing::random_input({1, kChannels, 24, 24}, 17);
+  for (size_t i = 0; i < input.f32.size(); ++i)
+    input.f32[i] *= std::pow(10.0f, static_cast<float>(i % 7) - 3.0f);
+  runtime::CompiledNetwork net;
+  const Tensor got = run_compiled(g, input, true, &net);
+  ASSERT_EQ(net.steps.size(), 3u);  // layout transform, conv + division, layout transform
+  const Tensor want = interpret(g, input);
+  ASSERT_EQ(got.f32.size(), want.f32.size());
+  for (size_t i = 0; i < want.f32.size(); ++i)
+    ASSERT_EQ(got.f32[i], want.f32[i])
+        << "at " << i << ": " << input.f32[i] << " / " << scales.f32[i / (24 * 24)];
+}
+
 // A quantized Gemm runs dense_int8's kernel: the dense of the quantized values with the zero
 // point's per-column correction, its bias and the requantization's answer kept.
 TEST(QuantizedNetwork, QuantizedGemmRunsTheInt8DenseKernel) {
