@@ -7,6 +7,7 @@
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/fusion_rules.h"
+#include "compiler/passes/simplify_epilogue.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/layout.h"
 
@@ -188,6 +189,7 @@ class Lowerer {
                                              const Node& head, std::vector<EpilogueOp> ops = {}) {
     int operand = epilogue::epilogue_operand_count(ops);
     ValueId v = head.output;
+    std::vector<passes::FusedOp> fused;
     for (size_t k = 1; k < group.size(); ++k) {
       const Node& n = g().nodes()[group[k]];
       auto f = passes::fuse_epilogue_node(g(), head, n, v);
@@ -195,12 +197,15 @@ class Lowerer {
         return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "': its " +
                                                graph::op_name(n.op) + " node '" + n.name +
                                                "' is not an epilogue the kernel fuses"};
-      if (epilogue::reads_operand(f->op.kind)) {
-        f->op.operand = operand++;
-        step.args.push_back(f->param ? param(std::move(*f->param)) : value(f->value));
-      }
-      ops.push_back(f->op);
+      fused.push_back(std::move(*f));
       v = n.output;
+    }
+    for (passes::FusedOp& f : passes::simplify_epilogue(std::move(fused))) {
+      if (epilogue::reads_operand(f.op.kind)) {
+        f.op.operand = operand++;
+        step.args.push_back(f.param ? param(std::move(*f.param)) : value(f.value));
+      }
+      ops.push_back(f.op);
     }
     return ops;
   }

@@ -68,13 +68,8 @@ class ElementwiseEmitter {
 
   llvm::Value* constant(llvm::Type* type, double c) { return llvm::ConstantFP::get(type, c); }
 
-  /// std::min / std::max as the interpreter computes them (NaN behaviour included).
-  llvm::Value* min_of(llvm::Value* a, llvm::Value* b) {
-    return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);
-  }
-  llvm::Value* max_of(llvm::Value* a, llvm::Value* b) {
-    return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);
-  }
+  llvm::Value* min_of(llvm::Value* a, llvm::Value* b) { return emit::min_of(b_, a, b); }
+  llvm::Value* max_of(llvm::Value* a, llvm::Value* b) { return emit::max_of(b_, a, b); }
 
   // f(x) in double through the C library, lane by lane: exp, log, erf, tanh and the functions
   // built on them, bit for bit the interpreter's (graph/math_kernels.cc).

@@ -1,6 +1,8 @@
 // Fused epilogues and the two function ABIs of anchor kernels (tuning and network).
 #include <llvm/IR/Module.h>
 
+#include <cmath>
+
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
@@ -121,15 +123,12 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
       case epilogue::EpilogueOp::Kind::kMulTensor:
         value = b.CreateFMul(value, load(op, out_offset));
         break;
-      case epilogue::EpilogueOp::Kind::kRelu:
-        value =
-            b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()}, {value, constant(0)});
+      case epilogue::EpilogueOp::Kind::kRelu:  // x > 0 ? x : 0, the interpreter's
+        value = b.CreateSelect(b.CreateFCmpOGT(value, constant(0)), value, constant(0));
         break;
       case epilogue::EpilogueOp::Kind::kClip:
-        value = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {value->getType()},
-                                  {value, constant(op.lo)});
-        value = b.CreateIntrinsic(llvm::Intrinsic::minnum, {value->getType()},
-                                  {value, constant(op.hi)});
+        if (op.lo != -INFINITY) value = max_of(b, value, constant(op.lo));
+        if (op.hi != INFINITY) value = min_of(b, value, constant(op.hi));
         break;
     }
   }

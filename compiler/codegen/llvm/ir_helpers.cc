@@ -91,6 +91,14 @@ void store_vector(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, l
   b.CreateAlignedStore(value, vptr, llvm::Align(element->getPrimitiveSizeInBits() / 8));
 }
 
+llvm::Value* max_of(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c) {
+  return b.CreateSelect(b.CreateFCmpOLT(a, c), c, a);
+}
+
+llvm::Value* min_of(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c) {
+  return b.CreateSelect(b.CreateFCmpOLT(c, a), c, a);
+}
+
 llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* acc) {
   return b.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {x, y, acc});
 }

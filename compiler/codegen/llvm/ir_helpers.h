@@ -41,6 +41,12 @@ void store_vector(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base, l
                   int width);
 llvm::Value* load_scalar(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset);
 
+/// std::max(a, b) and std::min(a, b) as C++ and the interpreter compute them ((a < b) ? b : a,
+/// NaN behaviour included): one vmaxps / vminps on x86, where llvm.maxnum / minnum need a NaN
+/// fix-up of several instructions.
+llvm::Value* max_of(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c);
+llvm::Value* min_of(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c);
+
 /// llvm.fma on vectors of `width` lanes.
 llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* acc);
 
