@@ -16,6 +16,9 @@ void add_graph_tune_command(CLI::App& app, int& exit_code) {
       "transforms) and store them as graph-best records");
   add_model_flags(c, f->model, false);
   c->add_option("--db", f->db, "the record DB of a tuning run of this model")->required();
+  c->add_flag("--no-int8", f->model.no_int8,
+              "a quantized (QDQ) model's convolutions as float32 ones, for `compile --no-int8` "
+              "(by default they are the int8 workloads compile runs)");
   c->add_option("--device-key", f->device_key,
                 "records of this device key (default: this machine's; another key's transforms "
                 "are estimated, not measured)");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "compiler/codegen/llvm/kernel.h"
+#include "compiler/driver/block_selection.h"
 #include "compiler/graph/printer.h"
 #include "records/record_store.h"
 #include "schedule_space/task.h"
@@ -34,8 +35,13 @@ Status graph_tune(const GraphTuneOptions& f) {
     return invalid_argument(
         "--tracker needs --key (the device key whose devices time the "
         "layout transforms, the key the model was tuned on)");
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(f.model));
+  TT_ASSIGN_OR_RETURN(graph::Graph loaded, load_model(f.model));
   const ss::Target target = codegen::host_target();
+  // Graph-best records are keyed by the model as compile loads it, and name the convolution
+  // nodes compile blocks: a QDQ model's quantized ones are integer nodes of int8 workloads.
+  const std::string fingerprint = graph::graph_fingerprint(loaded);
+  TT_ASSIGN_OR_RETURN(graph::Graph model,
+                      driver::convolutions_as_compiled(loaded, target, !f.model.no_int8, {}));
   const std::string here = codegen::host_device_key();
   const std::string key = f.device_key.empty() ? here : f.device_key;
   if (f.from_log.empty() && !std::filesystem::exists(f.db))
@@ -51,7 +57,7 @@ Status graph_tune(const GraphTuneOptions& f) {
     const gt::NetworkProblem np = gt::build_network_problem(
         model, tuned, target, 1, [](const gt::Transform&) { return 0.0; });
     TT_ASSIGN_OR_RETURN(auto entries, import_graph_log(f.from_log, np, target));
-    TT_RETURN_IF_ERROR(store->put_graph_best(graph::graph_fingerprint(model), key, entries));
+    TT_RETURN_IF_ERROR(store->put_graph_best(fingerprint, key, entries));
     std::printf("imported %zu graph-best records for %s (device key %s) from %s into %s\n",
                 entries.size(), model.name().c_str(), key.c_str(), f.from_log.c_str(),
                 f.db.c_str());
@@ -122,7 +128,7 @@ Status graph_tune(const GraphTuneOptions& f) {
                 np.tuned[n] ? "" : "  (untuned: default config)");
     if (np.tuned[n]) entries.push_back({np.nodes[n], c.workload_key, c.entity_json});
   }
-  TT_RETURN_IF_ERROR(store->put_graph_best(graph::graph_fingerprint(model), key, entries));
+  TT_RETURN_IF_ERROR(store->put_graph_best(fingerprint, key, entries));
   if (!f.export_log.empty())
     TT_RETURN_IF_ERROR(export_graph_log(f.export_log, np, chosen->choice, key, *store));
   std::printf(
@@ -134,8 +140,7 @@ Status graph_tune(const GraphTuneOptions& f) {
       needed.size(), costs.measured, where.c_str(), costs.reused, f.db.c_str(), costs.estimated,
       fastest_s * 1e3, chosen->cost * 1e3, changed, np.nodes.size(), chosen->method.c_str(),
       chosen->exact ? ", optimal" : ", heuristic", entries.size(), model.name().c_str(),
-      graph::graph_fingerprint(model).c_str(), key.c_str(), start.seconds(), f.model.model.c_str(),
-      f.db.c_str());
+      fingerprint.c_str(), key.c_str(), start.seconds(), f.model.model.c_str(), f.db.c_str());
   return ok_status();
 }
 

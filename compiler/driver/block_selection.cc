@@ -4,6 +4,7 @@
 
 #include "compiler/driver/kernel_choice.h"
 #include "compiler/graph/op_attrs.h"
+#include "compiler/passes/passes.h"
 
 namespace tensortune::driver {
 
@@ -141,6 +142,20 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
     out.changed += pick[k] != 0;
   }
   return out;
+}
+
+Expected<graph::Graph> convolutions_as_compiled(const graph::Graph& model, const ss::Target& target,
+                                                bool integer_kernels,
+                                                const ss::AlgorithmFilter& algorithms) {
+  graph::Graph seen = model;
+  if (integer_kernels) {
+    auto served = [&](const ss::Workload& w) {
+      return !ss::templates_for(w, ss::target_backend(target), algorithms).empty();
+    };
+    TT_ASSIGN_OR_RETURN(seen, passes::run_pass(passes::fake_quantization_to_integer(served), seen,
+                                               passes::PassContext{}));
+  }
+  return passes::run_pass(passes::fold_constant(), seen, passes::PassContext{});
 }
 
 }  // namespace tensortune::driver

@@ -12,6 +12,7 @@
 
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/graph/graph.h"
+#include "support/error.h"
 
 namespace tensortune::driver {
 
@@ -26,6 +27,16 @@ struct BlockSelection {
   double chosen_cost_s = 0;   ///< ... with the chosen ones
   int changed = 0;            ///< workloads that do not take their fastest record
 };
+
+/// The graph whose convolutions the CPU pipeline will block: quantized ones rewritten into
+/// integers where a template of `target` serves them (FakeQuantizationToInteger, when
+/// `integer_kernels`), every constant subgraph folded (a QDQ model's weights are dequantized at
+/// run time until then). The layout-aware block choice and the graph tuner decide on it, so that
+/// they see the workloads (float or int8) and node names that compile runs.
+Expected<graph::Graph> convolutions_as_compiled(const graph::Graph& model,
+                                                const schedule_space::Target& target,
+                                                bool integer_kernels,
+                                                const schedule_space::AlgorithmFilter& algorithms);
 
 /// `model` is the graph before AlterOpLayout (NCHW convolutions).
 /// Candidates come from the templates of the blocked layout that `algorithms` allows.

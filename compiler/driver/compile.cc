@@ -104,15 +104,9 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
     return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
   };
   if (!options.records.empty() && options.layout_aware && !options.choose_kernel) {
-    // On the graph whose convolutions the pipeline will see: quantized ones in integers, every
-    // weight (a QDQ model's are dequantized at run time until folded) a constant.
-    graph::Graph seen = model;
-    if (options.integer_kernels) {
-      TT_ASSIGN_OR_RETURN(seen, passes::run_pass(passes::fake_quantization_to_integer(served), seen,
-                                                 passes::PassContext{}));
-    }
-    TT_ASSIGN_OR_RETURN(seen,
-                        passes::run_pass(passes::fold_constant(), seen, passes::PassContext{}));
+    TT_ASSIGN_OR_RETURN(
+        graph::Graph seen,
+        convolutions_as_compiled(model, target, options.integer_kernels, options.algorithms));
     BlockSelection selection = select_blocks(seen, *tuned, target, options.algorithms);
     if (selection.changed > 0)
       logger("compiler")

@@ -286,6 +286,46 @@ TEST_F(ModelCli, TuneGraphTuneCompileAndRun) {
   EXPECT_NE(theirs.output.find("matches the filters"), std::string::npos) << theirs.output;
 }
 
+// A QDQ model graph-tunes the layers compile runs: its quantized convolutions as int8
+// workloads, named as compile names them, so that compile takes the graph-best records.
+TEST_F(ModelCli, AQuantizedModelGraphTunesItsInt8Layers) {
+  ASSERT_EQ(run("export-onnx --model resnet-18 --input-shape data=1x3x32x32 -o " + path("r18.onnx"))
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      run("quantize " + path("r18.onnx") + " -o " + path("q.onnx") + " --samples 2").exit_code, 0);
+  const std::string db = path("q.db"), model = " --model " + path("q.onnx");
+  CmdResult t =
+      run("tune" + model + " --trials 2 --number 1 --repeat 1 --min-repeat-ms 0 --db " + db);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  CmdResult g = run("graph-tune" + model + " --db " + db);
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_NE(g.output.find("u8i8"), std::string::npos) << g.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(g.output, m, std::regex("wrote (\\d+) graph-best records")))
+      << g.output;
+  CmdResult c = run("compile" + model + " --records " + db + " -o " + path("g.tt"));
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("graph-best for " + m[1].str() + " nodes"), std::string::npos)
+      << c.output;
+  CmdResult h = run("compile" + model + " --records " + db + " --no-graph-best -o " + path("h.tt"));
+  ASSERT_EQ(h.exit_code, 0) << h.output;
+  for (const char* tt : {"g", "h"})
+    ASSERT_EQ(run("run " + path(std::string(tt) + ".tt") + " --input data=random -o " +
+                  path(std::string(tt) + ".npy"))
+                  .exit_code,
+              0);
+  auto yg = tensortune::read_npy(path("g.npy"));
+  auto yh = tensortune::read_npy(path("h.npy"));
+  ASSERT_TRUE(yg && yh);
+  EXPECT_LT(max_relative_difference(*yg, *yh), 2e-2);
+  // --no-int8: the same model's convolutions as float workloads (for compile --no-int8); the DB
+  // holds float records only for the first layer (3 input channels, no int8 kernel).
+  CmdResult f = run("graph-tune" + model + " --db " + db + " --no-int8");
+  ASSERT_EQ(f.exit_code, 0) << f.output;
+  EXPECT_EQ(f.output.find("u8i8"), std::string::npos) << f.output;
+}
+
 // tune --model with xgb pre-trains each task's cost model on the tasks tuned before it (the
 // same template), unless --no-transfer; the first task, with nothing to learn from, just tunes.
 TEST_F(ModelCli, ModelTuningTransfersBetweenTasksByDefault) {

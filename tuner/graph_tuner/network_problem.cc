@@ -58,7 +58,7 @@ class Builder {
         data = in;
         break;
       }
-    if (n.op == OpKind::kConv2d && add_conv(n)) return;
+    if ((n.op == OpKind::kConv2d || n.op == OpKind::kConv2dInteger) && add_conv(n)) return;
     if (data == graph::kNoValue) return;
     if (needs_plain(n.op)) {
       to_plain(data);
@@ -85,14 +85,20 @@ class Builder {
     }
   }
 
-  /// A conv2d with constant weights and groups 1 becomes a problem node, and so does a depthwise
-  /// one with records (without, it keeps its input's block, as AlterOpLayout does); false for
-  /// others.
+  /// A conv2d with constant weights and groups 1 becomes a problem node (an integer one of
+  /// uint8 data and int8 weights as an int8 workload), and so does a depthwise one with records
+  /// (without, it keeps its input's block, as AlterOpLayout does); false for others.
   bool add_conv(const graph::Node& n) {
     const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
     if (!g_.is_constant(n.inputs[1])) return false;
     auto w = ss::conv2d_workload(g_.type(n.inputs[0]).shape, g_.type(n.inputs[1]).shape,
                                  attrs.strides, attrs.pads, attrs.dilations);
+    if (n.op == OpKind::kConv2dInteger) {
+      if (g_.type(n.inputs[0]).dtype != graph::DType::kUInt8 ||
+          g_.type(n.inputs[1]).dtype != graph::DType::kInt8)
+        return false;
+      if (w) w->precision = ss::Precision::kUInt8Int8;
+    }
     if (!w || (w->groups != 1 && !w->is_depthwise())) return false;
     const auto blocked = driver::templates_of_layout(*w, target_, {}, ss::NetworkLayout::kBlocked);
     if (blocked.empty()) return false;
