@@ -205,6 +205,61 @@ TEST(CudaEmulation, EveryEpilogueStepMatchesTheReference) {
   }
 }
 
+// An epilogue that quantizes (divide by the scale, round, add the zero point, clip to the byte's
+// range) and ends in kToUInt8 stores one byte per element: the kernel's `out` is unsigned char.
+TEST(CudaEmulation, AQuantizingEpilogueStoresBytes) {
+  using Op = tt::epilogue::EpilogueOp;
+  cuda::CudaKernelOptions options;
+  options.epilogue = {{Op::Kind::kDivChannel, 0},
+                      {Op::Kind::kRound},
+                      {Op::Kind::kAddChannel, 1},
+                      {Op::Kind::kClip, -1, 0.0f, 255.0f},
+                      {Op::Kind::kToUInt8}};
+  const std::vector<ss::Task> tasks{
+      make("conv2d_nchw.cuda", ss::square_conv2d(6, 7, 8, 3, 1)),
+      make("depthwise_conv2d_nchw.cuda",
+           *ss::conv2d_workload({1, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1})),
+  };
+  constexpr float kScale = 0.01f, kZero = 100.0f;
+  for (const ss::Task& task : tasks) {
+    auto space = ss::make_config_space(task);
+    ASSERT_TRUE(space.has_value());
+    const ss::Template& t = ss::template_of(task);
+    const ss::OperandShapes shapes = ss::operand_shapes(task.workload);
+    Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight);
+    tt::fill_uniform(data, 51);
+    tt::fill_uniform(weight, 52);
+    const Tensor plain = tt::measure::reference_output(task.workload, data, weight, nullptr);
+    const int64_t channels = shapes.bias[0];
+    const std::vector<float> scale(static_cast<size_t>(channels), kScale);
+    const std::vector<float> zero(static_cast<size_t>(channels), kZero);
+    for (const ss::Config& c : sample(task, *space, 3)) {
+      const ss::KernelSignature sig = t.signature(task, *space, c);
+      const Tensor want_in = t.output_from_plain(sig, plain);
+      auto k = cuda::emit_cuda_kernel(task, *space, c, options);
+      ASSERT_TRUE(k.has_value()) << k.error().message;
+      EXPECT_NE(k->source.find("unsigned char* __restrict__ out"), std::string::npos);
+      auto kernel = cuda::compile_for_emulation(*k);
+      ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+      const ss::PackedOperands packed = t.pack_operands(sig, data, weight);
+      std::vector<uint8_t> out(want_in.f32.size() + 64, 0xEE);  // bytes past the end stay
+      ASSERT_TRUE(kernel
+                      ->launch(packed.data.f32.data(), packed.weight.f32.data(),
+                               reinterpret_cast<float*>(out.data()), {scale.data(), zero.data()})
+                      .has_value());
+      size_t equal = 0;
+      for (size_t i = 0; i < want_in.f32.size(); ++i) {
+        const float want =
+            std::min(std::max(std::nearbyint(want_in.f32[i] / kScale) + kZero, 0.0f), 255.0f);
+        ASSERT_LE(std::fabs(out[i] - want), 1.0f) << task.template_name << " element " << i;
+        equal += out[i] == want;
+      }
+      EXPECT_GE(equal * 100, want_in.f32.size() * 95) << task.template_name;
+      for (size_t i = want_in.f32.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xEE);
+    }
+  }
+}
+
 TEST(CudaEmulation, ADivergentBarrierIsReportedNotWaitedOn) {
   cuda::CudaKernelSource k;
   k.entry = "divergent";

@@ -25,6 +25,13 @@ static thread_local tt_uint3 threadIdx, blockIdx, blockDim, gridDim;
 #define __ldg(p) (*(p))
 
 namespace tt_emu {
+// A launcher argument: the buffer as whichever pointer type the kernel declares (float, or the
+// bytes a quantizing epilogue stores).
+struct any_ptr {
+  float* p;
+  template <class T>
+  operator T*() const { return reinterpret_cast<T*>(p); }
+};
 struct Fiber {
   ucontext_t context;
   bool done, at_barrier;
@@ -126,7 +133,8 @@ static inline void __syncthreads() {
 std::string emulation_launcher(const CudaKernelSource& kernel) {
   std::string call = kernel.entry + "(";
   for (int i = 0; i < kernel.arg_count; ++i)
-    call += (i ? ", tt_args_" : "tt_args_") + kernel.entry + "[" + std::to_string(i) + "]";
+    call += (i ? ", tt_emu::any_ptr{tt_args_" : "tt_emu::any_ptr{tt_args_") + kernel.entry + "[" +
+            std::to_string(i) + "]}";
   call += ")";
   const std::string& e = kernel.entry;
   return "\nstatic thread_local float* const* tt_args_" + e + ";\nstatic void tt_body_" + e +
