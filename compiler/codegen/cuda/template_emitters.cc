@@ -108,8 +108,10 @@ std::string epilogue(const std::string& value, const std::string& channel, const
         v = "fmaxf(" + v + ", 0.0f)";
         break;
       case Kind::kClip:
-        // Exact float literals: the bounds as the graph holds them.
-        v = "fminf(fmaxf(" + v + ", " + float_literal(op.lo) + "), " + float_literal(op.hi) + ")";
+        // Exact float literals: the bounds as the graph holds them; an infinite one is no bound
+        // (SimplifyEpilogue writes relu as a clip from 0).
+        if (!std::isinf(op.lo)) v = "fmaxf(" + v + ", " + float_literal(op.lo) + ")";
+        if (!std::isinf(op.hi)) v = "fminf(" + v + ", " + float_literal(op.hi) + ")";
         break;
       case Kind::kToFloat:  // refused above: CUDA accumulators are float already
         break;
