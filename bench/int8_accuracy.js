@@ -3,12 +3,15 @@
 // images runs through four networks: the float32 model and its QDQ model, each in ONNX Runtime
 // and compiled by us (opt level 3; the QDQ model on the int8 kernels). Printed per model:
 //
-// - int8 against float32 (ours): the same top-1 class on how many test images, and the cosine of
-//   the two logit vectors (min and median over the images); the same for ONNX Runtime's pair,
-//   to tell the quantization's own error from ours;
+// - int8 against float32 (ours): the same top-1 class on how many test images, on the raw logits
+//   and on the logits centred on the float model's mean over the test images (their
+//   image-dependent part: random weights make one class win on most images), and the cosine of
+//   the two logit vectors, raw and centred (min and median over the images); ONNX Runtime's
+//   centred cosine beside it, to tell the quantization's own error from ours;
 // - ours int8 against ONNX Runtime int8 on the same QDQ model: the largest difference in steps of
-//   the output's quantization scale (the model's output is dequantized, so its values lie on a
-//   grid; the step is the grid's, read from ONNX Runtime's output) and the share of equal values.
+//   the output's quantization scale when the output is dequantized (its values on a grid, the
+//   step read from ONNX Runtime's output), else as a share of the range of ONNX Runtime's logits;
+//   and ours float32 against ONNX Runtime float32 the same way, the scale of float rounding.
 //
 //   node bench/int8_accuracy.js [--tensortune build/cli/tensortune] [--models resnet-18,mobilenet_v2]
 //        [--images DIR] [--work-dir build/int8_accuracy] [--records-MODEL DB] [--percentile 100]
