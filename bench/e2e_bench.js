@@ -30,39 +30,18 @@
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
 'use strict';
-const { execFileSync } = require('child_process');
+const { parseArgs, run, ortDir, ensureOrt, median } = require('./bench_common');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-function parseArgs(argv) {
-  const opts = { tensortune: 'build/cli/tensortune', models: 'resnet-18,resnet-50', threads: '1,2', passes: '3',
-                 repeat: '10', 'work-dir': 'build/e2e_bench' };
-  for (let i = 0; i < argv.length; i += 2) {
-    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) {
-      console.error(`error: expected --name value pairs, got '${argv[i]}'`);
-      process.exit(2);
-    }
-    opts[argv[i].slice(2)] = argv[i + 1];
-  }
-  return opts;
-}
-
-const opts = parseArgs(process.argv.slice(2));
-const ortDir = path.join(__dirname, 'ort');
+const opts = parseArgs(process.argv.slice(2), { tensortune: 'build/cli/tensortune', models: 'resnet-18,resnet-50', threads: '1,2', passes: '3',
+                 repeat: '10', 'work-dir': 'build/e2e_bench' });
 const tt = path.resolve(opts.tensortune);
 const work = path.resolve(opts['work-dir']);
 fs.mkdirSync(work, { recursive: true });
 
-function run(cmd, args, options = {}) {
-  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, ...options });
-}
-
-if (!fs.existsSync(path.join(ortDir, 'node_modules', 'onnxruntime-node'))) {
-  process.stderr.write('installing onnxruntime-node into bench/ort (npm install --ignore-scripts) ...\n');
-  run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: ortDir });
-}
-const ortVersion = JSON.parse(fs.readFileSync(path.join(ortDir, 'node_modules', 'onnxruntime-node', 'package.json'))).version;
+const ortVersion = ensureOrt();
 
 const models = opts.models.split(',');
 const threads = opts.threads.split(',').map(Number);
@@ -170,11 +149,6 @@ function ort(onnx, t, inputOf = onnx) {
   const out = run('node', args,
                   { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } });
   return JSON.parse(out.trim().split('\n').pop()).median_ms;
-}
-function median(v) {
-  const s = [...v].sort((a, b) => a - b);
-  const k = s.length >> 1;
-  return s.length % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
 }
 
 const samples = {};

@@ -24,33 +24,17 @@
 // (build/corpus/NAME_opset13.onnx). The corpus's weights are random (no download), so a class is
 // an index, not a label: the check is that quantization keeps the float model's answer.
 'use strict';
-const { execFileSync } = require('child_process');
+const { parseArgs, run, ortDir, ensureOrt, median } = require('./bench_common');
 const fs = require('fs');
 const path = require('path');
 
-function parseArgs(argv) {
-  const opts = { tensortune: 'build/cli/tensortune', models: 'resnet-18,mobilenet_v2',
+const opts = parseArgs(process.argv.slice(2), { tensortune: 'build/cli/tensortune', models: 'resnet-18,mobilenet_v2',
                  images: '/usr/lib/python3/dist-packages/skimage/data', 'work-dir': 'build/int8_accuracy',
-                 percentile: '100' };
-  for (let i = 0; i < argv.length; i += 2) {
-    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) {
-      console.error(`error: expected --name value pairs, got '${argv[i]}'`);
-      process.exit(2);
-    }
-    opts[argv[i].slice(2)] = argv[i + 1];
-  }
-  return opts;
-}
-
-const opts = parseArgs(process.argv.slice(2));
-const ortDir = path.join(__dirname, 'ort');
+                 percentile: '100' });
 const tt = path.resolve(opts.tensortune);
 const work = path.resolve(opts['work-dir']);
 fs.mkdirSync(work, { recursive: true });
 
-function run(cmd, args, options = {}) {
-  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, ...options });
-}
 
 if (!fs.existsSync(opts.images)) {
   console.error(`error: --images ${opts.images} does not exist (install python3-skimage, whose ` +
@@ -72,10 +56,7 @@ fs.rmSync(calibrationDir, { recursive: true, force: true });
 fs.mkdirSync(calibrationDir);
 for (const f of calibration) fs.symlinkSync(path.resolve(opts.images, f), path.join(calibrationDir, f));
 
-if (!fs.existsSync(path.join(ortDir, 'node_modules', 'onnxruntime-node'))) {
-  process.stderr.write('installing onnxruntime-node into bench/ort (npm install --ignore-scripts) ...\n');
-  run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: ortDir });
-}
+ensureOrt();
 
 // .npy version 1, little-endian float32, C order (what `tensortune run -o` and ort_run.js write).
 function readNpyFloat32(file) {
@@ -96,11 +77,6 @@ function cosine(a, b) {
   let ab = 0, aa = 0, bb = 0;
   for (let i = 0; i < a.length; ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
   return ab / Math.sqrt(aa * bb);
-}
-function median(v) {
-  const s = [...v].sort((a, b) => a - b);
-  const k = s.length >> 1;
-  return s.length % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
 }
 // The grid step of a dequantized output: the smallest gap between its distinct values, when every
 // value is a whole number of such steps from the smallest (else 0: not a quantized output).

@@ -128,6 +128,22 @@ TEST(CudaEmulation, DenseLargeBatchMatchesTheReference) {
   expect_matches_reference(make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}), 6, false);
 }
 
+/// A task's operands (uniform data and weights from two seeds) and the reference output, NCHW.
+struct ReferenceCase {
+  ss::OperandShapes shapes;
+  Tensor data, weight, plain;
+};
+
+ReferenceCase reference_case(const ss::Task& task, uint64_t data_seed, uint64_t weight_seed) {
+  ReferenceCase c{ss::operand_shapes(task.workload), {}, {}, {}};
+  c.data = Tensor::zeros(c.shapes.data);
+  c.weight = Tensor::zeros(c.shapes.weight);
+  tt::fill_uniform(c.data, data_seed);
+  tt::fill_uniform(c.weight, weight_seed);
+  c.plain = tt::measure::reference_output(task.workload, c.data, c.weight, nullptr);
+  return c;
+}
+
 // The fusion rules' whole epilogue vocabulary (what compiled networks fuse: batch-norm scale and
 // shift, residual add, clip), in order, for every template, against the reference conv/dense
 // followed by the same steps in the output's layout.
@@ -150,11 +166,7 @@ TEST(CudaEmulation, EveryEpilogueStepMatchesTheReference) {
     auto space = ss::make_config_space(task);
     ASSERT_TRUE(space.has_value());
     const ss::Template& t = ss::template_of(task);
-    const ss::OperandShapes shapes = ss::operand_shapes(task.workload);
-    Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight);
-    tt::fill_uniform(data, 41);
-    tt::fill_uniform(weight, 42);
-    const Tensor plain = tt::measure::reference_output(task.workload, data, weight, nullptr);
+    const auto [shapes, data, weight, plain] = reference_case(task, 41, 42);
     const int64_t channels = shapes.bias[0];
     Tensor scale = Tensor::zeros({channels}), shift = Tensor::zeros({channels});
     tt::fill_uniform(scale, 43);
@@ -225,11 +237,7 @@ TEST(CudaEmulation, AQuantizingEpilogueStoresBytes) {
     auto space = ss::make_config_space(task);
     ASSERT_TRUE(space.has_value());
     const ss::Template& t = ss::template_of(task);
-    const ss::OperandShapes shapes = ss::operand_shapes(task.workload);
-    Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight);
-    tt::fill_uniform(data, 51);
-    tt::fill_uniform(weight, 52);
-    const Tensor plain = tt::measure::reference_output(task.workload, data, weight, nullptr);
+    const auto [shapes, data, weight, plain] = reference_case(task, 51, 52);
     const int64_t channels = shapes.bias[0];
     const std::vector<float> scale(static_cast<size_t>(channels), kScale);
     const std::vector<float> zero(static_cast<size_t>(channels), kZero);
