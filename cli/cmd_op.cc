@@ -109,8 +109,11 @@ Status run_op(const OpRunFlags& f) {
                space.describe(config).c_str());
   codegen::KernelOptions options;
   options.relu = f.relu;
-  if (f.print_source) {
-    if (!cuda) return invalid_argument("--print-source prints CUDA C: use it with --target cuda");
+  if (f.print_source && !cuda) {
+    TT_ASSIGN_OR_RETURN(std::string ir,
+                        codegen::kernel_ir(*task, space, config, options, /*optimized=*/true));
+    std::printf("%s", ir.c_str());
+  } else if (f.print_source) {
     TT_ASSIGN_OR_RETURN(
         auto kernel, codegen::cuda::emit_cuda_kernel(
                          *task, space, config,
@@ -183,7 +186,9 @@ void add_op_command(CLI::App& app, int& exit_code) {
                 "blocks in turn and each block's threads meeting at barriers (slow; for "
                 "checking a schedule without a GPU)");
   run->add_flag("--print-source", flags->print_source,
-                "print the CUDA C of the config's kernel, with its launch dimensions");
+                "print the config's kernel: its CUDA C with the launch dimensions, or for a CPU "
+                "template the LLVM IR after optimization (`llc -mcpu=native` turns it into the "
+                "assembly the JIT runs)");
   run->callback([flags, &exit_code] {
     Status st = run_op(*flags);
     exit_code = st.has_value() ? 0 : report_error(st.error());

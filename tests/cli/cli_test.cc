@@ -79,6 +79,28 @@ TEST_F(CliTest, OpRunMatchesReferenceWithAsymmetricPadding) {
     EXPECT_NEAR(y->f32[i], want.f32[i], 1e-4 * (1 + std::fabs(want.f32[i])));
 }
 
+// --print-source shows the kernel that runs: LLVM IR for a CPU template (the vector
+// multiply-adds of the config's channel block), CUDA C with its launch for a GPU one.
+TEST_F(CliTest, OpRunPrintsTheKernelItRuns) {
+  tt::Tensor x = tt::Tensor::zeros({1, 8, 6, 6});
+  tt::Tensor w = tt::Tensor::zeros({16, 8, 3, 3});
+  tt::fill_uniform(x, 1);
+  tt::fill_uniform(w, 2);
+  ASSERT_TRUE(tt::write_npy(path("x.npy"), x).has_value());
+  ASSERT_TRUE(tt::write_npy(path("w.npy"), w).has_value());
+  const std::string args = "op run --op conv2d --data " + path("x.npy") + " --weight " +
+                           path("w.npy") + " --pads 1 --print-source --out " + path("y.npy");
+  CmdResult cpu = run(args);
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.output;
+  EXPECT_NE(cpu.output.find("define "), std::string::npos) << cpu.output;
+  EXPECT_NE(cpu.output.find("@kernel("), std::string::npos) << cpu.output;
+  EXPECT_NE(cpu.output.find(" x float>"), std::string::npos) << cpu.output;
+  CmdResult gpu = run(args + " --target cuda-sm90 --emulate");
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.output;
+  EXPECT_NE(gpu.output.find("__global__"), std::string::npos) << gpu.output;
+  EXPECT_NE(gpu.output.find("// grid ("), std::string::npos) << gpu.output;
+}
+
 // The GPU template's kernel, emulated on the CPU, through the same command with --target cuda.
 TEST_F(CliTest, OpRunEmulatesTheCudaKernelAndMatchesTheReference) {
   tt::Tensor x = tt::Tensor::zeros({2, 5, 7, 9});
