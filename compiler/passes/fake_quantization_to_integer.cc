@@ -12,6 +12,10 @@
 // zero point) and the weights int8 after their zero point is subtracted; anything else, and
 // every operator the `runs_in_integers` callback refuses (no kernel serves it), stays float. A
 // dense is the same with (M, K) data and (N, K) weights; its zero point has no padding to fill.
+//
+// The integer convolutions and 2-D products of QLinearConv, ConvInteger, QLinearMatMul and
+// MatMulInteger (8-bit data widened to int32 minus its zero point, constant weights) become the
+// same uint8 x int8 nodes, their int32 result unchanged.
 #include <cmath>
 #include <map>
 #include <optional>
@@ -50,6 +54,11 @@ class Realizer {
     for (const Node& n : g_.nodes()) {
       if (n.op == OpKind::kConv2d || n.op == OpKind::kDense) {
         TT_ASSIGN_OR_RETURN(bool done, n.op == OpKind::kConv2d ? try_conv(n) : try_dense(n));
+        if (done) continue;
+      }
+      if ((n.op == OpKind::kConv2dInteger || n.op == OpKind::kMatMulInteger) &&
+          n.inputs.size() == 2) {
+        TT_ASSIGN_OR_RETURN(bool done, try_integer_op(n));
         if (done) continue;
       }
       TT_RETURN_IF_ERROR(rw_.copy(n));
@@ -104,6 +113,30 @@ class Realizer {
     return std::nullopt;
   }
 
+  /// Whether v's values are integers: round(...) plus an integer zero point, or round alone.
+  bool is_rounded(ValueId v) {
+    if (const Node* add = producer(v, OpKind::kAdd)) {
+      int k = 0;
+      for (; k < 2; ++k)
+        if (auto z = scalar(add->inputs[1 - k]); z && is_integer(*z)) break;
+      if (k == 2) return false;
+      v = add->inputs[k];
+    }
+    return producer(v, OpKind::kRound) != nullptr;
+  }
+
+  /// The float value an int8 tensor was cast from, where that cast is exact: a clip to int8's
+  /// range of rounded values (a requantization's).
+  std::optional<ValueId> float_of_int8(ValueId bytes) {
+    const Node* cast = producer(bytes, OpKind::kCast);
+    if (!cast || g_.type(cast->inputs[0]).dtype != DType::kFloat32) return std::nullopt;
+    const Node* clip = producer(cast->inputs[0], OpKind::kClip);
+    if (!clip) return std::nullopt;
+    const auto range = graph::attrs_as<graph::ClipAttrs>(clip->attrs);
+    if (range.min < -128 || range.max > 127 || !is_rounded(clip->inputs[0])) return std::nullopt;
+    return cast->inputs[0];
+  }
+
   /// dequantize(q, s, z) as the importer composes it: (clip(round(x / s) + z) - z) * s with the
   /// clip to an 8-bit range (QuantizeLinear -> DequantizeLinear).
   std::optional<QuantizedData> dequantized_data(ValueId v) {
@@ -128,16 +161,7 @@ class Realizer {
     } else {
       return std::nullopt;
     }
-    // The clipped values are integers: round(...) plus an integer zero point, or round alone.
-    ValueId rounded = clip->inputs[0];
-    if (const Node* add = producer(rounded, OpKind::kAdd)) {
-      int k = 0;
-      for (; k < 2; ++k)
-        if (auto z = scalar(add->inputs[1 - k]); z && is_integer(*z)) break;
-      if (k == 2) return std::nullopt;
-      rounded = add->inputs[k];
-    }
-    if (!producer(rounded, OpKind::kRound)) return std::nullopt;
+    if (!is_rounded(clip->inputs[0])) return std::nullopt;
     const int64_t lo = q.signed8 ? -128 : 0;
     if (q.zero_point < lo || q.zero_point > lo + 255) return std::nullopt;
     q.values = shifted;
@@ -200,6 +224,101 @@ class Realizer {
     if (!workload) return false;
     workload->precision = schedule_space::Precision::kUInt8Int8;
     return rewrite(n, *workload, OpKind::kDense, {w[0]});
+  }
+
+  /// An 8-bit tensor widened to int32 with its zero point subtracted, as the importer composes
+  /// the operands of QLinearConv and ConvInteger: int32(x) - int32(z), z a constant number.
+  struct ShiftedBytes {
+    ValueId bytes = graph::kNoValue;  ///< uint8 or int8, in the source graph
+    int64_t zero_point = 0;
+  };
+  std::optional<ShiftedBytes> shifted_bytes(ValueId v) {
+    ShiftedBytes out;
+    if (const Node* sub = producer(v, OpKind::kSubtract)) {
+      auto z = scalar(sub->inputs[1]);
+      if (!z || !is_integer(*z)) return std::nullopt;
+      out.zero_point = static_cast<int64_t>(*z);
+      v = sub->inputs[0];
+    }
+    const Node* widen = producer(v, OpKind::kCast);
+    if (!widen || g_.type(v).dtype != DType::kInt32) return std::nullopt;
+    out.bytes = widen->inputs[0];
+    const DType d = g_.type(out.bytes).dtype;
+    if (d != DType::kUInt8 && d != DType::kInt8) return std::nullopt;
+    const int64_t lo = d == DType::kInt8 ? -128 : 0;
+    if (out.zero_point < lo || out.zero_point > lo + 255) return std::nullopt;
+    return out;
+  }
+
+  /// An integer convolution or 2-D matrix product of shifted 8-bit data and constant weights
+  /// (QLinearConv's, ConvInteger's, QLinearMatMul's and MatMulInteger's composition) as the
+  /// one the int8 kernels compute: uint8 data with its zero point (the padding's value), int8
+  /// constant weights (a product's (K, N) transposed into the dense's (N, K)). The int32 result
+  /// is the same number.
+  Expected<bool> try_integer_op(const Node& n) {
+    const Shape& x = g_.type(n.inputs[0]).shape;
+    const Shape& w = g_.type(n.inputs[1]).shape;
+    const bool conv = n.op == OpKind::kConv2dInteger;
+    std::optional<schedule_space::Workload> workload;
+    if (conv) {
+      const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+      if (attrs.groups != 1 || x.size() != 4 || w.size() != 4) return false;
+      auto c = schedule_space::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
+      if (!c) return false;
+      c->precision = schedule_space::Precision::kUInt8Int8;
+      workload = *c;
+    } else {
+      if (x.size() != 2 || w.size() != 2) return false;
+      auto d = schedule_space::dense_workload(x, {w[1], w[0]});
+      if (!d) return false;
+      d->precision = schedule_space::Precision::kUInt8Int8;
+      workload = *d;
+    }
+    if (accepts_ && !accepts_(*workload)) return false;
+    auto data = shifted_bytes(n.inputs[0]);
+    if (!data) return false;
+    const Tensor* ints = constant_value(n.inputs[1]);
+    if (!ints) return false;
+    const Shape shape = conv ? w : Shape{w[1], w[0]};
+    Tensor weight = Tensor::zeros(DType::kInt8, shape);
+    for (int64_t i = 0; i < ints->size(); ++i) {
+      const double v = ints->at(i);
+      if (!is_integer(v) || v < -128 || v > 127) return false;
+      // (K, N) element (k, o) is the dense weight's (o, k).
+      const int64_t at = conv ? i : (i % w[1]) * w[0] + i / w[1];
+      weight.i64[static_cast<size_t>(at)] = static_cast<int64_t>(v);
+    }
+    const std::string& name = n.name;
+    ValueId q = rw_.map(data->bytes);
+    int64_t zero_point = data->zero_point;
+    if (g_.type(data->bytes).dtype == DType::kInt8) {
+      // int8 moves up by 128 into uint8: from the float value it was cast from where there is
+      // one (the shift and the cast then fuse into the kernel that computes it).
+      if (auto f = float_of_int8(data->bytes)) {
+        q = rw_.map(*f);
+      } else {
+        TT_ASSIGN_OR_RETURN(
+            q, rw_.emit(OpKind::kCast, name + ".float32_data", {q},
+                        graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
+      }
+      const ValueId c128 =
+          rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
+      TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
+      TT_ASSIGN_OR_RETURN(
+          q, rw_.emit(OpKind::kCast, name + ".quantized", {q},
+                      graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+      zero_point += 128;
+    }
+    std::vector<ValueId> inputs = {
+        q, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8", std::move(weight))};
+    if (zero_point != 0)
+      inputs.push_back(rw_.out().add_constant(name + ".zero_point",
+                                              Tensor::from_ints({}, {zero_point}, DType::kUInt8)));
+    TT_ASSIGN_OR_RETURN(ValueId acc,
+                        conv ? rw_.emit(OpKind::kConv2dInteger, name, std::move(inputs), n.attrs)
+                             : rw_.emit(OpKind::kDense, name, std::move(inputs)));
+    rw_.set(n.output, acc);
+    return true;
   }
 
   /// `n` (a conv2d or dense of dequantized operands) as the integer `op` of the quantized

@@ -30,11 +30,13 @@ FusedOp fused(EpilogueOp::Kind kind, std::optional<Tensor> param = std::nullopt)
   return f;
 }
 
-/// `c` (broadcast to `out`, right-aligned) as one float per channel, or nothing when it varies
-/// along another axis.
+/// `c` (broadcast to `out`, right-aligned) as one value per channel, of c's dtype (float32 or
+/// int32), or nothing when it varies along another axis.
 std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& out,
                                   const std::vector<int>& axes) {
-  if (c.dtype != graph::DType::kFloat32 || c_shape.size() > out.size()) return std::nullopt;
+  if ((c.dtype != graph::DType::kFloat32 && c.dtype != graph::DType::kInt32) ||
+      c_shape.size() > out.size())
+    return std::nullopt;
   c_shape.insert(c_shape.begin(), out.size() - c_shape.size(), 1);
   for (size_t d = 0; d < out.size(); ++d) {
     const bool channel = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
@@ -43,7 +45,7 @@ std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& o
   const auto strides = graph::strides_of(c_shape);
   int64_t channels = 1;
   for (int a : axes) channels *= out[a];
-  std::vector<float> values(static_cast<size_t>(channels));
+  Tensor values = Tensor::zeros(c.dtype, {channels});
   for (int64_t i = 0; i < channels; ++i) {
     int64_t rest = i, offset = 0;
     for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
@@ -51,9 +53,12 @@ std::optional<Tensor> per_channel(const Tensor& c, Shape c_shape, const Shape& o
       rest /= out[*a];
       if (c_shape[*a] != 1) offset += index * strides[*a];
     }
-    values[static_cast<size_t>(i)] = c.f32[static_cast<size_t>(offset)];
+    if (c.dtype == graph::DType::kInt32)
+      values.i64[static_cast<size_t>(i)] = c.i64[static_cast<size_t>(offset)];
+    else
+      values.f32[static_cast<size_t>(i)] = c.f32[static_cast<size_t>(offset)];
   }
-  return Tensor::from_floats({channels}, std::move(values));
+  return values;
 }
 
 }  // namespace
@@ -166,6 +171,18 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
         range->second > (to_uint8 ? 255.0 : 127.0))
       return std::nullopt;
     return fused(to_uint8 ? EpilogueOp::Kind::kToUInt8 : EpilogueOp::Kind::kToInt8);
+  }
+  // An integer kernel's int32 result plus an int32 constant per channel (QLinearConv's bias),
+  // while the value is still an integer.
+  if (g.type(v).dtype == graph::DType::kInt32 && g.type(n.output).dtype == graph::DType::kInt32) {
+    if (n.op != OpKind::kAdd || n.inputs.size() != 2 || n.inputs[0] == n.inputs[1])
+      return std::nullopt;
+    const ValueId other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+    const Tensor* c = g.constant(other);
+    if (!c || c->dtype != graph::DType::kInt32) return std::nullopt;
+    auto p = per_channel(*c, c->shape, out, channel_axes(anchor));
+    if (!p) return std::nullopt;
+    return fused(EpilogueOp::Kind::kAddChannel, std::move(p));
   }
   if (g.type(n.output).dtype != graph::DType::kFloat32) return std::nullopt;
   // An integer kernel's int32 result: converted to float first, then the float steps.

@@ -139,6 +139,85 @@ graph::Graph quantized_gemm() {
   return imported(m, "quantized_gemm.onnx");
 }
 
+/// The same two convolutions in ONNX's QOperator form (what ONNX Runtime's quantizer writes
+/// with QuantFormat.QOperator): x -> QuantizeLinear (uint8, zero point 128) -> QLinearConv
+/// C->16 3x3, pads t1 l0 b2 r1, an int32 bias, int8 output (zero point -3) -> QLinearConv
+/// 16->32 1x1 stride 2, uint8 output (0.05, 100) -> DequantizeLinear.
+graph::Graph qoperator_model() {
+  auto m = frontend::model_with_opset(13);
+  auto* g = m.mutable_graph();
+  frontend::add_input(g, "x", {2, 8, 9, 7});
+  auto scalar = [&](const std::string& name, int type, double v) {
+    frontend::add_initializer(g, name, type, {}, {v});
+    return name;
+  };
+  frontend::add_node(g, "QuantizeLinear", "xq",
+                     {"x", scalar("xs", kFloat, 0.02), scalar("xz", kUInt8, 128)}, "xq");
+  auto weight = [&](const std::string& name, std::vector<int64_t> dims, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> q(-127, 127);
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    std::vector<double> values(static_cast<size_t>(count)), scales, zeros;
+    for (double& v : values) v = q(rng);
+    for (int64_t o = 0; o < dims[0]; ++o) {
+      scales.push_back(0.002 + 0.001 * static_cast<double>(o % 5));
+      zeros.push_back(0);
+    }
+    frontend::add_initializer(g, name + "_w", kInt8, dims, values);
+    frontend::add_initializer(g, name + "_ws", kFloat, {dims[0]}, scales);
+    frontend::add_initializer(g, name + "_wz", kInt8, {dims[0]}, zeros);
+    return std::vector<std::string>{name + "_w", name + "_ws", name + "_wz"};
+  };
+  const auto w1 = weight("conv1", {16, 8, 3, 3}, 1);
+  std::vector<double> bias;
+  for (int o = 0; o < 16; ++o) bias.push_back(300 * (o % 7) - 900);
+  frontend::add_initializer(g, "conv1_b", onnx::TensorProto_DataType_INT32, {16}, bias);
+  auto* c1 = frontend::add_node(g, "QLinearConv", "conv1",
+                                {"xq", "xs", "xz", w1[0], w1[1], w1[2], scalar("y1s", kFloat, 0.03),
+                                 scalar("y1z", kInt8, -3), "conv1_b"},
+                                "conv1");
+  *c1->add_attribute() = ints_attr("pads", {1, 0, 2, 1});
+  const auto w2 = weight("conv2", {32, 16, 1, 1}, 2);
+  auto* c2 = frontend::add_node(g, "QLinearConv", "conv2",
+                                {"conv1", "y1s", "y1z", w2[0], w2[1], w2[2],
+                                 scalar("y2s", kFloat, kOutputScale), scalar("y2z", kUInt8, 100)},
+                                "conv2");
+  *c2->add_attribute() = ints_attr("strides", {2, 2});
+  frontend::add_node(g, "DequantizeLinear", "y", {"conv2", "y2s", "y2z"}, "y");
+  g->add_output()->set_name("y");
+  return imported(m, "qoperator_convs.onnx");
+}
+
+/// x [3, 40] -> QuantizeLinear (uint8, zero point 100) -> QLinearMatMul by an int8 [40, 32]
+/// weight, one scale per column -> uint8 (0.05, 100) -> DequantizeLinear.
+graph::Graph qoperator_matmul() {
+  auto m = frontend::model_with_opset(13);
+  auto* g = m.mutable_graph();
+  frontend::add_input(g, "x", {3, 40});
+  frontend::add_initializer(g, "xs", kFloat, {}, {0.01});
+  frontend::add_initializer(g, "xz", kUInt8, {}, {100});
+  frontend::add_node(g, "QuantizeLinear", "xq", {"x", "xs", "xz"}, "xq");
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::vector<double> values(40 * 32), scales, zeros;
+  for (double& v : values) v = q(rng);
+  for (int o = 0; o < 32; ++o) {
+    scales.push_back(0.002 + 0.001 * (o % 5));
+    zeros.push_back(0);
+  }
+  frontend::add_initializer(g, "b", kInt8, {40, 32}, values);
+  frontend::add_initializer(g, "bs", kFloat, {32}, scales);
+  frontend::add_initializer(g, "bz", kInt8, {32}, zeros);
+  frontend::add_initializer(g, "ys", kFloat, {}, {kOutputScale});
+  frontend::add_initializer(g, "yz", kUInt8, {}, {100});
+  frontend::add_node(g, "QLinearMatMul", "fc", {"xq", "xs", "xz", "b", "bs", "bz", "ys", "yz"},
+                     "fc");
+  frontend::add_node(g, "DequantizeLinear", "y", {"fc", "ys", "yz"}, "y");
+  g->add_output()->set_name("y");
+  return imported(m, "qoperator_matmul.onnx");
+}
+
 Tensor interpret(const graph::Graph& g, const Tensor& x) {
   auto y = graph::interpret(g, {{"x", x}});
   EXPECT_TRUE(y) << y.error().message;
@@ -262,6 +341,63 @@ TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
     expect_within_one_step(got, interpret(*rewritten, x), 99, what);
     expect_within_one_step(got, interpret(model, x), 95, what + " against the model");
   }
+}
+
+// QLinearConv (ONNX's QOperator form) runs the int8 kernels too: its integer convolution of
+// widened operands becomes the uint8 x int8 one with the same int32 result (bit for bit the
+// model's answer when interpreted), int8 data moving up by 128; compiled, nothing is
+// interpreted and the answer is the model's within one step.
+TEST(QuantizedNetwork, QLinearConvolutionsRunTheInt8Kernels) {
+  const graph::Graph model = qoperator_model();
+  ASSERT_EQ(count(model, OpKind::kConv2dInteger), 2);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  int uint8_data = 0;
+  for (const auto& node : rewritten->nodes())
+    uint8_data += node.op == OpKind::kConv2dInteger &&
+                  rewritten->type(node.inputs[0]).dtype == graph::DType::kUInt8 &&
+                  rewritten->type(node.inputs[1]).dtype == graph::DType::kInt8;
+  EXPECT_EQ(uint8_data, 2);
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 19);
+  const Tensor want = interpret(model, x);
+  const Tensor exact = interpret(*rewritten, x);
+  ASSERT_EQ(exact.f32.size(), want.f32.size());
+  for (size_t i = 0; i < want.f32.size(); ++i) ASSERT_EQ(exact.f32[i], want.f32[i]) << i;
+
+  runtime::CompiledNetwork net;
+  const Tensor got = run_compiled(model, x, true, &net);
+  int int8_kernels = 0, interpreted = 0;
+  for (const auto& use : net.schedules)
+    int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
+  std::string interpreted_steps;
+  for (const auto& step : net.steps)
+    if (step.kind == runtime::Step::Kind::kInterpret) interpreted_steps += step.label + "; ";
+  EXPECT_EQ(int8_kernels, 2);
+  EXPECT_EQ(interpreted_steps, "");
+  expect_within_one_step(got, want, 99, "compiled");
+}
+
+// QLinearMatMul of a constant (K, N) weight runs dense_int8's kernel on the weight transposed.
+TEST(QuantizedNetwork, AQLinearMatMulRunsTheInt8DenseKernel) {
+  const graph::Graph model = qoperator_matmul();
+  ASSERT_EQ(count(model, OpKind::kMatMulInteger), 1);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  EXPECT_EQ(count(*rewritten, OpKind::kMatMulInteger), 0);
+  const Tensor x = testing::random_input({3, 40}, 23);
+  const Tensor want = interpret(model, x);
+  const Tensor exact = interpret(*rewritten, x);
+  ASSERT_EQ(exact.f32.size(), want.f32.size());
+  for (size_t i = 0; i < want.f32.size(); ++i) ASSERT_EQ(exact.f32[i], want.f32[i]) << i;
+  runtime::CompiledNetwork net;
+  const Tensor got = run_compiled(model, x, true, &net);
+  int int8_kernels = 0, interpreted = 0;
+  for (const auto& use : net.schedules)
+    int8_kernels += use.workload.find("dense_int8") != std::string::npos;
+  for (const auto& step : net.steps) interpreted += step.kind == runtime::Step::Kind::kInterpret;
+  EXPECT_EQ(int8_kernels, 1);
+  EXPECT_EQ(interpreted, 0);
+  expect_within_one_step(got, want, 99, "compiled");
 }
 
 // A kernel's division by a per-channel constant (a quantization's scale, fused into its
