@@ -166,7 +166,7 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
       if (t.at(k) > hi) hi = t.at(k), arg = k;
     }
     std::printf("output %zu '%s': %s, min %.5g, max %.5g at flat index %lld\n", i,
-                g.value(g.outputs()[i]).name.c_str(), type_string(t.type()).c_str(), lo, hi,
+                g.output_name(i).c_str(), type_string(t.type()).c_str(), lo, hi,
                 static_cast<long long>(arg));
     if (!paths.empty()) {
       TT_RETURN_IF_ERROR(write_npy(paths[i], t));

@@ -133,7 +133,7 @@ Expected<graph::Graph> import_model(const onnx::ModelProto& model, const std::st
       if (!narrowed) return narrowed.error().with_context(what);
       id = *narrowed;
     }
-    g.add_output(*id);
+    g.add_output(*id, out.name());
   }
   if (g.outputs().empty()) return invalid_argument(what + " has no outputs");
   return g;

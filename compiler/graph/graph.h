@@ -59,8 +59,15 @@ class Graph {
   /// node, the operator and the offending shape or attribute.
   Expected<ValueId> add_node(OpKind op, std::string name, std::vector<ValueId> inputs,
                              Attrs attrs = {});
-  void add_output(ValueId id) { outputs_.push_back(id); }
+  /// `name` is what users call the output (the model's own name for it); passes replace the
+  /// value an output reads, often by one of another name, and the output keeps its name.
+  /// Without one, the value's name.
+  void add_output(ValueId id, std::string name = {}) {
+    outputs_.push_back(id);
+    output_names_.push_back(name.empty() ? values_.at(id).name : std::move(name));
+  }
   void set_output(size_t index, ValueId id) { outputs_.at(index) = id; }
+  const std::string& output_name(size_t index) const { return output_names_.at(index); }
 
   /// How many node inputs and graph outputs read each value.
   std::vector<int> use_counts() const;
@@ -73,6 +80,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
+  std::vector<std::string> output_names_;  ///< one per output
 };
 
 /// The output type of `op` applied to inputs of these types, or an error naming what does not

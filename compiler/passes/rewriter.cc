@@ -34,7 +34,8 @@ Expected<ValueId> Rewriter::emit(graph::OpKind op, std::string name, std::vector
 }
 
 graph::Graph Rewriter::finish() {
-  for (ValueId o : source_.outputs()) out_.add_output(map(o));
+  for (size_t i = 0; i < source_.outputs().size(); ++i)
+    out_.add_output(map(source_.outputs()[i]), source_.output_name(i));
   return std::move(out_);
 }
 

@@ -91,11 +91,10 @@ json encode_graph(const Graph& g, BlobWriter& blobs) {
                      {"output", n.output},
                      {"group", n.fusion_group},
                      {"attrs", encode_attrs(n.attrs)}});
-  return {{"name", g.name()},
-          {"values", values},
-          {"nodes", nodes},
-          {"inputs", g.inputs()},
-          {"outputs", g.outputs()}};
+  std::vector<std::string> output_names;
+  for (size_t i = 0; i < g.outputs().size(); ++i) output_names.push_back(g.output_name(i));
+  return {{"name", g.name()},     {"values", values},       {"nodes", nodes},
+          {"inputs", g.inputs()}, {"outputs", g.outputs()}, {"output_names", output_names}};
 }
 
 }  // namespace
@@ -298,10 +297,19 @@ struct Decoder {
     for (size_t i = 0; i < g.nodes().size(); ++i)
       if (node_of_value[static_cast<size_t>(g.nodes()[i].output)] != static_cast<int>(i))
         return invalid_argument("nodes are out of order");
-    for (ValueId o : j.at("outputs").get<std::vector<ValueId>>()) {
+    const auto outputs = j.at("outputs").get<std::vector<ValueId>>();
+    // Artifacts written before outputs kept their names name them by their values.
+    const auto names = j.contains("output_names")
+                           ? j.at("output_names").get<std::vector<std::string>>()
+                           : std::vector<std::string>(outputs.size());
+    if (names.size() != outputs.size())
+      return invalid_argument("output_names has " + std::to_string(names.size()) + " names for " +
+                              std::to_string(outputs.size()) + " outputs");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const ValueId o = outputs[i];
       if (o < 0 || static_cast<size_t>(o) >= values.size())
         return invalid_argument("output " + std::to_string(o) + " does not exist");
-      g.add_output(o);
+      g.add_output(o, names[i]);
     }
     return g;
   }

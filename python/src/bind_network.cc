@@ -105,7 +105,7 @@ class Network {
     py::dict out;
     const graph::Graph& g = net_->graph;
     for (size_t i = 0; i < outputs.size(); ++i)
-      out[py::str(g.value(g.outputs()[i]).name)] = to_numpy(std::move(outputs[i]));
+      out[py::str(g.output_name(i))] = to_numpy(std::move(outputs[i]));
     return out;
   }
 
@@ -254,7 +254,8 @@ void bind_network(py::module_& m) {
                              [](const Network& n) {
                                std::vector<std::string> out;
                                const graph::Graph& g = n.compiled().graph;
-                               for (auto v : g.outputs()) out.push_back(g.value(v).name);
+                               for (size_t i = 0; i < g.outputs().size(); ++i)
+                                 out.push_back(g.output_name(i));
                                return out;
                              })
       .def_property_readonly(

@@ -178,6 +178,16 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
       "run --model resnet-18 --input-shape data=1x3x64x64 --opt-level 0 --reference --input data=" +
       path("x.npy") + " -o " + path("y0.npy"));
   ASSERT_EQ(o0.exit_code, 0) << o0.output;
+  // The compiled network's output keeps the model's name for it, whatever value the passes
+  // left it reading.
+  auto output_name = [](const std::string& log) {
+    const size_t at = log.find("output 0 '");
+    if (at == std::string::npos) return std::string();
+    const size_t begin = at + 10;
+    return log.substr(begin, log.find('\'', begin) - begin);
+  };
+  EXPECT_NE(output_name(o0.output), "") << o0.output;
+  EXPECT_EQ(output_name(r.output), output_name(o0.output)) << r.output;
   auto y = tensortune::read_npy(path("y.npy"));
   auto yr = tensortune::read_npy(path("yr.npy"));
   auto y0 = tensortune::read_npy(path("y0.npy"));
