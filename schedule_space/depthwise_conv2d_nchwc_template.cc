@@ -20,10 +20,15 @@ int64_t accumulators(int64_t reg_n, int64_t oc_bn, int64_t lanes) {
   return reg_n * ceil_div(oc_bn, lanes);
 }
 
-/// The widest register row of at most `widest` columns that divides OW and fits.
+/// Accumulators a chosen row keeps in registers without spilling: the vector registers (32
+/// with AVX-512's 16 lanes, else 16) less those the taps' weights and inputs take.
+int64_t register_budget(int64_t lanes) { return lanes >= 16 ? kMaxAccumulators : 12; }
+
+/// The widest register row of at most `widest` columns that divides OW and whose accumulators
+/// stay in registers (the tuners may still measure wider, spilling rows: the space allows them).
 int64_t widest_row(const Conv2dWorkload& w, int64_t oc_bn, int64_t lanes, int64_t widest) {
   for (int64_t n = std::min<int64_t>(w.out_width(), widest); n > 1; --n)
-    if (w.out_width() % n == 0 && accumulators(n, oc_bn, lanes) <= kMaxAccumulators) return n;
+    if (w.out_width() % n == 0 && accumulators(n, oc_bn, lanes) <= register_budget(lanes)) return n;
   return 1;
 }
 

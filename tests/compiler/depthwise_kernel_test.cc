@@ -128,6 +128,33 @@ TEST(DepthwiseKernel, AutoTvmIndexOfAPublishedEntity) {
   EXPECT_TRUE(s.unroll_kw);
 }
 
+// Blocks a network imposes (an int8 neighbour's 48 channels) get a row whose accumulators stay
+// in registers: 16 vector registers with AVX2's 8 lanes, 32 with AVX-512's 16.
+TEST(DepthwiseKernel, ABlocksFallbackRowKeepsItsAccumulatorsInRegisters) {
+  const ss::Template& t = ss::depthwise_conv2d_nchwc_template();
+  for (const auto& [lanes, budget] : {std::pair<int, int64_t>{8, 12}, {16, 28}}) {
+    ss::Target target = tt::codegen::host_target();
+    target.vector_lanes = lanes;
+    auto task =
+        ss::make_task(ss::kDepthwiseConv2dNCHWc, depthwise(96, 56, 56, 3, 1, {1, 1, 1, 1}), target);
+    ASSERT_TRUE(task);
+    const ss::ConfigSpace space = *ss::make_config_space(*task);
+    for (int64_t block : {8, 16, 48, 96}) {
+      const auto c = t.config_for_blocks(*task, space, block, block);
+      ASSERT_TRUE(c.has_value()) << block;
+      const ss::DepthwiseSchedule s = ss::depthwise_conv2d_nchwc_schedule(space, *c);
+      const int64_t vectors = (block + lanes - 1) / lanes;
+      EXPECT_EQ(s.oc_bn, block);
+      EXPECT_LE(s.reg_n * vectors, budget) << lanes << " lanes, block " << block;
+      // The widest such row that divides OW = 56, up to 8 columns.
+      int64_t widest = 1;
+      for (int64_t n = 8; n > 1 && widest == 1; --n)
+        if (56 % n == 0 && n * vectors <= budget) widest = n;
+      EXPECT_EQ(s.reg_n, widest) << lanes << " lanes, block " << block;
+    }
+  }
+}
+
 TEST(ReferenceOps, GroupedConvolutionIsOneConvolutionPerGroup) {
   // 6 -> 4 channels in 2 groups: group g's 2 outputs read its 3 inputs only.
   ss::Conv2dWorkload w = ss::square_conv2d(6, 5, 4, 3, 1);
