@@ -5,8 +5,8 @@
 /// and every dense gets a task with its NCHW workload for each template of the target's backend
 /// that serves it and is extracted for it (schedule_space::templates_for,
 /// Template::extracted_for): on a CPU a 3x3 stride-1 conv gets a direct and a Winograd task,
-/// and compilation runs whichever measured faster. Depthwise and grouped convs have no template
-/// yet and are reported, not extracted.
+/// and compilation runs whichever measured faster; a depthwise conv gets the depthwise template's
+/// task. Other grouped convs have no template and are reported, not extracted.
 #include <string>
 #include <vector>
 
@@ -30,7 +30,8 @@ struct TaskExtraction {
 };
 
 /// `algorithms`: the algorithms left out (e.g. "winograd" for `--no-winograd`).
-/// `integer_kernels`: quantized (QDQ) convolutions are the int8 templates' tasks, as compile
+/// `integer_kernels`: quantized convolutions (QDQ, QLinearConv, ConvInteger) and dense layers
+/// are the int8 templates' tasks, as compile
 /// runs them (passes::fake_quantization_to_integer, for those a template of the target serves);
 /// false: their float tasks, as `compile --no-int8` runs them.
 Expected<TaskExtraction> extract_tasks(const graph::Graph& graph,
