@@ -78,19 +78,22 @@ Status compile(const CompileFlags& f) {
                   s.tuned                   ? "tuned"
                   : s.borrowed_from.empty() ? "default"
                                             : ("borrowed from " + s.borrowed_from).c_str());
+  // The run command to suggest names the network's own inputs.
+  std::string inputs;
+  for (graph::ValueId in : net.graph.inputs())
+    inputs += " --input " + net.graph.value(in).name + "=" + net.graph.value(in).name + ".npy";
   if (net.target == runtime::TargetKind::kCuda) {
     std::printf(
-        "wrote %s (%.1f MB) in %.1f s; check it on this CPU with `tensortune run %s --emulate "
-        "--input data=x.npy`\n",
+        "wrote %s (%.1f MB) in %.1f s; check it on this CPU with `tensortune run %s --emulate%s`\n",
         f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, start.seconds(),
-        f.output.c_str());
+        f.output.c_str(), inputs.c_str());
     return ok_status();
   }
   std::printf(
-      "wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s --input data=x.npy` or time it "
-      "with `tensortune bench %s --profile`\n",
+      "wrote %s (%.1f MB) in %.1f s; run it with `tensortune run %s%s` or time it with "
+      "`tensortune bench %s --profile`\n",
       f.output.c_str(), double(std::filesystem::file_size(f.output)) / 1e6, start.seconds(),
-      f.output.c_str(), f.output.c_str());
+      f.output.c_str(), inputs.c_str(), f.output.c_str());
   return ok_status();
 }
 
