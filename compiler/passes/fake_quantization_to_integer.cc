@@ -250,6 +250,29 @@ class Realizer {
     return out;
   }
 
+  /// The uint8 node of the quantized values `v` (a source value: integers in float32, or an int8
+  /// tensor): as they are, or moved up by 128 from int8's range when `signed8`. Operators of the
+  /// same quantized value share one.
+  Expected<ValueId> as_uint8(ValueId v, bool signed8, const std::string& name) {
+    if (auto known = quantized_.find(v); known != quantized_.end()) return known->second;
+    ValueId q = rw_.map(v);
+    if (g_.type(v).dtype != DType::kFloat32) {
+      TT_ASSIGN_OR_RETURN(
+          q, rw_.emit(OpKind::kCast, name + ".float32_data", {q},
+                      graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
+    }
+    if (signed8) {
+      const ValueId c128 =
+          rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
+      TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
+    }
+    TT_ASSIGN_OR_RETURN(
+        q, rw_.emit(OpKind::kCast, name + ".quantized", {q},
+                    graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+    quantized_.emplace(v, q);
+    return q;
+  }
+
   /// An integer convolution or 2-D matrix product of shifted 8-bit data and constant weights
   /// (QLinearConv's, ConvInteger's, QLinearMatMul's and MatMulInteger's composition) as the
   /// one the int8 kernels compute: uint8 data with its zero point (the padding's value), int8
@@ -292,21 +315,10 @@ class Realizer {
     ValueId q = rw_.map(data->bytes);
     int64_t zero_point = data->zero_point;
     if (g_.type(data->bytes).dtype == DType::kInt8) {
-      // int8 moves up by 128 into uint8: from the float value it was cast from where there is
-      // one (the shift and the cast then fuse into the kernel that computes it).
-      if (auto f = float_of_int8(data->bytes)) {
-        q = rw_.map(*f);
-      } else {
-        TT_ASSIGN_OR_RETURN(
-            q, rw_.emit(OpKind::kCast, name + ".float32_data", {q},
-                        graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
-      }
-      const ValueId c128 =
-          rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
-      TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
-      TT_ASSIGN_OR_RETURN(
-          q, rw_.emit(OpKind::kCast, name + ".quantized", {q},
-                      graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+      // From the float value the int8 tensor was cast from where there is one, so that the shift
+      // and the cast fuse into the kernel that computes it.
+      TT_ASSIGN_OR_RETURN(q,
+                          as_uint8(float_of_int8(data->bytes).value_or(data->bytes), true, name));
       zero_point += 128;
     }
     std::vector<ValueId> inputs = {
@@ -331,27 +343,12 @@ class Realizer {
     auto weight = dequantized_weight(n.inputs[1]);
     if (!weight) return false;
 
-    // The data as uint8: int8 values move up by 128, and so does their zero point. Operators
-    // of the same quantized value share its cast.
+    // The data as uint8: int8 values move up by 128, and so does their zero point.
     const std::string& name = n.name;
     const int64_t zero_point = data->zero_point + (data->signed8 ? 128 : 0);
-    auto known = quantized_.find(data->values);
-    if (known == quantized_.end()) {
-      ValueId q = rw_.map(data->values);
-      if (data->signed8) {
-        const ValueId c128 =
-            rw_.out().add_constant(name + ".uint8_offset", Tensor::from_floats({}, {128.0f}));
-        TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".as_uint8", {q, c128}));
-      }
-      TT_ASSIGN_OR_RETURN(
-          ValueId cast,
-          rw_.emit(OpKind::kCast, name + ".quantized", {q},
-                   graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
-      known = quantized_.emplace(data->values, cast).first;
-    }
+    TT_ASSIGN_OR_RETURN(ValueId q, as_uint8(data->values, data->signed8, name));
     std::vector<ValueId> inputs = {
-        known->second,
-        rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8", std::move(weight->values))};
+        q, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8", std::move(weight->values))};
     if (zero_point != 0)
       inputs.push_back(rw_.out().add_constant(name + ".zero_point",
                                               Tensor::from_ints({}, {zero_point}, DType::kUInt8)));
