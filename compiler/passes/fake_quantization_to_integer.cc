@@ -19,6 +19,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "compiler/graph/interpreter.h"
 #include "compiler/graph/op_attrs.h"
@@ -51,7 +52,17 @@ class Realizer {
       : g_(g), accepts_(std::move(accepts)), rw_(g) {}
 
   Expected<Graph> run() {
+    const auto uses = g_.use_counts();
+    consumer_.assign(g_.values().size(), -1);
+    for (size_t i = 0; i < g_.nodes().size(); ++i)
+      for (ValueId in : g_.nodes()[i].inputs)
+        consumer_[static_cast<size_t>(in)] = uses[static_cast<size_t>(in)] == 1 ? int(i) : -1;
     for (const Node& n : g_.nodes()) {
+      if (skipped_.count(n.output)) continue;
+      if (n.op == OpKind::kConv2dInteger && n.inputs.size() == 2) {
+        TT_ASSIGN_OR_RETURN(bool done, try_integer_depthwise(n));
+        if (done) continue;
+      }
       if (n.op == OpKind::kConv2d || n.op == OpKind::kDense) {
         TT_ASSIGN_OR_RETURN(bool done, n.op == OpKind::kConv2d ? try_conv(n) : try_dense(n));
         if (done) continue;
@@ -333,6 +344,103 @@ class Realizer {
     return true;
   }
 
+  /// The node that alone reads `v`, if `v` has exactly one reader and it is a node of `op`.
+  const Node* only_reader(ValueId v, OpKind op) const {
+    const int i = consumer_[static_cast<size_t>(v)];
+    if (i < 0 || g_.nodes()[static_cast<size_t>(i)].op != op) return nullptr;
+    return &g_.nodes()[static_cast<size_t>(i)];
+  }
+
+  /// A depthwise integer convolution of shifted 8-bit data (a grouped QLinearConv's or
+  /// ConvInteger's), whose int32 result, plus an optional constant int32 bias, is then cast to
+  /// float: the float depthwise convolution of (x - zero point) by the shifted weights computes
+  /// the same numbers exactly while every sum stays below 2^24 (checked per channel from the
+  /// weights and the data's range), so it runs on the depthwise template with the bias and what
+  /// follows as its float epilogue.
+  Expected<bool> try_integer_depthwise(const Node& n) {
+    const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
+    const Shape& x = g_.type(n.inputs[0]).shape;
+    const Shape& w = g_.type(n.inputs[1]).shape;
+    if (x.size() != 4 || w.size() != 4 || attrs.groups != x[1] || w[0] != x[1] || w[1] != 1 ||
+        attrs.groups == 1)
+      return false;
+    auto workload =
+        schedule_space::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
+    if (!workload || (accepts_ && !accepts_(*workload))) return false;
+    auto data = shifted_bytes(n.inputs[0]);
+    const Tensor* ints = constant_value(n.inputs[1]);
+    if (!data || !ints) return false;
+    // What reads the result: an int32 bias (optional), then the cast to float.
+    const Node* bias = only_reader(n.output, OpKind::kAdd);
+    const Tensor* bias_values = nullptr;
+    if (bias) {
+      const ValueId other = bias->inputs[0] == n.output ? bias->inputs[1] : bias->inputs[0];
+      bias_values = constant_value(other);
+      if (!bias_values || bias_values->dtype != DType::kInt32 || bias_values->size() != x[1] ||
+          g_.type(bias->output).shape != g_.type(n.output).shape)
+        return false;
+    }
+    const Node* to_float = only_reader(bias ? bias->output : n.output, OpKind::kCast);
+    if (!to_float || g_.type(to_float->output).dtype != DType::kFloat32) return false;
+    // Exact in float32: |x - z| <= the farther end of the data's range from z.
+    const bool signed8 = g_.type(data->bytes).dtype == DType::kInt8;
+    const double lo = signed8 ? -128 : 0;
+    const double reach = std::max(data->zero_point - lo, lo + 255 - data->zero_point);
+    const int64_t taps = w[2] * w[3];
+    Tensor weight = Tensor::zeros(DType::kFloat32, w);
+    for (int64_t c = 0; c < w[0]; ++c) {
+      double sum = bias_values ? std::fabs(bias_values->at(c)) : 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const double v = ints->at(c * taps + t);
+        if (!is_integer(v)) return false;
+        sum += std::fabs(v) * reach;
+        weight.f32[static_cast<size_t>(c * taps + t)] = static_cast<float>(v);
+      }
+      if (sum >= 16777216.0) return false;
+    }
+    const std::string& name = n.name;
+    // The data's values as float32: the value a requantization cast them from, or a cast.
+    ValueId xf = graph::kNoValue;
+    if (const Node* cast = producer(data->bytes, OpKind::kCast);
+        cast && g_.type(cast->inputs[0]).dtype == DType::kFloat32 &&
+        (signed8 ? float_of_int8(data->bytes).has_value() : is_clipped_byte(cast->inputs[0]))) {
+      xf = rw_.map(cast->inputs[0]);
+    } else {
+      TT_ASSIGN_OR_RETURN(
+          xf, rw_.emit(OpKind::kCast, name + ".float32_data", {rw_.map(data->bytes)},
+                       graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
+    }
+    if (data->zero_point != 0) {
+      const ValueId z = rw_.out().add_constant(name + ".zero_point_float",
+                                               Tensor::from_floats({}, {float(data->zero_point)}));
+      TT_ASSIGN_OR_RETURN(xf, rw_.emit(OpKind::kSubtract, name + ".shifted_float", {xf, z}));
+    }
+    TT_ASSIGN_OR_RETURN(
+        ValueId y, rw_.emit(OpKind::kConv2d, name,
+                            {xf, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".float32",
+                                                        std::move(weight))},
+                            n.attrs));
+    if (bias) {
+      std::vector<float> b;
+      for (int64_t c = 0; c < x[1]; ++c) b.push_back(static_cast<float>(bias_values->at(c)));
+      const ValueId bc =
+          rw_.out().add_constant(name + ".bias_float", Tensor::from_floats({x[1], 1, 1}, b));
+      TT_ASSIGN_OR_RETURN(y, rw_.emit(OpKind::kAdd, bias->name, {y, bc}));
+      skipped_.insert(bias->output);
+    }
+    skipped_.insert(to_float->output);
+    rw_.set(to_float->output, y);
+    return true;
+  }
+
+  /// Whether v is a clip to uint8's range of rounded values (a requantization's, before its cast).
+  bool is_clipped_byte(ValueId v) {
+    const Node* clip = producer(v, OpKind::kClip);
+    if (!clip) return false;
+    const auto range = graph::attrs_as<graph::ClipAttrs>(clip->attrs);
+    return range.min >= 0 && range.max <= 255 && is_rounded(clip->inputs[0]);
+  }
+
   /// `n` (a conv2d or dense of dequantized operands) as the integer `op` of the quantized
   /// values, cast to float and times the per-channel multiplier (of shape `multiplier_shape`).
   Expected<bool> rewrite(const Node& n, const schedule_space::Workload& workload, OpKind op,
@@ -371,6 +479,8 @@ class Realizer {
   Rewriter rw_;
   std::map<ValueId, std::optional<Tensor>> evaluated_;
   std::map<ValueId, ValueId> quantized_;  ///< source integer values -> their uint8 cast
+  std::vector<int> consumer_;             ///< per value: the node that alone reads it, else -1
+  std::set<ValueId> skipped_;             ///< outputs of nodes a rewrite replaced (not copied)
 };
 
 }  // namespace

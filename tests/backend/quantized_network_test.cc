@@ -139,11 +139,12 @@ graph::Graph quantized_gemm() {
   return imported(m, "quantized_gemm.onnx");
 }
 
-/// The same two convolutions in ONNX's QOperator form (what ONNX Runtime's quantizer writes
-/// with QuantFormat.QOperator): x -> QuantizeLinear (uint8, zero point 128) -> QLinearConv
-/// C->16 3x3, pads t1 l0 b2 r1, an int32 bias, int8 output (zero point -3) -> QLinearConv
-/// 16->32 1x1 stride 2, uint8 output (0.05, 100) -> DequantizeLinear.
-graph::Graph qoperator_model() {
+/// The same convolutions in ONNX's QOperator form (what ONNX Runtime's quantizer writes with
+/// QuantFormat.QOperator): x -> QuantizeLinear (uint8, zero point 128) -> QLinearConv C->16 3x3,
+/// pads t1 l0 b2 r1, an int32 bias, int8 output (zero point -3) -> depthwise QLinearConv 3x3,
+/// pads 1, an int32 bias, uint8 output (zero point 7) -> QLinearConv 16->32 1x1 stride 2, uint8
+/// output (0.05, 100) -> DequantizeLinear.
+graph::Graph qoperator_model(double dw_bias_step = 500) {
   auto m = frontend::model_with_opset(13);
   auto* g = m.mutable_graph();
   frontend::add_input(g, "x", {2, 8, 9, 7});
@@ -178,9 +179,19 @@ graph::Graph qoperator_model() {
                                  scalar("y1z", kInt8, -3), "conv1_b"},
                                 "conv1");
   *c1->add_attribute() = ints_attr("pads", {1, 0, 2, 1});
+  const auto wd = weight("dw", {16, 1, 3, 3}, 4);
+  std::vector<double> dw_bias;
+  for (int o = 0; o < 16; ++o) dw_bias.push_back(dw_bias_step * (o % 5) - 2 * dw_bias_step);
+  frontend::add_initializer(g, "dw_b", onnx::TensorProto_DataType_INT32, {16}, dw_bias);
+  auto* dw = frontend::add_node(g, "QLinearConv", "dw",
+                                {"conv1", "y1s", "y1z", wd[0], wd[1], wd[2],
+                                 scalar("yds", kFloat, 0.02), scalar("ydz", kUInt8, 7), "dw_b"},
+                                "dw");
+  *dw->add_attribute() = frontend::int_attr("group", 16);
+  *dw->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
   const auto w2 = weight("conv2", {32, 16, 1, 1}, 2);
   auto* c2 = frontend::add_node(g, "QLinearConv", "conv2",
-                                {"conv1", "y1s", "y1z", w2[0], w2[1], w2[2],
+                                {"dw", "yds", "ydz", w2[0], w2[1], w2[2],
                                  scalar("y2s", kFloat, kOutputScale), scalar("y2z", kUInt8, 100)},
                                 "conv2");
   *c2->add_attribute() = ints_attr("strides", {2, 2});
@@ -345,11 +356,12 @@ TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
 
 // QLinearConv (ONNX's QOperator form) runs the int8 kernels too: its integer convolution of
 // widened operands becomes the uint8 x int8 one with the same int32 result (bit for bit the
-// model's answer when interpreted), int8 data moving up by 128; compiled, nothing is
+// model's answer when interpreted), int8 data moving up by 128; a depthwise one becomes the
+// float depthwise convolution of the shifted values, exact in float32; compiled, nothing is
 // interpreted and the answer is the model's within one step.
 TEST(QuantizedNetwork, QLinearConvolutionsRunTheInt8Kernels) {
   const graph::Graph model = qoperator_model();
-  ASSERT_EQ(count(model, OpKind::kConv2dInteger), 2);
+  ASSERT_EQ(count(model, OpKind::kConv2dInteger), 3);
   auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
   ASSERT_TRUE(rewritten) << rewritten.error().message;
   int uint8_data = 0;
@@ -358,6 +370,7 @@ TEST(QuantizedNetwork, QLinearConvolutionsRunTheInt8Kernels) {
                   rewritten->type(node.inputs[0]).dtype == graph::DType::kUInt8 &&
                   rewritten->type(node.inputs[1]).dtype == graph::DType::kInt8;
   EXPECT_EQ(uint8_data, 2);
+  EXPECT_EQ(count(*rewritten, OpKind::kConv2d), 1);  // the depthwise one, in float
   const Tensor x = testing::random_input({2, 8, 9, 7}, 19);
   const Tensor want = interpret(model, x);
   const Tensor exact = interpret(*rewritten, x);
@@ -372,9 +385,28 @@ TEST(QuantizedNetwork, QLinearConvolutionsRunTheInt8Kernels) {
   std::string interpreted_steps;
   for (const auto& step : net.steps)
     if (step.kind == runtime::Step::Kind::kInterpret) interpreted_steps += step.label + "; ";
+  int depthwise_kernels = 0;
+  for (const auto& use : net.schedules)
+    depthwise_kernels += use.workload.find("depthwise_conv2d_NCHWc") != std::string::npos;
+  EXPECT_EQ(depthwise_kernels, 1);
   EXPECT_EQ(int8_kernels, 2);
   EXPECT_EQ(interpreted_steps, "");
   expect_within_one_step(got, want, 99, "compiled");
+}
+
+// Where a depthwise sum could reach 2^24 (here its int32 bias), float32 would round it: that
+// convolution keeps its exact integer form.
+TEST(QuantizedNetwork, ADepthwiseQLinearConvThatFloatWouldRoundStaysInteger) {
+  const graph::Graph model = qoperator_model(1 << 23);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  EXPECT_EQ(count(*rewritten, OpKind::kConv2d), 0);
+  EXPECT_EQ(count(*rewritten, OpKind::kConv2dInteger), 3);
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 29);
+  const Tensor want = interpret(model, x);
+  const Tensor exact = interpret(*rewritten, x);
+  ASSERT_EQ(exact.f32.size(), want.f32.size());
+  for (size_t i = 0; i < want.f32.size(); ++i) ASSERT_EQ(exact.f32[i], want.f32[i]) << i;
 }
 
 // QLinearMatMul of a constant (K, N) weight runs dense_int8's kernel on the weight transposed.
