@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "compiler/graph/interpreter.h"
 #include "compiler/graph/op_attrs.h"
@@ -136,16 +137,26 @@ class Realizer {
     return producer(v, OpKind::kRound) != nullptr;
   }
 
-  /// The float value an int8 tensor was cast from, where that cast is exact: a clip to int8's
-  /// range of rounded values (a requantization's).
-  std::optional<ValueId> float_of_int8(ValueId bytes) {
+  /// The float value an 8-bit tensor was cast from, where that cast is exact: a clip to the
+  /// tensor's range of rounded values (a requantization's).
+  std::optional<ValueId> float_of_bytes(ValueId bytes) {
     const Node* cast = producer(bytes, OpKind::kCast);
     if (!cast || g_.type(cast->inputs[0]).dtype != DType::kFloat32) return std::nullopt;
     const Node* clip = producer(cast->inputs[0], OpKind::kClip);
     if (!clip) return std::nullopt;
+    const double lo = g_.type(bytes).dtype == DType::kInt8 ? -128 : 0;
     const auto range = graph::attrs_as<graph::ClipAttrs>(clip->attrs);
-    if (range.min < -128 || range.max > 127 || !is_rounded(clip->inputs[0])) return std::nullopt;
+    if (range.min < lo || range.max > lo + 255 || !is_rounded(clip->inputs[0])) return std::nullopt;
     return cast->inputs[0];
+  }
+
+  /// v - z for a constant integer z: (v, z); v alone: (v, 0); nothing for another z.
+  std::optional<std::pair<ValueId, int64_t>> minus_zero_point(ValueId v) {
+    const Node* sub = producer(v, OpKind::kSubtract);
+    if (!sub) return std::make_pair(v, int64_t{0});
+    auto z = scalar(sub->inputs[1]);
+    if (!z || !is_integer(*z)) return std::nullopt;
+    return std::make_pair(sub->inputs[0], static_cast<int64_t>(*z));
   }
 
   /// dequantize(q, s, z) as the importer composes it: (clip(round(x / s) + z) - z) * s with the
@@ -155,13 +166,10 @@ class Realizer {
     if (!scaled) return std::nullopt;
     QuantizedData q;
     q.scale = static_cast<float>(scaled->second);
-    ValueId shifted = scaled->first;
-    if (const Node* sub = producer(shifted, OpKind::kSubtract)) {
-      auto z = scalar(sub->inputs[1]);
-      if (!z || !is_integer(*z)) return std::nullopt;
-      q.zero_point = static_cast<int64_t>(*z);
-      shifted = sub->inputs[0];
-    }
+    auto unshifted = minus_zero_point(scaled->first);
+    if (!unshifted) return std::nullopt;
+    const auto [shifted, zero_point] = *unshifted;
+    q.zero_point = zero_point;
     const Node* clip = producer(shifted, OpKind::kClip);
     if (!clip || g_.type(shifted).dtype != DType::kFloat32) return std::nullopt;
     const auto range = graph::attrs_as<graph::ClipAttrs>(clip->attrs);
@@ -244,13 +252,10 @@ class Realizer {
     int64_t zero_point = 0;
   };
   std::optional<ShiftedBytes> shifted_bytes(ValueId v) {
+    auto unshifted = minus_zero_point(v);
+    if (!unshifted) return std::nullopt;
     ShiftedBytes out;
-    if (const Node* sub = producer(v, OpKind::kSubtract)) {
-      auto z = scalar(sub->inputs[1]);
-      if (!z || !is_integer(*z)) return std::nullopt;
-      out.zero_point = static_cast<int64_t>(*z);
-      v = sub->inputs[0];
-    }
+    std::tie(v, out.zero_point) = *unshifted;
     const Node* widen = producer(v, OpKind::kCast);
     if (!widen || g_.type(v).dtype != DType::kInt32) return std::nullopt;
     out.bytes = widen->inputs[0];
@@ -329,7 +334,7 @@ class Realizer {
       // From the float value the int8 tensor was cast from where there is one, so that the shift
       // and the cast fuse into the kernel that computes it.
       TT_ASSIGN_OR_RETURN(q,
-                          as_uint8(float_of_int8(data->bytes).value_or(data->bytes), true, name));
+                          as_uint8(float_of_bytes(data->bytes).value_or(data->bytes), true, name));
       zero_point += 128;
     }
     std::vector<ValueId> inputs = {
@@ -401,10 +406,8 @@ class Realizer {
     const std::string& name = n.name;
     // The data's values as float32: the value a requantization cast them from, or a cast.
     ValueId xf = graph::kNoValue;
-    if (const Node* cast = producer(data->bytes, OpKind::kCast);
-        cast && g_.type(cast->inputs[0]).dtype == DType::kFloat32 &&
-        (signed8 ? float_of_int8(data->bytes).has_value() : is_clipped_byte(cast->inputs[0]))) {
-      xf = rw_.map(cast->inputs[0]);
+    if (auto f = float_of_bytes(data->bytes)) {
+      xf = rw_.map(*f);
     } else {
       TT_ASSIGN_OR_RETURN(
           xf, rw_.emit(OpKind::kCast, name + ".float32_data", {rw_.map(data->bytes)},
@@ -431,14 +434,6 @@ class Realizer {
     skipped_.insert(to_float->output);
     rw_.set(to_float->output, y);
     return true;
-  }
-
-  /// Whether v is a clip to uint8's range of rounded values (a requantization's, before its cast).
-  bool is_clipped_byte(ValueId v) {
-    const Node* clip = producer(v, OpKind::kClip);
-    if (!clip) return false;
-    const auto range = graph::attrs_as<graph::ClipAttrs>(clip->attrs);
-    return range.min >= 0 && range.max <= 255 && is_rounded(clip->inputs[0]);
   }
 
   /// `n` (a conv2d or dense of dequantized operands) as the integer `op` of the quantized

@@ -39,9 +39,10 @@ std::string add_qdq(onnx::GraphProto* g, const std::string& x, const std::string
   return name + "_dq";
 }
 
-/// An int8 weight (values spanning -127..127) dequantized per output channel.
-std::string add_weight(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
-                       uint32_t seed) {
+/// An int8 weight (values spanning -127..127) with one scale and a zero zero point per output
+/// channel: the names of its values, scales and zero points.
+std::vector<std::string> add_int8_weight(onnx::GraphProto* g, const std::string& name,
+                                         std::vector<int64_t> dims, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> q(-127, 127);
   int64_t count = 1;
@@ -56,8 +57,14 @@ std::string add_weight(onnx::GraphProto* g, const std::string& name, std::vector
   frontend::add_initializer(g, name + "_w", kInt8, dims, values);
   frontend::add_initializer(g, name + "_ws", kFloat, {dims[0]}, scales);
   frontend::add_initializer(g, name + "_wz", kInt8, {dims[0]}, zeros);
+  return {name + "_w", name + "_ws", name + "_wz"};
+}
+
+/// An int8 weight dequantized per output channel.
+std::string add_weight(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                       uint32_t seed) {
   auto* dq = frontend::add_node(g, "DequantizeLinear", name + "_wdq",
-                                {name + "_w", name + "_ws", name + "_wz"}, name + "_wdq");
+                                add_int8_weight(g, name, std::move(dims), seed), name + "_wdq");
   *dq->add_attribute() = frontend::int_attr("axis", 0);
   return name + "_wdq";
 }
@@ -154,23 +161,7 @@ graph::Graph qoperator_model(double dw_bias_step = 500) {
   };
   frontend::add_node(g, "QuantizeLinear", "xq",
                      {"x", scalar("xs", kFloat, 0.02), scalar("xz", kUInt8, 128)}, "xq");
-  auto weight = [&](const std::string& name, std::vector<int64_t> dims, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> q(-127, 127);
-    int64_t count = 1;
-    for (int64_t d : dims) count *= d;
-    std::vector<double> values(static_cast<size_t>(count)), scales, zeros;
-    for (double& v : values) v = q(rng);
-    for (int64_t o = 0; o < dims[0]; ++o) {
-      scales.push_back(0.002 + 0.001 * static_cast<double>(o % 5));
-      zeros.push_back(0);
-    }
-    frontend::add_initializer(g, name + "_w", kInt8, dims, values);
-    frontend::add_initializer(g, name + "_ws", kFloat, {dims[0]}, scales);
-    frontend::add_initializer(g, name + "_wz", kInt8, {dims[0]}, zeros);
-    return std::vector<std::string>{name + "_w", name + "_ws", name + "_wz"};
-  };
-  const auto w1 = weight("conv1", {16, 8, 3, 3}, 1);
+  const auto w1 = add_int8_weight(g, "conv1", {16, 8, 3, 3}, 1);
   std::vector<double> bias;
   for (int o = 0; o < 16; ++o) bias.push_back(300 * (o % 7) - 900);
   frontend::add_initializer(g, "conv1_b", onnx::TensorProto_DataType_INT32, {16}, bias);
@@ -179,7 +170,7 @@ graph::Graph qoperator_model(double dw_bias_step = 500) {
                                  scalar("y1z", kInt8, -3), "conv1_b"},
                                 "conv1");
   *c1->add_attribute() = ints_attr("pads", {1, 0, 2, 1});
-  const auto wd = weight("dw", {16, 1, 3, 3}, 4);
+  const auto wd = add_int8_weight(g, "dw", {16, 1, 3, 3}, 4);
   std::vector<double> dw_bias;
   for (int o = 0; o < 16; ++o) dw_bias.push_back(dw_bias_step * (o % 5) - 2 * dw_bias_step);
   frontend::add_initializer(g, "dw_b", onnx::TensorProto_DataType_INT32, {16}, dw_bias);
@@ -189,7 +180,7 @@ graph::Graph qoperator_model(double dw_bias_step = 500) {
                                 "dw");
   *dw->add_attribute() = frontend::int_attr("group", 16);
   *dw->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
-  const auto w2 = weight("conv2", {32, 16, 1, 1}, 2);
+  const auto w2 = add_int8_weight(g, "conv2", {32, 16, 1, 1}, 2);
   auto* c2 = frontend::add_node(g, "QLinearConv", "conv2",
                                 {"dw", "yds", "ydz", w2[0], w2[1], w2[2],
                                  scalar("y2s", kFloat, kOutputScale), scalar("y2z", kUInt8, 100)},
