@@ -20,6 +20,7 @@
 #include "tracker/tracker_client.h"
 #include "tuner/task_extraction.h"
 #include "workflow/graph_tune.h"
+#include "workflow/imposed_blocks.h"
 #include "workflow/model_source.h"
 #include "workflow/op_task.h"
 #include "workflow/tuning_session.h"
@@ -37,7 +38,8 @@ struct TuneModelFlags {
   workflow::TuningOptions tuning;
   bool graph_tune = false;
   bool no_transfer = false;
-  int parallel_tasks = 0;  ///< 0: the farm key's slot count (with --tracker), else 1
+  int64_t imposed_trials = 16;  ///< 0: no measuring of imposed blocks
+  int parallel_tasks = 0;       ///< 0: the farm key's slot count (with --tracker), else 1
 };
 
 // How many tasks run at once: measured here, one (they would time each other); on a farm,
@@ -223,6 +225,19 @@ Status run_tune_model(const TuneModelFlags& f) {
   std::printf("tuned %zu task%s in %.1f s of wall-clock%s\n", selected.size(),
               selected.size() == 1 ? "" : "s", wall,
               parallel > 1 ? (" (" + std::to_string(parallel) + " at once)").c_str() : "");
+  // The blocks the network imposes on layers (NCHW[x]c on the CPU): their configs measured, so
+  // that compile and the graph tuner choose among good ones. Not for a subset of the tasks.
+  if (f.imposed_trials > 0 && only.empty() && !target.spec.starts_with("cuda")) {
+    std::printf("\n");
+    workflow::ModelOptions model = f.model;
+    model.records = f.db;
+    model.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
+    workflow::TuningOptions t = f.tuning;
+    t.trials = f.imposed_trials;
+    TT_ASSIGN_OR_RETURN(int64_t measured, workflow::tune_imposed_blocks(model, t));
+    if (measured > 0)
+      std::printf("measured %lld configs at imposed blocks\n", static_cast<long long>(measured));
+  }
   if (f.graph_tune) {
     if (target.spec.starts_with("cuda")) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
@@ -280,6 +295,13 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
                   "sharing the farm's slots (default 0: as many as the key has slots)")
       ->check(tensortune::cli::at_least(0, 1024))
       ->group("Farm");
+  cmd->add_option("--imposed-trials", flags->imposed_trials,
+                  "after the tasks, compile the model with the records and measure up to this "
+                  "many configs of each layer that runs at blocks its neighbours impose (a "
+                  "depthwise conv between int8 convolutions, say), not at its fastest record's "
+                  "(0: skip; not with --only)")
+      ->capture_default_str()
+      ->check(tensortune::cli::at_least(0, 100000));
   cmd->add_flag("--graph-tune", flags->graph_tune,
                 "then run the graph tuner on the records (tensortune graph-tune): graph-best "
                 "records that compile --records uses first");

@@ -59,4 +59,30 @@ void RandomTuner::skip(const std::set<int64_t>& indices) {
   for (int64_t i : indices) visited_.mark(i);
 }
 
+ListTuner::ListTuner(const ss::ConfigSpace& space, std::vector<int64_t> indices) : visited_(space) {
+  for (int64_t i : indices)
+    if (space.is_valid_index(i)) indices_.push_back(i);
+}
+
+std::vector<ss::Config> ListTuner::next_batch(int n) {
+  std::vector<ss::Config> out;
+  while (static_cast<int>(out.size()) < n && cursor_ < indices_.size()) {
+    const int64_t i = indices_[cursor_++];
+    if (visited_.visited(i)) continue;
+    visited_.mark(i);
+    out.push_back(*visited_.space().config_at(i));
+  }
+  return out;
+}
+
+bool ListTuner::has_next() const {
+  for (size_t k = cursor_; k < indices_.size(); ++k)
+    if (!visited_.visited(indices_[k])) return true;
+  return false;
+}
+
+void ListTuner::skip(const std::set<int64_t>& indices) {
+  for (int64_t i : indices) visited_.mark(i);
+}
+
 }  // namespace tensortune::tuner

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Tuners that walk the index space without a model: grid (ascending valid indices) and
-/// random (uniform over valid unvisited indices, never repeating, seedable).
+/// Tuners that walk the index space without a model: grid (ascending valid indices), random
+/// (uniform over valid unvisited indices, never repeating, seedable) and a given list.
 
 #include <memory>
 #include <random>
@@ -57,6 +57,24 @@ class RandomTuner final : public Tuner {
  private:
   VisitedSet visited_;
   std::mt19937_64 rng_;
+};
+
+/// The given configs, in their order, less those visited (invalid ones are dropped): measuring
+/// exactly the configs a caller chose, e.g. those of the blocks a network imposes on a layer.
+class ListTuner final : public Tuner {
+ public:
+  ListTuner(const schedule_space::ConfigSpace& space, std::vector<int64_t> indices);
+  std::string name() const override { return "list"; }
+  std::vector<schedule_space::Config> next_batch(int n) override;
+  void update(const std::vector<schedule_space::Config>&,
+              const std::vector<schedule_space::MeasureResult>&) override {}
+  bool has_next() const override;
+  void skip(const std::set<int64_t>& indices) override;
+
+ private:
+  VisitedSet visited_;
+  std::vector<int64_t> indices_;
+  size_t cursor_ = 0;
 };
 
 }  // namespace tensortune::tuner

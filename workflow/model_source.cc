@@ -177,7 +177,8 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
 }
 
 Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int threads,
-                                                 bool layout_aware, bool use_graph_best) {
+                                                 bool layout_aware, bool use_graph_best,
+                                                 driver::NodeKernelObserver on_node_kernel) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   driver::CompileOptions options;
   options.target = flags.target;
@@ -191,6 +192,7 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int 
   options.borrow_configs = !flags.no_borrow;
   options.algorithms = algorithm_filter(flags);
   options.integer_kernels = !flags.no_int8;
+  options.on_node_kernel = std::move(on_node_kernel);
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/graph.h"
 #include "compiler/runtime/compiled_network.h"
@@ -43,10 +44,12 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOpti
 
 /// Loads the model and compiles it for flags.target with flags' records and opt level:
 /// `compile`, and `run`/`bench --model`. `layout_aware` false: each workload's fastest record;
-/// `use_graph_best` false: ignore graph-tune's choices.
+/// `use_graph_best` false: ignore graph-tune's choices. `on_node_kernel` sees every conv2d and
+/// dense node's kernel choice.
 Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int threads,
                                                  bool layout_aware = true,
-                                                 bool use_graph_best = true);
+                                                 bool use_graph_best = true,
+                                                 driver::NodeKernelObserver on_node_kernel = {});
 
 /// The data of `--input NAME=random` and of `bench`: deterministic uniform values for a float
 /// input; zeros for an integer one (token ids, indices: zero is valid for every table).

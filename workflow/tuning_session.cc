@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "compiler/codegen/llvm/kernel.h"
+#include "tuner/index_tuners.h"
 #include "tuner/tuner_factory.h"
 
 namespace tensortune::workflow {
@@ -62,16 +63,23 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   topt.xgb_loss = f.xgb_loss;
   topt.transfer = f.transfer;
   topt.transfer_if_available = f.transfer_if_available && f.tuner == "xgb";
-  TT_ASSIGN_OR_RETURN(auto tuner, tuner::make_tuner(task, space, topt, store));
+  std::unique_ptr<tuner::Tuner> tuner;
+  if (!f.configs.empty()) {
+    tuner = std::make_unique<tuner::ListTuner>(space, f.configs);
+  } else {
+    TT_ASSIGN_OR_RETURN(tuner, tuner::make_tuner(task, space, topt, store));
+  }
   TaskSummary summary;
   summary.space_size = space.size();
   summary.valid_configs = space.valid_count();
 
   tuner::TuneOptions to;
-  to.trials = std::min(f.trials, summary.valid_configs);
+  to.trials = std::min(
+      f.trials, f.configs.empty() ? summary.valid_configs : static_cast<int64_t>(f.configs.size()));
   to.batch_size = f.batch_size;
-  to.early_stopping = f.early_stopping;
-  to.run_id = f.tuner + "-seed" + std::to_string(f.seed);
+  to.early_stopping = f.configs.empty() ? f.early_stopping : 0;
+  to.run_id =
+      f.configs.empty() ? f.tuner + "-seed" + std::to_string(f.seed) : "list-" + f.list_name;
   to.on_batch = reporting.on_batch;
   if (!reporting.quiet)
     std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",

@@ -40,6 +40,10 @@ struct TuningOptions {
   int priority = 0;
   /// Also measure the template's default (AutoTVM fallback) config, for a speedup column.
   bool measure_default = false;
+  /// Measure exactly these configs (indices, those not yet in the DB, in order) instead of
+  /// searching with `tuner`: a run named "list-" + list_name.
+  std::vector<int64_t> configs;
+  std::string list_name;
 };
 
 /// The device key a task is measured on through the tracker: --key, or for a CUDA task without

@@ -159,11 +159,15 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
   TT_RETURN_IF_ERROR(chooser.first_error());
   // At opt level 0 FuseOps (level 1) has not run: every node is a step of its own.
-  TT_ASSIGN_OR_RETURN(
-      LoweredNetwork lowered,
-      lower_network(
-          optimised, [&](const NodeKernelRequest& r) { return chooser.for_node(r); },
-          target.vector_lanes));
+  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered, lower_network(
+                                                  optimised,
+                                                  [&](const NodeKernelRequest& r) {
+                                                    auto k = chooser.for_node(r);
+                                                    if (k && options.on_node_kernel)
+                                                      options.on_node_kernel(r, *k);
+                                                    return k;
+                                                  },
+                                                  target.vector_lanes));
   net.schedules = chooser.uses();
 
   net.graph = std::move(lowered.graph);

@@ -19,6 +19,9 @@
 
 namespace tensortune::driver {
 
+using NodeKernelObserver =
+    std::function<void(const NodeKernelRequest&, const schedule_space::TemplateConfig&)>;
+
 struct CompileOptions {
   /// "llvm" (or empty): object code for this CPU. "cuda", "cuda-smXY" or "cuda -arch=sm_XY":
   /// CUDA kernels for that compute capability ("cuda": sm_80), compiled on any machine.
@@ -51,6 +54,9 @@ struct CompileOptions {
   bool gpu_blocked_layout = false;
   /// Chooses a workload's kernel instead of the records (tests pick non-default ones).
   KernelOverride choose_kernel;
+  /// Sees each conv2d and dense node's request and the kernel chosen for it (`tune --model`
+  /// finds the layers that run at blocks their neighbours impose).
+  NodeKernelObserver on_node_kernel;
   /// Called after every pass (`--print-after-each`).
   std::function<void(const std::string& pass, const graph::Graph&)> after_pass;
 };

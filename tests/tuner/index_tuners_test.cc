@@ -83,3 +83,25 @@ TEST(Tuners, SkippedConfigsAreNeverProposed) {
 }
 
 }  // namespace
+
+namespace {
+
+// The list tuner proposes exactly the valid configs it was given, in their order, once each,
+// less those skipped (resuming); invalid and repeated indices are never proposed.
+TEST(ListTuner, ProposesTheGivenValidConfigsInOrderLessTheSkippedOnes) {
+  auto s = space();
+  std::vector<int64_t> valid, invalid;
+  for (int64_t i = 0; i < s.size() && (valid.size() < 6 || invalid.empty()); ++i)
+    (s.is_valid_index(i) ? valid : invalid).push_back(i);
+  ASSERT_GE(valid.size(), 6u);
+  ASSERT_FALSE(invalid.empty());
+  const std::vector<int64_t> given = {valid[4], invalid[0], valid[1], valid[5],
+                                      valid[1], valid[0],   valid[3]};
+  tt::tuner::ListTuner t(s, given);
+  t.skip({valid[5], valid[2]});
+  EXPECT_EQ(drain(t, 2), (std::vector<int64_t>{valid[4], valid[1], valid[0], valid[3]}));
+  EXPECT_FALSE(t.has_next());
+  EXPECT_TRUE(t.next_batch(4).empty());
+}
+
+}  // namespace
