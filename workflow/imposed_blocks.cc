@@ -16,10 +16,9 @@ namespace ss = schedule_space;
 Expected<std::vector<ImposedBlocks>> imposed_blocks(const ModelOptions& flags) {
   if (flags.records.empty()) return invalid_argument("imposed blocks need a record DB");
   const ss::Target target = codegen::host_target();
-  const std::string key =
-      flags.device_key.empty() ? codegen::host_device_key() : flags.device_key;
-  TT_ASSIGN_OR_RETURN(auto tuned, driver::TunedConfigs::load(flags.records, key,
-                                                             target.vector_lanes, false));
+  const std::string key = flags.device_key.empty() ? codegen::host_device_key() : flags.device_key;
+  TT_ASSIGN_OR_RETURN(auto tuned,
+                      driver::TunedConfigs::load(flags.records, key, target.vector_lanes, false));
   std::vector<ImposedBlocks> out;
   std::map<std::string, size_t> index;  // workload key + blocks -> out
   auto observe = [&](const driver::NodeKernelRequest& r, const ss::TemplateConfig& k) {
@@ -80,9 +79,8 @@ Expected<int64_t> tune_imposed_blocks(const ModelOptions& flags, const TuningOpt
                 ss::describe_workload(b.task.workload).c_str(), b.configs.size(),
                 b.configs.size() == 1 ? "" : "s", b.nodes.size() == 1 ? "" : "s",
                 b.nodes.front().c_str(), b.nodes.size() > 1 ? ", ..." : "");
-    TT_ASSIGN_OR_RETURN(auto summary,
-                        tune_one_task(b.task, t, store.get(), static_cast<int>(i + 1),
-                                      static_cast<int>(imposed.size())));
+    TT_ASSIGN_OR_RETURN(auto summary, tune_one_task(b.task, t, store.get(), static_cast<int>(i + 1),
+                                                    static_cast<int>(imposed.size())));
     measured += summary.result.measured;
   }
   return measured;

@@ -41,6 +41,33 @@ inline void copy_run(const T* src, T* dst, int64_t len) {
   }
 }
 
+template <size_t Bytes, class T>
+inline void copy_strided_fixed(const T* src, int64_t src_stride, T* dst, int64_t dst_stride,
+                               int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(dst + i * dst_stride, src + i * src_stride, Bytes);
+}
+
+/// `count` runs of `len` elements, the i-th from src + i * src_stride to dst + i * dst_stride.
+template <class T>
+inline void copy_strided(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t len,
+                         int64_t count) {
+  switch (static_cast<size_t>(len) * sizeof(T)) {
+    case 4:
+      return copy_strided_fixed<4>(src, src_stride, dst, dst_stride, count);
+    case 8:
+      return copy_strided_fixed<8>(src, src_stride, dst, dst_stride, count);
+    case 16:
+      return copy_strided_fixed<16>(src, src_stride, dst, dst_stride, count);
+    case 32:
+      return copy_strided_fixed<32>(src, src_stride, dst, dst_stride, count);
+    case 64:
+      return copy_strided_fixed<64>(src, src_stride, dst, dst_stride, count);
+    default:
+      for (int64_t i = 0; i < count; ++i) copy_run(src + i * src_stride, dst + i * dst_stride, len);
+  }
+}
+
 /// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW), one (n, output channel chunk) per
 /// iteration.
 /// T: float, or uint8_t for 8-bit integers (quantized data between int8 kernels).
@@ -93,6 +120,12 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
                 const int64_t len = std::min(fb - c % fb, tb - j);
                 runs.push_back({(n * (C / fb) + c / fb) * HW * fb + c % fb, j, len});
                 j += len;
+              }
+              if (runs.size() == 1) {
+                // One run per position (the output block lies in one input block): a loop of
+                // fixed-size moves, the size known outside it.
+                copy_strided(in + runs[0].src, fb, o + runs[0].dst, tb, runs[0].len, HW);
+                continue;
               }
               for (int64_t hw = 0; hw < HW; ++hw)
                 for (const Run& r : runs)

@@ -59,8 +59,8 @@ void add_record(records::RecordStore& store, const ss::Task& task, const ss::Con
   r.costs = {seconds};
   r.device_key = kKey;
   const int64_t id = *store.ensure_task(records::task_info(task, space));
-  ASSERT_TRUE(store.add_results(id, space, {*space.config_at(index)}, {r}, {"test", "t", "", ""},
-                                {0}));
+  ASSERT_TRUE(
+      store.add_results(id, space, {*space.config_at(index)}, {r}, {"test", "t", "", ""}, {0}));
 }
 
 TEST(ImposedBlocks, DepthwiseLayersAreMeasuredAtTheBlocksOfTheConvolutionsAroundThem) {

@@ -1,5 +1,6 @@
 // Max and average pooling in NCHW[b]c: the block is the vector (taps outside the input read a
-// clamped address and are replaced by -inf, or 0 for the sum, with a select). The max is the
+// clamped address and are replaced by -inf, or 0 for the sum, with a select; windows wholly
+// inside the input skip those checks). The max is the
 // interpreter's std::max(best, x) = best < x ? x : best, so NaN behaviour matches it too; the
 // average sums in double in the interpreter's tap order.
 #include <llvm/IR/Module.h>
@@ -22,7 +23,9 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
   emit_for(b, f->getArg(1), f->getArg(2), "row", [&](llvm::Value* r) {
     llvm::Value* oh = b.CreateSRem(r, i64(b, p.out_h), "oh");
     llvm::Value* plane = b.CreateSDiv(r, i64(b, p.out_h), "plane");  // n * (C / b) + chunk
-    emit_for(b, i64(b, 0), i64(b, p.out_w), "ow", [&](llvm::Value* ow) {
+    // One output column; `checked`: its taps may fall outside the input (else no clamps, no
+    // selects: LLVM makes a select of a load a branch per vector).
+    auto column = [&](llvm::Value* ow, bool checked) {
       std::vector<llvm::Value*> best;
       auto vector_of = [&](llvm::Type* e, int wd) {
         return wd == 1 ? e : static_cast<llvm::Type*>(llvm::FixedVectorType::get(e, wd));
@@ -36,16 +39,19 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
       llvm::Value* count = i64(b, 0);
       for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
         llvm::Value* ih = add_i64(b, mul_i64(b, oh, p.stride_h), kh * p.dilation_h - p.pad_top);
-        llvm::Value* row_ok = b.CreateICmpULT(ih, i64(b, H));
-        llvm::Value* row = mul_i64(b, add_i64(b, mul_i64(b, plane, H), clamp_index(b, ih, H)), W);
+        llvm::Value* row_ok = checked ? b.CreateICmpULT(ih, i64(b, H)) : b.getTrue();
+        llvm::Value* row =
+            mul_i64(b, add_i64(b, mul_i64(b, plane, H), checked ? clamp_index(b, ih, H) : ih), W);
         for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
           llvm::Value* iw = add_i64(b, mul_i64(b, ow, p.stride_w), kw * p.dilation_w - p.pad_left);
-          llvm::Value* ok = b.CreateAnd(row_ok, b.CreateICmpULT(iw, i64(b, W)));
-          llvm::Value* base = mul_i64(b, add_i64(b, row, clamp_index(b, iw, W)), blk);
+          llvm::Value* ok =
+              checked ? b.CreateAnd(row_ok, b.CreateICmpULT(iw, i64(b, W))) : b.getTrue();
+          llvm::Value* base =
+              mul_i64(b, add_i64(b, row, checked ? clamp_index(b, iw, W) : iw), blk);
           if (p.average) {
             // Counted taps: inside the input, or with count_include_pad inside the padded input
             // (top and left pads always; the bottom and right ones bound ceil mode's extra taps).
-            llvm::Value* counted = p.count_include_pad
+            llvm::Value* counted = p.count_include_pad && checked
                                        ? b.CreateAnd(b.CreateICmpSLT(ih, i64(b, H + p.pad_bottom)),
                                                      b.CreateICmpSLT(iw, i64(b, W + p.pad_right)))
                                        : ok;
@@ -86,7 +92,39 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
           store_vector(b, best[v], out, offset, widths[v]);
         }
       }
-    });
+    };
+    // Columns whose taps all read the input, and rows likewise (tested per row).
+    auto inside = [&](int64_t ow) {
+      const int64_t first = ow * p.stride_w - p.pad_left;
+      return first >= 0 && first + (p.kernel_w - 1) * p.dilation_w < W;
+    };
+    int64_t lo = 0;
+    while (lo < p.out_w && !inside(lo)) ++lo;
+    int64_t hi = lo;
+    while (hi < p.out_w && inside(hi)) ++hi;
+    auto columns = [&](int64_t from, int64_t to, bool checked) {
+      if (from < to)
+        emit_for(b, i64(b, from), i64(b, to), "ow", [&](llvm::Value* ow) { column(ow, checked); });
+    };
+    columns(0, lo, true);
+    if (lo < hi) {
+      llvm::Value* top = add_i64(b, mul_i64(b, oh, p.stride_h), -p.pad_top);
+      llvm::Value* bottom = add_i64(b, top, (p.kernel_h - 1) * p.dilation_h);
+      llvm::Value* rows_inside =
+          b.CreateAnd(b.CreateICmpSGE(top, i64(b, 0)), b.CreateICmpSLT(bottom, i64(b, H)));
+      auto* fast = llvm::BasicBlock::Create(m.getContext(), "rows.inside", f);
+      auto* slow = llvm::BasicBlock::Create(m.getContext(), "rows.border", f);
+      auto* done = llvm::BasicBlock::Create(m.getContext(), "rows.done", f);
+      b.CreateCondBr(rows_inside, fast, slow);
+      b.SetInsertPoint(fast);
+      columns(lo, hi, false);
+      b.CreateBr(done);
+      b.SetInsertPoint(slow);
+      columns(lo, hi, true);
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+    }
+    columns(hi, p.out_w, true);
   });
   b.CreateRetVoid();
 }
