@@ -41,35 +41,51 @@ inline void copy_run(const T* src, T* dst, int64_t len) {
   }
 }
 
+/// A run of contiguous channels an output block takes from one input block: `len` elements
+/// from input offset `src` (at position 0) to output offset `dst` within the position.
+struct Run {
+  int64_t src, dst, len;
+};
+
 template <size_t Bytes, class T>
-inline void copy_strided_fixed(const T* src, int64_t src_stride, T* dst, int64_t dst_stride,
-                               int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    std::memcpy(dst + i * dst_stride, src + i * src_stride, Bytes);
+void copy_runs_fixed(const T* in, int64_t fb, T* out, int64_t tb, const std::vector<Run>& runs,
+                     int64_t positions) {
+  if (runs.size() == 1) {  // the output block within one input block: a strided copy
+    const T* src = in + runs[0].src;
+    T* dst = out + runs[0].dst;
+    for (int64_t p = 0; p < positions; ++p) std::memcpy(dst + p * tb, src + p * fb, Bytes);
+    return;
+  }
+  for (int64_t p = 0; p < positions; ++p)
+    for (const Run& r : runs) std::memcpy(out + p * tb + r.dst, in + r.src + p * fb, Bytes);
 }
 
-/// `count` runs of `len` elements, the i-th from src + i * src_stride to dst + i * dst_stride.
+/// The runs at `positions` consecutive positions (input stride fb, output stride tb): where
+/// every run has one of the usual lengths, fixed-size moves chosen once, outside the loop.
 template <class T>
-inline void copy_strided(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t len,
-                         int64_t count) {
-  switch (static_cast<size_t>(len) * sizeof(T)) {
+void copy_runs(const T* in, int64_t fb, T* out, int64_t tb, const std::vector<Run>& runs,
+               int64_t positions) {
+  size_t bytes = static_cast<size_t>(runs[0].len) * sizeof(T);
+  for (const Run& r : runs)
+    if (static_cast<size_t>(r.len) * sizeof(T) != bytes) bytes = 0;
+  switch (bytes) {
     case 4:
-      return copy_strided_fixed<4>(src, src_stride, dst, dst_stride, count);
+      return copy_runs_fixed<4>(in, fb, out, tb, runs, positions);
     case 8:
-      return copy_strided_fixed<8>(src, src_stride, dst, dst_stride, count);
+      return copy_runs_fixed<8>(in, fb, out, tb, runs, positions);
     case 16:
-      return copy_strided_fixed<16>(src, src_stride, dst, dst_stride, count);
+      return copy_runs_fixed<16>(in, fb, out, tb, runs, positions);
     case 32:
-      return copy_strided_fixed<32>(src, src_stride, dst, dst_stride, count);
+      return copy_runs_fixed<32>(in, fb, out, tb, runs, positions);
     case 64:
-      return copy_strided_fixed<64>(src, src_stride, dst, dst_stride, count);
+      return copy_runs_fixed<64>(in, fb, out, tb, runs, positions);
     default:
-      for (int64_t i = 0; i < count; ++i) copy_run(src + i * src_stride, dst + i * dst_stride, len);
+      for (int64_t p = 0; p < positions; ++p)
+        for (const Run& r : runs) copy_run(in + r.src + p * fb, out + p * tb + r.dst, r.len);
   }
 }
 
-/// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW), one (n, output channel chunk) per
-/// iteration.
+/// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW).
 /// T: float, or uint8_t for 8-bit integers (quantized data between int8 kernels).
 template <class T>
 NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t to_block,
@@ -95,22 +111,23 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
             },
             N * in_chunks};
   }
-  // Output order (contiguous writes). At every position an output chunk's tb channels come from
-  // the same runs of contiguous input (one per input block the chunk spans), found once per
-  // chunk; the position loop then only copies, in fixed-size moves for the usual run lengths.
+  // Output order (contiguous writes), one output chunk per iteration, or one row of one where
+  // there are few chunks (the network's input, 3 channels: still split between threads). At
+  // every position the chunk's tb channels come from the same runs of contiguous input (one per
+  // input block the chunk spans), found once per iteration; the position loop then only copies.
+  const int64_t rows = N * chunks >= 16 ? H : 1;  // per iteration
+  const int64_t parts = H / rows;
   return {[=](int64_t begin, int64_t end) {
-            struct Run {
-              int64_t src, dst, len;  // src: the run's input offset at position 0
-            };
             std::vector<Run> runs;
             for (int64_t f = begin; f < end; ++f) {
-              const int64_t n = f / chunks, chunk = f % chunks;
-              T* o = out + f * HW * tb;
-              const int64_t c0 = chunk * tb;
+              const int64_t h = f % parts * rows, nc = f / parts;
+              const int64_t n = nc / chunks, chunk = nc % chunks;
+              T* o = out + (nc * HW + h * W) * tb;
+              const int64_t c0 = chunk * tb, positions = rows * W;
               if (fb == 1) {  // from plain NCHW: tb channel planes interleaved
                 for (int64_t j = 0; j < tb; ++j) {
-                  const T* i = in + (n * C + c0 + j) * HW;
-                  for (int64_t hw = 0; hw < HW; ++hw) o[hw * tb + j] = i[hw];
+                  const T* i = in + (n * C + c0 + j) * HW + h * W;
+                  for (int64_t p = 0; p < positions; ++p) o[p * tb + j] = i[p];
                 }
                 continue;
               }
@@ -118,21 +135,13 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
               for (int64_t j = 0; j < tb;) {
                 const int64_t c = c0 + j;
                 const int64_t len = std::min(fb - c % fb, tb - j);
-                runs.push_back({(n * (C / fb) + c / fb) * HW * fb + c % fb, j, len});
+                runs.push_back({(n * (C / fb) + c / fb) * HW * fb + h * W * fb + c % fb, j, len});
                 j += len;
               }
-              if (runs.size() == 1) {
-                // One run per position (the output block lies in one input block): a loop of
-                // fixed-size moves, the size known outside it.
-                copy_strided(in + runs[0].src, fb, o + runs[0].dst, tb, runs[0].len, HW);
-                continue;
-              }
-              for (int64_t hw = 0; hw < HW; ++hw)
-                for (const Run& r : runs)
-                  copy_run(in + r.src + hw * fb, o + hw * tb + r.dst, r.len);
+              copy_runs(in, fb, o, tb, runs, positions);
             }
           },
-          N * chunks};
+          N * chunks * parts};
 }
 
 /// Mean over H x W in double, element by element in the interpreter's order.
