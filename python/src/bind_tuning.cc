@@ -13,6 +13,7 @@
 #include "tuner/tuner_factory.h"
 #include "tuner/tuning_loop.h"
 #include "workflow/graph_tune.h"
+#include "workflow/imposed_blocks.h"
 #include "workflow/tuning_session.h"
 
 namespace tensortune::python {
@@ -193,9 +194,37 @@ void graph_tune(const py::object& model, const py::object& db, const py::object&
   unwrap(workflow::graph_tune(f));
 }
 
+int64_t tune_imposed_blocks(const py::object& model, const py::object& db,
+                            const py::object& input_shapes, int64_t trials, int threads,
+                            int64_t number, int repeat, double min_repeat_ms,
+                            const py::object& device_key) {
+  check_at_least("trials", static_cast<double>(trials), 1);
+  check_at_least("threads", threads, 1);
+  workflow::ModelOptions flags = model_options(model, input_shapes);
+  flags.records = optional_path_arg(db, "db");
+  flags.device_key = optional_path_arg(device_key, "device_key");
+  workflow::TuningOptions t;
+  t.trials = trials;
+  t.threads = threads;
+  t.number = number;
+  t.repeat = repeat;
+  t.min_repeat_ms = min_repeat_ms;
+  t.device_key = flags.device_key;
+  py::gil_scoped_release release;
+  return unwrap(workflow::tune_imposed_blocks(flags, t));
+}
+
 }  // namespace
 
 void bind_tuning(py::module_& m) {
+  m.def("tune_imposed_blocks", &tune_imposed_blocks, py::arg("model"), py::kw_only(), py::arg("db"),
+        py::arg("input_shapes") = py::none(), py::arg("trials") = 16, py::arg("threads") = 1,
+        py::arg("number") = 10, py::arg("repeat") = 3, py::arg("min_repeat_ms") = 100.0,
+        py::arg("device_key") = py::none(),
+        "Compiles the model with the records in db and measures up to `trials` configs of each "
+        "layer that runs at blocks its neighbours impose (a depthwise conv between int8 "
+        "convolutions, say), as `tensortune tune --model` does after the tasks. Returns the "
+        "number of configs measured.");
   m.def("graph_tune", &graph_tune, py::arg("model"), py::kw_only(), py::arg("db"),
         py::arg("input_shapes") = py::none(), py::arg("device_key") = "", py::arg("top_k") = 20,
         py::arg("threads") = 1, py::arg("solver") = "auto", py::arg("export_log") = py::none(),

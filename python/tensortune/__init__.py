@@ -33,13 +33,15 @@ from ._tensortune import (  # noqa: F401  (re-exported)
     import_autotvm_log,
     load,
     quantize,
+    tune_imposed_blocks,
     tune_op,
 )
 from . import callbacks  # noqa: F401
 
 
 def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="llvm",
-               input_shapes=None, tasks=None, winograd=True, callbacks=None, **options):
+               input_shapes=None, tasks=None, winograd=True, callbacks=None, imposed_trials=16,
+               **options):
     """Tunes every task of a model one after the other, as `tensortune tune --model` does
     on this machine (AutoTVM's tune_tasks).
 
@@ -48,7 +50,9 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
     seed, threads, tracker, key, ...). Each callback sees progress with two more entries,
     task_index and task_count. A callback returning False stops the current task only;
     Ctrl-C stops the whole run (KeyboardInterrupt), with everything measured recorded.
-    Returns tune_op's dict per tuned task, in order.
+    After all the tasks of a CPU target, measured here, up to imposed_trials configs of each
+    layer that the compiled network runs at blocks its neighbours impose are measured too
+    (tune_imposed_blocks; 0: not). Returns tune_op's dict per tuned task, in order.
     """
     found = extract_tasks(model, target=target, input_shapes=input_shapes, winograd=winograd)
     chosen = range(len(found)) if tasks is None else list(tasks)
@@ -73,4 +77,9 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
             return go_on
         results.append(tune_op(found[i], tuner=tuner, trials=trials, db=db,
                                callbacks=[tagged] if user else None, **options))
+    if imposed_trials and tasks is None and target == "llvm" and not options.get("tracker"):
+        measure = {k: options[k] for k in ("threads", "number", "repeat", "min_repeat_ms",
+                                           "device_key") if k in options}
+        tune_imposed_blocks(model, db=db, input_shapes=input_shapes, trials=imposed_trials,
+                            **measure)
     return results

@@ -102,7 +102,15 @@ def test_tune_model_tunes_the_chosen_tasks(scratch):
 def test_graph_tune_stores_a_choice_that_compile_uses(scratch, cli):
     db = scratch / "g.db"
     shapes = {"data": (1, 3, 32, 32)}
-    tt.tune_model("mobilenet-v1", input_shapes=shapes, trials=4, db=db, **FAST)
+    tt.tune_model("mobilenet-v1", input_shapes=shapes, trials=4, db=db, imposed_trials=0, **FAST)
+    with tt.RecordStore(db) as store:
+        tuned = store.stats()["results"]
+    # Then the layers compiled at blocks their neighbours impose: every config measured is
+    # recorded (how many layers that is depends on the measured times).
+    measured = tt.tune_imposed_blocks("mobilenet-v1", db=db, input_shapes=shapes, trials=2,
+                                      number=1, repeat=1, min_repeat_ms=0)
+    with tt.RecordStore(db) as store:
+        assert store.stats()["results"] == tuned + measured
     tt.graph_tune("mobilenet-v1", db=db, input_shapes=shapes, export_log=scratch / "graph.log")
     with tt.RecordStore(db) as store:
         assert store.stats()["graph_best_models"] == 1
