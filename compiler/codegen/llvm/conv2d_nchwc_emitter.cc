@@ -63,18 +63,9 @@ class ConvEmitter {
         emit_row(n, occ, oh0, s_.reg_h);
         return;
       }
-      llvm::Function* fn = b_.GetInsertBlock()->getParent();
-      auto* full = llvm::BasicBlock::Create(b_.getContext(), "rows.full", fn);
-      auto* tail = llvm::BasicBlock::Create(b_.getContext(), "rows.tail", fn);
-      auto* done = llvm::BasicBlock::Create(b_.getContext(), "rows.done", fn);
-      b_.CreateCondBr(b_.CreateICmpEQ(t, i64(b_, row_tiles - 1)), tail, full);
-      b_.SetInsertPoint(full);
-      emit_row(n, occ, oh0, s_.reg_h);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(tail);
-      emit_row(n, occ, oh0, tail_rows);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
+      emit_if_else(
+          b_, b_.CreateICmpEQ(t, i64(b_, row_tiles - 1)), "rows_tail",
+          [&] { emit_row(n, occ, oh0, tail_rows); }, [&] { emit_row(n, occ, oh0, s_.reg_h); });
     });
   }
 

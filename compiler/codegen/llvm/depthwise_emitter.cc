@@ -96,18 +96,10 @@ class DepthwiseEmitter {
         llvm::Value* bottom = add_i64(b_, top, (w_.kernel_h - 1) * w_.dilation_h);
         llvm::Value* rows_inside = b_.CreateAnd(b_.CreateICmpSGE(top, i64(b_, 0)),
                                                 b_.CreateICmpSLT(bottom, i64(b_, w_.in_height)));
-        llvm::Function* fn = b_.GetInsertBlock()->getParent();
-        auto* inside = llvm::BasicBlock::Create(b_.getContext(), "row.inside", fn);
-        auto* border = llvm::BasicBlock::Create(b_.getContext(), "row.border", fn);
-        auto* done = llvm::BasicBlock::Create(b_.getContext(), "row.done", fn);
-        b_.CreateCondBr(rows_inside, inside, border);
-        b_.SetInsertPoint(inside);
-        emit_tiles(out_row, first_inside, end_inside, false);
-        b_.CreateBr(done);
-        b_.SetInsertPoint(border);
-        emit_tiles(out_row, first_inside, end_inside, true);
-        b_.CreateBr(done);
-        b_.SetInsertPoint(done);
+        emit_if_else(
+            b_, rows_inside, "rows_inside",
+            [&] { emit_tiles(out_row, first_inside, end_inside, false); },
+            [&] { emit_tiles(out_row, first_inside, end_inside, true); });
       }
       emit_tiles(out_row, end_inside, tiles, true);
     });

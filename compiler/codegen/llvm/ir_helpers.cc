@@ -52,6 +52,22 @@ void emit_for(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi, const std:
   });
 }
 
+void emit_if_else(llvm::IRBuilder<>& b, llvm::Value* cond, const std::string& name,
+                  const std::function<void()>& then_body, const std::function<void()>& else_body) {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* then_bb = llvm::BasicBlock::Create(b.getContext(), name + ".then", f);
+  auto* else_bb = llvm::BasicBlock::Create(b.getContext(), name + ".else", f);
+  auto* done = llvm::BasicBlock::Create(b.getContext(), name + ".done", f);
+  b.CreateCondBr(cond, then_bb, else_bb);
+  b.SetInsertPoint(then_bb);
+  then_body();
+  b.CreateBr(done);
+  b.SetInsertPoint(else_bb);
+  else_body();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
 llvm::Value* mul_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c) {
   if (c == 1) return a;
   return b.CreateMul(a, b.getInt64(c), "", false, true);

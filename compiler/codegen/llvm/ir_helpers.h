@@ -25,6 +25,11 @@ LoopState emit_for_carried(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* h
                            const std::string& name, const LoopState& init,
                            const std::function<LoopState(llvm::Value*, const LoopState&)>& body);
 
+/// `if (cond) then_body(); else else_body();` (blocks named name.then / name.else), leaving the
+/// builder after both: e.g. a tile emitted without bounds checks where they cannot fail.
+void emit_if_else(llvm::IRBuilder<>& b, llvm::Value* cond, const std::string& name,
+                  const std::function<void()>& then_body, const std::function<void()>& else_body);
+
 /// Integer arithmetic that skips multiplications by 1 and additions of 0, so that the IR we
 /// hand to LLVM is small (compile time grows with it). nsw only: offsets may be negative.
 llvm::Value* mul_i64(llvm::IRBuilder<>& b, llvm::Value* a, int64_t c);

@@ -112,17 +112,9 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
       llvm::Value* bottom = add_i64(b, top, (p.kernel_h - 1) * p.dilation_h);
       llvm::Value* rows_inside =
           b.CreateAnd(b.CreateICmpSGE(top, i64(b, 0)), b.CreateICmpSLT(bottom, i64(b, H)));
-      auto* fast = llvm::BasicBlock::Create(m.getContext(), "rows.inside", f);
-      auto* slow = llvm::BasicBlock::Create(m.getContext(), "rows.border", f);
-      auto* done = llvm::BasicBlock::Create(m.getContext(), "rows.done", f);
-      b.CreateCondBr(rows_inside, fast, slow);
-      b.SetInsertPoint(fast);
-      columns(lo, hi, false);
-      b.CreateBr(done);
-      b.SetInsertPoint(slow);
-      columns(lo, hi, true);
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
+      emit_if_else(
+          b, rows_inside, "rows_inside", [&] { columns(lo, hi, false); },
+          [&] { columns(lo, hi, true); });
     }
     columns(hi, p.out_w, true);
   });
