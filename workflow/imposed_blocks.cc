@@ -37,8 +37,7 @@ Expected<std::vector<ImposedBlocks>> imposed_blocks(const ModelOptions& flags) {
       b.oc_block = sig.oc_block;
       for (int64_t i = 0; i < k.space.size(); ++i) {
         if (!k.space.is_valid_index(i)) continue;
-        const ss::TemplateConfig c{k.task, k.space, *k.space.config_at(i)};
-        const ss::KernelSignature s = c.signature();
+        const ss::KernelSignature s = k.tmpl().signature(k.task, k.space, *k.space.config_at(i));
         if (s.ic_block == sig.ic_block && s.oc_block == sig.oc_block) b.configs.push_back(i);
       }
       out.push_back(std::move(b));

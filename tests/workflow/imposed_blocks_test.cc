@@ -46,7 +46,7 @@ std::vector<int64_t> configs_with_blocks(const ss::Task& task, const ss::ConfigS
   std::vector<int64_t> out;
   for (int64_t i = 0; i < space.size(); ++i) {
     if (!space.is_valid_index(i)) continue;
-    const ss::KernelSignature s = ss::TemplateConfig{task, space, *space.config_at(i)}.signature();
+    const ss::KernelSignature s = ss::template_of(task).signature(task, space, *space.config_at(i));
     if ((ic == 0 || s.ic_block == ic) && s.oc_block == oc) out.push_back(i);
   }
   return out;
