@@ -107,7 +107,7 @@ for (const m of opts.models.split(',')) {
   }
   const qdq = path.join(work, `${m}.int8.onnx`);
   run(tt, ['--log-level', 'error', 'quantize', onnx, '-o', qdq, '--calibrate', calibrationDir,
-           '--percentile', opts.percentile]);
+           '--percentile', opts.percentile, ...(opts['reduce-range'] === '1' ? ['--reduce-range'] : [])]);
   const records = opts[`records-${m}`] ? ['--records', opts[`records-${m}`]] : [];
   const floatTt = path.join(work, `${m}.tt`), int8Tt = path.join(work, `${m}.int8.tt`);
   run(tt, ['--log-level', 'error', 'compile', '--model', onnx, ...records, '-o', floatTt]);
@@ -167,7 +167,8 @@ for (const m of opts.models.split(',')) {
 
 console.log(`int8 accuracy on natural images; ${new Date().toISOString().slice(0, 10)}; ` +
             `${calibration.length} calibration images (${calibration.join(', ')}), ${tests.length} test images ` +
-            `from ${opts.images}; quantize --percentile ${opts.percentile}.`);
+            `from ${opts.images}; quantize --percentile ${opts.percentile}` +
+            `${opts['reduce-range'] === '1' ? ' --reduce-range' : ''}.`);
 console.log('');
 console.log('| model | test images | int8 top-1 = fp32 | same on centred logits | cosine min / median | ' +
             'centred cosine min / median | ORT: top-1 = fp32 | ORT: centred cosine min / median | ' +

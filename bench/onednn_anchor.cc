@@ -31,7 +31,7 @@ struct Types {
   dt src = dt::f32, wei = dt::f32, dst = dt::f32;
 };
 Types types_of(schedule_space::Precision p) {
-  if (p == schedule_space::Precision::kUInt8Int8) return {dt::u8, dt::s8, dt::s32};
+  if (schedule_space::is_quantized(p)) return {dt::u8, dt::s8, dt::s32};
   return {};
 }
 

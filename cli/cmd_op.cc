@@ -168,6 +168,10 @@ void add_op_command(CLI::App& app, int& exit_code) {
   run->add_option("--pads", flags->op.pads, "conv2d padding top,left,bottom,right")
       ->capture_default_str();
   run->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
+  run->add_option("--weight-bits", flags->op.weight_bits,
+                  "int8 templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64], as `quantize "
+                  "--reduce-range` writes them: exact byte-product kernels without VNNI)")
+      ->capture_default_str();
   run->add_option("--db", flags->db,
                   "record DB to take the best config from (default config without it)");
   run->add_option("--out", flags->out, "output .npy")->required();

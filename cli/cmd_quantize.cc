@@ -43,6 +43,11 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   c->add_flag("!--per-tensor", job->per_channel,
               "one weight scale per tensor instead of one per output channel (per channel needs "
               "opset 13; older models get per tensor)");
+  c->add_flag("--reduce-range", job->reduce_range,
+              "weights in [-64, 64] instead of [-127, 127] (ONNX Runtime's reduce_range): half "
+              "the weights' resolution, and on CPUs without VNNI (AVX2) kernels that multiply "
+              "bytes directly, about 1.3x faster and still exact (full-range weights would "
+              "saturate their 16-bit pair sums there)");
   c->footer(
       "\nEvery Conv, Gemm and MatMul whose weight is an initializer reads an int8 copy of it "
       "(symmetric, per output channel) through DequantizeLinear, and its activation through a "
@@ -58,9 +63,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       return;
     }
     std::printf(
-        "quantized %d of %d Conv/Gemm/MatMul nodes (weights int8 %s, activations uint8 per "
-        "tensor, %s calibrated); wrote %s\n",
-        report->quantized, report->candidates,
+        "quantized %d of %d Conv/Gemm/MatMul nodes (weights int8 in [-%d, %d] %s, activations "
+        "uint8 per tensor, %s calibrated); wrote %s\n",
+        report->quantized, report->candidates, report->weight_max, report->weight_max,
         report->per_channel ? "per output channel" : "per tensor",
         job->percentile >= 100 ? "min-max"
                                : ("percentile " + std::to_string(job->percentile)).c_str(),

@@ -75,6 +75,10 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
                   "conv2d zero padding top,left,bottom,right (or one value, or v,h)")
       ->capture_default_str();
   cmd->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
+  cmd->add_option("--weight-bits", flags->op.weight_bits,
+                  "int8 templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64], as `quantize "
+                  "--reduce-range` writes them: exact byte-product kernels without VNNI)")
+      ->capture_default_str();
   cmd->add_option("--target", flags->op.target,
                   "llvm (this CPU), or cuda / cuda-smXY / 'cuda -arch=sm_XY' (on GPU --gpu of "
                   "this machine, or with --tracker on the farm's GPU servers)")

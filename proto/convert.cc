@@ -25,6 +25,18 @@ constexpr double kMaxElements = double(1 << 28);
 // (ResNet-50's largest layer is 2^28).
 constexpr double kMaxFlop = double(int64_t{1} << 42);
 
+v1::Precision precision_to_proto(ss::Precision p) {
+  switch (p) {
+    case ss::Precision::kUInt8Int8:
+      return v1::PRECISION_UINT8_INT8;
+    case ss::Precision::kUInt8Int7:
+      return v1::PRECISION_UINT8_INT7;
+    case ss::Precision::kFloat32:
+      break;
+  }
+  return v1::PRECISION_FLOAT32;
+}
+
 // Unset (older clients) is float32; a value this build does not know is refused, naming it.
 Expected<ss::Precision> precision_from_proto(v1::Precision p, const std::string& field) {
   switch (p) {
@@ -32,6 +44,8 @@ Expected<ss::Precision> precision_from_proto(v1::Precision p, const std::string&
       return ss::Precision::kFloat32;
     case v1::PRECISION_UINT8_INT8:
       return ss::Precision::kUInt8Int8;
+    case v1::PRECISION_UINT8_INT7:
+      return ss::Precision::kUInt8Int7;
     default:
       return invalid_argument(field + " = " + std::to_string(p) +
                               " is not a precision this server knows");
@@ -60,14 +74,14 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_dilation_h(c->dilation_h);
     p->set_dilation_w(c->dilation_w);
     if (c->groups != 1) p->set_groups(c->groups);
-    if (c->precision == ss::Precision::kUInt8Int8) p->set_precision(v1::PRECISION_UINT8_INT8);
+    p->set_precision(precision_to_proto(c->precision));
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
     p->set_batch(d.batch);
     p->set_out_features(d.out_features);
     p->set_in_features(d.in_features);
-    if (d.precision == ss::Precision::kUInt8Int8) p->set_precision(v1::PRECISION_UINT8_INT8);
+    p->set_precision(precision_to_proto(d.precision));
   }
   t->set_spec(task.target.spec);
   t->set_vector_lanes(task.target.vector_lanes);

@@ -75,12 +75,14 @@ Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
                                        ss::Precision precision) {
   if (!a.is_array() || a.size() < 5)
     return field_error("input[2]", "conv2d args need at least 5 entries");
-  // The int8 templates' tasks: uint8 data, int8 kernel, out dtype "int32".
-  const bool int8 = precision == ss::Precision::kUInt8Int8;
+  // The int8 templates' tasks: uint8 data, int8 kernel (our "int7": weights in [-64, 64]), out
+  // dtype "int32".
+  const bool int8 = ss::is_quantized(precision);
   TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
                                       : tensor_shape(a[0], "input[2][0]"));
-  TT_ASSIGN_OR_RETURN(auto kernel, int8 ? tensor_shape(a[1], "input[2][1]", {"int8"})
+  TT_ASSIGN_OR_RETURN(auto kernel, int8 ? tensor_shape(a[1], "input[2][1]", {"int8", "int7"})
                                         : tensor_shape(a[1], "input[2][1]"));
+  if (int8 && a[1][2] == "int7") precision = ss::Precision::kUInt8Int7;
   if (int8 && layout == ss::ConvArgsLayout::kWithLayouts && a.size() > 7 && a[7] != "int32")
     return unimplemented("input[2][7]: out dtype " + a[7].dump() +
                          " is not supported (int32 only)");
@@ -105,11 +107,12 @@ Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
 Expected<ss::Workload> parse_dense_args(const json& a, ss::Precision precision) {
   if (!a.is_array() || a.size() < 2)
     return field_error("input[2]", "dense args need at least 2 entries");
-  const bool int8 = precision == ss::Precision::kUInt8Int8;
+  const bool int8 = ss::is_quantized(precision);
   TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
                                       : tensor_shape(a[0], "input[2][0]"));
-  TT_ASSIGN_OR_RETURN(auto weight, int8 ? tensor_shape(a[1], "input[2][1]", {"int8"})
+  TT_ASSIGN_OR_RETURN(auto weight, int8 ? tensor_shape(a[1], "input[2][1]", {"int8", "int7"})
                                         : tensor_shape(a[1], "input[2][1]"));
+  if (int8 && a[1][2] == "int7") precision = ss::Precision::kUInt8Int7;
   if (int8 && a.size() > 3 && a[3] != "int32")
     return unimplemented("input[2][3]: out dtype " + a[3].dump() +
                          " is not supported (int32 only)");

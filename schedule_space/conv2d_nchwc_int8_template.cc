@@ -21,8 +21,11 @@ Knob keep_inner(Knob knob, int64_t multiple_of) {
   return knob;
 }
 
-int64_t accumulators(const Conv2dInt8Schedule& s, int64_t lanes) {
-  return s.reg_h * s.reg_n * 2 * ceil_div(s.oc_bn, lanes);
+// Vector registers the register tile holds: without VNNI, full-range weights keep two partial
+// sums per channel (`vpmaddwd` pairs); 7-bit weights' byte products fold into one.
+int64_t accumulators(const Conv2dInt8Schedule& s, int64_t lanes, Precision p) {
+  const int64_t unreduced = p == Precision::kUInt8Int7 ? 1 : 2;
+  return s.reg_h * s.reg_n * unreduced * ceil_div(s.oc_bn, lanes);
 }
 
 const Conv2dWorkload& workload_of(const Task& task) {
@@ -48,12 +51,13 @@ ConfigSpace conv2d_nchwc_int8_space(const Conv2dWorkload& w, int vector_lanes) {
   const int64_t lanes = vector_lanes;
   std::vector<Knob> captured = knobs;
   const bool one_by_one = is_1x1(w);
-  auto valid = [captured, lanes, one_by_one](const std::vector<int32_t>& d) {
+  const Precision precision = w.precision;
+  auto valid = [captured, lanes, one_by_one, precision](const std::vector<int32_t>& d) {
     Conv2dInt8Schedule s;
     s.oc_bn = inner_factor(captured[1].options[d[1]]);
     s.reg_n = inner_factor(captured[2].options[d[2]]);
     s.reg_h = one_by_one ? std::get<int64_t>(captured[3].options[d[3]]) : 1;
-    return accumulators(s, lanes) <= kMaxAccumulators;
+    return accumulators(s, lanes, precision) <= kMaxAccumulators;
   };
   return ConfigSpace("conv2d_NCHWc_int8.x86", std::move(knobs), valid);
 }
@@ -97,7 +101,7 @@ Config conv2d_nchwc_int8_default(const ConfigSpace& space, const Conv2dWorkload&
     s.reg_n = util::largest_divisor_at_most(ow, 31);
   }
   // Within the register budget (AutoTVM's fallback knows no such limit).
-  while (accumulators(s, vector_lanes) > kMaxAccumulators) {
+  while (accumulators(s, vector_lanes, w.precision) > kMaxAccumulators) {
     if (s.reg_h > 1) {
       s.reg_h = 1;
       continue;
@@ -158,7 +162,7 @@ class Conv2dNCHWcInt8Template final : public Template {
     const Conv2dWorkload& w = workload_of(task);
     const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(space, config);
     const int64_t vectors = ceil_div(s.oc_bn, lanes);
-    const int64_t acc = accumulators(s, lanes);
+    const int64_t acc = accumulators(s, lanes, w.precision);
     const int64_t parallel =
         w.batch * (w.out_channels / s.oc_bn) * ceil_div(w.out_height(), s.reg_h);
     const int64_t in_cols = (s.reg_n - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;

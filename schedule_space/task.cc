@@ -17,6 +17,16 @@ std::string tensor(std::initializer_list<int64_t> shape, const char* dtype = "fl
   return "[\"TENSOR\", " + ints(shape) + ", \"" + dtype + "\"]";
 }
 
+// The weight tensor's dtype in the key: AutoTVM's "int8", or "int7" for weights in [-64, 64]
+// (no AutoTVM task has those; they keep records of their own).
+const char* weight_dtype(Precision p) {
+  return p == Precision::kUInt8Int7 ? "int7" : p == Precision::kUInt8Int8 ? "int8" : "float32";
+}
+
+const char* precision_suffix(Precision p) {
+  return p == Precision::kUInt8Int7 ? " u8i7" : p == Precision::kUInt8Int8 ? " u8i8" : "";
+}
+
 }  // namespace
 
 std::vector<std::string> template_names() {
@@ -64,13 +74,13 @@ std::string workload_key(const Task& task) {
   std::string args;
   if (const auto* c = std::get_if<Conv2dWorkload>(&task.workload)) {
     // AutoTVM's int8 tasks: uint8 data, int8 kernel, "int32" as the output dtype.
-    const bool int8 = c->precision == Precision::kUInt8Int8;
+    const bool int8 = is_quantized(c->precision);
     const std::string out_dtype = int8 ? "\"int32\"" : "\"float32\"";
     args =
         tensor({c->batch, c->in_channels, c->in_height, c->in_width}, int8 ? "uint8" : "float32") +
         ", " +
         tensor({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w},
-               int8 ? "int8" : "float32") +
+               weight_dtype(c->precision)) +
         ", " + ints({c->stride_h, c->stride_w}) + ", " +
         ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
         ints({c->dilation_h, c->dilation_w}) +
@@ -79,9 +89,9 @@ std::string workload_key(const Task& task) {
              : ", " + out_dtype);
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
-    const bool int8 = d.precision == Precision::kUInt8Int8;
+    const bool int8 = is_quantized(d.precision);
     args = tensor({d.batch, d.in_features}, int8 ? "uint8" : "float32") + ", " +
-           tensor({d.out_features, d.in_features}, int8 ? "int8" : "float32") + ", null, " +
+           tensor({d.out_features, d.in_features}, weight_dtype(d.precision)) + ", null, " +
            (int8 ? "\"int32\"" : "\"float32\"");
   }
   return "[\"" + task.template_name + "\", [" + args + "]]";
@@ -98,12 +108,12 @@ std::string describe_workload(const Workload& w) {
            std::to_string(c->pad_right) + " d" + std::to_string(c->dilation_h) + "," +
            std::to_string(c->dilation_w) +
            (c->groups != 1 ? " g" + std::to_string(c->groups) : std::string()) +
-           (c->precision == Precision::kUInt8Int8 ? " u8i8" : "");
+           precision_suffix(c->precision);
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +
          std::to_string(d.out_features) + "x" + std::to_string(d.in_features) +
-         (d.precision == Precision::kUInt8Int8 ? " u8i8" : "");
+         precision_suffix(d.precision);
 }
 
 const Template& template_of(const Task& task) {

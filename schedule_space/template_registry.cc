@@ -93,7 +93,9 @@ const char* operator_kind_name(OperatorKind kind) {
 
 Status precision_matches(const Template& t, const Workload& w) {
   const Precision p = precision_of(w);
-  if (p == t.precision()) return ok_status();
+  // A template of int8 weights computes 7-bit ones too (its kernel may take a faster form).
+  if (p == t.precision() || (p == Precision::kUInt8Int7 && t.precision() == Precision::kUInt8Int8))
+    return ok_status();
   return invalid_argument("template " + std::string(t.name()) + " computes " +
                           precision_name(t.precision()) + "; the workload is " + precision_name(p) +
                           " (" + describe_workload(w) + ")");

@@ -39,7 +39,24 @@ double Conv2dWorkload::flop() const {
 }
 
 const char* precision_name(Precision p) {
-  return p == Precision::kUInt8Int8 ? "uint8 x int8 -> int32" : "float32";
+  switch (p) {
+    case Precision::kUInt8Int8:
+      return "uint8 x int8 -> int32";
+    case Precision::kUInt8Int7:
+      return "uint8 x int7 -> int32";
+    case Precision::kFloat32:
+      break;
+  }
+  return "float32";
+}
+
+IntRange weight_range(Precision p) {
+  return p == Precision::kUInt8Int7 ? IntRange{-64, 64} : IntRange{-128, 127};
+}
+
+Precision quantized_precision_for(int64_t lo, int64_t hi) {
+  const IntRange narrow = weight_range(Precision::kUInt8Int7);
+  return lo >= narrow.lo && hi <= narrow.hi ? Precision::kUInt8Int7 : Precision::kUInt8Int8;
 }
 
 Status validate(const Conv2dWorkload& w) {
@@ -234,7 +251,7 @@ Precision precision_of(const Workload& w) {
 }
 
 OperandDTypes operand_dtypes(const Workload& workload) {
-  if (precision_of(workload) == Precision::kUInt8Int8)
+  if (is_quantized(precision_of(workload)))
     return {DType::kUInt8, DType::kInt8, DType::kInt32, DType::kInt32};
   return {};
 }

@@ -18,10 +18,28 @@ namespace tensortune::schedule_space {
 /// The element types of a convolution or dense: float32 throughout, or quantized: uint8 data,
 /// int8 weights, int32 output (what AutoTVM's int8 templates compute; int8 data is shifted to
 /// uint8 by the caller, as QNN's lowering does).
-enum class Precision { kFloat32, kUInt8Int8 };
+///
+/// kUInt8Int7 is kUInt8Int8 whose weights all lie in [-64, 64] (what a quantizer's "reduce
+/// range" option writes, ONNX Runtime's and ours). Any two such products of uint8 data sum
+/// within int16, so CPUs without VNNI can multiply bytes directly (`vpmaddubsw`) and stay
+/// exact; full-range weights would saturate there. Its kernels differ, so its tasks and records
+/// are its own (the weight tensor's dtype is "int7" in the workload key).
+enum class Precision { kFloat32, kUInt8Int8, kUInt8Int7 };
 
-/// "float32", "uint8 x int8 -> int32".
+/// "float32", "uint8 x int8 -> int32", "uint8 x int7 -> int32".
 const char* precision_name(Precision p);
+
+/// Either quantized precision: uint8 data, int8 weight storage, int32 output.
+inline bool is_quantized(Precision p) { return p != Precision::kFloat32; }
+
+/// The weight values a quantized precision allows: [-128, 127], or [-64, 64] for kUInt8Int7.
+struct IntRange {
+  int64_t lo = 0, hi = 0;
+};
+IntRange weight_range(Precision p);
+
+/// The narrowest quantized precision whose weight range holds every value in [lo, hi].
+Precision quantized_precision_for(int64_t lo, int64_t hi);
 
 /// 2-D convolution, NCHW data and OIHW kernel, float32 (or quantized: precision). With groups > 1
 /// the channels split into `groups` groups and the kernel is (OC, IC / groups, KH, KW): output

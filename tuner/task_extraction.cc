@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/graph/op_attrs.h"
+#include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 #include "schedule_space/template.h"
 
@@ -55,7 +56,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
       const graph::DType xd = g.type(n.inputs[0]).dtype, wd = g.type(n.inputs[1]).dtype;
       if (!graph::is_float(xd)) {
         if (xd != graph::DType::kUInt8 || wd != graph::DType::kInt8) continue;
-        conv->precision = ss::Precision::kUInt8Int8;
+        conv->precision = passes::integer_precision(g, n.inputs[1]);
       }
       workload = *conv;
     } else if (n.op == OpKind::kDense) {
@@ -64,7 +65,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
       const graph::DType xd = g.type(n.inputs[0]).dtype, wd = g.type(n.inputs[1]).dtype;
       if (!graph::is_float(xd)) {
         if (xd != graph::DType::kUInt8 || wd != graph::DType::kInt8) continue;
-        dense->precision = ss::Precision::kUInt8Int8;
+        dense->precision = passes::integer_precision(g, n.inputs[1]);
       }
       workload = *dense;
     } else {

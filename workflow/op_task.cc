@@ -110,18 +110,26 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
                                 const std::vector<int64_t>& weight) {
   TT_ASSIGN_OR_RETURN(ss::Target target, op_target(args.target));
   TT_ASSIGN_OR_RETURN(std::string tmpl, template_for_op(args.op, target));
+  // The template names the element types (conv2d_NCHWc_int8 tasks are uint8 x int8);
+  // --weight-bits 7 narrows a quantized one's weights.
+  ss::Precision precision = ss::find_template(tmpl)->precision();
+  if (args.weight_bits != 8 && (args.weight_bits != 7 || !ss::is_quantized(precision)))
+    return invalid_argument("--weight-bits = " + std::to_string(args.weight_bits) +
+                            (ss::is_quantized(precision)
+                                 ? ", must be 8 or 7"
+                                 : " is for quantized templates; " + tmpl + " is float32"));
+  if (args.weight_bits == 7) precision = ss::Precision::kUInt8Int7;
   if (takes_conv2d_shapes(tmpl)) {
     TT_ASSIGN_OR_RETURN(auto strides, parse_int_list(args.strides, "--strides"));
     TT_ASSIGN_OR_RETURN(auto pads, parse_int_list(args.pads, "--pads"));
     TT_ASSIGN_OR_RETURN(auto dil, parse_int_list(args.dilation, "--dilation"));
     auto w = ss::conv2d_workload(data, weight, strides, pads, dil);
     if (!w) return invalid_argument("--" + w.error().message);
-    // The template names the element types: conv2d_NCHWc_int8 tasks are uint8 x int8.
-    w->precision = ss::find_template(tmpl)->precision();
+    w->precision = precision;
     return ss::make_task(serving_template(args.op, tmpl, *w), *w, target);
   }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));
-  d.precision = ss::find_template(tmpl)->precision();
+  d.precision = precision;
   return ss::make_task(serving_template(args.op, tmpl, d), d, target);
 }
 

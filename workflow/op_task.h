@@ -19,6 +19,8 @@ struct OpArgs {
   std::string strides = "1,1";
   std::string pads = "0,0,0,0";
   std::string dilation = "1,1";
+  /// Quantized templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64]: Precision::kUInt8Int7).
+  int weight_bits = 8;
 };
 
 /// "1x64x56x56" -> {1, 64, 56, 56}; `field` names the flag in errors.

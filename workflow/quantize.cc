@@ -73,6 +73,7 @@ Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(job.model));
   frontend::QuantizeOptions options;
   options.per_channel = job.per_channel;
+  options.reduce_range = job.reduce_range;
   options.percentile = job.percentile;
   TT_ASSIGN_OR_RETURN(options.calibration, calibration_samples(model, job));
   options.import.limits = job.model.limits;

@@ -19,7 +19,8 @@ struct QuantizeJob {
   ImageNormalization images;         ///< how calibration images become input tensors
   int samples = 8;                   ///< random samples (uniform in [-1, 1) for float inputs)
   bool per_channel = true;
-  double percentile = 100;  ///< 100: min-max; below: see QuantizeOptions::percentile
+  bool reduce_range = false;  ///< weights in [-64, 64]: see QuantizeOptions::reduce_range
+  double percentile = 100;    ///< 100: min-max; below: see QuantizeOptions::percentile
 };
 
 Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job);

@@ -4,6 +4,7 @@
 
 #include "compiler/driver/kernel_choice.h"
 #include "compiler/graph/op_attrs.h"
+#include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 
 namespace tensortune::driver {
@@ -62,7 +63,7 @@ BlockSelection select_blocks(const Graph& g, const driver::TunedConfigs& tuned,
     if ((n.op == OpKind::kConv2d || integer) && g.is_constant(n.inputs[1])) {
       auto parsed = ss::conv2d_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
                                         conv.strides, conv.pads, conv.dilations);
-      if (parsed && integer) parsed->precision = ss::Precision::kUInt8Int8;
+      if (parsed && integer) parsed->precision = passes::integer_precision(g, n.inputs[1]);
       if (parsed && (parsed->groups == 1 || parsed->is_depthwise())) w = *parsed;
     }
     const std::string name = w ? ss::describe_workload(*w) : std::string();

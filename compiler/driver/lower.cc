@@ -295,7 +295,8 @@ class Lowerer {
       const Shape& x = g().type(head.inputs[0]).shape;
       const Shape& k = g().type(head.inputs[1]).shape;
       ss::DenseWorkload dense{x[0], k[0], x[1]};
-      if (passes::is_integer_dense(g(), head)) dense.precision = ss::Precision::kUInt8Int8;
+      if (passes::is_integer_dense(g(), head))
+        dense.precision = passes::integer_precision(g(), head.inputs[1]);
       request.workload = dense;
     } else {
       const passes::ConvAnchor a = *passes::conv_anchor(g(), head);

@@ -82,6 +82,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
                             ": QuantizeLinear and DequantizeLinear need opset 10 or later");
   QuantizeReport report;
   report.per_channel = options.per_channel && opset >= 13;
+  report.weight_max = options.reduce_range ? 64 : 127;
 
   std::map<std::string, int> initializer;
   for (int i = 0; i < g->initializer_size(); ++i) initializer[g->initializer(i).name()] = i;
@@ -196,12 +197,12 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
             std::max(largest[static_cast<size_t>(channel_of(i))], std::fabs(double(w.f32[i])));
       std::vector<float> scales(static_cast<size_t>(channels));
       for (size_t c = 0; c < scales.size(); ++c)
-        scales[c] = largest[c] > 0 ? static_cast<float>(largest[c] / 127.0) : 1.0f;
+        scales[c] = largest[c] > 0 ? static_cast<float>(largest[c] / report.weight_max) : 1.0f;
       std::vector<int64_t> q(static_cast<size_t>(w.size()));
       for (int64_t i = 0; i < w.size(); ++i)
         q[static_cast<size_t>(i)] = static_cast<int64_t>(std::clamp(
-            std::nearbyint(double(w.f32[i]) / scales[static_cast<size_t>(channel_of(i))]), -127.0,
-            127.0));
+            std::nearbyint(double(w.f32[i]) / scales[static_cast<size_t>(channel_of(i))]),
+            -double(report.weight_max), double(report.weight_max)));
       const graph::Shape param_shape = report.per_channel ? graph::Shape{channels} : graph::Shape{};
       add_initializer(g, graph::Tensor::from_ints(shape, q, graph::DType::kInt8),
                       t.weight + "_quantized");

@@ -32,7 +32,9 @@ struct LocalMeasurer::Packed {
 namespace {
 
 // Fixed-seed operands: uniform in [-1, 1) for float32, the whole range of an integer dtype.
-Tensor random_operand(DType dtype, const Shape& shape, uint64_t seed) {
+// Integers span their dtype, or `range` where the workload's precision narrows it.
+Tensor random_operand(DType dtype, const Shape& shape, uint64_t seed,
+                      std::optional<ss::IntRange> range = std::nullopt) {
   Tensor t = Tensor::zeros(dtype, shape);
   if (is_float(dtype)) {
     fill_uniform(t, seed);
@@ -41,7 +43,8 @@ Tensor random_operand(DType dtype, const Shape& shape, uint64_t seed) {
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   for (int64_t& v : t.i64) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
-    v = wrap_integer(dtype, static_cast<int64_t>(state >> 40));
+    const auto bits = static_cast<int64_t>(state >> 40);
+    v = range ? range->lo + bits % (range->hi - range->lo + 1) : wrap_integer(dtype, bits);
   }
   return t;
 }
@@ -115,7 +118,11 @@ Expected<std::unique_ptr<LocalMeasurer>> LocalMeasurer::create(ss::Task task,
   const ss::OperandShapes shapes = ss::operand_shapes(t.workload);
   const ss::OperandDTypes dtypes = ss::operand_dtypes(t.workload);
   m->data_ = random_operand(dtypes.data, shapes.data, 1);
-  m->weight_ = random_operand(dtypes.weight, shapes.weight, 2);
+  const ss::Precision precision = ss::precision_of(t.workload);
+  m->weight_ = random_operand(dtypes.weight, shapes.weight, 2,
+                              ss::is_quantized(precision)
+                                  ? std::optional<ss::IntRange>(ss::weight_range(precision))
+                                  : std::nullopt);
   m->reduction_length_ = ss::reduction_length(t.workload);
   if (m->options_.check_correctness)
     m->reference_ = reference_output(t.workload, m->data_, m->weight_, nullptr);

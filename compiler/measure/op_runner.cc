@@ -77,6 +77,16 @@ Expected<Tensor> run_operator(const ss::Task& task, const ss::ConfigSpace& space
     return invalid_argument(std::string("data and weight are ") + dtype_name(inputs.data.dtype) +
                             " and " + dtype_name(inputs.weight.dtype) + "; the workload needs " +
                             dtype_name(dtypes.data) + " and " + dtype_name(dtypes.weight));
+  if (const ss::Precision p = ss::precision_of(task.workload); ss::is_quantized(p)) {
+    // A narrower precision's kernel is exact only on weights within its range.
+    const ss::IntRange range = ss::weight_range(p);
+    for (size_t i = 0; i < inputs.weight.i64.size(); ++i)
+      if (inputs.weight.i64[i] < range.lo || inputs.weight.i64[i] > range.hi)
+        return invalid_argument("weight[" + std::to_string(i) +
+                                "] = " + std::to_string(inputs.weight.i64[i]) + " is outside [" +
+                                std::to_string(range.lo) + ", " + std::to_string(range.hi) +
+                                "], the range of " + ss::precision_name(p));
+  }
   TT_ASSIGN_OR_RETURN(CompiledKernel kernel, compile_kernel(task, space, config, options));
   const KernelSignature& sig = kernel.signature();
   PackedOperands packed = pack_operands(task, sig, inputs.data, inputs.weight);

@@ -38,7 +38,7 @@ void direct_conv(const schedule_space::Conv2dWorkload& w, Init init, Product pro
 Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                              const schedule_space::Conv2dWorkload& w) {
   const schedule_space::OperandShapes shapes = schedule_space::operand_shapes(w);
-  if (w.precision == schedule_space::Precision::kUInt8Int8) {
+  if (schedule_space::is_quantized(w.precision)) {
     // uint8 data, int8 weights, an int32 bias: summed exactly, wrapped to the int32 output.
     Tensor out = Tensor::zeros(DType::kInt32, shapes.out);
     direct_conv<int64_t>(
@@ -57,7 +57,7 @@ Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Ten
 
 Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                        const schedule_space::DenseWorkload& w) {
-  if (w.precision == schedule_space::Precision::kUInt8Int8) {
+  if (schedule_space::is_quantized(w.precision)) {
     Tensor out = Tensor::zeros(DType::kInt32, {w.batch, w.out_features});
     for (int64_t m = 0; m < w.batch; ++m)
       for (int64_t n = 0; n < w.out_features; ++n) {

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "compiler/graph/op_attrs.h"
+#include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 #include "schedule_space/conv2d_nchwc_template.h"
@@ -221,7 +222,7 @@ class LayoutAlterer {
       return copy_plain(n);
     auto workload = schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
     if (!workload) return workload.error().with_context("node '" + n.name + "'");
-    workload->precision = schedule_space::Precision::kUInt8Int8;
+    workload->precision = integer_precision(g_, n.inputs[1]);
     const auto for_node = options_.node_blocks ? options_.node_blocks(n.name) : std::nullopt;
     const ConvBlocks blocks = for_node ? *for_node : options_.choose_blocks(*workload);
     if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)

@@ -107,6 +107,13 @@ std::optional<std::pair<double, double>> known_range(const Graph& g, ValueId v) 
   return std::nullopt;
 }
 
+schedule_space::Precision integer_precision(const Graph& g, graph::ValueId weight) {
+  const graph::Tensor* w = g.constant(weight);
+  if (!w || w->i64.empty()) return schedule_space::Precision::kUInt8Int8;
+  const auto [lo, hi] = std::minmax_element(w->i64.begin(), w->i64.end());
+  return schedule_space::quantized_precision_for(*lo, *hi);
+}
+
 bool is_integer_conv(const Graph& g, const Node& n) {
   return n.op == OpKind::kConv2dNCHWc && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
          g.type(n.inputs[1]).dtype == graph::DType::kInt8 &&
@@ -148,7 +155,7 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
     a.workload.groups = groups;
   }
   if (groups != 1 && !a.depthwise) return std::nullopt;
-  if (integer) a.workload.precision = schedule_space::Precision::kUInt8Int8;
+  if (integer) a.workload.precision = integer_precision(g, n.inputs[1]);
   return a;
 }
 

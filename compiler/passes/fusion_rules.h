@@ -55,7 +55,11 @@ bool is_integer_conv(const graph::Graph& g, const graph::Node& n);
 /// kernel's anchor, with the integer convolution's epilogue rule.
 bool is_integer_dense(const graph::Graph& g, const graph::Node& n);
 
-/// The convolution a kernel computes for `n` (an integer one with Precision::kUInt8Int8);
+/// The precision of an integer convolution or dense by `weight`: kUInt8Int7 when the weight is a
+/// constant whose values all lie in schedule_space::weight_range(kUInt8Int7), else kUInt8Int8.
+schedule_space::Precision integer_precision(const graph::Graph& g, graph::ValueId weight);
+
+/// The convolution a kernel computes for `n` (an integer one with integer_precision);
 /// nothing for other nodes and for grouped convolutions that are not depthwise.
 std::optional<ConvAnchor> conv_anchor(const graph::Graph& g, const graph::Node& n);
 

@@ -296,7 +296,8 @@ void bind_network(py::module_& m) {
   m.def(
       "quantize",
       [](const py::handle& model, const py::handle& output, const py::handle& calibrate,
-         int samples, bool per_channel, double percentile, const py::object& input_shapes) {
+         int samples, bool per_channel, bool reduce_range, double percentile,
+         const py::object& input_shapes) {
         workflow::QuantizeJob job;
         job.model = model_options(model, input_shapes);
         job.output = path_arg(output, "output");
@@ -306,6 +307,7 @@ void bind_network(py::module_& m) {
                 : path_arg(calibrate, "calibrate");
         job.samples = samples;
         job.per_channel = per_channel;
+        job.reduce_range = reduce_range;
         job.percentile = percentile;
         frontend::QuantizeReport report;
         {
@@ -317,11 +319,12 @@ void bind_network(py::module_& m) {
             py::arg("per_channel") = report.per_channel, py::arg("skipped") = report.skipped);
       },
       py::arg("model"), py::arg("output"), py::kw_only(), py::arg("calibrate") = "random",
-      py::arg("samples") = 8, py::arg("per_channel") = true, py::arg("percentile") = 100.0,
-      py::arg("input_shapes") = py::none(),
+      py::arg("samples") = 8, py::arg("per_channel") = true, py::arg("reduce_range") = false,
+      py::arg("percentile") = 100.0, py::arg("input_shapes") = py::none(),
       "Quantizes an ONNX file into ONNX's QDQ form as `tensortune quantize` does: int8 weights "
       "(per output channel), uint8 activations calibrated on `samples` random inputs or a folder "
-      "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max. "
+      "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max; "
+      "reduce_range=True keeps weights in [-64, 64] (exact byte kernels without VNNI). "
       "Returns {'quantized', 'candidates', 'per_channel', 'skipped'}.");
   m.def(
       "load",

@@ -39,12 +39,13 @@ std::string add_qdq(onnx::GraphProto* g, const std::string& x, const std::string
   return name + "_dq";
 }
 
-/// An int8 weight (values spanning -127..127) with one scale and a zero zero point per output
-/// channel: the names of its values, scales and zero points.
+/// An int8 weight (values spanning -largest..largest) with one scale and a zero zero point per
+/// output channel: the names of its values, scales and zero points.
 std::vector<std::string> add_int8_weight(onnx::GraphProto* g, const std::string& name,
-                                         std::vector<int64_t> dims, uint32_t seed) {
+                                         std::vector<int64_t> dims, uint32_t seed,
+                                         int largest = 127) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> q(-127, 127);
+  std::uniform_int_distribution<int> q(-largest, largest);
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   std::vector<double> values(static_cast<size_t>(count));
@@ -62,9 +63,10 @@ std::vector<std::string> add_int8_weight(onnx::GraphProto* g, const std::string&
 
 /// An int8 weight dequantized per output channel.
 std::string add_weight(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
-                       uint32_t seed) {
-  auto* dq = frontend::add_node(g, "DequantizeLinear", name + "_wdq",
-                                add_int8_weight(g, name, std::move(dims), seed), name + "_wdq");
+                       uint32_t seed, int largest = 127) {
+  auto* dq =
+      frontend::add_node(g, "DequantizeLinear", name + "_wdq",
+                         add_int8_weight(g, name, std::move(dims), seed, largest), name + "_wdq");
   *dq->add_attribute() = frontend::int_attr("axis", 0);
   return name + "_wdq";
 }
@@ -87,11 +89,12 @@ graph::Graph imported(const onnx::ModelProto& m, const std::string& name) {
 }
 
 /// How quantized_model varies: the input's channels (3: the first convolution has no int8
-/// kernel and stays float), and a depthwise convolution (float, on dequantized values) between the
-/// two.
+/// kernel and stays float), a depthwise convolution (float, on dequantized values) between the
+/// two, and the convolutions' largest weight (64: a reduce-range quantizer's).
 struct ModelShape {
   int64_t in_channels = 8;
   bool depthwise = false;
+  int largest_weight = 127;
 };
 
 /// x [2, C, 9, 7] -> QDQ (uint8, zero point 128) -> conv C->16 3x3, pads t1 l0 b2 r1, bias,
@@ -103,7 +106,8 @@ graph::Graph quantized_model(ModelShape shape = {}) {
   auto* g = m.mutable_graph();
   frontend::add_input(g, "x", {2, shape.in_channels, 9, 7});
   const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
-  const std::string w1 = add_weight(g, "conv1", {16, shape.in_channels, 3, 3}, 1);
+  const std::string w1 =
+      add_weight(g, "conv1", {16, shape.in_channels, 3, 3}, 1, shape.largest_weight);
   std::vector<double> bias;
   for (int o = 0; o < 16; ++o) bias.push_back(0.05 * (o % 7) - 0.15);
   frontend::add_initializer(g, "conv1_b", kFloat, {16}, bias);
@@ -118,7 +122,7 @@ graph::Graph quantized_model(ModelShape shape = {}) {
     *dw->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
     h = add_qdq(g, "dw", "dwq", 0.02, kUInt8, 7);
   }
-  const std::string w2 = add_weight(g, "conv2", {32, 16, 1, 1}, 2);
+  const std::string w2 = add_weight(g, "conv2", {32, 16, 1, 1}, 2, shape.largest_weight);
   auto* c2 = frontend::add_node(g, "Conv", "conv2", {h, w2}, "conv2");
   *c2->add_attribute() = ints_attr("strides", {2, 2});
   const std::string y = add_qdq(g, "conv2", "out", kOutputScale, kUInt8, 100);
@@ -304,8 +308,11 @@ TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
     const Tensor got = run_compiled(model, x, true, &net);
     unsetenv("TT_INT8_DOT");
     int int8_kernels = 0, interpreted = 0;
-    for (const auto& use : net.schedules)
+    for (const auto& use : net.schedules) {
       int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
+      EXPECT_EQ(use.workload.find("u8i7"), std::string::npos)
+          << "full-range weights: " << use.workload;
+    }
     for (const auto& step : net.steps) interpreted += step.kind == runtime::Step::Kind::kInterpret;
     EXPECT_EQ(int8_kernels, 2) << form;
     EXPECT_EQ(interpreted, 0) << form;
@@ -317,6 +324,31 @@ TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
   for (const auto& use : float_net.schedules)
     EXPECT_EQ(use.workload.find("conv2d_NCHWc_int8"), std::string::npos) << use.workload;
   expect_within_one_step(as_float, interpret(model, x), 95, "float kernels");
+}
+
+// Weights within [-64, 64] (a reduce-range quantizer's) make int7 workloads, whose kernels
+// multiply bytes directly on AVX2 (`vpmaddubsw`, exact for such weights): the same answer as
+// the integer graph, in the host's form and the portable one.
+TEST(QuantizedNetwork, SevenBitWeightsRunTheirOwnExactKernels) {
+  ModelShape shape;
+  shape.largest_weight = 64;
+  const graph::Graph model = quantized_model(shape);
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 17);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten);
+  const Tensor want = interpret(*rewritten, x);
+  for (const char* form : {"host", "widened"}) {
+    if (std::string(form) == "widened") setenv("TT_INT8_DOT", "widened", 1);
+    runtime::CompiledNetwork net;
+    const Tensor got = run_compiled(model, x, true, &net);
+    unsetenv("TT_INT8_DOT");
+    int int7_kernels = 0;
+    for (const auto& use : net.schedules)
+      int7_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos &&
+                      use.workload.find(" u8i7") != std::string::npos;
+    EXPECT_EQ(int7_kernels, 2) << form;
+    expect_within_one_step(got, want, 99, form);
+  }
 }
 
 // The uint8 data an int8 kernel reads is stored by the kernel before it (an int8 convolution,

@@ -458,6 +458,24 @@ TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
   auto i8 = tensortune::read_npy(path("r18.int8.onnx.npy"));
   ASSERT_TRUE(f && i8);
   EXPECT_GE(cosine(*f, *i8), 0.99);
+  EXPECT_NE(q.output.find("in [-127, 127]"), std::string::npos) << q.output;
+
+  // --reduce-range: weights in [-64, 64], whose convolutions are int7 tasks; still close.
+  CmdResult rr = run("quantize " + path("r18.onnx") + " -o " + path("r18.rr.onnx") +
+                     " --samples 3 --reduce-range");
+  ASSERT_EQ(rr.exit_code, 0) << rr.output;
+  EXPECT_NE(rr.output.find("in [-64, 64]"), std::string::npos) << rr.output;
+  CmdResult tasks = run("tasks --model " + path("r18.rr.onnx"));
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.output;
+  EXPECT_NE(tasks.output.find("u8i7"), std::string::npos) << tasks.output;
+  EXPECT_EQ(tasks.output.find("u8i8"), std::string::npos) << tasks.output;
+  ASSERT_EQ(run("run --model " + path("r18.rr.onnx") + " --input data=" + path("x.npy") + " -o " +
+                path("rr.npy"))
+                .exit_code,
+            0);
+  auto rr_out = tensortune::read_npy(path("rr.npy"));
+  ASSERT_TRUE(rr_out);
+  EXPECT_GE(cosine(*f, *rr_out), 0.99);
 
   // A folder of samples; then a sample of the wrong shape, named.
   fs::create_directories(path("cal"));

@@ -159,6 +159,76 @@ TEST(Int8Conv, KernelsEqualAnInt32ConvolutionBitForBit) {
   }
 }
 
+// Weights in [-64, 64] (Precision::kUInt8Int7): on AVX2 the kernel multiplies the bytes with
+// `vpmaddubsw`, whose int16 pair sums the extremes (255 * 64 * 2, 255 * -64 * 2) just fit; every
+// config equals the int32 convolution, and a weight outside the range is refused, not summed
+// wrongly.
+TEST(Int8Conv, SevenBitWeightsAreExactInEveryConfig) {
+  const ss::Conv2dWorkload shapes[] = {
+      quantized({2, 12, 9, 11}, {32, 12, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}),
+      quantized({1, 8, 7, 5}, {48, 8, 1, 1}, {1}, {0}, {1}),
+  };
+  for (ss::Conv2dWorkload w : shapes) {
+    w.precision = ss::Precision::kUInt8Int7;
+    const ss::Task task = int8_task(w);
+    auto space = ss::make_config_space(task);
+    ASSERT_TRUE(space.has_value());
+    const ss::OperandShapes s = ss::operand_shapes(w);
+    // The extremes in adjacent pairs too: 255 everywhere in one image row, +-64 runs.
+    tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, 7),
+                                   integers(tt::DType::kInt8, s.weight, -64, 64, 8),
+                                   {}};
+    for (size_t i = 0; i < in.data.i64.size() / 4; ++i) in.data.i64[i] = 255;
+    for (size_t i = 0; i < in.weight.i64.size() / 4; ++i)
+      in.weight.i64[i] = i < in.weight.i64.size() / 8 ? 64 : -64;
+    const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
+    int checked = 0;
+    for (int64_t i = 0; i < space->size(); ++i) {
+      const ss::Config c = *space->config_at(i);
+      if (!space->is_valid(c)) continue;
+      auto got = tt::measure::run_operator(task, *space, c, in, 2);
+      ASSERT_TRUE(got.has_value()) << got.error().message;
+      ASSERT_EQ(got->i64, want.i64) << ss::describe_workload(w) << " " << space->describe(c);
+      ++checked;
+    }
+    EXPECT_GE(checked, 4) << ss::describe_workload(w);
+
+    in.weight.i64[5] = 65;
+    auto refused = tt::measure::run_operator(task, *space, ss::default_config(task, *space), in, 1);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_NE(refused.error().message.find("weight[5] = 65 is outside [-64, 64]"),
+              std::string::npos)
+        << refused.error().message;
+  }
+}
+
+// An int7 task is its own: its key names the weight "int7", the key reads back as int7, and
+// the same shape with int8 weights is another task; the measurer draws its weights in range.
+TEST(Int8Conv, SevenBitWeightsAreTheirOwnTask) {
+  ss::Conv2dWorkload w = quantized({1, 8, 6, 6}, {32, 8, 3, 3}, {1}, {1}, {1});
+  const std::string int8_key = ss::workload_key(int8_task(w));
+  w.precision = ss::Precision::kUInt8Int7;
+  const ss::Task task = int8_task(w);
+  const std::string key = ss::workload_key(task);
+  EXPECT_NE(key, int8_key);
+  EXPECT_NE(key.find(R"(["TENSOR", [32, 8, 3, 3], "int7"])"), std::string::npos) << key;
+  auto back = tt::records::task_from_workload_key(key, task.target.spec, task.target.vector_lanes);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(std::get<ss::Conv2dWorkload>(back->workload).precision, ss::Precision::kUInt8Int7);
+  EXPECT_EQ(ss::describe_workload(w).substr(ss::describe_workload(w).size() - 5), " u8i7");
+
+  tt::measure::MeasureOptions options;
+  options.check_correctness = true;
+  options.timing.repeat = 1;
+  options.timing.number = 1;
+  auto space = ss::make_config_space(task);
+  auto measurer = tt::measure::LocalMeasurer::create(task, options);
+  ASSERT_TRUE(measurer.has_value()) << measurer.error().message;
+  const auto results = (*measurer)->measure(*space, {ss::default_config(task, *space)});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].error_no, ss::MeasureErrorNo::kNoError) << results[0].error_msg;
+}
+
 TEST(Int8Conv, ThePortableFormIsExactToo) {
   // The kernel's form follows the host (VNNI, AVX2 pairs, widened products); the widened one
   // runs on CPUs with neither, and here when asked for.
@@ -258,13 +328,15 @@ TEST(Int8Dense, SpaceKeyAndLayoutAreAutoTvms) {
 TEST(Int8Dense, KernelsEqualAnInt32MatrixProductBitForBit) {
   for (const ss::DenseWorkload& w : {ss::DenseWorkload{1, 48, 36, ss::Precision::kUInt8Int8},
                                      ss::DenseWorkload{7, 32, 260, ss::Precision::kUInt8Int8},
-                                     ss::DenseWorkload{30, 16, 4, ss::Precision::kUInt8Int8}}) {
+                                     ss::DenseWorkload{30, 16, 4, ss::Precision::kUInt8Int8},
+                                     ss::DenseWorkload{7, 32, 260, ss::Precision::kUInt8Int7}}) {
+    const ss::IntRange range = ss::weight_range(w.precision);
     auto task = ss::make_task(ss::kDenseInt8, w, tt::codegen::host_target());
     ASSERT_TRUE(task.has_value()) << task.error().message;
     auto space = ss::make_config_space(*task);
     tt::measure::OperatorInputs in{
         integers(tt::DType::kUInt8, {w.batch, w.in_features}, 0, 255, 5),
-        integers(tt::DType::kInt8, {w.out_features, w.in_features}, -128, 127, 6),
+        integers(tt::DType::kInt8, {w.out_features, w.in_features}, range.lo, range.hi, 6),
         {}};
     const Tensor want = tt::measure::dense_reference(in.data, in.weight, nullptr, w);
     int checked = 0;

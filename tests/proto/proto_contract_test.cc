@@ -63,6 +63,16 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
       EXPECT_EQ(c->index, i);
     }
     EXPECT_GT(k, 0);
+    // The int8 templates' 7-bit-weight tasks travel as themselves.
+    if (t->precision() == ss::Precision::kUInt8Int8) {
+      ss::Task narrow = task;
+      std::visit([](auto& x) { x.precision = ss::Precision::kUInt8Int7; }, narrow.workload);
+      tensortune::v1::MeasureRequest n;
+      tensortune::wire::task_to_proto(narrow, n.mutable_workload(), n.mutable_target());
+      auto narrow_back = tensortune::wire::task_from_proto(n.workload(), n.target());
+      ASSERT_TRUE(narrow_back) << narrow_back.error().message;
+      EXPECT_EQ(narrow_back->workload, narrow.workload);
+    }
   }
 
   // Lanes that do not fit the target's kind are refused naming the field and the rule.

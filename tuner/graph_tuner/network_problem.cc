@@ -8,6 +8,7 @@
 
 #include "compiler/driver/kernel_choice.h"
 #include "compiler/graph/op_attrs.h"
+#include "compiler/passes/fusion_rules.h"
 #include "schedule_space/task.h"
 
 namespace tensortune::tuner::graph_tuner {
@@ -97,7 +98,7 @@ class Builder {
       if (g_.type(n.inputs[0]).dtype != graph::DType::kUInt8 ||
           g_.type(n.inputs[1]).dtype != graph::DType::kInt8)
         return false;
-      if (w) w->precision = ss::Precision::kUInt8Int8;
+      if (w) w->precision = passes::integer_precision(g_, n.inputs[1]);
     }
     if (!w || (w->groups != 1 && !w->is_depthwise())) return false;
     const auto blocked = driver::templates_of_layout(*w, target_, {}, ss::NetworkLayout::kBlocked);

@@ -6,10 +6,13 @@
 // four products of each channel, and is folded to B lanes once, at the store:
 // - with AVX-512 VNNI, B = 16 and R = 1: `vpdpbusd` multiplies the 4 data bytes (unsigned) with
 //   each channel's 4 weights (signed) and adds all four into the int32 lane, exactly;
-// - with AVX2, B = 8 and R = 2: `vpmaddwd` multiplies the sign-extended weights of channel pairs
-// with the
-//   zero-extended data and adds each pair into one int32, exactly (AutoTVM's non-VNNI form,
-//   `pmaddubsw`, saturates its int16 pair sums: 255 * 127 * 2 does not fit);
+// - with AVX2 and weights in [-64, 64] (Precision::kUInt8Int7), B = 8 and R = 1: `vpmaddubsw`
+//   multiplies the data bytes with the weight bytes and adds each pair into an int16, which
+//   cannot saturate (255 * 64 * 2 = 32640), then `vpmaddwd` by ones adds the two pairs into the
+//   int32 lane (AutoTVM's non-VNNI form);
+// - with AVX2 and full-range weights, B = 8 and R = 2: `vpmaddwd` multiplies the sign-extended
+//   weights of channel pairs with the zero-extended data and adds each pair into one int32,
+//   exactly (`vpmaddubsw` would saturate: 255 * 127 * 2 does not fit in int16);
 // - elsewhere, B = 8 and R = 4: plain widened multiplies and adds, which LLVM lowers on any CPU.
 //
 // In a network the data's padding holds its quantized zero point (AnchorArgs::pad_value): rows
@@ -47,7 +50,7 @@ bool host_has(const char* feature) {
   return features.lookup(feature);
 }
 
-enum class DotForm { kVnni, kPairs, kWidened };
+enum class DotForm { kVnni, kPairs, kBytePairs, kWidened };
 
 llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c,
                      const std::vector<int>& mask) {
@@ -64,14 +67,17 @@ class Int8ConvEmitter {
     for (const auto& op : args.epilogue)
       float_out_ |= op.kind == epilogue::EpilogueOp::Kind::kToFloat;
     byte_out_ = epilogue::stores_bytes(args.epilogue);
+    const bool narrow_weights = w.precision == schedule_space::Precision::kUInt8Int7;
     form_ = host_has("avx512vnni") ? DotForm::kVnni
-            : host_has("avx2")     ? DotForm::kPairs
+            : host_has("avx2")     ? (narrow_weights ? DotForm::kBytePairs : DotForm::kPairs)
                                    : DotForm::kWidened;
     // TT_INT8_DOT=widened: the portable form on any CPU (how its tests reach it on AVX2 hosts).
     if (const char* forced = std::getenv("TT_INT8_DOT"); forced && std::string(forced) == "widened")
       form_ = DotForm::kWidened;
     block_ = form_ == DotForm::kVnni ? 16 : 8;
-    reduce_ = form_ == DotForm::kVnni ? 1 : form_ == DotForm::kPairs ? 2 : 4;
+    reduce_ = form_ == DotForm::kVnni || form_ == DotForm::kBytePairs ? 1
+              : form_ == DotForm::kPairs                              ? 2
+                                                                      : 4;
     TT_CHECK(s.oc_bn % block_ == 0 && s.ic_bn % 4 == 0) << s.oc_bn << " " << s.ic_bn;
     auto* i8p = b.getInt8Ty()->getPointerTo();
     data_ = b.CreateBitCast(args.data, i8p);
@@ -207,7 +213,7 @@ class Int8ConvEmitter {
   // The four data bytes of one position, in the form a block's products take them.
   llvm::Value* data_operand(llvm::Value* ptr) {
     auto* v4 = llvm::FixedVectorType::get(b_.getInt8Ty(), 4);
-    if (form_ == DotForm::kVnni) {  // the 4 bytes as one int32, in every lane
+    if (form_ == DotForm::kVnni || form_ == DotForm::kBytePairs) {  // 4 bytes, every int32 lane
       llvm::Value* word = b_.CreateAlignedLoad(
           b_.getInt32Ty(), b_.CreateBitCast(ptr, b_.getInt32Ty()->getPointerTo()), llvm::Align(1));
       return b_.CreateVectorSplat(block_, word);
@@ -227,7 +233,7 @@ class Int8ConvEmitter {
 
   // The padding's four bytes in data_operand's form.
   llvm::Value* pad_operand() {
-    if (form_ == DotForm::kVnni)
+    if (form_ == DotForm::kVnni || form_ == DotForm::kBytePairs)
       return b_.CreateVectorSplat(block_, b_.getInt32(static_cast<uint32_t>(pad_) * 0x01010101u));
     if (form_ == DotForm::kPairs)
       return b_.CreateVectorSplat(16, b_.getInt16(static_cast<uint16_t>(pad_)));
@@ -244,6 +250,16 @@ class Int8ConvEmitter {
       llvm::Function* dot =
           llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_avx512_vpdpbusd_512);
       return b_.CreateCall(dot, {acc, d, b_.CreateBitCast(weights, acc_type())});
+    }
+    if (form_ == DotForm::kBytePairs) {  // int16 pair sums, then the pairs' sum per lane
+      auto* v32 = llvm::FixedVectorType::get(b_.getInt8Ty(), 32);
+      llvm::Function* ubsw =
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_avx2_pmadd_ub_sw);
+      llvm::Value* pairs = b_.CreateCall(ubsw, {b_.CreateBitCast(d, v32), weights});
+      llvm::Function* madd =
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_avx2_pmadd_wd);
+      llvm::Value* sums = b_.CreateCall(madd, {pairs, b_.CreateVectorSplat(16, b_.getInt16(1))});
+      return b_.CreateAdd(acc, sums);
     }
     if (form_ == DotForm::kPairs) {
       llvm::Value* w16 =
