@@ -316,7 +316,8 @@ void bind_network(py::module_& m) {
         }
         return py::dict(
             py::arg("quantized") = report.quantized, py::arg("candidates") = report.candidates,
-            py::arg("per_channel") = report.per_channel, py::arg("skipped") = report.skipped);
+            py::arg("per_channel") = report.per_channel, py::arg("weight_max") = report.weight_max,
+            py::arg("skipped") = report.skipped);
       },
       py::arg("model"), py::arg("output"), py::kw_only(), py::arg("calibrate") = "random",
       py::arg("samples") = 8, py::arg("per_channel") = true, py::arg("reduce_range") = false,
@@ -325,7 +326,7 @@ void bind_network(py::module_& m) {
       "(per output channel), uint8 activations calibrated on `samples` random inputs or a folder "
       "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max; "
       "reduce_range=True keeps weights in [-64, 64] (exact byte kernels without VNNI). "
-      "Returns {'quantized', 'candidates', 'per_channel', 'skipped'}.");
+      "Returns {'quantized', 'candidates', 'per_channel', 'weight_max', 'skipped'}.");
   m.def(
       "load",
       [](const py::handle& path, int threads) {

@@ -102,5 +102,11 @@ def test_quantize_writes_a_qdq_model_close_to_the_float_one(tmp_path):
     q = tt.compile(tmp_path / "r18.int8.onnx").run(data=x)
     a, b = next(iter(f.values())).ravel(), next(iter(q.values())).ravel()
     assert float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) >= 0.99
+    assert report["weight_max"] == 127
+    narrow = tt.quantize(float_model, tmp_path / "r18.rr.onnx", samples=2, reduce_range=True)
+    assert narrow["weight_max"] == 64
+    r = tt.compile(tmp_path / "r18.rr.onnx").run(data=x)
+    c = next(iter(r.values())).ravel()
+    assert float(a @ c / np.linalg.norm(a) / np.linalg.norm(c)) >= 0.99
     with pytest.raises(tt.InvalidArgumentError, match="--percentile"):
         tt.quantize(float_model, tmp_path / "x.onnx", percentile=10)
