@@ -80,4 +80,8 @@ schedule_space::Target host_target();
 /// Device key for records: "x86-avx512", "x86-avx2", "x86-sse" (or "<arch>-cpu").
 std::string host_device_key();
 
+/// Whether the host multiplies 8-bit integers into int32 sums in one instruction (AVX-512 VNNI):
+/// without it, int8 kernels of full-range weights widen their operands to int16.
+bool host_has_int8_dot();
+
 }  // namespace tensortune::codegen

@@ -147,6 +147,12 @@ ss::Target host_target() {
   return t;
 }
 
+bool host_has_int8_dot() {
+  llvm::StringMap<bool> features;
+  llvm::sys::getHostCPUFeatures(features);
+  return features.lookup("avx512vnni");
+}
+
 std::string host_device_key() {
   llvm::StringMap<bool> features;
   llvm::sys::getHostCPUFeatures(features);
