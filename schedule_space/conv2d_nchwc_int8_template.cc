@@ -28,6 +28,14 @@ int64_t accumulators(const Conv2dInt8Schedule& s, int64_t lanes, Precision p) {
   return s.reg_h * s.reg_n * unreduced * ceil_div(s.oc_bn, lanes);
 }
 
+// Output-channel blocks are multiples of 16 (AutoTVM's literal: the lanes of one VNNI
+// accumulator), or of 8 when the channels are not a multiple of 16 (mobilenet_v2's 24-channel
+// layers, which AutoTVM pads first; their kernels accumulate 8 channels per vector, the AVX2
+// forms' width, on every CPU).
+int64_t channel_block_multiple(const Conv2dWorkload& w) {
+  return w.out_channels % 16 == 0 ? 16 : 8;
+}
+
 const Conv2dWorkload& workload_of(const Task& task) {
   return std::get<Conv2dWorkload>(task.workload);
 }
@@ -38,8 +46,8 @@ ConfigSpace conv2d_nchwc_int8_space(const Conv2dWorkload& w, int vector_lanes) {
   std::vector<Knob> knobs;
   knobs.push_back(
       keep_inner(make_split_knob("tile_ic", w.in_channels, 2, SplitPolicy::kFactors), 4));
-  knobs.push_back(
-      keep_inner(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors), 16));
+  knobs.push_back(keep_inner(make_split_knob("tile_oc", w.out_channels, 2, SplitPolicy::kFactors),
+                             channel_block_multiple(w)));
   knobs.push_back(make_split_knob("tile_ow", w.out_width(), 2, SplitPolicy::kFactors, 64));
   if (is_1x1(w)) {
     std::vector<KnobValue> rows{KnobValue(int64_t{1})};
@@ -83,7 +91,7 @@ Config conv2d_nchwc_int8_default(const ConfigSpace& space, const Conv2dWorkload&
       ic_bn = c;
       break;
     }
-  Conv2dInt8Schedule s{ic_bn, 16, 1, 1, false};
+  Conv2dInt8Schedule s{ic_bn, channel_block_multiple(w), 1, 1, false};
   const int64_t ow = w.out_width(), oh = w.out_height();
   const bool one_by_one = is_1x1(w);
   if (one_by_one) {
@@ -133,9 +141,9 @@ class Conv2dNCHWcInt8Template final : public Template {
   Status accepts(const Workload& wl) const override {
     TT_RETURN_IF_ERROR(Template::accepts(wl));
     const auto& w = std::get<Conv2dWorkload>(wl);
-    if (w.in_channels % 4 != 0 || w.out_channels % 16 != 0)
+    if (w.in_channels % 4 != 0 || w.out_channels % 8 != 0)
       return invalid_argument(std::string(name()) +
-                              " needs input channels divisible by 4 and output channels by 16; "
+                              " needs input channels divisible by 4 and output channels by 8; "
                               "this one has " +
                               std::to_string(w.in_channels) + " and " +
                               std::to_string(w.out_channels) + " (" + describe_workload(wl) + ")");

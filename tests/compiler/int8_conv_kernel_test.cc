@@ -68,6 +68,15 @@ TEST(Int8Conv, SpaceHasAutoTvmsKnobsFiltersAndIndexOrder) {
   EXPECT_EQ(one_row->knobs()[3].name, "tile_oh");
   EXPECT_EQ(one_row->knobs()[3].options.size(), 1u);
   EXPECT_EQ(one_row->size(), 1 * 1 * 2 * 1);
+  // Output channels that are not a multiple of 16 (24) take blocks of 8: {8, 24}.
+  auto narrow =
+      ss::make_config_space(int8_task(quantized({1, 8, 6, 6}, {24, 8, 1, 1}, {1}, {0}, {1})));
+  ASSERT_TRUE(narrow.has_value());
+  ASSERT_EQ(narrow->knobs()[1].options.size(), 2u);
+  EXPECT_NE(narrow->describe(*narrow->config_at(0)).find("tile_oc=[-1, 8]"), std::string::npos)
+      << narrow->describe(*narrow->config_at(0));
+  EXPECT_NE(narrow->describe(*narrow->config_at(2)).find("tile_oc=[-1, 24]"), std::string::npos)
+      << narrow->describe(*narrow->config_at(2));
   // The workload key is AutoTVM's: uint8 data, int8 kernel, NCHW layouts, int32 output.
   EXPECT_EQ(ss::workload_key(task),
             "[\"conv2d_NCHWc_int8.x86\", [[\"TENSOR\", [1, 8, 6, 6], \"uint8\"], [\"TENSOR\", "
@@ -91,6 +100,11 @@ TEST(Int8Conv, OnlyQuantizedWorkloadsOfWholeChannelBlocksAreAccepted) {
                     tt::codegen::host_target());
   ASSERT_FALSE(odd.has_value());
   EXPECT_NE(odd.error().message.find("divisible by 4"), std::string::npos);
+  auto twenty =
+      ss::make_task(ss::kConv2dNCHWcInt8, quantized({1, 8, 6, 6}, {20, 8, 3, 3}, {1}, {1}, {1}),
+                    tt::codegen::host_target());
+  ASSERT_FALSE(twenty.has_value());
+  EXPECT_NE(twenty.error().message.find("output channels by 8"), std::string::npos);
   const auto templates = ss::templates_for(w, "llvm");
   ASSERT_EQ(templates.size(), 1u);
   EXPECT_EQ(templates[0]->name(), ss::kConv2dNCHWcInt8);
@@ -131,6 +145,7 @@ TEST(Int8Conv, KernelsEqualAnInt32ConvolutionBitForBit) {
       quantized({2, 12, 9, 11}, {32, 12, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}),
       quantized({1, 8, 7, 5}, {48, 8, 1, 1}, {1}, {0}, {1}),
       quantized({1, 16, 6, 6}, {16, 16, 3, 3}, {1}, {1}, {1}),
+      quantized({1, 12, 5, 7}, {24, 12, 3, 3}, {1}, {1}, {1}),  // blocks of 8 channels
   };
   for (const ss::Conv2dWorkload& w : shapes) {
     const ss::Task task = int8_task(w);
@@ -167,6 +182,7 @@ TEST(Int8Conv, SevenBitWeightsAreExactInEveryConfig) {
   const ss::Conv2dWorkload shapes[] = {
       quantized({2, 12, 9, 11}, {32, 12, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}),
       quantized({1, 8, 7, 5}, {48, 8, 1, 1}, {1}, {0}, {1}),
+      quantized({1, 16, 5, 6}, {40, 16, 1, 1}, {1}, {0}, {1}),  // blocks of 8 channels
   };
   for (ss::Conv2dWorkload w : shapes) {
     w.precision = ss::Precision::kUInt8Int7;

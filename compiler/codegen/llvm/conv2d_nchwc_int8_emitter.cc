@@ -68,9 +68,12 @@ class Int8ConvEmitter {
       float_out_ |= op.kind == epilogue::EpilogueOp::Kind::kToFloat;
     byte_out_ = epilogue::stores_bytes(args.epilogue);
     const bool narrow_weights = w.precision == schedule_space::Precision::kUInt8Int7;
-    form_ = host_has("avx512vnni") ? DotForm::kVnni
-            : host_has("avx2")     ? (narrow_weights ? DotForm::kBytePairs : DotForm::kPairs)
-                                   : DotForm::kWidened;
+    // VNNI accumulates 16 channels per vector: blocks of 8 (channels not a multiple of 16)
+    // take the AVX2 forms, which every VNNI CPU has too.
+    const bool vnni = host_has("avx512vnni") && s.oc_bn % 16 == 0;
+    form_ = vnni               ? DotForm::kVnni
+            : host_has("avx2") ? (narrow_weights ? DotForm::kBytePairs : DotForm::kPairs)
+                               : DotForm::kWidened;
     // TT_INT8_DOT=widened: the portable form on any CPU (how its tests reach it on AVX2 hosts).
     if (const char* forced = std::getenv("TT_INT8_DOT"); forced && std::string(forced) == "widened")
       form_ = DotForm::kWidened;
