@@ -331,11 +331,22 @@ TEST(Int8Dense, SpaceKeyAndLayoutAreAutoTvms) {
   EXPECT_EQ(sig.weight_shape, (std::vector<int64_t>{2, 5, 16, 4}));
   const Tensor packed = t.pack_weight(sig, weight);
   EXPECT_EQ(packed.i64[(1 * 5 + 1) * 64 + 1 * 4 + 2], 5);
-  // K must be a multiple of 4 and N of 16; a float dense is another template's.
-  auto odd = ss::make_task(ss::kDenseInt8, ss::DenseWorkload{12, 24, 20, ss::Precision::kUInt8Int8},
+  // N not a multiple of 16 packs NC8n4c: unit 17, k 6 in block 2 of 8.
+  auto eights =
+      ss::make_task(ss::kDenseInt8, ss::DenseWorkload{12, 24, 20, ss::Precision::kUInt8Int8},
+                    tt::codegen::host_target());
+  ASSERT_TRUE(eights.has_value()) << eights.error().message;
+  auto eights_space = ss::make_config_space(*eights);
+  const ss::KernelSignature sig8 = t.signature(*eights, *eights_space, *eights_space->config_at(0));
+  EXPECT_EQ(sig8.weight_shape, (std::vector<int64_t>{3, 5, 8, 4}));
+  Tensor weight24 = Tensor::zeros(tt::DType::kInt8, {24, 20});
+  weight24.i64[17 * 20 + 6] = 5;
+  EXPECT_EQ(t.pack_weight(sig8, weight24).i64[(2 * 5 + 1) * 32 + 1 * 4 + 2], 5);
+  // K must be a multiple of 4 and N of 8; a float dense is another template's.
+  auto odd = ss::make_task(ss::kDenseInt8, ss::DenseWorkload{12, 20, 20, ss::Precision::kUInt8Int8},
                            tt::codegen::host_target());
   ASSERT_FALSE(odd.has_value());
-  EXPECT_NE(odd.error().message.find("out_features by 16"), std::string::npos);
+  EXPECT_NE(odd.error().message.find("out_features by 8"), std::string::npos);
   EXPECT_FALSE(
       ss::make_task(ss::kDenseInt8, ss::DenseWorkload{12, 32, 20}, tt::codegen::host_target())
           .has_value());
@@ -345,7 +356,9 @@ TEST(Int8Dense, KernelsEqualAnInt32MatrixProductBitForBit) {
   for (const ss::DenseWorkload& w : {ss::DenseWorkload{1, 48, 36, ss::Precision::kUInt8Int8},
                                      ss::DenseWorkload{7, 32, 260, ss::Precision::kUInt8Int8},
                                      ss::DenseWorkload{30, 16, 4, ss::Precision::kUInt8Int8},
-                                     ss::DenseWorkload{7, 32, 260, ss::Precision::kUInt8Int7}}) {
+                                     ss::DenseWorkload{7, 32, 260, ss::Precision::kUInt8Int7},
+                                     ss::DenseWorkload{3, 40, 36, ss::Precision::kUInt8Int8},
+                                     ss::DenseWorkload{3, 40, 36, ss::Precision::kUInt8Int7}}) {
     const ss::IntRange range = ss::weight_range(w.precision);
     auto task = ss::make_task(ss::kDenseInt8, w, tt::codegen::host_target());
     ASSERT_TRUE(task.has_value()) << task.error().message;

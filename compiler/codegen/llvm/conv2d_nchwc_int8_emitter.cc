@@ -401,7 +401,8 @@ void emit_conv2d_nchwc_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const An
 }
 
 // dense_int8 is this kernel on a 1 x M plane of K channels in one block: (M, K) data is
-// NCHW[K]c, the NC16n4c weight is OIHW[K/4]i16o4i, and (M, N) is the position-major output.
+// NCHW[K]c, the NC16n4c (NC8n4c) weight is OIHW[K/4]i16o4i (i8o4i), and (M, N) is the
+// position-major output.
 void emit_dense_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
                           const schedule_space::Task& task,
                           const schedule_space::ConfigSpace& space,
@@ -414,7 +415,8 @@ void emit_dense_int8_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArg
   w.out_channels = d.out_features;
   w.kernel_h = w.kernel_w = 1;
   w.precision = d.precision;
-  const schedule_space::DenseInt8Schedule ds = schedule_space::dense_int8_schedule(space, config);
+  const schedule_space::DenseInt8Schedule ds =
+      schedule_space::dense_int8_schedule(space, config, d);
   const Conv2dInt8Schedule s{d.in_features, ds.oc_bn, ds.rows, 1, false};
   Int8ConvEmitter emitter(b, m, args, w, s, /*channels_last_out=*/true);
   emitter.emit(args.begin, args.end);
