@@ -95,8 +95,9 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 PyTask make_task(const std::string& op, const std::vector<int64_t>& data,
                  const std::vector<int64_t>& weight, const std::vector<int64_t>& strides,
                  const std::vector<int64_t>& pads, const std::vector<int64_t>& dilation,
-                 const std::string& target) {
+                 const std::string& target, int weight_bits) {
   workflow::OpArgs args;
+  args.weight_bits = weight_bits;
   args.op = op;
   args.target = target;
   args.strides = int_list(strides);
@@ -194,11 +195,13 @@ void bind_tasks(py::module_& m) {
            py::arg("strides") = std::vector<int64_t>{1, 1},
            py::arg("pads") = std::vector<int64_t>{0, 0, 0, 0},
            py::arg("dilation") = std::vector<int64_t>{1, 1}, py::arg("target") = "llvm",
+           py::arg("weight_bits") = 8,
            "op: a template's name or op name (`tensortune tune-op --help` lists them), or the "
            "operator (conv2d, "
            "dense: its backend's first template); data/weight: NCHW and OIHW shapes for conv2d, "
            "(M, K) and (N, "
-           "K) for dense; pads: 1, 2 or 4 values (top, left, bottom, right)")
+           "K) for dense; pads: 1, 2 or 4 values (top, left, bottom, right); weight_bits: 7 for "
+           "an int8 template's task of weights in [-64, 64] (as quantize's reduce_range writes)")
       .def_static(
           "from_workload_key",
           [](const std::string& key, const std::string& target) {

@@ -52,6 +52,14 @@ def test_workload_key_round_trip():
     again = tt.Task.from_workload_key(task.workload_key, task.target)
     assert again.workload_key == task.workload_key
     assert len(again.config_space) == len(task.config_space)
+    # 7-bit weights: a task of its own ("int7" in the key), which reads back as itself.
+    wide = tt.Task("conv2d_int8", data=(1, 16, 8, 8), weight=(32, 16, 1, 1))
+    narrow = tt.Task("conv2d_int8", data=(1, 16, 8, 8), weight=(32, 16, 1, 1), weight_bits=7)
+    assert '"int8"' in wide.workload_key and '"int7"' in narrow.workload_key
+    assert tt.Task.from_workload_key(narrow.workload_key, narrow.target).workload_key == \
+        narrow.workload_key
+    with pytest.raises(tt.InvalidArgumentError, match="--weight-bits = 7 is for quantized"):
+        tt.Task("dense", data=(1, 512), weight=(1000, 512), weight_bits=7)
 
 
 def test_bad_input_raises_clear_errors():
