@@ -259,6 +259,19 @@ void expect_within_one_step(const Tensor& got, const Tensor& want, int64_t equal
   EXPECT_GE(equal * 100, want.size() * equal_percent) << what;
 }
 
+/// Compiles `model` with the int8 kernels and runs it on `x`, once in the host's form and once in
+/// the portable widened one (TT_INT8_DOT=widened); `check(form, net, output)` after each.
+template <typename Check>
+void for_each_int8_form(const graph::Graph& model, const Tensor& x, Check check) {
+  for (const char* form : {"host", "widened"}) {
+    if (std::string(form) == "widened") setenv("TT_INT8_DOT", "widened", 1);
+    runtime::CompiledNetwork net;
+    const Tensor got = run_compiled(model, x, true, &net);
+    unsetenv("TT_INT8_DOT");
+    check(std::string(form), net, got);
+  }
+}
+
 int count(const graph::Graph& g, OpKind op) {
   int n = 0;
   for (const auto& node : g.nodes()) n += node.op == op;
@@ -302,22 +315,21 @@ TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
   auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
   ASSERT_TRUE(rewritten);
   const Tensor want = interpret(*rewritten, x);
-  for (const char* form : {"host", "widened"}) {
-    if (std::string(form) == "widened") setenv("TT_INT8_DOT", "widened", 1);
-    runtime::CompiledNetwork net;
-    const Tensor got = run_compiled(model, x, true, &net);
-    unsetenv("TT_INT8_DOT");
-    int int8_kernels = 0, interpreted = 0;
-    for (const auto& use : net.schedules) {
-      int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
-      EXPECT_EQ(use.workload.find("u8i7"), std::string::npos)
-          << "full-range weights: " << use.workload;
-    }
-    for (const auto& step : net.steps) interpreted += step.kind == runtime::Step::Kind::kInterpret;
-    EXPECT_EQ(int8_kernels, 2) << form;
-    EXPECT_EQ(interpreted, 0) << form;
-    expect_within_one_step(got, want, 99, form);
-  }
+  for_each_int8_form(
+      model, x,
+      [&](const std::string& form, const runtime::CompiledNetwork& net, const Tensor& got) {
+        int int8_kernels = 0, interpreted = 0;
+        for (const auto& use : net.schedules) {
+          int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
+          EXPECT_EQ(use.workload.find("u8i7"), std::string::npos)
+              << "full-range weights: " << use.workload;
+        }
+        for (const auto& step : net.steps)
+          interpreted += step.kind == runtime::Step::Kind::kInterpret;
+        EXPECT_EQ(int8_kernels, 2) << form;
+        EXPECT_EQ(interpreted, 0) << form;
+        expect_within_one_step(got, want, 99, form);
+      });
 
   runtime::CompiledNetwork float_net;
   const Tensor as_float = run_compiled(model, x, false, &float_net);
@@ -337,18 +349,16 @@ TEST(QuantizedNetwork, SevenBitWeightsRunTheirOwnExactKernels) {
   auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
   ASSERT_TRUE(rewritten);
   const Tensor want = interpret(*rewritten, x);
-  for (const char* form : {"host", "widened"}) {
-    if (std::string(form) == "widened") setenv("TT_INT8_DOT", "widened", 1);
-    runtime::CompiledNetwork net;
-    const Tensor got = run_compiled(model, x, true, &net);
-    unsetenv("TT_INT8_DOT");
-    int int7_kernels = 0;
-    for (const auto& use : net.schedules)
-      int7_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos &&
-                      use.workload.find(" u8i7") != std::string::npos;
-    EXPECT_EQ(int7_kernels, 2) << form;
-    expect_within_one_step(got, want, 99, form);
-  }
+  for_each_int8_form(
+      model, x,
+      [&](const std::string& form, const runtime::CompiledNetwork& net, const Tensor& got) {
+        int int7_kernels = 0;
+        for (const auto& use : net.schedules)
+          int7_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos &&
+                          use.workload.find(" u8i7") != std::string::npos;
+        EXPECT_EQ(int7_kernels, 2) << form;
+        expect_within_one_step(got, want, 99, form);
+      });
 }
 
 // The uint8 data an int8 kernel reads is stored by the kernel before it (an int8 convolution,

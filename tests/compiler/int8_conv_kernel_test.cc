@@ -44,6 +44,27 @@ Tensor integers(tt::DType dtype, const tt::Shape& shape, int64_t lo, int64_t hi,
   return t;
 }
 
+// Every valid config of the task's space equals `want` (int32), element for element; at least
+// four configs are checked.
+void expect_every_valid_config_exact(const ss::Task& task, const ss::ConfigSpace& space,
+                                     const tt::measure::OperatorInputs& in, const Tensor& want) {
+  const auto& w = std::get<ss::Conv2dWorkload>(task.workload);
+  int checked = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const ss::Config c = *space.config_at(i);
+    if (!space.is_valid(c)) continue;
+    auto got = tt::measure::run_operator(task, space, c, in, 2);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    ASSERT_EQ(got->dtype, tt::DType::kInt32);
+    ASSERT_EQ(got->shape, want.shape);
+    for (size_t j = 0; j < want.i64.size(); ++j)
+      ASSERT_EQ(got->i64[j], want.i64[j])
+          << ss::describe_workload(w) << " " << space.describe(c) << " element " << j;
+    ++checked;
+  }
+  EXPECT_GE(checked, 4) << ss::describe_workload(w);
+}
+
 }  // namespace
 
 TEST(Int8Conv, SpaceHasAutoTvmsKnobsFiltersAndIndexOrder) {
@@ -157,20 +178,7 @@ TEST(Int8Conv, KernelsEqualAnInt32ConvolutionBitForBit) {
                                    {}};
     const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
     ASSERT_EQ(want.dtype, tt::DType::kInt32);
-    int checked = 0;
-    for (int64_t i = 0; i < space->size(); ++i) {
-      const ss::Config c = *space->config_at(i);
-      if (!space->is_valid(c)) continue;
-      auto got = tt::measure::run_operator(task, *space, c, in, 2);
-      ASSERT_TRUE(got.has_value()) << got.error().message;
-      ASSERT_EQ(got->dtype, tt::DType::kInt32);
-      ASSERT_EQ(got->shape, want.shape);
-      for (size_t j = 0; j < want.i64.size(); ++j)
-        ASSERT_EQ(got->i64[j], want.i64[j])
-            << ss::describe_workload(w) << " " << space->describe(c) << " element " << j;
-      ++checked;
-    }
-    EXPECT_GE(checked, 4) << ss::describe_workload(w);
+    ASSERT_NO_FATAL_FAILURE(expect_every_valid_config_exact(task, *space, in, want));
   }
 }
 
@@ -198,16 +206,7 @@ TEST(Int8Conv, SevenBitWeightsAreExactInEveryConfig) {
     for (size_t i = 0; i < in.weight.i64.size() / 4; ++i)
       in.weight.i64[i] = i < in.weight.i64.size() / 8 ? 64 : -64;
     const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
-    int checked = 0;
-    for (int64_t i = 0; i < space->size(); ++i) {
-      const ss::Config c = *space->config_at(i);
-      if (!space->is_valid(c)) continue;
-      auto got = tt::measure::run_operator(task, *space, c, in, 2);
-      ASSERT_TRUE(got.has_value()) << got.error().message;
-      ASSERT_EQ(got->i64, want.i64) << ss::describe_workload(w) << " " << space->describe(c);
-      ++checked;
-    }
-    EXPECT_GE(checked, 4) << ss::describe_workload(w);
+    ASSERT_NO_FATAL_FAILURE(expect_every_valid_config_exact(task, *space, in, want));
 
     in.weight.i64[5] = 65;
     auto refused = tt::measure::run_operator(task, *space, ss::default_config(task, *space), in, 1);
