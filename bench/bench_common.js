@@ -41,4 +41,17 @@ function median(v) {
   return s.length % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
 }
 
-module.exports = { parseArgs, run, ortDir, ensureOrt, median };
+// The options of `tensortune quantize` that a bench's --reduce-range (1 or all, auto),
+// --noise-growth and --bias-correction 0 ask for, and how they read in a table's caption.
+function quantizeFlags(opts) {
+  const flags = [];
+  const mode = opts['reduce-range'];
+  if (mode === '1' || mode === 'all') flags.push('--reduce-range');
+  else if (mode === 'auto') flags.push('--reduce-range=auto');
+  else if (mode !== undefined && mode !== '0') throw new Error(`--reduce-range ${mode}: 0, 1 (all) or auto`);
+  if (opts['noise-growth'] !== undefined) flags.push('--noise-growth', opts['noise-growth']);
+  if (opts['bias-correction'] === '0') flags.push('--no-bias-correction');
+  return flags;
+}
+
+module.exports = { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags };

@@ -27,12 +27,14 @@
 // --int8-records-MODEL DB or else the float model's DB: tune the QDQ file's int8 tasks into it
 // with `tensortune tune --model WORK/MODEL.int8.onnx --db DB`), beside both float32 runs.
 // --reduce-range 1 quantizes with `--reduce-range` (weights in [-64, 64]; ONNX Runtime runs
-// the same file): on CPUs without VNNI our int8 kernels then multiply bytes directly, exactly.
+// the same file): on CPUs without VNNI our int8 kernels then multiply bytes directly, exactly;
+// --reduce-range auto only in the layers where that adds little noise (--noise-growth F);
+// --bias-correction 0 quantizes without correcting the biases.
 //
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
 'use strict';
-const { parseArgs, run, ortDir, ensureOrt, median } = require('./bench_common');
+const { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags } = require('./bench_common');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -118,7 +120,7 @@ for (const m of models) {
     const int8Records = opts[`int8-records-${m}`] || records;
     variants[m].int8Onnx = path.join(work, `${m}.int8.onnx`);
     run(tt, ['--log-level', 'error', 'quantize', variants[m].onnx, '-o', variants[m].int8Onnx,
-             ...(opts['reduce-range'] === '1' ? ['--reduce-range'] : [])]);
+             ...quantizeFlags(opts)]);
     variants[m].int8Default = path.join(work, `${m}-int8-default.tt`);
     run(tt, ['--log-level', 'error', 'compile', '--model', variants[m].int8Onnx, '--opt-level', '3', '-o',
              variants[m].int8Default]);
@@ -244,7 +246,7 @@ if (models.some((m) => variants[m].direct)) {
 if (int8) {
   console.log(
       'int8: each model quantized by `tensortune quantize` (QDQ, random calibration' +
-      (opts['reduce-range'] === '1' ? ', --reduce-range: weights in [-64, 64]' : '') + '), run by ONNX ' +
+      (quantizeFlags(opts).length ? ', ' + quantizeFlags(opts).join(' ') : '') + '), run by ONNX ' +
       'Runtime and by us (conv2d_NCHWc_int8 kernels); ratio = ours int8 / ONNX Runtime int8, ' +
       'vs fp32 = ours int8 tuned / ours fp32 tuned:');
   console.log('');

@@ -15,6 +15,7 @@
 //
 //   node bench/int8_accuracy.js [--tensortune build/cli/tensortune] [--models resnet-18,mobilenet_v2]
 //        [--images DIR] [--work-dir build/int8_accuracy] [--records-MODEL DB] [--percentile 100]
+//        [--reduce-range 0|1|auto] [--noise-growth 1.1] [--bias-correction 1|0]
 //
 // Images: every .png/.jpg/.jpeg of at least 16 kB in --images (default: the natural images that
 // Debian's python3-skimage ships, /usr/lib/python3/dist-packages/skimage/data), fed as
@@ -24,7 +25,7 @@
 // (build/corpus/NAME_opset13.onnx). The corpus's weights are random (no download), so a class is
 // an index, not a label: the check is that quantization keeps the float model's answer.
 'use strict';
-const { parseArgs, run, ortDir, ensureOrt, median } = require('./bench_common');
+const { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags } = require('./bench_common');
 const fs = require('fs');
 const path = require('path');
 
@@ -107,7 +108,7 @@ for (const m of opts.models.split(',')) {
   }
   const qdq = path.join(work, `${m}.int8.onnx`);
   run(tt, ['--log-level', 'error', 'quantize', onnx, '-o', qdq, '--calibrate', calibrationDir,
-           '--percentile', opts.percentile, ...(opts['reduce-range'] === '1' ? ['--reduce-range'] : [])]);
+           '--percentile', opts.percentile, ...quantizeFlags(opts)]);
   const records = opts[`records-${m}`] ? ['--records', opts[`records-${m}`]] : [];
   const floatTt = path.join(work, `${m}.tt`), int8Tt = path.join(work, `${m}.int8.tt`);
   run(tt, ['--log-level', 'error', 'compile', '--model', onnx, ...records, '-o', floatTt]);
@@ -168,7 +169,7 @@ for (const m of opts.models.split(',')) {
 console.log(`int8 accuracy on natural images; ${new Date().toISOString().slice(0, 10)}; ` +
             `${calibration.length} calibration images (${calibration.join(', ')}), ${tests.length} test images ` +
             `from ${opts.images}; quantize --percentile ${opts.percentile}` +
-            `${opts['reduce-range'] === '1' ? ' --reduce-range' : ''}.`);
+            `${quantizeFlags(opts).map((f) => ' ' + f).join('')}.`);
 console.log('');
 console.log('| model | test images | int8 top-1 = fp32 | same on centred logits | cosine min / median | ' +
             'centred cosine min / median | ORT: top-1 = fp32 | ORT: centred cosine min / median | ' +

@@ -3,12 +3,26 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/option_groups.h"
 #include "workflow/quantize.h"
 
 namespace tensortune::cli {
+namespace {
+
+/// "in [-127, 127] per output channel", or for a mix "in [-64, 64] in 40 of 52 weight tensors,
+/// [-127, 127] in the rest, per output channel".
+std::string weight_summary(const frontend::QuantizeReport& r) {
+  const std::string per = r.per_channel ? "per output channel" : "per tensor";
+  if (r.reduced == 0) return "in [-127, 127] " + per;
+  if (r.full == 0) return "in [-64, 64] " + per;
+  return "in [-64, 64] in " + std::to_string(r.reduced) + " of " +
+         std::to_string(r.reduced + r.full) + " weight tensors, [-127, 127] in the rest, " + per;
+}
+
+}  // namespace
 
 void add_quantize_command(CLI::App& app, int& exit_code) {
   auto job = std::make_shared<workflow::QuantizeJob>();
@@ -43,11 +57,22 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   c->add_flag("!--per-tensor", job->per_channel,
               "one weight scale per tensor instead of one per output channel (per channel needs "
               "opset 13; older models get per tensor)");
-  c->add_flag("--reduce-range", job->reduce_range,
+  auto reduce_range = std::make_shared<std::string>();
+  c->add_flag("--reduce-range{all}", *reduce_range,
               "weights in [-64, 64] instead of [-127, 127] (ONNX Runtime's reduce_range): half "
               "the weights' resolution, and on CPUs without VNNI (AVX2) kernels that multiply "
               "bytes directly, about 1.3x faster and still exact (full-range weights would "
-              "saturate their 16-bit pair sums there)");
+              "saturate their 16-bit pair sums there). --reduce-range=auto narrows only the "
+              "layers whose output noise grows by at most --noise-growth")
+      ->check(CLI::IsMember({"all", "auto"}));
+  c->add_option("--noise-growth", job->noise_growth,
+                "--reduce-range=auto: how much a layer's output noise (from rounding its "
+                "activations and weights, estimated on the calibration samples) may grow when "
+                "its weights are narrowed; 1.1 = 10%")
+      ->capture_default_str();
+  c->add_flag("!--no-bias-correction", job->bias_correction,
+              "keep the float biases as they are; by default each Conv/Gemm bias cancels the mean "
+              "output error of its rounded weights on the calibration samples");
   c->footer(
       "\nEvery Conv, Gemm and MatMul whose weight is an initializer reads an int8 copy of it "
       "(symmetric, per output channel) through DequantizeLinear, and its activation through a "
@@ -56,20 +81,23 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       "the result:\n"
       "  tensortune quantize resnet50.onnx -o resnet50.int8.onnx --calibrate images/\n"
       "  tensortune run --model resnet50.int8.onnx --input input=x.npy");
-  c->callback([&exit_code, job] {
+  c->callback([&exit_code, job, reduce_range] {
+    if (*reduce_range == "all") job->reduce_range = frontend::ReduceRange::kAll;
+    if (*reduce_range == "auto") job->reduce_range = frontend::ReduceRange::kWhereQuiet;
     auto report = workflow::quantize_model(*job);
     if (!report) {
       exit_code = report_error(report.error());
       return;
     }
     std::printf(
-        "quantized %d of %d Conv/Gemm/MatMul nodes (weights int8 in [-%d, %d] %s, activations "
-        "uint8 per tensor, %s calibrated); wrote %s\n",
-        report->quantized, report->candidates, report->weight_max, report->weight_max,
-        report->per_channel ? "per output channel" : "per tensor",
+        "quantized %d of %d Conv/Gemm/MatMul nodes (weights int8 %s, activations uint8 per "
+        "tensor, %s calibrated, %d biases corrected); wrote %s\n",
+        report->quantized, report->candidates, weight_summary(*report).c_str(),
         job->percentile >= 100 ? "min-max"
                                : ("percentile " + std::to_string(job->percentile)).c_str(),
-        job->output.c_str());
+        report->bias_corrected, job->output.c_str());
+    for (const auto& s : report->kept_full_range)
+      std::printf("  kept in [-127, 127]: %s\n", s.c_str());
     for (const auto& s : report->skipped) std::printf("  left in float: %s\n", s.c_str());
   });
 }

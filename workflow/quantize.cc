@@ -74,6 +74,11 @@ Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job) {
   frontend::QuantizeOptions options;
   options.per_channel = job.per_channel;
   options.reduce_range = job.reduce_range;
+  options.noise_growth = job.noise_growth;
+  options.bias_correction = job.bias_correction;
+  if (!(job.noise_growth >= 1))
+    return invalid_argument("--noise-growth = " + std::to_string(job.noise_growth) +
+                            ": a factor of 1 or more (1.1: a layer's output noise may grow 10%)");
   options.percentile = job.percentile;
   TT_ASSIGN_OR_RETURN(options.calibration, calibration_samples(model, job));
   options.import.limits = job.model.limits;

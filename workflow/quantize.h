@@ -19,8 +19,11 @@ struct QuantizeJob {
   ImageNormalization images;         ///< how calibration images become input tensors
   int samples = 8;                   ///< random samples (uniform in [-1, 1) for float inputs)
   bool per_channel = true;
-  bool reduce_range = false;  ///< weights in [-64, 64]: see QuantizeOptions::reduce_range
-  double percentile = 100;    ///< 100: min-max; below: see QuantizeOptions::percentile
+  /// Weights in [-64, 64]: in every layer, or where it adds little noise (see QuantizeOptions).
+  frontend::ReduceRange reduce_range = frontend::ReduceRange::kNone;
+  double noise_growth = 1.10;
+  bool bias_correction = true;
+  double percentile = 100;  ///< 100: min-max; below: see QuantizeOptions::percentile
 };
 
 Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job);

@@ -2,23 +2,36 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "compiler/frontend/onnx_import_context.h"
 #include "compiler/frontend/onnx_proto.h"
+#include "compiler/frontend/weight_quantization.h"
 #include "compiler/graph/interpreter.h"
 
 namespace tensortune::frontend {
 namespace {
 
-/// A node whose weight input (1) is a float initializer, and the axis of its output channels.
+constexpr int kFullRange = 127;
+constexpr int kReducedRange = 64;
+
+/// A node whose weight input (1) is a float initializer: how its weight's elements map to output
+/// channels and input features, and the axis of its activation's features.
 struct Target {
   int node = 0;
   std::string weight;
-  int64_t channel_axis = 0;
+  int64_t channel_axis = 0;  ///< of the weight: its output channels
+  int64_t feature_axis = 1;  ///< of the activation; -1: the last
+  WeightGeometry geometry;
+  /// The bias that takes the mean-error correction: Conv's input 2, Gemm's C (divided by beta);
+  /// 0 when the node has no place for one (MatMul).
+  int bias_input = 0;
+  double bias_factor = 1;
 };
 
 int64_t default_opset(const onnx::ModelProto& m) {
@@ -32,6 +45,51 @@ int64_t int_attribute(const onnx::NodeProto& n, const std::string& name, int64_t
     if (a.name() == name) return a.i();
   return fallback;
 }
+
+double float_attribute(const onnx::NodeProto& n, const std::string& name, double fallback) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return a.f();
+  return fallback;
+}
+
+int64_t product(const google::protobuf::RepeatedField<int64_t>& dims, int from) {
+  int64_t p = 1;
+  for (int d = from; d < dims.size(); ++d) p *= dims[d];
+  return p;
+}
+
+/// Sums that become FeatureMoments: per feature, the values' sum and square sum, and the count.
+struct MomentSums {
+  std::vector<double> sum, square;
+  double count = 0;
+
+  void add(const graph::Tensor& t, int64_t axis) {
+    const int64_t rank = static_cast<int64_t>(t.shape.size());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return;
+    const int64_t features = t.shape[static_cast<size_t>(axis)];
+    int64_t inner = 1;
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= t.shape[static_cast<size_t>(d)];
+    if (sum.empty()) sum.assign(static_cast<size_t>(features), 0), square = sum;
+    if (sum.size() != static_cast<size_t>(features)) return;
+    for (int64_t i = 0; i < t.size(); ++i) {
+      const double v = t.at(i);
+      const auto f = static_cast<size_t>(i / inner % features);
+      sum[f] += v;
+      square[f] += v * v;
+    }
+    count += features > 0 ? double(t.size()) / double(features) : 0;
+  }
+  FeatureMoments moments() const {
+    FeatureMoments m;
+    if (count <= 0) return m;
+    for (size_t f = 0; f < sum.size(); ++f) {
+      m.mean.push_back(sum[f] / count);
+      m.mean_square.push_back(square[f] / count);
+    }
+    return m;
+  }
+};
 
 struct Range {
   double lo = std::numeric_limits<double>::infinity();
@@ -82,7 +140,6 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
                             ": QuantizeLinear and DequantizeLinear need opset 10 or later");
   QuantizeReport report;
   report.per_channel = options.per_channel && opset >= 13;
-  report.weight_max = options.reduce_range ? 64 : 127;
 
   std::map<std::string, int> initializer;
   for (int i = 0; i < g->initializer_size(); ++i) initializer[g->initializer(i).name()] = i;
@@ -107,14 +164,37 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
                                ", not float");
       continue;
     }
-    int64_t axis = 0;  // Conv: OIHW
-    if (n.op_type() == "Gemm") axis = int_attribute(n, "transB", 0) ? 0 : 1;
-    if (n.op_type() == "MatMul") axis = w.dims_size() - 1;
-    if (w.dims_size() < 2 || (n.op_type() == "MatMul" && w.dims_size() != 2)) {
+    if (w.dims_size() < 2 || (n.op_type() != "Conv" && w.dims_size() != 2)) {
       report.skipped.push_back(where + ": its weight has rank " + std::to_string(w.dims_size()));
       continue;
     }
-    targets.push_back({i, n.input(1), axis});
+    Target t;
+    t.node = i;
+    t.weight = n.input(1);
+    using Form = WeightGeometry::Form;
+    if (n.op_type() == "Conv") {
+      const int64_t groups = std::max<int64_t>(1, int_attribute(n, "group", 1));
+      t.geometry = {Form::kConv, w.dims(0), w.dims(1) * groups, groups, product(w.dims(), 2)};
+      if (w.dims(0) % groups != 0) {
+        report.skipped.push_back(where + ": its " + std::to_string(w.dims(0)) +
+                                 " output channels do not split into " + std::to_string(groups) +
+                                 " groups");
+        continue;
+      }
+      t.bias_input = 2;
+    } else if (n.op_type() == "Gemm" && int_attribute(n, "transB", 0)) {
+      t.geometry = {Form::kOutputsByInputs, w.dims(0), w.dims(1)};
+    } else {
+      t.geometry = {Form::kInputsByOutputs, w.dims(1), w.dims(0)};
+      t.channel_axis = 1;
+      t.feature_axis = n.op_type() == "MatMul" ? -1 : 1;
+    }
+    if (n.op_type() == "Gemm") {
+      if (int_attribute(n, "transA", 0)) t.feature_axis = 0;
+      t.bias_factor = float_attribute(n, "beta", 1.0);
+      t.bias_input = t.bias_factor != 0 ? 2 : 0;
+    }
+    targets.push_back(t);
   }
 
   // Calibration: the activations the targets read, as extra outputs of a copy of the model.
@@ -125,6 +205,9 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       activations.push_back(a);
   }
   std::map<std::string, Range> ranges;
+  std::map<std::pair<std::string, int64_t>, MomentSums> sums;  // (activation, feature axis)
+  std::map<std::string, std::set<int64_t>> feature_axes;
+  for (const Target& t : targets) feature_axes[g->node(t.node).input(0)].insert(t.feature_axis);
   if (!activations.empty()) {
     onnx::ModelProto probe = model;
     const int original_outputs = probe.graph().output_size();
@@ -137,6 +220,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
         return outputs.error().with_context("calibration sample " + std::to_string(s + 1));
       for (size_t k = 0; k < activations.size(); ++k) {
         const graph::Tensor& t = (*outputs)[static_cast<size_t>(original_outputs) + k];
+        for (int64_t axis : feature_axes[activations[k]]) sums[{activations[k], axis}].add(t, axis);
         Range& r = ranges[activations[k]];
         if (options.percentile >= 100) {
           for (int64_t i = 0; i < t.size(); ++i) {
@@ -165,7 +249,8 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   // each weight, inserted just before the first node that reads them.
   std::map<int, std::vector<onnx::NodeProto>> before;
   std::map<std::string, std::string> dequantized;  // activation or weight -> its DQ output
-  std::set<std::string> replaced_weights;
+  std::set<std::string> replaced_weights;  // initializers that leave the file if nothing reads them
+  std::map<std::string, int> weight_max_of;
   for (const Target& t : targets) {
     onnx::NodeProto* n = g->mutable_node(t.node);
     const std::string a = n->input(0);
@@ -182,35 +267,63 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       dequantized[a] = a + "_dequantized";
     }
     n->set_input(0, dequantized[a]);
+    const FeatureMoments moments = sums[{a, t.feature_axis}].moments();
+    // The bias that takes the correction: none yet, or a float initializer of one value per
+    // output channel; any other bias (computed, broadcast) is left as it is.
+    std::optional<graph::Tensor> bias;
+    const bool has_bias =
+        t.bias_input && n->input_size() > t.bias_input && !n->input(t.bias_input).empty();
+    if (has_bias && initializer.count(n->input(t.bias_input))) {
+      auto read = tensor_from_proto(g->initializer(initializer[n->input(t.bias_input)]));
+      if (read && read->dtype == graph::DType::kFloat32 && read->size() == t.geometry.out_channels)
+        bias = std::move(*read);
+    }
+    const bool correct_bias = options.bias_correction && t.bias_input != 0 &&
+                              !moments.mean.empty() && (bias || !has_bias);
+    std::optional<graph::Tensor> w;
+    if (!dequantized.count(t.weight) || correct_bias) {
+      TT_ASSIGN_OR_RETURN(w, tensor_from_proto(g->initializer(initializer[t.weight])));
+    }
     if (!dequantized.count(t.weight)) {
-      TT_ASSIGN_OR_RETURN(graph::Tensor w,
-                          tensor_from_proto(g->initializer(initializer[t.weight])));
-      const graph::Shape& shape = w.shape;
-      const int64_t channels = report.per_channel ? shape[static_cast<size_t>(t.channel_axis)] : 1;
-      int64_t inner = 1;
-      for (size_t d = static_cast<size_t>(t.channel_axis) + 1; d < shape.size(); ++d)
-        inner *= shape[d];
-      auto channel_of = [&](int64_t i) { return report.per_channel ? i / inner % channels : 0; };
-      std::vector<double> largest(static_cast<size_t>(channels), 0.0);
-      for (int64_t i = 0; i < w.size(); ++i)
-        largest[static_cast<size_t>(channel_of(i))] =
-            std::max(largest[static_cast<size_t>(channel_of(i))], std::fabs(double(w.f32[i])));
-      std::vector<float> scales(static_cast<size_t>(channels));
-      for (size_t c = 0; c < scales.size(); ++c)
-        scales[c] = largest[c] > 0 ? static_cast<float>(largest[c] / report.weight_max) : 1.0f;
-      std::vector<int64_t> q(static_cast<size_t>(w.size()));
-      for (int64_t i = 0; i < w.size(); ++i)
-        q[static_cast<size_t>(i)] = static_cast<int64_t>(std::clamp(
-            std::nearbyint(double(w.f32[i]) / scales[static_cast<size_t>(channel_of(i))]),
-            -double(report.weight_max), double(report.weight_max)));
+      const double activation_scale = activation_parameters(ranges[a]).first;
+      QuantizedWeight q = quantize_weight(w->f32, t.geometry, report.per_channel, kFullRange);
+      int weight_max = kFullRange;
+      if (options.reduce_range == ReduceRange::kAll) {
+        q = quantize_weight(w->f32, t.geometry, report.per_channel, kReducedRange);
+        weight_max = kReducedRange;
+      } else if (options.reduce_range == ReduceRange::kWhereQuiet && !moments.mean.empty()) {
+        QuantizedWeight reduced =
+            quantize_weight(w->f32, t.geometry, report.per_channel, kReducedRange);
+        const LayerNoise full =
+            layer_noise(w->f32, t.geometry, q, activation_scale, moments, correct_bias);
+        const LayerNoise narrow =
+            layer_noise(w->f32, t.geometry, reduced, activation_scale, moments, correct_bias);
+        const double growth = std::sqrt((narrow.activation + narrow.weight) /
+                                        std::max(full.activation + full.weight, 1e-300));
+        if (growth <= options.noise_growth) {
+          q = std::move(reduced);
+          weight_max = kReducedRange;
+        } else {
+          char growth_text[32];
+          std::snprintf(growth_text, sizeof growth_text, "%.1f%%", (growth - 1) * 100);
+          report.kept_full_range.push_back("node '" + node_label(*n) + "' (" + n->op_type() +
+                                           "): [-64, 64] would grow its output noise by " +
+                                           growth_text);
+        }
+      }
+      (weight_max == kReducedRange ? report.reduced : report.full) += 1;
+      weight_max_of[t.weight] = weight_max;
+      const graph::Shape& shape = w->shape;
+      const int64_t channels = report.per_channel ? t.geometry.out_channels : 1;
       const graph::Shape param_shape = report.per_channel ? graph::Shape{channels} : graph::Shape{};
-      add_initializer(g, graph::Tensor::from_ints(shape, q, graph::DType::kInt8),
+      add_initializer(g, graph::Tensor::from_ints(shape, q.values, graph::DType::kInt8),
                       t.weight + "_quantized");
-      add_initializer(g, graph::Tensor::from_floats(param_shape, scales), t.weight + "_scale");
-      add_initializer(g,
-                      graph::Tensor::from_ints(param_shape, std::vector<int64_t>(scales.size(), 0),
-                                               graph::DType::kInt8),
-                      t.weight + "_zero_point");
+      add_initializer(g, graph::Tensor::from_floats(param_shape, q.scales), t.weight + "_scale");
+      add_initializer(
+          g,
+          graph::Tensor::from_ints(param_shape, std::vector<int64_t>(q.scales.size(), 0),
+                                   graph::DType::kInt8),
+          t.weight + "_zero_point");
       onnx::NodeProto dq =
           make_node("DequantizeLinear", t.weight + "_dequantize",
                     {t.weight + "_quantized", t.weight + "_scale", t.weight + "_zero_point"},
@@ -224,6 +337,22 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       before[t.node].push_back(std::move(dq));
       dequantized[t.weight] = t.weight + "_dequantized";
       replaced_weights.insert(t.weight);
+    }
+    if (correct_bias) {
+      // The node's own bias (an initializer may be shared): old bias - mean error / beta.
+      const QuantizedWeight q =
+          quantize_weight(w->f32, t.geometry, report.per_channel, weight_max_of[t.weight]);
+      const std::vector<double> error = mean_output_error(w->f32, t.geometry, q, moments);
+      std::vector<float> corrected(error.size());
+      for (size_t c = 0; c < error.size(); ++c)
+        corrected[c] =
+            static_cast<float>((bias ? double(bias->f32[c]) : 0.0) - error[c] / t.bias_factor);
+      const std::string name = n->output(0) + "_corrected_bias";
+      add_initializer(g, graph::Tensor::from_floats({t.geometry.out_channels}, corrected), name);
+      if (has_bias) replaced_weights.insert(n->input(t.bias_input));
+      while (n->input_size() <= t.bias_input) n->add_input("");
+      n->set_input(t.bias_input, name);
+      ++report.bias_corrected;
     }
     n->set_input(1, dequantized[t.weight]);
     ++report.quantized;
@@ -252,6 +381,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     if (!replaced_weights.count(i.name()) || read.count(i.name())) *inputs.Add() = std::move(i);
   g->mutable_input()->Swap(&inputs);
 
+  report.weight_max = report.full > 0 || report.reduced == 0 ? kFullRange : kReducedRange;
   std::ofstream sink(out, std::ios::binary);
   if (!sink || !model.SerializeToOstream(&sink) || !sink.flush())
     return invalid_argument("cannot write " + out);

@@ -5,7 +5,8 @@
 /// weight is an initializer reads its weight as int8 (symmetric, per output channel or per
 /// tensor) through a DequantizeLinear, and its activation through a QuantizeLinear ->
 /// DequantizeLinear pair (uint8, per tensor, asymmetric) whose range is the min-max over the
-/// calibration samples, computed by the reference interpreter. Biases stay float.
+/// calibration samples, computed by the reference interpreter. Biases stay float (corrected for
+/// the weights' mean rounding error unless told not to).
 #include <map>
 #include <string>
 #include <vector>
@@ -16,12 +17,21 @@
 
 namespace tensortune::frontend {
 
+enum class ReduceRange { kNone, kAll, kWhereQuiet };
+
 struct QuantizeOptions {
   /// Weights: one scale per output channel (needs opset 13, else per tensor) or one per tensor.
   bool per_channel = true;
   /// Weights in [-64, 64] instead of [-127, 127] (ONNX Runtime's reduce_range): half the
   /// resolution, and exact fast int8 kernels on CPUs without VNNI (Precision::kUInt8Int7).
-  bool reduce_range = false;
+  /// kWhereQuiet narrows a layer's weights only when that grows the noise of its output (from
+  /// rounding its activations and weights: weight_quantization.h) by at most `noise_growth`.
+  ReduceRange reduce_range = ReduceRange::kNone;
+  double noise_growth = 1.10;
+  /// Cancel each layer's mean output error from its rounded weights (the calibration
+  /// activations' mean times the weights' error) through its bias: Conv and Gemm, whose bias is
+  /// absent or a float initializer of one value per output channel.
+  bool bias_correction = true;
   /// The samples the activations' ranges are measured on: input name -> value, one map each.
   std::vector<std::map<std::string, graph::Tensor>> calibration;
   /// An activation's range: its minimum and maximum over all samples, or (percentile < 100)
@@ -35,7 +45,13 @@ struct QuantizeReport {
   int quantized = 0;  ///< Conv / Gemm / MatMul nodes now reading int8
   int candidates = 0;
   bool per_channel = true;  ///< as written (per tensor below opset 13)
-  int weight_max = 127;     ///< weights lie in [-weight_max, weight_max]
+  int weight_max = 127;     ///< the widest layer's weights lie in [-weight_max, weight_max]
+  int full = 0;             ///< weight tensors in [-127, 127]
+  int reduced = 0;          ///< weight tensors in [-64, 64]
+  int bias_corrected = 0;   ///< nodes whose bias cancels their weights' mean error
+  /// ReduceRange::kWhereQuiet: "node 'NAME' (Conv): [-64, 64] would grow its output noise by
+  /// 46%", one per weight kept in [-127, 127].
+  std::vector<std::string> kept_full_range;
   /// "node 'NAME' (Gemm): its weight is not an initializer", one per node left in float.
   std::vector<std::string> skipped;
 };

@@ -108,5 +108,12 @@ def test_quantize_writes_a_qdq_model_close_to_the_float_one(tmp_path):
     r = tt.compile(tmp_path / "r18.rr.onnx").run(data=x)
     c = next(iter(r.values())).ravel()
     assert float(a @ c / np.linalg.norm(a) / np.linalg.norm(c)) >= 0.99
+    assert report["bias_corrected"] == 21 and report["reduced"] == 0
+    mixed = tt.quantize(float_model, tmp_path / "r18.mixed.onnx", samples=2, reduce_range="auto",
+                        noise_growth=1.05)
+    assert mixed["reduced"] + mixed["full"] == 21
+    assert len(mixed["kept_full_range"]) == mixed["full"]
+    with pytest.raises(ValueError, match="reduce_range = 'some'"):
+        tt.quantize(float_model, tmp_path / "x.onnx", reduce_range="some")
     with pytest.raises(tt.InvalidArgumentError, match="--percentile"):
         tt.quantize(float_model, tmp_path / "x.onnx", percentile=10)

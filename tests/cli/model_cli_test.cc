@@ -476,6 +476,29 @@ TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
   auto rr_out = tensortune::read_npy(path("rr.npy"));
   ASSERT_TRUE(rr_out);
   EXPECT_GE(cosine(*f, *rr_out), 0.99);
+  EXPECT_NE(q.output.find("21 biases corrected"), std::string::npos) << q.output;
+
+  // --reduce-range=auto: [-64, 64] where a layer's noise grows little; every layer kept at full
+  // range is named with its growth, and the two kinds add up to every weight.
+  CmdResult mixed = run("quantize " + path("r18.onnx") + " -o " + path("r18.mixed.onnx") +
+                        " --samples 3 --reduce-range=auto --noise-growth 1.05");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.output;
+  ASSERT_TRUE(std::regex_search(mixed.output, m,
+                                std::regex("in \\[-64, 64\\] in (\\d+) of 21 weight tensors")))
+      << mixed.output;
+  const int narrowed = std::stoi(m[1]);
+  EXPECT_GT(narrowed, 0) << mixed.output;
+  const std::regex kept_line(
+      "kept in \\[-127, 127\\]: node '[^']+' \\(\\w+\\): \\[-64, 64\\] would grow its output "
+      "noise by ([0-9.]+)%");
+  std::ptrdiff_t kept = 0;
+  for (std::sregex_iterator it(mixed.output.begin(), mixed.output.end(), kept_line);
+       it != std::sregex_iterator(); ++it, ++kept)
+    EXPECT_GE(std::stod((*it)[1]), 5.0) << mixed.output;  // above 1.05, printed to 0.1%
+  EXPECT_EQ(narrowed + kept, 21) << mixed.output;
+  EXPECT_GT(kept, 0) << mixed.output;
+  expect_error("quantize " + path("r18.onnx") + " -o " + path("x.onnx") + " --noise-growth 0.5",
+               "--noise-growth = 0.500000: a factor of 1 or more");
 
   // A folder of samples; then a sample of the wrong shape, named.
   fs::create_directories(path("cal"));

@@ -1,0 +1,311 @@
+// The quantizer's arithmetic (weight_quantization.h) against brute force and simulation, and the
+// quantizer's choices in the models it writes: corrected biases, 7-bit weights where they add
+// little noise.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "compiler/frontend/onnx_io.h"
+#include "compiler/frontend/onnx_proto.h"
+#include "compiler/frontend/onnx_quantizer.h"
+#include "compiler/frontend/weight_quantization.h"
+#include "compiler/graph/interpreter.h"
+#include "tests/compiler/onnx_builder.h"
+
+namespace tensortune::frontend {
+namespace {
+
+using Form = WeightGeometry::Form;
+constexpr int kFloat = onnx::TensorProto_DataType_FLOAT;
+
+TEST(WeightQuantization, GeometryNamesEachElementsChannelAndFeature) {
+  // A grouped convolution: 6 outputs in 3 groups of 2, 2 inputs per group, 2x3 kernels.
+  const WeightGeometry conv{Form::kConv, 6, 6, 3, 6};
+  int64_t i = 0;
+  for (int64_t o = 0; o < 6; ++o)
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t k = 0; k < 6; ++k, ++i) {
+        EXPECT_EQ(conv.out_channel(i), o) << i;
+        EXPECT_EQ(conv.in_feature(i), o / 2 * 2 + c) << i;
+      }
+  EXPECT_EQ(conv.size(), i);
+  const WeightGeometry kn{Form::kInputsByOutputs, 5, 3};  // [K = 3, N = 5]
+  const WeightGeometry nk{Form::kOutputsByInputs, 5, 3};  // [N = 5, K = 3]
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 0; c < 3; ++c) {
+      EXPECT_EQ(kn.out_channel(c * 5 + r), r);
+      EXPECT_EQ(kn.in_feature(c * 5 + r), c);
+      EXPECT_EQ(nk.out_channel(r * 3 + c), r);
+      EXPECT_EQ(nk.in_feature(r * 3 + c), c);
+    }
+}
+
+TEST(WeightQuantization, EachChannelsLargestMapsToTheRangeAndTheRestRoundToTheNearestStep) {
+  const WeightGeometry g{Form::kOutputsByInputs, 3, 4};
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 0.1f,     // largest 1.0
+                                0.0f, 0.0f,  0.0f,  0.0f,     // all zero: scale 1
+                                3.0f, 1.5f,  -0.7f, 0.0117f}; // largest 3.0
+  for (int range : {127, 64}) {
+    const QuantizedWeight q = quantize_weight(w, g, true, range);
+    ASSERT_EQ(q.scales.size(), 3u);
+    EXPECT_FLOAT_EQ(q.scales[0], 1.0f / float(range));
+    EXPECT_FLOAT_EQ(q.scales[1], 1.0f);
+    EXPECT_FLOAT_EQ(q.scales[2], 3.0f / float(range));
+    EXPECT_EQ(q.values[1], -range);
+    EXPECT_EQ(q.values[8], range);
+    for (size_t i = 0; i < w.size(); ++i) {
+      EXPECT_LE(std::abs(q.values[i]), range);
+      EXPECT_LE(std::fabs(double(q.values[i]) * q.scale_of(g, int64_t(i)) - w[i]),
+                0.5 * q.scale_of(g, int64_t(i)) + 1e-7)
+          << i;
+    }
+    const QuantizedWeight t = quantize_weight(w, g, false, range);  // one scale: 3 / range
+    ASSERT_EQ(t.scales.size(), 1u);
+    EXPECT_EQ(t.values[0], std::lround(0.5 * range / 3));
+  }
+}
+
+// The noise model against a simulation of a dense layer on independent inputs of known mean and
+// spread: the weights' error variance with and without the mean cancelled, its mean, and the
+// variance from rounding the inputs to a grid.
+TEST(WeightQuantization, NoiseModelMatchesASimulatedLayer) {
+  const int64_t n = 4, k = 48;
+  const WeightGeometry g{Form::kOutputsByInputs, n, k};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> w(static_cast<size_t>(n * k));
+  for (float& v : w) v = normal(rng);
+  FeatureMoments m;
+  std::vector<double> lo(k), width(k);
+  for (int64_t f = 0; f < k; ++f) {  // x_f uniform in [lo, lo + width)
+    lo[size_t(f)] = 0.1 * double(f % 5);
+    width[size_t(f)] = 0.5 + 0.05 * double(f % 7);
+    const double mean = lo[size_t(f)] + width[size_t(f)] / 2;
+    m.mean.push_back(mean);
+    m.mean_square.push_back(mean * mean + width[size_t(f)] * width[size_t(f)] / 12);
+  }
+  const QuantizedWeight q = quantize_weight(w, g, true, 64);
+  const double step = 0.05;  // the inputs' grid
+  const LayerNoise cancelled = layer_noise(w, g, q, step, m, true);
+  const LayerNoise raw = layer_noise(w, g, q, step, m, false);
+  const std::vector<double> mean_error = mean_output_error(w, g, q, m);
+
+  const int samples = 40000;
+  std::vector<double> sum(n), square(n), rounding(n);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<double> x(k);
+  for (int s = 0; s < samples; ++s) {
+    for (int64_t f = 0; f < k; ++f) x[size_t(f)] = lo[size_t(f)] + width[size_t(f)] * unit(rng);
+    for (int64_t c = 0; c < n; ++c) {
+      double e = 0, r = 0;
+      for (int64_t f = 0; f < k; ++f) {
+        const auto i = static_cast<size_t>(c * k + f);
+        e += (double(q.values[i]) * q.scale_of(g, int64_t(i)) - w[i]) * x[size_t(f)];
+        r += w[i] * (std::nearbyint(x[size_t(f)] / step) * step - x[size_t(f)]);
+      }
+      sum[size_t(c)] += e;
+      square[size_t(c)] += e * e;
+      rounding[size_t(c)] += r * r;
+    }
+  }
+  double variance = 0, second = 0, activation = 0;
+  for (int64_t c = 0; c < n; ++c) {
+    const double mean = sum[size_t(c)] / samples;
+    EXPECT_NEAR(mean, mean_error[size_t(c)], 0.02 * std::fabs(mean) + 1e-4) << c;
+    variance += square[size_t(c)] / samples - mean * mean;
+    second += square[size_t(c)] / samples;
+    activation += rounding[size_t(c)] / samples;
+  }
+  EXPECT_NEAR(cancelled.weight, variance, 0.05 * variance);
+  EXPECT_NEAR(raw.weight, second, 0.05 * second);
+  EXPECT_NEAR(cancelled.activation, activation, 0.05 * activation);
+  EXPECT_EQ(raw.activation, cancelled.activation);
+}
+
+/// Model files of one test, removed at its end.
+class OnnxQuantizer : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const auto& p : files_) std::filesystem::remove(p);
+  }
+  std::string file(const std::string& name) {
+    files_.push_back(temp_path(name));
+    return files_.back();
+  }
+  static onnx::ModelProto read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    onnx::ModelProto m;
+    EXPECT_TRUE(m.ParseFromIstream(&in)) << path;
+    return m;
+  }
+  static graph::Tensor initializer(const onnx::ModelProto& m, const std::string& name) {
+    for (const auto& t : m.graph().initializer())
+      if (t.name() == name) {
+        auto read = tensor_from_proto(t);
+        EXPECT_TRUE(read) << name;
+        return read ? *read : graph::Tensor{};
+      }
+    ADD_FAILURE() << "no initializer " << name;
+    return {};
+  }
+  static graph::Tensor uniform(graph::Shape shape, double lo, double hi, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d{float(lo), float(hi)};
+    graph::Tensor t = graph::Tensor::zeros(std::move(shape));
+    for (float& v : t.f32) v = d(rng);
+    return t;
+  }
+  static std::vector<float> normal_values(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0, 0.2f);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+  }
+  static void add_float(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                        const std::vector<float>& values) {
+    add_initializer(g, name, kFloat, std::move(dims),
+                    std::vector<double>(values.begin(), values.end()));
+  }
+
+ private:
+  std::vector<std::string> files_;
+};
+
+// A convolution without bias on inputs of positive mean: its rounded weights shift every output
+// channel's mean, which the corrected bias cancels on data it was not calibrated on; a Gemm's
+// bias (scaled by beta) keeps its own values plus the correction.
+TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 8, 6, 6});
+  add_float(g, "w", {4, 8, 3, 3}, normal_values(4 * 8 * 9, 3));
+  add_node(g, "Conv", "conv", {"x", "w"}, "y");
+  add_input(g, "v", {2, 16});
+  add_float(g, "gw", {16, 5}, normal_values(16 * 5, 4));
+  add_float(g, "gb", {5}, {0.5f, -0.25f, 1, 0, 2});
+  auto* gemm = add_node(g, "Gemm", "gemm", {"v", "gw", "gb"}, "z");
+  auto* beta = gemm->add_attribute();
+  beta->set_name("beta");
+  beta->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  beta->set_f(2.0f);
+  g->add_output()->set_name("y");
+  g->add_output()->set_name("z");
+  const std::string in = save(m, "bias_in.onnx");
+  file("bias_in.onnx");
+
+  QuantizeOptions options;
+  options.reduce_range = ReduceRange::kAll;  // the larger rounding error, the clearer its mean
+  for (uint32_t s = 0; s < 4; ++s)
+    options.calibration.push_back(
+        {{"x", uniform({1, 8, 6, 6}, 0.5, 1.5, s)}, {"v", uniform({2, 16}, 0, 1, 10 + s)}});
+  const std::string corrected = file("bias_corrected.onnx"), plain = file("bias_plain.onnx");
+  auto report = quantize_onnx_file(in, corrected, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->bias_corrected, 2);
+  options.bias_correction = false;
+  auto plain_report = quantize_onnx_file(in, plain, options);
+  ASSERT_TRUE(plain_report) << plain_report.error().message;
+  EXPECT_EQ(plain_report->bias_corrected, 0);
+
+  // The Gemm's new bias: its own plus the correction / beta, which is small against it.
+  const graph::Tensor gb = initializer(read(corrected), "z_corrected_bias");
+  ASSERT_EQ(gb.size(), 5);
+  const std::vector<float> original = {0.5f, -0.25f, 1, 0, 2};
+  for (size_t c = 0; c < 5; ++c) EXPECT_NEAR(gb.f32[c], original[c], 0.05) << c;
+
+  // The mean error per output channel of the convolution over fresh data, against float.
+  auto run = [&](const std::string& path) {
+    auto graph = import_onnx_file(path);
+    EXPECT_TRUE(graph) << graph.error().message;
+    std::vector<graph::Tensor> ys;
+    for (uint32_t s = 100; s < 108; ++s) {
+      auto out = graph::interpret(
+          *graph, {{"x", uniform({1, 8, 6, 6}, 0.5, 1.5, s)}, {"v", uniform({2, 16}, 0, 1, s)}});
+      EXPECT_TRUE(out) << out.error().message;
+      ys.push_back((*out)[0]);
+    }
+    return ys;
+  };
+  const auto reference = run(in), with = run(corrected), without = run(plain);
+  auto mean_error = [&](const std::vector<graph::Tensor>& ys) {
+    double total = 0;
+    for (int64_t c = 0; c < 4; ++c) {
+      double sum = 0, count = 0;
+      for (size_t s = 0; s < ys.size(); ++s)
+        for (int64_t p = 0; p < 16; ++p) {
+          sum += ys[s].f32[size_t(c * 16 + p)] - reference[s].f32[size_t(c * 16 + p)];
+          ++count;
+        }
+      total += std::fabs(sum / count);
+    }
+    return total;
+  };
+  EXPECT_LT(mean_error(with), mean_error(without) / 3)
+      << mean_error(with) << " vs " << mean_error(without);
+}
+
+// Two layers: one reads an activation whose range is stretched by a rare outlier (its rounding
+// noise dwarfs its weights'), the other smooth activations and weights with an outlier per
+// channel (its weights' rounding dominates). --reduce-range=auto narrows the first only.
+TEST_F(OnnxQuantizer, ReducesTheRangeOnlyWhereItAddsLittleNoise) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "a", {4, 32});
+  add_input(g, "b", {4, 32});
+  // a's feature 0 carries the outlier; its weights are 0 (exact at any range), so that only the
+  // outlier's stretch of the range shows, not its own products.
+  std::vector<float> wa = normal_values(32 * 8, 5);
+  std::fill(wa.begin(), wa.begin() + 8, 0.0f);
+  add_float(g, "wa", {32, 8}, wa);
+  std::vector<float> wb = normal_values(32 * 8, 6);
+  for (size_t c = 0; c < 8; ++c) wb[c] = 4.0f;  // row 0: one large weight per output channel
+  add_float(g, "wb", {32, 8}, wb);
+  add_node(g, "MatMul", "ma", {"a", "wa"}, "ya");
+  add_node(g, "MatMul", "mb", {"b", "wb"}, "yb");
+  g->add_output()->set_name("ya");
+  g->add_output()->set_name("yb");
+  const std::string in = save(m, "mixed_in.onnx");
+  file("mixed_in.onnx");
+
+  QuantizeOptions options;
+  for (uint32_t s = 0; s < 4; ++s) {
+    graph::Tensor a = uniform({4, 32}, 0, 1, s);
+    a.f32[0] = 60;  // the outlier that sets a's range
+    options.calibration.push_back({{"a", a}, {"b", uniform({4, 32}, 0, 1, 20 + s)}});
+  }
+  auto largest = [&](const std::string& path, const std::string& name) {
+    const graph::Tensor q = initializer(read(path), name);
+    double most = 0;
+    for (int64_t i = 0; i < q.size(); ++i) most = std::max(most, std::fabs(q.at(i)));
+    return most;
+  };
+  const std::string out = file("mixed.onnx");
+  options.reduce_range = ReduceRange::kWhereQuiet;
+  auto report = quantize_onnx_file(in, out, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->reduced, 1);
+  EXPECT_EQ(report->full, 1);
+  EXPECT_EQ(report->weight_max, 127);
+  EXPECT_EQ(largest(out, "wa_quantized"), 64);
+  EXPECT_EQ(largest(out, "wb_quantized"), 127);
+
+  options.noise_growth = 100;  // any growth allowed: both narrow
+  report = quantize_onnx_file(in, out, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->reduced, 2);
+  EXPECT_EQ(report->weight_max, 64);
+  EXPECT_EQ(largest(out, "wb_quantized"), 64);
+
+  options.reduce_range = ReduceRange::kNone;
+  report = quantize_onnx_file(in, out, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->reduced, 0);
+  EXPECT_EQ(largest(out, "wa_quantized"), 127);
+}
+
+}  // namespace
+}  // namespace tensortune::frontend
