@@ -138,10 +138,16 @@ for (const m of opts.models.split(',')) {
   for (const v of logits.of) v.forEach((x, i) => (mean[i] += x / logits.of.length));
   const centred = (v) => v.map((x, i) => x - mean[i]);
   const r = { model: m, images: tests.length, top1: 0, top1Centred: 0, ortTop1: 0, cos: [], cosCentred: [],
-              ortCos: [], maxSteps: 0, step: 0, relInt8: 0, relF32: 0, equal: 0, values: 0 };
+              ortCos: [], flips: [], maxSteps: 0, step: 0, relInt8: 0, relF32: 0, equal: 0, values: 0 };
   for (let k = 0; k < tests.length; ++k) {
     const [of, oi, rf, ri] = [logits.of[k], logits.oi[k], logits.rf[k], logits.ri[k]];
     r.top1 += argmax(of) === argmax(oi);
+    if (argmax(of) !== argmax(oi)) {
+      // How close the float model's call was: its top two logits' gap, in its logits' range.
+      const sorted = Array.from(of).sort((a, b) => b - a);
+      const gap = (sorted[0] - sorted[1]) / (sorted[0] - sorted.at(-1));
+      r.flips.push(`${tests[k]} (float top two ${(100 * gap).toFixed(2)}% of the range apart)`);
+    }
     r.top1Centred += argmax(centred(of)) === argmax(centred(oi));
     r.ortTop1 += argmax(rf) === argmax(ri);
     r.cos.push(cosine(of, oi));
@@ -183,3 +189,5 @@ for (const r of rows) {
               `${mm(r.cosCentred)} | ${r.ortTop1}/${r.images} | ${mm(r.ortCos)} | ${int8Diff} | ` +
               `${(100 * r.relF32).toFixed(3)}% |`);
 }
+for (const r of rows)
+  if (r.flips.length) console.log(`\n${r.model}: top-1 changed on ${r.flips.join(', ')}.`);
