@@ -278,8 +278,9 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       if (read && read->dtype == graph::DType::kFloat32 && read->size() == t.geometry.out_channels)
         bias = std::move(*read);
     }
-    const bool correct_bias = options.bias_correction && t.bias_input != 0 &&
-                              !moments.mean.empty() && (bias || !has_bias);
+    const bool measured = moments.mean.size() == static_cast<size_t>(t.geometry.inputs);
+    const bool correct_bias =
+        options.bias_correction && t.bias_input != 0 && measured && (bias || !has_bias);
     std::optional<graph::Tensor> w;
     if (!dequantized.count(t.weight) || correct_bias) {
       TT_ASSIGN_OR_RETURN(w, tensor_from_proto(g->initializer(initializer[t.weight])));
@@ -291,7 +292,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       if (options.reduce_range == ReduceRange::kAll) {
         q = quantize_weight(w->f32, t.geometry, report.per_channel, kReducedRange);
         weight_max = kReducedRange;
-      } else if (options.reduce_range == ReduceRange::kWhereQuiet && !moments.mean.empty()) {
+      } else if (options.reduce_range == ReduceRange::kWhereQuiet && measured) {
         QuantizedWeight reduced =
             quantize_weight(w->f32, t.geometry, report.per_channel, kReducedRange);
         const LayerNoise full =
