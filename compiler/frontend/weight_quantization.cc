@@ -7,9 +7,12 @@ namespace tensortune::frontend {
 
 int64_t WeightGeometry::out_channel(int64_t i) const {
   switch (form) {
-    case Form::kConv: return i / ((inputs / groups) * spatial);
-    case Form::kInputsByOutputs: return i % out_channels;
-    case Form::kOutputsByInputs: return i / inputs;
+    case Form::kConv:
+      return i / ((inputs / groups) * spatial);
+    case Form::kInputsByOutputs:
+      return i % out_channels;
+    case Form::kOutputsByInputs:
+      return i / inputs;
   }
   return 0;
 }
@@ -21,8 +24,10 @@ int64_t WeightGeometry::in_feature(int64_t i) const {
       const int64_t group = out_channel(i) / (out_channels / groups);
       return group * per_group + i / spatial % per_group;
     }
-    case Form::kInputsByOutputs: return i / out_channels;
-    case Form::kOutputsByInputs: return i % inputs;
+    case Form::kInputsByOutputs:
+      return i / out_channels;
+    case Form::kOutputsByInputs:
+      return i % inputs;
   }
   return 0;
 }
@@ -42,9 +47,9 @@ QuantizedWeight quantize_weight(const std::vector<float>& w, const WeightGeometr
     q.scales[c] = largest[c] > 0 ? static_cast<float>(largest[c] / weight_max) : 1.0f;
   q.values.resize(w.size());
   for (int64_t i = 0; i < n; ++i)
-    q.values[size_t(i)] = static_cast<int64_t>(
-        std::clamp(std::nearbyint(double(w[size_t(i)]) / q.scales[channel(i)]),
-                   -double(weight_max), double(weight_max)));
+    q.values[size_t(i)] =
+        static_cast<int64_t>(std::clamp(std::nearbyint(double(w[size_t(i)]) / q.scales[channel(i)]),
+                                        -double(weight_max), double(weight_max)));
   return q;
 }
 

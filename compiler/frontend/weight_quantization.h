@@ -19,9 +19,9 @@ namespace tensortune::frontend {
 /// feature (activation channel) it multiplies.
 struct WeightGeometry {
   enum class Form {
-    kConv,            ///< OIHW..., O = out_channels, I = inputs / groups
-    kInputsByOutputs, ///< [K, N]: MatMul, Gemm with transB = 0
-    kOutputsByInputs, ///< [N, K]: Gemm with transB = 1
+    kConv,             ///< OIHW..., O = out_channels, I = inputs / groups
+    kInputsByOutputs,  ///< [K, N]: MatMul, Gemm with transB = 0
+    kOutputsByInputs,  ///< [N, K]: Gemm with transB = 1
   };
   Form form = Form::kConv;
   int64_t out_channels = 1;

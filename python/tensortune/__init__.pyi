@@ -1,6 +1,7 @@
 # Type stubs of the tensortune package, for editors and type checkers.
 import os
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy
 
@@ -90,7 +91,9 @@ def graph_tune(model: Model, *, db: PathLike,
                tls_cert: Optional[PathLike] = None, tls_key: Optional[PathLike] = None) -> None: ...
 
 def quantize(model: PathLike, output: PathLike, *, calibrate: Union[str, PathLike] = "random",
-             samples: int = 8, per_channel: bool = True, percentile: float = 100.0,
+             samples: int = 8, per_channel: bool = True,
+             reduce_range: Union[bool, Literal["all", "auto"]] = False, percentile: float = 100.0,
+             noise_growth: float = 1.1, bias_correction: bool = True,
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Any]: ...
 
 class RecordStore:

@@ -1,6 +1,8 @@
 // The quantizer's arithmetic (weight_quantization.h) against brute force and simulation, and the
 // quantizer's choices in the models it writes: corrected biases, 7-bit weights where they add
 // little noise.
+#include "compiler/frontend/onnx_quantizer.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/frontend/onnx_proto.h"
-#include "compiler/frontend/onnx_quantizer.h"
 #include "compiler/frontend/weight_quantization.h"
 #include "compiler/graph/interpreter.h"
 #include "tests/compiler/onnx_builder.h"
@@ -45,9 +46,9 @@ TEST(WeightQuantization, GeometryNamesEachElementsChannelAndFeature) {
 
 TEST(WeightQuantization, EachChannelsLargestMapsToTheRangeAndTheRestRoundToTheNearestStep) {
   const WeightGeometry g{Form::kOutputsByInputs, 3, 4};
-  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 0.1f,     // largest 1.0
-                                0.0f, 0.0f,  0.0f,  0.0f,     // all zero: scale 1
-                                3.0f, 1.5f,  -0.7f, 0.0117f}; // largest 3.0
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 0.1f,      // largest 1.0
+                                0.0f, 0.0f,  0.0f,  0.0f,      // all zero: scale 1
+                                3.0f, 1.5f,  -0.7f, 0.0117f};  // largest 3.0
   for (int range : {127, 64}) {
     const QuantizedWeight q = quantize_weight(w, g, true, range);
     ASSERT_EQ(q.scales.size(), 3u);
