@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "compiler/frontend/onnx_io.h"
@@ -176,77 +177,96 @@ class OnnxQuantizer : public ::testing::Test {
   std::vector<std::string> files_;
 };
 
-// A convolution without bias on inputs of positive mean: its rounded weights shift every output
-// channel's mean, which the corrected bias cancels on data it was not calibrated on; a Gemm's
-// bias (scaled by beta) keeps its own values plus the correction.
+// Inputs of positive mean: rounded weights shift every output channel's mean, which the
+// corrected biases cancel on data they were not calibrated on. Three forms: a convolution without
+// bias (one is added), a grouped one with a bias, and a Gemm with both operands transposed whose
+// C (shape [1, N], scaled by beta) keeps its own values plus the correction.
 TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
   auto m = model_with_opset(13);
   auto* g = m.mutable_graph();
   add_input(g, "x", {1, 8, 6, 6});
   add_float(g, "w", {4, 8, 3, 3}, normal_values(4 * 8 * 9, 3));
   add_node(g, "Conv", "conv", {"x", "w"}, "y");
-  add_input(g, "v", {2, 16});
-  add_float(g, "gw", {16, 5}, normal_values(16 * 5, 4));
-  add_float(g, "gb", {5}, {0.5f, -0.25f, 1, 0, 2});
+  add_float(g, "w2", {6, 4, 3, 3}, normal_values(6 * 4 * 9, 5));
+  add_float(g, "b2", {6}, {0.1f, 0.2f, -0.3f, 0, 0.5f, 1});
+  *add_node(g, "Conv", "grouped", {"x", "w2", "b2"}, "y2")->add_attribute() = int_attr("group", 2);
+  add_input(g, "v", {16, 6});                             // transA: K x M
+  add_float(g, "gw", {5, 16}, normal_values(16 * 5, 4));  // transB: N x K
+  const std::vector<float> c = {0.5f, -0.25f, 1, 0, 2};
+  add_float(g, "gb", {1, 5}, c);
   auto* gemm = add_node(g, "Gemm", "gemm", {"v", "gw", "gb"}, "z");
+  *gemm->add_attribute() = int_attr("transA", 1);
+  *gemm->add_attribute() = int_attr("transB", 1);
   auto* beta = gemm->add_attribute();
   beta->set_name("beta");
   beta->set_type(onnx::AttributeProto_AttributeType_FLOAT);
   beta->set_f(2.0f);
-  g->add_output()->set_name("y");
-  g->add_output()->set_name("z");
+  for (const char* out : {"y", "y2", "z"}) g->add_output()->set_name(out);
   const std::string in = save(m, "bias_in.onnx");
   file("bias_in.onnx");
 
   QuantizeOptions options;
   options.reduce_range = ReduceRange::kAll;  // the larger rounding error, the clearer its mean
-  for (uint32_t s = 0; s < 4; ++s)
-    options.calibration.push_back(
-        {{"x", uniform({1, 8, 6, 6}, 0.5, 1.5, s)}, {"v", uniform({2, 16}, 0, 1, 10 + s)}});
+  // Each input feature (x's channels, v's rows) with a mean of its own, so that a weight's error
+  // counts with its own feature's mean.
+  auto sample = [&](uint32_t s) {
+    graph::Tensor x = uniform({1, 8, 6, 6}, 0.5, 1.5, s), v = uniform({16, 6}, 0, 1, 50 + s);
+    for (int64_t i = 0; i < x.size(); ++i) x.f32[size_t(i)] *= float(1 + i / 36 % 3);
+    for (int64_t i = 0; i < v.size(); ++i) v.f32[size_t(i)] *= float(1 + (i / 6) % 5);
+    return std::map<std::string, graph::Tensor>{{"x", x}, {"v", v}};
+  };
+  for (uint32_t s = 0; s < 4; ++s) options.calibration.push_back(sample(s));
   const std::string corrected = file("bias_corrected.onnx"), plain = file("bias_plain.onnx");
   auto report = quantize_onnx_file(in, corrected, options);
   ASSERT_TRUE(report) << report.error().message;
-  EXPECT_EQ(report->bias_corrected, 2);
+  EXPECT_EQ(report->bias_corrected, 3);
   options.bias_correction = false;
   auto plain_report = quantize_onnx_file(in, plain, options);
   ASSERT_TRUE(plain_report) << plain_report.error().message;
   EXPECT_EQ(plain_report->bias_corrected, 0);
 
-  // The Gemm's new bias: its own plus the correction / beta, which is small against it.
+  // The Gemm's new C: its own values plus the correction / beta, which is small against them.
   const graph::Tensor gb = initializer(read(corrected), "z_corrected_bias");
   ASSERT_EQ(gb.size(), 5);
-  const std::vector<float> original = {0.5f, -0.25f, 1, 0, 2};
-  for (size_t c = 0; c < 5; ++c) EXPECT_NEAR(gb.f32[c], original[c], 0.05) << c;
+  for (size_t k = 0; k < 5; ++k) EXPECT_NEAR(gb.f32[k], c[k], 0.05) << k;
 
-  // The mean error per output channel of the convolution over fresh data, against float.
+  // Per output, the mean error per channel over fresh data against the float model, summed.
   auto run = [&](const std::string& path) {
     auto graph = import_onnx_file(path);
     EXPECT_TRUE(graph) << graph.error().message;
-    std::vector<graph::Tensor> ys;
+    std::vector<std::vector<graph::Tensor>> outs;
     for (uint32_t s = 100; s < 108; ++s) {
-      auto out = graph::interpret(
-          *graph, {{"x", uniform({1, 8, 6, 6}, 0.5, 1.5, s)}, {"v", uniform({2, 16}, 0, 1, s)}});
+      auto out = graph::interpret(*graph, sample(s));
       EXPECT_TRUE(out) << out.error().message;
-      ys.push_back((*out)[0]);
+      outs.push_back(*out);
     }
-    return ys;
+    return outs;
   };
   const auto reference = run(in), with = run(corrected), without = run(plain);
-  auto mean_error = [&](const std::vector<graph::Tensor>& ys) {
+  // Output k's channels and positions: y [1, 4, 4, 4], y2 [1, 6, 4, 4], z [6, 5].
+  struct Layout {
+    int64_t channels, positions;
+    bool channel_last;
+  };
+  const Layout layouts[] = {{4, 16, false}, {6, 16, false}, {5, 6, true}};
+  auto mean_error = [&](const auto& outs, size_t k) {
+    const Layout l = layouts[k];
     double total = 0;
-    for (int64_t c = 0; c < 4; ++c) {
-      double sum = 0, count = 0;
-      for (size_t s = 0; s < ys.size(); ++s)
-        for (int64_t p = 0; p < 16; ++p) {
-          sum += ys[s].f32[size_t(c * 16 + p)] - reference[s].f32[size_t(c * 16 + p)];
-          ++count;
+    for (int64_t ch = 0; ch < l.channels; ++ch) {
+      double sum = 0;
+      for (size_t s = 0; s < outs.size(); ++s)
+        for (int64_t p = 0; p < l.positions; ++p) {
+          const auto i =
+              static_cast<size_t>(l.channel_last ? p * l.channels + ch : ch * l.positions + p);
+          sum += outs[s][k].f32[i] - reference[s][k].f32[i];
         }
-      total += std::fabs(sum / count);
+      total += std::fabs(sum / double(outs.size() * size_t(l.positions)));
     }
     return total;
   };
-  EXPECT_LT(mean_error(with), mean_error(without) / 3)
-      << mean_error(with) << " vs " << mean_error(without);
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_LT(mean_error(with, k), mean_error(without, k) / 3)
+        << "output " << k << ": " << mean_error(with, k) << " vs " << mean_error(without, k);
 }
 
 // Two layers: one reads an activation whose range is stretched by a rare outlier (its rounding
