@@ -55,9 +55,9 @@ void print_summary(const CompiledNetwork& net) {
   if (!gpu && full_range > 0 && !codegen::host_has_int8_dot())
     std::printf(
         "note: %d int8 workloads have weights beyond [-64, 64]; without VNNI this CPU widens them "
-        "to "
-        "int16 (exact, near float32 speed). A model quantized with `tensortune quantize "
-        "--reduce-range` runs byte products instead, about 1.3x faster, for some accuracy.\n",
+        "to int16 (exact, near float32 speed). A model quantized with `tensortune quantize "
+        "--reduce-range=auto` runs byte products instead where that adds little noise, about "
+        "1.3x faster.\n",
         full_range);
   if (gpu)
     std::printf("GPU module: %zu bytes of CUDA C, %s\n", net.gpu_source.size(),
