@@ -28,9 +28,11 @@ struct Target {
   int64_t channel_axis = 0;  ///< of the weight: its output channels
   int64_t feature_axis = 1;  ///< of the activation; -1: the last
   WeightGeometry geometry;
-  /// The bias that takes the mean-error correction: Conv's input 2, Gemm's C (divided by beta);
-  /// 0 when the node has no place for one (MatMul).
-  int bias_input = 0;
+  /// The bias that takes the mean-error correction: input `bias_input` of node `bias_node`:
+  /// Conv's input 2, Gemm's C (divided by beta), or the constant operand of the Add that alone
+  /// reads a MatMul; -1 where there is no place for one.
+  int bias_node = 0;
+  int bias_input = -1;
   double bias_factor = 1;
 };
 
@@ -143,6 +145,10 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
 
   std::map<std::string, int> initializer;
   for (int i = 0; i < g->initializer_size(); ++i) initializer[g->initializer(i).name()] = i;
+  std::map<std::string, std::vector<int>> readers;
+  for (int i = 0; i < g->node_size(); ++i)
+    for (const auto& in : g->node(i).input()) readers[in].push_back(i);
+  for (const auto& o : g->output()) readers[o.name()].push_back(-1);
   std::vector<Target> targets;
   for (int i = 0; i < g->node_size(); ++i) {
     const onnx::NodeProto& n = g->node(i);
@@ -169,7 +175,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       continue;
     }
     Target t;
-    t.node = i;
+    t.node = t.bias_node = i;
     t.weight = n.input(1);
     using Form = WeightGeometry::Form;
     if (n.op_type() == "Conv") {
@@ -192,7 +198,18 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     if (n.op_type() == "Gemm") {
       if (int_attribute(n, "transA", 0)) t.feature_axis = 0;
       t.bias_factor = float_attribute(n, "beta", 1.0);
-      t.bias_input = t.bias_factor != 0 ? 2 : 0;
+      t.bias_input = t.bias_factor != 0 ? 2 : -1;
+    }
+    if (n.op_type() == "MatMul" && readers[n.output(0)].size() == 1 &&
+        readers[n.output(0)][0] >= 0) {
+      // MatMul + Add, as exporters write a linear layer: the Add's constant operand.
+      const onnx::NodeProto& add = g->node(readers[n.output(0)][0]);
+      if (add.op_type() == "Add" && add.input_size() == 2)
+        for (int k = 0; k < 2; ++k)
+          if (add.input(1 - k) == n.output(0) && initializer.count(add.input(k))) {
+            t.bias_node = readers[n.output(0)][0];
+            t.bias_input = k;
+          }
     }
     targets.push_back(t);
   }
@@ -271,16 +288,17 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     // The bias that takes the correction: none yet, or a float initializer of one value per
     // output channel; any other bias (computed, broadcast) is left as it is.
     std::optional<graph::Tensor> bias;
-    const bool has_bias =
-        t.bias_input && n->input_size() > t.bias_input && !n->input(t.bias_input).empty();
-    if (has_bias && initializer.count(n->input(t.bias_input))) {
-      auto read = tensor_from_proto(g->initializer(initializer[n->input(t.bias_input)]));
+    onnx::NodeProto* bias_node = g->mutable_node(t.bias_node);
+    const bool has_bias = t.bias_input >= 0 && bias_node->input_size() > t.bias_input &&
+                          !bias_node->input(t.bias_input).empty();
+    if (has_bias && initializer.count(bias_node->input(t.bias_input))) {
+      auto read = tensor_from_proto(g->initializer(initializer[bias_node->input(t.bias_input)]));
       if (read && read->dtype == graph::DType::kFloat32 && read->size() == t.geometry.out_channels)
         bias = std::move(*read);
     }
     const bool measured = moments.mean.size() == static_cast<size_t>(t.geometry.inputs);
     const bool correct_bias =
-        options.bias_correction && t.bias_input != 0 && measured && (bias || !has_bias);
+        options.bias_correction && t.bias_input >= 0 && measured && (bias || !has_bias);
     std::optional<graph::Tensor> w;
     if (!dequantized.count(t.weight) || correct_bias) {
       TT_ASSIGN_OR_RETURN(w, tensor_from_proto(g->initializer(initializer[t.weight])));
@@ -348,11 +366,11 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       for (size_t c = 0; c < error.size(); ++c)
         corrected[c] =
             static_cast<float>((bias ? double(bias->f32[c]) : 0.0) - error[c] / t.bias_factor);
-      const std::string name = n->output(0) + "_corrected_bias";
+      const std::string name = bias_node->output(0) + "_corrected_bias";
       add_initializer(g, graph::Tensor::from_floats({t.geometry.out_channels}, corrected), name);
-      if (has_bias) replaced_weights.insert(n->input(t.bias_input));
-      while (n->input_size() <= t.bias_input) n->add_input("");
-      n->set_input(t.bias_input, name);
+      if (has_bias) replaced_weights.insert(bias_node->input(t.bias_input));
+      while (bias_node->input_size() <= t.bias_input) bias_node->add_input("");
+      bias_node->set_input(t.bias_input, name);
       ++report.bias_corrected;
     }
     n->set_input(1, dequantized[t.weight]);

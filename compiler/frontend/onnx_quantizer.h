@@ -29,8 +29,9 @@ struct QuantizeOptions {
   ReduceRange reduce_range = ReduceRange::kNone;
   double noise_growth = 1.10;
   /// Cancel each layer's mean output error from its rounded weights (the calibration
-  /// activations' mean times the weights' error) through its bias: Conv and Gemm, whose bias is
-  /// absent or a float initializer of one value per output channel.
+  /// activations' mean times the weights' error) through its bias: Conv's and Gemm's (absent,
+  /// or a float initializer of one value per output channel), and a MatMul's when an Add alone
+  /// reads it and adds such an initializer (a linear layer as exporters write it).
   bool bias_correction = true;
   /// The samples the activations' ranges are measured on: input name -> value, one map each.
   std::vector<std::map<std::string, graph::Tensor>> calibration;

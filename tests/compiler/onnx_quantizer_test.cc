@@ -178,9 +178,10 @@ class OnnxQuantizer : public ::testing::Test {
 };
 
 // Inputs of positive mean: rounded weights shift every output channel's mean, which the
-// corrected biases cancel on data they were not calibrated on. Three forms: a convolution without
-// bias (one is added), a grouped one with a bias, and a Gemm with both operands transposed whose
-// C (shape [1, N], scaled by beta) keeps its own values plus the correction.
+// corrected biases cancel on data they were not calibrated on. Four forms: a convolution without
+// bias (one is added), a grouped one with a bias, a Gemm with both operands transposed whose
+// C (shape [1, N], scaled by beta) keeps its own values plus the correction, and a MatMul whose
+// bias is the Add after it.
 TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
   auto m = model_with_opset(13);
   auto* g = m.mutable_graph();
@@ -201,7 +202,14 @@ TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
   beta->set_name("beta");
   beta->set_type(onnx::AttributeProto_AttributeType_FLOAT);
   beta->set_f(2.0f);
-  for (const char* out : {"y", "y2", "z"}) g->add_output()->set_name(out);
+  // A linear layer as exporters write one: MatMul on rank-3 data, then an Add of the bias (here
+  // its first operand).
+  add_input(g, "h", {3, 7, 12});
+  add_float(g, "mw", {12, 5}, normal_values(12 * 5, 6));
+  add_float(g, "mb", {5}, {0.3f, 0, -1, 0.25f, 0.5f});
+  add_node(g, "MatMul", "matmul", {"h", "mw"}, "hm");
+  add_node(g, "Add", "bias_add", {"mb", "hm"}, "u");
+  for (const char* out : {"y", "y2", "z", "u"}) g->add_output()->set_name(out);
   const std::string in = save(m, "bias_in.onnx");
   file("bias_in.onnx");
 
@@ -211,15 +219,17 @@ TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
   // counts with its own feature's mean.
   auto sample = [&](uint32_t s) {
     graph::Tensor x = uniform({1, 8, 6, 6}, 0.5, 1.5, s), v = uniform({16, 6}, 0, 1, 50 + s);
+    graph::Tensor h = uniform({3, 7, 12}, 0, 1, 80 + s);
     for (int64_t i = 0; i < x.size(); ++i) x.f32[size_t(i)] *= float(1 + i / 36 % 3);
     for (int64_t i = 0; i < v.size(); ++i) v.f32[size_t(i)] *= float(1 + (i / 6) % 5);
-    return std::map<std::string, graph::Tensor>{{"x", x}, {"v", v}};
+    for (int64_t i = 0; i < h.size(); ++i) h.f32[size_t(i)] *= float(1 + i % 12 % 4);
+    return std::map<std::string, graph::Tensor>{{"x", x}, {"v", v}, {"h", h}};
   };
   for (uint32_t s = 0; s < 4; ++s) options.calibration.push_back(sample(s));
   const std::string corrected = file("bias_corrected.onnx"), plain = file("bias_plain.onnx");
   auto report = quantize_onnx_file(in, corrected, options);
   ASSERT_TRUE(report) << report.error().message;
-  EXPECT_EQ(report->bias_corrected, 3);
+  EXPECT_EQ(report->bias_corrected, 4);
   options.bias_correction = false;
   auto plain_report = quantize_onnx_file(in, plain, options);
   ASSERT_TRUE(plain_report) << plain_report.error().message;
@@ -243,12 +253,12 @@ TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
     return outs;
   };
   const auto reference = run(in), with = run(corrected), without = run(plain);
-  // Output k's channels and positions: y [1, 4, 4, 4], y2 [1, 6, 4, 4], z [6, 5].
+  // Output k's channels and positions: y [1, 4, 4, 4], y2 [1, 6, 4, 4], z [6, 5], u [3, 7, 5].
   struct Layout {
     int64_t channels, positions;
     bool channel_last;
   };
-  const Layout layouts[] = {{4, 16, false}, {6, 16, false}, {5, 6, true}};
+  const Layout layouts[] = {{4, 16, false}, {6, 16, false}, {5, 6, true}, {5, 21, true}};
   auto mean_error = [&](const auto& outs, size_t k) {
     const Layout l = layouts[k];
     double total = 0;
@@ -264,7 +274,7 @@ TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
     }
     return total;
   };
-  for (size_t k = 0; k < 3; ++k)
+  for (size_t k = 0; k < 4; ++k)
     EXPECT_LT(mean_error(with, k), mean_error(without, k) / 3)
         << "output " << k << ": " << mean_error(with, k) << " vs " << mean_error(without, k);
 }
