@@ -71,15 +71,18 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                 "its weights are narrowed; 1.1 = 10%")
       ->capture_default_str();
   c->add_flag("!--no-bias-correction", job->bias_correction,
-              "keep the float biases as they are; by default each Conv/Gemm bias cancels the mean "
-              "output error of its rounded weights on the calibration samples");
+              "keep the float biases as they are; by default each Conv/Gemm bias (and a MatMul's, "
+              "the Add after it) cancels the mean output error of its rounded weights on the "
+              "calibration samples");
   c->footer(
       "\nEvery Conv, Gemm and MatMul whose weight is an initializer reads an int8 copy of it "
       "(symmetric, per output channel) through DequantizeLinear, and its activation through a "
       "QuantizeLinear -> DequantizeLinear pair (uint8, per tensor) whose range is the min-max "
-      "over the calibration samples; biases stay float. ONNX Runtime and tensortune both run "
-      "the result:\n"
+      "over the calibration samples; biases stay float, corrected for the weights' mean rounding "
+      "error. ONNX Runtime and tensortune both run the result:\n"
       "  tensortune quantize resnet50.onnx -o resnet50.int8.onnx --calibrate images/\n"
+      "  tensortune quantize resnet50.onnx -o fast.int8.onnx --calibrate images/ "
+      "--reduce-range=auto\n"
       "  tensortune run --model resnet50.int8.onnx --input input=x.npy");
   c->callback([&exit_code, job, reduce_range] {
     if (*reduce_range == "all") job->reduce_range = frontend::ReduceRange::kAll;
