@@ -102,6 +102,12 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
     for (const auto& s : report->kept_full_range)
       std::printf("  kept in [-127, 127]: %s\n", s.c_str());
     for (const auto& s : report->skipped) std::printf("  left in float: %s\n", s.c_str());
+    if (job->calibrate == "random" && report->quantized > 0)
+      std::printf(
+          "note: calibrated on %d random samples (uniform in [-1, 1)), whose activation ranges "
+          "and means need not match real inputs'; for a model you deploy, calibrate on real "
+          "ones: --calibrate DIR (.npy files or images)\n",
+          job->samples);
   });
 }
 

@@ -149,6 +149,21 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   for (int i = 0; i < g->node_size(); ++i)
     for (const auto& in : g->node(i).input()) readers[in].push_back(i);
   for (const auto& o : g->output()) readers[o.name()].push_back(-1);
+  // The initializer a value is, through Identity nodes (exporters route a tensor that several
+  // nodes share through one); "" when it is computed.
+  std::map<std::string, int> producer;
+  for (int i = 0; i < g->node_size(); ++i)
+    for (const auto& out : g->node(i).output()) producer[out] = i;
+  auto initializer_of = [&](std::string value) -> std::string {
+    for (int hops = 0; hops < 8 && !initializer.count(value); ++hops) {
+      auto p = producer.find(value);
+      if (p == producer.end() || g->node(p->second).op_type() != "Identity" ||
+          g->node(p->second).input_size() != 1)
+        return "";
+      value = g->node(p->second).input(0);
+    }
+    return initializer.count(value) ? value : "";
+  };
   std::vector<Target> targets;
   for (int i = 0; i < g->node_size(); ++i) {
     const onnx::NodeProto& n = g->node(i);
@@ -156,7 +171,8 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
     ++report.candidates;
     const std::string where = "node '" + node_label(n) + "' (" + n.op_type() + ")";
-    if (n.input_size() < 2 || !initializer.count(n.input(1))) {
+    const std::string weight = n.input_size() < 2 ? "" : initializer_of(n.input(1));
+    if (weight.empty()) {
       report.skipped.push_back(where + ": its weight is not an initializer");
       continue;
     }
@@ -164,7 +180,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       report.skipped.push_back(where + ": its data is an initializer");
       continue;
     }
-    const onnx::TensorProto& w = g->initializer(initializer[n.input(1)]);
+    const onnx::TensorProto& w = g->initializer(initializer[weight]);
     if (w.data_type() != onnx::TensorProto_DataType_FLOAT) {
       report.skipped.push_back(where + ": its weight is " + onnx_dtype_name(w.data_type()) +
                                ", not float");
@@ -176,7 +192,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     }
     Target t;
     t.node = t.bias_node = i;
-    t.weight = n.input(1);
+    t.weight = weight;
     using Form = WeightGeometry::Form;
     if (n.op_type() == "Conv") {
       const int64_t groups = std::max<int64_t>(1, int_attribute(n, "group", 1));
@@ -206,7 +222,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       const onnx::NodeProto& add = g->node(readers[n.output(0)][0]);
       if (add.op_type() == "Add" && add.input_size() == 2)
         for (int k = 0; k < 2; ++k)
-          if (add.input(1 - k) == n.output(0) && initializer.count(add.input(k))) {
+          if (add.input(1 - k) == n.output(0) && !initializer_of(add.input(k)).empty()) {
             t.bias_node = readers[n.output(0)][0];
             t.bias_input = k;
           }
@@ -291,8 +307,9 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     onnx::NodeProto* bias_node = g->mutable_node(t.bias_node);
     const bool has_bias = t.bias_input >= 0 && bias_node->input_size() > t.bias_input &&
                           !bias_node->input(t.bias_input).empty();
-    if (has_bias && initializer.count(bias_node->input(t.bias_input))) {
-      auto read = tensor_from_proto(g->initializer(initializer[bias_node->input(t.bias_input)]));
+    const std::string bias_name = has_bias ? initializer_of(bias_node->input(t.bias_input)) : "";
+    if (!bias_name.empty()) {
+      auto read = tensor_from_proto(g->initializer(initializer[bias_name]));
       if (read && read->dtype == graph::DType::kFloat32 && read->size() == t.geometry.out_channels)
         bias = std::move(*read);
     }
@@ -368,7 +385,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
             static_cast<float>((bias ? double(bias->f32[c]) : 0.0) - error[c] / t.bias_factor);
       const std::string name = bias_node->output(0) + "_corrected_bias";
       add_initializer(g, graph::Tensor::from_floats({t.geometry.out_channels}, corrected), name);
-      if (has_bias) replaced_weights.insert(bias_node->input(t.bias_input));
+      if (!bias_name.empty()) replaced_weights.insert(bias_name);
       while (bias_node->input_size() <= t.bias_input) bias_node->add_input("");
       bias_node->set_input(t.bias_input, name);
       ++report.bias_corrected;
@@ -378,17 +395,38 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   }
 
   // Nodes in order with the new ones in front of their readers; float weights that nothing
-  // reads any more leave the file.
+  // reads any more leave the file, with the Identity nodes that only passed them on.
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (int i = 0; i < g->node_size(); ++i) {
     for (auto& extra : before[i]) *nodes.Add() = std::move(extra);
     *nodes.Add() = g->node(i);
   }
   g->mutable_node()->Swap(&nodes);
+  std::set<std::string> forwards_replaced;  // outputs of Identity chains from a replaced weight
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& n : g->node())
+      if (n.op_type() == "Identity" && n.input_size() == 1 && n.output_size() == 1 &&
+          (replaced_weights.count(n.input(0)) || forwards_replaced.count(n.input(0))))
+        grew |= forwards_replaced.insert(n.output(0)).second;
+  }
   std::set<std::string> read;
-  for (const auto& n : g->node())
-    for (const auto& i : n.input()) read.insert(i);
-  for (const auto& o : g->output()) read.insert(o.name());
+  for (bool dropped = true; dropped;) {
+    read.clear();
+    for (const auto& n : g->node())
+      for (const auto& i : n.input()) read.insert(i);
+    for (const auto& o : g->output()) read.insert(o.name());
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> live;
+    dropped = false;
+    for (auto& n : *g->mutable_node()) {
+      if (n.op_type() == "Identity" && n.output_size() == 1 && !read.count(n.output(0)) &&
+          forwards_replaced.count(n.output(0)))
+        dropped = true;
+      else
+        *live.Add() = std::move(n);
+    }
+    g->mutable_node()->Swap(&live);
+  }
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   for (auto& init : *g->mutable_initializer())
     if (!replaced_weights.count(init.name()) || read.count(init.name()))

@@ -279,6 +279,44 @@ TEST_F(OnnxQuantizer, BiasCorrectionCancelsTheMeanErrorOfRoundedWeights) {
         << "output " << k << ": " << mean_error(with, k) << " vs " << mean_error(without, k);
 }
 
+// Exporters route a tensor that several nodes share through Identity nodes: here one bias of
+// two convolutions, and a weight behind two Identities. Both layers are quantized and corrected,
+// and the float tensors leave the file with the Identities that passed them on.
+TEST_F(OnnxQuantizer, FindsWeightsAndBiasesBehindIdentityNodes) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 4, 5, 5});
+  add_float(g, "w", {4, 4, 1, 1}, normal_values(16, 7));
+  add_float(g, "b", {4}, {0.1f, 0.2f, 0.3f, 0.4f});
+  add_node(g, "Identity", "b_1", {"b"}, "b.1");
+  add_node(g, "Identity", "w_1", {"w"}, "w.1");
+  add_node(g, "Identity", "w_2", {"w.1"}, "w.2");
+  add_node(g, "Conv", "first", {"x", "w.2", "b.1"}, "y1");
+  add_node(g, "Relu", "relu", {"y1"}, "r");
+  add_float(g, "w2", {4, 4, 1, 1}, normal_values(16, 8));
+  add_node(g, "Conv", "second", {"r", "w2", "b.1"}, "y2");
+  g->add_output()->set_name("y2");
+  const std::string in = save(m, "identity_in.onnx");
+  file("identity_in.onnx");
+  QuantizeOptions options;
+  options.calibration.push_back({{"x", uniform({1, 4, 5, 5}, 0, 1, 1)}});
+  const std::string out = file("identity_out.onnx");
+  auto report = quantize_onnx_file(in, out, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->quantized, 2);
+  EXPECT_EQ(report->bias_corrected, 2);
+  EXPECT_TRUE(report->skipped.empty());
+  const onnx::ModelProto q = read(out);
+  for (const auto& n : q.graph().node()) EXPECT_NE(n.op_type(), "Identity") << n.name();
+  for (const auto& t : q.graph().initializer())
+    EXPECT_TRUE(t.name() != "w" && t.name() != "b") << t.name() << " is still in the file";
+  EXPECT_EQ(initializer(q, "w_quantized").dtype, graph::DType::kInt8);
+  // Still a model: the importer reads it and the interpreter runs it.
+  auto graph = import_onnx_file(out);
+  ASSERT_TRUE(graph) << graph.error().message;
+  EXPECT_TRUE(graph::interpret(*graph, {{"x", uniform({1, 4, 5, 5}, 0, 1, 2)}}));
+}
+
 // Two layers: one reads an activation whose range is stretched by a rare outlier (its rounding
 // noise dwarfs its weights'), the other smooth activations and weights with an outlier per
 // channel (its weights' rounding dominates). --reduce-range=auto narrows the first only.
