@@ -2,11 +2,11 @@
 /// \file
 /// Post-training static quantization of an ONNX model into ONNX's QDQ form (what quantization
 /// tools write and what ONNX Runtime and tensortune both run): every Conv, Gemm and MatMul whose
-/// weight is an initializer reads its weight as int8 (symmetric, per output channel or per
-/// tensor) through a DequantizeLinear, and its activation through a QuantizeLinear ->
-/// DequantizeLinear pair (uint8, per tensor, asymmetric) whose range is the min-max over the
-/// calibration samples, computed by the reference interpreter. Biases stay float (corrected for
-/// the weights' mean rounding error unless told not to).
+/// weight is an initializer (directly or through Identity nodes) reads its weight as int8
+/// (symmetric, per output channel or per tensor) through a DequantizeLinear, and its activation
+/// through a QuantizeLinear -> DequantizeLinear pair (uint8, per tensor, asymmetric) whose range is
+/// the min-max over the calibration samples, computed by the reference interpreter. Biases stay
+/// float (corrected for the weights' mean rounding error unless told not to).
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +17,7 @@
 
 namespace tensortune::frontend {
 
+/// Which layers' weights lie in [-64, 64]: none, all, or those where it adds little noise.
 enum class ReduceRange { kNone, kAll, kWhereQuiet };
 
 struct QuantizeOptions {
@@ -51,7 +52,7 @@ struct QuantizeReport {
   int reduced = 0;          ///< weight tensors in [-64, 64]
   int bias_corrected = 0;   ///< nodes whose bias cancels their weights' mean error
   /// ReduceRange::kWhereQuiet: "node 'NAME' (Conv): [-64, 64] would grow its output noise by
-  /// 46%", one per weight kept in [-127, 127].
+  /// 46.2%", one per weight kept in [-127, 127].
   std::vector<std::string> kept_full_range;
   /// "node 'NAME' (Gemm): its weight is not an initializer", one per node left in float.
   std::vector<std::string> skipped;
