@@ -320,6 +320,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
     if (!dequantized.count(t.weight) || correct_bias) {
       TT_ASSIGN_OR_RETURN(w, tensor_from_proto(g->initializer(initializer[t.weight])));
     }
+    std::optional<QuantizedWeight> written;  // this weight's int8 copy, when this node wrote it
     if (!dequantized.count(t.weight)) {
       const double activation_scale = activation_parameters(ranges[a]).first;
       QuantizedWeight q = quantize_weight(w->f32, t.geometry, report.per_channel, kFullRange);
@@ -373,11 +374,14 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
       before[t.node].push_back(std::move(dq));
       dequantized[t.weight] = t.weight + "_dequantized";
       replaced_weights.insert(t.weight);
+      written = std::move(q);
     }
     if (correct_bias) {
-      // The node's own bias (an initializer may be shared): old bias - mean error / beta.
-      const QuantizedWeight q =
-          quantize_weight(w->f32, t.geometry, report.per_channel, weight_max_of[t.weight]);
+      // The node's own bias (an initializer may be shared): old bias - mean error / beta. A
+      // weight that an earlier node wrote is quantized again, as it was (same range).
+      const QuantizedWeight q = written ? std::move(*written)
+                                        : quantize_weight(w->f32, t.geometry, report.per_channel,
+                                                          weight_max_of[t.weight]);
       const std::vector<double> error = mean_output_error(w->f32, t.geometry, q, moments);
       std::vector<float> corrected(error.size());
       for (size_t c = 0; c < error.size(); ++c)
