@@ -54,6 +54,11 @@ bool is_native(const Graph& g, const Node& n) {
     case OpKind::kMatMul:  // a constant weight's became a dense (DenseFromMatMul)
     case OpKind::kConcat:
       return true;
+    case OpKind::kPad: {  // constant, cropping nothing
+      const auto a = graph::attrs_as<graph::PadAttrs>(n.attrs);
+      return a.mode == 0 &&
+             std::all_of(a.pads.begin(), a.pads.end(), [](int64_t p) { return p >= 0; });
+    }
     case OpKind::kInstanceNorm:  // scale and bias of the channels (shape inference checks)
       return g.type(n.inputs[0]).shape.size() >= 2;
     case OpKind::kLayerNorm: {  // scale and bias spanning the normalised axes
@@ -228,7 +233,7 @@ class Lowerer {
                                              "kernel anchors and float element-wise chains"};
     } else if (floats && (head.op == OpKind::kMaxPool2d || head.op == OpKind::kAvgPool2d)) {
       lower_pool(step, head);
-    } else if ((floats || is_byte_layout_transform(head)) && is_native(g(), head)) {
+    } else if ((floats || moves_bytes(head)) && is_native(g(), head)) {
       step.kind = Step::Kind::kNative;
     } else {
       step.kind = Step::Kind::kInterpret;
@@ -237,9 +242,10 @@ class Lowerer {
     return Status{};
   }
 
-  /// A layout transform of 8-bit integers (quantized data between int8 kernels): native too.
-  bool is_byte_layout_transform(const Node& n) const {
-    return n.op == OpKind::kLayoutTransform &&
+  /// A layout transform or pad of 8-bit integers (quantized data between int8 kernels, the
+  /// channels an int8 kernel's input is padded to): native too.
+  bool moves_bytes(const Node& n) const {
+    return (n.op == OpKind::kLayoutTransform || n.op == OpKind::kPad) &&
            graph::buffer_element_size(g().type(n.output).dtype) == 1;
   }
 

@@ -10,7 +10,9 @@
 // follows the convolution (bias, relu, the next QuantizeLinear) is unchanged and fuses into the
 // kernel's epilogue. The data must be uint8 (int8 data is shifted by 128 into uint8, with its
 // zero point) and the weights int8 after their zero point is subtracted; anything else, and
-// every operator the `runs_in_integers` callback refuses (no kernel serves it), stays float. A
+// every operator the `runs_in_integers` callback refuses (no kernel serves it), stays float,
+// unless padding its input channels to a multiple of 4 (zero-point data, zero weights: the same
+// sums) makes a kernel serve it, as AutoTVM's legalization does for an image's 3 channels. A
 // dense is the same with (M, K) data and (N, K) weights; its zero point has no padding to fill.
 //
 // The integer convolutions and 2-D products of QLinearConv, ConvInteger, QLinearMatMul and
@@ -232,7 +234,43 @@ class Realizer {
     auto workload = schedule_space::conv2d_workload(x, w, conv.strides, conv.pads, conv.dilations);
     if (!workload) return false;
     workload->precision = schedule_space::Precision::kUInt8Int8;
-    return rewrite(n, *workload, OpKind::kConv2dInteger, {w[0], 1, 1});
+    const auto channels = integer_channels(*workload);
+    if (!channels) return false;
+    return rewrite(n, std::nullopt, OpKind::kConv2dInteger, {w[0], 1, 1}, *channels);
+  }
+
+  /// The input channels the integer convolution reads: its own where a template serves it as it
+  /// is, else rounded up to a multiple of 4 where that makes one serve it (AutoTVM's legalization
+  /// pads an int8 convolution's input channels so that each VNNI lane sums four, with zero
+  /// weights: an image's 3 channels become 4); nothing where neither is served.
+  std::optional<int64_t> integer_channels(schedule_space::Conv2dWorkload conv) const {
+    if (!accepts_ || accepts_(conv)) return conv.in_channels;
+    if (conv.groups != 1 || conv.in_channels % 4 == 0) return std::nullopt;
+    conv.in_channels += 4 - conv.in_channels % 4;
+    if (!accepts_(conv)) return std::nullopt;
+    return conv.in_channels;
+  }
+
+  /// `data` (uint8 NCHW, in the rewritten graph) with zero-point channels appended up to
+  /// `channels`, and the OIHW `weight` with zero ones: the same convolution, every product of a
+  /// padded channel zero.
+  Expected<ValueId> pad_channels(ValueId data, Tensor& weight, int64_t channels, int64_t zero_point,
+                                 const std::string& name) {
+    const Shape& x = rw_.out().type(data).shape;
+    const int64_t extra = channels - x[1];
+    if (extra <= 0) return data;
+    const Shape& w = weight.shape;
+    Tensor padded = Tensor::zeros(weight.dtype, {w[0], channels, w[2], w[3]});
+    const int64_t taps = w[2] * w[3];
+    for (int64_t o = 0; o < w[0]; ++o)
+      for (int64_t i = 0; i < w[1] * taps; ++i)
+        padded.i64[static_cast<size_t>(o * channels * taps + i)] =
+            weight.i64[static_cast<size_t>(o * w[1] * taps + i)];
+    weight = std::move(padded);
+    graph::PadAttrs pad;
+    pad.pads = {0, 0, 0, 0, 0, extra, 0, 0};
+    pad.value = static_cast<double>(zero_point);
+    return rw_.emit(OpKind::kPad, name + ".channels_padded", {data}, graph::to_attrs(pad));
   }
 
   Expected<bool> try_dense(const Node& n) {
@@ -242,7 +280,7 @@ class Realizer {
     auto workload = schedule_space::dense_workload(x, w);
     if (!workload) return false;
     workload->precision = schedule_space::Precision::kUInt8Int8;
-    return rewrite(n, *workload, OpKind::kDense, {w[0]});
+    return rewrite(n, *workload, OpKind::kDense, {w[0]}, 0);
   }
 
   /// An 8-bit tensor widened to int32 with its zero point subtracted, as the importer composes
@@ -298,22 +336,23 @@ class Realizer {
     const Shape& x = g_.type(n.inputs[0]).shape;
     const Shape& w = g_.type(n.inputs[1]).shape;
     const bool conv = n.op == OpKind::kConv2dInteger;
-    std::optional<schedule_space::Workload> workload;
+    int64_t channels = 0;  // a convolution's input channels, padded as the kernel reads them
     if (conv) {
       const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
       if (attrs.groups != 1 || x.size() != 4 || w.size() != 4) return false;
       auto c = schedule_space::conv2d_workload(x, w, attrs.strides, attrs.pads, attrs.dilations);
       if (!c) return false;
       c->precision = schedule_space::Precision::kUInt8Int8;
-      workload = *c;
+      const auto served = integer_channels(*c);
+      if (!served) return false;
+      channels = *served;
     } else {
       if (x.size() != 2 || w.size() != 2) return false;
       auto d = schedule_space::dense_workload(x, {w[1], w[0]});
       if (!d) return false;
       d->precision = schedule_space::Precision::kUInt8Int8;
-      workload = *d;
+      if (accepts_ && !accepts_(*d)) return false;
     }
-    if (accepts_ && !accepts_(*workload)) return false;
     auto data = shifted_bytes(n.inputs[0]);
     if (!data) return false;
     const Tensor* ints = constant_value(n.inputs[1]);
@@ -336,6 +375,9 @@ class Realizer {
       TT_ASSIGN_OR_RETURN(q,
                           as_uint8(float_of_bytes(data->bytes).value_or(data->bytes), true, name));
       zero_point += 128;
+    }
+    if (conv) {
+      TT_ASSIGN_OR_RETURN(q, pad_channels(q, weight, channels, zero_point, name));
     }
     std::vector<ValueId> inputs = {
         q, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8", std::move(weight))};
@@ -438,9 +480,11 @@ class Realizer {
 
   /// `n` (a conv2d or dense of dequantized operands) as the integer `op` of the quantized
   /// values, cast to float and times the per-channel multiplier (of shape `multiplier_shape`).
-  Expected<bool> rewrite(const Node& n, const schedule_space::Workload& workload, OpKind op,
-                         const Shape& multiplier_shape) {
-    if (accepts_ && !accepts_(workload)) return false;
+  /// A dense's `workload` is checked here; a convolution's was, and its data and weights are
+  /// padded to `channels` input channels.
+  Expected<bool> rewrite(const Node& n, const std::optional<schedule_space::Workload>& workload,
+                         OpKind op, const Shape& multiplier_shape, int64_t channels) {
+    if (workload && accepts_ && !accepts_(*workload)) return false;
     auto data = dequantized_data(n.inputs[0]);
     if (!data) return false;
     auto weight = dequantized_weight(n.inputs[1]);
@@ -450,6 +494,9 @@ class Realizer {
     const std::string& name = n.name;
     const int64_t zero_point = data->zero_point + (data->signed8 ? 128 : 0);
     TT_ASSIGN_OR_RETURN(ValueId q, as_uint8(data->values, data->signed8, name));
+    if (op == OpKind::kConv2dInteger) {
+      TT_ASSIGN_OR_RETURN(q, pad_channels(q, weight->values, channels, zero_point, name));
+    }
     std::vector<ValueId> inputs = {
         q, rw_.out().add_constant(g_.value(n.inputs[1]).name + ".int8", std::move(weight->values))};
     if (zero_point != 0)

@@ -85,6 +85,33 @@ void copy_runs(const T* in, int64_t fb, T* out, int64_t tb, const std::vector<Ru
   }
 }
 
+/// out[p * TB + j] = in[j * plane + p]: TB planes interleaved, the block a constant so that the
+/// compiler turns the loop into vector shuffles (an image's 3 or 4 channels into blocks).
+template <int TB, class T>
+void interleave_fixed(const T* in, int64_t plane, T* out, int64_t positions) {
+  for (int64_t p = 0; p < positions; ++p)
+    for (int j = 0; j < TB; ++j) out[p * TB + j] = in[j * plane + p];
+}
+
+template <class T>
+void interleave(const T* in, int64_t plane, T* out, int64_t tb, int64_t positions) {
+  switch (tb) {
+    case 1:
+      return copy_run(in, out, positions);
+    case 2:
+      return interleave_fixed<2>(in, plane, out, positions);
+    case 3:
+      return interleave_fixed<3>(in, plane, out, positions);
+    case 4:
+      return interleave_fixed<4>(in, plane, out, positions);
+    case 8:
+      return interleave_fixed<8>(in, plane, out, positions);
+    default:
+      for (int64_t j = 0; j < tb; ++j)
+        for (int64_t p = 0; p < positions; ++p) out[p * tb + j] = in[j * plane + p];
+  }
+}
+
 /// NCHW[fb]c -> NCHW[tb]c (a block of 0 means plain NCHW).
 /// T: float, or uint8_t for 8-bit integers (quantized data between int8 kernels).
 template <class T>
@@ -125,10 +152,7 @@ NativeKernel layout_transform(const Shape& in_shape, int64_t from_block, int64_t
               T* o = out + (nc * HW + h * W) * tb;
               const int64_t c0 = chunk * tb, positions = rows * W;
               if (fb == 1) {  // from plain NCHW: tb channel planes interleaved
-                for (int64_t j = 0; j < tb; ++j) {
-                  const T* i = in + (n * C + c0 + j) * HW + h * W;
-                  for (int64_t p = 0; p < positions; ++p) o[p * tb + j] = i[p];
-                }
+                interleave(in + (n * C + c0) * HW + h * W, HW, o, tb, positions);
                 continue;
               }
               runs.clear();
@@ -357,6 +381,40 @@ NativeKernel slice(const Shape& in_shape, const graph::SliceAttrs& a, const Shap
   return strided_copy(out_shape, std::move(stride), base, in, out);
 }
 
+/// Constant padding that crops nothing: each output row (along the last axis) is the fill value,
+/// with its input row copied into the middle where the row's other coordinates fall inside.
+template <class T>
+NativeKernel pad_constant(const Shape& in_shape, const graph::Ints& pads, const Shape& out_shape,
+                          T value, const T* in, T* out) {
+  const size_t rank = in_shape.size();
+  if (rank == 0) return NativeKernel{[=](int64_t, int64_t) { *out = *in; }, 1};
+  const int64_t row = out_shape.back(), in_row = in_shape.back(), before = pads[rank - 1];
+  const int64_t rows = row == 0 ? 0 : graph::num_elements(out_shape) / row;
+  return {[=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              T* dst = out + r * row;
+              int64_t rest = r, src_row = 0, stride = 1;
+              bool inside = true;
+              for (size_t d = rank - 1; d-- > 0 && inside;) {
+                const int64_t c = rest % out_shape[d] - pads[d];
+                rest /= out_shape[d];
+                inside = c >= 0 && c < in_shape[d];
+                src_row += c * stride;
+                stride *= in_shape[d];
+              }
+              if (!inside) {
+                std::fill(dst, dst + row, value);
+                continue;
+              }
+              std::fill(dst, dst + before, value);
+              std::memcpy(dst + before, in + src_row * in_row,
+                          static_cast<size_t>(in_row) * sizeof(T));
+              std::fill(dst + before + in_row, dst + row, value);
+            }
+          },
+          rows};
+}
+
 }  // namespace
 
 NativeKernel layout_transform_kernel(const Shape& in_shape, int64_t from_block, int64_t to_block,
@@ -377,6 +435,16 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
                                 reinterpret_cast<const uint8_t*>(in),
                                 reinterpret_cast<uint8_t*>(out));
       return layout_transform(in_shape, a.from_block, a.to_block, in, out);
+    }
+    case OpKind::kPad: {  // constant, cropping nothing (the lowering checks)
+      const auto a = graph::attrs_as<graph::PadAttrs>(node.attrs);
+      const graph::DType dtype = g.type(node.output).dtype;
+      if (graph::buffer_element_size(dtype) == 1) {
+        const auto byte = static_cast<uint8_t>(graph::float_to_integer(dtype, a.value));
+        return pad_constant(in_shape, a.pads, out_shape, byte, reinterpret_cast<const uint8_t*>(in),
+                            reinterpret_cast<uint8_t*>(out));
+      }
+      return pad_constant(in_shape, a.pads, out_shape, static_cast<float>(a.value), in, out);
     }
     case OpKind::kGlobalAvgPool2d:
       return global_avg_pool(in_shape, in, out);

@@ -28,9 +28,9 @@ NativeKernel layout_transform_kernel(const graph::Shape& in_shape, int64_t from_
                                      int64_t to_block, const float* in, float* out);
 
 /// Binds `node` (layout_transform, global_avg_pool2d, transpose, slice, flatten, reshape,
-/// squeeze, unsqueeze, reductions over adjacent axes, last-axis softmax, matmul, concat; float32)
-/// to its input buffers (one per node input) and output buffer; kUnimplemented for other
-/// operators.
+/// squeeze, unsqueeze, reductions over adjacent axes, last-axis softmax, matmul, concat; float32;
+/// layout transforms and constant pads that crop nothing also of 8-bit integers) to its input
+/// buffers (one per node input) and output buffer; kUnimplemented for other operators.
 Expected<NativeKernel> bind_native(const graph::Graph& graph, const graph::Node& node,
                                    const std::vector<const float*>& inputs, float* out);
 

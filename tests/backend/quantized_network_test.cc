@@ -12,6 +12,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/interpreter.h"
+#include "compiler/graph/op_attrs.h"
 #include "compiler/passes/passes.h"
 #include "compiler/runtime/executor.h"
 #include "tests/backend/network_test_util.h"
@@ -88,41 +89,44 @@ graph::Graph imported(const onnx::ModelProto& m, const std::string& name) {
   return graph ? std::move(*graph) : graph::Graph{};
 }
 
-/// How quantized_model varies: the input's channels (3: the first convolution has no int8
-/// kernel and stays float), a depthwise convolution (float, on dequantized values) between the
-/// two, and the convolutions' largest weight (64: a reduce-range quantizer's).
+/// How quantized_model varies: the input's channels (not a multiple of 4: padded to one for the
+/// int8 kernel), the first convolution's output channels (12: no int8 kernel, it stays float), a
+/// depthwise convolution (float, on dequantized values) between the two, and the convolutions'
+/// largest weight (64: a reduce-range quantizer's).
 struct ModelShape {
   int64_t in_channels = 8;
   bool depthwise = false;
   int largest_weight = 127;
+  int64_t mid_channels = 16;
 };
 
-/// x [2, C, 9, 7] -> QDQ (uint8, zero point 128) -> conv C->16 3x3, pads t1 l0 b2 r1, bias,
+/// x [2, C, 9, 7] -> QDQ (uint8, zero point 128) -> conv C->M 3x3, pads t1 l0 b2 r1, bias,
 /// relu -> QDQ (int8, zero point -3) [-> depthwise 3x3, pads 1 -> QDQ (uint8, zero point 7)]
-/// -> conv 16->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100). Both activations have non-zero zero
+/// -> conv M->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100). Both activations have non-zero zero
 /// points, so padding and the correction are exercised.
 graph::Graph quantized_model(ModelShape shape = {}) {
   auto m = frontend::model_with_opset(13);
   auto* g = m.mutable_graph();
+  const int64_t mid = shape.mid_channels;
   frontend::add_input(g, "x", {2, shape.in_channels, 9, 7});
   const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
   const std::string w1 =
-      add_weight(g, "conv1", {16, shape.in_channels, 3, 3}, 1, shape.largest_weight);
+      add_weight(g, "conv1", {mid, shape.in_channels, 3, 3}, 1, shape.largest_weight);
   std::vector<double> bias;
-  for (int o = 0; o < 16; ++o) bias.push_back(0.05 * (o % 7) - 0.15);
-  frontend::add_initializer(g, "conv1_b", kFloat, {16}, bias);
+  for (int o = 0; o < mid; ++o) bias.push_back(0.05 * (o % 7) - 0.15);
+  frontend::add_initializer(g, "conv1_b", kFloat, {mid}, bias);
   auto* c1 = frontend::add_node(g, "Conv", "conv1", {x, w1, "conv1_b"}, "conv1");
   *c1->add_attribute() = ints_attr("pads", {1, 0, 2, 1});
   frontend::add_node(g, "Relu", "relu1", {"conv1"}, "relu1");
   std::string h = add_qdq(g, "relu1", "mid", 0.03, kInt8, -3);
   if (shape.depthwise) {
-    const std::string wd = add_weight(g, "dw", {16, 1, 3, 3}, 4);
+    const std::string wd = add_weight(g, "dw", {mid, 1, 3, 3}, 4);
     auto* dw = frontend::add_node(g, "Conv", "dw", {h, wd}, "dw");
-    *dw->add_attribute() = frontend::int_attr("group", 16);
+    *dw->add_attribute() = frontend::int_attr("group", mid);
     *dw->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
     h = add_qdq(g, "dw", "dwq", 0.02, kUInt8, 7);
   }
-  const std::string w2 = add_weight(g, "conv2", {32, 16, 1, 1}, 2, shape.largest_weight);
+  const std::string w2 = add_weight(g, "conv2", {32, mid, 1, 1}, 2, shape.largest_weight);
   auto* c2 = frontend::add_node(g, "Conv", "conv2", {h, w2}, "conv2");
   *c2->add_attribute() = ints_attr("strides", {2, 2});
   const std::string y = add_qdq(g, "conv2", "out", kOutputScale, kUInt8, 100);
@@ -366,7 +370,7 @@ TEST(QuantizedNetwork, SevenBitWeightsRunTheirOwnExactKernels) {
 // epilogue: no separate pass converts floats to bytes, and the answer is the integer graph's.
 TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
   const std::vector<std::pair<std::string, ModelShape>> shapes = {
-      {"int8 conv", {}}, {"float conv", {3, false}}, {"depthwise", {8, true}}};
+      {"int8 conv", {}}, {"float conv", {8, false, 127, 12}}, {"depthwise", {8, true}}};
   for (const auto& [what, shape] : shapes) {
     const graph::Graph model = quantized_model(shape);
     const Tensor x = testing::random_input({2, shape.in_channels, 9, 7}, 13);
@@ -381,9 +385,80 @@ TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
         ++(step.label.find("conv2d") != std::string::npos ? convolutions : element_wise);
     EXPECT_EQ(convolutions, 1) << what;
     // The network input's quantization, when the first convolution is an int8 one.
-    EXPECT_EQ(element_wise, shape.in_channels == 3 ? 0 : 1) << what;
+    EXPECT_EQ(element_wise, shape.mid_channels == 12 ? 0 : 1) << what;
     expect_within_one_step(got, interpret(*rewritten, x), 99, what);
     expect_within_one_step(got, interpret(model, x), 95, what + " against the model");
+  }
+}
+
+// A convolution of 1, 3 or 6 input channels (an image's) has no int8 kernel as it is; padded to
+// a multiple of 4 (zero-point data, zero weights), as AutoTVM's legalization pads it, it has
+// one: the pass pads both, the padded graph computes the model's answer, and compiled the pad is
+// a native byte copy, both convolutions run conv2d_NCHWc_int8 kernels (the padded channel
+// count in the first's workload) and nothing is interpreted. A callback that refuses the padded
+// workload too leaves the convolution float.
+TEST(QuantizedNetwork, InputChannelsArePaddedToFourForTheInt8Kernel) {
+  const auto served = [](const schedule_space::Workload& w) {
+    const auto* conv = std::get_if<schedule_space::Conv2dWorkload>(&w);
+    return conv && conv->in_channels % 4 == 0;
+  };
+  for (int64_t channels : {1, 3, 6}) {
+    const std::string what = std::to_string(channels) + " channels";
+    ModelShape shape;
+    shape.in_channels = channels;
+    const graph::Graph model = quantized_model(shape);
+    auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(served), model, {});
+    ASSERT_TRUE(rewritten) << what << ": " << rewritten.error().message;
+    EXPECT_EQ(count(*rewritten, OpKind::kConv2dInteger), 2) << what;
+    EXPECT_EQ(count(*rewritten, OpKind::kConv2d), 0) << what;
+    const int64_t padded = (channels + 3) / 4 * 4;
+    for (const auto& n : rewritten->nodes()) {
+      if (n.op == OpKind::kPad) {
+        EXPECT_EQ(rewritten->type(n.output).shape, (graph::Shape{2, padded, 9, 7})) << what;
+        EXPECT_EQ(rewritten->type(n.output).dtype, graph::DType::kUInt8) << what;
+        EXPECT_EQ(graph::attrs_as<graph::PadAttrs>(n.attrs).value, 128) << what;
+      }
+      if (n.op == OpKind::kConv2dInteger && rewritten->type(n.inputs[1]).shape[0] == 16) {
+        EXPECT_EQ(rewritten->type(n.inputs[1]).shape, (graph::Shape{16, padded, 3, 3})) << what;
+      }
+    }
+    EXPECT_EQ(count(*rewritten, OpKind::kPad), 1) << what;
+    const Tensor x = testing::random_input({2, channels, 9, 7}, 17);
+    const Tensor want = interpret(*rewritten, x);
+    expect_within_one_step(want, interpret(model, x), 95, what + ": padded graph vs the model");
+
+    auto refused = passes::run_pass(
+        passes::fake_quantization_to_integer([&](const schedule_space::Workload& w) {
+          const auto* conv = std::get_if<schedule_space::Conv2dWorkload>(&w);
+          return served(w) && conv->in_channels != padded;
+        }),
+        model, {});
+    ASSERT_TRUE(refused) << what;
+    EXPECT_EQ(count(*refused, OpKind::kConv2d), 1) << what;
+    EXPECT_EQ(count(*refused, OpKind::kPad), 0) << what;
+
+    for_each_int8_form(
+        model, x,
+        [&](const std::string& form, const runtime::CompiledNetwork& net, const Tensor& got) {
+          int int8_kernels = 0, interpreted = 0, native_pads = 0;
+          bool padded_workload = false;
+          for (const auto& use : net.schedules) {
+            int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
+            padded_workload = padded_workload ||
+                              use.workload.find("conv2d 2x" + std::to_string(padded) + "x9x7") !=
+                                  std::string::npos;
+          }
+          for (const auto& step : net.steps) {
+            interpreted += step.kind == runtime::Step::Kind::kInterpret;
+            native_pads += step.kind == runtime::Step::Kind::kNative &&
+                           net.graph.nodes()[step.nodes.at(0)].op == OpKind::kPad;
+          }
+          EXPECT_EQ(int8_kernels, 2) << what << ", " << form;
+          EXPECT_TRUE(padded_workload) << what << ", " << form;
+          EXPECT_EQ(native_pads, 1) << what << ", " << form;
+          EXPECT_EQ(interpreted, 0) << what << ", " << form;
+          expect_within_one_step(got, want, 99, what + ", " + form);
+        });
   }
 }
 
