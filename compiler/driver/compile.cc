@@ -139,6 +139,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
   if (options.integer_kernels) pipeline.integer_ops = served;
+  pipeline.fuse.store_midway = true;  // LLVM's kernels store a value midway (kStoreTensor)
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};

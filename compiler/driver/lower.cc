@@ -194,7 +194,9 @@ class Lowerer {
                                              const Node& head, std::vector<EpilogueOp> ops = {}) {
     int operand = epilogue::epilogue_operand_count(ops);
     ValueId v = head.output;
-    std::vector<passes::FusedOp> fused;
+    // Runs of fused steps, each simplified on its own: a value stored midway (read by other
+    // groups: FuseOps' store_midway) is stored as the graph computes it.
+    std::vector<std::vector<passes::FusedOp>> runs(1);
     for (size_t k = 1; k < group.size(); ++k) {
       const Node& n = g().nodes()[group[k]];
       auto f = passes::fuse_epilogue_node(g(), head, n, v);
@@ -202,17 +204,36 @@ class Lowerer {
         return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "': its " +
                                                graph::op_name(n.op) + " node '" + n.name +
                                                "' is not an epilogue the kernel fuses"};
-      fused.push_back(std::move(*f));
+      runs.back().push_back(std::move(*f));
       v = n.output;
-    }
-    for (passes::FusedOp& f : passes::simplify_epilogue(std::move(fused))) {
-      if (epilogue::reads_operand(f.op.kind)) {
-        f.op.operand = operand++;
-        step.args.push_back(f.param ? param(std::move(*f.param)) : value(f.value));
+      if (k + 1 < group.size() && read_outside(v, group)) {
+        passes::FusedOp store;
+        store.op.kind = EpilogueOp::Kind::kStoreTensor;
+        store.value = v;
+        runs.push_back({std::move(store)});
       }
-      ops.push_back(f.op);
     }
+    for (std::vector<passes::FusedOp>& run : runs)
+      for (passes::FusedOp& f : passes::simplify_epilogue(std::move(run))) {
+        if (epilogue::uses_operand(f.op.kind)) {
+          f.op.operand = operand++;
+          step.args.push_back(f.param ? param(std::move(*f.param)) : value(f.value));
+        }
+        ops.push_back(f.op);
+      }
     return ops;
+  }
+
+  /// Whether a node outside `group`, or the graph's outputs, read `v`.
+  bool read_outside(ValueId v, const std::vector<int>& group) const {
+    for (ValueId out : g().outputs())
+      if (out == v) return true;
+    for (size_t i = 0; i < g().nodes().size(); ++i) {
+      if (std::find(group.begin(), group.end(), static_cast<int>(i)) != group.end()) continue;
+      const auto& inputs = g().nodes()[i].inputs;
+      if (std::find(inputs.begin(), inputs.end(), v) != inputs.end()) return true;
+    }
+    return false;
   }
 
   Status lower_group(const std::vector<int>& group) {

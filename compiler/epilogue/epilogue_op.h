@@ -18,6 +18,9 @@ namespace tensortune::epilogue {
 struct EpilogueOp {
   /// kDivChannel divides by the channel's operand (a quantization's scale: not a multiply by
   /// its reciprocal, which rounds differently); kRound rounds half to even (QuantizeLinear's).
+  /// kStoreTensor stores the float value so far into its tensor operand and goes on: a value
+  /// that other kernels read (a residual) before the steps that quantize it for the next int8
+  /// kernel, which the kernel's output then holds.
   enum class Kind {
     kAddChannel,
     kMulChannel,
@@ -29,18 +32,20 @@ struct EpilogueOp {
     kDivChannel,
     kRound,
     kToUInt8,
-    kToInt8
+    kToInt8,
+    kStoreTensor
   };
   Kind kind = Kind::kRelu;
   int operand = -1;      ///< index into the kernel's epilogue operands
   float lo = 0, hi = 0;  ///< kClip
 };
 
-/// Whether the step reads an operand (a channel vector or a tensor); the others are pure.
-inline bool reads_operand(EpilogueOp::Kind kind) {
+/// Whether the step takes an operand (a channel vector or a tensor it reads, or the tensor
+/// kStoreTensor writes); the others are pure.
+inline bool uses_operand(EpilogueOp::Kind kind) {
   using Kind = EpilogueOp::Kind;
   return kind == Kind::kAddChannel || kind == Kind::kMulChannel || kind == Kind::kDivChannel ||
-         kind == Kind::kAddTensor || kind == Kind::kMulTensor;
+         kind == Kind::kAddTensor || kind == Kind::kMulTensor || kind == Kind::kStoreTensor;
 }
 
 /// The epilogue ends by converting to bytes: the kernel's output is uint8 or int8.

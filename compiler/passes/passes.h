@@ -94,10 +94,19 @@ Pass dense_from_matmul();
 /// * gamma + beta with constants) over trailing axes becomes one layer_norm node.
 Pass fuse_layer_norm();
 
+struct FuseOpsOptions {
+  /// A kernel's epilogue may go on past a float value that other groups read too, when what
+  /// follows quantizes it for an int8 kernel (a residual network's sum, read by the next block's
+  /// add and, as bytes, by its first convolution): the kernel stores the value midway
+  /// (EpilogueOp::kStoreTensor) and the bytes at the end, instead of a separate kernel reading
+  /// the float value back to quantize it. For back ends whose kernels store midway (LLVM's).
+  bool store_midway = false;
+};
+
 /// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)
 /// with the chain of epilogues its kernel fuses (bias, add, relu, clip, ...), float chains of
 /// element-wise ops, every other node alone.
-Pass fuse_ops();
+Pass fuse_ops(FuseOpsOptions options = {});
 
 struct PipelineOptions {
   /// false: AlterOpLayout is left out and convolutions stay NCHW (the CUDA back end's kernels,
@@ -107,6 +116,7 @@ struct PipelineOptions {
   FoldScaleAxisOptions fold_scale;
   /// Set: FakeQuantizationToInteger runs (first) for the workloads it accepts.
   std::function<bool(const schedule_space::Workload&)> integer_ops;
+  FuseOpsOptions fuse;
 };
 
 /// SimplifyInference, FoldConstant, FoldScaleAxis, AlterOpLayout, FoldConstant,

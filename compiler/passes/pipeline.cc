@@ -9,7 +9,7 @@ std::vector<Pass> standard_pipeline(PipelineOptions options) {
                  fold_scale_axis(options.fold_scale), dense_from_matmul(), fuse_layer_norm()})
     passes.push_back(std::move(p));
   if (options.alter_layout) passes.push_back(alter_op_layout(options.layout));
-  for (Pass p : {fold_constant(), dead_code_elimination(), fuse_ops()})
+  for (Pass p : {fold_constant(), dead_code_elimination(), fuse_ops(options.fuse)})
     passes.push_back(std::move(p));
   return passes;
 }

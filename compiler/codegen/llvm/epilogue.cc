@@ -123,6 +123,10 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
       case epilogue::EpilogueOp::Kind::kMulTensor:
         value = b.CreateFMul(value, load(op, out_offset));
         break;
+      case epilogue::EpilogueOp::Kind::kStoreTensor:
+        store_vector(b, value, args.operands.at(static_cast<size_t>(op.operand)), out_offset,
+                     width);
+        break;
       case epilogue::EpilogueOp::Kind::kRelu:  // x > 0 ? x : 0, the interpreter's
         value = b.CreateSelect(b.CreateFCmpOGT(value, constant(0)), value, constant(0));
         break;
