@@ -37,13 +37,11 @@ graph::Graph residual_model() {
   *c1->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
   frontend::add_node(g, "Relu", "r", {"conv1"}, "r");
   const std::string rq = add_qdq(g, "r", "rq", 0.03, kUInt8, 5);
-  frontend::add_node(g, "Conv", "conv2", {rq, add_weight(g, "conv2", {16, 16, 1, 1}, 2)},
-                     "conv2");
+  frontend::add_node(g, "Conv", "conv2", {rq, add_weight(g, "conv2", {16, 16, 1, 1}, 2)}, "conv2");
   frontend::add_node(g, "Add", "sum2", {"conv2", "r"}, "sum2");
   frontend::add_node(g, "Relu", "s", {"sum2"}, "s");
   const std::string sq = add_qdq(g, "s", "sq", 0.04, kUInt8, 3);
-  frontend::add_node(g, "Conv", "conv3", {sq, add_weight(g, "conv3", {16, 16, 1, 1}, 3)},
-                     "conv3");
+  frontend::add_node(g, "Conv", "conv3", {sq, add_weight(g, "conv3", {16, 16, 1, 1}, 3)}, "conv3");
   frontend::add_node(g, "Add", "sum3", {"conv3", "s"}, "sum3");
   const std::string y = add_qdq(g, "sum3", "out", kOutputScale, kUInt8, 100);
   frontend::add_node(g, "Identity", "y", {y}, "y");
@@ -117,8 +115,8 @@ TEST(QuantizedResidual, KernelsStoreTheSumAndItsBytes) {
                 arg.index == static_cast<int>(step.output))
               continue;
             const int producer = net.graph.value(arg.index).producer;
-            stored_midway += std::find(step.nodes.begin(), step.nodes.end(), producer) !=
-                             step.nodes.end();
+            stored_midway +=
+                std::find(step.nodes.begin(), step.nodes.end(), producer) != step.nodes.end();
           }
         }
         EXPECT_EQ(element_wise, 1) << form;

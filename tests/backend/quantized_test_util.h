@@ -31,7 +31,7 @@ inline constexpr double kOutputScale = 0.05;
 
 /// Quantize -> Dequantize of `x` with a scale and zero point of `zp_type`.
 inline std::string add_qdq(onnx::GraphProto* g, const std::string& x, const std::string& name,
-                    double scale, int zp_type, double zp) {
+                           double scale, int zp_type, double zp) {
   frontend::add_initializer(g, name + "_s", kFloat, {}, {scale});
   frontend::add_initializer(g, name + "_z", zp_type, {}, {zp});
   frontend::add_node(g, "QuantizeLinear", name + "_q", {x, name + "_s", name + "_z"}, name + "_q");
@@ -43,8 +43,8 @@ inline std::string add_qdq(onnx::GraphProto* g, const std::string& x, const std:
 /// An int8 weight (values spanning -largest..largest) with one scale and a zero zero point per
 /// output channel: the names of its values, scales and zero points.
 inline std::vector<std::string> add_int8_weight(onnx::GraphProto* g, const std::string& name,
-                                         std::vector<int64_t> dims, uint32_t seed,
-                                         int largest = 127) {
+                                                std::vector<int64_t> dims, uint32_t seed,
+                                                int largest = 127) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> q(-largest, largest);
   int64_t count = 1;
@@ -63,8 +63,8 @@ inline std::vector<std::string> add_int8_weight(onnx::GraphProto* g, const std::
 }
 
 /// An int8 weight dequantized per output channel.
-inline std::string add_weight(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
-                       uint32_t seed, int largest = 127) {
+inline std::string add_weight(onnx::GraphProto* g, const std::string& name,
+                              std::vector<int64_t> dims, uint32_t seed, int largest = 127) {
   auto* dq =
       frontend::add_node(g, "DequantizeLinear", name + "_wdq",
                          add_int8_weight(g, name, std::move(dims), seed, largest), name + "_wdq");
@@ -96,7 +96,7 @@ inline Tensor interpret(const graph::Graph& g, const Tensor& x) {
 }
 
 inline Tensor run_compiled(const graph::Graph& model, const Tensor& x, bool integer_kernels,
-                    runtime::CompiledNetwork* compiled = nullptr) {
+                           runtime::CompiledNetwork* compiled = nullptr) {
   driver::CompileOptions options;
   options.integer_kernels = integer_kernels;
   auto net = driver::compile_network(model, options);
@@ -114,7 +114,7 @@ inline Tensor run_compiled(const graph::Graph& model, const Tensor& x, bool inte
 /// Every output within one step of the output's quantization of the reference, and at least
 /// `equal_percent` of them equal.
 inline void expect_within_one_step(const Tensor& got, const Tensor& want, int64_t equal_percent,
-                            const std::string& what) {
+                                   const std::string& what) {
   ASSERT_EQ(got.shape, want.shape) << what;
   int64_t equal = 0;
   for (int64_t i = 0; i < want.size(); ++i) {

@@ -339,8 +339,16 @@ TEST_F(ModelCli, AQuantizedModelGraphTunesItsInt8Layers) {
   auto yh = tensortune::read_npy(path("h.npy"));
   ASSERT_TRUE(yg && yh);
   EXPECT_LT(max_relative_difference(*yg, *yh), 2e-2);
-  // --no-int8: the same model's convolutions as float workloads (for compile --no-int8); the DB
-  // holds float records only for the first layer (3 input channels, no int8 kernel).
+  // --no-int8: the same model's convolutions as float workloads (for compile --no-int8), which
+  // the DB lacks (every layer is int8, the first on its input padded to 4 channels) until one is
+  // tuned as float.
+  CmdResult none = run("graph-tune" + model + " --db " + db + " --no-int8");
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.output.find("no conv node of resnet-18 has records"), std::string::npos)
+      << none.output;
+  CmdResult tf = run("tune" + model + " --no-int8 --only 1 --trials 2 --number 1 --repeat 1 " +
+                     "--min-repeat-ms 0 --db " + db);
+  ASSERT_EQ(tf.exit_code, 0) << tf.output;
   CmdResult f = run("graph-tune" + model + " --db " + db + " --no-int8");
   ASSERT_EQ(f.exit_code, 0) << f.output;
   EXPECT_EQ(f.output.find("u8i8"), std::string::npos) << f.output;
