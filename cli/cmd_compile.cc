@@ -209,10 +209,12 @@ Status bench(const BenchFlags& f) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : r.steps)
       steps.push_back({{"label", s.label},
+                       {"node", s.node},
                        {"kind", runtime::step_kind_name(s.kind)},
                        {"calls", s.calls},
                        {"mean_ms", s.mean_ms},
-                       {"gflops", s.gflops}});
+                       {"gflops", s.gflops},
+                       {"bytes", s.bytes}});
     nlohmann::json out = {
         {"model", net->model},      {"opt_level", net->opt_level}, {"threads", r.threads},
         {"repeat", r.repeat},       {"number", r.number},          {"median_ms", r.median_ms},

@@ -108,6 +108,8 @@ Expected<BenchResult> benchmark(Executable& exe, const BenchOptions& options) {
   for (size_t i = 0; i < steps.size(); ++i) {
     StepProfile p;
     p.label = steps[i].label;
+    if (!steps[i].nodes.empty())
+      p.node = exe.network().graph.nodes()[static_cast<size_t>(steps[i].nodes[0])].name;
     p.kind = steps[i].kind;
     p.calls = r.number * r.repeat;
     p.mean_ms = median(step_rounds[i]);

@@ -25,6 +25,7 @@ struct BenchOptions {
 
 struct StepProfile {
   std::string label;
+  std::string node;  ///< the group's first node (a kernel's anchor): its name in the graph
   Step::Kind kind = Step::Kind::kKernel;
   int64_t calls = 0;
   double mean_ms = 0;  ///< per call: the median over rounds of the round's mean
