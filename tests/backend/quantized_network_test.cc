@@ -96,17 +96,17 @@ graph::Graph quantized_gemm() {
 /// pads t1 l0 b2 r1, an int32 bias, int8 output (zero point -3) -> depthwise QLinearConv 3x3,
 /// pads 1, an int32 bias, uint8 output (zero point 7) -> QLinearConv 16->32 1x1 stride 2, uint8
 /// output (0.05, 100) -> DequantizeLinear.
-graph::Graph qoperator_model(double dw_bias_step = 500) {
+graph::Graph qoperator_model(double dw_bias_step = 500, int64_t in_channels = 8) {
   auto m = frontend::model_with_opset(13);
   auto* g = m.mutable_graph();
-  frontend::add_input(g, "x", {2, 8, 9, 7});
+  frontend::add_input(g, "x", {2, in_channels, 9, 7});
   auto scalar = [&](const std::string& name, int type, double v) {
     frontend::add_initializer(g, name, type, {}, {v});
     return name;
   };
   frontend::add_node(g, "QuantizeLinear", "xq",
                      {"x", scalar("xs", kFloat, 0.02), scalar("xz", kUInt8, 128)}, "xq");
-  const auto w1 = add_int8_weight(g, "conv1", {16, 8, 3, 3}, 1);
+  const auto w1 = add_int8_weight(g, "conv1", {16, in_channels, 3, 3}, 1);
   std::vector<double> bias;
   for (int o = 0; o < 16; ++o) bias.push_back(300 * (o % 7) - 900);
   frontend::add_initializer(g, "conv1_b", onnx::TensorProto_DataType_INT32, {16}, bias);
@@ -319,6 +319,17 @@ TEST(QuantizedNetwork, InputChannelsArePaddedToFourForTheInt8Kernel) {
     ASSERT_TRUE(refused) << what;
     EXPECT_EQ(count(*refused, OpKind::kConv2d), 1) << what;
     EXPECT_EQ(count(*refused, OpKind::kPad), 0) << what;
+
+    // QLinearConv (int8 output feeding the next one: its data moves up by 128 before the pad):
+    // padded, the integer graph is still the model bit for bit.
+    const graph::Graph qop = qoperator_model(500, channels);
+    auto qop_rewritten = passes::run_pass(passes::fake_quantization_to_integer(served), qop, {});
+    ASSERT_TRUE(qop_rewritten) << what;
+    EXPECT_EQ(count(*qop_rewritten, OpKind::kPad), 1) << what;
+    const Tensor qop_want = interpret(qop, x), qop_got = interpret(*qop_rewritten, x);
+    ASSERT_EQ(qop_got.f32.size(), qop_want.f32.size()) << what;
+    for (size_t i = 0; i < qop_want.f32.size(); ++i)
+      ASSERT_EQ(qop_got.f32[i], qop_want.f32[i]) << what << ", QLinearConv, at " << i;
 
     for_each_int8_form(
         model, x,
