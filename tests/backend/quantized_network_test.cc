@@ -279,7 +279,8 @@ TEST(QuantizedNetwork, KernelsStoreTheBytesTheNextInt8KernelReads) {
 // one: the pass pads both, the padded graph computes the model's answer, and compiled the pad is
 // a native byte copy, both convolutions run conv2d_NCHWc_int8 kernels (the padded channel
 // count in the first's workload) and nothing is interpreted. A callback that refuses the padded
-// workload too leaves the convolution float.
+// workload too leaves the convolution float. The QOperator form pads the same way and stays the
+// model bit for bit.
 TEST(QuantizedNetwork, InputChannelsArePaddedToFourForTheInt8Kernel) {
   const auto served = [](const schedule_space::Workload& w) {
     const auto* conv = std::get_if<schedule_space::Conv2dWorkload>(&w);
