@@ -50,15 +50,27 @@ void print_summary(const CompiledNetwork& net) {
     std::printf("  interpreted (no kernel for it yet): %s x%d\n", label.c_str(), count);
   std::printf("conv2d/dense kernels: %d tuned, %d borrowed, %zu default (records: %s)\n", tuned,
               borrowed, net.schedules.size() - tuned - borrowed, net.records_source.c_str());
-  int full_range = 0;
-  for (const auto& s : net.schedules) full_range += s.workload.ends_with(" u8i8");
-  if (!gpu && full_range > 0 && !codegen::host_has_int8_dot())
-    std::printf(
-        "note: %d int8 workloads have weights beyond [-64, 64]; without VNNI this CPU widens them "
-        "to int16 (exact, near float32 speed). A model quantized with `tensortune quantize "
-        "--reduce-range=auto` runs byte products instead where that adds little noise, about "
-        "1.3x faster.\n",
-        full_range);
+  int full_range = 0, narrowed = 0;
+  for (const auto& s : net.schedules) {
+    full_range += s.workload.ends_with(" u8i8");
+    narrowed += s.workload.ends_with(" u8i7");
+  }
+  if (!gpu && full_range > 0 && !codegen::host_has_int8_dot()) {
+    if (narrowed == 0)
+      std::printf(
+          "note: %d int8 workloads have weights beyond [-64, 64]; without VNNI this CPU widens "
+          "them to int16 (exact, near float32 speed). A model quantized with `tensortune quantize "
+          "--reduce-range=auto` runs byte products instead where that adds little noise, about "
+          "1.3x faster.\n",
+          full_range);
+    else  // narrowed where it was quiet (--reduce-range=auto): the rest were kept on purpose
+      std::printf(
+          "note: %d of %d int8 workloads keep weights beyond [-64, 64] (the quantizer kept them at "
+          "full range, as `--reduce-range=auto` does where 7 bits would add noise); without VNNI "
+          "this CPU widens those to int16 (exact, near float32 speed). `tensortune quantize "
+          "--reduce-range` narrows every layer.\n",
+          full_range, full_range + narrowed);
+  }
   if (gpu)
     std::printf("GPU module: %zu bytes of CUDA C, %s\n", net.gpu_source.size(),
                 net.gpu_ptx.empty()

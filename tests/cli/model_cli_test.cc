@@ -505,6 +505,29 @@ TEST_F(ModelCli, QuantizeWritesAQdqModelCloseToTheFloatOne) {
     EXPECT_GE(std::stod((*it)[1]), 5.0) << mixed.output;  // above 1.05, printed to 0.1%
   EXPECT_EQ(narrowed + kept, 21) << mixed.output;
   EXPECT_GT(kept, 0) << mixed.output;
+  // Compiled on a CPU without VNNI, the full-range model is pointed at --reduce-range=auto; the
+  // mixed one is told how many layers kept full range, not sent to the option that wrote it.
+  CmdResult full_c = run("compile --model " + path("r18.int8.onnx") + " -o " + path("f.tt"));
+  CmdResult mixed_c = run("compile --model " + path("r18.mixed.onnx") + " -o " + path("m.tt"));
+  ASSERT_EQ(full_c.exit_code, 0) << full_c.output;
+  ASSERT_EQ(mixed_c.exit_code, 0) << mixed_c.output;
+  const bool vnni = full_c.output.find("have weights beyond [-64, 64]") == std::string::npos;
+  if (!vnni) {
+    EXPECT_NE(full_c.output.find("--reduce-range=auto` runs byte products"), std::string::npos)
+        << full_c.output;
+    EXPECT_EQ(mixed_c.output.find("--reduce-range=auto` runs byte products"), std::string::npos)
+        << mixed_c.output;
+    // Workloads, deduplicated: at most the layers kept, fewer than all.
+    ASSERT_TRUE(std::regex_search(mixed_c.output, m,
+                                  std::regex("(\\d+) of (\\d+) int8 workloads keep weights")))
+        << mixed_c.output;
+    EXPECT_GE(std::stoi(m[1]), 1);
+    EXPECT_LE(std::stoi(m[1]), kept);
+    EXPECT_LT(std::stoi(m[1]), std::stoi(m[2]));
+  } else {
+    EXPECT_EQ(mixed_c.output.find("int8 workloads keep weights"), std::string::npos)
+        << mixed_c.output;
+  }
   expect_error("quantize " + path("r18.onnx") + " -o " + path("x.onnx") + " --noise-growth 0.5",
                "--noise-growth = 0.500000: a factor of 1 or more");
 
