@@ -197,6 +197,14 @@ class Lowerer {
     // Runs of fused steps, each simplified on its own: a value stored midway (read by other
     // groups: FuseOps' store_midway) is stored as the graph computes it.
     std::vector<std::vector<passes::FusedOp>> runs(1);
+    auto store_if_read_outside = [&](ValueId value, size_t k) {
+      if (k + 1 >= group.size() || !read_outside(value, group)) return;
+      passes::FusedOp store;
+      store.op.kind = EpilogueOp::Kind::kStoreTensor;
+      store.value = value;
+      runs.push_back({std::move(store)});
+    };
+    store_if_read_outside(v, 0);  // the anchor's own result (a float kernel's)
     for (size_t k = 1; k < group.size(); ++k) {
       const Node& n = g().nodes()[group[k]];
       auto f = passes::fuse_epilogue_node(g(), head, n, v);
@@ -206,12 +214,7 @@ class Lowerer {
                                                "' is not an epilogue the kernel fuses"};
       runs.back().push_back(std::move(*f));
       v = n.output;
-      if (k + 1 < group.size() && read_outside(v, group)) {
-        passes::FusedOp store;
-        store.op.kind = EpilogueOp::Kind::kStoreTensor;
-        store.value = v;
-        runs.push_back({std::move(store)});
-      }
+      store_if_read_outside(v, k);
     }
     for (std::vector<passes::FusedOp>& run : runs)
       for (passes::FusedOp& f : passes::simplify_epilogue(std::move(run))) {

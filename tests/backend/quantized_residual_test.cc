@@ -49,6 +49,29 @@ graph::Graph residual_model() {
   return imported(m, "quantized_residual.onnx");
 }
 
+/// x [2, 8, 9, 7] -> QDQ (uint8, zero point 128) -> depthwise 3x3 pads 1, no bias (a float
+/// kernel: depthwise has no int8 template) = d; d -> QDQ (uint8, 0.03, 5) -> conv 8->16 1x1 ->
+/// QDQ (uint8, 0.02, 9) -> conv 16->8 1x1 -> + d -> QDQ (uint8, 0.05, 100) = y. The depthwise
+/// kernel's own result, with no epilogue step before it, is what the add reads.
+graph::Graph float_anchor_model() {
+  auto m = frontend::model_with_opset(13);
+  auto* g = m.mutable_graph();
+  frontend::add_input(g, "x", {2, 8, 9, 7});
+  const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
+  auto* dw = frontend::add_node(g, "Conv", "d", {x, add_weight(g, "dw", {8, 1, 3, 3}, 4)}, "d");
+  *dw->add_attribute() = frontend::int_attr("group", 8);
+  *dw->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
+  const std::string dq = add_qdq(g, "d", "dq", 0.03, kUInt8, 5);
+  frontend::add_node(g, "Conv", "conv2", {dq, add_weight(g, "conv2", {16, 8, 1, 1}, 2)}, "conv2");
+  const std::string c2 = add_qdq(g, "conv2", "c2q", 0.02, kUInt8, 9);
+  frontend::add_node(g, "Conv", "conv3", {c2, add_weight(g, "conv3", {8, 16, 1, 1}, 3)}, "conv3");
+  frontend::add_node(g, "Add", "sum3", {"conv3", "d"}, "sum3");
+  const std::string y = add_qdq(g, "sum3", "out", kOutputScale, kUInt8, 100);
+  frontend::add_node(g, "Identity", "y", {y}, "y");
+  g->add_output()->set_name("y");
+  return imported(m, "quantized_float_anchor.onnx");
+}
+
 /// The fusion group of each node: the graph as the CPU compiler has it before FuseOps (integer
 /// convolutions blocked), grouped by FuseOps with or without store_midway.
 std::map<std::string, int> groups_of(const graph::Graph& model, bool store_midway) {
@@ -126,6 +149,25 @@ TEST(QuantizedResidual, KernelsStoreTheSumAndItsBytes) {
         expect_within_one_step(got, want, 99, form);
         expect_within_one_step(got, interpret(model, x), 95, form + " against the model");
       });
+}
+
+// A float kernel (a depthwise convolution) whose own result, before any epilogue step, is read
+// by a later add and, quantized, by an int8 convolution: stored at the start of its epilogue,
+// then quantized; the answer is the integer graph's within one step.
+TEST(QuantizedResidual, AFloatKernelStoresItsOwnResultBeforeQuantizingIt) {
+  const graph::Graph model = float_anchor_model();
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 29);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  runtime::CompiledNetwork net;
+  const Tensor got = run_compiled(model, x, true, &net);
+  bool depthwise_stores_bytes = false;
+  for (const auto& step : net.steps)
+    depthwise_stores_bytes =
+        depthwise_stores_bytes || (step.label.starts_with("depthwise") &&
+                                   net.graph.type(step.output).dtype == graph::DType::kUInt8);
+  EXPECT_TRUE(depthwise_stores_bytes);
+  expect_within_one_step(got, interpret(*rewritten, x), 99, "compiled");
 }
 
 }  // namespace
