@@ -2,8 +2,8 @@
 // Runtime runs the model with its profiler on (each node's kernel time, per run); ours runs the
 // artifact under `tensortune bench --profile --json` (each step's time, the step named by its
 // first node: a kernel's anchor, which keeps the model's node name). Convolutions pair in
-// execution order, other layers (a Gemm's dense) by name; the rest (our layout transforms and
-// element-wise kernels, ORT's reorders) are summed per kind.
+// execution order by output size, other layers (a Gemm's dense) by name; the rest (our layout
+// transforms and element-wise kernels, ORT's reorders) are summed per kind.
 //
 //   node bench/layer_compare.js --model MODEL.onnx --artifact NET.tt [--threads 1] [--runs 50]
 //        [--repeat 20] [--top 25] [--tensortune build/cli/tensortune]
@@ -54,15 +54,20 @@ async function ortProfile(model) {
   fs.rmSync(dir, { recursive: true, force: true });
   const times = new Map();  // node -> [ms per run], the last `runs` runs
   const ops = new Map();
+  const elements = new Map();  // node -> its first output's element count
   for (const e of events) {
     if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
     const node = e.name.slice(0, -'_kernel_time'.length);
     if (!times.has(node)) times.set(node, []);
     times.get(node).push(e.dur / 1e3);
     ops.set(node, (e.args && e.args.op_name) || '?');
+    const shape = e.args && e.args.output_type_shape && e.args.output_type_shape[0];
+    if (shape && !elements.has(node))
+      elements.set(node, Object.values(shape)[0].reduce((a, b) => a * b, 1));
   }
   const out = new Map();  // in execution order (a Map keeps the order of first insertion)
-  for (const [node, ms] of times) out.set(node, { ms: median(ms.slice(-runs)), op: ops.get(node) });
+  for (const [node, ms] of times)
+    out.set(node, { ms: median(ms.slice(-runs)), op: ops.get(node), elements: elements.get(node) });
   return out;
 }
 
@@ -73,7 +78,8 @@ function ourProfile(artifact) {
   const json = JSON.parse(run(path.resolve(opts.tensortune),
                               ['--log-level', 'error', 'bench', artifact, '--threads', String(threads),
                                '--repeat', opts.repeat, '--profile', '--json']));
-  return { steps: json.profile.map((s) => ({ node: s.node, label: s.label, kind: s.kind, ms: s.mean_ms })),
+  return { steps: json.profile.map((s) => ({ node: s.node, label: s.label, kind: s.kind, ms: s.mean_ms,
+                                             elements: s.output_elements })),
            median: json.median_ms };
 }
 
@@ -85,17 +91,16 @@ async function main() {
   const rows = [];
   const ourOther = new Map(), ortOther = new Map();
   const paired = new Set();
-  // Convolutions pair in execution order when both sides run the same number (ONNX Runtime
-  // renames the nodes its NCHWc transformer rewrites after their outputs); the rest by name.
-  const ourConvs = ours.steps.filter(isConvStep);
-  const ortConvs = [...theirs].filter(([, t]) => t.op === 'Conv');
-  const byOrder = ourConvs.length === ortConvs.length;
-  if (!byOrder)
-    console.log(`(${ourConvs.length} convolution steps of ours, ${ortConvs.length} Conv nodes of ONNX ` +
-                'Runtime: convolutions paired by name only)');
-  let k = 0;
+  // Convolutions pair in execution order, each of ours with the first unpaired ONNX Runtime
+  // convolution of the same output size (ONNX Runtime renames the nodes its NCHWc transformer
+  // rewrites, and may order a block's branches differently); the rest by name.
+  const ortConvs = [...theirs].filter(([, t]) => /Conv/.test(t.op));  // Conv, FusedConv, QLinearConv
+  const matchConv = (s) => {
+    const i = ortConvs.findIndex(([name, t]) => !paired.has(name) && t.elements === s.elements);
+    return i < 0 ? [undefined, undefined] : ortConvs[i];
+  };
   for (const s of ours.steps) {
-    const [ortName, t] = byOrder && isConvStep(s) ? ortConvs[k++] : [s.node, theirs.get(s.node)];
+    const [ortName, t] = isConvStep(s) ? matchConv(s) : [s.node, theirs.get(s.node)];
     if (s.kind === 'kernel' && t && /conv|dense|pool/.test(s.label)) {
       rows.push({ node: s.node, label: s.label, ours: s.ms, ort: t.ms, op: t.op });
       paired.add(ortName);

@@ -219,14 +219,18 @@ Status bench(const BenchFlags& f) {
   TT_ASSIGN_OR_RETURN(runtime::BenchResult r, runtime::benchmark(*exe, f.options));
   if (f.json) {
     nlohmann::json steps = nlohmann::json::array();
-    for (const auto& s : r.steps)
-      steps.push_back({{"label", s.label},
-                       {"node", s.node},
-                       {"kind", runtime::step_kind_name(s.kind)},
-                       {"calls", s.calls},
-                       {"mean_ms", s.mean_ms},
-                       {"gflops", s.gflops},
-                       {"bytes", s.bytes}});
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const auto& s = r.steps[i];
+      steps.push_back(
+          {{"label", s.label},
+           {"node", s.node},
+           {"output_elements", graph::num_elements(net->graph.type(net->steps.at(i).output).shape)},
+           {"kind", runtime::step_kind_name(s.kind)},
+           {"calls", s.calls},
+           {"mean_ms", s.mean_ms},
+           {"gflops", s.gflops},
+           {"bytes", s.bytes}});
+    }
     nlohmann::json out = {
         {"model", net->model},      {"opt_level", net->opt_level}, {"threads", r.threads},
         {"repeat", r.repeat},       {"number", r.number},          {"median_ms", r.median_ms},
