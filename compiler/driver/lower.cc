@@ -144,6 +144,7 @@ class Lowerer {
  public:
   Lowerer(Graph g, const KernelChoiceFn& choose, int lanes) : choose_(choose), lanes_(lanes) {
     out_.graph = std::move(g);
+    uses_ = out_.graph.use_counts();
   }
 
   Expected<LoweredNetwork> run() {
@@ -227,16 +228,13 @@ class Lowerer {
     return ops;
   }
 
-  /// Whether a node outside `group`, or the graph's outputs, read `v`.
+  /// Whether a node outside `group`, or the graph's outputs, read `v`: it has more uses than
+  /// the group's nodes make of it.
   bool read_outside(ValueId v, const std::vector<int>& group) const {
-    for (ValueId out : g().outputs())
-      if (out == v) return true;
-    for (size_t i = 0; i < g().nodes().size(); ++i) {
-      if (std::find(group.begin(), group.end(), static_cast<int>(i)) != group.end()) continue;
-      const auto& inputs = g().nodes()[i].inputs;
-      if (std::find(inputs.begin(), inputs.end(), v) != inputs.end()) return true;
-    }
-    return false;
+    int inside = 0;
+    for (int i : group)
+      for (ValueId in : g().nodes()[static_cast<size_t>(i)].inputs) inside += in == v;
+    return uses_[static_cast<size_t>(v)] > inside;
   }
 
   Status lower_group(const std::vector<int>& group) {
@@ -500,6 +498,7 @@ class Lowerer {
   const KernelChoiceFn& choose_;
   int lanes_;
   LoweredNetwork out_;
+  std::vector<int> uses_;  ///< per value: node inputs and graph outputs that read it
   std::map<std::string, std::string> symbols_;
 };
 

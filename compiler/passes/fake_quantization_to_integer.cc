@@ -236,7 +236,7 @@ class Realizer {
     workload->precision = schedule_space::Precision::kUInt8Int8;
     const auto channels = integer_channels(*workload);
     if (!channels) return false;
-    return rewrite(n, std::nullopt, OpKind::kConv2dInteger, {w[0], 1, 1}, *channels);
+    return rewrite(n, OpKind::kConv2dInteger, {w[0], 1, 1}, *channels);
   }
 
   /// The input channels the integer convolution reads: its own where a template serves it as it
@@ -280,7 +280,8 @@ class Realizer {
     auto workload = schedule_space::dense_workload(x, w);
     if (!workload) return false;
     workload->precision = schedule_space::Precision::kUInt8Int8;
-    return rewrite(n, *workload, OpKind::kDense, {w[0]}, 0);
+    if (accepts_ && !accepts_(*workload)) return false;
+    return rewrite(n, OpKind::kDense, {w[0]}, 0);
   }
 
   /// An 8-bit tensor widened to int32 with its zero point subtracted, as the importer composes
@@ -480,11 +481,10 @@ class Realizer {
 
   /// `n` (a conv2d or dense of dequantized operands) as the integer `op` of the quantized
   /// values, cast to float and times the per-channel multiplier (of shape `multiplier_shape`).
-  /// A dense's `workload` is checked here; a convolution's was, and its data and weights are
-  /// padded to `channels` input channels.
-  Expected<bool> rewrite(const Node& n, const std::optional<schedule_space::Workload>& workload,
-                         OpKind op, const Shape& multiplier_shape, int64_t channels) {
-    if (workload && accepts_ && !accepts_(*workload)) return false;
+  /// The caller has checked that a kernel serves it; a convolution's data and weights are padded
+  /// to `channels` input channels.
+  Expected<bool> rewrite(const Node& n, OpKind op, const Shape& multiplier_shape,
+                         int64_t channels) {
     auto data = dequantized_data(n.inputs[0]);
     if (!data) return false;
     auto weight = dequantized_weight(n.inputs[1]);
