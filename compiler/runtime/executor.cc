@@ -1,6 +1,7 @@
 // Implements executor.h.
 #include "compiler/runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -117,11 +118,17 @@ Status Executable::Impl::bind_buffers() {
     if (!value_ptr[out] && !g.is_constant(out))
       value_ptr[out] =
           allocate(graph::num_elements(g.type(out).shape) * element_bytes(g.type(out).dtype));
-  // Constants that kernels read get aligned copies; the rest are read where they are.
+  // Constants that kernels read get aligned copies, all in one buffer with the parameters: a
+  // network streams them every run, and one buffer of 2 MiB or more gets huge pages (see
+  // support/aligned_buffer.h) where each small tensor alone would take its TLB misses page by
+  // page. The rest are read where they are.
   std::vector<bool> kernel_reads(g.values().size(), false);
   for (const Step& s : net->steps)
     for (const ArgRef& a : s.args)
       if (a.kind == ArgRef::Kind::kValue) kernel_reads[a.index] = true;
+  auto padded = [](int64_t bytes) { return (std::max<int64_t>(bytes, 1) + 63) / 64 * 64; };
+  std::vector<const Tensor*> copied(g.values().size(), nullptr);
+  int64_t weight_bytes = 0;
   for (size_t v = 0; v < g.values().size(); ++v) {
     const Tensor* c = g.constant(static_cast<ValueId>(v));
     if (!c) continue;
@@ -129,13 +136,21 @@ Status Executable::Impl::bind_buffers() {
       value_ptr[v] = const_cast<float*>(c->f32.data());
       continue;
     }
-    value_ptr[v] = allocate(c->size() * element_bytes(c->dtype));
-    graph::write_buffer(*c, value_ptr[v]);
+    copied[v] = c;
+    weight_bytes += padded(c->size() * element_bytes(c->dtype));
+  }
+  for (const Tensor& p : net->params) weight_bytes += padded(p.size() * element_bytes(p.dtype));
+  char* next = static_cast<char*>(allocate(weight_bytes));
+  for (size_t v = 0; v < g.values().size(); ++v) {
+    if (!copied[v]) continue;
+    value_ptr[v] = next;
+    graph::write_buffer(*copied[v], next);
+    next += padded(copied[v]->size() * element_bytes(copied[v]->dtype));
   }
   for (const Tensor& p : net->params) {
-    void* d = allocate(p.size() * element_bytes(p.dtype));
-    graph::write_buffer(p, d);
-    param_ptr.push_back(d);
+    graph::write_buffer(p, next);
+    param_ptr.push_back(next);
+    next += padded(p.size() * element_bytes(p.dtype));
   }
   return Status{};
 }
