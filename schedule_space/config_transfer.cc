@@ -88,11 +88,25 @@ Expected<Config> transfer_config(const ConfigSpace& target, const ConfigSpace& r
   }
   // Shrink until valid: one candidate step down at a time of a split or integer knob, last
   // first (register tile sizes come after the block sizes that decide layouts, so those
-  // survive the longest); booleans and annotations keep the reference's choice.
+  // survive the longest); booleans and annotations keep the reference's choice unless that
+  // choice alone is what this workload cannot take (a reduction split where one slice holds
+  // every weight): then the boolean goes back to its first option, before any size shrinks.
   for (int guard = 0; guard < 100000; ++guard) {
     TT_ASSIGN_OR_RETURN(Config c, target.config_from_digits(digits));
     if (target.is_valid(c)) return c;
     bool stepped = false;
+    for (int j = static_cast<int>(digits.size()) - 1; j >= 0 && !stepped; --j) {
+      const Knob& k = target.knobs()[j];
+      if (digits[j] == 0 || !std::holds_alternative<bool>(k.options[0])) continue;
+      std::vector<int32_t> reset = digits;
+      reset[j] = 0;
+      auto candidate = target.config_from_digits(reset);
+      if (candidate && target.is_valid(*candidate)) {
+        digits = reset;
+        stepped = true;
+      }
+    }
+    if (stepped) continue;
     for (int j = static_cast<int>(digits.size()) - 1; j >= 0 && !stepped; --j) {
       const Knob& k = target.knobs()[j];
       const bool sized =

@@ -30,18 +30,26 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
   for (int64_t r = 1; r <= std::min<int64_t>(4, w.out_height()); ++r) rows.emplace_back(r);
   knobs.push_back(make_other_knob("tile_oh", rows));
   knobs.push_back(make_other_knob("oc_inner", {KnobValue(false), KnobValue(true)}));
+  knobs.push_back(make_other_knob("split_reduction", {KnobValue(false), KnobValue(true)}));
 
   const int64_t lanes = vector_lanes;
   const int64_t oh = w.out_height();
-  // Positions are fixed above: 0 ic, 1 oc, 2 ow, then unroll_kw (non-1x1), tile_oh, oc_inner.
-  const size_t oh_pos = knobs.size() - 2;
+  // Positions are fixed above: 0 ic, 1 oc, 2 ow, then unroll_kw (non-1x1), tile_oh, oc_inner,
+  // split_reduction.
+  const size_t oh_pos = knobs.size() - 3;
+  const size_t split_pos = knobs.size() - 1;
   std::vector<Knob> captured = knobs;
-  auto valid = [captured, lanes, oh, oh_pos](const std::vector<int32_t>& d) {
+  auto valid = [captured, lanes, oh, oh_pos, split_pos, w](const std::vector<int32_t>& d) {
+    const int64_t ic_bn = inner_factor(captured[0].options[d[0]]);
     const int64_t oc_bn = inner_factor(captured[1].options[d[1]]);
     const int64_t reg_n = inner_factor(captured[2].options[d[2]]);
     const int64_t reg_h = std::get<int64_t>(captured[oh_pos].options[d[oh_pos]]);
     const int64_t vectors = (oc_bn + lanes - 1) / lanes;
-    return reg_h <= oh && reg_h * reg_n * vectors <= kMaxAccumulators;
+    if (reg_h > oh || reg_h * reg_n * vectors > kMaxAccumulators) return false;
+    // A split that would leave one slice is the unsplit config again.
+    if (std::get<bool>(captured[split_pos].options[d[split_pos]]))
+      return reduction_slice_chunks(w, ic_bn, oc_bn) < w.in_channels / ic_bn;
+    return true;
   };
   return ConfigSpace("conv2d_NCHWc.x86", std::move(knobs), valid);
 }
@@ -55,7 +63,41 @@ Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& con
   s.oc_inner = std::get<bool>(space.value(config, "oc_inner"));
   if (space.knob_position("unroll_kw") >= 0)
     s.unroll_kw = std::get<bool>(space.value(config, "unroll_kw"));
+  // Spaces of records written before the knob existed decode as unsplit.
+  if (space.knob_position("split_reduction") >= 0)
+    s.split_reduction = std::get<bool>(space.value(config, "split_reduction"));
   return s;
+}
+
+int64_t reduction_slice_chunks(const Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn) {
+  const int64_t chunk_bytes = 4 * ic_bn * w.kernel_h * w.kernel_w * oc_bn;
+  return std::max<int64_t>(1, kReductionSliceBytes / chunk_bytes);
+}
+
+ReductionSlicing reduction_slicing(const Conv2dWorkload& w, const Conv2dSchedule& s) {
+  ReductionSlicing r;
+  const int64_t ic_chunks = w.in_channels / s.ic_bn;
+  const int64_t oc_chunks = w.out_channels / s.oc_bn;
+  const int64_t row_tiles = ceil_div(w.out_height(), s.reg_h);
+  r.chunks_per_slice = ic_chunks;
+  r.row_groups = row_tiles;
+  if (s.split_reduction) {
+    r.chunks_per_slice = std::min(ic_chunks, reduction_slice_chunks(w, s.ic_bn, s.oc_bn));
+    r.slices = ceil_div(ic_chunks, r.chunks_per_slice);
+    // As many row tiles as the partial-sum budget holds, fewer where the tasks would be too
+    // few to share among threads.
+    const int64_t tile_row_bytes = 4 * s.reg_h * w.out_width() * s.oc_bn;
+    int64_t per_task = std::clamp<int64_t>(kPartialSumBytes / tile_row_bytes, 1, row_tiles);
+    const int64_t outer = w.batch * oc_chunks;
+    if (outer * ceil_div(row_tiles, per_task) < kSplitReductionMinTasks) {
+      const int64_t groups = std::min(row_tiles, ceil_div(kSplitReductionMinTasks, outer));
+      per_task = std::min(per_task, ceil_div(row_tiles, groups));
+    }
+    r.row_tiles_per_task = per_task;
+    r.row_groups = ceil_div(row_tiles, per_task);
+  }
+  r.tasks = w.batch * oc_chunks * r.row_groups;
+  return r;
 }
 
 Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes) {
@@ -112,7 +154,8 @@ class Conv2dNCHWcTemplate final : public Template {
         "ic_bn",        "oc_bn",          "reg_n",        "reg_h",      "unroll_kw",
         "vectors",      "accumulators",   "full_vectors", "ow_tail",    "oh_tail",
         "parallel",     "tiles_per_task", "reduction",    "inner_trip", "input_tile_bytes",
-        "weight_bytes", "output_bytes",   "fma_per_load", "oc_inner"};
+        "weight_bytes", "output_bytes",   "fma_per_load", "oc_inner",   "split_reduction",
+        "slices",       "rows_per_task"};
     return names;
   }
 
@@ -124,8 +167,7 @@ class Conv2dNCHWcTemplate final : public Template {
     const int64_t oh = w.out_height(), ow = w.out_width();
     const int64_t vectors = ceil_div(s.oc_bn, lanes);
     const int64_t acc = s.reg_h * s.reg_n * vectors;
-    const int64_t row_tiles = ceil_div(oh, s.reg_h);
-    const int64_t parallel = w.batch * (w.out_channels / s.oc_bn) * row_tiles;
+    const ReductionSlicing slicing = reduction_slicing(w, s);
     const int64_t in_rows = (s.reg_h - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h + 1;
     const int64_t in_cols = (s.reg_n - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;
     return {log_feature(s.ic_bn),
@@ -138,7 +180,7 @@ class Conv2dNCHWcTemplate final : public Template {
             s.oc_bn % lanes == 0 ? 1.0f : 0.0f,
             static_cast<float>(ow % s.reg_n) / static_cast<float>(s.reg_n),
             static_cast<float>(oh % s.reg_h) / static_cast<float>(s.reg_h),
-            log_feature(parallel),
+            log_feature(slicing.tasks),
             log_feature(ceil_div(ow, s.reg_n)),
             log_feature(w.in_channels * w.kernel_h * w.kernel_w),
             log_feature(s.ic_bn),
@@ -146,7 +188,10 @@ class Conv2dNCHWcTemplate final : public Template {
             log_feature(4.0 * w.in_channels * w.kernel_h * w.kernel_w * s.oc_bn),
             log_feature(4.0 * acc * lanes),
             static_cast<float>(acc) / static_cast<float>(vectors + s.reg_h * s.reg_n),
-            s.oc_inner ? 1.0f : 0.0f};
+            s.oc_inner ? 1.0f : 0.0f,
+            s.split_reduction ? 1.0f : 0.0f,
+            log_feature(slicing.slices),
+            log_feature(slicing.row_tiles_per_task)};
   }
 
   KernelSignature signature(const Task& task, const ConfigSpace& space,
@@ -162,7 +207,7 @@ class Conv2dNCHWcTemplate final : public Template {
                         s.ic_bn,
                         s.oc_bn};
     sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = w.batch * (w.out_channels / s.oc_bn) * ceil_div(w.out_height(), s.reg_h);
+    sig.parallel_extent = reduction_slicing(w, s).tasks;
     sig.ic_block = s.ic_bn;
     sig.oc_block = s.oc_bn;
     return sig;

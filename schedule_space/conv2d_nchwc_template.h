@@ -15,6 +15,13 @@
 ///             output-channel chunk streams the whole input; true = (n, oh_tile, oc_chunk), so
 ///             an input row tile stays in cache while every chunk of weights passes over it
 ///             (pays off when the input is large against the weights, e.g. strided 1x1)
+///   split_reduction  false = each register tile sums over every input channel at once, as
+///             AutoTVM; true = the sum runs in slices of input channels whose weights fit in
+///             L1 (kReductionSliceBytes), each slice passing over several row tiles whose partial
+///             sums the task keeps on its stack (see ReductionSlicing). Pays off where a chunk's
+///             weights are far larger than L1 and few positions share them (1x1 convolutions of
+///             many channels at 14x14 and 7x7): each weight is read once from memory and then
+///             used by every position of the task from L1. Valid only where it splits.
 /// A config is valid when its register tile (tile_oh * reg_n * ceil(oc_bn / lanes) vector
 /// accumulators) fits in kMaxAccumulators registers and tile_oh <= OH.
 
@@ -39,7 +46,29 @@ struct Conv2dSchedule {
   bool unroll_kw = false;
   bool oc_inner =
       false;  ///< parallel loop order (n, oh_tile, oc_chunk) instead of (n, oc_chunk, oh_tile)
+  bool split_reduction = false;
 };
+
+/// Bytes of weights one reduction slice may hold: half of a 32 KiB L1 data cache, the other half
+/// left to the input rows and partial sums of the tile being computed.
+inline constexpr int64_t kReductionSliceBytes = 16 * 1024;
+/// Bytes of partial sums a task of a split reduction keeps on its stack, at most.
+inline constexpr int64_t kPartialSumBytes = 32 * 1024;
+/// Parallel tasks a split reduction keeps where the rows allow it, so that a pool of threads
+/// still shares the work evenly.
+inline constexpr int64_t kSplitReductionMinTasks = 16;
+
+/// How a schedule runs its reduction and splits its parallel loop.
+struct ReductionSlicing {
+  int64_t chunks_per_slice = 1;    ///< input-channel chunks (of ic_bn) per slice
+  int64_t slices = 1;              ///< 1 unless split_reduction
+  int64_t row_tiles_per_task = 1;  ///< register-tile rows a task computes (1 unless split)
+  int64_t row_groups = 1;          ///< ceil(row tiles / row_tiles_per_task)
+  int64_t tasks = 1;               ///< the parallel extent: batch * oc chunks * row_groups
+};
+ReductionSlicing reduction_slicing(const Conv2dWorkload& w, const Conv2dSchedule& s);
+/// Input-channel chunks one reduction slice of these blocks holds (>= 1).
+int64_t reduction_slice_chunks(const Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn);
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);
 Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config);

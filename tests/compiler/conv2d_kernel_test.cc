@@ -6,6 +6,7 @@
 
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
+#include "schedule_space/conv2d_nchwc_template.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -39,8 +40,9 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
   }
 }
 
-/// Runs configs index_begin, +step, ... and compares each with the reference.
-int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
+/// Runs configs 0, step, 2 * step, ... (of those, only the ones that split their reduction when
+/// `split_only`) and compares each with the reference.
+int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias, bool split_only = false) {
   auto task = ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   EXPECT_TRUE(task.has_value());
   auto space = ss::make_config_space(*task);
@@ -60,6 +62,7 @@ int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias) {
   for (int64_t i = 0; i < space->size(); i += step) {
     auto c = space->config_at(i);
     if (!space->is_valid(*c)) continue;
+    if (split_only && !ss::conv2d_nchwc_schedule(*space, *c).split_reduction) continue;
     auto got = tt::measure::run_operator(*task, *space, *c, in, 1 + (i % 2));
     EXPECT_TRUE(got.has_value()) << (got ? "" : got.error().message);
     if (!got) return checked;
@@ -94,6 +97,35 @@ TEST(Conv2dKernel, BatchTwoAndLargePaddingMatchReference) {
   auto w = conv(3, 5, 5, 8, 5, 5, 1, {3, 2, 2, 4});
   w.batch = 2;
   EXPECT_GT(check_configs(w, 5, true), 5);
+}
+
+// Slices of input channels over several row tiles, partial sums between them: slices of unequal
+// size, tail rows and columns, padding, bias, one and two threads.
+TEST(Conv2dKernel, SplitReductionsMatchReference) {
+  const auto three = conv(80, 9, 7, 32, 3, 3, 1, {1, 1, 1, 0});
+  EXPECT_GT(check_configs(three, 23, true, /*split_only=*/true), 8);
+  const auto one = conv(300, 7, 7, 48, 1, 1, 1, {0, 0, 0, 0});
+  EXPECT_GT(check_configs(one, 31, false, /*split_only=*/true), 8);
+}
+
+// Where a chunk's weights fit in one slice, splitting is not a config of its own.
+TEST(Conv2dKernel, ASplitOfOneSliceIsInvalid) {
+  const auto w = conv(8, 6, 5, 32, 3, 3, 1, {1, 0, 2, 1});
+  auto task = *ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
+  auto space = *ss::make_config_space(task);
+  int split = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    auto c = *space.config_at(i);
+    split += space.is_valid(c) && ss::conv2d_nchwc_schedule(space, c).split_reduction;
+  }
+  EXPECT_EQ(split, 0);
+  const auto big = conv(80, 9, 7, 32, 3, 3, 1, {1, 1, 1, 0});
+  const ss::Conv2dSchedule s{8, 16, 7, 1, false, false, true};
+  const ss::ReductionSlicing r = ss::reduction_slicing(big, s);
+  // 8 x 3 x 3 x 16 floats (4.5 KiB) a chunk: three chunks of ten per 16 KiB slice.
+  EXPECT_EQ(r.chunks_per_slice, 3);
+  EXPECT_EQ(r.slices, 4);
+  EXPECT_EQ(r.tasks, 2 * r.row_groups);
 }
 
 TEST(Conv2dKernel, BiasAndReluEpilogue) {

@@ -39,6 +39,11 @@ TEST(ConfigTransfer, SplitsTakeTheLargestFactorNotAboveTheReferencesAndStayValid
       EXPECT_LE(inner(target.value(*moved, "tile_ow")), inner(reference.value(ref, "tile_ow")));
       EXPECT_EQ(std::get<bool>(target.value(*moved, "oc_inner")),
                 std::get<bool>(reference.value(ref, "oc_inner")));
+      // A split reduction stays split where the target's weights need two slices or more.
+      const Conv2dSchedule r = conv2d_nchwc_schedule(reference, ref);
+      const Conv2dSchedule m = conv2d_nchwc_schedule(target, *moved);
+      const bool can_split = reduction_slice_chunks(w, m.ic_bn, m.oc_bn) < w.in_channels / m.ic_bn;
+      EXPECT_EQ(m.split_reduction, r.split_reduction && can_split) << reference.describe(ref);
     }
   }
 }

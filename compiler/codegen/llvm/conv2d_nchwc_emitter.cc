@@ -43,42 +43,110 @@ class ConvEmitter {
   }
 
   void emit(llvm::Value* begin, llvm::Value* end) {
+    if (s_.split_reduction) {
+      emit_split(begin, end);
+      return;
+    }
     const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
-    const int64_t tail_rows = oh_ % s_.reg_h;
     emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
-      llvm::Value *t, *occ, *n;
-      if (s_.oc_inner) {  // f = (n * row_tiles + oh_tile) * occ + oc_chunk
-        occ = b_.CreateSRem(f, i64(b_, occ_), "oc_chunk");
-        llvm::Value* rest = b_.CreateSDiv(f, i64(b_, occ_));
-        t = b_.CreateSRem(rest, i64(b_, row_tiles), "oh_tile");
-        n = b_.CreateSDiv(rest, i64(b_, row_tiles), "n");
-      } else {  // f = (n * occ + oc_chunk) * row_tiles + oh_tile
-        t = b_.CreateSRem(f, i64(b_, row_tiles), "oh_tile");
-        llvm::Value* rest = b_.CreateSDiv(f, i64(b_, row_tiles));
-        occ = b_.CreateSRem(rest, i64(b_, occ_), "oc_chunk");
-        n = b_.CreateSDiv(rest, i64(b_, occ_), "n");
-      }
-      llvm::Value* oh0 = mul_i64(b_, t, s_.reg_h);
-      if (tail_rows == 0) {
-        emit_row(n, occ, oh0, s_.reg_h);
-        return;
-      }
-      emit_if_else(
-          b_, b_.CreateICmpEQ(t, i64(b_, row_tiles - 1)), "rows_tail",
-          [&] { emit_row(n, occ, oh0, tail_rows); }, [&] { emit_row(n, occ, oh0, s_.reg_h); });
+      const TaskIndex task = task_index(f, row_tiles);
+      emit_row_tile(task, task.group,
+                    {i64(b_, 0), i64(b_, icc_), Pass::Init::kZero, nullptr,
+                     /*to_scratch=*/false});
     });
   }
 
  private:
-  void emit_row(llvm::Value* n, llvm::Value* occ, llvm::Value* oh0, int64_t rows) {
+  /// Where a register tile's sums start and end up: a whole reduction (zero to the epilogue and
+  /// the output), or one slice of a split one (to and from the task's partial sums).
+  struct Pass {
+    llvm::Value *ic_lo, *ic_hi;  ///< input-channel chunks summed
+    enum class Init { kZero, kPartial, kZeroOrPartial } init;
+    llvm::Value* first = nullptr;     ///< kZeroOrPartial: i1, true for the first slice
+    bool to_scratch;                  ///< store the partial sums, not the epilogue's result
+    llvm::Value* task_oh0 = nullptr;  ///< first output row of the task (partial-sum row 0)
+  };
+
+  struct TaskIndex {
+    llvm::Value *n, *occ, *group;
+  };
+
+  /// f = (n * groups + group) * occ + oc_chunk with oc_inner, else (n * occ + oc_chunk) *
+  /// groups + group; a group is one row tile unless the reduction is split.
+  TaskIndex task_index(llvm::Value* f, int64_t groups) {
+    TaskIndex t;
+    if (s_.oc_inner) {
+      t.occ = b_.CreateSRem(f, i64(b_, occ_), "oc_chunk");
+      llvm::Value* rest = b_.CreateSDiv(f, i64(b_, occ_));
+      t.group = b_.CreateSRem(rest, i64(b_, groups), "row_group");
+      t.n = b_.CreateSDiv(rest, i64(b_, groups), "n");
+    } else {
+      t.group = b_.CreateSRem(f, i64(b_, groups), "row_group");
+      llvm::Value* rest = b_.CreateSDiv(f, i64(b_, groups));
+      t.occ = b_.CreateSRem(rest, i64(b_, occ_), "oc_chunk");
+      t.n = b_.CreateSDiv(rest, i64(b_, occ_), "n");
+    }
+    return t;
+  }
+
+  /// One task of a split reduction: for each slice of input channels, every row tile of the
+  /// task, their sums kept in a stack buffer between slices; the last slice applies the
+  /// epilogue and writes the output.
+  void emit_split(llvm::Value* begin, llvm::Value* end) {
+    const schedule_space::ReductionSlicing r = schedule_space::reduction_slicing(w_, s_);
+    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
+    const int64_t partial_floats = r.row_tiles_per_task * s_.reg_h * ow_ * s_.oc_bn;
+    auto* partial_type =
+        llvm::ArrayType::get(b_.getFloatTy(), static_cast<uint64_t>(partial_floats));
+    llvm::AllocaInst* partial = entry_alloca(b_, partial_type, "partial_sums");
+    partial->setAlignment(llvm::Align(64));
+    partial_ = b_.CreateBitCast(partial, b_.getFloatTy()->getPointerTo());
+    emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
+      const TaskIndex task = task_index(f, r.row_groups);
+      llvm::Value* tile_lo = mul_i64(b_, task.group, r.row_tiles_per_task);
+      llvm::Value* tile_hi = b_.CreateSelect(
+          b_.CreateICmpSLT(add_i64(b_, tile_lo, r.row_tiles_per_task), i64(b_, row_tiles)),
+          add_i64(b_, tile_lo, r.row_tiles_per_task), i64(b_, row_tiles));
+      llvm::Value* task_oh0 = mul_i64(b_, tile_lo, s_.reg_h);
+      auto tiles = [&](const Pass& pass) {
+        emit_for(b_, tile_lo, tile_hi, "oh_tile",
+                 [&](llvm::Value* t) { emit_row_tile(task, t, pass); });
+      };
+      emit_for(b_, i64(b_, 0), i64(b_, r.slices - 1), "slice", [&](llvm::Value* slice) {
+        llvm::Value* lo = mul_i64(b_, slice, r.chunks_per_slice);
+        tiles({lo, add_i64(b_, lo, r.chunks_per_slice), Pass::Init::kZeroOrPartial,
+               b_.CreateICmpEQ(slice, i64(b_, 0)), /*to_scratch=*/true, task_oh0});
+      });
+      tiles({i64(b_, (r.slices - 1) * r.chunks_per_slice), i64(b_, icc_), Pass::Init::kPartial,
+             nullptr, /*to_scratch=*/false, task_oh0});
+    });
+  }
+
+  /// Row tile t of the task (its last one may have fewer rows).
+  void emit_row_tile(const TaskIndex& task, llvm::Value* t, const Pass& pass) {
+    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
+    const int64_t tail_rows = oh_ % s_.reg_h;
+    llvm::Value* oh0 = mul_i64(b_, t, s_.reg_h);
+    if (tail_rows == 0) {
+      emit_row(task.n, task.occ, oh0, s_.reg_h, pass);
+      return;
+    }
+    emit_if_else(
+        b_, b_.CreateICmpEQ(t, i64(b_, row_tiles - 1)), "rows_tail",
+        [&] { emit_row(task.n, task.occ, oh0, tail_rows, pass); },
+        [&] { emit_row(task.n, task.occ, oh0, s_.reg_h, pass); });
+  }
+
+  void emit_row(llvm::Value* n, llvm::Value* occ, llvm::Value* oh0, int64_t rows,
+                const Pass& pass) {
     for (const auto& c : columns_) {
       if (c.runtime) {
         emit_for(b_, i64(b_, c.lo), i64(b_, c.hi), "ow_tile", [&](llvm::Value* ct) {
-          emit_tile({n, occ, oh0, mul_i64(b_, ct, s_.reg_n), std::nullopt, rows, c.size});
+          emit_tile({n, occ, oh0, mul_i64(b_, ct, s_.reg_n), std::nullopt, rows, c.size}, pass);
         });
       } else {
         const int64_t ow0 = c.tile * s_.reg_n;
-        emit_tile({n, occ, oh0, i64(b_, ow0), ow0, rows, c.size});
+        emit_tile({n, occ, oh0, i64(b_, ow0), ow0, rows, c.size}, pass);
       }
     }
   }
@@ -99,14 +167,10 @@ class ConvEmitter {
     return (static_cast<size_t>(r * t.cols + p)) * widths_.size() + v;
   }
 
-  void emit_tile(const Tile& t) {
-    LoopState acc;
-    for (int64_t i = 0; i < t.rows * t.cols; ++i)
-      for (int wd : widths_)
-        acc.push_back(
-            llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getFloatTy(), wd)));
+  void emit_tile(const Tile& t, const Pass& pass) {
+    LoopState acc = initial_sums(t, pass);
     acc = emit_for_carried(
-        b_, i64(b_, 0), i64(b_, icc_), "ic_chunk", acc, [&](llvm::Value* icc, const LoopState& a0) {
+        b_, pass.ic_lo, pass.ic_hi, "ic_chunk", acc, [&](llvm::Value* icc, const LoopState& a0) {
           // data[n][icc] plane, in floats.
           llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, icc_), icc), w_.in_height);
           return emit_for_carried(
@@ -135,7 +199,48 @@ class ConvEmitter {
                                         });
               });
         });
-    emit_store(t, acc);
+    if (pass.to_scratch) {
+      store_partial(t, pass, acc);
+    } else {
+      emit_store(t, acc);
+    }
+  }
+
+  /// Offset in the task's partial sums of (row r, column p, vector v) of tile t: rows counted
+  /// from the task's first output row, each ow_ * oc_bn floats.
+  llvm::Value* partial_offset(const Tile& t, const Pass& pass, int64_t r, int64_t p, size_t v) {
+    llvm::Value* row = add_i64(b_, b_.CreateSub(t.oh0, pass.task_oh0), r);
+    llvm::Value* col = add_i64(b_, t.ow0, p);
+    return add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, row, ow_), col), s_.oc_bn),
+                   static_cast<int64_t>(v) * lanes_);
+  }
+
+  LoopState initial_sums(const Tile& t, const Pass& pass) {
+    LoopState acc;
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t p = 0; p < t.cols; ++p)
+        for (size_t v = 0; v < widths_.size(); ++v) {
+          llvm::Value* zero =
+              llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getFloatTy(), widths_[v]));
+          if (pass.init == Pass::Init::kZero) {
+            acc.push_back(zero);
+            continue;
+          }
+          llvm::Value* sum =
+              load_vector(b_, partial_, partial_offset(t, pass, r, p, v), widths_[v]);
+          // The first slice finds the buffer holding the previous task's sums (or nothing).
+          if (pass.init == Pass::Init::kZeroOrPartial) sum = b_.CreateSelect(pass.first, zero, sum);
+          acc.push_back(sum);
+        }
+    return acc;
+  }
+
+  void store_partial(const Tile& t, const Pass& pass, const LoopState& acc) {
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t p = 0; p < t.cols; ++p)
+        for (size_t v = 0; v < widths_.size(); ++v)
+          store_vector(b_, acc[acc_index(t, r, p, v)], partial_, partial_offset(t, pass, r, p, v),
+                       widths_[v]);
   }
 
   /// Pointers to input row ih = (oh0 + r) * SH + kh * DH - PT of the current channel chunk,
@@ -229,6 +334,7 @@ class ConvEmitter {
   const AnchorArgs& args_;
   llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
+  llvm::Value* partial_ = nullptr;  ///< float*: a split reduction's partial sums
   int64_t icc_, occ_, oh_, ow_;
   std::vector<int> widths_;
   std::vector<ColumnClass> columns_;
