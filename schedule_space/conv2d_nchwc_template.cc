@@ -46,9 +46,11 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
     const int64_t reg_h = std::get<int64_t>(captured[oh_pos].options[d[oh_pos]]);
     const int64_t vectors = (oc_bn + lanes - 1) / lanes;
     if (reg_h > oh || reg_h * reg_n * vectors > kMaxAccumulators) return false;
-    // A split that would leave one slice is the unsplit config again.
+    // A split that would leave one slice is the unsplit config again; one whose row of tiles
+    // holds more partial sums than a task keeps on its stack is not offered.
     if (std::get<bool>(captured[split_pos].options[d[split_pos]]))
-      return reduction_slice_chunks(w, ic_bn, oc_bn) < w.in_channels / ic_bn;
+      return reduction_slice_chunks(w, ic_bn, oc_bn) < w.in_channels / ic_bn &&
+             4 * reg_h * w.out_width() * oc_bn <= kPartialSumBytes;
     return true;
   };
   return ConfigSpace("conv2d_NCHWc.x86", std::move(knobs), valid);

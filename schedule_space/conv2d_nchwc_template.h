@@ -21,7 +21,8 @@
 ///             sums the task keeps on its stack (see ReductionSlicing). Pays off where a chunk's
 ///             weights are far larger than L1 and few positions share them (1x1 convolutions of
 ///             many channels at 14x14 and 7x7): each weight is read once from memory and then
-///             used by every position of the task from L1. Valid only where it splits.
+///             used by every position of the task from L1. Valid only where it splits, and
+///             where one row of register tiles holds at most kPartialSumBytes of sums.
 /// A config is valid when its register tile (tile_oh * reg_n * ceil(oc_bn / lanes) vector
 /// accumulators) fits in kMaxAccumulators registers and tile_oh <= OH.
 

@@ -42,7 +42,9 @@ TEST(ConfigTransfer, SplitsTakeTheLargestFactorNotAboveTheReferencesAndStayValid
       // A split reduction stays split where the target's weights need two slices or more.
       const Conv2dSchedule r = conv2d_nchwc_schedule(reference, ref);
       const Conv2dSchedule m = conv2d_nchwc_schedule(target, *moved);
-      const bool can_split = reduction_slice_chunks(w, m.ic_bn, m.oc_bn) < w.in_channels / m.ic_bn;
+      const bool can_split =
+          reduction_slice_chunks(w, m.ic_bn, m.oc_bn) < w.in_channels / m.ic_bn &&
+          4 * m.reg_h * w.out_width() * m.oc_bn <= kPartialSumBytes;
       EXPECT_EQ(m.split_reduction, r.split_reduction && can_split) << reference.describe(ref);
     }
   }

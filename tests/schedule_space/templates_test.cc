@@ -23,7 +23,8 @@ TEST(Templates, ConvValidityBoundsTheRegisterTileAndSplitsOnlyWhatSplits) {
     auto s = ss::conv2d_nchwc_schedule(space, c);
     const int64_t acc = s.reg_h * s.reg_n * ((s.oc_bn + 15) / 16);
     // A split reduction is a config of its own only where it makes two slices or more.
-    const bool splits = ss::reduction_slice_chunks(w, s.ic_bn, s.oc_bn) < w.in_channels / s.ic_bn;
+    const bool splits = ss::reduction_slice_chunks(w, s.ic_bn, s.oc_bn) < w.in_channels / s.ic_bn &&
+                        4 * s.reg_h * w.out_width() * s.oc_bn <= ss::kPartialSumBytes;
     EXPECT_EQ(space.is_valid(c), acc <= ss::kMaxAccumulators && (!s.split_reduction || splits))
         << space.describe(c);
     valid += space.is_valid(c);
