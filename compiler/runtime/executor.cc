@@ -126,9 +126,8 @@ Status Executable::Impl::bind_buffers() {
   for (const Step& s : net->steps)
     for (const ArgRef& a : s.args)
       if (a.kind == ArgRef::Kind::kValue) kernel_reads[a.index] = true;
-  auto padded = [](int64_t bytes) { return (std::max<int64_t>(bytes, 1) + 63) / 64 * 64; };
-  std::vector<const Tensor*> copied(g.values().size(), nullptr);
-  int64_t weight_bytes = 0;
+  // Where each copied tensor's address goes, and the tensor.
+  std::vector<std::pair<void**, const Tensor*>> copies;
   for (size_t v = 0; v < g.values().size(); ++v) {
     const Tensor* c = g.constant(static_cast<ValueId>(v));
     if (!c) continue;
@@ -136,21 +135,21 @@ Status Executable::Impl::bind_buffers() {
       value_ptr[v] = const_cast<float*>(c->f32.data());
       continue;
     }
-    copied[v] = c;
-    weight_bytes += padded(c->size() * element_bytes(c->dtype));
+    copies.emplace_back(&value_ptr[v], c);
   }
-  for (const Tensor& p : net->params) weight_bytes += padded(p.size() * element_bytes(p.dtype));
-  char* next = static_cast<char*>(allocate(weight_bytes));
-  for (size_t v = 0; v < g.values().size(); ++v) {
-    if (!copied[v]) continue;
-    value_ptr[v] = next;
-    graph::write_buffer(*copied[v], next);
-    next += padded(copied[v]->size() * element_bytes(copied[v]->dtype));
-  }
-  for (const Tensor& p : net->params) {
-    graph::write_buffer(p, next);
-    param_ptr.push_back(next);
-    next += padded(p.size() * element_bytes(p.dtype));
+  param_ptr.assign(net->params.size(), nullptr);
+  for (size_t i = 0; i < net->params.size(); ++i)
+    copies.emplace_back(&param_ptr[i], &net->params[i]);
+  auto padded_bytes = [](const Tensor& t) {
+    return (std::max<int64_t>(t.size() * element_bytes(t.dtype), 1) + 63) / 64 * 64;
+  };
+  int64_t total = 0;
+  for (const auto& [slot, t] : copies) total += padded_bytes(*t);
+  char* next = static_cast<char*>(allocate(total));
+  for (const auto& [slot, t] : copies) {
+    *slot = next;
+    graph::write_buffer(*t, next);
+    next += padded_bytes(*t);
   }
   return Status{};
 }

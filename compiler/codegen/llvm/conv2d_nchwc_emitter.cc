@@ -28,6 +28,7 @@ class ConvEmitter {
     occ_ = w.out_channels / s.oc_bn;
     oh_ = w.out_height();
     ow_ = w.out_width();
+    row_tiles_ = (oh_ + s.reg_h - 1) / s.reg_h;
     widths_ = lane_widths(s.oc_bn, lanes);
     columns_ = classify_columns(w, s.reg_n);
     const bool rows_may_leave_input =
@@ -47,9 +48,8 @@ class ConvEmitter {
       emit_split(begin, end);
       return;
     }
-    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
     emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
-      const TaskIndex task = task_index(f, row_tiles);
+      const TaskIndex task = task_index(f, row_tiles_);
       emit_row_tile(task, task.group,
                     {i64(b_, 0), i64(b_, icc_), Pass::Init::kZero, nullptr,
                      /*to_scratch=*/false});
@@ -94,7 +94,6 @@ class ConvEmitter {
   /// epilogue and writes the output.
   void emit_split(llvm::Value* begin, llvm::Value* end) {
     const schedule_space::ReductionSlicing r = schedule_space::reduction_slicing(w_, s_);
-    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
     const int64_t partial_floats = r.row_tiles_per_task * s_.reg_h * ow_ * s_.oc_bn;
     auto* partial_type =
         llvm::ArrayType::get(b_.getFloatTy(), static_cast<uint64_t>(partial_floats));
@@ -105,8 +104,8 @@ class ConvEmitter {
       const TaskIndex task = task_index(f, r.row_groups);
       llvm::Value* tile_lo = mul_i64(b_, task.group, r.row_tiles_per_task);
       llvm::Value* tile_hi = b_.CreateSelect(
-          b_.CreateICmpSLT(add_i64(b_, tile_lo, r.row_tiles_per_task), i64(b_, row_tiles)),
-          add_i64(b_, tile_lo, r.row_tiles_per_task), i64(b_, row_tiles));
+          b_.CreateICmpSLT(add_i64(b_, tile_lo, r.row_tiles_per_task), i64(b_, row_tiles_)),
+          add_i64(b_, tile_lo, r.row_tiles_per_task), i64(b_, row_tiles_));
       llvm::Value* task_oh0 = mul_i64(b_, tile_lo, s_.reg_h);
       auto tiles = [&](const Pass& pass) {
         emit_for(b_, tile_lo, tile_hi, "oh_tile",
@@ -124,7 +123,6 @@ class ConvEmitter {
 
   /// Row tile t of the task (its last one may have fewer rows).
   void emit_row_tile(const TaskIndex& task, llvm::Value* t, const Pass& pass) {
-    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
     const int64_t tail_rows = oh_ % s_.reg_h;
     llvm::Value* oh0 = mul_i64(b_, t, s_.reg_h);
     if (tail_rows == 0) {
@@ -132,7 +130,7 @@ class ConvEmitter {
       return;
     }
     emit_if_else(
-        b_, b_.CreateICmpEQ(t, i64(b_, row_tiles - 1)), "rows_tail",
+        b_, b_.CreateICmpEQ(t, i64(b_, row_tiles_ - 1)), "rows_tail",
         [&] { emit_row(task.n, task.occ, oh0, tail_rows, pass); },
         [&] { emit_row(task.n, task.occ, oh0, s_.reg_h, pass); });
   }
@@ -336,6 +334,7 @@ class ConvEmitter {
   llvm::GlobalVariable* zero_row_ = nullptr;
   llvm::Value* partial_ = nullptr;  ///< float*: a split reduction's partial sums
   int64_t icc_, occ_, oh_, ow_;
+  int64_t row_tiles_;  ///< register-tile rows of the output (the last may be short)
   std::vector<int> widths_;
   std::vector<ColumnClass> columns_;
 };
