@@ -4,10 +4,14 @@
 // then the queries users and the compiler run, timed. Prints one row per size:
 //   results | insert rate | AutoTVM log import rate (DBs up to 200,000 results) | best over
 //   all workloads | best for the model's tasks | the compiler's record lookup for the model
-//   (TunedConfigs::load and a schedule per conv task) | records check (a full scan)
+//   (TunedConfigs::load and a schedule per conv task) | records check (a full scan) |
+//   whole processes of the tensortune binary: `records best` on the DB (the first open, which
+//   checks the file, and the median of the next five, which find it unchanged) and
+//   `records import` of the DB's AutoTVM log into a fresh DB (DBs up to 200,000 results)
 //
 //   build/bench/records_bench [--sizes 100000,1000000] [--workloads 2000] [--model resnet-50]
 //                             [--dir /tmp] [--keep] [--concurrency-seconds 60]
+//                             [--tensortune build/cli/tensortune]
 // Each DB is deleted after its row unless --keep; a kept DB of the same size is reused (its
 // insert rate then shows as "-"). --concurrency-seconds S adds a second table per size: 8
 // reader threads (best for the model, best over all workloads) while a writer inserts batches
@@ -18,7 +22,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -40,6 +46,20 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// One whole process of `command` (its output discarded), in seconds; negative when it failed.
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", ms);
+  return buf;
+}
+
+double process_seconds(const std::string& command) {
+  const auto t = std::chrono::steady_clock::now();
+  const int rc = std::system((command + " >/dev/null 2>&1").c_str());
+  const double s = seconds_since(t);
+  return rc == 0 ? s : -1;
 }
 
 template <typename Fn>
@@ -148,7 +168,14 @@ int main(int argc, char** argv) {
   double concurrency_s = 0;
   app.add_option("--concurrency-seconds", concurrency_s,
                  "then 8 readers and a writer on the DB for this long");
+  std::string binary =
+      (std::filesystem::path(argv[0]).parent_path() / ".." / "cli" / "tensortune").string();
+  app.add_option("--tensortune", binary, "the binary whose whole processes are timed");
   CLI11_PARSE(app, argc, argv);
+  const bool processes = std::filesystem::exists(binary);
+  if (!processes)
+    std::fprintf(stderr, "no %s: the whole-process columns are left out (--tensortune)\n",
+                 binary.c_str());
   // The synthetic archive's random configs make the compiler warn per workload; the table is
   // what this prints.
   tt::logger("compiler")->set_level(spdlog::level::err);
@@ -165,7 +192,8 @@ int main(int argc, char** argv) {
   std::printf(
       "| results | insert results/s | AutoTVM log import results/s | best, all workloads ms | "
       "best, %s (%zu tasks) ms | compile lookup, %s ms | records check (full scan) s | DB MiB "
-      "|\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      "| `records best` process, first / later ms | `records import` process results/s "
+      "|\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       model.c_str(), extraction->tasks.size(), model.c_str());
   for (int64_t size : sizes) {
     const std::string path = dir + "/records_bench_" + std::to_string(size) + ".db";
@@ -238,10 +266,23 @@ int main(int argc, char** argv) {
         }
     });
     // AutoTVM log import (records import): this DB's records as a log, into a fresh DB.
-    double import_rate = 0;
+    double import_rate = 0, process_import_rate = 0;
     if (size <= 200000) {
       std::stringstream log;
       (void)tt::records::export_autotvm_log(**store, log);
+      if (processes) {
+        const std::string log_path = path + ".log", target = path + ".process.db";
+        std::ofstream(log_path) << log.str();
+        for (const char* suffix : {"", "-wal", "-shm", "-checked"})
+          std::filesystem::remove(target + suffix);
+        const double s = process_seconds(binary + " records import --db " + target +
+                                         " --device-key x86-avx512 " + log_path);
+        if (auto imported = tt::records::RecordStore::open(target); imported && s > 0)
+          if (auto count = (*imported)->result_count()) process_import_rate = double(*count) / s;
+        for (const char* suffix : {"", "-wal", "-shm", "-checked"})
+          std::filesystem::remove(target + suffix);
+        std::filesystem::remove(log_path);
+      }
       const std::string target = path + ".import.db";
       for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(target + suffix);
       auto into = tt::records::RecordStore::open(target);
@@ -260,19 +301,33 @@ int main(int argc, char** argv) {
     auto check = (*store)->check_best_tables();
     const double check_s = seconds_since(check_start);
     auto stats = (*store)->stats();
+    // `records best` as users run it: a process that opens the DB (a new file is checked once,
+    // an unchanged one trusts the verdict kept beside it) and prints every workload's best.
+    std::string best_ms = "-";
+    if (processes) {
+      std::filesystem::remove(tt::records::RecordStore::verdict_path(path));
+      const std::string command = binary + " records best --db " + path;
+      const double first = process_seconds(command);
+      const double later = median_ms(5, [&] { (void)process_seconds(command); });
+      best_ms = first > 0 ? fmt_ms(first * 1e3) + " / " + fmt_ms(later) : "failed";
+    }
     std::printf(
-        "| %lld | %s | %s | %.1f | %.2f | %.1f | %.1f%s | %.0f |\n", static_cast<long long>(size),
+        "| %lld | %s | %s | %.1f | %.2f | %.1f | %.1f%s | %.0f | %s | %s |\n",
+        static_cast<long long>(size),
         insert_rate > 0 ? std::to_string(static_cast<int64_t>(insert_rate)).c_str() : "-",
         import_rate > 0 ? std::to_string(static_cast<int64_t>(import_rate)).c_str() : "-", all_ms,
         model_ms, compile_ms, check_s, check && check->mismatches == 0 ? "" : " (MISMATCH)",
-        stats ? double(stats->bytes) / (1 << 20) : 0.0);
+        stats ? double(stats->bytes) / (1 << 20) : 0.0, best_ms.c_str(),
+        process_import_rate > 0 ? std::to_string(static_cast<int64_t>(process_import_rate)).c_str()
+                                : "-");
     std::fflush(stdout);
     if (concurrency_s > 0)
       concurrency(path, model_query, tasks[tasks.size() - 1], spaces.back(), ids.back(),
                   concurrency_s);
     store->reset();
     if (!keep)
-      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+      for (const char* suffix : {"", "-wal", "-shm", "-checked"})
+        std::filesystem::remove(path + suffix);
   }
   return 0;
 }

@@ -110,7 +110,7 @@ Expected<ss::Entity> detail::entity_from_json_value(const json& list) {
 
 void limit_sqlite_heap(int64_t bytes) { sqlite3_soft_heap_limit64(bytes); }
 
-Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path, bool check) {
+Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path, Check check) {
   sqlite3* raw = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
@@ -133,7 +133,7 @@ Expected<std::unique_ptr<RecordStore>> RecordStore::open(const std::string& path
   }
   // A damaged file is refused before anything is written to it or answered from it (a best
   // query would leave out whole workloads and succeed).
-  if (check) TT_RETURN_IF_ERROR(store->quick_check());
+  TT_RETURN_IF_ERROR(store->check_on_open(check));
   auto wal = store->exec("PRAGMA journal_mode=WAL");
   if (!wal) return wal.error().with_context("record DB " + path);
   TT_RETURN_IF_ERROR(store->exec("PRAGMA foreign_keys=ON"));

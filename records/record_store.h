@@ -80,12 +80,24 @@ void limit_sqlite_heap(int64_t bytes);
 
 class RecordStore {
  public:
+  /// How open() checks the file for damage before reading or writing it.
+  enum class Check {
+    /// SQLite's quick_check, unless the file is unchanged (device, inode, size, modification
+    /// and change times) since a check of it passed: the verdict is kept beside the DB
+    /// (verdict_path). The default: reading an unchanged archive costs no O(size) pass.
+    kUnlessVerified,
+    /// quick_check whatever the verdict says: a tracker's archive when the tracker starts.
+    kAlways,
+    /// None: a second connection to a file this process's first open has just checked.
+    kNone,
+  };
   /// Opens or creates the DB at `path`. Fails, without touching the file, when it exists but
-  /// is not a SQLite database, is damaged (quick_check) or has a schema from a newer
-  /// tensortune.
-  /// `check = false` skips quick_check: for a second connection to a file the first one's
-  /// open has just checked (a gigabyte archive takes seconds).
-  static Expected<std::unique_ptr<RecordStore>> open(const std::string& path, bool check = true);
+  /// is not a SQLite database, is damaged (quick_check, as `check` says) or has a schema from
+  /// a newer tensortune.
+  static Expected<std::unique_ptr<RecordStore>> open(const std::string& path,
+                                                     Check check = Check::kUnlessVerified);
+  /// Where open() keeps the verdict of its last passing check of `db_path` ("DB-checked").
+  static std::string verdict_path(const std::string& db_path);
   ~RecordStore();
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;
@@ -256,6 +268,8 @@ class RecordStore {
   using DbHandle = std::unique_ptr<sqlite3, CloseDb>;
 
   RecordStore(DbHandle db, std::string path);
+  /// open()'s check: quick_check as `check` says, the verdict kept when it passes.
+  Status check_on_open(Check check);
   Status exec(const std::string& sql);
   Status insert_result(int64_t task_id, int64_t config_index, const std::string& entity_json,
                        const schedule_space::MeasureResult& r, const RunInfo& run, int64_t trial);

@@ -7,5 +7,6 @@
 # Extra arguments go to `tensortune demo` (e.g. --trials 64).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/build.sh"
+# The binary alone: the tests and benchmarks are scripts/test.sh's to build.
+"$root/scripts/build.sh" --target tensortune
 exec "$root/build/cli/tensortune" demo "$@"

@@ -16,7 +16,7 @@ usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [[ $# -ge 1 ]] || usage
 role=$1
 shift
-"$root/scripts/build.sh" >/dev/null
+"$root/scripts/build.sh" --target tensortune >/dev/null
 case "$role" in
   tracker)
     dir="$root/farm"

@@ -30,9 +30,10 @@ Expected<std::unique_ptr<Archive>> Archive::open(const std::string& path) {
     ::close(lock_fd);
     return e;
   };
-  auto store = records::RecordStore::open(path);
+  // A tracker starts rarely and then serves for weeks: its archive gets the whole check.
+  auto store = records::RecordStore::open(path, records::RecordStore::Check::kAlways);
   if (!store) return fail(store.error());
-  auto reader = records::RecordStore::open(path, /*check=*/false);  // the writer's open checked
+  auto reader = records::RecordStore::open(path, records::RecordStore::Check::kNone);
   if (!reader) return fail(reader.error());
   auto archive = std::unique_ptr<Archive>(new Archive(std::move(*store), std::move(*reader)));
   archive->lock_fd_ = lock_fd;

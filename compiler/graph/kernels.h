@@ -8,6 +8,11 @@
 
 namespace tensortune::graph::kernels {
 
+/// Aborts: the interpreter sent `op` to a family's loop that does not compute it. Every switch
+/// of the kernels names the operators it computes and ends here, so that an operator routed to
+/// the wrong family is a loud bug, never another operator's result.
+[[noreturn]] void not_in_family(OpKind op, const char* family);
+
 /// Runs fn(i) for i in [0, n) over the interpreter's threads (each i on one thread).
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
 

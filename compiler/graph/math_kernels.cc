@@ -74,7 +74,7 @@ float unary_float(OpKind op, float v, const Attrs& a) {
     case OpKind::kAbs:
       return std::fabs(v);
     default:
-      return v;
+      not_in_family(op, "unary_math (float)");
   }
 }
 
@@ -95,8 +95,10 @@ bool compare(OpKind op, T x, T y) {
       return x && y;
     case OpKind::kOr:
       return x || y;
-    default:  // kXor
+    case OpKind::kXor:
       return (x != 0) != (y != 0);
+    default:
+      not_in_family(op, "binary_math (comparison and logic)");
   }
 }
 
@@ -107,8 +109,10 @@ T combine(OpKind op, T x, T y) {
       return (x != x || x > y) ? x : y;  // a NaN operand wins, as in ONNX's Max
     case OpKind::kMinimum:
       return (x != x || x < y) ? x : y;
-    default:  // kPRelu
+    case OpKind::kPRelu:
       return x < 0 ? x * y : x;
+    default:
+      not_in_family(op, "binary_math (max, min, prelu)");
   }
 }
 
@@ -129,12 +133,19 @@ Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs) {
     return out;
   }
   for (int64_t& v : out.i64) {
-    if (op == OpKind::kNot)
-      v = v ? 0 : 1;
-    else if (op == OpKind::kNeg)
-      v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
-    else if (op == OpKind::kAbs && v < 0)
-      v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+    switch (op) {
+      case OpKind::kNot:
+        v = v ? 0 : 1;
+        break;
+      case OpKind::kNeg:
+        v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+        break;
+      case OpKind::kAbs:
+        if (v < 0) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+        break;
+      default:  // shape inference gives the other unary ops float operands only
+        not_in_family(op, "unary_math (integer)");
+    }
     v = wrap_integer(out.dtype, v);
   }
   return out;
@@ -168,11 +179,20 @@ Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType
           out.i64[i] = wrap_integer(out.dtype, combine(op, a.i64[ia[i]], b.i64[ib[i]]));
       }
       return out;
-    default:  // comparisons and logic: bool
+    case OpKind::kEqual:
+    case OpKind::kLess:
+    case OpKind::kLessOrEqual:
+    case OpKind::kGreater:
+    case OpKind::kGreaterOrEqual:
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor:  // bool results
       for (size_t i = 0; i < n; ++i)
         out.i64[i] = floats ? compare(op, a.f32[ia[i]], b.f32[ib[i]])
                             : compare(op, a.i64[ia[i]], b.i64[ib[i]]);
       return out;
+    default:
+      not_in_family(op, "binary_math");
   }
 }
 

@@ -2,6 +2,7 @@
 // output element; threads split only independent output planes.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <thread>
 
@@ -24,6 +25,12 @@ ThreadPool& default_pool() {
 }
 
 }  // namespace
+
+void not_in_family(OpKind op, const char* family) {
+  TT_CHECK(false) << "the interpreter sent " << op_name(op) << " to " << family
+                  << ", which does not compute it";
+  std::abort();  // TT_CHECK's failure does not return; this tells the compiler so
+}
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
   ThreadPool& pool = scoped_pool ? *scoped_pool : default_pool();

@@ -80,10 +80,12 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
         if (std::isnan(v)) seen_nan[map[i]] = true;
         r = std::max(r, v);
         break;
-      default:  // kReduceMin
+      case OpKind::kReduceMin:
         if (std::isnan(v)) seen_nan[map[i]] = true;
         r = std::min(r, v);
         break;
+      default:
+        not_in_family(op, "reduce");
     }
   }
   Tensor out = Tensor::zeros(x.dtype, out_shape);

@@ -66,7 +66,7 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
         if constexpr (std::is_integral_v<T>)
           return wrapping(x, y, [](uint64_t p, uint64_t q) { return p * q; });
         return x * y;
-      default:
+      case OpKind::kDivide:
         if constexpr (std::is_integral_v<T>) {
           if (y == 0) {
             div_by_zero = true;
@@ -76,6 +76,8 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
           if (y == -1) return wrapping(T{0}, x, [](uint64_t p, uint64_t q) { return p - q; });
         }
         return x / y;
+      default:
+        not_in_family(op, "binary");
     }
   };
   if (as == out_shape && bs == out_shape) {
@@ -98,10 +100,16 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
   const float lo = static_cast<float>(clip.min), hi = static_cast<float>(clip.max);
   if (!is_float(x.dtype)) {  // relu, clip: bounds beyond the dtype's range do not apply
     for (int64_t& v : out.i64) {
-      if (op == OpKind::kRelu) v = std::max<int64_t>(v, 0);
-      if (op == OpKind::kClip) {
-        if (clip.min > double(v)) v = float_to_integer(out.dtype, std::ceil(clip.min));
-        if (clip.max < double(v)) v = float_to_integer(out.dtype, std::floor(clip.max));
+      switch (op) {
+        case OpKind::kRelu:
+          v = std::max<int64_t>(v, 0);
+          break;
+        case OpKind::kClip:
+          if (clip.min > double(v)) v = float_to_integer(out.dtype, std::ceil(clip.min));
+          if (clip.max < double(v)) v = float_to_integer(out.dtype, std::floor(clip.max));
+          break;
+        default:  // shape inference gives the others float operands only
+          not_in_family(op, "unary (integer)");
       }
     }
     return out;
@@ -126,7 +134,7 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
         v = v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f));
         break;
       default:
-        break;
+        not_in_family(op, "unary (float)");
     }
   }
   return out;

@@ -174,11 +174,13 @@ TEST_F(Farm, DashboardInARealBrowserShowsAJobAdvancingAndItsCurve) {
   const ss::Task task = dense_task(128);
   const auto space = *ss::make_config_space(task);
   std::atomic<int> done{0};
+  std::atomic<bool> job_over{false};
   Expected<std::vector<ss::MeasureResult>> results = internal_error("not run");
   std::thread job([&] {
     results = client(alice)->measure(task, space, valid_configs(space, 120), quick_timing(), "sim",
                                      "browser-watched", 0,
                                      [&](int, const ss::MeasureResult&, bool) { ++done; });
+    job_over = true;
   });
   // What the page shows after its scripts ran: the DOM, or a screenshot.
   auto browse = [&](const std::vector<std::string>& extra) {
@@ -201,14 +203,15 @@ TEST_F(Farm, DashboardInARealBrowserShowsAJobAdvancingAndItsCurve) {
     std::smatch m;
     return std::regex_search(dom, m, row) ? std::stoi(m[1].str()) : -1;
   };
-  while (done < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // A job that fails ends the waits (its error is reported below), so it cannot hang the suite.
+  EXPECT_TRUE(wait_until([&] { return done >= 5 || job_over; }, 120)) << "5 results";
   freeze(true);
   const std::string first = browse({"--dump-dom"});
   const int first_done = job_done(first);
   freeze(false);
   // The client counts a result after the tracker has: once it saw 10 more, the tracker did too.
-  while (done < first_done + 10 && done < 120)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(wait_until([&] { return done >= first_done + 10 || done >= 120 || job_over; }, 120))
+      << "10 more results";
   freeze(true);
   const std::string second = browse({"--dump-dom"});
   const int second_done = job_done(second);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "records/record_store.h"
@@ -79,14 +82,8 @@ TEST(RecordStoreCrash, KillNineLeavesAConsistentDb) {
   }
 }
 
-}  // namespace
-
-// Bytes flipped in the middle of a DB (a bad disk, a copy cut short) are found when it is
-// opened: the open fails naming the file, what SQLite found and the repair, and the file is
-// left as it was. Before, it opened, answered best-record queries with whole workloads
-// missing and took new rows.
-TEST(RecordStoreCrash, ADamagedDbIsRefusedWhenOpened) {
-  const std::string path = tt::testing::fresh_db_path("damaged");
+// A DB of some 2,000 wide results, checkpointed and closed: the rows are in the file itself.
+void write_checkpointed_db(const std::string& path) {
   {
     auto store = *tt::records::RecordStore::open(path);
     const ss::Task t = task();
@@ -105,29 +102,97 @@ TEST(RecordStoreCrash, ADamagedDbIsRefusedWhenOpened) {
     }
     ASSERT_TRUE(store->add_results(id, space, configs, results, {"damage", "r"}, {}));
   }
-  {  // checkpointed and closed: the rows are in the file itself
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
-    sqlite3_close(db);
-  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  ASSERT_GT(std::filesystem::file_size(path), 16u * 4096);
+}
+
+// The middle page's b-tree header and first cells overwritten (a bad disk, a copy cut short).
+void damage_middle_page(const std::string& path) {
   const auto size = std::filesystem::file_size(path);
-  ASSERT_GT(size, 16u * 4096);
-  {  // the middle page's b-tree header and first cells overwritten
-    FILE* f = std::fopen(path.c_str(), "r+b");
-    ASSERT_NE(f, nullptr);
-    std::fseek(f, static_cast<long>(size / 2 / 4096 * 4096), SEEK_SET);
-    const std::string junk(512, '\xA5');
-    std::fwrite(junk.data(), 1, junk.size(), f);
-    std::fclose(f);
-  }
-  const auto before = std::filesystem::last_write_time(path);
-  auto damaged = tt::records::RecordStore::open(path);
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, static_cast<long>(size / 2 / 4096 * 4096), SEEK_SET);
+  const std::string junk(512, '\xA5');
+  std::fwrite(junk.data(), 1, junk.size(), f);
+  std::fclose(f);
+}
+
+void expect_refused_as_damaged(const std::string& path,
+                               tt::records::RecordStore::Check check =
+                                   tt::records::RecordStore::Check::kUnlessVerified) {
+  auto damaged = tt::records::RecordStore::open(path, check);
   ASSERT_FALSE(damaged) << "a damaged DB opened";
   EXPECT_EQ(damaged.error().code, tt::ErrorCode::kDataLoss);
   EXPECT_NE(damaged.error().message.find("record DB " + path + " is damaged (SQLite quick_check:"),
             std::string::npos)
       << damaged.error().message;
   EXPECT_NE(damaged.error().message.find(".recover"), std::string::npos);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// Bytes flipped in the middle of a DB (a bad disk, a copy cut short) are found when it is
+// opened: the open fails naming the file, what SQLite found and the repair, and the file is
+// left as it was. Before, it opened, answered best-record queries with whole workloads
+// missing and took new rows.
+TEST(RecordStoreCrash, ADamagedDbIsRefusedWhenOpened) {
+  const std::string path = tt::testing::fresh_db_path("damaged");
+  write_checkpointed_db(path);
+  damage_middle_page(path);
+  const auto before = std::filesystem::last_write_time(path);
+  expect_refused_as_damaged(path);
   EXPECT_EQ(std::filesystem::last_write_time(path), before);
+  EXPECT_FALSE(std::filesystem::exists(tt::records::RecordStore::verdict_path(path)))
+      << "no verdict is kept for a file that failed its check";
+}
+
+// A passing check is kept beside the DB and spares the next opens their O(size) pass, but only
+// while the file is the one that was checked: damage written after it (which moves the file's
+// modification and change times) is refused as before.
+TEST(RecordStoreCrash, ACheckedFileIsTrustedOnlyUntilItChanges) {
+  const std::string path = tt::testing::fresh_db_path("verdict");
+  const std::string verdict = tt::records::RecordStore::verdict_path(path);
+  write_checkpointed_db(path);
+  ASSERT_TRUE(tt::records::RecordStore::open(path).has_value());
+  ASSERT_TRUE(std::filesystem::exists(verdict));
+  const std::string kept = read_file(verdict);
+  ASSERT_TRUE(tt::records::RecordStore::open(path).has_value());
+  EXPECT_EQ(read_file(verdict), kept) << "a read leaves the file, and so its verdict, as it was";
+
+  damage_middle_page(path);
+  expect_refused_as_damaged(path);
+  EXPECT_EQ(read_file(verdict), kept) << "the refused file's verdict is not renewed";
+}
+
+// What the verdict does and does not cover, shown from the other side: a verdict that names
+// the file as it is now (as if the damage had come from the disk itself, under the
+// filesystem) is believed, so it is the file's stamp that decides; kAlways checks regardless.
+TEST(RecordStoreCrash, AlwaysChecksWhateverTheVerdictSays) {
+  const std::string path = tt::testing::fresh_db_path("always");
+  write_checkpointed_db(path);
+  ASSERT_TRUE(tt::records::RecordStore::open(path).has_value());
+  damage_middle_page(path);
+  // The verdict rewritten for the damaged file: the first line kept, the stamp of now.
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const std::string verdict = tt::records::RecordStore::verdict_path(path);
+  const std::string header = read_file(verdict).substr(0, read_file(verdict).find('\n'));
+  {
+    std::ofstream out(verdict, std::ios::trunc);
+    out << header << "\n"
+        << st.st_dev << " " << st.st_ino << " " << st.st_size << " "
+        << int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec << " "
+        << int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec << "\n";
+  }
+  EXPECT_TRUE(tt::records::RecordStore::open(path).has_value())
+      << "the default open trusts a verdict that matches the file";
+  expect_refused_as_damaged(path, tt::records::RecordStore::Check::kAlways);
 }
