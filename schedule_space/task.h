@@ -3,7 +3,9 @@
 /// A tuning task: template + workload + target, its canonical workload key, and shortcuts to
 /// its template's entry points (config space, default config, FLOP count).
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedule_space/config_space.h"
@@ -81,5 +83,11 @@ Expected<ConfigSpace> make_config_space(const Task& task);
 Config default_config(const Task& task, const ConfigSpace& space);
 
 double task_flop(const Task& task);
+
+/// The layout blocks (KernelSignature's ic_block and oc_block) that a network node of workload
+/// `w` takes on `target` when no record speaks for it: the default config of the first template
+/// that runs it in the blocked layout (templates_for's order, the direct algorithm first), as
+/// AutoTVM falls back. Nothing when no template of the target's backend runs it blocked.
+std::optional<std::pair<int64_t, int64_t>> fallback_blocks(const Workload& w, const Target& target);
 
 }  // namespace tensortune::schedule_space

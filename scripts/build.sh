@@ -17,5 +17,7 @@ while [[ $# -gt 0 ]]; do
 done
 "$root/scripts/deps.sh"
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release ${cmake_args[@]+"${cmake_args[@]}"} >/dev/null
+source "$root/scripts/flavours.sh"
+mapfile -t flavour < <(flavour_cmake_args release)
+cmake -S "$root" -B "$root/build" "${flavour[@]}" ${cmake_args[@]+"${cmake_args[@]}"} >/dev/null
 cmake --build "$root/build" -j "$jobs" ${targets[@]+"${targets[@]}"}

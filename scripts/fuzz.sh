@@ -18,8 +18,10 @@ build="$root/build-fuzz"
 jobs=$(nproc 2>/dev/null || echo 2)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTT_FUZZ=ON -DTT_BUILD_BENCH=OFF -DTT_WITH_CUDA=OFF "${launcher[@]}" >/dev/null
+source "$root/scripts/flavours.sh"
+mapfile -t flavour < <(flavour_cmake_args fuzz)
+mapfile -t flavour_vars < <(flavour_env fuzz)
+env "${flavour_vars[@]}" cmake -S "$root" -B "$build" "${flavour[@]}" ${launcher[@]+"${launcher[@]}"} >/dev/null
 cmake --build "$build" -j "$jobs" --target fuzz_all
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then

@@ -39,8 +39,9 @@ done
 rm -rf "$build_dir"
 mkdir -p "$build_dir"
 echo "package.sh: configuring a Release build in $build_dir (no tests, no benchmarks)"
-cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-  -DTT_BUILD_TESTS=OFF -DTT_BUILD_BENCH=OFF >"$build_dir/configure.log" 2>&1 || {
+source "$root/scripts/flavours.sh"
+mapfile -t flavour < <(flavour_cmake_args package)
+cmake -S "$source_dir" -B "$build_dir" "${flavour[@]}" >"$build_dir/configure.log" 2>&1 || {
   cat "$build_dir/configure.log" >&2
   exit 1
 }

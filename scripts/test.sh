@@ -65,8 +65,10 @@ run_sanitized() {
   local tree="$root/build-sanitize-${which//,/-}"
   local targets=() filter=()
   echo "test.sh: the suite under -fsanitize=$which in $tree"
-  cmake -S "$root" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_SANITIZE="$which" \
-    -DTT_BUILD_BENCH=OFF -DTT_PYTHON=OFF >/dev/null
+  source "$root/scripts/flavours.sh"
+  local flavour=()
+  mapfile -t flavour < <(flavour_cmake_args "$which")
+  cmake -S "$root" -B "$tree" "${flavour[@]}" >/dev/null
   if [[ $which == thread ]]; then
     targets=(--target farm_test dispatcher_test backend_test tensortune)
     # Under TSan the tracker's SIGHUP handler never runs (TSan defers asynchronous signals

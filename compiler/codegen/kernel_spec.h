@@ -5,13 +5,14 @@
 /// (codegen/llvm/network_kernels.h) and the GPU back end (codegen/cuda/network_kernels.h)
 /// generate code for them. Header only. Convolutions and dense layers are template kernels: the
 /// template's own emitter builds them for the chosen config.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "compiler/epilogue/epilogue_op.h"
-#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/config_space.h"
 #include "schedule_space/task.h"
 #include "schedule_space/workload.h"
 
@@ -28,13 +29,25 @@ struct TemplateKernelSpec {
 };
 
 /// Depthwise convolution (groups = channels, one output channel per input channel) in NCHW[b]c:
-/// weight (C/b, 1, KH, KW, 1, b), b = schedule.oc_bn = schedule.ic_bn, rows of schedule.reg_n
-/// columns. A built-in kernel until a depthwise template takes it over.
+/// weight (C/b, 1, KH, KW, 1, b). The built-in kernel, for the nodes no depthwise template runs
+/// (the lowering asks the templates first); its schedule is its own, not a template's config.
 struct DepthwiseKernelSpec {
   schedule_space::Conv2dWorkload workload;
-  schedule_space::Conv2dSchedule schedule;
+  int64_t block = 1;      ///< b: channels per block, in and out (1 for NCHW)
+  int64_t row_width = 1;  ///< output columns per register tile (the CPU kernel's)
   std::vector<epilogue::EpilogueOp> epilogue;
 };
+
+/// The built-in depthwise kernel's row on a CPU of `lanes` float32 lanes: the widest divisor of
+/// the output width, at most 8, whose accumulators (a vector per column and part of the block)
+/// stay within the registers a tile may hold.
+inline int64_t depthwise_row_width(const schedule_space::Conv2dWorkload& w, int64_t block,
+                                   int lanes) {
+  const int64_t vectors = (block + lanes - 1) / lanes;
+  for (int64_t n = std::min<int64_t>(w.out_width(), 8); n > 1; --n)
+    if (w.out_width() % n == 0 && n * vectors <= schedule_space::kMaxAccumulators) return n;
+  return 1;
+}
 
 /// An element-wise chain over one output shape. Each instruction reads operands (>= 0: the
 /// kernel operand of that index; < 0: the result of instruction -1 - r); the last one is

@@ -138,6 +138,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.layout.vector_lanes = target.vector_lanes;
+  pipeline.layout.target = target;
   if (options.integer_kernels) pipeline.integer_ops = served;
   pipeline.fuse.store_midway = true;  // LLVM's kernels store a value midway (kStoreTensor)
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {

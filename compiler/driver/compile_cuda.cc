@@ -138,6 +138,7 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   passes::PipelineOptions pipeline;
   pipeline.alter_layout = options.gpu_blocked_layout;
   pipeline.layout.vector_lanes = kGpuDepthwiseBlock;
+  pipeline.layout.target = target;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};

@@ -8,7 +8,6 @@
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/simplify_epilogue.h"
-#include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/layout.h"
 
 namespace tensortune::driver {
@@ -375,9 +374,9 @@ class Lowerer {
                             "input and output blocks, got " +
                             std::to_string(a.ic_bn) + " and " + std::to_string(a.oc_bn));
     TT_ASSIGN_OR_RETURN(auto ops, epilogue(step, group, head));
-    DepthwiseKernelSpec spec{
-        a.workload, ss::conv2d_nchwc_schedule_for_blocks(a.workload, a.oc_bn, a.oc_bn, lanes_, 8),
-        std::move(ops)};
+    DepthwiseKernelSpec spec{a.workload, a.oc_bn,
+                             codegen::depthwise_row_width(a.workload, a.oc_bn, lanes_),
+                             std::move(ops)};
     step.extent = codegen::parallel_extent(spec);
     step.label = "depthwise_" + step.label;
     step.flop = a.workload.flop() / double(a.workload.in_channels);

@@ -6,7 +6,7 @@
 #include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
-#include "schedule_space/conv2d_nchwc_template.h"
+#include "schedule_space/task.h"
 
 namespace tensortune::passes {
 namespace {
@@ -19,11 +19,12 @@ using graph::Shape;
 using graph::Tensor;
 using graph::ValueId;
 
-ConvBlocks default_blocks(const schedule_space::Conv2dWorkload& w, int lanes) {
-  const auto space = schedule_space::conv2d_nchwc_space(w, lanes);
-  const auto config = schedule_space::conv2d_nchwc_default(space, w, lanes);
-  const auto schedule = schedule_space::conv2d_nchwc_schedule(space, config);
-  return {schedule.ic_bn, schedule.oc_bn};
+// With no choice given: the blocks of the default config of the template that runs the node,
+// as AutoTVM falls back; plain (blocks of 1) when none runs it blocked.
+ConvBlocks fallback_blocks(const schedule_space::Conv2dWorkload& w,
+                           const schedule_space::Target& target) {
+  const auto blocks = schedule_space::fallback_blocks(w, target);
+  return blocks ? ConvBlocks{blocks->first, blocks->second} : ConvBlocks{1, 1};
 }
 
 std::string layout_name(int64_t block) {
@@ -180,7 +181,7 @@ class LayoutAlterer {
     } else {
       blocks = for_node                 ? *for_node
                : options_.choose_blocks ? options_.choose_blocks(*workload)
-                                        : default_blocks(*workload, options_.vector_lanes);
+                                        : fallback_blocks(*workload, options_.target);
     }
     if (blocks.ic_bn < 1 || blocks.oc_bn < 1 || x[1] % blocks.ic_bn || w[0] % blocks.oc_bn)
       return invalid_argument(

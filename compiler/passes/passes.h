@@ -19,7 +19,7 @@
 #include <string>
 
 #include "compiler/passes/pass.h"
-#include "schedule_space/workload.h"
+#include "schedule_space/task.h"
 
 namespace tensortune::passes {
 
@@ -51,6 +51,9 @@ struct ConvBlocks {
 struct AlterOpLayoutOptions {
   /// float32 lanes of the target's widest vector (blocks of depthwise convs).
   int vector_lanes = 16;
+  /// The target the network compiles for: without choose_blocks, a conv2d takes the blocks of
+  /// its template's default config there (schedule_space::fallback_blocks).
+  schedule_space::Target target;
   /// Block sizes for a conv2d (groups 1); empty means the template's default config, as
   /// AutoTVM falls back to when no record exists.
   std::function<ConvBlocks(const schedule_space::Conv2dWorkload&)> choose_blocks;

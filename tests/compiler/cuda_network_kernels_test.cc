@@ -135,7 +135,7 @@ TEST(CudaNetworkKernels, DepthwiseConvWithEpilogueMatchesNaiveLoops) {
   const ss::Conv2dWorkload w{1, 8, 9, 8, 8, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1};
   tt::codegen::DepthwiseKernelSpec spec;
   spec.workload = w;
-  spec.schedule.ic_bn = spec.schedule.oc_bn = 4;
+  spec.block = 4;
   spec.epilogue = {{Op::Kind::kAddChannel, 0}, {Op::Kind::kClip, -1, 0.0f, 6.0f}};
   const int64_t B = 4, CB = 2, H = 9, W = 8, OH = w.out_height(), OW = w.out_width();
   auto x = random_floats(static_cast<size_t>(CB * H * W * B), 7);
@@ -273,7 +273,7 @@ TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   p.pad_top = p.pad_left = 1;
   tt::codegen::DepthwiseKernelSpec d;
   d.workload = ss::square_conv2d(32, 112, 32, 3, 1);
-  d.schedule.oc_bn = d.schedule.ic_bn = 1;
+  d.block = 1;
   d.epilogue = {{tt::epilogue::EpilogueOp::Kind::kClip, -1, 0.0f, 6.0f}};
   for (const cuda::CudaKernelSource& k :
        {cuda::emit_elementwise_kernel(e, "ew"), cuda::emit_max_pool_kernel(p, "pool"),

@@ -279,7 +279,7 @@ CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_sha
 CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
                                             const std::string& entry) {
   const auto& w = spec.workload;
-  const int64_t B = spec.schedule.oc_bn, CB = w.out_channels / B;
+  const int64_t B = spec.block, CB = w.out_channels / B;
   const int64_t OH = w.out_height(), OW = w.out_width();
   CudaKernelOptions options;
   options.epilogue = spec.epilogue;

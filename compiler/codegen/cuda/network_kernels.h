@@ -30,7 +30,7 @@ CudaKernelSource emit_global_avg_pool_kernel(const std::vector<int64_t>& in_shap
 CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_shape,
                                               int64_t from_block, int64_t to_block,
                                               const std::string& entry);
-/// spec.depthwise; the block b is spec.schedule.oc_bn (1 for NCHW).
+/// spec.depthwise; the block b is spec.block (1 for NCHW).
 CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
                                             const std::string& entry);
 

@@ -25,7 +25,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
   if (const auto* t = std::get_if<TemplateKernelSpec>(&spec))
     return t->kernel.signature().parallel_extent;
   if (const auto* c = std::get_if<DepthwiseKernelSpec>(&spec))
-    return c->workload.batch * (c->workload.out_channels / c->schedule.oc_bn) *
+    return c->workload.batch * (c->workload.out_channels / c->block) *
            c->workload.out_height();
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec))
     return p->in_shape[0] * p->in_shape[1] * p->out_h;
@@ -61,12 +61,11 @@ std::string spec_key(const NetworkKernelSpec& spec) {
     put_epilogue(os, t->epilogue);
   } else if (const auto* c = std::get_if<DepthwiseKernelSpec>(&spec)) {
     const auto& w = c->workload;
-    const auto& s = c->schedule;
     os << "depthwise " << w.batch << ' ' << w.in_channels << ' ' << w.in_height << ' ' << w.in_width
        << ' ' << w.out_channels << ' ' << w.kernel_h << ' ' << w.kernel_w << ' ' << w.stride_h
        << ' ' << w.stride_w << ' ' << w.pad_top << ' ' << w.pad_left << ' ' << w.pad_bottom << ' '
-       << w.pad_right << ' ' << w.dilation_h << ' ' << w.dilation_w << " | " << s.oc_bn << ' '
-       << s.reg_n;
+       << w.pad_right << ' ' << w.dilation_h << ' ' << w.dilation_w << " | " << c->block << ' '
+       << c->row_width;
     put_epilogue(os, c->epilogue);
   } else if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec)) {
     os << (p->average ? "avg_pool " : "max_pool ");
@@ -136,8 +135,7 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
         m, b, k.symbol, lanes, true, epilogue::epilogue_operand_count(d.epilogue));
     args.epilogue = d.epilogue;
     emit::emit_depthwise_nchwc(b, args, d.workload,
-                               schedule_space::DepthwiseSchedule{d.schedule.ic_bn, d.schedule.oc_bn,
-                                                                 d.schedule.reg_n, true},
+                               schedule_space::DepthwiseSchedule{d.block, d.block, d.row_width, true},
                                lanes);
   }
   b.CreateRetVoid();
