@@ -139,7 +139,8 @@ Config default_config(const Task& task, const ConfigSpace& space) {
 
 double task_flop(const Task& task) { return template_of(task).flop(task); }
 
-std::optional<std::pair<int64_t, int64_t>> fallback_blocks(const Workload& w, const Target& target) {
+std::optional<std::pair<int64_t, int64_t>> fallback_blocks(const Workload& w,
+                                                           const Target& target) {
   for (const Template* t : templates_for(w, target_backend(target))) {
     if (t->network_layout() != NetworkLayout::kBlocked) continue;
     auto task = make_task(std::string(t->name()), w, target);

@@ -120,9 +120,9 @@ void damage_middle_page(const std::string& path) {
   std::fclose(f);
 }
 
-void expect_refused_as_damaged(const std::string& path,
-                               tt::records::RecordStore::Check check =
-                                   tt::records::RecordStore::Check::kUnlessVerified) {
+void expect_refused_as_damaged(
+    const std::string& path,
+    tt::records::RecordStore::Check check = tt::records::RecordStore::Check::kUnlessVerified) {
   auto damaged = tt::records::RecordStore::open(path, check);
   ASSERT_FALSE(damaged) << "a damaged DB opened";
   EXPECT_EQ(damaged.error().code, tt::ErrorCode::kDataLoss);

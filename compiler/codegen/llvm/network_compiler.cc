@@ -25,8 +25,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
   if (const auto* t = std::get_if<TemplateKernelSpec>(&spec))
     return t->kernel.signature().parallel_extent;
   if (const auto* c = std::get_if<DepthwiseKernelSpec>(&spec))
-    return c->workload.batch * (c->workload.out_channels / c->block) *
-           c->workload.out_height();
+    return c->workload.batch * (c->workload.out_channels / c->block) * c->workload.out_height();
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec))
     return p->in_shape[0] * p->in_shape[1] * p->out_h;
   const auto& e = std::get<ElementwiseKernelSpec>(spec);
@@ -134,9 +133,9 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
     emit::AnchorArgs args = emit::begin_anchor_function(
         m, b, k.symbol, lanes, true, epilogue::epilogue_operand_count(d.epilogue));
     args.epilogue = d.epilogue;
-    emit::emit_depthwise_nchwc(b, args, d.workload,
-                               schedule_space::DepthwiseSchedule{d.block, d.block, d.row_width, true},
-                               lanes);
+    emit::emit_depthwise_nchwc(
+        b, args, d.workload, schedule_space::DepthwiseSchedule{d.block, d.block, d.row_width, true},
+        lanes);
   }
   b.CreateRetVoid();
 }
