@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "cli/records_commands.h"
@@ -139,13 +141,23 @@ Status run_best(const RecordsFlags& f) {
   }
   std::printf("%-17s %-50s %-11s %9s %9s %7s  %s\n", "template", "workload", "device", "GFLOPS",
               "mean ms", "trials", "best config");
+  // A task's space is built once, however many device keys and thread counts list it (an
+  // archive lists each workload under several).
+  std::map<std::string, std::optional<schedule_space::ConfigSpace>> spaces;
+  auto space_of =
+      [&](const records::TaskInfo& t) -> const std::optional<schedule_space::ConfigSpace>& {
+    auto [it, added] = spaces.try_emplace(t.workload_key + "\n" + t.target);
+    if (added)
+      if (auto task = records::task_from_workload_key(t.workload_key, t.target, 16))
+        if (auto space = schedule_space::make_config_space(*task)) it->second = std::move(*space);
+    return it->second;
+  };
   for (const auto& b : best) {
     const auto& r = b.record;
-    auto task = records::task_from_workload_key(r.task.workload_key, r.task.target, 16);
     const std::string workload = workflow::described_workload(r);
     std::string config = "-";
-    if (task && r.result.ok()) {
-      auto space = schedule_space::make_config_space(*task);
+    if (r.result.ok()) {
+      const auto& space = space_of(r.task);
       auto entity = records::entity_from_json(r.entity_json);
       if (space && entity) {
         auto c = space->config_from_entity(*entity);

@@ -23,6 +23,7 @@
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
 #include "records/record_store.h"
+#include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
 #include "tests/backend/network_test_util.h"
 #include "tests/compiler/onnx_node_tests.h"

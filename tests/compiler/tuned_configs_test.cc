@@ -15,6 +15,7 @@
 #include "compiler/passes/passes.h"
 #include "records/autotvm_log.h"
 #include "records/record_store.h"
+#include "schedule_space/conv2d_nchwc_template.h"
 
 namespace tensortune::driver {
 namespace {
