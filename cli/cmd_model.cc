@@ -22,7 +22,7 @@ namespace ss = schedule_space;
 // The tune-op flags that describe a task's workload.
 std::string tune_op_flags(const ss::Task& task) {
   const std::string op = std::string(ss::template_of(task).op_name());
-  const std::string target = ss::template_of(task).backend() == "cuda"
+  const std::string target = ss::template_of(task).target_kind().runs_on_gpu()
                                  ? " --target " + workflow::device_key_for(task.target)
                                  : "";
   auto list = [](std::initializer_list<int64_t> v, char sep) {
@@ -104,7 +104,10 @@ Status list_tasks(const workflow::ModelOptions& flags, const std::string& target
         "Tune them all with `tensortune tune --model %s%s --tuner xgb`, or task 1 alone with:\n"
         "  tensortune tune-op %s --tuner xgb --trials 200\n"
         "(--json prints every task's workload key)\n",
-        flags.model.c_str(), target_flag == "llvm" ? "" : (" --target " + target_flag).c_str(),
+        flags.model.c_str(),
+        ss::target_kind_of(extraction.tasks.front().task.target).runs_on_gpu()
+            ? (" --target " + target_flag).c_str()
+            : "",
         tune_op_flags(extraction.tasks.front().task).c_str());
   return ok_status();
 }

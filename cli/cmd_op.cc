@@ -72,7 +72,7 @@ Status run_op(const OpRunFlags& f) {
   }
   auto task = workflow::make_op_task(f.op, in.data.shape, in.weight.shape);
   if (!task) return task.error().with_context(f.data + " and " + f.weight);
-  const bool cuda = ss::template_of(*task).backend() == "cuda";
+  const bool cuda = ss::template_of(*task).target_kind().runs_on_gpu();
   if (!cuda && f.emulate)
     return invalid_argument("--emulate runs CUDA kernels on the CPU; " + task->template_name +
                             " is a CPU template (use --target cuda)");

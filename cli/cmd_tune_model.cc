@@ -227,7 +227,8 @@ Status run_tune_model(const TuneModelFlags& f) {
               parallel > 1 ? (" (" + std::to_string(parallel) + " at once)").c_str() : "");
   // The blocks the network imposes on layers (NCHW[x]c on the CPU): their configs measured, so
   // that compile and the graph tuner choose among good ones. Not for a subset of the tasks.
-  if (f.imposed_trials > 0 && only.empty() && !target.spec.starts_with("cuda")) {
+  const bool gpu = ss::target_kind_of(target).runs_on_gpu();
+  if (f.imposed_trials > 0 && only.empty() && !gpu) {
     std::printf("\n");
     workflow::ModelOptions model = f.model;
     model.records = f.db;
@@ -239,7 +240,7 @@ Status run_tune_model(const TuneModelFlags& f) {
       std::printf("measured %lld configs at imposed blocks\n", static_cast<long long>(measured));
   }
   if (f.graph_tune) {
-    if (target.spec.starts_with("cuda")) {
+    if (gpu) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
     } else {
       std::printf("\ngraph tuning %s:\n", f.model.model.c_str());

@@ -330,7 +330,7 @@ int run_device_worker(const WorkerOptions& options) {
         const std::string key = item.workload().SerializeAsString() + t.SerializeAsString();
         if (key != cached_key || !measurer) {
           const measure::MeasureOptions measure_options = measure_options_of(t, options);
-          auto m = options.gpu < 0 && ss::template_of(*task).backend() == "cuda"
+          auto m = options.gpu < 0 && ss::template_of(*task).target_kind().runs_on_gpu()
                        ? Expected<std::unique_ptr<measure::Measurer>>(
                              unavailable("this worker has no GPU"))
                        : measure::make_measurer(*task, measure_options);

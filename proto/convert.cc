@@ -161,12 +161,9 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
   if (t.spec().empty() || t.spec().size() > 256)
     return invalid_argument("target.spec must be 1 to 256 characters");
   // A CPU target's lanes are its vector width in floats; a GPU target has none (1).
-  const bool gpu = ss::target_backend(ss::Target{t.spec(), 1}) == "cuda";
-  if (gpu ? t.vector_lanes() != 1
-          : (t.vector_lanes() != 4 && t.vector_lanes() != 8 && t.vector_lanes() != 16))
-    return invalid_argument(
-        "target.vector_lanes = " + std::to_string(t.vector_lanes()) +
-        (gpu ? ", must be 1 for a cuda target" : ", must be 4, 8 or 16 for an llvm target"));
+  auto kind = ss::target_kind_of_spec(t.spec());
+  if (!kind) return kind.error().with_context("target.spec");
+  TT_RETURN_IF_ERROR((*kind)->check_vector_lanes(t.vector_lanes()));
   auto task = ss::make_task(w.template_name(), workload, ss::Target{t.spec(), t.vector_lanes()});
   if (!task) return task.error().with_context("workload");
   // Every tensor a measurement allocates, and the work of one run, before anything runs: a

@@ -177,10 +177,12 @@ Expected<TargetString> parse_target_string(const std::string& spec) {
 std::string device_key_from_target(const TargetString& target) {
   if (auto it = target.attrs.find("model"); it != target.attrs.end() && !it->second.empty())
     return it->second;
-  // CUDA records are valid for one compute capability: "cuda-sm80", as GPU servers register.
-  if (auto it = target.attrs.find("arch");
-      target.kind == "cuda" && it != target.attrs.end() && it->second.starts_with("sm_"))
-    return "cuda-sm" + it->second.substr(3);
+  // GPU records are valid for one architecture: the kind's key ("cuda-sm80"), as GPU servers
+  // register.
+  if (const ss::TargetKind* kind = ss::find_target_kind(target.kind); kind && kind->runs_on_gpu())
+    if (auto it = target.attrs.find("arch"); it != target.attrs.end())
+      if (auto key = kind->device_key(ss::Target{target.kind + " -arch=" + it->second, 1}))
+        return *key;
   if (auto it = target.attrs.find("mcpu"); it != target.attrs.end() && !it->second.empty())
     return it->second;
   return target.kind;

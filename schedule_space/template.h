@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/target_kind.h"
 #include "schedule_space/workload.h"
 #include "support/tensor.h"
 
@@ -82,6 +83,8 @@ class Template {
   /// The code generator that builds its kernels, and the kind of target its tasks have
   /// ("llvm" or "cuda"; AutoTVM's target kinds).
   virtual std::string_view backend() const { return "llvm"; }
+  /// The kind of backend(): where its kernels run, its targets' strings and device keys.
+  const TargetKind& target_kind() const;
   virtual OperatorKind operator_kind() const = 0;
   /// OK when the template can compute the workload (of its operator kind; validated).
   /// Templates that serve only some shapes (Winograd: 3x3, stride 1) refuse the rest here,

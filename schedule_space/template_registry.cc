@@ -34,6 +34,12 @@ const std::vector<const Template*>& all_templates() {
   return templates;
 }
 
+const TargetKind& Template::target_kind() const {
+  const TargetKind* kind = find_target_kind(backend());
+  TT_CHECK(kind != nullptr) << name() << "'s backend " << backend() << " is no target kind";
+  return *kind;
+}
+
 const Template* find_template(std::string_view name) {
   for (const Template* t : all_templates())
     if (t->name() == name) return t;

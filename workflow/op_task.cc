@@ -48,27 +48,20 @@ Expected<std::vector<int64_t>> parse_int_list(const std::string& text, const std
 }
 
 Expected<ss::Target> op_target(const std::string& target) {
-  if (target == "llvm") return codegen::host_target();
-  if (target == "cuda")
-    return ss::Target{ss::cuda_target_spec(ss::kDefaultCudaComputeCapability), 1};
-  std::string spec = target;
-  if (target.starts_with("cuda-sm")) spec = "cuda -arch=sm_" + target.substr(7);
-  if (spec.starts_with("cuda ")) {
-    auto cc = ss::cuda_compute_capability(spec);
-    if (!cc) return invalid_argument("--target: " + cc.error().message);
-    return ss::Target{ss::cuda_target_spec(*cc), 1};
-  }
-  return invalid_argument("--target = '" + target +
-                          "' is not llvm, cuda, 'cuda -arch=sm_XY' or cuda-smXY");
+  TT_ASSIGN_OR_RETURN(const ss::TargetFlag flag, ss::parse_target_flag(target));
+  // The host's own target: its -mcpu and vector lanes, read off this CPU.
+  if (flag.kind->device_class() == ss::DeviceClass::kHostCpu) return codegen::host_target();
+  return ss::Target{flag.spec, 1};
 }
 
 std::string device_key_for(const ss::Target& target) {
-  if (auto cc = ss::cuda_compute_capability(target.spec)) return "cuda-sm" + std::to_string(*cc);
+  if (auto kind = ss::target_kind_of_spec(target.spec))
+    if (auto key = (*kind)->device_key(target)) return *key;
   return codegen::host_device_key();
 }
 
 Expected<std::string> template_for_op(const std::string& op, const ss::Target& target) {
-  const std::string backend = target.spec.substr(0, target.spec.find(' '));
+  const std::string_view backend = ss::target_kind_of(target).name();
   if (const ss::Template* t = ss::find_template_by_op(op, backend)) return std::string(t->name());
   if (const ss::Template* other = ss::find_template_by_op(op))
     return invalid_argument("--op = '" + op + "' is a " + std::string(other->backend()) +
@@ -81,7 +74,8 @@ std::string op_names() {
   for (const ss::Template* t : ss::all_templates()) {
     names += (names.empty() ? "" : ", ") + std::string(t->op_name());
     for (std::string_view alias : t->aliases()) names += " (or " + std::string(alias) + ")";
-    if (t->backend() != "llvm") names += " (--target " + std::string(t->backend()) + ")";
+    if (t->target_kind().device_class() != ss::DeviceClass::kHostCpu)
+      names += " (--target " + std::string(t->backend()) + ")";
   }
   return names;
 }

@@ -56,17 +56,10 @@ std::map<std::string, ss::TemplateConfig> load_graph_best(const std::string& pat
 }  // namespace
 
 Expected<std::optional<int>> cuda_target_capability(const std::string& target) {
-  if (target.empty() || target == "llvm") return std::optional<int>();
-  if (target == "cuda") return std::optional<int>(ss::kDefaultCudaComputeCapability);
-  std::string spec = target;
-  if (target.starts_with("cuda-sm")) spec = "cuda -arch=sm_" + target.substr(7);
-  if (spec.starts_with("cuda ")) {
-    auto cc = ss::cuda_compute_capability(spec);
-    if (!cc) return invalid_argument("target = '" + target + "': " + cc.error().message);
-    return std::optional<int>(*cc);
-  }
-  return invalid_argument("target = '" + target +
-                          "' is not llvm, cuda, cuda-smXY or 'cuda -arch=sm_XY'");
+  TT_ASSIGN_OR_RETURN(const ss::TargetFlag flag, ss::parse_target_flag(target));
+  if (!flag.kind->runs_on_gpu()) return std::optional<int>();
+  TT_ASSIGN_OR_RETURN(const int cc, ss::cuda_compute_capability(flag.spec));
+  return std::optional<int>(cc);
 }
 
 Expected<CompiledNetwork> compile_network(const graph::Graph& model,

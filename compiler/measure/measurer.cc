@@ -8,7 +8,7 @@ namespace tensortune::measure {
 
 Expected<std::unique_ptr<Measurer>> make_measurer(const schedule_space::Task& task,
                                                   const MeasureOptions& options) {
-  if (schedule_space::template_of(task).backend() == "cuda") {
+  if (schedule_space::template_of(task).target_kind().runs_on_gpu()) {
 #ifdef TT_WITH_CUDA
     TT_ASSIGN_OR_RETURN(auto m, GpuMeasurer::create(task, options));
     return std::unique_ptr<Measurer>(std::move(m));

@@ -67,7 +67,7 @@ Expected<Tensor> run_operator(const ss::Task& task, const ss::ConfigSpace& space
                               KernelOptions options) {
   TT_RETURN_IF_ERROR(check_operator_inputs(task, inputs));
   options.bias = inputs.bias.has_value();
-  if (ss::template_of(task).backend() == "cuda")
+  if (ss::template_of(task).target_kind().runs_on_gpu())
     return run_emulated(task, space, config, inputs, options);
   const ss::OperandDTypes dtypes = ss::operand_dtypes(task.workload);
   if (options.bias && !is_float(dtypes.out))

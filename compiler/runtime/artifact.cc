@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "schedule_space/target_kind.h"
+
 namespace tensortune::runtime {
 
 using graph::DType;
@@ -378,11 +380,12 @@ struct Decoder {
       return invalid_argument("the object code blob does not exist");
     net.object_code = blobs[static_cast<size_t>(object)];
     const std::string target = h.value("target", std::string("llvm"));
-    if (target == "cuda") {
+    const schedule_space::TargetKind* kind = schedule_space::find_target_kind(target);
+    if (!kind)
+      return invalid_argument("target '" + target + "' is no kind of target tensortune knows");
+    if (kind->runs_on_gpu()) {
       net.target = TargetKind::kCuda;
       TT_RETURN_IF_ERROR(gpu_kernels(h, net));
-    } else if (target != "llvm") {
-      return invalid_argument("target '" + target + "' is neither llvm nor cuda");
     }
     return net;
   }
