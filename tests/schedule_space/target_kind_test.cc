@@ -12,6 +12,7 @@
 
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
+#include "tests/support/source_tree.h"
 
 namespace tensortune::schedule_space {
 namespace {
@@ -73,13 +74,6 @@ TEST(TargetKinds, EveryTemplatesBackendIsAKind) {
   }
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The registry's rooms (schedule_space/: the kinds, the template registry, CUDA's limits), the
 // tests and the benchmarks may spell a kind's name in a comparison; nothing else.
 TEST(TargetKinds, NoSourceOutsideTheKindsComparesAKindsName) {
@@ -90,26 +84,16 @@ TEST(TargetKinds, NoSourceOutsideTheKindsComparesAKindsName) {
   const std::regex compare("(==|!=)\\s*\"(" + names + ")\"|\"(" + names +
                            ")\"\\s*(==|!=)|starts_with\\(\"(" + names + ")");
   std::vector<std::string> found;
-  int scanned = 0;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
-       ++it) {
-    const fs::path relative = fs::relative(it->path(), root);
-    const std::string top = relative.begin()->string();
-    if (it->is_directory() &&
-        (top.starts_with(".") || top.starts_with("build") || top == "tests" || top == "bench" ||
-         top == "schedule_space" || relative.filename() == "node_modules")) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    const std::string ext = relative.extension().string();
-    if (!it->is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
-    ++scanned;
-    std::istringstream lines(read(it->path()));
-    std::string line;
-    for (int number = 1; std::getline(lines, line); ++number)
-      if (std::regex_search(line, compare))
-        found.push_back(relative.string() + ":" + std::to_string(number) + ": " + line);
-  }
+  const int scanned = testing::for_each_source_line(
+      root,
+      [](const fs::path& relative) {
+        const std::string top = relative.begin()->string();
+        return top == "tests" || top == "bench" || top == "schedule_space";
+      },
+      [&](const fs::path& relative, int number, const std::string& line) {
+        if (std::regex_search(line, compare))
+          found.push_back(relative.string() + ":" + std::to_string(number) + ": " + line);
+      });
   EXPECT_GT(scanned, 100) << "the tree was not found at " << root;
   std::string listing;
   for (const auto& f : found) listing += f + "\n";

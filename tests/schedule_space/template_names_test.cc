@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "schedule_space/template.h"
+#include "tests/support/source_tree.h"
 
 namespace tensortune::schedule_space {
 namespace {
@@ -50,34 +51,20 @@ TEST(TemplateNames, NoSourceOutsideTheTemplatesPathNamesOne) {
   ASSERT_GT(needles.size(), all_templates().size()) << "no name constants found in task.h";
 
   std::vector<std::string> found;
-  int scanned = 0;
-  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator();
-       ++it) {
-    const fs::path relative = fs::relative(it->path(), kRoot);
-    const std::string top = relative.begin()->string();
-    if (it->is_directory() && (top.starts_with(".") || top.starts_with("build") ||
-                               relative.filename() == "node_modules")) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    const std::string ext = relative.extension().string();
-    if (!it->is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
-    if (may_name_templates(relative)) continue;
-    ++scanned;
-    std::istringstream lines(read(it->path()));
-    std::string line;
-    for (int number = 1; std::getline(lines, line); ++number)
-      for (const std::string& n : needles) {
-        const size_t at = line.find(n);
-        if (at == std::string::npos) continue;
-        // A constant must match whole (ss::kDensePack is not ss::kDensePackFoo).
-        const size_t end = at + n.size();
-        if (n.find("::k") != std::string::npos && end < line.size() &&
-            (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_'))
-          continue;
-        found.push_back(relative.string() + ":" + std::to_string(number) + ": " + n);
-      }
-  }
+  const int scanned = testing::for_each_source_line(
+      kRoot, may_name_templates,
+      [&](const fs::path& relative, int number, const std::string& line) {
+        for (const std::string& n : needles) {
+          const size_t at = line.find(n);
+          if (at == std::string::npos) continue;
+          // A constant must match whole (ss::kDensePack is not ss::kDensePackFoo).
+          const size_t end = at + n.size();
+          if (n.find("::k") != std::string::npos && end < line.size() &&
+              (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_'))
+            continue;
+          found.push_back(relative.string() + ":" + std::to_string(number) + ": " + n);
+        }
+      });
   EXPECT_GT(scanned, 100) << "the source tree was not found under " << kRoot;
   std::string all;
   for (const auto& f : found) all += "\n  " + f;
