@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "schedule_space/cuda_template_parts.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -101,8 +102,7 @@ class DepthwiseConv2dNchwCudaTemplate final : public Template {
     v.push_back(log_feature(static_cast<double>(g[0]) * g[1] * g[2]));
     v.push_back(log_feature(static_cast<double>(w.kernel_h) * w.kernel_w));
     v.push_back(static_cast<float>(fma / loads));
-    v.push_back(static_cast<float>(std::ceil(threads / 32.0)));
-    v.push_back(static_cast<int64_t>(threads) % 32 == 0 ? 0.0f : 1.0f);
+    append_warp_features(v, threads);
     return v;
   }
 
@@ -111,12 +111,7 @@ class DepthwiseConv2dNchwCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const DepthwiseCudaSchedule s = depthwise_conv2d_nchw_cuda_schedule(w, space, config);
     const auto g = s.grid(w);
-    KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_channels, w.in_height, w.in_width};
-    sig.weight_shape = {w.out_channels, 1, w.kernel_h, w.kernel_w};
-    sig.out_shape = {w.batch, w.out_channels, w.out_height(), w.out_width()};
-    sig.parallel_extent = g[0] * g[1] * g[2];  // blocks
-    return sig;
+    return nchw_conv_signature(w, {w.out_channels, 1, w.kernel_h, w.kernel_w}, g[0] * g[1] * g[2]);
   }
 
  private:

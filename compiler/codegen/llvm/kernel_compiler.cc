@@ -96,24 +96,15 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
     return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
   emit::optimize(*module, **tm);
 
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
-  if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
-  // Lets kernels call libm (fmaf, fmaxf) where the CPU lacks an instruction LLVM would use.
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process)
-    return internal_error("JIT cannot see the process's symbols: " +
-                          llvm::toString(process.takeError()));
-  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
-  if (auto err =
-          (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
+  TT_ASSIGN_OR_RETURN(auto jit, emit::make_jit(std::move(jtmb)));
+  if (auto err = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     return internal_error("JIT rejected the module: " + llvm::toString(std::move(err)));
-  auto sym = (*jit)->lookup("kernel");
+  auto sym = jit->lookup("kernel");
   if (!sym) return internal_error("JIT compilation failed: " + llvm::toString(sym.takeError()));
 
   auto impl = std::make_shared<CompiledKernel::Impl>();
   impl->fn = reinterpret_cast<KernelFn>(sym->getAddress());
-  impl->jit = std::move(*jit);
+  impl->jit = std::move(jit);
   impl->signature = sig;
   impl->compile_s = start.seconds();
   return CompiledKernel(std::move(impl));

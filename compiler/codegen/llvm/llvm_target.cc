@@ -1,6 +1,7 @@
 // Implements llvm_target.h.
 #include "compiler/codegen/llvm/llvm_target.h"
 
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 
@@ -22,6 +23,18 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder() {
     return internal_error("cannot detect the host target: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
   return std::move(*jtmb);
+}
+
+Expected<std::unique_ptr<llvm::orc::LLJIT>> make_jit(llvm::orc::JITTargetMachineBuilder jtmb) {
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return internal_error("JIT cannot see the process's symbols: " +
+                          llvm::toString(process.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  return std::move(*jit);
 }
 
 constexpr char kPipeline[] =

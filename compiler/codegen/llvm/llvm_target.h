@@ -3,6 +3,7 @@
 /// Private to compiler/codegen/llvm: the host target machine and the short optimisation
 /// pipeline every kernel module goes through (tuning kernels and whole networks alike).
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -15,6 +16,10 @@ void initialize_llvm();
 
 /// The host CPU with all its features, aggressive code generation.
 Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder();
+
+/// A JIT for `jtmb` that resolves what kernels call outside themselves (libm's expf, fmaf,
+/// fmaxf where the CPU lacks an instruction LLVM would use) from this process.
+Expected<std::unique_ptr<llvm::orc::LLJIT>> make_jit(llvm::orc::JITTargetMachineBuilder jtmb);
 
 /// Sets the module's data layout and triple for `tm` and runs our pipeline over it.
 void optimize(llvm::Module& m, llvm::TargetMachine& tm);

@@ -178,21 +178,13 @@ struct LoadedObject::Impl {
 Expected<LoadedObject> LoadedObject::load(const std::string& object_code) {
   emit::initialize_llvm();
   TT_ASSIGN_OR_RETURN(auto jtmb, emit::host_machine_builder());
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
-  if (!jit) return internal_error("cannot create the JIT: " + llvm::toString(jit.takeError()));
-  // Kernels may call libm (exp for sigmoid).
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process)
-    return internal_error("JIT cannot see the process's symbols: " +
-                          llvm::toString(process.takeError()));
-  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  TT_ASSIGN_OR_RETURN(auto jit, emit::make_jit(std::move(jtmb)));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object_code, "tensortune_network.o");
-  if (auto err = (*jit)->addObjectFile(std::move(buffer)))
+  if (auto err = jit->addObjectFile(std::move(buffer)))
     return Error{ErrorCode::kInvalidArgument,
                  "the object code does not load: " + llvm::toString(std::move(err))};
   auto impl = std::make_shared<Impl>();
-  impl->jit = std::move(*jit);
+  impl->jit = std::move(jit);
   return LoadedObject(std::move(impl));
 }
 
