@@ -189,9 +189,8 @@ Status print_status(StatusFlags f) {
   return ok_status();
 }
 
-}  // namespace
-
-void add_farm_commands(CLI::App& app, int& exit_code) {
+// `tensortune tracker`: the farm's coordinator.
+void add_tracker_command(CLI::App& app, int& exit_code) {
   auto tf = std::make_shared<TrackerFlags>();
   CLI::App* t = app.add_subcommand(
       "tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
@@ -296,7 +295,10 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   t->callback([&exit_code, tf] {
     if (Status s = run_tracker(*tf); !s) exit_code = report_error(s.error());
   });
+}
 
+// `tensortune device`: a device server (CPU slots or GPUs).
+void add_device_command(CLI::App& app, int& exit_code) {
   auto df = std::make_shared<DeviceFlags>();
   CLI::App* d = app.add_subcommand(
       "device", "Run a device server: register with a tracker and measure its work");
@@ -365,7 +367,10 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   d->callback([&exit_code, df] {
     if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
   });
+}
 
+// `tensortune device-worker`: hidden; the process a device server spawns per slot.
+void add_device_worker_command(CLI::App& app, int& exit_code) {
   auto wf = std::make_shared<device_server::WorkerOptions>();
   CLI::App* w = app.add_subcommand("device-worker", "");  // hidden: spawned by `device`
   w->group("");
@@ -375,7 +380,10 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   w->add_option("--max-work-bytes", wf->max_work_bytes);
   w->add_option("--memory-limit-bytes", wf->memory_limit_bytes);
   w->callback([&exit_code, wf] { exit_code = device_server::run_device_worker(*wf); });
+}
 
+// `tensortune status`: a tracker's devices, queues and jobs.
+void add_status_command(CLI::App& app, int& exit_code) {
   auto sf = std::make_shared<StatusFlags>();
   CLI::App* st = app.add_subcommand("status", "Show a tracker's devices, queues and jobs");
   st->add_option("--tracker", sf->endpoint.address, "HOST:PORT")->required();
@@ -387,7 +395,10 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   st->callback([&exit_code, sf] {
     if (Status s = print_status(*sf); !s) exit_code = report_error(s.error());
   });
+}
 
+// `tensortune admin ...`: an administrator's calls to its tracker.
+void add_admin_command(CLI::App& app, int& exit_code) {
   auto af = std::make_shared<AdminFlags>();
   CLI::App* admin = app.add_subcommand("admin", "A farm administrator's calls to its tracker");
   admin->require_subcommand(1);
@@ -406,6 +417,16 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   reload->callback([&exit_code, af] {
     if (Status s = reload_credentials(*af); !s) exit_code = report_error(s.error());
   });
+}
+
+}  // namespace
+
+void add_farm_commands(CLI::App& app, int& exit_code) {
+  add_tracker_command(app, exit_code);
+  add_device_command(app, exit_code);
+  add_device_worker_command(app, exit_code);
+  add_status_command(app, exit_code);
+  add_admin_command(app, exit_code);
 }
 
 }  // namespace tensortune::cli
