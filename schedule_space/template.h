@@ -15,7 +15,8 @@
 /// conv2d_nchwc_template.cc), add one line to the list in template_registry.cc, and add its
 /// emitter to its backend's list (compiler/codegen/llvm/template_emitters.cc, or the CUDA
 /// one). Task extraction, the records, graph tuning and network compilation then take it up;
-/// nothing else dispatches on template names (tests/source_tree_test.cc keeps it so).
+/// nothing else dispatches on template names (tests/schedule_space/template_names_test.cc keeps it
+/// so) or includes a template's own header (tests/build/layering_test.py).
 
 #include <cstdint>
 #include <optional>
