@@ -16,7 +16,7 @@
 /// emitter to its backend's list (compiler/codegen/llvm/template_emitters.cc, or the CUDA
 /// one). Task extraction, the records, graph tuning and network compilation then take it up;
 /// nothing else dispatches on template names (tests/schedule_space/template_names_test.cc keeps it
-/// so) or includes a template's own header (tests/build/layering_test.py).
+/// so) or includes a template's own header (tests/house/layering_test.py).
 
 #include <cstdint>
 #include <optional>

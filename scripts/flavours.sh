@@ -1,5 +1,5 @@
 # Sourced, not run: the CMake options of each build flavour, in one place, so that the scripts
-# that build them and the test that configures them (tests/build/configure_flavours_test.sh)
+# that build them and the test that configures them (tests/house/configure_flavours_test.sh)
 # cannot drift apart.
 #   flavour_env NAME          prints the environment the configure needs (CC/CXX), one per line
 #   flavour_cmake_args NAME   prints the cmake options, one per line
