@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "schedule_space/cuda_template_parts.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template_util.h"
@@ -121,7 +120,7 @@ class Conv2dNchwCudaTemplate final : public Template {
     v.push_back(log_feature(static_cast<double>(s.rc[0]) * s.ry[0] * s.rx[0]));
     v.push_back(log_feature(static_cast<double>(s.rc[1]) * s.ry[1] * s.rx[1]));
     v.push_back(static_cast<float>(fma_per_step / loads_per_step));
-    append_warp_features(v, threads);
+    util::append_warp_features(v, threads);
     return v;
   }
 
@@ -130,8 +129,8 @@ class Conv2dNchwCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const Conv2dCudaSchedule s = conv2d_nchw_cuda_schedule(w, space, config);
     const auto g = s.grid(w);
-    return nchw_conv_signature(w, {w.out_channels, w.in_channels, w.kernel_h, w.kernel_w},
-                               g[0] * g[1] * g[2]);
+    return util::nchw_conv_signature(w, {w.out_channels, w.in_channels, w.kernel_h, w.kernel_w},
+                                     g[0] * g[1] * g[2]);
   }
 
  private:

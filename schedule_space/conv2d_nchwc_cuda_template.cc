@@ -109,19 +109,8 @@ class Conv2dNchwcCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const Conv2dNchwcCudaSchedule s = conv2d_nchwc_cuda_schedule(w, space, config);
     const auto g = s.grid(w);
-    KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
-    sig.weight_shape = {w.out_channels / s.oc_bn,
-                        w.in_channels / s.ic_bn,
-                        w.kernel_h,
-                        w.kernel_w,
-                        s.ic_bn,
-                        s.oc_bn};
-    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = g[0] * g[1] * g[2];
-    sig.ic_block = s.ic_bn;
-    sig.oc_block = s.oc_bn;
-    return sig;
+    return util::blocked_conv_signature(
+        w, s.ic_bn, s.oc_bn, util::oihwio_shape(w, s.ic_bn, s.oc_bn), g[0] * g[1] * g[2]);
   }
 
   Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {

@@ -193,20 +193,12 @@ class Conv2dNCHWcInt8Template final : public Template {
                             const Config& config) const override {
     const Conv2dWorkload& w = workload_of(task);
     const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(space, config);
-    KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
-    sig.weight_shape = {w.out_channels / s.oc_bn,
-                        w.in_channels / s.ic_bn,
-                        w.kernel_h,
-                        w.kernel_w,
-                        s.ic_bn / 4,
-                        s.oc_bn,
-                        4};
-    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = w.batch * (w.out_channels / s.oc_bn) * ceil_div(w.out_height(), s.reg_h);
-    sig.ic_block = s.ic_bn;
-    sig.oc_block = s.oc_bn;
-    return sig;
+    // OIHW[ic_bn/4]i[oc_bn]o4i: four input channels summed per lane.
+    return util::blocked_conv_signature(
+        w, s.ic_bn, s.oc_bn,
+        {w.out_channels / s.oc_bn, w.in_channels / s.ic_bn, w.kernel_h, w.kernel_w, s.ic_bn / 4,
+         s.oc_bn, 4},
+        w.batch * (w.out_channels / s.oc_bn) * ceil_div(w.out_height(), s.reg_h));
   }
 
   Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {

@@ -200,19 +200,9 @@ class Conv2dNCHWcTemplate final : public Template {
                             const Config& config) const override {
     const Conv2dWorkload& w = workload(task);
     const Conv2dSchedule s = conv2d_nchwc_schedule(space, config);
-    KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
-    sig.weight_shape = {w.out_channels / s.oc_bn,
-                        w.in_channels / s.ic_bn,
-                        w.kernel_h,
-                        w.kernel_w,
-                        s.ic_bn,
-                        s.oc_bn};
-    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = reduction_slicing(w, s).tasks;
-    sig.ic_block = s.ic_bn;
-    sig.oc_block = s.oc_bn;
-    return sig;
+    return util::blocked_conv_signature(w, s.ic_bn, s.oc_bn,
+                                        util::oihwio_shape(w, s.ic_bn, s.oc_bn),
+                                        reduction_slicing(w, s).tasks);
   }
 
   Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "schedule_space/conv2d_winograd_template.h"
-#include "schedule_space/cuda_template_parts.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template_util.h"
@@ -115,7 +114,7 @@ class Conv2dNchwWinogradCudaTemplate final : public Template {
     v.push_back(log_feature(static_cast<double>(w.in_channels) / s.chunk));
     v.push_back(static_cast<float>(static_cast<double>(s.tile_co()) * s.tile_p() /
                                    static_cast<double>(s.tile_co() + s.tile_p())));
-    append_warp_features(v, threads);
+    util::append_warp_features(v, threads);
     return v;
   }
 
@@ -124,7 +123,8 @@ class Conv2dNchwWinogradCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const WinogradCudaSchedule s = conv2d_nchw_winograd_cuda_schedule(w, space, config);
     const auto g = s.grid();
-    return nchw_conv_signature(w, {s.points(), 1, w.in_channels, w.out_channels}, g[0] * g[1]);
+    return util::nchw_conv_signature(w, {s.points(), 1, w.in_channels, w.out_channels},
+                                     g[0] * g[1]);
   }
 
   // AutoTVM's U layout (alpha, alpha, CI, CO): the transform's output blocked by all of CO.

@@ -210,14 +210,9 @@ class Conv2dWinogradTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const WinogradSchedule s = conv2d_winograd_schedule(space, config);
     const int64_t a2 = int64_t{s.alpha()} * s.alpha();
-    KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
-    sig.weight_shape = {a2, w.out_channels / s.oc_bn, w.in_channels, s.oc_bn};
-    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = winograd_parallel_extent(w, s);
-    sig.ic_block = s.ic_bn;
-    sig.oc_block = s.oc_bn;
-    return sig;
+    return util::blocked_conv_signature(w, s.ic_bn, s.oc_bn,
+                                        {a2, w.out_channels / s.oc_bn, w.in_channels, s.oc_bn},
+                                        winograd_parallel_extent(w, s));
   }
 
   // F(m x m, 3 x 3) multiplies alpha^2 products per tile and channel pair where the direct

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "schedule_space/cuda_template_parts.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -102,7 +101,7 @@ class DepthwiseConv2dNchwCudaTemplate final : public Template {
     v.push_back(log_feature(static_cast<double>(g[0]) * g[1] * g[2]));
     v.push_back(log_feature(static_cast<double>(w.kernel_h) * w.kernel_w));
     v.push_back(static_cast<float>(fma / loads));
-    append_warp_features(v, threads);
+    util::append_warp_features(v, threads);
     return v;
   }
 
@@ -111,7 +110,8 @@ class DepthwiseConv2dNchwCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const DepthwiseCudaSchedule s = depthwise_conv2d_nchw_cuda_schedule(w, space, config);
     const auto g = s.grid(w);
-    return nchw_conv_signature(w, {w.out_channels, 1, w.kernel_h, w.kernel_w}, g[0] * g[1] * g[2]);
+    return util::nchw_conv_signature(w, {w.out_channels, 1, w.kernel_h, w.kernel_w},
+                                     g[0] * g[1] * g[2]);
   }
 
  private:

@@ -141,14 +141,9 @@ class DepthwiseConv2dNCHWcTemplate final : public Template {
                             const Config& config) const override {
     const Conv2dWorkload& w = workload(task);
     const DepthwiseSchedule s = depthwise_conv2d_nchwc_schedule(space, config);
-    KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_channels / s.ic_bn, w.in_height, w.in_width, s.ic_bn};
-    sig.weight_shape = {w.out_channels / s.oc_bn, 1, w.kernel_h, w.kernel_w, 1, s.oc_bn};
-    sig.out_shape = {w.batch, w.out_channels / s.oc_bn, w.out_height(), w.out_width(), s.oc_bn};
-    sig.parallel_extent = w.batch * (w.out_channels / s.oc_bn) * w.out_height();
-    sig.ic_block = s.ic_bn;
-    sig.oc_block = s.oc_bn;
-    return sig;
+    return util::blocked_conv_signature(
+        w, s.ic_bn, s.oc_bn, {w.out_channels / s.oc_bn, 1, w.kernel_h, w.kernel_w, 1, s.oc_bn},
+        w.batch * (w.out_channels / s.oc_bn) * w.out_height());
   }
 
   Tensor pack_data(const KernelSignature& sig, const Tensor& data) const override {

@@ -12,6 +12,8 @@
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/knob.h"
+#include "schedule_space/template.h"
+#include "schedule_space/workload.h"
 
 namespace tensortune::schedule_space::util {
 
@@ -75,5 +77,46 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Counts enter features as log2(1 + x), so that trees split on orders of magnitude.
 inline float log_feature(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+/// Appends the features every CUDA template ends with: warps per block, and 1 when the last warp
+/// is partial (threads not a multiple of 32), 0 when not.
+inline void append_warp_features(std::vector<float>& features, double threads_per_block) {
+  features.push_back(static_cast<float>(std::ceil(threads_per_block / 32.0)));
+  features.push_back(static_cast<int64_t>(threads_per_block) % 32 == 0 ? 0.0f : 1.0f);
+}
+
+/// The signature of a convolution kernel over NCHW data and output whose weight has
+/// `weight_shape` (OIHW, or a template's own transform of it) and whose parallel loop is its
+/// `blocks` thread blocks.
+inline KernelSignature nchw_conv_signature(const Conv2dWorkload& w,
+                                           std::vector<int64_t> weight_shape, int64_t blocks) {
+  KernelSignature sig;
+  sig.data_shape = {w.batch, w.in_channels, w.in_height, w.in_width};
+  sig.weight_shape = std::move(weight_shape);
+  sig.out_shape = {w.batch, w.out_channels, w.out_height(), w.out_width()};
+  sig.parallel_extent = blocks;
+  return sig;
+}
+
+/// The signature of a convolution kernel over NCHW[ic_bn]c data and NCHW[oc_bn]c output whose
+/// weight has `weight_shape` (OIHW[ic_bn]i[oc_bn]o for the direct templates) and whose parallel
+/// loop has `parallel_extent` iterations.
+inline KernelSignature blocked_conv_signature(const Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn,
+                                              std::vector<int64_t> weight_shape,
+                                              int64_t parallel_extent) {
+  KernelSignature sig;
+  sig.data_shape = {w.batch, w.in_channels / ic_bn, w.in_height, w.in_width, ic_bn};
+  sig.weight_shape = std::move(weight_shape);
+  sig.out_shape = {w.batch, w.out_channels / oc_bn, w.out_height(), w.out_width(), oc_bn};
+  sig.parallel_extent = parallel_extent;
+  sig.ic_block = ic_bn;
+  sig.oc_block = oc_bn;
+  return sig;
+}
+
+/// OIHW[ic_bn]i[oc_bn]o: the weight of the direct blocked convolutions.
+inline std::vector<int64_t> oihwio_shape(const Conv2dWorkload& w, int64_t ic_bn, int64_t oc_bn) {
+  return {w.out_channels / oc_bn, w.in_channels / ic_bn, w.kernel_h, w.kernel_w, ic_bn, oc_bn};
+}
 
 }  // namespace tensortune::schedule_space::util
