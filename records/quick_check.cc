@@ -3,8 +3,6 @@
 // unchanged DB does not pay an O(size) check on every open.
 #include <sys/stat.h>
 
-#include <cinttypes>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 

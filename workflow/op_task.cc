@@ -61,7 +61,7 @@ std::string device_key_for(const ss::Target& target) {
 }
 
 Expected<std::string> template_for_op(const std::string& op, const ss::Target& target) {
-  const std::string_view backend = ss::target_kind_of(target).name();
+  const std::string backend = ss::target_backend(target);
   if (const ss::Template* t = ss::find_template_by_op(op, backend)) return std::string(t->name());
   if (const ss::Template* other = ss::find_template_by_op(op))
     return invalid_argument("--op = '" + op + "' is a " + std::string(other->backend()) +
