@@ -9,6 +9,23 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
                                const TensorType& type) {
   const Attrs& a = node.attrs;
   const Shape& out = type.shape;
+  auto activation = [&](kernels::ActivationOp op) { return kernels::activation(op, *in[0], a); };
+  auto arithmetic = [&](kernels::ArithmeticOp op) {
+    return kernels::arithmetic(op, *in[0], *in[1], out);
+  };
+  auto pool = [&](kernels::PoolOp op) {
+    return kernels::pool2d(op, *in[0], attrs_as<Pool2dAttrs>(a), out);
+  };
+  auto unary_math = [&](kernels::MathOp op) { return kernels::unary_math(op, *in[0], a); };
+  auto binary_math = [&](kernels::MathBinaryOp op) {
+    return kernels::binary_math(op, *in[0], *in[1], type);
+  };
+  auto reduce = [&](kernels::ReduceOp op) {
+    return kernels::reduce(op, *in[0], attrs_as<ReduceAttrs>(a), out);
+  };
+  auto arg_reduce = [&](kernels::ArgReduceOp op) {
+    return kernels::arg_reduce(op, *in[0], attrs_as<ArgReduceAttrs>(a), out);
+  };
   switch (node.op) {
     case OpKind::kConv2d:
       return kernels::conv2d(*in[0], *in[1], attrs_as<Conv2dAttrs>(a), out);
@@ -30,21 +47,31 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
       return kernels::batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4],
                                  attrs_as<BatchNormAttrs>(a).epsilon);
     case OpKind::kRelu:
+      return activation(kernels::ActivationOp::kRelu);
     case OpKind::kClip:
+      return activation(kernels::ActivationOp::kClip);
     case OpKind::kSigmoid:
+      return activation(kernels::ActivationOp::kSigmoid);
     case OpKind::kHardSigmoid:
+      return activation(kernels::ActivationOp::kHardSigmoid);
     case OpKind::kHardSwish:
+      return activation(kernels::ActivationOp::kHardSwish);
     case OpKind::kIdentity:
-      return kernels::unary(node.op, *in[0], a);
+      return activation(kernels::ActivationOp::kIdentity);
     case OpKind::kAdd:
+      return arithmetic(kernels::ArithmeticOp::kAdd);
     case OpKind::kSubtract:
+      return arithmetic(kernels::ArithmeticOp::kSubtract);
     case OpKind::kMultiply:
+      return arithmetic(kernels::ArithmeticOp::kMultiply);
     case OpKind::kDivide:
-      return kernels::binary(node.op, *in[0], *in[1], out);
+      return arithmetic(kernels::ArithmeticOp::kDivide);
     case OpKind::kMaxPool2d:
+      return pool(kernels::PoolOp::kMax);
     case OpKind::kAvgPool2d:
+      return pool(kernels::PoolOp::kAvg);
     case OpKind::kGlobalAvgPool2d:
-      return kernels::pool2d(node.op, *in[0], attrs_as<Pool2dAttrs>(a), out);
+      return pool(kernels::PoolOp::kGlobalAvg);
     case OpKind::kFlatten:
     case OpKind::kReshape:
     case OpKind::kUnsqueeze:
@@ -70,53 +97,91 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
       return kernels::gather(
           *in[0], *in[1], normalize_axis(attrs_as<GatherAttrs>(a).axis, in[0]->shape.size()), out);
     case OpKind::kExp:
+      return unary_math(kernels::MathOp::kExp);
     case OpKind::kLog:
+      return unary_math(kernels::MathOp::kLog);
     case OpKind::kSqrt:
+      return unary_math(kernels::MathOp::kSqrt);
     case OpKind::kErf:
+      return unary_math(kernels::MathOp::kErf);
     case OpKind::kTanh:
+      return unary_math(kernels::MathOp::kTanh);
     case OpKind::kNeg:
+      return unary_math(kernels::MathOp::kNeg);
     case OpKind::kAbs:
+      return unary_math(kernels::MathOp::kAbs);
     case OpKind::kFloor:
+      return unary_math(kernels::MathOp::kFloor);
     case OpKind::kCeil:
+      return unary_math(kernels::MathOp::kCeil);
     case OpKind::kRound:
+      return unary_math(kernels::MathOp::kRound);
     case OpKind::kReciprocal:
+      return unary_math(kernels::MathOp::kReciprocal);
     case OpKind::kSoftplus:
+      return unary_math(kernels::MathOp::kSoftplus);
     case OpKind::kMish:
+      return unary_math(kernels::MathOp::kMish);
     case OpKind::kNot:
+      return unary_math(kernels::MathOp::kNot);
     case OpKind::kLeakyRelu:
+      return unary_math(kernels::MathOp::kLeakyRelu);
     case OpKind::kElu:
+      return unary_math(kernels::MathOp::kElu);
     case OpKind::kSelu:
+      return unary_math(kernels::MathOp::kSelu);
     case OpKind::kGelu:
-      return kernels::unary_math(node.op, *in[0], a);
+      return unary_math(kernels::MathOp::kGelu);
     case OpKind::kPow:
+      return binary_math(kernels::MathBinaryOp::kPow);
     case OpKind::kMaximum:
+      return binary_math(kernels::MathBinaryOp::kMaximum);
     case OpKind::kMinimum:
+      return binary_math(kernels::MathBinaryOp::kMinimum);
     case OpKind::kPRelu:
+      return binary_math(kernels::MathBinaryOp::kPRelu);
     case OpKind::kEqual:
+      return binary_math(kernels::MathBinaryOp::kEqual);
     case OpKind::kLess:
+      return binary_math(kernels::MathBinaryOp::kLess);
     case OpKind::kLessOrEqual:
+      return binary_math(kernels::MathBinaryOp::kLessOrEqual);
     case OpKind::kGreater:
+      return binary_math(kernels::MathBinaryOp::kGreater);
     case OpKind::kGreaterOrEqual:
+      return binary_math(kernels::MathBinaryOp::kGreaterOrEqual);
     case OpKind::kAnd:
+      return binary_math(kernels::MathBinaryOp::kAnd);
     case OpKind::kOr:
+      return binary_math(kernels::MathBinaryOp::kOr);
     case OpKind::kXor:
-      return kernels::binary_math(node.op, *in[0], *in[1], type);
+      return binary_math(kernels::MathBinaryOp::kXor);
     case OpKind::kWhere:
       return kernels::where(*in[0], *in[1], *in[2], out);
     case OpKind::kReduceMean:
+      return reduce(kernels::ReduceOp::kMean);
     case OpKind::kReduceSum:
+      return reduce(kernels::ReduceOp::kSum);
     case OpKind::kReduceMax:
+      return reduce(kernels::ReduceOp::kMax);
     case OpKind::kReduceMin:
+      return reduce(kernels::ReduceOp::kMin);
     case OpKind::kReduceProd:
+      return reduce(kernels::ReduceOp::kProd);
     case OpKind::kReduceL2:
+      return reduce(kernels::ReduceOp::kL2);
     case OpKind::kReduceL1:
+      return reduce(kernels::ReduceOp::kL1);
     case OpKind::kReduceSumSquare:
+      return reduce(kernels::ReduceOp::kSumSquare);
     case OpKind::kReduceLogSum:
+      return reduce(kernels::ReduceOp::kLogSum);
     case OpKind::kReduceLogSumExp:
-      return kernels::reduce(node.op, *in[0], attrs_as<ReduceAttrs>(a), out);
+      return reduce(kernels::ReduceOp::kLogSumExp);
     case OpKind::kArgMax:
+      return arg_reduce(kernels::ArgReduceOp::kArgMax);
     case OpKind::kArgMin:
-      return kernels::arg_reduce(node.op, *in[0], attrs_as<ArgReduceAttrs>(a), out);
+      return arg_reduce(kernels::ArgReduceOp::kArgMin);
     case OpKind::kPad:
       return kernels::pad(*in[0], attrs_as<PadAttrs>(a), out);
     case OpKind::kExpand:

@@ -8,10 +8,58 @@
 
 namespace tensortune::graph::kernels {
 
-/// Aborts: the interpreter sent `op` to a family's loop that does not compute it. Every switch
-/// of the kernels names the operators it computes and ends here, so that an operator routed to
-/// the wrong family is a loud bug, never another operator's result.
-[[noreturn]] void not_in_family(OpKind op, const char* family);
+// Each family's operators as an enum of their own: the interpreter names the member for every
+// operator it routes (its switch over OpKind lists all of them), and each family's switches list
+// every member without a `default:`, so that -Wswitch turns an operator added to a family but
+// not computed into a build error, and no loop can compute one operator in place of another.
+
+/// relu, clip, sigmoid, hard_sigmoid, hard_swish, identity (tensor_kernels.cc).
+enum class ActivationOp { kRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kIdentity };
+/// add, subtract, multiply, divide with broadcasting (tensor_kernels.cc).
+enum class ArithmeticOp { kAdd, kSubtract, kMultiply, kDivide };
+/// The element-wise math operators of math_kernels.cc with one operand.
+enum class MathOp {
+  kExp,
+  kLog,
+  kSqrt,
+  kErf,
+  kTanh,
+  kNeg,
+  kAbs,
+  kFloor,
+  kCeil,
+  kRound,
+  kReciprocal,
+  kSoftplus,
+  kMish,
+  kNot,
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kGelu
+};
+/// The element-wise operators of math_kernels.cc with two operands.
+enum class MathBinaryOp {
+  kPow,
+  kMaximum,
+  kMinimum,
+  kPRelu,
+  kEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor
+};
+enum class PoolOp { kMax, kAvg, kGlobalAvg };
+enum class ReduceOp { kMean, kSum, kMax, kMin, kProd, kL2, kL1, kSumSquare, kLogSum, kLogSumExp };
+enum class ArgReduceOp { kArgMax, kArgMin };
+
+/// Aborts: a family's loop was handed a member it cannot compute for these operands (an integer
+/// tensor where shape inference admits only floats). A loud bug, never another result.
+[[noreturn]] void unsupported_operands(const char* family, int member, const char* why);
 
 /// Runs fn(i) for i in [0, n) over the interpreter's threads (each i on one thread).
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
@@ -38,15 +86,16 @@ Tensor dense_integer(const Tensor& x, const Tensor& w, const Tensor* zero_point)
 /// storage_order 1; the first of equal maxima), as ONNX's MaxPool Indices.
 Tensor max_pool2d_indices(const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape);
 /// max_pool2d, avg_pool2d, global_avg_pool2d (which reads no attributes).
-Tensor pool2d(OpKind op, const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape);
+Tensor pool2d(PoolOp op, const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape);
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
                   const Tensor& var, double epsilon);
 Tensor bias_add(const Tensor& x, const Tensor& bias, int64_t axis);
 Tensor softmax(const Tensor& x, int64_t axis);
 
 // tensor_kernels.cc
-Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs);
-Expected<Tensor> binary(OpKind op, const Tensor& a, const Tensor& b, const Shape& out_shape);
+Tensor activation(ActivationOp op, const Tensor& x, const Attrs& attrs);
+Expected<Tensor> arithmetic(ArithmeticOp op, const Tensor& a, const Tensor& b,
+                            const Shape& out_shape);
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm);
 Tensor concat(const std::vector<const Tensor*>& xs, int64_t axis, const Shape& out_shape);
 Tensor layout_transform(const Tensor& x, int64_t from_block, int64_t to_block,
@@ -64,9 +113,9 @@ Expected<Tensor> gather(const Tensor& x, const Tensor& indices, int64_t axis,
 std::vector<int64_t> broadcast_source_index(const Shape& in, const Shape& out_shape);
 /// exp, log, sqrt, erf, tanh, floor, ceil, round, reciprocal, softplus, mish, leaky_relu, elu,
 /// selu, gelu (float); neg, abs (any); not (bool).
-Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs);
+Tensor unary_math(MathOp op, const Tensor& x, const Attrs& attrs);
 /// pow, maximum, minimum, prelu, the comparisons and and/or/xor, with broadcasting.
-Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type);
+Tensor binary_math(MathBinaryOp op, const Tensor& a, const Tensor& b, const TensorType& out_type);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape);
 Tensor log_softmax(const Tensor& x, int64_t axis);
 Tensor resize(const Tensor& x, const ResizeAttrs& a);
@@ -82,8 +131,8 @@ Expected<Tensor> scatter_nd(const Tensor& data, const Tensor& indices, const Ten
 Tensor top_k_indices(const Tensor& x, const TopKAttrs& a, const Shape& out_shape);
 
 // reduce_kernels.cc
-Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape);
-Tensor arg_reduce(OpKind op, const Tensor& x, const ArgReduceAttrs& a, const Shape& out_shape);
+Tensor reduce(ReduceOp op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape);
+Tensor arg_reduce(ArgReduceOp op, const Tensor& x, const ArgReduceAttrs& a, const Shape& out_shape);
 Tensor pad(const Tensor& x, const PadAttrs& a, const Shape& out_shape);
 Tensor expand(const Tensor& x, const Shape& out_shape);
 Tensor tile(const Tensor& x, const Shape& out_shape);

@@ -30,90 +30,104 @@ std::vector<int64_t> broadcast_source_index(const Shape& in, const Shape& out_sh
 
 namespace {
 
-float unary_float(OpKind op, float v, const Attrs& a) {
+float unary_float(MathOp op, float v, const Attrs& a) {
   const double x = v;
   switch (op) {
-    case OpKind::kExp:
+    case MathOp::kExp:
       return static_cast<float>(std::exp(x));
-    case OpKind::kLog:
+    case MathOp::kLog:
       return static_cast<float>(std::log(x));
-    case OpKind::kSqrt:
+    case MathOp::kSqrt:
       return static_cast<float>(std::sqrt(x));
-    case OpKind::kErf:
+    case MathOp::kErf:
       return static_cast<float>(std::erf(x));
-    case OpKind::kTanh:
+    case MathOp::kTanh:
       return static_cast<float>(std::tanh(x));
-    case OpKind::kFloor:
+    case MathOp::kFloor:
       return std::floor(v);
-    case OpKind::kCeil:
+    case MathOp::kCeil:
       return std::ceil(v);
-    case OpKind::kRound:
+    case MathOp::kRound:
       return std::nearbyint(v);  // the default rounding mode: half to even, as ONNX's Round
-    case OpKind::kReciprocal:
+    case MathOp::kReciprocal:
       return static_cast<float>(1.0 / x);
-    case OpKind::kSoftplus:
+    case MathOp::kSoftplus:
       return static_cast<float>(x > 30 ? x : std::log1p(std::exp(x)));
-    case OpKind::kMish:
+    case MathOp::kMish:
       return static_cast<float>(x * std::tanh(x > 30 ? x : std::log1p(std::exp(x))));
-    case OpKind::kLeakyRelu:
+    case MathOp::kLeakyRelu:
       return v < 0 ? static_cast<float>(attrs_as<LeakyReluAttrs>(a).alpha * x) : v;
-    case OpKind::kElu:
+    case MathOp::kElu:
       return v < 0 ? static_cast<float>(attrs_as<EluAttrs>(a).alpha * std::expm1(x)) : v;
-    case OpKind::kSelu: {
+    case MathOp::kSelu: {
       const auto s = attrs_as<SeluAttrs>(a);
       return static_cast<float>(s.gamma * (x <= 0 ? s.alpha * std::expm1(x) : x));
     }
-    case OpKind::kGelu:
+    case MathOp::kGelu:
       if (attrs_as<GeluAttrs>(a).tanh) {
         const double k = std::sqrt(2.0 / M_PI);
         return static_cast<float>(0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x))));
       }
       return static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
-    case OpKind::kNeg:
+    case MathOp::kNeg:
       return -v;
-    case OpKind::kAbs:
+    case MathOp::kAbs:
       return std::fabs(v);
-    default:
-      not_in_family(op, "unary_math (float)");
+    case MathOp::kNot:
+      break;
   }
+  unsupported_operands("unary_math", static_cast<int>(op), "Not takes bool operands only");
 }
 
 template <typename T>
-bool compare(OpKind op, T x, T y) {
+bool compare(MathBinaryOp op, T x, T y) {
   switch (op) {
-    case OpKind::kEqual:
+    case MathBinaryOp::kEqual:
       return x == y;
-    case OpKind::kLess:
+    case MathBinaryOp::kLess:
       return x < y;
-    case OpKind::kLessOrEqual:
+    case MathBinaryOp::kLessOrEqual:
       return x <= y;
-    case OpKind::kGreater:
+    case MathBinaryOp::kGreater:
       return x > y;
-    case OpKind::kGreaterOrEqual:
+    case MathBinaryOp::kGreaterOrEqual:
       return x >= y;
-    case OpKind::kAnd:
+    case MathBinaryOp::kAnd:
       return x && y;
-    case OpKind::kOr:
+    case MathBinaryOp::kOr:
       return x || y;
-    case OpKind::kXor:
+    case MathBinaryOp::kXor:
       return (x != 0) != (y != 0);
-    default:
-      not_in_family(op, "binary_math (comparison and logic)");
+    case MathBinaryOp::kPow:
+    case MathBinaryOp::kMaximum:
+    case MathBinaryOp::kMinimum:
+    case MathBinaryOp::kPRelu:
+      break;
   }
+  unsupported_operands("binary_math", static_cast<int>(op), "not a comparison or logic");
 }
 
 template <typename T>
-T combine(OpKind op, T x, T y) {
+T combine(MathBinaryOp op, T x, T y) {
   switch (op) {
-    case OpKind::kMaximum:
+    case MathBinaryOp::kMaximum:
       return (x != x || x > y) ? x : y;  // a NaN operand wins, as in ONNX's Max
-    case OpKind::kMinimum:
+    case MathBinaryOp::kMinimum:
       return (x != x || x < y) ? x : y;
-    case OpKind::kPRelu:
+    case MathBinaryOp::kPRelu:
       return x < 0 ? x * y : x;
-    default:
-      not_in_family(op, "binary_math (max, min, prelu)");
+    case MathBinaryOp::kPow:
+    case MathBinaryOp::kEqual:
+    case MathBinaryOp::kLess:
+    case MathBinaryOp::kLessOrEqual:
+    case MathBinaryOp::kGreater:
+    case MathBinaryOp::kGreaterOrEqual:
+    case MathBinaryOp::kAnd:
+    case MathBinaryOp::kOr:
+    case MathBinaryOp::kXor:
+      break;
   }
+  unsupported_operands("binary_math", static_cast<int>(op), "not max, min or prelu");
 }
 
 int64_t integer_pow(int64_t base, int64_t exp) {
@@ -126,7 +140,7 @@ int64_t integer_pow(int64_t base, int64_t exp) {
 
 }  // namespace
 
-Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs) {
+Tensor unary_math(MathOp op, const Tensor& x, const Attrs& attrs) {
   Tensor out = x;
   if (is_float(x.dtype)) {
     for (float& v : out.f32) v = unary_float(op, v, attrs);
@@ -134,31 +148,46 @@ Tensor unary_math(OpKind op, const Tensor& x, const Attrs& attrs) {
   }
   for (int64_t& v : out.i64) {
     switch (op) {
-      case OpKind::kNot:
+      case MathOp::kNot:
         v = v ? 0 : 1;
         break;
-      case OpKind::kNeg:
+      case MathOp::kNeg:
         v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
         break;
-      case OpKind::kAbs:
+      case MathOp::kAbs:
         if (v < 0) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
         break;
-      default:  // shape inference gives the other unary ops float operands only
-        not_in_family(op, "unary_math (integer)");
+      case MathOp::kExp:
+      case MathOp::kLog:
+      case MathOp::kSqrt:
+      case MathOp::kErf:
+      case MathOp::kTanh:
+      case MathOp::kFloor:
+      case MathOp::kCeil:
+      case MathOp::kRound:
+      case MathOp::kReciprocal:
+      case MathOp::kSoftplus:
+      case MathOp::kMish:
+      case MathOp::kLeakyRelu:
+      case MathOp::kElu:
+      case MathOp::kSelu:
+      case MathOp::kGelu:
+        unsupported_operands("unary_math", static_cast<int>(op),
+                             "shape inference gives it float operands only");
     }
     v = wrap_integer(out.dtype, v);
   }
   return out;
 }
 
-Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType& out_type) {
+Tensor binary_math(MathBinaryOp op, const Tensor& a, const Tensor& b, const TensorType& out_type) {
   Tensor out = Tensor::zeros(out_type.dtype, out_type.shape);
   const auto ia = broadcast_source_index(a.shape, out_type.shape);
   const auto ib = broadcast_source_index(b.shape, out_type.shape);
   const size_t n = ia.size();
   const bool floats = is_float(a.dtype);
   switch (op) {
-    case OpKind::kPow:
+    case MathBinaryOp::kPow:
       for (size_t i = 0; i < n; ++i) {
         const double y = b.at(ib[i]);
         if (floats)
@@ -169,9 +198,9 @@ Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType
           out.i64[i] = wrap_integer(a.dtype, integer_pow(a.i64[ia[i]], b.i64[ib[i]]));
       }
       return out;
-    case OpKind::kMaximum:
-    case OpKind::kMinimum:
-    case OpKind::kPRelu:
+    case MathBinaryOp::kMaximum:
+    case MathBinaryOp::kMinimum:
+    case MathBinaryOp::kPRelu:
       for (size_t i = 0; i < n; ++i) {
         if (floats)
           out.f32[i] = combine(op, a.f32[ia[i]], b.f32[ib[i]]);
@@ -179,12 +208,20 @@ Tensor binary_math(OpKind op, const Tensor& a, const Tensor& b, const TensorType
           out.i64[i] = wrap_integer(out.dtype, combine(op, a.i64[ia[i]], b.i64[ib[i]]));
       }
       return out;
-    default:  // comparisons and logic, bool results (compare() refuses any other operator)
+    case MathBinaryOp::kEqual:
+    case MathBinaryOp::kLess:
+    case MathBinaryOp::kLessOrEqual:
+    case MathBinaryOp::kGreater:
+    case MathBinaryOp::kGreaterOrEqual:
+    case MathBinaryOp::kAnd:
+    case MathBinaryOp::kOr:
+    case MathBinaryOp::kXor:  // bool results
       for (size_t i = 0; i < n; ++i)
         out.i64[i] = floats ? compare(op, a.f32[ia[i]], b.f32[ib[i]])
                             : compare(op, a.i64[ia[i]], b.i64[ib[i]]);
       return out;
   }
+  unsupported_operands("binary_math", static_cast<int>(op), "not a MathBinaryOp");
 }
 
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape) {

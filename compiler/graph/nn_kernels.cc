@@ -26,9 +26,9 @@ ThreadPool& default_pool() {
 
 }  // namespace
 
-void not_in_family(OpKind op, const char* family) {
-  TT_CHECK(false) << "the interpreter sent " << op_name(op) << " to " << family
-                  << ", which does not compute it";
+void unsupported_operands(const char* family, int member, const char* why) {
+  TT_CHECK(false) << "the interpreter's " << family << " loop was handed member " << member << ": "
+                  << why;
   std::abort();  // TT_CHECK's failure does not return; this tells the compiler so
 }
 
@@ -178,12 +178,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, const Shape& out_shape) {
   return out;
 }
 
-Tensor pool2d(OpKind op, const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape) {
+Tensor pool2d(PoolOp op, const Tensor& x, const Pool2dAttrs& a, const Shape& out_shape) {
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t B = x.shape.size() == 5 ? x.shape[4] : 1;
   const int64_t OH = out_shape[2], OW = out_shape[3];
   Tensor out = Tensor::zeros(DType::kFloat32, out_shape);
-  if (op == OpKind::kGlobalAvgPool2d) {
+  if (op == PoolOp::kGlobalAvg) {
     for (int64_t nc = 0; nc < N * C; ++nc)
       for (int64_t b = 0; b < B; ++b) {
         double sum = 0;
@@ -217,13 +217,8 @@ Tensor pool2d(OpKind op, const Tensor& x, const Pool2dAttrs& a, const Shape& out
               ++valid;
             }
           }
-          float r;
-          if (op == OpKind::kMaxPool2d)
-            r = best;
-          else
-            r = static_cast<float>(sum /
-                                   double(std::max<int64_t>(include_pad ? padded : valid, 1)));
-          o[(oh * OW + ow) * B + b] = r;
+          const double divisor = double(std::max<int64_t>(include_pad ? padded : valid, 1));
+          o[(oh * OW + ow) * B + b] = op == PoolOp::kMax ? best : static_cast<float>(sum / divisor);
         }
   });
   return out;

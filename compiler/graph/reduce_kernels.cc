@@ -34,22 +34,22 @@ std::vector<int64_t> reduced_index(const Shape& in, const std::vector<bool>& red
 
 }  // namespace
 
-Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape) {
+Tensor reduce(ReduceOp op, const Tensor& x, const ReduceAttrs& a, const Shape& out_shape) {
   std::vector<bool> reduced(x.shape.size(), false);
   for (int64_t axis : a.axes) reduced[axis] = true;
   const auto map = reduced_index(x.shape, reduced);
   const int64_t n_out = num_elements(out_shape);
   const double count =
       static_cast<double>(x.size()) / static_cast<double>(std::max<int64_t>(n_out, 1));
-  const bool is_extreme = op == OpKind::kReduceMax || op == OpKind::kReduceMin;
-  const double init = op == OpKind::kReduceProd  ? 1.0
-                      : op == OpKind::kReduceMax ? -INFINITY
-                      : op == OpKind::kReduceMin ? INFINITY
-                                                 : 0.0;
+  const bool is_extreme = op == ReduceOp::kMax || op == ReduceOp::kMin;
+  const double init = op == ReduceOp::kProd  ? 1.0
+                      : op == ReduceOp::kMax ? -INFINITY
+                      : op == ReduceOp::kMin ? INFINITY
+                                             : 0.0;
   std::vector<double> acc(static_cast<size_t>(n_out), init);
   std::vector<bool> seen_nan(is_extreme ? acc.size() : 0, false);
   // log-sum-exp subtracts each output's maximum first, so that exp cannot overflow.
-  std::vector<double> shift(op == OpKind::kReduceLogSumExp ? acc.size() : 0, -INFINITY);
+  std::vector<double> shift(op == ReduceOp::kLogSumExp ? acc.size() : 0, -INFINITY);
   for (size_t i = 0; i < map.size() && !shift.empty(); ++i)
     shift[map[i]] = std::max(shift[map[i]], x.at(static_cast<int64_t>(i)));
   for (double& s : shift)
@@ -58,43 +58,41 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
     const double v = x.at(static_cast<int64_t>(i));
     double& r = acc[map[i]];
     switch (op) {
-      case OpKind::kReduceSum:
-      case OpKind::kReduceMean:
-      case OpKind::kReduceLogSum:
+      case ReduceOp::kSum:
+      case ReduceOp::kMean:
+      case ReduceOp::kLogSum:
         r += v;
         break;
-      case OpKind::kReduceL2:
-      case OpKind::kReduceSumSquare:
+      case ReduceOp::kL2:
+      case ReduceOp::kSumSquare:
         r += v * v;
         break;
-      case OpKind::kReduceL1:
+      case ReduceOp::kL1:
         r += std::fabs(v);
         break;
-      case OpKind::kReduceLogSumExp:
+      case ReduceOp::kLogSumExp:
         r += std::exp(v - shift[map[i]]);
         break;
-      case OpKind::kReduceProd:
+      case ReduceOp::kProd:
         r *= v;
         break;
-      case OpKind::kReduceMax:
+      case ReduceOp::kMax:
         if (std::isnan(v)) seen_nan[map[i]] = true;
         r = std::max(r, v);
         break;
-      case OpKind::kReduceMin:
+      case ReduceOp::kMin:
         if (std::isnan(v)) seen_nan[map[i]] = true;
         r = std::min(r, v);
         break;
-      default:
-        not_in_family(op, "reduce");
     }
   }
   Tensor out = Tensor::zeros(x.dtype, out_shape);
   for (size_t i = 0; i < acc.size(); ++i) {
     double r = acc[i];
-    if (op == OpKind::kReduceMean) r /= count;
-    if (op == OpKind::kReduceL2) r = std::sqrt(r);
-    if (op == OpKind::kReduceLogSum) r = std::log(r);
-    if (op == OpKind::kReduceLogSumExp) r = std::log(r) + shift[i];
+    if (op == ReduceOp::kMean) r /= count;
+    if (op == ReduceOp::kL2) r = std::sqrt(r);
+    if (op == ReduceOp::kLogSum) r = std::log(r);
+    if (op == ReduceOp::kLogSumExp) r = std::log(r) + shift[i];
     if (is_extreme && seen_nan[i]) r = NAN;
     if (is_float(x.dtype))
       out.f32[i] = static_cast<float>(r);
@@ -103,13 +101,13 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
   }
   // Integer sums and products are exact in int64 (two's complement), not via double.
   if (!is_float(x.dtype) &&
-      (op == OpKind::kReduceSum || op == OpKind::kReduceProd || op == OpKind::kReduceSumSquare)) {
-    std::vector<uint64_t> exact(acc.size(), op == OpKind::kReduceProd ? 1 : 0);
+      (op == ReduceOp::kSum || op == ReduceOp::kProd || op == ReduceOp::kSumSquare)) {
+    std::vector<uint64_t> exact(acc.size(), op == ReduceOp::kProd ? 1 : 0);
     for (size_t i = 0; i < map.size(); ++i) {
       const auto v = static_cast<uint64_t>(x.i64[i]);
-      exact[map[i]] = op == OpKind::kReduceProd        ? exact[map[i]] * v
-                      : op == OpKind::kReduceSumSquare ? exact[map[i]] + v * v
-                                                       : exact[map[i]] + v;
+      exact[map[i]] = op == ReduceOp::kProd        ? exact[map[i]] * v
+                      : op == ReduceOp::kSumSquare ? exact[map[i]] + v * v
+                                                   : exact[map[i]] + v;
     }
     for (size_t i = 0; i < exact.size(); ++i)
       out.i64[i] = wrap_integer(x.dtype, static_cast<int64_t>(exact[i]));
@@ -117,7 +115,8 @@ Tensor reduce(OpKind op, const Tensor& x, const ReduceAttrs& a, const Shape& out
   return out;
 }
 
-Tensor arg_reduce(OpKind op, const Tensor& x, const ArgReduceAttrs& a, const Shape& out_shape) {
+Tensor arg_reduce(ArgReduceOp op, const Tensor& x, const ArgReduceAttrs& a,
+                  const Shape& out_shape) {
   const int64_t axis = normalize_axis(a.axis, x.shape.size());
   const int64_t outer = num_elements(Shape(x.shape.begin(), x.shape.begin() + axis));
   const int64_t len = x.shape[axis];
@@ -129,7 +128,7 @@ Tensor arg_reduce(OpKind op, const Tensor& x, const ArgReduceAttrs& a, const Sha
       double best_v = x.at(o * len * inner + in);
       for (int64_t k = 1; k < len; ++k) {
         const double v = x.at((o * len + k) * inner + in);
-        const bool better = op == OpKind::kArgMax
+        const bool better = op == ArgReduceOp::kArgMax
                                 ? (v > best_v || (a.select_last_index && v == best_v))
                                 : (v < best_v || (a.select_last_index && v == best_v));
         if (better) best = k, best_v = v;

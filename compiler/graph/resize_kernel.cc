@@ -43,9 +43,11 @@ double original_coordinate(const ResizeAttrs& a, size_t axis, int64_t out, int64
       return out_len > 1 ? (x + 0.5) / scale - 0.5 : -0.5;
     case 4:  // tf_half_pixel_for_nn
       return (x + 0.5) / scale;
-    default:  // half_pixel
+    case 0:  // half_pixel
       return (x + 0.5) / scale - 0.5;
   }
+  // 5 (tf_crop_and_resize) returned above; shape inference admits no other mode.
+  unsupported_operands("resize", static_cast<int>(a.coord), "not a coordinate transformation");
 }
 
 // No taps: the coordinate lies outside the input and the element is extrapolation_value
@@ -58,19 +60,22 @@ std::vector<Tap> taps_of(const ResizeAttrs& a, double x, int64_t in_len) {
   const auto b = static_cast<int64_t>(base);
   if (a.mode == 0) {  // nearest
     bool up = false;
+    if (a.nearest < 0 || a.nearest > 3)  // shape inference admits 0-3 only
+      unsupported_operands("resize", static_cast<int>(a.nearest), "not a nearest mode");
     if (ratio != 0) {
       switch (a.nearest) {
-        case 1:
+        case 0:  // round_prefer_floor
+          up = ratio > 0.5;
+          break;
+        case 1:  // round_prefer_ceil
           up = ratio >= 0.5;
           break;
-        case 2:
+        case 2:  // floor
           up = false;
           break;
-        case 3:
+        case 3:  // ceil
           up = true;
           break;
-        default:
-          up = ratio > 0.5;
       }
     }
     return {{clamp(b + (up ? 1 : 0)), 1.0}};

@@ -49,24 +49,25 @@ T wrapping(T x, T y, Op op) {
 
 // Fills `out` (already sized); false on an integer division by zero.
 template <typename T>
-bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const std::vector<T>& b,
-                   const Shape& bs, const Shape& out_shape, std::vector<T>& out) {
+bool binary_values(ArithmeticOp op, const std::vector<T>& a, const Shape& as,
+                   const std::vector<T>& b, const Shape& bs, const Shape& out_shape,
+                   std::vector<T>& out) {
   bool div_by_zero = false;
   auto apply = [&](T x, T y) -> T {
     switch (op) {
-      case OpKind::kAdd:
+      case ArithmeticOp::kAdd:
         if constexpr (std::is_integral_v<T>)
           return wrapping(x, y, [](uint64_t p, uint64_t q) { return p + q; });
         return x + y;
-      case OpKind::kSubtract:
+      case ArithmeticOp::kSubtract:
         if constexpr (std::is_integral_v<T>)
           return wrapping(x, y, [](uint64_t p, uint64_t q) { return p - q; });
         return x - y;
-      case OpKind::kMultiply:
+      case ArithmeticOp::kMultiply:
         if constexpr (std::is_integral_v<T>)
           return wrapping(x, y, [](uint64_t p, uint64_t q) { return p * q; });
         return x * y;
-      case OpKind::kDivide:
+      case ArithmeticOp::kDivide:
         if constexpr (std::is_integral_v<T>) {
           if (y == 0) {
             div_by_zero = true;
@@ -76,9 +77,8 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
           if (y == -1) return wrapping(T{0}, x, [](uint64_t p, uint64_t q) { return p - q; });
         }
         return x / y;
-      default:
-        not_in_family(op, "binary");
     }
+    unsupported_operands("arithmetic", static_cast<int>(op), "not an ArithmeticOp");
   };
   if (as == out_shape && bs == out_shape) {
     for (size_t i = 0; i < out.size(); ++i) out[i] = apply(a[i], b[i]);
@@ -92,8 +92,8 @@ bool binary_values(OpKind op, const std::vector<T>& a, const Shape& as, const st
 
 }  // namespace
 
-Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
-  if (op == OpKind::kIdentity) return x;
+Tensor activation(ActivationOp op, const Tensor& x, const Attrs& attrs) {
+  if (op == ActivationOp::kIdentity) return x;
   Tensor out = x;
   const auto clip = attrs_as<ClipAttrs>(attrs);
   const auto hard_sigmoid = attrs_as<HardSigmoidAttrs>(attrs);
@@ -101,15 +101,19 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
   if (!is_float(x.dtype)) {  // relu, clip: bounds beyond the dtype's range do not apply
     for (int64_t& v : out.i64) {
       switch (op) {
-        case OpKind::kRelu:
+        case ActivationOp::kRelu:
           v = std::max<int64_t>(v, 0);
           break;
-        case OpKind::kClip:
+        case ActivationOp::kClip:
           if (clip.min > double(v)) v = float_to_integer(out.dtype, std::ceil(clip.min));
           if (clip.max < double(v)) v = float_to_integer(out.dtype, std::floor(clip.max));
           break;
-        default:  // shape inference gives the others float operands only
-          not_in_family(op, "unary (integer)");
+        case ActivationOp::kSigmoid:
+        case ActivationOp::kHardSigmoid:
+        case ActivationOp::kHardSwish:
+        case ActivationOp::kIdentity:
+          unsupported_operands("activation", static_cast<int>(op),
+                               "shape inference gives it float operands only");
       }
     }
     return out;
@@ -118,29 +122,30 @@ Tensor unary(OpKind op, const Tensor& x, const Attrs& attrs) {
   const float beta = static_cast<float>(hard_sigmoid.beta);
   for (float& v : out.f32) {
     switch (op) {
-      case OpKind::kRelu:
+      case ActivationOp::kRelu:
         v = v > 0.0f ? v : 0.0f;
         break;
-      case OpKind::kClip:
+      case ActivationOp::kClip:
         v = std::min(std::max(v, lo), hi);
         break;
-      case OpKind::kSigmoid:
+      case ActivationOp::kSigmoid:
         v = static_cast<float>(1.0 / (1.0 + std::exp(-double(v))));
         break;
-      case OpKind::kHardSigmoid:
+      case ActivationOp::kHardSigmoid:
         v = std::max(0.0f, std::min(1.0f, alpha * v + beta));
         break;
-      case OpKind::kHardSwish:
+      case ActivationOp::kHardSwish:
         v = v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f));
         break;
-      default:
-        not_in_family(op, "unary (float)");
+      case ActivationOp::kIdentity:
+        break;
     }
   }
   return out;
 }
 
-Expected<Tensor> binary(OpKind op, const Tensor& a, const Tensor& b, const Shape& out_shape) {
+Expected<Tensor> arithmetic(ArithmeticOp op, const Tensor& a, const Tensor& b,
+                            const Shape& out_shape) {
   Tensor out = Tensor::zeros(a.dtype, out_shape);
   const bool ok = is_float(a.dtype)
                       ? binary_values(op, a.f32, a.shape, b.f32, b.shape, out_shape, out.f32)
