@@ -45,9 +45,9 @@ std::string tune_op_flags(const ss::Task& task) {
 Status list_tasks(const workflow::ModelOptions& flags, const std::string& target_flag, bool json) {
   TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(target_flag));
   TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(flags));
-  TT_ASSIGN_OR_RETURN(
-      auto extraction,
-      tuner::extract_tasks(model, target, workflow::algorithm_filter(flags), !flags.no_int8));
+  TT_ASSIGN_OR_RETURN(auto algorithms, workflow::algorithm_filter(flags));
+  TT_ASSIGN_OR_RETURN(auto extraction,
+                      tuner::extract_tasks(model, target, algorithms, !flags.no_int8));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -132,9 +132,9 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       "tasks", "List the tunable tasks of a model (deduplicated, with workload keys)");
   add_model_flags(tasks, *tasks_flags, false);
   tasks->add_flag("--json", *json, "print JSON with workload keys instead of a table");
-  tasks->add_flag("--no-winograd", tasks_flags->no_winograd,
-                  "list no conv2d_NCHWc_winograd tasks (by default each 3x3 stride-1 conv has one "
-                  "beside its direct task)");
+  add_algorithm_flags(tasks, tasks_flags->excluded_algorithms,
+                      "list no tasks of its templates (by default a 3x3 stride-1 conv has a "
+                      "Winograd task beside its direct one)");
   tasks->add_flag("--no-int8", tasks_flags->no_int8,
                   "a quantized (QDQ) model's convolutions as float tasks, as `compile --no-int8` "
                   "runs them (by default they are conv2d_NCHWc_int8 tasks)");

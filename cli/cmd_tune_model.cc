@@ -136,9 +136,9 @@ struct Row {
 Status run_tune_model(const TuneModelFlags& f) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(f.model));
   TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(f.target));
-  TT_ASSIGN_OR_RETURN(
-      auto extraction,
-      tuner::extract_tasks(model, target, workflow::algorithm_filter(f.model), !f.model.no_int8));
+  TT_ASSIGN_OR_RETURN(auto algorithms, workflow::algorithm_filter(f.model));
+  TT_ASSIGN_OR_RETURN(auto extraction,
+                      tuner::extract_tasks(model, target, algorithms, !f.model.no_int8));
   const std::set<int> only(f.only.begin(), f.only.end());
   const int count = static_cast<int>(extraction.tasks.size());
   for (int n : only)
@@ -281,10 +281,10 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning);
-  cmd->add_flag("--no-winograd", flags->model.no_winograd,
-                "tune no conv2d_NCHWc_winograd tasks (by default each 3x3 stride-1 conv has one "
-                "beside its direct task, and compile takes the faster; task numbers follow "
-                "`tensortune tasks --no-winograd`)");
+  add_algorithm_flags(cmd, flags->model.excluded_algorithms,
+                      "tune no tasks of its templates (by default a 3x3 stride-1 conv has a "
+                      "Winograd task beside its direct one, and compile takes the faster; task "
+                      "numbers follow `tensortune tasks` with the same flags)");
   cmd->add_flag("--no-int8", flags->model.no_int8,
                 "tune a quantized (QDQ) model's convolutions as float tasks, for `compile "
                 "--no-int8` (by default they are conv2d_NCHWc_int8 tasks)");

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/option_groups.h"
 #include "compiler/frontend/model_zoo.h"
+#include "schedule_space/template.h"
 
 namespace tensortune::cli {
 
@@ -52,12 +53,32 @@ void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise
       "borrowing one");
   cmd->add_option("--device-key", flags.device_key,
                   "with --records: use records of this device key (default: this host's)");
-  cmd->add_flag("--no-winograd", flags.no_winograd,
-                "with --records: no conv2d runs a Winograd template, even where its record "
-                "measured faster than the direct one's");
+  add_algorithm_flags(cmd, flags.excluded_algorithms,
+                      "no node runs its templates' kernels, even where their record measured "
+                      "fastest");
   cmd->add_flag("--no-int8", flags.no_int8,
                 "quantized (QDQ) convolutions compute in float32 on their dequantized values, as "
                 "the model is written, instead of the int8 kernels (conv2d_NCHWc_int8)");
+}
+
+void add_algorithm_flags(CLI::App* cmd, std::vector<std::string>& excluded,
+                         const std::string& effect) {
+  std::string known;
+  for (std::string_view a : schedule_space::algorithm_names())
+    if (a != schedule_space::kDirectAlgorithm)
+      known += (known.empty() ? "" : ", ") + std::string(a);
+  cmd->add_option(
+         "--exclude-algorithm", excluded,
+         "leave out the templates of this algorithm (" + known + "; repeatable): " + effect)
+      ->type_name("NAME");
+  // A shorthand per algorithm, from the registry: a new algorithm brings its own.
+  for (std::string_view a : schedule_space::algorithm_names()) {
+    if (a == schedule_space::kDirectAlgorithm) continue;
+    const std::string name(a);
+    cmd->add_flag_callback(
+        "--no-" + name, [&excluded, name] { excluded.push_back(name); },
+        "shorthand for --exclude-algorithm " + name);
+  }
 }
 
 }  // namespace tensortune::cli

@@ -12,9 +12,15 @@ class App;
 namespace tensortune::cli {
 
 /// --model, --input-shape and the ONNX limits; with `optimise`, also --opt-level,
-/// --print-after-each, --records, --device-key, --no-fallback-from-records and --no-winograd.
+/// --print-after-each, --records, --device-key, --no-fallback-from-records and
+/// --exclude-algorithm.
 void add_model_flags(CLI::App* command, workflow::ModelOptions& flags, bool optimise,
                      bool model_required = true);
+
+/// --exclude-algorithm NAME (repeatable) into `excluded`, and --no-NAME for each algorithm of the
+/// registry but the direct one; `effect` says what leaving one out does in this command.
+void add_algorithm_flags(CLI::App* command, std::vector<std::string>& excluded,
+                         const std::string& effect);
 
 /// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
 /// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key and the farm's options.

@@ -68,6 +68,9 @@ struct PackedOperands {
   Tensor data, weight;
 };
 
+/// The algorithm of the templates every node can fall back to.
+inline constexpr std::string_view kDirectAlgorithm = "direct";
+
 class Template {
  public:
   virtual ~Template() = default;
@@ -144,9 +147,9 @@ class Template {
   /// AutoTVM's strategy, which registers some implementations for every node and others only
   /// for some shapes. Default: every workload it accepts.
   virtual bool extracted_for(const Workload& w) const;
-  /// The algorithm it computes by ("direct", "winograd"): switches such as `--no-winograd`
-  /// leave out templates by it. Default: "direct".
-  virtual std::string_view algorithm() const { return "direct"; }
+  /// The algorithm it computes by (kDirectAlgorithm, "winograd"): `--exclude-algorithm` leaves
+  /// out templates by it. Default: kDirectAlgorithm.
+  virtual std::string_view algorithm() const { return kDirectAlgorithm; }
   /// The layout of the nodes it runs. Default: kBlocked for conv2d, kPlain for dense.
   virtual NetworkLayout network_layout() const;
   /// true when its kernel reads the weight transformed or packed at compile time (Winograd's
@@ -177,11 +180,20 @@ const Template* find_template_by_op(std::string_view op);
 Status precision_matches(const Template& t, const Workload& w);
 
 /// Which algorithms a network may run: `excluded` lists Template::algorithm() values
-/// ("winograd" for `--no-winograd`).
+/// (`--exclude-algorithm`).
 struct AlgorithmFilter {
   std::vector<std::string> excluded;
   bool allows(const Template& t) const;
 };
+
+/// The algorithms the registered templates implement (Template::algorithm()), each once, in
+/// registry order: "direct" first.
+std::vector<std::string_view> algorithm_names();
+/// A filter excluding `names`; an error naming `field` and the unknown value (with the known
+/// ones) when a name is no registered template's algorithm, and when one is the direct
+/// algorithm, which every node needs as its fallback.
+Expected<AlgorithmFilter> exclude_algorithms(const std::vector<std::string>& names,
+                                             std::string_view field);
 
 /// The templates, in registry order, that can run a network node of this workload on a target
 /// of `backend` ("llvm", "cuda"): same backend and operator kind, the workload accepted, the

@@ -1,4 +1,6 @@
 // The one list of templates, and the defaults of the Template interface.
+#include <algorithm>
+
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
@@ -71,6 +73,33 @@ bool AlgorithmFilter::allows(const Template& t) const {
   for (const auto& a : excluded)
     if (t.algorithm() == a) return false;
   return true;
+}
+
+std::vector<std::string_view> algorithm_names() {
+  std::vector<std::string_view> names;
+  for (const Template* t : all_templates())
+    if (std::find(names.begin(), names.end(), t->algorithm()) == names.end())
+      names.push_back(t->algorithm());
+  return names;
+}
+
+Expected<AlgorithmFilter> exclude_algorithms(const std::vector<std::string>& names,
+                                             std::string_view field) {
+  const auto known = algorithm_names();
+  AlgorithmFilter filter;
+  for (const std::string& name : names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      return invalid_argument(std::string(field) + " = '" + name +
+                              "' is no template's algorithm (known: " + list + ")");
+    }
+    if (name == kDirectAlgorithm)
+      return invalid_argument(std::string(field) + " = '" + name +
+                              "': every node needs the direct algorithm as its fallback");
+    filter.excluded.push_back(name);
+  }
+  return filter;
 }
 
 std::vector<const Template*> templates_for(const Workload& w, std::string_view backend,

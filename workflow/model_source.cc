@@ -42,10 +42,8 @@ bool is_zoo_name(const std::string& model) {
 
 }  // namespace
 
-schedule_space::AlgorithmFilter algorithm_filter(const ModelOptions& flags) {
-  schedule_space::AlgorithmFilter filter;
-  if (flags.no_winograd) filter.excluded.push_back("winograd");
-  return filter;
+Expected<schedule_space::AlgorithmFilter> algorithm_filter(const ModelOptions& flags) {
+  return schedule_space::exclude_algorithms(flags.excluded_algorithms, "--exclude-algorithm");
 }
 
 Expected<graph::Graph> load_model(const ModelOptions& flags) {
@@ -91,10 +89,10 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOpti
             flags.records, flags.device_key.empty() ? codegen::host_device_key() : flags.device_key,
             target.vector_lanes, !flags.no_borrow));
   }
-  auto chooser = std::make_shared<driver::KernelChooser>(*tuned, target, algorithm_filter(flags));
+  TT_ASSIGN_OR_RETURN(auto algorithms, algorithm_filter(flags));
+  auto chooser = std::make_shared<driver::KernelChooser>(*tuned, target, algorithms);
   if (!flags.no_int8)
-    options.integer_ops = [target,
-                           filter = algorithm_filter(flags)](const schedule_space::Workload& w) {
+    options.integer_ops = [target, filter = algorithms](const schedule_space::Workload& w) {
       return !schedule_space::templates_for(w, schedule_space::target_backend(target), filter)
                   .empty();
     };
@@ -190,7 +188,7 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int 
   options.layout_aware = layout_aware;
   options.use_graph_best = use_graph_best;
   options.borrow_configs = !flags.no_borrow;
-  options.algorithms = algorithm_filter(flags);
+  TT_ASSIGN_OR_RETURN(options.algorithms, algorithm_filter(flags));
   options.integer_kernels = !flags.no_int8;
   options.on_node_kernel = std::move(on_node_kernel);
   if (flags.print_after_each) {

@@ -22,18 +22,20 @@ struct ModelOptions {
   std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
   int opt_level = 3;
   bool print_after_each = false;
-  std::string records;       ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
-  std::string device_key;    ///< records of this device key only (default: this host's)
-  bool no_borrow = false;    ///< untuned workloads take the default config, not a borrowed one
-  bool no_winograd = false;  ///< tasks/tune: no Winograd tasks; compile: no Winograd kernels
+  std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
+  std::string device_key;  ///< records of this device key only (default: this host's)
+  bool no_borrow = false;  ///< untuned workloads take the default config, not a borrowed one
+  /// Template::algorithm() values (--exclude-algorithm): tasks/tune extract no tasks of those
+  /// templates, compile runs none of their kernels.
+  std::vector<std::string> excluded_algorithms;
   bool no_int8 = false;      ///< quantized convolutions compute in float32, not with int8 kernels
   std::string target;        ///< compile, run, bench: llvm (default) or cuda[-smXY]
   bool gpu_blocked = false;  ///< compile --gpu-layout nchwc
   frontend::OnnxLimits limits;  ///< --max-model-bytes, --max-onnx-nodes, --max-initializers
 };
 
-/// The algorithms the flags leave out (--no-winograd).
-schedule_space::AlgorithmFilter algorithm_filter(const ModelOptions& flags);
+/// The algorithms the flags leave out (--exclude-algorithm); an error naming an unknown one.
+Expected<schedule_space::AlgorithmFilter> algorithm_filter(const ModelOptions& flags);
 
 /// The zoo model or ONNX file named by --model, with --input-shape applied.
 Expected<graph::Graph> load_model(const ModelOptions& flags);

@@ -357,7 +357,8 @@ class Lowerer {
     TT_ASSIGN_OR_RETURN(ops, epilogue(step, group, head, std::move(ops)));
     step.extent = sig.parallel_extent;
     step.flop = t.flop(kernel.task);
-    if (t.algorithm() != "direct") step.label += "(" + std::string(t.algorithm()) + ")";
+    if (t.algorithm() != schedule_space::kDirectAlgorithm)
+      step.label += "(" + std::string(t.algorithm()) + ")";
     // Profiles tell depthwise steps (memory-bound, judged by GB/s) from dense convolutions.
     if (const auto* c = std::get_if<ss::Conv2dWorkload>(&kernel.task.workload);
         c && c->is_depthwise())

@@ -156,7 +156,8 @@ py::dict bench_dict(const runtime::BenchResult& r) {
 
 Network compile(const py::object& model, const py::object& records, int opt_level, int threads,
                 const std::string& target, const py::object& input_shapes,
-                const std::string& device_key, bool winograd, bool borrow) {
+                const std::string& device_key, const std::vector<std::string>& exclude_algorithms,
+                bool borrow) {
   if (opt_level < 0 || opt_level > 3)
     raise(invalid_argument("opt_level = " + std::to_string(opt_level) + ", must be 0..3"));
   if (threads < 1)
@@ -166,7 +167,7 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
   if (!records.is_none()) flags.records = path_arg(records, "records");
   flags.device_key = device_key;
   flags.target = target;
-  flags.no_winograd = !winograd;
+  flags.excluded_algorithms = exclude_algorithms;
   flags.no_borrow = !borrow;
   std::shared_ptr<const CompiledNetwork> net;
   {
@@ -289,10 +290,11 @@ void bind_network(py::module_& m) {
   m.def("compile", &compile, py::arg("model"), py::kw_only(), py::arg("records") = py::none(),
         py::arg("opt_level") = 3, py::arg("threads") = 1, py::arg("target") = "llvm",
         py::arg("input_shapes") = py::none(), py::arg("device_key") = "",
-        py::arg("winograd") = true, py::arg("borrow") = true,
+        py::arg("exclude_algorithms") = std::vector<std::string>{}, py::arg("borrow") = true,
         "Compiles a model (a zoo name or an ONNX file) as `tensortune compile` does: records= a "
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
-        "nearest tuned one unless borrow=False), or none for default configs.");
+        "nearest tuned one unless borrow=False), or none for default configs; exclude_algorithms: "
+        "template algorithms no node runs (e.g. ['winograd']), as --exclude-algorithm.");
   m.def(
       "quantize",
       [](const py::handle& model, const py::handle& output, const py::handle& calibrate,

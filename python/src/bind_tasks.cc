@@ -237,24 +237,26 @@ void bind_tasks(py::module_& m) {
   m.def(
       "extract_tasks",
       [](const py::object& model, const std::string& target, const py::object& input_shapes,
-         bool winograd) {
+         const std::vector<std::string>& exclude_algorithms) {
         workflow::ModelOptions flags = model_options(model, input_shapes);
-        flags.no_winograd = !winograd;
+        flags.excluded_algorithms = exclude_algorithms;
+        const auto algorithms = unwrap(workflow::algorithm_filter(flags));
         const ss::Target t = unwrap(workflow::op_target(target));
         std::vector<PyTask> out;
         {
           py::gil_scoped_release release;
           auto graph = unwrap(workflow::load_model(flags));
-          auto extraction =
-              unwrap(tuner::extract_tasks(graph, t, workflow::algorithm_filter(flags)));
+          auto extraction = unwrap(tuner::extract_tasks(graph, t, algorithms));
           for (auto& e : extraction.tasks) out.emplace_back(e.task, e.nodes);
         }
         return out;
       },
       py::arg("model"), py::kw_only(), py::arg("target") = "llvm",
-      py::arg("input_shapes") = py::none(), py::arg("winograd") = true,
+      py::arg("input_shapes") = py::none(),
+      py::arg("exclude_algorithms") = std::vector<std::string>{},
       "The tunable operators of a model (a zoo name or an ONNX file) as tasks, deduplicated by "
-      "workload, in first-use order: what `tensortune tasks --model` lists.");
+      "workload, in first-use order: what `tensortune tasks --model` lists. exclude_algorithms: "
+      "template algorithms to leave out (e.g. ['winograd']), as --exclude-algorithm.");
 }
 
 }  // namespace tensortune::python

@@ -40,7 +40,7 @@ from . import callbacks  # noqa: F401
 
 
 def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="llvm",
-               input_shapes=None, tasks=None, winograd=True, callbacks=None, imposed_trials=16,
+               input_shapes=None, tasks=None, exclude_algorithms=(), callbacks=None, imposed_trials=16,
                **options):
     """Tunes every task of a model one after the other, as `tensortune tune --model` does
     on this machine (AutoTVM's tune_tasks).
@@ -54,7 +54,8 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
     layer that the compiled network runs at blocks its neighbours impose are measured too
     (tune_imposed_blocks; 0: not). Returns tune_op's dict per tuned task, in order.
     """
-    found = extract_tasks(model, target=target, input_shapes=input_shapes, winograd=winograd)
+    found = extract_tasks(model, target=target, input_shapes=input_shapes,
+                          exclude_algorithms=list(exclude_algorithms))
     chosen = range(len(found)) if tasks is None else list(tasks)
     for i in chosen:
         if not isinstance(i, int) or not 0 <= i < len(found):

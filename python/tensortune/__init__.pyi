@@ -63,7 +63,7 @@ class Task:
 
 def extract_tasks(model: Model, *, target: str = "llvm",
                   input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                  winograd: bool = True) -> List[Task]: ...
+                  exclude_algorithms: Sequence[str] = ()) -> List[Task]: ...
 
 def tune_op(task: Task, *, tuner: str = "xgb", trials: int = 200,
             db: Optional[PathLike] = None, batch_size: int = 8, early_stopping: int = 0,
@@ -79,7 +79,7 @@ def tune_op(task: Task, *, tuner: str = "xgb", trials: int = 200,
 def tune_model(model: Model, *, tuner: str = "xgb", trials: int = 200,
                db: PathLike = "tensortune.db", target: str = "llvm",
                input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-               tasks: Optional[Sequence[int]] = None, winograd: bool = True,
+               tasks: Optional[Sequence[int]] = None, exclude_algorithms: Sequence[str] = (),
                callbacks: Union[None, Callback, Sequence[Callback]] = None,
                **options: Any) -> List[Dict[str, Any]]: ...
 
@@ -149,5 +149,5 @@ class Network:
 def compile(model: Model, *, records: Optional[PathLike] = None, opt_level: int = 3,
             threads: int = 1, target: str = "llvm",
             input_shapes: Optional[Mapping[str, Sequence[int]]] = None, device_key: str = "",
-            winograd: bool = True, borrow: bool = True) -> Network: ...
+            exclude_algorithms: Sequence[str] = (), borrow: bool = True) -> Network: ...
 def load(path: PathLike, *, threads: int = 0) -> Network: ...

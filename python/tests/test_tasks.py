@@ -14,9 +14,11 @@ def test_extracted_tasks_are_the_clis(cli):
     assert [t.template_name for t in tasks] == [t["template"] for t in listed]
     assert [t.nodes for t in tasks] == [t["nodes"] for t in listed]
     assert [t.flop for t in tasks] == pytest.approx([t["flop"] for t in listed])
-    no_winograd = tt.extract_tasks("resnet-18", winograd=False)
+    no_winograd = tt.extract_tasks("resnet-18", exclude_algorithms=["winograd"])
     assert all("winograd" not in t.template_name for t in no_winograd)
     assert len(no_winograd) < len(tasks)
+    with pytest.raises(tt.InvalidArgumentError, match="'winogard' is no template's algorithm"):
+        tt.extract_tasks("resnet-18", exclude_algorithms=["winogard"])
 
 
 def test_config_space_indexing_and_entities_round_trip():

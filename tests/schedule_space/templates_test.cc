@@ -1,6 +1,8 @@
 // Template facts: validity filters, dense spaces, feature vectors of fixed length.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/dense_template.h"
 #include "schedule_space/features.h"
@@ -55,4 +57,36 @@ TEST(Templates, FeaturesHaveFixedLength) {
   const size_t n = ss::feature_names(t.template_name).size();
   for (int64_t i = 0; i < space.size(); i += 7)
     EXPECT_EQ(ss::config_features(t, space, *space.config_at(i)).size(), n);
+}
+
+TEST(Templates, AlgorithmsAreExcludedByTheirRegisteredNames) {
+  const auto names = ss::algorithm_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), ss::kDirectAlgorithm);
+  // Every template's algorithm is listed once.
+  for (const ss::Template* t : ss::all_templates())
+    EXPECT_EQ(std::count(names.begin(), names.end(), t->algorithm()), 1) << t->name();
+
+  ss::Conv2dWorkload w;
+  w.in_channels = w.out_channels = 64;
+  w.in_height = w.in_width = 56;
+  w.kernel_h = w.kernel_w = 3;
+  w.pad_top = w.pad_left = w.pad_bottom = w.pad_right = 1;
+  const auto all = ss::templates_for(w, "llvm");
+  for (std::string_view a : names) {
+    if (a == ss::kDirectAlgorithm) continue;
+    auto filter = ss::exclude_algorithms({std::string(a)}, "--exclude-algorithm");
+    ASSERT_TRUE(filter.has_value()) << filter.error().message;
+    const auto kept = ss::templates_for(w, "llvm", *filter);
+    for (const ss::Template* t : kept) EXPECT_NE(t->algorithm(), a) << t->name();
+    for (const ss::Template* t : all) {
+      if (t->algorithm() != a) EXPECT_NE(std::find(kept.begin(), kept.end(), t), kept.end());
+    }
+  }
+
+  auto unknown = ss::exclude_algorithms({"winogard"}, "--exclude-algorithm");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_NE(unknown.error().message.find("--exclude-algorithm = 'winogard'"), std::string::npos);
+  auto direct = ss::exclude_algorithms({std::string(ss::kDirectAlgorithm)}, "--exclude-algorithm");
+  EXPECT_FALSE(direct.has_value()) << "every node needs the direct algorithm as its fallback";
 }
