@@ -195,6 +195,10 @@ std::vector<std::string_view> algorithm_names();
 Expected<AlgorithmFilter> exclude_algorithms(const std::vector<std::string>& names,
                                              std::string_view field);
 
+/// Whether some registered template, of any backend, computes the workload (its precision and
+/// its acceptance): what a graph pass asks before it forms a node only a template can run.
+bool has_template_for(const Workload& w);
+
 /// The templates, in registry order, that can run a network node of this workload on a target
 /// of `backend` ("llvm", "cuda"): same backend and operator kind, the workload accepted, the
 /// algorithm allowed. Task extraction keeps those with extracted_for(); the compiler those of

@@ -112,6 +112,14 @@ std::vector<const Template*> templates_for(const Workload& w, std::string_view b
   return out;
 }
 
+bool has_template_for(const Workload& w) {
+  for (const Template* t : all_templates())
+    if (t->operator_kind() == operator_kind(w) && precision_matches(*t, w).has_value() &&
+        t->accepts(w))
+      return true;
+  return false;
+}
+
 OperatorKind operator_kind(const Workload& w) {
   return std::holds_alternative<Conv2dWorkload>(w) ? OperatorKind::kConv2d : OperatorKind::kDense;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "compiler/graph/op_attrs.h"
+#include "schedule_space/template.h"
 
 namespace tensortune::passes {
 namespace {
@@ -114,23 +115,48 @@ schedule_space::Precision integer_precision(const Graph& g, graph::ValueId weigh
   return schedule_space::quantized_precision_for(*lo, *hi);
 }
 
-bool is_integer_conv(const Graph& g, const Node& n) {
-  return n.op == OpKind::kConv2dNCHWc && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
+namespace {
+
+// The graph's quantized form of an anchor: uint8 data, int8 weights (storage; the values may
+// lie in a narrower range, which the precision says) and, when present, a constant data zero
+// point, which the kernels fold at compile time. Whether a kernel computes the node is the
+// registry's answer (has_template_for), not this file's.
+bool has_quantized_operands(const Graph& g, const Node& n) {
+  return n.inputs.size() >= 2 && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
          g.type(n.inputs[1]).dtype == graph::DType::kInt8 &&
-         graph::attrs_as<graph::Conv2dNCHWcAttrs>(n.attrs).groups == 1 &&
          (n.inputs.size() < 3 || g.is_constant(n.inputs[2]));
 }
 
+std::optional<ConvAnchor> conv_anchor_shape(const Graph& g, const Node& n);
+
+}  // namespace
+
+bool is_integer_conv(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kConv2dNCHWc || !has_quantized_operands(g, n)) return false;
+  const auto a = conv_anchor_shape(g, n);
+  return a && schedule_space::has_template_for(a->workload);
+}
+
 bool is_integer_dense(const Graph& g, const Node& n) {
-  return n.op == OpKind::kDense && g.type(n.inputs[0]).dtype == graph::DType::kUInt8 &&
-         g.type(n.inputs[1]).dtype == graph::DType::kInt8 &&
-         (n.inputs.size() < 3 || g.is_constant(n.inputs[2]));
+  if (n.op != OpKind::kDense || !has_quantized_operands(g, n)) return false;
+  const Shape& x = g.type(n.inputs[0]).shape;
+  const Shape& k = g.type(n.inputs[1]).shape;
+  if (x.size() != 2 || k.size() != 2) return false;
+  schedule_space::DenseWorkload w{x[0], k[0], x[1]};
+  w.precision = integer_precision(g, n.inputs[1]);
+  return schedule_space::has_template_for(w);
 }
 
 std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
+  if (!graph::is_float(g.type(n.inputs[0]).dtype) && !is_integer_conv(g, n)) return std::nullopt;
+  return conv_anchor_shape(g, n);
+}
+
+namespace {
+
+std::optional<ConvAnchor> conv_anchor_shape(const Graph& g, const Node& n) {
   const bool integer = !graph::is_float(g.type(n.inputs[0]).dtype);
-  if (integer && !is_integer_conv(g, n)) return std::nullopt;
   const auto attrs = graph::attrs_as<graph::Conv2dNCHWcAttrs>(n.attrs);
   const int64_t groups = attrs.groups;
   const Shape& x = g.type(n.inputs[0]).shape;
@@ -158,6 +184,8 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   if (integer) a.workload.precision = integer_precision(g, n.inputs[1]);
   return a;
 }
+
+}  // namespace
 
 bool is_kernel_anchor(const Graph& g, const Node& n) {
   if (is_integer_conv(g, n) || is_integer_dense(g, n)) return g.is_constant(n.inputs[1]);

@@ -47,12 +47,14 @@ bool is_quantizing_cast(const graph::Graph& g, const graph::Node& n);
 /// added after it. Nothing when the graph does not say.
 std::optional<std::pair<double, double>> known_range(const graph::Graph& g, graph::ValueId v);
 
-/// A conv2d_nchwc of uint8 data by int8 weights (groups 1, the data's zero point a constant):
-/// an int8 kernel's anchor, whose epilogue starts with the cast of its int32 result to float.
+/// A conv2d_nchwc of uint8 data by int8 weights (the data's zero point a constant) that a
+/// registered template computes: an int8 kernel's anchor, whose epilogue starts with the cast of
+/// its int32 result to float.
 bool is_integer_conv(const graph::Graph& g, const graph::Node& n);
 
-/// A dense of uint8 data by int8 weights (the data's zero point a constant): the int8 dense
-/// kernel's anchor, with the integer convolution's epilogue rule.
+/// A dense of uint8 data by int8 weights (the data's zero point a constant) that a registered
+/// template computes: the int8 dense kernel's anchor, with the integer convolution's epilogue
+/// rule.
 bool is_integer_dense(const graph::Graph& g, const graph::Node& n);
 
 /// The precision of an integer convolution or dense by `weight`: kUInt8Int7 when the weight is a
