@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite with ctest (about 7 minutes
-# after scripts/demo.sh on a fresh 2-core machine). Extra arguments go to ctest (e.g. -R Conv2d).
-#   --full   then the deeper stages CI runs (.ci/run), under a time budget (below): the
-#            formatting check, the shipping tests (--shipping), the whole suite under ASan and UBSan, each fuzz target for a few
-#            seconds, and the tests of the tracker, dispatcher, device server and executor under
-#            TSan. Each sanitizer builds a tree of its own: on a fresh machine the first cold
-#            build of one takes half an hour (ccache makes the next ones quick).
+# Installs what is missing, builds, and runs the test suite with ctest (under 10 minutes after
+# scripts/demo.sh on a fresh 2-core machine; README). Extra arguments go to ctest (e.g. -R Conv2d).
+#   --full   then the deeper stages CI runs (.ci/run): the `deep` tests (whole), then under a
+#            time budget (below) the formatting check, each fuzz target for a few seconds, the
+#            tests of the tracker, dispatcher, device server and executor under TSan, the
+#            shipping tests (--shipping) and the whole suite under ASan and UBSan, the first of
+#            them by rotation. Each sanitizer builds a tree of its own: on a fresh machine the
+#            first cold build of one takes half an hour (ccache makes the next ones quick).
 #   --gpu    then run the tests that need a real GPU and fail if they skip (no GPU, no driver,
 #            or a build without the CUDA Toolkit); for machines that have one.
 #   --sanitize address,undefined | thread
@@ -114,23 +115,38 @@ if [[ $shipping == 1 ]]; then
   "${shipping_tests[@]}" ${args[@]+"${args[@]}"}
   exit
 fi
-(cd "$root/build" && ctest --output-on-failure -j "$jobs" -LE shipping ${args[@]+"${args[@]}"})
+# The quick suite leaves out the `deep` tests (the largest corpus networks, every ONNX node test
+# through the CUDA emulation, the GPU check's dry run, the farm's chaos soak): --full runs them
+# first, whole and without a budget.
+(cd "$root/build" && ctest --output-on-failure -j "$jobs" -LE "shipping|deep" ${args[@]+"${args[@]}"})
+if [[ $full == 1 ]]; then
+  (cd "$root/build" && ctest --output-on-failure -j "$jobs" -L deep ${args[@]+"${args[@]}"})
+fi
 # The stages after the main suite under a time budget (--budget MINUTES, or TT_TEST_BUDGET_MIN;
 # 38 under CI, whose whole run must stay under 40 minutes, and unlimited otherwise). Each stage is
-# timed out at what is left of the budget. A failure within the budget fails the run; a stage
-# the budget cuts short (or leaves no time for) is reported as such and does not. The stages'
-# trees build from ccache: on a machine that has built them before (CI runs on the developer's
-# machine) all of them fit; on a new machine the first cold sanitizer build may not.
+# timed out at what is left of the budget, and a failure within it fails the run.
+#
+# Which stage goes first rotates with the commit count (git rev-list --count HEAD, modulo the
+# number of stages), so that every stage is the first one, with the whole budget, once every few
+# runs, whatever the others cost on that machine: that stage MUST start (the run fails when the
+# suite left it less than 5 minutes, since the suite has then outgrown the budget); the others
+# follow as the budget allows, and one it leaves no time for, or cuts short (a cold build tree),
+# is reported as NOT RUN / NOT FINISHED without failing. The trees build from ccache.
 budget_min=${budget:-${TT_TEST_BUDGET_MIN:-$([[ ${CI:-} == true ]] && echo 38 || echo 0)}}
 within_budget() {
-  local name=$1
-  shift
+  local must=$1 name=$2
+  shift 2
   if [[ $budget_min == 0 ]]; then
     "$@"
     return
   fi
   local left=$((budget_min * 60 - (SECONDS - started)))
   if ((left < 300)); then
+    if [[ $must == must ]]; then
+      echo "test.sh: $name, this run's rotation stage, CANNOT START: $((left / 60)) min of the" \
+        "${budget_min}-min budget left after the suite" >&2
+      exit 1
+    fi
     echo "test.sh: $name NOT RUN: $((left / 60)) min of the ${budget_min}-min budget left" >&2
     return
   fi
@@ -144,15 +160,37 @@ within_budget() {
     exit "$rc"
   fi
 }
-# --full: formatting first (seconds), then the broadest check: the whole suite under ASan+UBSan,
-# then the fuzzers, then TSan.
+run_stage() {
+  local must=$1
+  case "$2" in
+    shipping) within_budget "$must" "--shipping" "${shipping_tests[@]}" ${args[@]+"${args[@]}"} ;;
+    address)
+      within_budget "$must" "--sanitize address,undefined" "$root/scripts/test.sh" \
+        --sanitize address,undefined ${args[@]+"${args[@]}"}
+      ;;
+    fuzz)
+      if [[ $fuzz != 0 ]]; then
+        within_budget "$must" "--fuzz $fuzz" "$root/scripts/fuzz.sh" "$fuzz"
+      fi
+      ;;
+    thread)
+      within_budget "$must" "--sanitize thread" "$root/scripts/test.sh" --sanitize thread \
+        ${args[@]+"${args[@]}"}
+      ;;
+  esac
+}
+# --full: formatting first (seconds), then the stages from this run's rotation on, in the order
+# of their cost (the cheap ones first, so that a short budget still runs most of them).
 if [[ $full == 1 ]]; then
-  within_budget "format check" "$root/scripts/format-check.sh"
-  within_budget "--shipping" "${shipping_tests[@]}" ${args[@]+"${args[@]}"}
-  within_budget "--sanitize address,undefined" "$root/scripts/test.sh" --sanitize address,undefined \
-    ${args[@]+"${args[@]}"}
-  if [[ $fuzz != 0 ]]; then within_budget "--fuzz $fuzz" "$root/scripts/fuzz.sh" "$fuzz"; fi
-  within_budget "--sanitize thread" "$root/scripts/test.sh" --sanitize thread ${args[@]+"${args[@]}"}
+  within_budget may "format check" "$root/scripts/format-check.sh"
+  stages=(fuzz thread shipping address)
+  count=$(git -C "$root" rev-list --count HEAD 2>/dev/null || echo 0)
+  first=$((count % ${#stages[@]}))
+  echo "test.sh: this run's rotation stage: ${stages[$first]} (commit $count)"
+  for ((i = 0; i < ${#stages[@]}; ++i)); do
+    k=$(((first + i) % ${#stages[@]}))
+    run_stage "$([[ $i == 0 ]] && echo must || echo may)" "${stages[$k]}"
+  done
 fi
 cd "$root/build"
 if [[ $gpu == 1 ]]; then
