@@ -102,21 +102,15 @@ class Conv2dNchwCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const Conv2dCudaSchedule s = conv2d_nchw_cuda_schedule(w, space, config);
     std::vector<float> v;
-    for (const auto* axis : {&s.f, &s.y, &s.x})
-      for (int64_t p : *axis) v.push_back(log_feature(p));
-    for (const auto* axis : {&s.rc, &s.ry, &s.rx})
-      for (int64_t p : *axis) v.push_back(log_feature(p));
-    v.push_back(log_feature(s.auto_unroll_max_step));
-    v.push_back(s.unroll_explicit ? 1.0f : 0.0f);
+    util::append_split_features(v, s.f, s.y, s.x, s.rc, s.ry, s.rx);
+    util::append_unroll_features(v, s.auto_unroll_max_step, s.unroll_explicit);
     const auto g = s.grid(w);
     const double threads = static_cast<double>(s.threads());
     const double fma_per_step =
         static_cast<double>(s.tile_f()) * s.tile_y() * s.tile_x() * s.rc[1] * s.ry[1] * s.rx[1];
     const double loads_per_step = s.input_tile_floats(w) + s.weight_tile_floats();
-    v.push_back(log_feature(threads));
-    v.push_back(log_feature(s.accumulators()));
-    v.push_back(log_feature(s.shared_bytes(w)));
-    v.push_back(log_feature(static_cast<double>(g[0]) * g[1] * g[2]));
+    util::append_launch_features(v, threads, s.accumulators(), s.shared_bytes(w),
+                                 static_cast<double>(g[0]) * g[1] * g[2]);
     v.push_back(log_feature(static_cast<double>(s.rc[0]) * s.ry[0] * s.rx[0]));
     v.push_back(log_feature(static_cast<double>(s.rc[1]) * s.ry[1] * s.rx[1]));
     v.push_back(static_cast<float>(fma_per_step / loads_per_step));

@@ -98,19 +98,14 @@ class Conv2dNchwWinogradCudaTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const WinogradCudaSchedule s = conv2d_nchw_winograd_cuda_schedule(w, space, config);
     std::vector<float> v;
-    for (const auto* axis : {&s.y, &s.x})
-      for (int64_t p : *axis) v.push_back(log_feature(p));
-    for (int64_t p : s.rc) v.push_back(log_feature(p));
-    v.push_back(log_feature(s.auto_unroll_max_step));
-    v.push_back(s.unroll_explicit ? 1.0f : 0.0f);
+    util::append_split_features(v, s.y, s.x, s.rc);
+    util::append_unroll_features(v, s.auto_unroll_max_step, s.unroll_explicit);
     v.push_back(static_cast<float>(s.m));
     v.push_back(log_feature(s.chunk));
     const double threads = static_cast<double>(s.threads());
     const auto g = s.grid();
-    v.push_back(log_feature(threads));
-    v.push_back(log_feature(s.accumulators()));
-    v.push_back(log_feature(s.shared_bytes()));
-    v.push_back(log_feature(static_cast<double>(g[0]) * g[1]));
+    util::append_launch_features(v, threads, s.accumulators(), s.shared_bytes(),
+                                 static_cast<double>(g[0]) * g[1]);
     v.push_back(log_feature(static_cast<double>(w.in_channels) / s.chunk));
     v.push_back(static_cast<float>(static_cast<double>(s.tile_co()) * s.tile_p() /
                                    static_cast<double>(s.tile_co() + s.tile_p())));

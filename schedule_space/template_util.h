@@ -78,6 +78,30 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// Counts enter features as log2(1 + x), so that trees split on orders of magnitude.
 inline float log_feature(double x) { return static_cast<float>(std::log2(1.0 + x)); }
 
+/// Appends log_feature of every factor of each split, in order: the tiles of a CUDA template's
+/// split knobs (block, vthread, thread, inner; or outer, inner).
+template <typename... Splits>
+void append_split_features(std::vector<float>& features, const Splits&... splits) {
+  (..., [&] {
+    for (int64_t part : splits) features.push_back(log_feature(static_cast<double>(part)));
+  }());
+}
+
+/// Appends AutoTVM's unroll knobs as features: auto_unroll_max_step on the log scale,
+/// unroll_explicit as 1 or 0.
+inline void append_unroll_features(std::vector<float>& features, int64_t auto_unroll_max_step,
+                                   bool unroll_explicit) {
+  features.push_back(log_feature(static_cast<double>(auto_unroll_max_step)));
+  features.push_back(unroll_explicit ? 1.0f : 0.0f);
+}
+
+/// Appends the shape of a CUDA launch on the log scale: threads per block, accumulators per
+/// thread, shared-memory bytes per block, blocks.
+inline void append_launch_features(std::vector<float>& features, double threads,
+                                   double accumulators, double shared_bytes, double blocks) {
+  for (double x : {threads, accumulators, shared_bytes, blocks}) features.push_back(log_feature(x));
+}
+
 /// Appends the features every CUDA template ends with: warps per block, and 1 when the last warp
 /// is partial (threads not a multiple of 32), 0 when not.
 inline void append_warp_features(std::vector<float>& features, double threads_per_block) {

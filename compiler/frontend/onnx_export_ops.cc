@@ -23,6 +23,105 @@ void add_ints_input(ExportSink& sink, onnx::NodeProto* p, const Node& n, const s
                                 graph::Tensor::from_ints({int64_t(v.size())}, v)));
 }
 
+// ScatterND's reduction is a string attribute in ONNX, a code in ours.
+void export_scatter_nd(const Node& n, ExportSink& sink) {
+  const int64_t r = graph::attrs_as<graph::ScatterNDAttrs>(n.attrs).reduction;
+  add_string(sink.emit(n, "ScatterND"), "reduction", r == 1 ? "add" : r == 2 ? "mul" : "none");
+}
+
+std::vector<float> floats_of_bits(const graph::Ints& bits) {
+  std::vector<float> v;
+  for (int64_t b : bits) {
+    const auto u = static_cast<uint32_t>(b);
+    float f;
+    std::memcpy(&f, &u, 4);
+    v.push_back(f);
+  }
+  return v;
+}
+
+// Resize(X, roi, scales): our resolved per-axis scales (their float bits), from which an
+// importer derives the same sizes (floor(in * scale)) and the same coordinates. false for modes
+// outside ONNX's.
+bool export_resize(const Node& n, ExportSink& sink) {
+  const auto a = graph::attrs_as<graph::ResizeAttrs>(n.attrs);
+  const char* const modes[] = {"nearest", "linear", "cubic"};
+  const char* const coords[] = {"half_pixel",         "asymmetric",           "align_corners",
+                                "pytorch_half_pixel", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  const char* const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (a.mode < 0 || a.mode > 2 || a.coord < 0 || a.coord > 5 || a.nearest < 0 || a.nearest > 3)
+    return false;
+  auto* p = sink.emit(n, "Resize");
+  const auto roi = floats_of_bits(a.roi_bits), scales = floats_of_bits(a.scale_bits);
+  p->add_input(sink.initializer(sink.names[n.output] + ".roi",
+                                graph::Tensor::from_floats({int64_t(roi.size())}, roi)));
+  p->add_input(sink.initializer(sink.names[n.output] + ".scales",
+                                graph::Tensor::from_floats({int64_t(scales.size())}, scales)));
+  add_string(p, "mode", modes[a.mode]);
+  add_string(p, "coordinate_transformation_mode", coords[a.coord]);
+  add_string(p, "nearest_mode", nearests[a.nearest]);
+  add_float(p, "cubic_coeff_a", a.cubic_coeff_a);
+  add_int(p, "exclude_outside", a.exclude_outside);
+  add_float(p, "extrapolation_value", a.extrapolation_value);
+  return true;
+}
+
+// Pad(X, pads[, value]): the constant mode's value as a scalar of X's dtype. false for modes
+// outside ONNX's.
+bool export_pad(const graph::Graph& g, const Node& n, ExportSink& sink) {
+  const auto a = graph::attrs_as<graph::PadAttrs>(n.attrs);
+  const char* const modes[] = {"constant", "reflect", "edge"};
+  if (a.mode < 0 || a.mode > 2) return false;
+  auto* p = sink.emit(n, "Pad");
+  add_ints_input(sink, p, n, "pads", a.pads);
+  add_string(p, "mode", modes[a.mode]);
+  if (a.mode == 0) {
+    graph::Tensor value = graph::Tensor::zeros(g.type(n.inputs[0]).dtype, {});
+    if (graph::is_float(value.dtype))
+      value.f32[0] = static_cast<float>(a.value);
+    else
+      value.i64[0] = static_cast<int64_t>(a.value);
+    p->add_input(sink.initializer(sink.names[n.output] + ".value", value));
+  }
+  return true;
+}
+
+void export_conv_transpose(const graph::Graph& g, const Node& n, ExportSink& sink) {
+  const auto a = graph::attrs_as<graph::Conv2dTransposeAttrs>(n.attrs);
+  auto* p = sink.emit(n, "ConvTranspose");
+  const auto& w = g.type(n.inputs[1]).shape;
+  add_ints(p, "kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+  add_ints(p, "strides", a.strides);
+  add_ints(p, "pads", a.pads);
+  add_ints(p, "dilations", a.dilations);
+  add_ints(p, "output_padding", a.output_padding);
+  add_int(p, "group", a.groups);
+}
+
+// TopK's Indices output; its Values output goes unused.
+void export_top_k_indices(const Node& n, ExportSink& sink) {
+  const auto a = graph::attrs_as<graph::TopKAttrs>(n.attrs);
+  auto* p = sink.emit(n, "TopK");
+  p->clear_output();
+  p->add_output(sink.names[n.output] + ".values");
+  p->add_output(sink.names[n.output]);
+  add_ints_input(sink, p, n, "k", {a.k});
+  add_int(p, "axis", a.axis);
+  add_int(p, "largest", a.largest);
+}
+
+// The reductions: ReduceSum's axes are an input from opset 13, the others' an attribute until
+// opset 18.
+void export_reduction(const Node& n, const char* op_type, ExportSink& sink) {
+  const auto a = graph::attrs_as<graph::ReduceAttrs>(n.attrs);
+  auto* p = sink.emit(n, op_type);
+  if (n.op == OpKind::kReduceSum)
+    add_ints_input(sink, p, n, "axes", a.axes);
+  else
+    add_ints(p, "axes", a.axes);
+  add_int(p, "keepdims", a.keepdims);
+}
+
 }  // namespace
 
 // The operators of imported models beyond the zoo's, in their opset 17 forms: inputs where
@@ -70,13 +169,7 @@ Expected<bool> export_imported_op(const graph::Graph& g, const Node& n, ExportSi
     return true;
   }
   if (auto it = kReductions.find(n.op); it != kReductions.end()) {
-    const auto a = attrs_as<graph::ReduceAttrs>(n.attrs);
-    auto* p = sink.emit(n, it->second);
-    if (n.op == OpKind::kReduceSum)
-      add_ints_input(sink, p, n, "axes", a.axes);
-    else
-      add_ints(p, "axes", a.axes);
-    add_int(p, "keepdims", a.keepdims);
+    export_reduction(n, it->second, sink);
     return true;
   }
   switch (n.op) {
@@ -107,56 +200,6 @@ Expected<bool> export_imported_op(const graph::Graph& g, const Node& n, ExportSi
       add_int(sink.emit(n, "GatherND"), "batch_dims",
               attrs_as<graph::GatherNDAttrs>(n.attrs).batch_dims);
       return true;
-    case OpKind::kScatterND: {
-      const int64_t r = attrs_as<graph::ScatterNDAttrs>(n.attrs).reduction;
-      auto* p = sink.emit(n, "ScatterND");
-      auto* a = p->add_attribute();
-      a->set_name("reduction");
-      a->set_type(onnx::AttributeProto_AttributeType_STRING);
-      a->set_s(r == 1 ? "add" : r == 2 ? "mul" : "none");
-      return true;
-    }
-    case OpKind::kResize: {
-      // Resize(X, roi, scales): our resolved per-axis scales (their float bits), from which an
-      // importer derives the same sizes (floor(in * scale)) and the same coordinates.
-      const auto a = attrs_as<graph::ResizeAttrs>(n.attrs);
-      const char* const modes[] = {"nearest", "linear", "cubic"};
-      const char* const coords[] = {"half_pixel",           "asymmetric",
-                                    "align_corners",        "pytorch_half_pixel",
-                                    "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-      const char* const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-      if (a.mode < 0 || a.mode > 2 || a.coord < 0 || a.coord > 5 || a.nearest < 0 || a.nearest > 3)
-        return false;
-      auto floats = [](const graph::Ints& bits) {
-        std::vector<float> v;
-        for (int64_t b : bits) {
-          const auto u = static_cast<uint32_t>(b);
-          float f;
-          std::memcpy(&f, &u, 4);
-          v.push_back(f);
-        }
-        return v;
-      };
-      auto* p = sink.emit(n, "Resize");
-      const auto roi = floats(a.roi_bits), scales = floats(a.scale_bits);
-      p->add_input(sink.initializer(sink.names[n.output] + ".roi",
-                                    graph::Tensor::from_floats({int64_t(roi.size())}, roi)));
-      p->add_input(sink.initializer(sink.names[n.output] + ".scales",
-                                    graph::Tensor::from_floats({int64_t(scales.size())}, scales)));
-      auto add_string = [&](const char* name, const char* value) {
-        auto* attr = p->add_attribute();
-        attr->set_name(name);
-        attr->set_type(onnx::AttributeProto_AttributeType_STRING);
-        attr->set_s(value);
-      };
-      add_string("mode", modes[a.mode]);
-      add_string("coordinate_transformation_mode", coords[a.coord]);
-      add_string("nearest_mode", nearests[a.nearest]);
-      add_float(p, "cubic_coeff_a", a.cubic_coeff_a);
-      add_int(p, "exclude_outside", a.exclude_outside);
-      add_float(p, "extrapolation_value", a.extrapolation_value);
-      return true;
-    }
     case OpKind::kLayerNorm: {
       const auto a = attrs_as<graph::LayerNormAttrs>(n.attrs);
       auto* p = sink.emit(n, "LayerNormalization");
@@ -194,26 +237,6 @@ Expected<bool> export_imported_op(const graph::Graph& g, const Node& n, ExportSi
       add_ints_input(sink, sink.emit(n, "Tile"), n, "repeats",
                      attrs_as<graph::TileAttrs>(n.attrs).repeats);
       return true;
-    case OpKind::kPad: {
-      const auto a = attrs_as<graph::PadAttrs>(n.attrs);
-      const char* const modes[] = {"constant", "reflect", "edge"};
-      if (a.mode < 0 || a.mode > 2) return false;
-      auto* p = sink.emit(n, "Pad");
-      add_ints_input(sink, p, n, "pads", a.pads);
-      auto* mode = p->add_attribute();
-      mode->set_name("mode");
-      mode->set_type(onnx::AttributeProto_AttributeType_STRING);
-      mode->set_s(modes[a.mode]);
-      if (a.mode == 0) {
-        graph::Tensor value = graph::Tensor::zeros(g.type(n.inputs[0]).dtype, {});
-        if (graph::is_float(value.dtype))
-          value.f32[0] = static_cast<float>(a.value);
-        else
-          value.i64[0] = static_cast<int64_t>(a.value);
-        p->add_input(sink.initializer(sink.names[n.output] + ".value", value));
-      }
-      return true;
-    }
     case OpKind::kLogSoftmax:
       add_int(sink.emit(n, "LogSoftmax"), "axis", attrs_as<graph::SoftmaxAttrs>(n.attrs).axis);
       return true;
@@ -221,30 +244,19 @@ Expected<bool> export_imported_op(const graph::Graph& g, const Node& n, ExportSi
       add_float(sink.emit(n, "InstanceNormalization"), "epsilon",
                 attrs_as<graph::BatchNormAttrs>(n.attrs).epsilon);
       return true;
-    case OpKind::kConv2dTranspose: {
-      const auto a = attrs_as<graph::Conv2dTransposeAttrs>(n.attrs);
-      auto* p = sink.emit(n, "ConvTranspose");
-      const auto& w = g.type(n.inputs[1]).shape;
-      add_ints(p, "kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
-      add_ints(p, "strides", a.strides);
-      add_ints(p, "pads", a.pads);
-      add_ints(p, "dilations", a.dilations);
-      add_ints(p, "output_padding", a.output_padding);
-      add_int(p, "group", a.groups);
+    case OpKind::kScatterND:
+      export_scatter_nd(n, sink);
       return true;
-    }
-    case OpKind::kTopKIndices: {
-      // TopK's Indices output; its Values output goes unused.
-      const auto a = attrs_as<graph::TopKAttrs>(n.attrs);
-      auto* p = sink.emit(n, "TopK");
-      p->clear_output();
-      p->add_output(sink.names[n.output] + ".values");
-      p->add_output(sink.names[n.output]);
-      add_ints_input(sink, p, n, "k", {a.k});
-      add_int(p, "axis", a.axis);
-      add_int(p, "largest", a.largest);
+    case OpKind::kResize:
+      return export_resize(n, sink);
+    case OpKind::kPad:
+      return export_pad(g, n, sink);
+    case OpKind::kConv2dTranspose:
+      export_conv_transpose(g, n, sink);
       return true;
-    }
+    case OpKind::kTopKIndices:
+      export_top_k_indices(n, sink);
+      return true;
     default:
       return false;
   }

@@ -29,6 +29,12 @@ inline void add_float(onnx::NodeProto* n, const std::string& name, double v) {
   a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
   a->set_f(static_cast<float>(v));
 }
+inline void add_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_STRING);
+  a->set_s(v);
+}
 
 /// What an operator's mapping needs from the exporter.
 struct ExportSink {

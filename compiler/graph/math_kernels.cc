@@ -79,9 +79,17 @@ float unary_float(MathOp op, float v, const Attrs& a) {
   unsupported_operands("unary_math", static_cast<int>(op), "Not takes bool operands only");
 }
 
+// Every MathBinaryOp but Pow, whose exponent may have another dtype than its base (its own
+// loop in binary_math). Comparisons and logic give 0 or 1 (their results are bool).
 template <typename T>
-bool compare(MathBinaryOp op, T x, T y) {
+T binary_value(MathBinaryOp op, T x, T y) {
   switch (op) {
+    case MathBinaryOp::kMaximum:
+      return (x != x || x > y) ? x : y;  // a NaN operand wins, as in ONNX's Max
+    case MathBinaryOp::kMinimum:
+      return (x != x || x < y) ? x : y;
+    case MathBinaryOp::kPRelu:
+      return x < 0 ? x * y : x;
     case MathBinaryOp::kEqual:
       return x == y;
     case MathBinaryOp::kLess:
@@ -99,35 +107,9 @@ bool compare(MathBinaryOp op, T x, T y) {
     case MathBinaryOp::kXor:
       return (x != 0) != (y != 0);
     case MathBinaryOp::kPow:
-    case MathBinaryOp::kMaximum:
-    case MathBinaryOp::kMinimum:
-    case MathBinaryOp::kPRelu:
       break;
   }
-  unsupported_operands("binary_math", static_cast<int>(op), "not a comparison or logic");
-}
-
-template <typename T>
-T combine(MathBinaryOp op, T x, T y) {
-  switch (op) {
-    case MathBinaryOp::kMaximum:
-      return (x != x || x > y) ? x : y;  // a NaN operand wins, as in ONNX's Max
-    case MathBinaryOp::kMinimum:
-      return (x != x || x < y) ? x : y;
-    case MathBinaryOp::kPRelu:
-      return x < 0 ? x * y : x;
-    case MathBinaryOp::kPow:
-    case MathBinaryOp::kEqual:
-    case MathBinaryOp::kLess:
-    case MathBinaryOp::kLessOrEqual:
-    case MathBinaryOp::kGreater:
-    case MathBinaryOp::kGreaterOrEqual:
-    case MathBinaryOp::kAnd:
-    case MathBinaryOp::kOr:
-    case MathBinaryOp::kXor:
-      break;
-  }
-  unsupported_operands("binary_math", static_cast<int>(op), "not max, min or prelu");
+  unsupported_operands("binary_math", static_cast<int>(op), "Pow has a loop of its own");
 }
 
 int64_t integer_pow(int64_t base, int64_t exp) {
@@ -186,42 +168,32 @@ Tensor binary_math(MathBinaryOp op, const Tensor& a, const Tensor& b, const Tens
   const auto ib = broadcast_source_index(b.shape, out_type.shape);
   const size_t n = ia.size();
   const bool floats = is_float(a.dtype);
-  switch (op) {
-    case MathBinaryOp::kPow:
-      for (size_t i = 0; i < n; ++i) {
-        const double y = b.at(ib[i]);
-        if (floats)
-          out.f32[i] = static_cast<float>(std::pow(double(a.f32[ia[i]]), y));
-        else if (is_float(b.dtype))
-          out.i64[i] = float_to_integer(a.dtype, std::pow(double(a.i64[ia[i]]), y));
-        else
-          out.i64[i] = wrap_integer(a.dtype, integer_pow(a.i64[ia[i]], b.i64[ib[i]]));
-      }
-      return out;
-    case MathBinaryOp::kMaximum:
-    case MathBinaryOp::kMinimum:
-    case MathBinaryOp::kPRelu:
-      for (size_t i = 0; i < n; ++i) {
-        if (floats)
-          out.f32[i] = combine(op, a.f32[ia[i]], b.f32[ib[i]]);
-        else
-          out.i64[i] = wrap_integer(out.dtype, combine(op, a.i64[ia[i]], b.i64[ib[i]]));
-      }
-      return out;
-    case MathBinaryOp::kEqual:
-    case MathBinaryOp::kLess:
-    case MathBinaryOp::kLessOrEqual:
-    case MathBinaryOp::kGreater:
-    case MathBinaryOp::kGreaterOrEqual:
-    case MathBinaryOp::kAnd:
-    case MathBinaryOp::kOr:
-    case MathBinaryOp::kXor:  // bool results
-      for (size_t i = 0; i < n; ++i)
-        out.i64[i] = floats ? compare(op, a.f32[ia[i]], b.f32[ib[i]])
-                            : compare(op, a.i64[ia[i]], b.i64[ib[i]]);
-      return out;
+  if (op == MathBinaryOp::kPow) {
+    for (size_t i = 0; i < n; ++i) {
+      const double y = b.at(ib[i]);
+      if (floats)
+        out.f32[i] = static_cast<float>(std::pow(double(a.f32[ia[i]]), y));
+      else if (is_float(b.dtype))
+        out.i64[i] = float_to_integer(a.dtype, std::pow(double(a.i64[ia[i]]), y));
+      else
+        out.i64[i] = wrap_integer(a.dtype, integer_pow(a.i64[ia[i]], b.i64[ib[i]]));
+    }
+    return out;
   }
-  unsupported_operands("binary_math", static_cast<int>(op), "not a MathBinaryOp");
+  // Max, min and prelu keep their operands' dtype; comparisons and logic give bool.
+  const bool float_result = is_float(out_type.dtype);
+  for (size_t i = 0; i < n; ++i) {
+    if (floats) {
+      const float r = binary_value(op, a.f32[ia[i]], b.f32[ib[i]]);
+      if (float_result)
+        out.f32[i] = r;
+      else
+        out.i64[i] = r != 0;
+    } else {
+      out.i64[i] = wrap_integer(out.dtype, binary_value(op, a.i64[ia[i]], b.i64[ib[i]]));
+    }
+  }
+  return out;
 }
 
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape) {

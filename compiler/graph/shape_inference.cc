@@ -271,69 +271,157 @@ Expected<TensorType> infer_shape_op(OpKind op, const std::vector<TensorType>& in
   return internal_error("not a shape operator");
 }
 
+// ConvInteger and MatMulInteger: the float rules on the shapes; integer operands, an int32 result.
+// A convolution's optional third input is the data's zero point (ONNX ConvInteger's x_zero_point).
+Expected<TensorType> infer_integer_product(OpKind op, const std::vector<TensorType>& in,
+                                           const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, op == OpKind::kConv2dInteger ? 3 : 2));
+  if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
+  std::vector<TensorType> as_float(in.begin(), in.begin() + 2);
+  for (auto& t : as_float) {
+    if (is_float(t.dtype))
+      return invalid_argument(std::string(op_name(op)) + " needs integer operands, got " +
+                              type_string(t));
+    t.dtype = DType::kFloat32;
+  }
+  TT_ASSIGN_OR_RETURN(TensorType t, op == OpKind::kMatMulInteger
+                                        ? infer_matmul(as_float)
+                                        : infer_conv2d(as_float, attrs_as<Conv2dAttrs>(a)));
+  t.dtype = DType::kInt32;
+  return t;
+}
+
+// float32, or integer operands (and the data's zero point as a third input): int32.
+Expected<TensorType> infer_dense(const std::vector<TensorType>& in, const Attrs&) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 3));
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  if (x.size() != 2 || w.size() != 2 || x[1] != w[1])
+    return invalid_argument("dense needs x [M, K] and weight [N, K], got " + shape_str(x) +
+                            " and " + shape_str(w));
+  const bool integer = !is_float(in[0].dtype);
+  if (integer != !is_float(in[1].dtype))
+    return invalid_argument("dense data " + type_string(in[0]) + " and weight " +
+                            type_string(in[1]) + " must be both float or both integer");
+  if (in.size() == 3 && !integer)
+    return invalid_argument("only an integer dense takes a zero point");
+  if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
+  return TensorType{integer ? DType::kInt32 : DType::kFloat32, {x[0], w[0]}};
+}
+
+Expected<TensorType> infer_bias_add(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+  const int64_t given = attrs_as<BiasAddAttrs>(a).axis;
+  const int64_t axis = normalize_axis(given, in[0].shape.size());
+  if (axis < 0 || in[1].shape.size() != 1 || in[1].shape[0] != in[0].shape[axis])
+    return invalid_argument("bias " + shape_str(in[1].shape) + " does not match axis " +
+                            std::to_string(given) + " of " + shape_str(in[0].shape));
+  return in[0];
+}
+
+Expected<TensorType> infer_batch_norm(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 5, 5));
+  if (in[0].shape.size() < 2) return invalid_argument("batch_norm needs rank >= 2");
+  for (size_t i = 1; i < 5; ++i)
+    if (in[i].shape != Shape{in[0].shape[1]})
+      return invalid_argument("parameter " + std::to_string(i) + " has shape " +
+                              shape_str(in[i].shape) + ", expected [" +
+                              std::to_string(in[0].shape[1]) + "]");
+  return in[0];
+}
+
+// Add, subtract, multiply, divide: one dtype, numpy broadcasting.
+Expected<TensorType> infer_arithmetic(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+  if (in[0].dtype != in[1].dtype)
+    return invalid_argument(std::string("operand dtypes differ: ") + dtype_name(in[0].dtype) +
+                            " and " + dtype_name(in[1].dtype));
+  Shape out;
+  if (!broadcast_shapes(in[0].shape, in[1].shape, &out))
+    return invalid_argument("shapes " + shape_str(in[0].shape) + " and " + shape_str(in[1].shape) +
+                            " do not broadcast");
+  return TensorType{in[0].dtype, out};
+}
+
+Expected<TensorType> infer_flatten(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  const int64_t rank = in[0].shape.size();
+  const int64_t given = attrs_as<FlattenAttrs>(a).axis;
+  const int64_t axis = given < 0 ? given + rank : given;
+  if (axis < 0 || axis > rank)
+    return invalid_argument("flatten axis " + std::to_string(given) + " out of range for rank " +
+                            std::to_string(rank));
+  const Shape& s = in[0].shape;
+  return TensorType{in[0].dtype,
+                    {num_elements(Shape(s.begin(), s.begin() + axis)),
+                     num_elements(Shape(s.begin() + axis, s.end()))}};
+}
+
+Expected<TensorType> infer_reshape(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  const Shape target = attrs_as<ReshapeAttrs>(a).shape;
+  for (int64_t d : target)
+    if (d < 0) return invalid_argument("reshape target " + shape_str(target) + " is not resolved");
+  if (num_elements(target) != num_elements(in[0].shape))
+    return invalid_argument("cannot reshape " + shape_str(in[0].shape) + " to " +
+                            shape_str(target));
+  return TensorType{in[0].dtype, target};
+}
+
+Expected<TensorType> infer_transpose(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  const auto perm = attrs_as<TransposeAttrs>(a).perm;
+  const size_t rank = in[0].shape.size();
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> iota(rank);
+  std::iota(iota.begin(), iota.end(), 0);
+  if (sorted != iota)
+    return invalid_argument("perm is not a permutation of " + std::to_string(rank) + " axes");
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) out[i] = in[0].shape[perm[i]];
+  return TensorType{in[0].dtype, out};
+}
+
+Expected<TensorType> infer_concat(const std::vector<TensorType>& in, const Attrs& a) {
+  if (in.empty()) return invalid_argument("concat needs at least one input");
+  const int64_t rank = in[0].shape.size();
+  const int64_t axis = normalize_axis(attrs_as<ConcatAttrs>(a).axis, rank);
+  if (axis < 0)
+    return invalid_argument("concat axis out of range for rank " + std::to_string(rank));
+  Shape out = in[0].shape;
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].dtype != in[0].dtype || in[i].shape.size() != out.size())
+      return invalid_argument("input " + std::to_string(i) + " has type " + type_string(in[i]) +
+                              ", unlike input 0");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis) continue;
+      if (in[i].shape[d] != out[d])
+        return invalid_argument("input " + std::to_string(i) + " " + shape_str(in[i].shape) +
+                                " differs off the concat axis");
+    }
+    out[axis] += in[i].shape[axis];
+  }
+  return TensorType{in[0].dtype, out};
+}
+
 Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
   switch (op) {
     case OpKind::kConv2d:
       return infer_conv2d(in, attrs_as<Conv2dAttrs>(a));
     case OpKind::kConv2dInteger:
-    case OpKind::kMatMulInteger: {
-      // The float rules on the shapes; integer operands, an int32 result. A convolution's
-      // optional third input is the data's zero point (ONNX ConvInteger's x_zero_point).
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, op == OpKind::kConv2dInteger ? 3 : 2));
-      if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
-      std::vector<TensorType> as_float(in.begin(), in.begin() + 2);
-      for (auto& t : as_float) {
-        if (is_float(t.dtype))
-          return invalid_argument(std::string(op_name(op)) + " needs integer operands, got " +
-                                  type_string(t));
-        t.dtype = DType::kFloat32;
-      }
-      TT_ASSIGN_OR_RETURN(TensorType t, op == OpKind::kMatMulInteger
-                                            ? infer_matmul(as_float)
-                                            : infer_conv2d(as_float, attrs_as<Conv2dAttrs>(a)));
-      t.dtype = DType::kInt32;
-      return t;
-    }
+    case OpKind::kMatMulInteger:
+      return infer_integer_product(op, in, a);
     case OpKind::kConv2dNCHWc:
       return infer_conv2d_nchwc(in, attrs_as<Conv2dNCHWcAttrs>(a));
-    case OpKind::kDense: {
-      // float32, or integer operands (and the data's zero point as a third input): int32.
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 3));
-      const Shape &x = in[0].shape, &w = in[1].shape;
-      if (x.size() != 2 || w.size() != 2 || x[1] != w[1])
-        return invalid_argument("dense needs x [M, K] and weight [N, K], got " + shape_str(x) +
-                                " and " + shape_str(w));
-      const bool integer = !is_float(in[0].dtype);
-      if (integer != !is_float(in[1].dtype))
-        return invalid_argument("dense data " + type_string(in[0]) + " and weight " +
-                                type_string(in[1]) + " must be both float or both integer");
-      if (in.size() == 3 && !integer)
-        return invalid_argument("only an integer dense takes a zero point");
-      if (in.size() == 3) TT_RETURN_IF_ERROR(expect_zero_point(in[2], in[0]));
-      return TensorType{integer ? DType::kInt32 : DType::kFloat32, {x[0], w[0]}};
-    }
+    case OpKind::kDense:
+      return infer_dense(in, a);
     case OpKind::kMatMul:
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       return infer_matmul(in);
-    case OpKind::kBiasAdd: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
-      const int64_t given = attrs_as<BiasAddAttrs>(a).axis;
-      const int64_t axis = normalize_axis(given, in[0].shape.size());
-      if (axis < 0 || in[1].shape.size() != 1 || in[1].shape[0] != in[0].shape[axis])
-        return invalid_argument("bias " + shape_str(in[1].shape) + " does not match axis " +
-                                std::to_string(given) + " of " + shape_str(in[0].shape));
-      return in[0];
-    }
-    case OpKind::kBatchNorm: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 5, 5));
-      if (in[0].shape.size() < 2) return invalid_argument("batch_norm needs rank >= 2");
-      for (size_t i = 1; i < 5; ++i)
-        if (in[i].shape != Shape{in[0].shape[1]})
-          return invalid_argument("parameter " + std::to_string(i) + " has shape " +
-                                  shape_str(in[i].shape) + ", expected [" +
-                                  std::to_string(in[0].shape[1]) + "]");
-      return in[0];
-    }
+    case OpKind::kBiasAdd:
+      return infer_bias_add(in, a);
+    case OpKind::kBatchNorm:
+      return infer_batch_norm(in, a);
     case OpKind::kRelu:
     case OpKind::kClip:
     case OpKind::kSigmoid:
@@ -353,17 +441,8 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
     case OpKind::kAdd:
     case OpKind::kSubtract:
     case OpKind::kMultiply:
-    case OpKind::kDivide: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
-      if (in[0].dtype != in[1].dtype)
-        return invalid_argument(std::string("operand dtypes differ: ") + dtype_name(in[0].dtype) +
-                                " and " + dtype_name(in[1].dtype));
-      Shape out;
-      if (!broadcast_shapes(in[0].shape, in[1].shape, &out))
-        return invalid_argument("shapes " + shape_str(in[0].shape) + " and " +
-                                shape_str(in[1].shape) + " do not broadcast");
-      return TensorType{in[0].dtype, out};
-    }
+    case OpKind::kDivide:
+      return infer_arithmetic(in, a);
     case OpKind::kMaxPool2d:
     case OpKind::kAvgPool2d:
     case OpKind::kGlobalAvgPool2d:
@@ -373,65 +452,14 @@ Expected<TensorType> infer(OpKind op, const std::vector<TensorType>& in, const A
       t.dtype = DType::kInt64;
       return t;
     }
-    case OpKind::kFlatten: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const int64_t rank = in[0].shape.size();
-      const int64_t given = attrs_as<FlattenAttrs>(a).axis;
-      const int64_t axis = given < 0 ? given + rank : given;
-      if (axis < 0 || axis > rank)
-        return invalid_argument("flatten axis " + std::to_string(given) +
-                                " out of range for rank " + std::to_string(rank));
-      const Shape& s = in[0].shape;
-      return TensorType{in[0].dtype,
-                        {num_elements(Shape(s.begin(), s.begin() + axis)),
-                         num_elements(Shape(s.begin() + axis, s.end()))}};
-    }
-    case OpKind::kReshape: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const Shape target = attrs_as<ReshapeAttrs>(a).shape;
-      for (int64_t d : target)
-        if (d < 0)
-          return invalid_argument("reshape target " + shape_str(target) + " is not resolved");
-      if (num_elements(target) != num_elements(in[0].shape))
-        return invalid_argument("cannot reshape " + shape_str(in[0].shape) + " to " +
-                                shape_str(target));
-      return TensorType{in[0].dtype, target};
-    }
-    case OpKind::kTranspose: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const auto perm = attrs_as<TransposeAttrs>(a).perm;
-      const size_t rank = in[0].shape.size();
-      std::vector<int64_t> sorted = perm;
-      std::sort(sorted.begin(), sorted.end());
-      std::vector<int64_t> iota(rank);
-      std::iota(iota.begin(), iota.end(), 0);
-      if (sorted != iota)
-        return invalid_argument("perm is not a permutation of " + std::to_string(rank) + " axes");
-      Shape out(rank);
-      for (size_t i = 0; i < rank; ++i) out[i] = in[0].shape[perm[i]];
-      return TensorType{in[0].dtype, out};
-    }
-    case OpKind::kConcat: {
-      if (in.empty()) return invalid_argument("concat needs at least one input");
-      const int64_t rank = in[0].shape.size();
-      const int64_t axis = normalize_axis(attrs_as<ConcatAttrs>(a).axis, rank);
-      if (axis < 0)
-        return invalid_argument("concat axis out of range for rank " + std::to_string(rank));
-      Shape out = in[0].shape;
-      for (size_t i = 1; i < in.size(); ++i) {
-        if (in[i].dtype != in[0].dtype || in[i].shape.size() != out.size())
-          return invalid_argument("input " + std::to_string(i) + " has type " + type_string(in[i]) +
-                                  ", unlike input 0");
-        for (int64_t d = 0; d < rank; ++d) {
-          if (d == axis) continue;
-          if (in[i].shape[d] != out[d])
-            return invalid_argument("input " + std::to_string(i) + " " + shape_str(in[i].shape) +
-                                    " differs off the concat axis");
-        }
-        out[axis] += in[i].shape[axis];
-      }
-      return TensorType{in[0].dtype, out};
-    }
+    case OpKind::kFlatten:
+      return infer_flatten(in, a);
+    case OpKind::kReshape:
+      return infer_reshape(in, a);
+    case OpKind::kTranspose:
+      return infer_transpose(in, a);
+    case OpKind::kConcat:
+      return infer_concat(in, a);
     case OpKind::kLayoutTransform:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       return infer_layout_transform(in[0], attrs_as<LayoutTransformAttrs>(a));

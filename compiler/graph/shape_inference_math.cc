@@ -80,6 +80,132 @@ Expected<TensorType> infer_pad(const TensorType& x, const PadAttrs& a) {
   return TensorType{x.dtype, out};
 }
 
+// ArgMax, ArgMin: the reduction of one axis, int64 indices.
+Expected<TensorType> infer_arg_reduce(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  const auto r = attrs_as<ArgReduceAttrs>(a);
+  const int64_t axis = normalize_axis(r.axis, in[0].shape.size());
+  if (axis < 0)
+    return invalid_argument("axis " + std::to_string(r.axis) + " is out of range for " +
+                            shape_str(in[0].shape));
+  ReduceAttrs reduce;
+  reduce.axes = {axis};
+  reduce.keepdims = r.keepdims;
+  TT_ASSIGN_OR_RETURN(TensorType t, infer_reduce(in[0], reduce));
+  return TensorType{DType::kInt64, t.shape};
+}
+
+Expected<TensorType> infer_expand(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  const Shape target = attrs_as<ReshapeAttrs>(a).shape;
+  for (int64_t d : target)
+    if (d < 0) return invalid_argument("expand shape " + shape_str(target) + " is negative");
+  Shape out;
+  if (!broadcast_shapes(in[0].shape, target, &out))
+    return invalid_argument("cannot expand " + shape_str(in[0].shape) + " to " + shape_str(target));
+  return TensorType{in[0].dtype, out};
+}
+
+Expected<TensorType> infer_tile(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  const Ints repeats = attrs_as<TileAttrs>(a).repeats;
+  if (repeats.size() != in[0].shape.size())
+    return invalid_argument("repeats has " + std::to_string(repeats.size()) + " values for rank " +
+                            std::to_string(in[0].shape.size()));
+  Shape out = in[0].shape;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (repeats[d] < 0)
+      return invalid_argument("repeats has " + std::to_string(repeats[d]) + " on axis " +
+                              std::to_string(d));
+    out[d] *= repeats[d];
+  }
+  if (checked_num_elements(out) < 0)
+    return invalid_argument("tile output " + shape_str(out) + " is too large");
+  return TensorType{in[0].dtype, out};
+}
+
+Expected<TensorType> infer_layer_norm(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 3));
+  for (const auto& t : in) TT_RETURN_IF_ERROR(expect_float(t, "every operand"));
+  const int64_t rank = in[0].shape.size();
+  const int64_t axis = normalize_axis(attrs_as<LayerNormAttrs>(a).axis, rank);
+  if (axis < 0) return invalid_argument("layer_norm axis is out of range");
+  const Shape inner(in[0].shape.begin() + axis, in[0].shape.end());
+  for (size_t i = 1; i < in.size(); ++i) {
+    Shape b;
+    if (!broadcast_shapes(inner, in[i].shape, &b) || b != inner)
+      return invalid_argument("operand " + std::to_string(i) + " " + shape_str(in[i].shape) +
+                              " does not broadcast to the normalised axes " + shape_str(inner));
+  }
+  return in[0];
+}
+
+Expected<TensorType> infer_instance_norm(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 3, 3));
+  for (const auto& t : in) TT_RETURN_IF_ERROR(expect_float(t, "every operand"));
+  if (in[0].shape.size() < 3)
+    return invalid_argument("instance_norm input " + shape_str(in[0].shape) +
+                            " needs rank >= 3 (N, C, spatial...)");
+  for (int i = 1; i < 3; ++i)
+    if (in[i].shape != Shape{in[0].shape[1]})
+      return invalid_argument("scale and bias must be [" + std::to_string(in[0].shape[1]) +
+                              "], got " + shape_str(in[i].shape));
+  return in[0];
+}
+
+// 2-D, and also 1-D and 3-D: d spatial axes, d strides, dilations and output paddings, 2d pads
+// (every begin, then every end).
+Expected<TensorType> infer_conv_transpose(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+  TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
+  TT_RETURN_IF_ERROR(expect_float(in[1], "weight"));
+  const auto t = attrs_as<Conv2dTransposeAttrs>(a);
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  const size_t d = x.size() - 2;
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
+    return invalid_argument(
+        "conv2d_transpose needs data with 1 to 3 spatial axes and a weight of its rank, got " +
+        shape_str(x) + " and " + shape_str(w));
+  if (t.groups < 1 || x[1] % t.groups != 0 || w[0] != x[1])
+    return invalid_argument("weight " + shape_str(w) + " does not match data " + shape_str(x) +
+                            " with groups=" + std::to_string(t.groups));
+  if (t.strides.size() != d || t.dilations.size() != d || t.pads.size() != 2 * d ||
+      t.output_padding.size() != d)
+    return invalid_argument("conv2d_transpose of " + shape_str(x) + " needs " + std::to_string(d) +
+                            " strides, dilations and output paddings and " + std::to_string(2 * d) +
+                            " pads");
+  Shape out = {x[0], w[1] * t.groups};
+  for (size_t i = 0; i < d; ++i) {
+    if (t.strides[i] < 1 || t.dilations[i] < 1 || t.output_padding[i] < 0)
+      return invalid_argument("conv2d_transpose strides and dilations must be >= 1");
+    out.push_back(t.strides[i] * (x[2 + i] - 1) + t.output_padding[i] +
+                  (w[2 + i] - 1) * t.dilations[i] + 1 - t.pads[i] - t.pads[i + d]);
+    if (out.back() < 1)
+      return invalid_argument("conv2d_transpose output " + shape_str(out) + " is empty");
+  }
+  return TensorType{DType::kFloat32, out};
+}
+
+Expected<TensorType> infer_resize(const std::vector<TensorType>& in, const Attrs& a) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
+  TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
+  const auto r = attrs_as<ResizeAttrs>(a);
+  if (r.sizes.size() != in[0].shape.size() || r.scale_bits.size() != r.sizes.size())
+    return invalid_argument("resize needs one size and one scale per axis of " +
+                            shape_str(in[0].shape));
+  if (r.coord == 5 && r.roi_bits.size() != 2 * r.sizes.size())
+    return invalid_argument("resize tf_crop_and_resize needs a start and an end per axis");
+  if (r.mode < 0 || r.mode > 2 || r.coord < 0 || r.coord > 5 || r.nearest < 0 || r.nearest > 3)
+    return invalid_argument("resize mode, coordinate mode or nearest mode is out of range");
+  for (size_t d = 0; d < r.sizes.size(); ++d)
+    if (r.sizes[d] < 1 || (in[0].shape[d] == 0))
+      return invalid_argument("resize of " + shape_str(in[0].shape) + " to " + shape_str(r.sizes) +
+                              " has an empty axis");
+  if (checked_num_elements(r.sizes) < 0)
+    return invalid_argument("resize output " + shape_str(r.sizes) + " is too large");
+  return TensorType{in[0].dtype, r.sizes};
+}
+
 }  // namespace
 
 Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
@@ -164,128 +290,23 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       return infer_reduce(in[0], attrs_as<ReduceAttrs>(a));
     case OpKind::kArgMax:
-    case OpKind::kArgMin: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const auto r = attrs_as<ArgReduceAttrs>(a);
-      const int64_t axis = normalize_axis(r.axis, in[0].shape.size());
-      if (axis < 0)
-        return invalid_argument("axis " + std::to_string(r.axis) + " is out of range for " +
-                                shape_str(in[0].shape));
-      ReduceAttrs reduce;
-      reduce.axes = {axis};
-      reduce.keepdims = r.keepdims;
-      TT_ASSIGN_OR_RETURN(TensorType t, infer_reduce(in[0], reduce));
-      return TensorType{DType::kInt64, t.shape};
-    }
+    case OpKind::kArgMin:
+      return infer_arg_reduce(in, a);
     case OpKind::kPad:
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       return infer_pad(in[0], attrs_as<PadAttrs>(a));
-    case OpKind::kExpand: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const Shape target = attrs_as<ReshapeAttrs>(a).shape;
-      for (int64_t d : target)
-        if (d < 0) return invalid_argument("expand shape " + shape_str(target) + " is negative");
-      Shape out;
-      if (!broadcast_shapes(in[0].shape, target, &out))
-        return invalid_argument("cannot expand " + shape_str(in[0].shape) + " to " +
-                                shape_str(target));
-      return TensorType{in[0].dtype, out};
-    }
-    case OpKind::kTile: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      const Ints repeats = attrs_as<TileAttrs>(a).repeats;
-      if (repeats.size() != in[0].shape.size())
-        return invalid_argument("repeats has " + std::to_string(repeats.size()) +
-                                " values for rank " + std::to_string(in[0].shape.size()));
-      Shape out = in[0].shape;
-      for (size_t d = 0; d < out.size(); ++d) {
-        if (repeats[d] < 0)
-          return invalid_argument("repeats has " + std::to_string(repeats[d]) + " on axis " +
-                                  std::to_string(d));
-        out[d] *= repeats[d];
-      }
-      if (checked_num_elements(out) < 0)
-        return invalid_argument("tile output " + shape_str(out) + " is too large");
-      return TensorType{in[0].dtype, out};
-    }
-    case OpKind::kLayerNorm: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 3));
-      for (const auto& t : in) TT_RETURN_IF_ERROR(expect_float(t, "every operand"));
-      const int64_t rank = in[0].shape.size();
-      const int64_t axis = normalize_axis(attrs_as<LayerNormAttrs>(a).axis, rank);
-      if (axis < 0) return invalid_argument("layer_norm axis is out of range");
-      const Shape inner(in[0].shape.begin() + axis, in[0].shape.end());
-      for (size_t i = 1; i < in.size(); ++i) {
-        Shape b;
-        if (!broadcast_shapes(inner, in[i].shape, &b) || b != inner)
-          return invalid_argument("operand " + std::to_string(i) + " " + shape_str(in[i].shape) +
-                                  " does not broadcast to the normalised axes " + shape_str(inner));
-      }
-      return in[0];
-    }
-    case OpKind::kInstanceNorm: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 3, 3));
-      for (const auto& t : in) TT_RETURN_IF_ERROR(expect_float(t, "every operand"));
-      if (in[0].shape.size() < 3)
-        return invalid_argument("instance_norm input " + shape_str(in[0].shape) +
-                                " needs rank >= 3 (N, C, spatial...)");
-      for (int i = 1; i < 3; ++i)
-        if (in[i].shape != Shape{in[0].shape[1]})
-          return invalid_argument("scale and bias must be [" + std::to_string(in[0].shape[1]) +
-                                  "], got " + shape_str(in[i].shape));
-      return in[0];
-    }
-    case OpKind::kConv2dTranspose: {
-      // 2-D, and also 1-D and 3-D: d spatial axes, d strides, dilations and output paddings,
-      // 2d pads (every begin, then every end).
-      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
-      TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
-      TT_RETURN_IF_ERROR(expect_float(in[1], "weight"));
-      const auto t = attrs_as<Conv2dTransposeAttrs>(a);
-      const Shape &x = in[0].shape, &w = in[1].shape;
-      const size_t d = x.size() - 2;
-      if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
-        return invalid_argument(
-            "conv2d_transpose needs data with 1 to 3 spatial axes and a weight of its rank, got " +
-            shape_str(x) + " and " + shape_str(w));
-      if (t.groups < 1 || x[1] % t.groups != 0 || w[0] != x[1])
-        return invalid_argument("weight " + shape_str(w) + " does not match data " + shape_str(x) +
-                                " with groups=" + std::to_string(t.groups));
-      if (t.strides.size() != d || t.dilations.size() != d || t.pads.size() != 2 * d ||
-          t.output_padding.size() != d)
-        return invalid_argument("conv2d_transpose of " + shape_str(x) + " needs " +
-                                std::to_string(d) + " strides, dilations and output paddings and " +
-                                std::to_string(2 * d) + " pads");
-      Shape out = {x[0], w[1] * t.groups};
-      for (size_t i = 0; i < d; ++i) {
-        if (t.strides[i] < 1 || t.dilations[i] < 1 || t.output_padding[i] < 0)
-          return invalid_argument("conv2d_transpose strides and dilations must be >= 1");
-        out.push_back(t.strides[i] * (x[2 + i] - 1) + t.output_padding[i] +
-                      (w[2 + i] - 1) * t.dilations[i] + 1 - t.pads[i] - t.pads[i + d]);
-        if (out.back() < 1)
-          return invalid_argument("conv2d_transpose output " + shape_str(out) + " is empty");
-      }
-      return TensorType{DType::kFloat32, out};
-    }
-    case OpKind::kResize: {
-      TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
-      TT_RETURN_IF_ERROR(expect_float(in[0], "data"));
-      const auto r = attrs_as<ResizeAttrs>(a);
-      if (r.sizes.size() != in[0].shape.size() || r.scale_bits.size() != r.sizes.size())
-        return invalid_argument("resize needs one size and one scale per axis of " +
-                                shape_str(in[0].shape));
-      if (r.coord == 5 && r.roi_bits.size() != 2 * r.sizes.size())
-        return invalid_argument("resize tf_crop_and_resize needs a start and an end per axis");
-      if (r.mode < 0 || r.mode > 2 || r.coord < 0 || r.coord > 5 || r.nearest < 0 || r.nearest > 3)
-        return invalid_argument("resize mode, coordinate mode or nearest mode is out of range");
-      for (size_t d = 0; d < r.sizes.size(); ++d)
-        if (r.sizes[d] < 1 || (in[0].shape[d] == 0))
-          return invalid_argument("resize of " + shape_str(in[0].shape) + " to " +
-                                  shape_str(r.sizes) + " has an empty axis");
-      if (checked_num_elements(r.sizes) < 0)
-        return invalid_argument("resize output " + shape_str(r.sizes) + " is too large");
-      return TensorType{in[0].dtype, r.sizes};
-    }
+    case OpKind::kExpand:
+      return infer_expand(in, a);
+    case OpKind::kTile:
+      return infer_tile(in, a);
+    case OpKind::kLayerNorm:
+      return infer_layer_norm(in, a);
+    case OpKind::kInstanceNorm:
+      return infer_instance_norm(in, a);
+    case OpKind::kConv2dTranspose:
+      return infer_conv_transpose(in, a);
+    case OpKind::kResize:
+      return infer_resize(in, a);
     case OpKind::kLogSoftmax: {
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       TT_RETURN_IF_ERROR(expect_float(in[0], "input"));

@@ -16,7 +16,6 @@
 #include "python/src/objects.h"
 #include "support/tensor.h"
 #include "workflow/model_source.h"
-#include "workflow/quantize.h"
 
 namespace tensortune::python {
 
@@ -177,27 +176,70 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
   return Network(std::move(net), threads);
 }
 
+// run({'data': array}) and run(data=array) alike.
+py::dict run_network(Network& n, const py::object& inputs, const py::kwargs& named) {
+  py::dict all;
+  if (!inputs.is_none()) {
+    if (!py::isinstance<py::dict>(inputs))
+      raise(invalid_argument("inputs: " + py::repr(inputs).cast<std::string>() +
+                             " is not a dict {input name: numpy array}"));
+    for (auto [k, v] : inputs.cast<py::dict>()) all[k] = v;
+  }
+  for (auto [k, v] : named) all[k] = v;
+  return n.run(all);
+}
+
+py::dict profile_network(Network& n, const py::object& inputs, int repeat, int64_t number,
+                         double min_repeat_ms) {
+  auto r = n.bench(inputs, repeat, number, min_repeat_ms, true);
+  py::dict out = bench_dict(r);
+  py::list steps;
+  for (const auto& s : r.steps)
+    steps.append(
+        py::dict(py::arg("label") = s.label, py::arg("kind") = runtime::step_kind_name(s.kind),
+                 py::arg("calls") = s.calls, py::arg("mean_ms") = s.mean_ms,
+                 py::arg("gflops") = s.gflops, py::arg("bytes") = s.bytes, py::arg("gbs") = s.gbs));
+  out["steps"] = steps;
+  out["profile_sum_ms"] = r.profile_sum_ms;
+  out["triad_gbs"] = r.triad_gbs;
+  out["table"] = runtime::format_profile(n.exe(), r);
+  return out;
+}
+
+py::dict input_types(const Network& n) {
+  py::dict out;
+  const graph::Graph& g = n.compiled().graph;
+  for (auto in : g.inputs())
+    out[py::str(g.value(in).name)] =
+        py::make_tuple(py::tuple(py::cast(g.type(in).shape)), dtype_name(g.type(in).dtype));
+  return out;
+}
+
+py::list step_list(const Network& n) {
+  py::list out;
+  for (const auto& s : n.compiled().steps)
+    out.append(py::dict(py::arg("label") = s.label,
+                        py::arg("kind") = runtime::step_kind_name(s.kind),
+                        py::arg("flop") = s.flop));
+  return out;
+}
+
+py::list schedule_list(const Network& n) {
+  py::list out;
+  for (const auto& s : n.compiled().schedules)
+    out.append(py::dict(py::arg("workload") = s.workload, py::arg("schedule") = s.schedule,
+                        py::arg("tuned") = s.tuned, py::arg("borrowed_from") = s.borrowed_from));
+  return out;
+}
+
 }  // namespace
 
 void bind_network(py::module_& m) {
   py::class_<Network>(m, "Network",
                       "A compiled network (tensortune.compile or tensortune.load). run() takes "
                       "numpy arrays by input name and returns the outputs by name.")
-      .def(
-          "run",
-          [](Network& n, const py::object& inputs, const py::kwargs& named) {
-            py::dict all;
-            if (!inputs.is_none()) {
-              if (!py::isinstance<py::dict>(inputs))
-                raise(invalid_argument("inputs: " + py::repr(inputs).cast<std::string>() +
-                                       " is not a dict {input name: numpy array}"));
-              for (auto [k, v] : inputs.cast<py::dict>()) all[k] = v;
-            }
-            for (auto [k, v] : named) all[k] = v;
-            return n.run(all);
-          },
-          py::arg("inputs") = py::none(),
-          "run({'data': array}) or run(data=array): the outputs as {name: numpy array}")
+      .def("run", &run_network, py::arg("inputs") = py::none(),
+           "run({'data': array}) or run(data=array): the outputs as {name: numpy array}")
       .def(
           "bench",
           [](Network& n, const py::object& inputs, int repeat, int64_t number,
@@ -209,29 +251,10 @@ void bind_network(py::module_& m) {
           "times the network as `tensortune bench` does (a warm-up run, then `repeat` rounds "
           "of `number` runs, number grown until a round lasts min_repeat_ms): median_ms, "
           "min_ms, max_ms, round_ms, gflops, ...; random inputs unless given")
-      .def(
-          "profile",
-          [](Network& n, const py::object& inputs, int repeat, int64_t number,
-             double min_repeat_ms) {
-            auto r = n.bench(inputs, repeat, number, min_repeat_ms, true);
-            py::dict out = bench_dict(r);
-            py::list steps;
-            for (const auto& s : r.steps)
-              steps.append(py::dict(py::arg("label") = s.label,
-                                    py::arg("kind") = runtime::step_kind_name(s.kind),
-                                    py::arg("calls") = s.calls, py::arg("mean_ms") = s.mean_ms,
-                                    py::arg("gflops") = s.gflops, py::arg("bytes") = s.bytes,
-                                    py::arg("gbs") = s.gbs));
-            out["steps"] = steps;
-            out["profile_sum_ms"] = r.profile_sum_ms;
-            out["triad_gbs"] = r.triad_gbs;
-            out["table"] = runtime::format_profile(n.exe(), r);
-            return out;
-          },
-          py::kw_only(), py::arg("inputs") = py::none(), py::arg("repeat") = 10,
-          py::arg("number") = 1, py::arg("min_repeat_ms") = 100.0,
-          "bench() plus the time of every step ('steps', and 'table' as `bench --profile` "
-          "prints it)")
+      .def("profile", &profile_network, py::kw_only(), py::arg("inputs") = py::none(),
+           py::arg("repeat") = 10, py::arg("number") = 1, py::arg("min_repeat_ms") = 100.0,
+           "bench() plus the time of every step ('steps', and 'table' as `bench --profile` "
+           "prints it)")
       .def(
           "save", [](const Network& n, const py::handle& path) { n.save(path_arg(path, "path")); },
           py::arg("path"), "writes the .tt artifact that `tensortune run` and load() read")
@@ -240,17 +263,7 @@ void bind_network(py::module_& m) {
           "target", [](const Network& n) { return runtime::describe_target(n.compiled()); })
       .def_property_readonly("opt_level", [](const Network& n) { return n.compiled().opt_level; })
       .def_property_readonly("threads", &Network::threads)
-      .def_property_readonly(
-          "inputs",
-          [](const Network& n) {
-            py::dict out;
-            const graph::Graph& g = n.compiled().graph;
-            for (auto in : g.inputs())
-              out[py::str(g.value(in).name)] = py::make_tuple(py::tuple(py::cast(g.type(in).shape)),
-                                                              dtype_name(g.type(in).dtype));
-            return out;
-          },
-          "{name: (shape, dtype)}")
+      .def_property_readonly("inputs", &input_types, "{name: (shape, dtype)}")
       .def_property_readonly("outputs",
                              [](const Network& n) {
                                std::vector<std::string> out;
@@ -259,28 +272,10 @@ void bind_network(py::module_& m) {
                                  out.push_back(g.output_name(i));
                                return out;
                              })
-      .def_property_readonly(
-          "steps",
-          [](const Network& n) {
-            py::list out;
-            for (const auto& s : n.compiled().steps)
-              out.append(py::dict(py::arg("label") = s.label,
-                                  py::arg("kind") = runtime::step_kind_name(s.kind),
-                                  py::arg("flop") = s.flop));
-            return out;
-          },
-          "one per fusion group: label, kind (kernel, native, interpret), flop")
-      .def_property_readonly(
-          "schedules",
-          [](const Network& n) {
-            py::list out;
-            for (const auto& s : n.compiled().schedules)
-              out.append(py::dict(py::arg("workload") = s.workload,
-                                  py::arg("schedule") = s.schedule, py::arg("tuned") = s.tuned,
-                                  py::arg("borrowed_from") = s.borrowed_from));
-            return out;
-          },
-          "each tuned workload's schedule and whether it came from a record")
+      .def_property_readonly("steps", &step_list,
+                             "one per fusion group: label, kind (kernel, native, interpret), flop")
+      .def_property_readonly("schedules", &schedule_list,
+                             "each tuned workload's schedule and whether it came from a record")
       .def("__repr__", [](const Network& n) {
         return "Network('" + n.compiled().model + "', " + runtime::describe_target(n.compiled()) +
                ", opt_level=" + std::to_string(n.compiled().opt_level) +
@@ -295,60 +290,6 @@ void bind_network(py::module_& m) {
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
         "nearest tuned one unless borrow=False), or none for default configs; exclude_algorithms: "
         "template algorithms no node runs (e.g. ['winograd']), as --exclude-algorithm.");
-  m.def(
-      "quantize",
-      [](const py::handle& model, const py::handle& output, const py::handle& calibrate,
-         int samples, bool per_channel, const py::object& reduce_range, double percentile,
-         double noise_growth, bool bias_correction, const py::object& input_shapes) {
-        workflow::QuantizeJob job;
-        job.model = model_options(model, input_shapes);
-        job.output = path_arg(output, "output");
-        job.calibrate =
-            py::isinstance<py::str>(calibrate) && calibrate.cast<std::string>() == "random"
-                ? "random"
-                : path_arg(calibrate, "calibrate");
-        job.samples = samples;
-        job.per_channel = per_channel;
-        if (py::isinstance<py::str>(reduce_range)) {
-          const auto mode = reduce_range.cast<std::string>();
-          if (mode != "auto" && mode != "all")
-            throw py::value_error("reduce_range = '" + mode + "': True, False, 'all' or 'auto'");
-          job.reduce_range =
-              mode == "auto" ? frontend::ReduceRange::kWhereQuiet : frontend::ReduceRange::kAll;
-        } else if (py::isinstance<py::bool_>(reduce_range)) {
-          job.reduce_range = reduce_range.cast<bool>() ? frontend::ReduceRange::kAll
-                                                       : frontend::ReduceRange::kNone;
-        } else {
-          throw py::type_error("reduce_range: True, False, 'all' or 'auto'");
-        }
-        job.percentile = percentile;
-        job.noise_growth = noise_growth;
-        job.bias_correction = bias_correction;
-        frontend::QuantizeReport report;
-        {
-          py::gil_scoped_release release;
-          report = unwrap(workflow::quantize_model(job));
-        }
-        return py::dict(
-            py::arg("quantized") = report.quantized, py::arg("candidates") = report.candidates,
-            py::arg("per_channel") = report.per_channel, py::arg("weight_max") = report.weight_max,
-            py::arg("reduced") = report.reduced, py::arg("full") = report.full,
-            py::arg("bias_corrected") = report.bias_corrected,
-            py::arg("kept_full_range") = report.kept_full_range,
-            py::arg("skipped") = report.skipped);
-      },
-      py::arg("model"), py::arg("output"), py::kw_only(), py::arg("calibrate") = "random",
-      py::arg("samples") = 8, py::arg("per_channel") = true, py::arg("reduce_range") = false,
-      py::arg("percentile") = 100.0, py::arg("noise_growth") = 1.10,
-      py::arg("bias_correction") = true, py::arg("input_shapes") = py::none(),
-      "Quantizes an ONNX file into ONNX's QDQ form as `tensortune quantize` does: int8 weights "
-      "(per output channel), uint8 activations calibrated on `samples` random inputs or a folder "
-      "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max; "
-      "reduce_range=True keeps weights in [-64, 64] (exact byte kernels without VNNI), 'auto' "
-      "only in the layers whose output noise grows by at most noise_growth; bias_correction "
-      "cancels the rounded weights' mean output error through the biases. Returns "
-      "{'quantized', 'candidates', 'per_channel', 'weight_max', 'reduced', 'full', "
-      "'bias_corrected', 'kept_full_range', 'skipped'}.");
   m.def(
       "load",
       [](const py::handle& path, int threads) {

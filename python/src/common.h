@@ -49,5 +49,6 @@ void bind_tasks(py::module_& m);
 void bind_tuning(py::module_& m);
 void bind_records(py::module_& m);
 void bind_network(py::module_& m);
+void bind_quantize(py::module_& m);
 
 }  // namespace tensortune::python

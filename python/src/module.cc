@@ -9,4 +9,5 @@ PYBIND11_MODULE(_tensortune, m) {
   tensortune::python::bind_tuning(m);
   tensortune::python::bind_records(m);
   tensortune::python::bind_network(m);
+  tensortune::python::bind_quantize(m);
 }

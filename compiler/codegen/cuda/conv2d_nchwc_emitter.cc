@@ -28,14 +28,9 @@ CudaKernelSource emit_conv2d_nchwc(const ss::Task& task, const ss::ConfigSpace& 
   k.signature = ss::template_of(task).signature(task, space, config);
 
   SourceWriter src;
-  src.line("// conv2d_NCHWc.cuda " + ss::describe_workload(task.workload));
-  src.line("// " + space.describe(config));
-  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kernel_params(options) + " {");
+  open_kernel(src, task, space, config, k, s.threads(), options);
   src.line("__shared__ float input_tile[" + num(tile) + "];  // [block][row][col][x]");
-  src.line("const int tz = threadIdx.z, ty = threadIdx.y, tx = threadIdx.x;");
-  src.line("const int tid = (tz * " + num(s.y[1]) + " + ty) * " + num(s.x[1]) + " + tx;");
-  src.line("const int n = blockIdx.z / " + num(s.f[0]) + ";");
+  declare_thread_coordinates(src, s.y[1], s.x[1], s.f[0]);
   src.line("const int ob = (blockIdx.z % " + num(s.f[0]) + ") * " + num(s.f[1]) +
            " + tz;  // this thread's output-channel block");
   src.line("const int y0 = blockIdx.y * " + num(s.tile_y()) + ", x0 = blockIdx.x * " +

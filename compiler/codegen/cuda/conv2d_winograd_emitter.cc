@@ -68,11 +68,9 @@ CudaKernelSource emit_conv2d_nchw_winograd(const ss::Task& task, const ss::Confi
   k.signature = ss::template_of(task).signature(task, space, config);
 
   SourceWriter src;
-  src.line("// conv2d_nchw_winograd.cuda " + ss::describe_workload(task.workload) + ": F(" +
-           num(m) + "x" + num(m) + ", 3x3), " + num(s.chunk) + " input channels per step");
-  src.line("// " + space.describe(config));
-  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kernel_params(options) + " {");
+  open_kernel(
+      src, task, space, config, k, s.threads(), options,
+      ": F(" + num(m) + "x" + num(m) + ", 3x3), " + num(s.chunk) + " input channels per step");
   src.line("__shared__ float v_tile[" + num(s.chunk * points * tile_p) + "];");
   src.line("__shared__ float u_tile[" + num(s.chunk * points * tile_co) + "];");
   src.line("const int ty = threadIdx.y, tx = threadIdx.x;");

@@ -24,10 +24,7 @@ CudaKernelSource emit_dense_small_batch(const ss::Task& task, const ss::ConfigSp
   k.signature = ss::template_of(task).signature(task, space, config);
 
   SourceWriter src;
-  src.line("// dense_small_batch.gpu " + ss::describe_workload(task.workload));
-  src.line("// " + space.describe(config));
-  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.k_inner) + ") " + k.entry +
-           kernel_params(options) + " {");
+  open_kernel(src, task, space, config, k, s.k_inner, options);
   src.line("__shared__ float partial[" + num(s.k_inner) + "];");
   src.line("const int t = threadIdx.x, m = blockIdx.y, j = blockIdx.x;");
   src.line("const float* a = data + m * " + num(w.in_features) + ";");
@@ -70,10 +67,7 @@ CudaKernelSource emit_dense_large_batch(const ss::Task& task, const ss::ConfigSp
   k.signature = ss::template_of(task).signature(task, space, config);
 
   SourceWriter src;
-  src.line("// dense_large_batch.gpu " + ss::describe_workload(task.workload));
-  src.line("// " + space.describe(config));
-  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kernel_params(options) + " {");
+  open_kernel(src, task, space, config, k, s.threads(), options);
   src.line("__shared__ float a_tile[" + num(tk * tm) + "];  // [k][m]");
   src.line("__shared__ float b_tile[" + num(tk * tn) + "];  // [k][n]");
   src.line("const int tx = threadIdx.x, ty = threadIdx.y;  // n and m threads");

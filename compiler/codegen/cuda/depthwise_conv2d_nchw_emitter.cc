@@ -37,15 +37,10 @@ CudaKernelSource emit_depthwise_conv2d_nchw(const ss::Task& task, const ss::Conf
   k.signature = ss::template_of(task).signature(task, space, config);
 
   SourceWriter src;
-  src.line("// depthwise_conv2d_nchw.cuda " + ss::describe_workload(task.workload));
-  src.line("// " + space.describe(config));
-  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(s.threads()) + ") " + k.entry +
-           kernel_params(options) + " {");
+  open_kernel(src, task, space, config, k, s.threads(), options);
   src.line("__shared__ float input_tile[" + num(input_tile) + "];");
   src.line("__shared__ float weight_tile[" + num(weight_tile) + "];");
-  src.line("const int tz = threadIdx.z, ty = threadIdx.y, tx = threadIdx.x;");
-  src.line("const int tid = (tz * " + num(s.y[2]) + " + ty) * " + num(s.x[2]) + " + tx;");
-  src.line("const int n = blockIdx.z / " + num(s.f[0]) + ";");
+  declare_thread_coordinates(src, s.y[2], s.x[2], s.f[0]);
   src.line("const int f0 = (blockIdx.z % " + num(s.f[0]) + ") * " + num(s.tile_f()) + ";");
   src.line("const int y0 = blockIdx.y * " + num(s.tile_y()) + ";");
   src.line("const int x0 = blockIdx.x * " + num(s.tile_x()) + ";");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/codegen/cuda/cuda_kernel.h"
+#include "compiler/codegen/cuda/source_writer.h"
 
 namespace tensortune::codegen::cuda {
 
@@ -21,6 +22,20 @@ std::string epilogue(const std::string& value, const std::string& channel, const
 /// "#pragma unroll 1" when the nest is not to be unrolled, "#pragma unroll" when the
 /// generator unrolls it, "" when the CUDA compiler chooses.
 std::string unroll_pragma(int64_t nest_steps, int64_t auto_unroll_max_step, bool unroll_explicit);
+
+/// Opens a kernel as every emitter does: a comment naming the template, the workload (then
+/// `note`) and the config, then `extern "C" __global__` with k's entry,
+/// __launch_bounds__(threads) and the parameters of `options`. The body follows one level deeper.
+void open_kernel(SourceWriter& src, const schedule_space::Task& task,
+                 const schedule_space::ConfigSpace& space, const schedule_space::Config& config,
+                 const CudaKernelSource& k, int64_t threads, const CudaKernelOptions& options,
+                 const std::string& note = "");
+
+/// The coordinates of a thread of a tiled convolution whose blocks are (threads_x, threads_y,
+/// threads_z) threads and whose grid's z runs over images times `channel_blocks`: tz, ty, tx, the
+/// thread's flat index `tid` and its image `n`.
+void declare_thread_coordinates(SourceWriter& src, int64_t threads_y, int64_t threads_x,
+                                int64_t channel_blocks);
 
 using EmitFn = CudaKernelSource (*)(const schedule_space::Task&, const schedule_space::ConfigSpace&,
                                     const schedule_space::Config&, const CudaKernelOptions&);

@@ -8,6 +8,8 @@
 #include "compiler/codegen/cuda/source_writer.h"
 
 namespace tensortune::codegen::cuda {
+
+namespace ss = schedule_space;
 namespace {
 
 struct Registered {
@@ -137,6 +139,22 @@ std::string float_literal(float v) {
   std::string s = text;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s + "f";
+}
+
+void open_kernel(SourceWriter& src, const ss::Task& task, const ss::ConfigSpace& space,
+                 const ss::Config& config, const CudaKernelSource& k, int64_t threads,
+                 const CudaKernelOptions& options, const std::string& note) {
+  src.line("// " + task.template_name + " " + ss::describe_workload(task.workload) + note);
+  src.line("// " + space.describe(config));
+  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(threads) + ") " + k.entry +
+           kernel_params(options) + " {");
+}
+
+void declare_thread_coordinates(SourceWriter& src, int64_t threads_y, int64_t threads_x,
+                                int64_t channel_blocks) {
+  src.line("const int tz = threadIdx.z, ty = threadIdx.y, tx = threadIdx.x;");
+  src.line("const int tid = (tz * " + num(threads_y) + " + ty) * " + num(threads_x) + " + tx;");
+  src.line("const int n = blockIdx.z / " + num(channel_blocks) + ";");
 }
 
 std::string unroll_pragma(int64_t nest_steps, int64_t auto_unroll_max_step, bool unroll_explicit) {
