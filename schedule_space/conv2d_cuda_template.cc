@@ -137,15 +137,11 @@ class Conv2dNchwCudaTemplate final : public Template {
 
 ConfigSpace conv2d_nchw_cuda_space(const Conv2dWorkload& w) {
   std::vector<Knob> knobs;
-  knobs.push_back(make_split_knob("tile_f", w.out_channels, 4, SplitPolicy::kFactors));
-  knobs.push_back(make_split_knob("tile_y", w.out_height(), 4, SplitPolicy::kFactors));
-  knobs.push_back(make_split_knob("tile_x", w.out_width(), 4, SplitPolicy::kFactors));
+  util::add_output_tile_knobs(knobs, w);
   knobs.push_back(make_split_knob("tile_rc", w.in_channels, 2, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_ry", w.kernel_h, 2, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_rx", w.kernel_w, 2, SplitPolicy::kFactors));
-  knobs.push_back(
-      make_other_knob("auto_unroll_max_step", {int64_t{0}, int64_t{512}, int64_t{1500}}));
-  knobs.push_back(make_other_knob("unroll_explicit", {int64_t{0}, int64_t{1}}));
+  util::add_unroll_knobs(knobs, 512);
   std::vector<Knob> captured = knobs;
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     const Conv2dCudaSchedule s = decode(w, captured, d);

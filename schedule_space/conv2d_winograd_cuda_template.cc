@@ -164,9 +164,7 @@ ConfigSpace conv2d_nchw_winograd_cuda_space(const Conv2dWorkload& w) {
   knobs.push_back(make_split_knob("tile_y", w.out_channels, 4, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_x", tiles(w, m), 4, SplitPolicy::kFactors));
   knobs.push_back(make_split_knob("tile_rc", w.in_channels, 2, SplitPolicy::kFactors));
-  knobs.push_back(
-      make_other_knob("auto_unroll_max_step", {int64_t{0}, int64_t{128}, int64_t{1500}}));
-  knobs.push_back(make_other_knob("unroll_explicit", {int64_t{0}, int64_t{1}}));
+  util::add_unroll_knobs(knobs, 128);
   std::vector<Knob> captured = knobs;
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     const WinogradCudaSchedule s = decode(w, captured, d);

@@ -120,12 +120,8 @@ class DepthwiseConv2dNchwCudaTemplate final : public Template {
 
 ConfigSpace depthwise_conv2d_nchw_cuda_space(const Conv2dWorkload& w) {
   std::vector<Knob> knobs;
-  knobs.push_back(make_split_knob("tile_f", w.out_channels, 4, SplitPolicy::kFactors));
-  knobs.push_back(make_split_knob("tile_y", w.out_height(), 4, SplitPolicy::kFactors));
-  knobs.push_back(make_split_knob("tile_x", w.out_width(), 4, SplitPolicy::kFactors));
-  knobs.push_back(
-      make_other_knob("auto_unroll_max_step", {int64_t{0}, int64_t{256}, int64_t{1500}}));
-  knobs.push_back(make_other_knob("unroll_explicit", {int64_t{0}, int64_t{1}}));
+  util::add_output_tile_knobs(knobs, w);
+  util::add_unroll_knobs(knobs, 256);
   std::vector<Knob> captured = knobs;
   auto valid = [captured, w](const std::vector<int32_t>& d) {
     const DepthwiseCudaSchedule s = decode(w, captured, d);

@@ -78,6 +78,22 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// Counts enter features as log2(1 + x), so that trees split on orders of magnitude.
 inline float log_feature(double x) { return static_cast<float>(std::log2(1.0 + x)); }
 
+/// AutoTVM's tiling of a CUDA convolution's output: tile_f, tile_y and tile_x, 4-way factor
+/// splits (block, vthread, thread, inner) of the output channels, rows and columns.
+inline void add_output_tile_knobs(std::vector<Knob>& knobs, const Conv2dWorkload& w) {
+  knobs.push_back(make_split_knob("tile_f", w.out_channels, 4, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_y", w.out_height(), 4, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_x", w.out_width(), 4, SplitPolicy::kFactors));
+}
+
+/// AutoTVM's unroll knobs, last in its CUDA templates: auto_unroll_max_step over {0,
+/// `middle_step`, 1500} (each template has its own middle value) and unroll_explicit {0, 1}.
+inline void add_unroll_knobs(std::vector<Knob>& knobs, int64_t middle_step) {
+  knobs.push_back(
+      make_other_knob("auto_unroll_max_step", {int64_t{0}, middle_step, int64_t{1500}}));
+  knobs.push_back(make_other_knob("unroll_explicit", {int64_t{0}, int64_t{1}}));
+}
+
 /// Appends log_feature of every factor of each split, in order: the tiles of a CUDA template's
 /// split knobs (block, vthread, thread, inner; or outer, inner).
 template <typename... Splits>

@@ -23,21 +23,9 @@ CudaKernelSource emit_conv2d_nchw(const ss::Task& task, const ss::ConfigSpace& s
   const std::string pragma_window =
       unroll_pragma(s.ry[1] * s.rx[1], s.auto_unroll_max_step, s.unroll_explicit);
 
-  CudaKernelSource k;
-  k.entry = options.entry.empty() ? "tt_conv2d_nchw" : options.entry;
-  k.grid = {s.x[0], s.y[0], w.batch * s.f[0]};
-  k.block = {s.x[2], s.y[2], s.f[2]};
-  k.shared_bytes = s.shared_bytes(w);
-  k.signature = ss::template_of(task).signature(task, space, config);
-
+  CudaKernelSource k = tiled_conv_launch("tt_conv2d_nchw", s, task, space, config, options);
   SourceWriter src;
-  open_kernel(src, task, space, config, k, s.threads(), options);
-  src.line("__shared__ float input_tile[" + num(input_tile) + "];");
-  src.line("__shared__ float weight_tile[" + num(weight_tile) + "];");
-  declare_thread_coordinates(src, s.y[2], s.x[2], s.f[0]);
-  src.line("const int f0 = (blockIdx.z % " + num(s.f[0]) + ") * " + num(s.tile_f()) + ";");
-  src.line("const int y0 = blockIdx.y * " + num(s.tile_y()) + ";");
-  src.line("const int x0 = blockIdx.x * " + num(s.tile_x()) + ";");
+  open_tiled_conv(src, s, k, input_tile, weight_tile, task, space, config, options);
   src.line("float acc[" + num(acc) + "];");
   src.line(pragma_tile);
   src.line("for (int i = 0; i < " + num(acc) + "; ++i) acc[i] = 0.0f;");

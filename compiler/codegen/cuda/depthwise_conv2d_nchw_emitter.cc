@@ -29,21 +29,10 @@ CudaKernelSource emit_depthwise_conv2d_nchw(const ss::Task& task, const ss::Conf
   const std::string local_y = "(vy * " + num(s.y[2]) + " + ty) * " + num(s.y[3]) + " + yi";
   const std::string local_x = "(vx * " + num(s.x[2]) + " + tx) * " + num(s.x[3]) + " + xi";
 
-  CudaKernelSource k;
-  k.entry = options.entry.empty() ? "tt_depthwise_conv2d_nchw" : options.entry;
-  k.grid = {s.x[0], s.y[0], w.batch * s.f[0]};
-  k.block = {s.x[2], s.y[2], s.f[2]};
-  k.shared_bytes = s.shared_bytes(w);
-  k.signature = ss::template_of(task).signature(task, space, config);
-
+  CudaKernelSource k =
+      tiled_conv_launch("tt_depthwise_conv2d_nchw", s, task, space, config, options);
   SourceWriter src;
-  open_kernel(src, task, space, config, k, s.threads(), options);
-  src.line("__shared__ float input_tile[" + num(input_tile) + "];");
-  src.line("__shared__ float weight_tile[" + num(weight_tile) + "];");
-  declare_thread_coordinates(src, s.y[2], s.x[2], s.f[0]);
-  src.line("const int f0 = (blockIdx.z % " + num(s.f[0]) + ") * " + num(s.tile_f()) + ";");
-  src.line("const int y0 = blockIdx.y * " + num(s.tile_y()) + ";");
-  src.line("const int x0 = blockIdx.x * " + num(s.tile_x()) + ";");
+  open_tiled_conv(src, s, k, input_tile, weight_tile, task, space, config, options);
   // The tile's input window, every channel of it, zero outside the image (padding inlined).
   src.line("const int iy0 = y0 * " + num(w.stride_h) + " - " + num(w.pad_top) + ";");
   src.line("const int ix0 = x0 * " + num(w.stride_w) + " - " + num(w.pad_left) + ";");

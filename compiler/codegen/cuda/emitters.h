@@ -37,6 +37,41 @@ void open_kernel(SourceWriter& src, const schedule_space::Task& task,
 void declare_thread_coordinates(SourceWriter& src, int64_t threads_y, int64_t threads_x,
                                 int64_t channel_blocks);
 
+/// The launch of a convolution tiled as AutoTVM's CUDA templates tile it (the schedule's f, y
+/// and x splits: block, vthread, thread, inner): grid (x blocks, y blocks, images times f
+/// blocks), block (x, y, f threads), the schedule's shared bytes and the template's signature.
+template <typename TiledSchedule>
+CudaKernelSource tiled_conv_launch(const std::string& default_entry, const TiledSchedule& s,
+                                   const schedule_space::Task& task,
+                                   const schedule_space::ConfigSpace& space,
+                                   const schedule_space::Config& config,
+                                   const CudaKernelOptions& options) {
+  const auto& w = std::get<schedule_space::Conv2dWorkload>(task.workload);
+  CudaKernelSource k;
+  k.entry = options.entry.empty() ? default_entry : options.entry;
+  k.grid = {s.x[0], s.y[0], w.batch * s.f[0]};
+  k.block = {s.x[2], s.y[2], s.f[2]};
+  k.shared_bytes = s.shared_bytes(w);
+  k.signature = schedule_space::template_of(task).signature(task, space, config);
+  return k;
+}
+
+/// Opens the kernel of such a launch: its input and weight tiles in shared memory (floats), the
+/// thread's coordinates and its tile's origin (output channel f0, row y0, column x0).
+template <typename TiledSchedule>
+void open_tiled_conv(SourceWriter& src, const TiledSchedule& s, const CudaKernelSource& k,
+                     int64_t input_tile, int64_t weight_tile, const schedule_space::Task& task,
+                     const schedule_space::ConfigSpace& space, const schedule_space::Config& config,
+                     const CudaKernelOptions& options) {
+  open_kernel(src, task, space, config, k, s.threads(), options);
+  src.line("__shared__ float input_tile[" + num(input_tile) + "];");
+  src.line("__shared__ float weight_tile[" + num(weight_tile) + "];");
+  declare_thread_coordinates(src, s.y[2], s.x[2], s.f[0]);
+  src.line("const int f0 = (blockIdx.z % " + num(s.f[0]) + ") * " + num(s.tile_f()) + ";");
+  src.line("const int y0 = blockIdx.y * " + num(s.tile_y()) + ";");
+  src.line("const int x0 = blockIdx.x * " + num(s.tile_x()) + ";");
+}
+
 using EmitFn = CudaKernelSource (*)(const schedule_space::Task&, const schedule_space::ConfigSpace&,
                                     const schedule_space::Config&, const CudaKernelOptions&);
 
