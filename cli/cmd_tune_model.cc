@@ -40,6 +40,7 @@ struct TuneModelFlags {
   bool no_transfer = false;
   int64_t imposed_trials = 16;  ///< 0: no measuring of imposed blocks
   int parallel_tasks = 0;       ///< 0: the farm key's slot count (with --tracker), else 1
+  std::string threads = "1";    ///< thread counts: N, N,M,... or all
 };
 
 // How many tasks run at once: measured here, one (they would time each other); on a farm,
@@ -127,6 +128,7 @@ class TotalProgress {
 
 struct Row {
   int number;
+  int threads;
   std::string op, workload;
   double best;
   int64_t trials;
@@ -148,6 +150,10 @@ Status run_tune_model(const TuneModelFlags& f) {
   std::vector<int> selected;  // 0-based, in task order
   for (int i = 0; i < count; ++i)
     if (only.empty() || only.count(i + 1)) selected.push_back(i);
+  TT_ASSIGN_OR_RETURN(const std::vector<int> thread_counts,
+                      workflow::parse_thread_counts(
+                          f.threads, static_cast<int>(std::thread::hardware_concurrency())));
+  const size_t per_task = thread_counts.size();
   // Created (or checked) once here, before any worker opens its own connection.
   TT_RETURN_IF_ERROR(records::RecordStore::open(f.db));
   int parallel = 1;
@@ -155,17 +161,22 @@ Status run_tune_model(const TuneModelFlags& f) {
     TT_ASSIGN_OR_RETURN(parallel, tasks_at_once(f, extraction.tasks[selected[0]].task,
                                                 static_cast<int>(selected.size())));
   }
-  std::printf("tuning %s: %d tasks%s, %s tuner, %lld trials each, records in %s%s\n",
+  std::string counts_text;
+  for (int t : thread_counts) counts_text += (counts_text.empty() ? "" : ",") + std::to_string(t);
+  std::printf("tuning %s: %d tasks%s, %s tuner, %lld trials each%s, records in %s%s\n",
               f.model.model.c_str(), count, only.empty() ? "" : " (a subset)",
-              f.tuning.tuner.c_str(), static_cast<long long>(f.tuning.trials), f.db.c_str(),
+              f.tuning.tuner.c_str(), static_cast<long long>(f.tuning.trials),
+              per_task > 1 ? (" on each of " + counts_text + " threads").c_str() : "", f.db.c_str(),
               parallel > 1 ? (", " + std::to_string(parallel) + " tasks at once").c_str() : "");
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
 
   workflow::TuningOptions tuning = f.tuning;
   // A model's tasks share templates: xgb pre-trains on what the DB already holds of the others.
   tuning.transfer_if_available = !f.no_transfer;
-  TotalProgress total(static_cast<int>(selected.size()), f.tuning.trials);
-  std::vector<std::optional<Row>> rows(count);
+  // A task is tuned for its thread counts one after the other, so that xgb pre-trains each
+  // count's model on the task's records at the counts before it (transfer).
+  TotalProgress total(static_cast<int>(selected.size() * per_task), f.tuning.trials);
+  std::vector<std::optional<Row>> rows(count * per_task);
   std::atomic<size_t> next{0};
   std::mutex error_mu;
   std::optional<Error> first_error;
@@ -183,22 +194,31 @@ Status run_tune_model(const TuneModelFlags& f) {
     if (!store) return fail(store.error());
     for (size_t k = next++; k < selected.size() && !failed(); k = next++) {
       const int i = selected[k];
-      workflow::TaskReporting reporting;
-      reporting.line_per_batch = parallel > 1;
-      reporting.on_progress = [&, i](const tuner::TuneProgress& p) {
-        total.on_batch(i, p, tuning.batch_size, parallel > 1);
-      };
-      auto summary = workflow::tune_one_task(extraction.tasks[i].task, tuning, store->get(), i + 1,
-                                             count, reporting);
-      if (!summary) return fail(summary.error().with_context("task " + std::to_string(i + 1)));
-      const auto& p = summary->result.progress;
-      rows[i] = Row{i + 1,
-                    std::string(ss::template_of(extraction.tasks[i].task).op_name()),
-                    ss::describe_workload(extraction.tasks[i].task.workload),
-                    p.best_gflops,
-                    p.done,
-                    p.elapsed_s};
-      if (selected.size() > 1) total.on_task_done(i, p);
+      for (size_t c = 0; c < per_task && !failed(); ++c) {
+        const int job = static_cast<int>(i * per_task + c);
+        workflow::TuningOptions at_count = tuning;
+        at_count.threads = thread_counts[c];
+        workflow::TaskReporting reporting;
+        reporting.line_per_batch = parallel > 1;
+        reporting.on_progress = [&, job](const tuner::TuneProgress& p) {
+          total.on_batch(job, p, tuning.batch_size, parallel > 1);
+        };
+        auto summary = workflow::tune_one_task(extraction.tasks[i].task, at_count, store->get(),
+                                               i + 1, count, reporting);
+        if (!summary)
+          return fail(summary.error().with_context("task " + std::to_string(i + 1) + " on " +
+                                                   std::to_string(at_count.threads) + " thread" +
+                                                   (at_count.threads == 1 ? "" : "s")));
+        const auto& p = summary->result.progress;
+        rows[job] = Row{i + 1,
+                        at_count.threads,
+                        std::string(ss::template_of(extraction.tasks[i].task).op_name()),
+                        ss::describe_workload(extraction.tasks[i].task.workload),
+                        p.best_gflops,
+                        p.done,
+                        p.elapsed_s};
+        if (selected.size() * per_task > 1) total.on_task_done(job, p);
+      }
     }
   };
   const Stopwatch started;
@@ -215,15 +235,16 @@ Status run_tune_model(const TuneModelFlags& f) {
       name_width = std::max(name_width, static_cast<int>(r->op.size()));
       workload_width = std::max(workload_width, static_cast<int>(r->workload.size()));
     }
-  std::printf("\n%3s  %-*s  %-*s %12s %7s %9s\n", "#", name_width, "template", workload_width,
-              "workload", "best GFLOPS", "trials", "seconds");
+  std::printf("\n%3s  %-*s  %-*s %7s %12s %7s %9s\n", "#", name_width, "template", workload_width,
+              "workload", "threads", "best GFLOPS", "trials", "seconds");
   for (const auto& r : rows)
     if (r)
-      std::printf("%3d  %-*s  %-*s %12.2f %7lld %9.1f\n", r->number, name_width, r->op.c_str(),
-                  workload_width, r->workload.c_str(), r->best, static_cast<long long>(r->trials),
-                  r->seconds);
-  std::printf("tuned %zu task%s in %.1f s of wall-clock%s\n", selected.size(),
-              selected.size() == 1 ? "" : "s", wall,
+      std::printf("%3d  %-*s  %-*s %7d %12.2f %7lld %9.1f\n", r->number, name_width, r->op.c_str(),
+                  workload_width, r->workload.c_str(), r->threads, r->best,
+                  static_cast<long long>(r->trials), r->seconds);
+  std::printf("tuned %zu task%s%s in %.1f s of wall-clock%s\n", selected.size(),
+              selected.size() == 1 ? "" : "s",
+              per_task > 1 ? (" on " + counts_text + " threads").c_str() : "", wall,
               parallel > 1 ? (" (" + std::to_string(parallel) + " at once)").c_str() : "");
   // The blocks the network imposes on layers (NCHW[x]c on the CPU): their configs measured, so
   // that compile and the graph tuner choose among good ones. Not for a subset of the tasks.
@@ -233,28 +254,35 @@ Status run_tune_model(const TuneModelFlags& f) {
     workflow::ModelOptions model = f.model;
     model.records = f.db;
     model.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
-    workflow::TuningOptions t = f.tuning;
-    t.trials = f.imposed_trials;
-    TT_ASSIGN_OR_RETURN(int64_t measured, workflow::tune_imposed_blocks(model, t));
-    if (measured > 0)
-      std::printf("measured %lld configs at imposed blocks\n", static_cast<long long>(measured));
+    for (int threads : thread_counts) {
+      workflow::TuningOptions t = f.tuning;
+      t.trials = f.imposed_trials;
+      t.threads = threads;
+      TT_ASSIGN_OR_RETURN(int64_t measured, workflow::tune_imposed_blocks(model, t));
+      if (measured > 0)
+        std::printf("measured %lld configs at imposed blocks on %d thread%s\n",
+                    static_cast<long long>(measured), threads, threads == 1 ? "" : "s");
+    }
   }
   if (f.graph_tune) {
     if (gpu) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
     } else {
-      std::printf("\ngraph tuning %s:\n", f.model.model.c_str());
-      workflow::GraphTuneOptions g;
-      g.model = f.model;
-      g.db = f.db;
-      g.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
-      g.tracker = f.tuning.tracker;
-      g.token_file = f.tuning.token_file;
-      g.tls_ca = f.tuning.tls_ca;
-      g.tls_cert = f.tuning.tls_cert;
-      g.tls_key = f.tuning.tls_key;
-      g.threads = f.tuning.threads;
-      TT_RETURN_IF_ERROR(workflow::graph_tune(g));
+      for (int threads : thread_counts) {
+        std::printf("\ngraph tuning %s on %d thread%s:\n", f.model.model.c_str(), threads,
+                    threads == 1 ? "" : "s");
+        workflow::GraphTuneOptions g;
+        g.model = f.model;
+        g.db = f.db;
+        g.device_key = f.tuning.device_key.empty() ? f.tuning.farm_key : f.tuning.device_key;
+        g.tracker = f.tuning.tracker;
+        g.token_file = f.tuning.token_file;
+        g.tls_ca = f.tuning.tls_ca;
+        g.tls_cert = f.tuning.tls_cert;
+        g.tls_key = f.tuning.tls_key;
+        g.threads = threads;
+        TT_RETURN_IF_ERROR(workflow::graph_tune(g));
+      }
       return ok_status();
     }
   }
@@ -280,7 +308,14 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
-  add_tuning_flags(*cmd, flags->tuning);
+  add_tuning_flags(*cmd, flags->tuning, /*threads_flag=*/false);
+  cmd->add_option("--threads", flags->threads,
+                  "thread counts each task is tuned for, one after the other: N, a list (1,2) or "
+                  "all (1, the powers of two below this machine's cores, and its core count). "
+                  "Records are kept per count and compile --threads T takes T's; xgb pre-trains "
+                  "each count's cost model on the task's records at the counts before it")
+      ->type_name("N|N,M|all")
+      ->capture_default_str();
   add_algorithm_flags(cmd, flags->model.excluded_algorithms,
                       "tune no tasks of its templates (by default a 3x3 stride-1 conv has a "
                       "Winograd task beside its direct one, and compile takes the faster; task "
@@ -311,6 +346,7 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
       "  tensortune tune --model model.onnx --input-shape input=1x3x224x224 --only 2 5 \\\n"
       "      --tracker farm:9190 --key x86-avx512\n"
       "  tensortune tune --model resnet-18 --target cuda-sm90 --tracker farm:9190 --tuner xgb\n"
+      "  tensortune tune --model resnet-50 --tuner xgb --threads 1,2 --db r50.db\n"
       "Rerunning the same command resumes every task where it stopped.");
   cmd->callback([flags, &exit_code] {
     Status st = run_tune_model(*flags);

@@ -24,6 +24,7 @@ void add_algorithm_flags(CLI::App* command, std::vector<std::string>& excluded,
 
 /// Registers --tuner, --trials, --batch-size, --early-stopping, --seed, --threads, --number,
 /// --repeat, --min-repeat-ms, --timeout, --flush-cache, --device-key and the farm's options.
-void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& flags);
+/// `threads_flag` false: no --threads (a command with a --threads of its own).
+void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& flags, bool threads_flag = true);
 
 }  // namespace tensortune::cli

@@ -7,7 +7,7 @@
 
 namespace tensortune::cli {
 
-void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f) {
+void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f, bool threads_flag) {
   cmd.add_option("--tuner", f.tuner,
                  "search strategy: grid (every valid config in index order), random (uniform, "
                  "never repeats), "
@@ -47,10 +47,11 @@ void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f) {
   cmd.add_option("--gpu", f.gpu, "CUDA targets measured on this machine: the GPU (ordinal)")
       ->check(tensortune::cli::at_least(0, 1024))
       ->capture_default_str();
-  cmd.add_option("--threads", f.threads,
-                 "threads each kernel runs on while measured (recorded with the result)")
-      ->check(tensortune::cli::at_least(1, 1024))
-      ->capture_default_str();
+  if (threads_flag)
+    cmd.add_option("--threads", f.threads,
+                   "threads each kernel runs on while measured (recorded with the result)")
+        ->check(tensortune::cli::at_least(1, 1024))
+        ->capture_default_str();
   CLI::Option* number =
       cmd.add_option("--number", f.number,
                      "time_evaluator: runs per repeat before min-repeat-ms growth")

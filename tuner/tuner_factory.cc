@@ -18,7 +18,8 @@ const std::vector<std::string>& tuner_names() {
   return names;
 }
 
-Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const ss::Task& task) {
+Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const ss::Task& task,
+                                            int threads) {
   TT_ASSIGN_OR_RETURN(auto records, store.all_records());
   const std::string own_key = ss::workload_key(task);
   struct Group {
@@ -28,10 +29,10 @@ Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const s
   };
   std::map<std::string, Group> groups;
   for (const auto& r : records) {
-    if (r.task.template_name != task.template_name || r.task.target != task.target.spec ||
-        r.task.workload_key == own_key)
-      continue;
-    Group& g = groups[r.task.workload_key];
+    if (r.task.template_name != task.template_name || r.task.target != task.target.spec) continue;
+    // The task's own records at this thread count are the tuning loop's to replay.
+    if (r.task.workload_key == own_key && (threads == 0 || r.result.threads == threads)) continue;
+    Group& g = groups[r.task.workload_key + "@" + std::to_string(r.result.threads)];
     if (!g.task) {
       auto t = records::task_from_workload_key(r.task.workload_key, r.task.target,
                                                task.target.vector_lanes);
@@ -86,7 +87,7 @@ Expected<std::unique_ptr<Tuner>> make_tuner(const ss::Task& task, const ss::Conf
     TT_ASSIGN_OR_RETURN(auto xgb, XgbTuner::create(task, space, xo));
     if (o.transfer || (o.transfer_if_available && store)) {
       if (!store) return invalid_argument("--transfer needs a record DB");
-      TT_ASSIGN_OR_RETURN(TransferSet t, load_transfer_samples(*store, task));
+      TT_ASSIGN_OR_RETURN(TransferSet t, load_transfer_samples(*store, task, o.threads));
       if (t.workloads == 0 && !o.transfer) return std::unique_ptr<Tuner>(std::move(xgb));
       if (t.workloads == 0)
         return invalid_argument("--transfer: " + store->path() + " has no records of other " +
@@ -95,8 +96,9 @@ Expected<std::unique_ptr<Tuner>> make_tuner(const ss::Task& task, const ss::Conf
       FeatureMatrix f;
       for (const auto& row : t.features) f.append(row);
       TT_RETURN_IF_ERROR(xgb->add_transfer_samples(f, t.labels));
-      logger("tuner")->info("transfer: pre-trained on {} records of {} other {} workloads",
-                            t.labels.size(), t.workloads, task.template_name);
+      logger("tuner")->info(
+          "transfer: pre-trained on {} records of {} other {} workloads or thread counts",
+          t.labels.size(), t.workloads, task.template_name);
     }
     return std::unique_ptr<Tuner>(std::move(xgb));
   }

@@ -21,11 +21,15 @@ struct TunerOptions {
   int plan_size = 64;             ///< xgb
   std::string xgb_loss = "rank";  ///< xgb: rank or reg
   int pop_size = 100;             ///< ga
-  /// xgb: pre-train on the records of other workloads of the same template and target.
+  /// xgb: pre-train on the records of other workloads of the same template and target, and on
+  /// the task's own records at thread counts other than `threads`.
   bool transfer = false;
   /// xgb: the same where the DB has such records, nothing (and no error) where it has none:
   /// what `tune --model` does for a model's tasks by default.
   bool transfer_if_available = false;
+  /// The thread count the task is tuned for (0: not known; then none of its own records count
+  /// as transfer data).
+  int threads = 0;
 };
 
 const std::vector<std::string>& tuner_names();
@@ -37,14 +41,18 @@ Expected<std::unique_ptr<Tuner>> make_tuner(const schedule_space::Task& task,
                                             const TunerOptions& options,
                                             records::RecordStore* store);
 
-/// Other workloads' records of the task's template and target: features computed in their own
-/// spaces, labels = throughput / that workload's best (failed configs 0).
+/// Records of the task's template and target that tell its cost model something before it
+/// measures: other workloads' at any thread count, and the task's own at thread counts other
+/// than `threads` (a kernel's good configs on one thread are mostly good on two: what tuning a
+/// model for several counts shares; 0: none of its own). Features are computed in each
+/// workload's own space; labels are throughput / the best of that (workload, thread count)
+/// group, failed configs 0.
 struct TransferSet {
   std::vector<std::vector<float>> features;
   std::vector<float> labels;
-  int workloads = 0;
+  int workloads = 0;  ///< groups: other workloads, and this one at other thread counts
 };
 Expected<TransferSet> load_transfer_samples(records::RecordStore& store,
-                                            const schedule_space::Task& task);
+                                            const schedule_space::Task& task, int threads = 0);
 
 }  // namespace tensortune::tuner

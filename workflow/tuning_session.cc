@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "compiler/codegen/llvm/kernel.h"
 #include "tuner/index_tuners.h"
@@ -35,6 +38,29 @@ void print_progress(int task_number, int task_count, const tuner::TuneProgress& 
 
 }  // namespace
 
+Expected<std::vector<int>> parse_thread_counts(const std::string& text, int cores) {
+  std::set<int> counts;
+  if (text == "all") {
+    for (int t = 1; t < cores; t *= 2) counts.insert(t);
+    counts.insert(std::max(cores, 1));
+    return std::vector<int>(counts.begin(), counts.end());
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 1 ||
+        value > 1024)
+      return invalid_argument("--threads = '" + text + "': '" + item +
+                              "' is not a thread count in 1..1024 (give N, a list N,M,... or all)");
+    counts.insert(value);
+    start = comma + 1;
+  }
+  return std::vector<int>(counts.begin(), counts.end());
+}
+
 Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f,
                                     records::RecordStore* store, int task_number, int task_count,
                                     const TaskReporting& reporting) {
@@ -63,6 +89,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   topt.xgb_loss = f.xgb_loss;
   topt.transfer = f.transfer;
   topt.transfer_if_available = f.transfer_if_available && f.tuner == "xgb";
+  topt.threads = f.threads;
   std::unique_ptr<tuner::Tuner> tuner;
   if (!f.configs.empty()) {
     tuner = std::make_unique<tuner::ListTuner>(space, f.configs);

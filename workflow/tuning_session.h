@@ -46,6 +46,10 @@ struct TuningOptions {
   std::string list_name;
 };
 
+/// The thread counts of `tune --model --threads`: "N", a list "N,M,..." or "all" (1, the powers
+/// of two below `cores`, and `cores`): ascending, each once. An error names the value.
+Expected<std::vector<int>> parse_thread_counts(const std::string& text, int cores);
+
 /// The device key a task is measured on through the tracker: --key, or for a CUDA task without
 /// one its target's "cuda-smXY" (what GPU servers register as); empty when there is none.
 std::string farm_device_key(const schedule_space::Task& task, const TuningOptions& flags);

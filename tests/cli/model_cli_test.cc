@@ -369,6 +369,39 @@ TEST_F(ModelCli, ModelTuningTransfersBetweenTasksByDefault) {
   EXPECT_EQ(without.output.find("transfer: pre-trained"), std::string::npos) << without.output;
 }
 
+// One run tunes each task for several thread counts: records per count, the later count's cost
+// model pre-trained on the earlier count's records of the same task, and compile --threads T
+// takes T's records without borrowing another count's.
+TEST_F(ModelCli, TuneAModelForSeveralThreadCounts) {
+  const std::string db = path("t.db");
+  CmdResult t =
+      run("tune --model resnet-18 --input-shape data=1x3x32x32 --tuner xgb --trials 8 --only 1 "
+          "--threads 1,2 --number 1 --repeat 1 --min-repeat-ms 0 --imposed-trials 0 --db " +
+          db);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_NE(t.output.find(", 1 thread\n"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find(", 2 threads\n"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("transfer: pre-trained on 8 records of 1 other"), std::string::npos)
+      << t.output;
+  EXPECT_NE(t.output.find("tuned 1 task on 1,2 threads"), std::string::npos) << t.output;
+  for (const char* threads : {"1", "2"}) {
+    CmdResult best = run("records best --db " + db + " --threads " + threads);
+    ASSERT_EQ(best.exit_code, 0) << best.output;
+    EXPECT_NE(best.output.find("conv2d 1x3x32x32 k64x7x7"), std::string::npos)
+        << threads << " threads:\n"
+        << best.output;
+  }
+  const std::string compile = "compile --model resnet-18 --input-shape data=1x3x32x32 --records " +
+                              db + " -o " + path("m.tt") + " --threads ";
+  CmdResult two = run(compile + "2");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_EQ(two.output.find("no records measured on 2 threads"), std::string::npos) << two.output;
+  CmdResult four = run(compile + "4");
+  ASSERT_EQ(four.exit_code, 0) << four.output;
+  EXPECT_NE(four.output.find("no records measured on 4 threads"), std::string::npos) << four.output;
+  expect_error("tune --model resnet-18 --threads 1,x --db " + db, "--threads = '1,x'");
+}
+
 // A model compiled for a GPU on this GPU-less machine: the artifact is written, `run --emulate`
 // computes what `run --reference` does, and running it without --emulate says why not.
 TEST_F(ModelCli, CompileForCudaAndRunEmulated) {

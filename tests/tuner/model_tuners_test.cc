@@ -234,8 +234,15 @@ TEST(Transfer, LoadsOtherWorkloadsRecordsOfTheSameTemplate) {
   ASSERT_NE(xgb, nullptr);
   EXPECT_EQ(xgb->fits(), 1);  // pre-trained before any measurement of its own
   EXPECT_FALSE(xgb->plan().empty());
-  // The own task's records never count as transfer data.
+  // The own task's records at the thread count being tuned never count as transfer data (the
+  // tuning loop replays them); at another count they do, normalised within that count.
   EXPECT_EQ(tt::tuner::load_transfer_samples(*store, other)->labels.size(), 0u);
+  EXPECT_EQ(tt::tuner::load_transfer_samples(*store, other, 1)->labels.size(), 0u);
+  auto at_two = tt::tuner::load_transfer_samples(*store, other, 2);
+  ASSERT_TRUE(at_two.has_value());
+  EXPECT_EQ(at_two->workloads, 1);
+  EXPECT_EQ(at_two->labels.size(), 40u);
+  EXPECT_FLOAT_EQ(*std::max_element(at_two->labels.begin(), at_two->labels.end()), 1.0f);
 }
 
 TEST(TunerFactory, BadOptionsAreNamed) {
