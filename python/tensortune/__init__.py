@@ -47,13 +47,19 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
 
     model: a zoo name or an ONNX file; tasks: the indices (0-based) of the extracted tasks
     to tune (default all); options: tune_op's keyword arguments (batch_size, early_stopping,
-    seed, threads, tracker, key, ...). Each callback sees progress with two more entries,
+    seed, threads, tracker, key, ...); threads may also be a list of thread counts, each task
+    then tuned for each count in turn (records are per count; compile(threads=T) takes T's). Each callback sees progress with two more entries,
     task_index and task_count. A callback returning False stops the current task only;
     Ctrl-C stops the whole run (KeyboardInterrupt), with everything measured recorded.
     After all the tasks of a CPU target, measured here, up to imposed_trials configs of each
     layer that the compiled network runs at blocks its neighbours impose are measured too
-    (tune_imposed_blocks; 0: not). Returns tune_op's dict per tuned task, in order.
+    (tune_imposed_blocks; 0: not). Returns tune_op's dict per tuned task (and thread count),
+    in order.
     """
+    threads = options.pop("threads", 1)
+    counts = sorted(set(threads)) if isinstance(threads, (list, tuple, set)) else [threads]
+    if not counts:
+        raise InvalidArgumentError("threads: an empty list of thread counts")
     found = extract_tasks(model, target=target, input_shapes=input_shapes,
                           exclude_algorithms=list(exclude_algorithms))
     chosen = range(len(found)) if tasks is None else list(tasks)
@@ -76,11 +82,13 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
                 if cb(progress, batch) is False:
                     go_on = False
             return go_on
-        results.append(tune_op(found[i], tuner=tuner, trials=trials, db=db,
-                               callbacks=[tagged] if user else None, **options))
+        for count in counts:
+            results.append(tune_op(found[i], tuner=tuner, trials=trials, db=db, threads=count,
+                                   callbacks=[tagged] if user else None, **options))
     if imposed_trials and tasks is None and target == "llvm" and not options.get("tracker"):
-        measure = {k: options[k] for k in ("threads", "number", "repeat", "min_repeat_ms",
-                                           "device_key") if k in options}
-        tune_imposed_blocks(model, db=db, input_shapes=input_shapes, trials=imposed_trials,
-                            **measure)
+        measure = {k: options[k] for k in ("number", "repeat", "min_repeat_ms", "device_key")
+                   if k in options}
+        for count in counts:
+            tune_imposed_blocks(model, db=db, input_shapes=input_shapes, trials=imposed_trials,
+                                threads=count, **measure)
     return results

@@ -99,6 +99,17 @@ def test_tune_model_tunes_the_chosen_tasks(scratch):
         tt.tune_model("mobilenet-v1", tasks=[99], trials=4, db=db)
 
 
+def test_tune_model_tunes_each_thread_count(scratch):
+    db = scratch / "t.db"
+    results = tt.tune_model("mobilenet-v1", input_shapes={"data": (1, 3, 32, 32)}, tasks=[0],
+                            trials=4, db=db, threads=[2, 1], **FAST)
+    assert len(results) == 2
+    assert results[0]["task"].workload_key == results[1]["task"].workload_key
+    with tt.RecordStore(db) as store:
+        assert len(store) == 8
+        assert sorted(r["threads"] for r in store.results()) == [1] * 4 + [2] * 4
+
+
 def test_graph_tune_stores_a_choice_that_compile_uses(scratch, cli):
     db = scratch / "g.db"
     shapes = {"data": (1, 3, 32, 32)}
