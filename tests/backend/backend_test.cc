@@ -303,6 +303,57 @@ TEST(Elementwise, MathOperatorsCompileIntoOneKernelAndMatchTheirFormulas) {
   }
 }
 
+// Erf, tanh and GELU run as float rational approximations, whole vectors at a time: their
+// bounds against the double functions hold on a dense sweep across both clamps.
+TEST(Elementwise, FloatErfTanhAndGeluHoldTheirBoundsOnADenseSweep) {
+  using graph::OpKind;
+  struct Case {
+    OpKind op;
+    graph::Attrs attrs;
+    double (*f)(double);
+    double bound;  // relative to max(1, |f(x)|)
+  };
+  const Case cases[] = {
+      {OpKind::kErf, {}, [](double x) { return std::erf(x); }, 4e-7},
+      {OpKind::kTanh, {}, [](double x) { return std::tanh(x); }, 3e-7},
+      {OpKind::kGelu,
+       {},
+       [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); },
+       1.2e-6},
+      {OpKind::kGelu,
+       {{"tanh", int64_t{1}}},
+       [](double x) {
+         return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+       },
+       7e-7},
+  };
+  std::vector<float> values;
+  for (int i = -40000; i <= 40000; ++i) values.push_back(1e-3f * static_cast<float>(i));
+  for (float v : {1e-5f, -3e-4f, std::nanf("")}) values.push_back(v);
+  const graph::Shape shape = {1, static_cast<int64_t>(values.size())};
+  for (const auto& c : cases) {
+    graph::Graph g("sweep");
+    auto x = g.add_input("x", {graph::DType::kFloat32, shape});
+    auto one = g.add_constant("one", Tensor::from_floats({}, {1.0f}));
+    auto scaled = *g.add_node(OpKind::kMultiply, "scaled", {x, one});
+    g.add_output(*g.add_node(c.op, "op", {scaled}, c.attrs));
+    auto exe = build(g, {}, 1, nullptr);
+    ASSERT_TRUE(exe) << graph::op_name(c.op);
+    auto out = exe->run({{"x", Tensor::from_floats(shape, values)}});
+    ASSERT_TRUE(out) << out.error().message;
+    double worst = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const double want = c.f(values[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan((*out)[0].f32[i])) << graph::op_name(c.op) << "(NaN)";
+        continue;
+      }
+      worst = std::max(worst, std::fabs((*out)[0].f32[i] - want) / std::max(1.0, std::fabs(want)));
+    }
+    EXPECT_LE(worst, c.bound) << graph::op_name(c.op);
+  }
+}
+
 std::string temp(const std::string& name) {
   return (fs::temp_directory_path() / ("tt_backend_" + std::to_string(::getpid()) + "_" + name))
       .string();
