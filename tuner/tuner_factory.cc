@@ -19,7 +19,7 @@ const std::vector<std::string>& tuner_names() {
 }
 
 Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const ss::Task& task,
-                                            int threads) {
+                                            int threads, const std::string& device_key) {
   TT_ASSIGN_OR_RETURN(auto records, store.all_records());
   const std::string own_key = ss::workload_key(task);
   struct Group {
@@ -29,7 +29,9 @@ Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const s
   };
   std::map<std::string, Group> groups;
   for (const auto& r : records) {
-    if (r.task.template_name != task.template_name || r.task.target != task.target.spec) continue;
+    if (r.task.template_name != task.template_name || r.task.target != task.target.spec ||
+        (!device_key.empty() && r.result.device_key != device_key))
+      continue;
     // The task's own records at this thread count are the tuning loop's to replay.
     if (r.task.workload_key == own_key && (threads == 0 || r.result.threads == threads)) continue;
     Group& g = groups[r.task.workload_key + "@" + std::to_string(r.result.threads)];
@@ -87,7 +89,8 @@ Expected<std::unique_ptr<Tuner>> make_tuner(const ss::Task& task, const ss::Conf
     TT_ASSIGN_OR_RETURN(auto xgb, XgbTuner::create(task, space, xo));
     if (o.transfer || (o.transfer_if_available && store)) {
       if (!store) return invalid_argument("--transfer needs a record DB");
-      TT_ASSIGN_OR_RETURN(TransferSet t, load_transfer_samples(*store, task, o.threads));
+      TT_ASSIGN_OR_RETURN(TransferSet t,
+                          load_transfer_samples(*store, task, o.threads, o.device_key));
       if (t.workloads == 0 && !o.transfer) return std::unique_ptr<Tuner>(std::move(xgb));
       if (t.workloads == 0)
         return invalid_argument("--transfer: " + store->path() + " has no records of other " +

@@ -30,6 +30,9 @@ struct TunerOptions {
   /// The thread count the task is tuned for (0: not known; then none of its own records count
   /// as transfer data).
   int threads = 0;
+  /// The device key the task is measured on: only that key's records are transfer data (another
+  /// machine kind's configs rank differently, and its vector lanes may not be ours). Empty: all.
+  std::string device_key;
 };
 
 const std::vector<std::string>& tuner_names();
@@ -53,6 +56,7 @@ struct TransferSet {
   int workloads = 0;  ///< groups: other workloads, and this one at other thread counts
 };
 Expected<TransferSet> load_transfer_samples(records::RecordStore& store,
-                                            const schedule_space::Task& task, int threads = 0);
+                                            const schedule_space::Task& task, int threads = 0,
+                                            const std::string& device_key = "");
 
 }  // namespace tensortune::tuner

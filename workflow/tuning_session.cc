@@ -90,6 +90,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   topt.transfer = f.transfer;
   topt.transfer_if_available = f.transfer_if_available && f.tuner == "xgb";
   topt.threads = f.threads;
+  topt.device_key = measurer->device_key();
   std::unique_ptr<tuner::Tuner> tuner;
   if (!f.configs.empty()) {
     tuner = std::make_unique<tuner::ListTuner>(space, f.configs);

@@ -243,6 +243,9 @@ TEST(Transfer, LoadsOtherWorkloadsRecordsOfTheSameTemplate) {
   EXPECT_EQ(at_two->workloads, 1);
   EXPECT_EQ(at_two->labels.size(), 40u);
   EXPECT_FLOAT_EQ(*std::max_element(at_two->labels.begin(), at_two->labels.end()), 1.0f);
+  // Only the measuring device's records: another machine kind's rank configs differently.
+  EXPECT_EQ(tt::tuner::load_transfer_samples(*store, task, 1, m.device_key())->labels.size(), 40u);
+  EXPECT_EQ(tt::tuner::load_transfer_samples(*store, task, 1, "another-kind")->labels.size(), 0u);
 }
 
 TEST(TunerFactory, BadOptionsAreNamed) {
