@@ -127,36 +127,8 @@ bool has_quantized_operands(const Graph& g, const Node& n) {
          (n.inputs.size() < 3 || g.is_constant(n.inputs[2]));
 }
 
-std::optional<ConvAnchor> conv_anchor_shape(const Graph& g, const Node& n);
-
-}  // namespace
-
-bool is_integer_conv(const Graph& g, const Node& n) {
-  if (n.op != OpKind::kConv2dNCHWc || !has_quantized_operands(g, n)) return false;
-  const auto a = conv_anchor_shape(g, n);
-  return a && schedule_space::has_template_for(a->workload);
-}
-
-bool is_integer_dense(const Graph& g, const Node& n) {
-  if (n.op != OpKind::kDense || !has_quantized_operands(g, n)) return false;
-  const Shape& x = g.type(n.inputs[0]).shape;
-  const Shape& k = g.type(n.inputs[1]).shape;
-  if (x.size() != 2 || k.size() != 2) return false;
-  schedule_space::DenseWorkload w{x[0], k[0], x[1]};
-  w.precision = integer_precision(g, n.inputs[1]);
-  return schedule_space::has_template_for(w);
-}
-
-std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
-  if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
-  if (!graph::is_float(g.type(n.inputs[0]).dtype) && !is_integer_conv(g, n)) return std::nullopt;
-  return conv_anchor_shape(g, n);
-}
-
-namespace {
-
+// The anchor's shape and workload, float32 (conv_anchor sets a quantized node's precision).
 std::optional<ConvAnchor> conv_anchor_shape(const Graph& g, const Node& n) {
-  const bool integer = !graph::is_float(g.type(n.inputs[0]).dtype);
   const auto attrs = graph::attrs_as<graph::Conv2dNCHWcAttrs>(n.attrs);
   const int64_t groups = attrs.groups;
   const Shape& x = g.type(n.inputs[0]).shape;
@@ -181,11 +153,42 @@ std::optional<ConvAnchor> conv_anchor_shape(const Graph& g, const Node& n) {
     a.workload.groups = groups;
   }
   if (groups != 1 && !a.depthwise) return std::nullopt;
-  if (integer) a.workload.precision = integer_precision(g, n.inputs[1]);
   return a;
 }
 
+// Whether a template computes the quantized workload: asked at int8 weights, which every
+// quantized template takes (a narrower range is a faster form of it), so that the question does
+// not read the weights.
+template <typename W>
+bool computes_quantized(W w) {
+  w.precision = schedule_space::Precision::kUInt8Int8;
+  return schedule_space::has_template_for(w);
+}
+
 }  // namespace
+
+bool is_integer_conv(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kConv2dNCHWc || !has_quantized_operands(g, n)) return false;
+  const auto a = conv_anchor_shape(g, n);
+  return a && computes_quantized(a->workload);
+}
+
+bool is_integer_dense(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kDense || !has_quantized_operands(g, n)) return false;
+  const Shape& x = g.type(n.inputs[0]).shape;
+  const Shape& k = g.type(n.inputs[1]).shape;
+  return x.size() == 2 && k.size() == 2 &&
+         computes_quantized(schedule_space::DenseWorkload{x[0], k[0], x[1]});
+}
+
+std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kConv2d && n.op != OpKind::kConv2dNCHWc) return std::nullopt;
+  if (graph::is_float(g.type(n.inputs[0]).dtype)) return conv_anchor_shape(g, n);
+  if (!is_integer_conv(g, n)) return std::nullopt;
+  auto a = conv_anchor_shape(g, n);
+  a->workload.precision = integer_precision(g, n.inputs[1]);
+  return a;
+}
 
 bool is_kernel_anchor(const Graph& g, const Node& n) {
   if (is_integer_conv(g, n) || is_integer_dense(g, n)) return g.is_constant(n.inputs[1]);
