@@ -126,6 +126,11 @@ class TotalProgress {
   double last_print_ = 0;
 };
 
+// "1 thread", "2 threads".
+std::string threads_text(int threads) {
+  return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
 struct Row {
   int number;
   int threads;
@@ -207,8 +212,7 @@ Status run_tune_model(const TuneModelFlags& f) {
                                                i + 1, count, reporting);
         if (!summary)
           return fail(summary.error().with_context("task " + std::to_string(i + 1) + " on " +
-                                                   std::to_string(at_count.threads) + " thread" +
-                                                   (at_count.threads == 1 ? "" : "s")));
+                                                   threads_text(at_count.threads)));
         const auto& p = summary->result.progress;
         rows[job] = Row{i + 1,
                         at_count.threads,
@@ -260,8 +264,8 @@ Status run_tune_model(const TuneModelFlags& f) {
       t.threads = threads;
       TT_ASSIGN_OR_RETURN(int64_t measured, workflow::tune_imposed_blocks(model, t));
       if (measured > 0)
-        std::printf("measured %lld configs at imposed blocks on %d thread%s\n",
-                    static_cast<long long>(measured), threads, threads == 1 ? "" : "s");
+        std::printf("measured %lld configs at imposed blocks on %s\n",
+                    static_cast<long long>(measured), threads_text(threads).c_str());
     }
   }
   if (f.graph_tune) {
@@ -269,8 +273,8 @@ Status run_tune_model(const TuneModelFlags& f) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
     } else {
       for (int threads : thread_counts) {
-        std::printf("\ngraph tuning %s on %d thread%s:\n", f.model.model.c_str(), threads,
-                    threads == 1 ? "" : "s");
+        std::printf("\ngraph tuning %s on %s:\n", f.model.model.c_str(),
+                    threads_text(threads).c_str());
         workflow::GraphTuneOptions g;
         g.model = f.model;
         g.db = f.db;

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -11,6 +10,7 @@
 #include "compiler/codegen/llvm/kernel.h"
 #include "tuner/index_tuners.h"
 #include "tuner/tuner_factory.h"
+#include "workflow/op_task.h"
 
 namespace tensortune::workflow {
 
@@ -45,18 +45,15 @@ Expected<std::vector<int>> parse_thread_counts(const std::string& text, int core
     counts.insert(std::max(cores, 1));
     return std::vector<int>(counts.begin(), counts.end());
   }
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 1 ||
-        value > 1024)
-      return invalid_argument("--threads = '" + text + "': '" + item +
-                              "' is not a thread count in 1..1024 (give N, a list N,M,... or all)");
-    counts.insert(value);
-    start = comma + 1;
+  const std::string hint = " (give N, a list N,M,... or all)";
+  if (text.empty()) return invalid_argument("--threads = ''" + hint);
+  auto values = parse_int_list(text, "--threads");
+  if (!values) return invalid_argument(values.error().message + hint);
+  for (int64_t v : *values) {
+    if (v < 1 || v > 1024)
+      return invalid_argument("--threads = '" + text + "': " + std::to_string(v) +
+                              " is not a thread count in 1..1024");
+    counts.insert(static_cast<int>(v));
   }
   return std::vector<int>(counts.begin(), counts.end());
 }
