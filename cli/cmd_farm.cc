@@ -341,6 +341,15 @@ void add_device_command(CLI::App& app, int& exit_code) {
                 "that allocates without end is an error result, not the OOM killer's business "
                 "(default: this machine's memory shared among the slots; GPU workers: none)")
       ->check(at_least(0));
+  d->add_flag("--build-on-device", df->options.build_on_device,
+              "a GPU server: also compile items that come without a built kernel (clients "
+              "that do not build: tune --build-workers 0, older tensortune); by default a GPU "
+              "server only times cubins built on the clients' or builders' cores, so its GPUs "
+              "never wait for NVRTC");
+  d->add_flag("--accept-built-code", df->options.accept_built_code,
+              "a CPU server: load the object code items carry (built by a credential with the "
+              "builder role) instead of compiling each config here; off by default, since that "
+              "code then runs on this machine");
   d->add_option("--name", df->options.name, "name in status tables (default host:pid)");
   d->add_option(
        "--worker-grace", df->options.worker_grace_s,
@@ -363,7 +372,11 @@ void add_device_command(CLI::App& app, int& exit_code) {
       "RUN_TIMEOUT), not the server. It reconnects by itself when the tracker restarts, and exits\n"
       "with the tracker's reason when its registration is refused (wrong token, invalid key).\n"
       "A GPU server: tensortune device --tracker 10.0.0.5:9190 --gpus 0,1,2,3 (key cuda-sm90 on "
-      "H100s).");
+      "H100s).\n"
+      "A GPU server times cubins the tuning clients built on their own cores (tune "
+      "--build-workers,\n"
+      "the default for CUDA tasks; their credential needs the builder role), so its GPUs never\n"
+      "wait for NVRTC; --build-on-device also compiles items sent without one.");
   d->callback([&exit_code, df] {
     if (Status s = run_device(*df); !s) exit_code = report_error(s.error());
   });
@@ -379,6 +392,8 @@ void add_device_worker_command(CLI::App& app, int& exit_code) {
   w->add_option("--fault-inject", wf->fault_inject);
   w->add_option("--max-work-bytes", wf->max_work_bytes);
   w->add_option("--memory-limit-bytes", wf->memory_limit_bytes);
+  w->add_flag("--build-on-device", wf->build_on_device);
+  w->add_flag("--accept-built-code", wf->accept_built_code);
   w->callback([&exit_code, wf] { exit_code = device_server::run_device_worker(*wf); });
 }
 

@@ -99,6 +99,19 @@ void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f, bool threads_fl
                  "with --tracker: CA certificate (PEM) to verify the tracker's TLS certificate")
       ->group("Farm");
   add_client_certificate_options(cmd, f.tls_cert, f.tls_key, "Farm");
+  cmd.add_option("--build-workers", f.build_workers,
+                 "with --tracker: threads that build each batch's kernels here, so that the "
+                 "devices only time them (default: this machine's cores for CUDA tasks, none "
+                 "for CPU tasks; 0: the devices build, which a GPU server does only with "
+                 "--build-on-device). Needs a credential with the builder role")
+      ->check(CLI::Range(0, 1024))
+      ->group("Farm");
+  cmd.add_option("--kernel-cache-mb", f.kernel_cache_mb,
+                 "with --tracker: keep kernels built here in the record DB by content, at most "
+                 "this many MiB (oldest dropped first), so no config is built twice; 0: none")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str()
+      ->group("Farm");
   cmd.add_option("--priority", f.priority,
                  "with --tracker: job priority; higher goes first, equal ones share slots")
       ->group("Farm");

@@ -320,9 +320,11 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
     if (auto faults = parse_fault_injection(o.fault_inject); !faults) return faults.error();
     for (int s = 0; s < o.slots; ++s) {
       const int gpu = o.gpus.empty() ? -1 : o.gpus[static_cast<size_t>(s)];
-      workers.push_back(std::make_unique<WorkerProcess>(
-          o.worker_executable, WorkerOptions{o.device_key, o.fault_inject, gpu, o.max_work_bytes,
-                                             gpu < 0 ? o.worker_memory_bytes : 0}));
+      WorkerOptions w{o.device_key, o.fault_inject, gpu, o.max_work_bytes,
+                      gpu < 0 ? o.worker_memory_bytes : 0};
+      w.build_on_device = o.build_on_device;
+      w.accept_built_code = o.accept_built_code;
+      workers.push_back(std::make_unique<WorkerProcess>(o.worker_executable, std::move(w)));
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }

@@ -5,8 +5,9 @@
 /// tracker goes away it waits for it (re-dialling every 0.5 s at most) and registers again
 /// within about a second of the tracker listening, for as long as it runs. A registration the
 /// tracker refuses (wrong token, invalid key) ends it with the tracker's reason: that is not
-/// a transient failure. It builds kernels from (workload, config, target) only; no code
-/// crosses the wire.
+/// a transient failure. Kernels come built with the item (GPU servers always take cubins; CPU
+/// servers take object code only with accept_built_code) or are built here from (workload,
+/// config, target); either way only from the tracker's authenticated stream, in a worker.
 #include <atomic>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ struct DeviceServerOptions {
   /// A CPU worker's address-space bound (WorkerOptions::memory_limit_bytes); 0: this machine's
   /// memory shared among the slots.
   double worker_memory_bytes = 0;
+  /// A GPU server also compiles items sent without a built kernel (clients that do not build;
+  /// WorkerOptions::build_on_device).
+  bool build_on_device = false;
+  /// A CPU server loads the object code items carry instead of compiling them
+  /// (WorkerOptions::accept_built_code): opt-in, since that code runs on this machine.
+  bool accept_built_code = false;
   /// Test-only: faults the workers inject (see WorkerOptions::fault_inject).
   std::string fault_inject;
   /// The peak GFLOPS of one slot on one thread (a GPU server: one GPU) stated at registration,

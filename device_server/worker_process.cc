@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -106,6 +107,8 @@ Status WorkerProcess::start() {
     args.push_back("--gpu");
     args.push_back(std::to_string(options_.gpu));
   }
+  if (options_.build_on_device) args.push_back("--build-on-device");
+  if (options_.accept_built_code) args.push_back("--accept-built-code");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -352,10 +355,30 @@ int run_device_worker(const WorkerOptions& options) {
                            "cannot prepare the task on this device: " + prepare_error);
         } else {
           auto config = wire::config_from_proto(*space, item.config());
+          const bool gpu_task = ss::template_of(*task).target_kind().runs_on_gpu();
+          const auto compile_error =
+              gpu_task ? ss::MeasureErrorNo::kCompileDevice : ss::MeasureErrorNo::kCompileHost;
+          std::optional<ss::KernelBinary> kernel;
+          std::string kernel_error;
+          if (item.has_kernel() && (gpu_task || options.accept_built_code)) {
+            auto k = wire::kernel_binary_from_proto(item.kernel());
+            if (k)
+              kernel = std::move(k).value();
+            else
+              kernel_error = k.error().message;
+          }
           if (!config) {
             answer = failure(item, ss::MeasureErrorNo::kInstantiationError, config.error().message);
+          } else if (!kernel_error.empty()) {
+            answer = failure(item, compile_error, kernel_error);
+          } else if (gpu_task && !kernel && !options.build_on_device) {
+            answer = failure(item, compile_error,
+                             "this GPU server times kernels built elsewhere and was sent none: "
+                             "tune with --build-workers N (the default builds on the client's "
+                             "cores) or start the server with --build-on-device");
           } else {
-            const auto results = measurer->measure(*space, {*config});
+            const auto results =
+                measurer->measure_built(*space, {*config}, {kernel ? &*kernel : nullptr});
             wire::result_to_proto(results.front(), &answer);
           }
         }

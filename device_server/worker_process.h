@@ -36,6 +36,12 @@ struct WorkerOptions {
   /// limit) instead of waking the machine's OOM killer; 0: no bound. Not applied to GPU workers
   /// (the CUDA driver reserves far more address space than it uses) nor in sanitizer builds.
   double memory_limit_bytes = 0;
+  /// A GPU worker given an item without a built kernel compiles it itself (old clients);
+  /// without this such an item is a COMPILE_DEVICE error saying how to build it elsewhere.
+  bool build_on_device = false;
+  /// A CPU worker loads the object code an item carries (else it ignores it and compiles the
+  /// config itself). A GPU worker always loads the cubin an item carries.
+  bool accept_built_code = false;
 };
 
 /// Whether this build can bound a worker's address space (not under ASan or TSan, whose shadow

@@ -1,8 +1,10 @@
 #include "proto/convert.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "schedule_space/template.h"
+#include "support/sha256.h"
 
 namespace tensortune::wire {
 
@@ -274,6 +276,76 @@ Expected<ss::MeasureResult> result_from_proto(const v1::MeasureResult& p) {
   r.number = p.number();
   r.device_key = p.device_key();
   return r;
+}
+
+void kernel_binary_to_proto(const ss::KernelBinary& b, v1::KernelBinary* out) {
+  out->set_format(b.format == ss::KernelFormat::kCubin ? v1::KernelBinary::CUBIN
+                                                       : v1::KernelBinary::CPU_OBJECT);
+  out->set_arch(b.arch);
+  out->clear_features();
+  for (const std::string& f : b.features) out->add_features(f);
+  out->set_source_sha256(b.source_sha256);
+  out->set_sha256(sha256_hex(b.code));
+  out->set_compiler(b.compiler);
+  out->set_code(b.code);
+  out->set_build_s(b.build_s);
+  out->set_built_by(b.built_by);
+}
+
+namespace {
+
+Status check_label(const std::string& field, const std::string& value, bool may_be_empty) {
+  bool printable = true;
+  for (unsigned char c : value) printable = printable && c >= 0x20 && c < 0x7f;
+  if ((value.empty() && !may_be_empty) || value.size() > 128 || !printable)
+    return invalid_argument("kernel." + field + " = '" + value.substr(0, 40) +
+                            "' must be 1..128 printable characters");
+  return ok_status();
+}
+
+}  // namespace
+
+Expected<ss::KernelBinary> kernel_binary_from_proto(const v1::KernelBinary& in) {
+  ss::KernelBinary b;
+  switch (in.format()) {
+    case v1::KernelBinary::CPU_OBJECT:
+      b.format = ss::KernelFormat::kCpuObject;
+      break;
+    case v1::KernelBinary::CUBIN:
+      b.format = ss::KernelFormat::kCubin;
+      break;
+    default:
+      return invalid_argument("kernel.format = " + std::to_string(in.format()) +
+                              ", must be CPU_OBJECT or CUBIN");
+  }
+  TT_RETURN_IF_ERROR(check_label("arch", in.arch(), false));
+  TT_RETURN_IF_ERROR(check_label("compiler", in.compiler(), false));
+  TT_RETURN_IF_ERROR(check_label("built_by", in.built_by(), true));
+  if (in.features_size() > 512)
+    return invalid_argument("kernel.features has " + std::to_string(in.features_size()) +
+                            " entries, at most 512");
+  for (const std::string& f : in.features()) TT_RETURN_IF_ERROR(check_label("features", f, false));
+  if (!is_sha256_hex(in.source_sha256()))
+    return invalid_argument("kernel.source_sha256 = '" + in.source_sha256().substr(0, 80) +
+                            "' is not 64 lowercase hex digits");
+  if (in.code().empty() || in.code().size() > (size_t{64} << 20))
+    return invalid_argument("kernel.code has " + std::to_string(in.code().size()) +
+                            " bytes, must be 1..64 MiB");
+  if (const std::string digest = sha256_hex(in.code()); digest != in.sha256())
+    return invalid_argument("kernel.sha256 = '" + in.sha256().substr(0, 80) +
+                            "' is not the digest of kernel.code (" + digest + ")");
+  if (!std::isfinite(in.build_s()) || in.build_s() < 0)
+    return invalid_argument("kernel.build_s = " + std::to_string(in.build_s()) +
+                            ", must be finite and >= 0");
+  b.arch = in.arch();
+  b.features.assign(in.features().begin(), in.features().end());
+  std::sort(b.features.begin(), b.features.end());
+  b.source_sha256 = in.source_sha256();
+  b.compiler = in.compiler();
+  b.code = in.code();
+  b.build_s = in.build_s();
+  b.built_by = in.built_by();
+  return b;
 }
 
 Status validate_timing(const v1::TimingOptions& t) {

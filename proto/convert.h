@@ -6,6 +6,7 @@
 /// INVALID_ARGUMENT with that message and never act on a malformed request.
 #include "proto/tuning.pb.h"
 #include "schedule_space/config_space.h"
+#include "schedule_space/kernel_binary.h"
 #include "schedule_space/measure.h"
 #include "schedule_space/task.h"
 #include "support/error.h"
@@ -37,6 +38,12 @@ Expected<schedule_space::Config> config_from_proto(const schedule_space::ConfigS
 void result_to_proto(const schedule_space::MeasureResult& result, v1::MeasureResult* out);
 /// error_no in AutoTVM's range, costs present, finite and non-negative.
 Expected<schedule_space::MeasureResult> result_from_proto(const v1::MeasureResult& result);
+
+void kernel_binary_to_proto(const schedule_space::KernelBinary& binary, v1::KernelBinary* out);
+/// A known format, an arch and compiler of 1..128 printable characters, at most 512
+/// features, source_sha256 a hex SHA-256, code of 1 byte..64 MiB whose SHA-256 is `sha256`,
+/// build_s finite and >= 0. built_by is read as it is (the tracker overwrites a client's).
+Expected<schedule_space::KernelBinary> kernel_binary_from_proto(const v1::KernelBinary& binary);
 
 /// number 1..1e6, repeat 1..100, min_repeat_ms 0..60000, timeout_s 0..3600, threads 1..1024.
 Status validate_timing(const v1::TimingOptions& timing);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/kernel_binary.h"
 #include "schedule_space/measure.h"
 #include "schedule_space/task.h"
 #include "support/error.h"
@@ -249,6 +250,21 @@ class RecordStore {
   /// The model's entries for the device key, by node name; empty when it was never graph-tuned.
   Expected<std::vector<GraphBestEntry>> graph_best(const std::string& model,
                                                    const std::string& device_key);
+
+  // Built kernels by content (kernel_cache.cc): a table made on first use, so older
+  // tensortune versions open the DB as before.
+  /// The stored binary built from the same source for the same architecture, features, format
+  /// and compiler as `key` (its code and build time are not read), if any.
+  Expected<std::optional<schedule_space::KernelBinary>> cached_kernel(
+      const schedule_space::KernelBinary& key);
+  /// Stores a built kernel, then drops the oldest while the cache holds over `max_bytes` of
+  /// code.
+  Status cache_kernel(const schedule_space::KernelBinary& built, int64_t max_bytes);
+  /// Kernels in the cache and their bytes of code.
+  struct KernelCacheSize {
+    int64_t kernels = 0, bytes = 0;
+  };
+  Expected<KernelCacheSize> kernel_cache_size();
 
   /// Runs `fn` inside one transaction: commit when it succeeds, roll back when it fails.
   Status transaction(const std::function<Status()>& fn);

@@ -19,11 +19,20 @@ bool same_token(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+uint8_t role_bits(const std::string& name) {
+  if (name == "device") return kRoleDevice;
+  if (name == "client") return kRoleClient;
+  if (name == "builder") return kRoleBuilder;
+  if (name == "admin") return kRoleAdmin | kRoleClient;
+  return 0;
+}
+
 std::string role_names(uint8_t roles) {
   std::string out;
   for (auto [bit, name] : {std::pair<uint8_t, const char*>{kRoleDevice, "device"},
                            {kRoleClient, "client"},
-                           {kRoleAdmin, "admin"}})
+                           {kRoleAdmin, "admin"},
+                           {kRoleBuilder, "builder"}})
     if (roles & bit) out += (out.empty() ? "" : "+") + std::string(name);
   return out.empty() ? "none" : out;
 }
@@ -59,14 +68,17 @@ Expected<std::vector<Credential>> parse_tokens(const std::string& text, const st
         return invalid_argument(where + ": " + s.error().message);
     if (!std::regex_match(c.name, kName))
       return invalid_argument(where + ": name '" + c.name + "' is not 1-64 of [A-Za-z0-9._-]");
-    if (fields[1] == "device")
-      c.roles = kRoleDevice;
-    else if (fields[1] == "client")
-      c.roles = kRoleClient;
-    else if (fields[1] == "admin")
-      c.roles = kRoleAdmin | kRoleClient;
-    else
-      return invalid_argument(where + ": role '" + fields[1] + "' is not device, client or admin");
+    for (size_t begin = 0; begin <= fields[1].size();) {
+      size_t end = fields[1].find('+', begin);
+      if (end == std::string::npos) end = fields[1].size();
+      const std::string role = fields[1].substr(begin, end - begin);
+      const uint8_t bits = role_bits(role);
+      if (bits == 0)
+        return invalid_argument(where + ": role '" + role +
+                                "' is not device, client, builder or admin");
+      c.roles |= bits;
+      begin = end + 1;
+    }
     TT_RETURN_IF_ERROR(check_token_strength(c.token, where + ": the token of '" + c.name + "'"));
     if (!names.insert(c.name).second)
       return invalid_argument(where + ": name '" + c.name + "' is given twice");
@@ -118,9 +130,7 @@ Expected<Credential> credential_from_subject(const std::string& subject) {
   for (const auto& [k, v] : attributes) {
     if (k == "CN") c.name = v;
     if (k != "O" && k != "OU") continue;
-    if (v == "device") c.roles |= kRoleDevice;
-    if (v == "client") c.roles |= kRoleClient;
-    if (v == "admin") c.roles |= kRoleAdmin | kRoleClient;
+    c.roles |= role_bits(v);
   }
   if (c.name.empty())
     return invalid_argument("client certificate subject '" + subject.substr(0, 200) +

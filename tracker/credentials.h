@@ -3,8 +3,11 @@
 /// Who may call the tracker: named tokens, each with a role, read from a tokens file
 /// of `name role token` lines, so that every registration and every job is attributed to a
 /// name. Roles: `device` (registers and measures), `client` (submits jobs, reads status and
-/// records), `admin` (what a client may, and the farm's administration). The single shared
-/// `--token-file` is one credential named "shared" with the device and client roles.
+/// records), `builder` (sends built kernels with its jobs, which devices load and run: needed
+/// beside `client` by a client that builds on its own cores), `admin` (what a client may, and
+/// the farm's administration). A line may give several joined by '+' ("client+builder"). The
+/// single shared `--token-file` is one credential named "shared" with the device, client and
+/// builder roles.
 ///
 /// With mutual TLS (`tracker --tls-client-ca`) the certificate is the credential instead: its
 /// subject's CN is the name and its O (organization) values the roles, as Kubernetes reads
@@ -18,7 +21,10 @@
 
 namespace tensortune::tracker {
 
-enum Role : uint8_t { kRoleDevice = 1, kRoleClient = 2, kRoleAdmin = 4 };
+enum Role : uint8_t { kRoleDevice = 1, kRoleClient = 2, kRoleAdmin = 4, kRoleBuilder = 8 };
+
+/// The bits of a role name ("admin" includes client); 0 for an unknown name.
+uint8_t role_bits(const std::string& name);
 
 struct Credential {
   std::string name;
@@ -28,11 +34,12 @@ struct Credential {
   Quota quota = Quota::unset();
 };
 
-/// "device", "client", "admin", or "device+client" for the shared credential.
+/// "device", "client", "admin", "builder", or joined by '+' ("device+client+builder").
 std::string role_names(uint8_t roles);
 
 /// Parses a tokens file. Blank lines and lines starting with '#' are skipped; every other line
-/// is `name role token [quota ...]`: a name of 1-64 [A-Za-z0-9._-], one role, a token of at
+/// is `name role token [quota ...]`: a name of 1-64 [A-Za-z0-9._-], a role (or roles joined by
+/// '+'), a token of at
 /// least 16 characters, then optional quota overrides for that client (`jobs=2 queued=5000
 /// batch=500 per_minute=60`, see quotas.h). A malformed line, an unknown role or quota, a
 /// duplicate name or a token given twice is an error naming `source:line`; nothing is

@@ -10,11 +10,17 @@ namespace ss = schedule_space;
 
 namespace {
 
-// Two items are the same measurement when everything a device is sent matches but the ids.
-// (The messages hold no maps, so their serialization is deterministic.)
+// Two items are the same measurement when everything a device is sent matches but the ids,
+// and a built kernel's sender and build time (its code is named by its digest, not copied
+// into the key). (The messages hold no maps, so their serialization is deterministic.)
 std::string twin_key_of(const std::string& device_key, v1::WorkItem work) {
   work.clear_item_id();
   work.clear_lease_id();
+  if (work.has_kernel()) {
+    work.mutable_kernel()->clear_code();
+    work.mutable_kernel()->clear_built_by();
+    work.mutable_kernel()->clear_build_s();
+  }
   return device_key + '\n' + work.SerializeAsString();
 }
 

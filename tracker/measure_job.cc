@@ -55,8 +55,38 @@ grpc::Status prepare_transform_job(const v1::MeasureJobRequest& req, PreparedJob
   return grpc::Status::OK;
 }
 
+/// The job's built kernels, checked, each stamped with the credential that sent it; none
+/// when the request has none.
+grpc::Status prepare_kernels(const v1::MeasureJobRequest& req, const Caller& caller,
+                             std::vector<v1::KernelBinary>* kernels) {
+  if (req.kernels_size() == 0) return grpc::Status::OK;
+  if (!(caller.roles & kRoleBuilder))
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "Measure with built kernels needs a credential with the builder role; '" +
+                            caller.name + "' is " + role_names(caller.roles) +
+                            " (give it client+builder in the tracker's tokens file, or let the "
+                            "devices build: --build-workers 0)");
+  if (req.request().workload().has_layout_transform())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "kernels: a layout transform takes no built kernel");
+  if (req.kernels_size() != req.request().configs_size())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "kernels has " + std::to_string(req.kernels_size()) +
+                            " entries; give none or one per config (" +
+                            std::to_string(req.request().configs_size()) + ")");
+  for (int i = 0; i < req.kernels_size(); ++i) {
+    auto k = wire::kernel_binary_from_proto(req.kernels(i));
+    if (!k)
+      return invalid_argument_status(k.error().with_context("kernels[" + std::to_string(i) + "]"));
+    k->built_by = caller.name.empty() ? caller.account() : caller.name;
+    wire::kernel_binary_to_proto(*k, &kernels->emplace_back());
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& req,
-                         const std::string& client, PreparedJob* job) {
+                         const Caller& caller, PreparedJob* job) {
+  const std::string client = caller.account();
   const v1::MeasureRequest& m = req.request();
   if (auto s = check_device_key("request.device_key", m.device_key()); !s.ok()) return s;
   if (m.configs_size() < 1 || m.configs_size() > 10000)
@@ -65,6 +95,8 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
         "request.configs has " + std::to_string(m.configs_size()) + " entries, must be 1..10000");
   if (auto s = wire::validate_timing(m.timing()); !s.has_value())
     return invalid_argument_status(s.error().with_context("request"));
+  std::vector<v1::KernelBinary> kernels;
+  if (auto s = prepare_kernels(req, caller, &kernels); !s.ok()) return s;
   if (m.workload().has_layout_transform()) return prepare_transform_job(req, job);
   auto task = wire::task_from_proto(m.workload(), m.target());
   if (!task) return invalid_argument_status(task.error().with_context("request"));
@@ -101,6 +133,7 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
     *w.mutable_target() = m.target();
     wire::config_to_proto(*space, info.configs[i], w.mutable_config());
     *w.mutable_timing() = m.timing();
+    if (!kernels.empty()) *w.mutable_kernel() = std::move(kernels[i]);
     job->spec.items.push_back(std::move(w));
     if (auto r = recorded->find(info.configs[i].index); r != recorded->end())
       job->archived[static_cast<int>(i)] = r->second;
@@ -307,7 +340,7 @@ grpc::ServerWriteReactor<v1::MeasureJobUpdate>* TuningService::Measure(
   const std::string& credential = caller.name;
   const std::string account = caller.account();
   PreparedJob job;
-  if (auto s = prepare_job(core_, *req, account, &job); !s.ok()) return new RefusedCall(s);
+  if (auto s = prepare_job(core_, *req, caller, &job); !s.ok()) return new RefusedCall(s);
   job.spec.client = account;
   const int to_measure = job.total - static_cast<int>(job.archived.size());
   if (auto refusal = core_.quotas.admit(account, job.total, to_measure, Clock::now())) {

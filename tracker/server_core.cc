@@ -35,7 +35,7 @@ Expected<int> ServerCore::reload_credentials(std::vector<Credential> named) {
   if (!options.token.empty()) {
     if (find_credential(named, options.token))
       return invalid_argument("the shared --token-file token is also a named credential's");
-    named.push_back({"shared", kRoleDevice | kRoleClient, options.token});
+    named.push_back({"shared", kRoleDevice | kRoleClient | kRoleBuilder, options.token});
   }
   if (named.empty() && options.tls_client_ca.empty() && !is_loopback_host(options.host) &&
       !options.insecure)
@@ -132,7 +132,10 @@ grpc::Status ServerCore::authorize(const grpc::ServerContextBase& ctx, const cha
   }
   std::lock_guard<std::mutex> lock(credentials_mu_);
   const std::vector<Credential>& credentials = credentials_;
-  if (credentials.empty()) return grpc::Status::OK;
+  if (credentials.empty()) {  // no authentication (--insecure): everyone may do everything
+    if (caller) caller->roles = kRoleDevice | kRoleClient | kRoleAdmin | kRoleBuilder;
+    return grpc::Status::OK;
+  }
   const auto& md = ctx.client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) {

@@ -66,6 +66,36 @@ Expected<std::vector<ss::MeasureResult>> TrackerClient::measure(
   return run_job(req, on_result);
 }
 
+Expected<std::vector<ss::MeasureResult>> TrackerClient::measure_built(
+    const ss::Task& task, const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+    const std::vector<ss::KernelBinary>& kernels, const FarmTiming& timing,
+    const std::string& device_key, const std::string& job_name, int priority) {
+  if (kernels.size() != configs.size())
+    return invalid_argument(std::to_string(kernels.size()) + " kernels for " +
+                            std::to_string(configs.size()) + " configs");
+  // A job's request stays under half the message limit (kernels of fully unrolled configs
+  // run to hundreds of KiB each), so a batch may become several jobs in a row.
+  const size_t budget = static_cast<size_t>(endpoint_.max_message_bytes) / 2;
+  std::vector<ss::MeasureResult> results;
+  results.reserve(configs.size());
+  for (size_t begin = 0; begin < configs.size();) {
+    v1::MeasureJobRequest req = job_request(timing, device_key, job_name, priority);
+    auto* m = req.mutable_request();
+    wire::task_to_proto(task, m->mutable_workload(), m->mutable_target());
+    size_t bytes = 0, end = begin;
+    while (end < configs.size() && (end == begin || bytes + kernels[end].code.size() < budget)) {
+      bytes += kernels[end].code.size();
+      wire::config_to_proto(space, configs[end], m->add_configs());
+      wire::kernel_binary_to_proto(kernels[end], req.add_kernels());
+      ++end;
+    }
+    TT_ASSIGN_OR_RETURN(auto part, run_job(req, {}));
+    for (auto& r : part) results.push_back(std::move(r));
+    begin = end;
+  }
+  return results;
+}
+
 Expected<ss::MeasureResult> TrackerClient::measure_layout_transform(
     const ss::LayoutTransformWorkload& transform, const ss::Target& target,
     const FarmTiming& timing, const std::string& device_key, const std::string& job_name) {

@@ -10,6 +10,7 @@
 #include "proto/farm.grpc.pb.h"
 #include "proto/rpc_channel.h"
 #include "schedule_space/config_space.h"
+#include "schedule_space/kernel_binary.h"
 #include "schedule_space/measure.h"
 #include "schedule_space/task.h"
 
@@ -39,6 +40,15 @@ class TrackerClient {
       const std::vector<schedule_space::Config>& configs, const FarmTiming& timing,
       const std::string& device_key, const std::string& job_name, int priority = 0,
       const std::function<void(int, const schedule_space::MeasureResult&, bool)>& on_result = {});
+
+  /// measure with each config's kernel built on this side (kernels[i] for configs[i]): the
+  /// devices load and time them instead of compiling. Needs a credential with the builder role.
+  /// The configs go in as many jobs, one after another, as the message limit needs.
+  Expected<std::vector<schedule_space::MeasureResult>> measure_built(
+      const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
+      const std::vector<schedule_space::Config>& configs,
+      const std::vector<schedule_space::KernelBinary>& kernels, const FarmTiming& timing,
+      const std::string& device_key, const std::string& job_name, int priority = 0);
 
   /// Times a layout transform on a device of `device_key` (a job of one item that the tracker
   /// does not archive); errors as measure's.

@@ -1,11 +1,18 @@
 // tune-op --tracker: the tuning loop's Measurer over the farm. Each batch is one job; a
 // tracker that is down is retried (its archive makes resubmission cheap) for two minutes.
+#include <mutex>
+#include <optional>
 #include <thread>
 
+#include "compiler/measure/kernel_build.h"
+#include "compiler/measure/local_measurer.h"
 #include "proto/rpc_channel.h"
+#include "records/record_store.h"
 #include "schedule_space/gpu_limits.h"
+#include "schedule_space/template.h"
 #include "support/log.h"
 #include "support/stopwatch.h"
+#include "support/work_queue.h"
 #include "tracker/tracker_client.h"
 #include "workflow/tuning_session.h"
 
@@ -14,23 +21,141 @@ namespace {
 
 namespace ss = schedule_space;
 
+/// Configs of a batch built here: the binaries of those that built, and the results of those
+/// that did not (an invalid config, a source the compiler refuses), which never leave here.
+struct BuiltBatch {
+  std::vector<ss::Config> configs;
+  std::vector<ss::KernelBinary> kernels;
+  std::vector<size_t> positions;                          ///< of configs[i] in the batch
+  std::vector<std::optional<ss::MeasureResult>> results;  ///< per batch position
+};
+
+/// What the builds of a task came to (logged when its measurer goes).
+struct BuildStats {
+  int64_t built = 0, cached = 0;
+  double build_s = 0;  ///< summed over the builds (they run in parallel)
+  double wall_s = 0;
+};
+
+/// Builds a batch on `workers` threads, the kernels of `cache` (when given) taken from it and
+/// those built stored in it: every store call on this thread (a store is one connection).
+BuiltBatch build_batch(const ss::Task& task, const ss::ConfigSpace& space,
+                       const std::vector<ss::Config>& configs, int workers, const std::string& key,
+                       records::RecordStore* cache, int64_t cache_bytes, BuildStats* stats) {
+  const Stopwatch wall;
+  std::vector<std::optional<Expected<ss::KernelBinary>>> built(configs.size());
+  std::vector<bool> from_cache(configs.size(), false);
+  if (cache) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto key_of = measure::kernel_build_key(task, space, configs[i]);
+      if (!key_of) continue;  // build_kernel says why
+      auto hit = cache->cached_kernel(*key_of);
+      if (!hit) {
+        logger("tune")->warn("kernel cache: {}", hit.error().message);
+        continue;
+      }
+      if (*hit) {
+        built[i] = std::move(**hit);
+        from_cache[i] = true;
+      }
+    }
+  }
+  std::vector<std::chrono::steady_clock::time_point> started(configs.size());
+  for_each_item(configs.size(), workers, [&](size_t i) {
+    started[i] = std::chrono::steady_clock::now();
+    if (!built[i]) built[i] = measure::build_kernel(task, space, configs[i]);
+  });
+  BuiltBatch b;
+  b.results.resize(configs.size());
+  const bool gpu = ss::template_of(task).target_kind().runs_on_gpu();
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (*built[i]) {
+      ss::KernelBinary& k = **built[i];
+      if (from_cache[i]) {
+        ++stats->cached;
+      } else {
+        ++stats->built;
+        stats->build_s += k.build_s;
+        if (cache)
+          if (Status s = cache->cache_kernel(k, cache_bytes); !s)
+            logger("tune")->warn("kernel cache: {}", s.error().message);
+      }
+      b.configs.push_back(configs[i]);
+      b.kernels.push_back(std::move(k));
+      b.positions.push_back(i);
+      continue;
+    }
+    const Error& e = built[i]->error();
+    ss::MeasureResult r;
+    r.config_index = configs[i].index;
+    r.device_key = key;
+    const auto error = e.code == ErrorCode::kFailedPrecondition
+                           ? ss::MeasureErrorNo::kInstantiationError
+                       : gpu ? ss::MeasureErrorNo::kCompileDevice
+                             : ss::MeasureErrorNo::kCompileHost;
+    b.results[i] = measure::finish_result(std::move(r), error, "built on the client: " + e.message,
+                                          started[i]);
+  }
+  stats->wall_s += wall.seconds();
+  return b;
+}
+
 class FarmMeasurer final : public tuner::Measurer {
  public:
   FarmMeasurer(ss::Task task, std::unique_ptr<tracker::TrackerClient> client,
-               tracker::FarmTiming timing, std::string key, std::string job, int priority)
+               tracker::FarmTiming timing, std::string key, std::string job, int priority,
+               int build_workers, records::RecordStore* cache, int64_t cache_bytes)
       : task_(std::move(task)),
         client_(std::move(client)),
         timing_(timing),
         key_(std::move(key)),
         job_(std::move(job)),
-        priority_(priority) {}
+        priority_(priority),
+        build_workers_(build_workers),
+        cache_(cache),
+        cache_bytes_(cache_bytes) {}
+  ~FarmMeasurer() override {
+    const int64_t total = stats_.built + stats_.cached;
+    if (total == 0) return;
+    logger("tune")->info(
+        "kernels built here: {} on {} threads ({:.2f} s each, {:.1f} s in all), {} from the "
+        "kernel cache ({:.0f}% hits)",
+        stats_.built, build_workers_,
+        stats_.built ? stats_.build_s / static_cast<double>(stats_.built) : 0.0, stats_.wall_s,
+        stats_.cached, 100.0 * static_cast<double>(stats_.cached) / static_cast<double>(total));
+  }
 
   Expected<std::vector<ss::MeasureResult>> measure(
       const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
+    if (build_workers_ <= 0) return submit(space, configs, nullptr);
+    BuiltBatch b =
+        build_batch(task_, space, configs, build_workers_, key_, cache_, cache_bytes_, &stats_);
+    if (!b.configs.empty()) {
+      TT_ASSIGN_OR_RETURN(auto sent, submit(space, b.configs, &b.kernels));
+      for (size_t i = 0; i < sent.size(); ++i) b.results[b.positions[i]] = std::move(sent[i]);
+    }
+    std::vector<ss::MeasureResult> results;
+    results.reserve(configs.size());
+    for (auto& r : b.results) results.push_back(std::move(*r));
+    return results;
+  }
+  std::string device_key() const override { return key_; }
+  int threads() const override {
+    return ss::cuda_compute_capability(task_.target.spec) ? 0 : timing_.threads;
+  }
+
+ private:
+  /// One batch as a job (with its built kernels when `kernels`), retried while the tracker is
+  /// unreachable.
+  Expected<std::vector<ss::MeasureResult>> submit(const ss::ConfigSpace& space,
+                                                  const std::vector<ss::Config>& configs,
+                                                  const std::vector<ss::KernelBinary>* kernels) {
     const Stopwatch start;
     double pause = 0.5;
     for (;;) {
-      auto r = client_->measure(task_, space, configs, timing_, key_, job_, priority_);
+      auto r = kernels ? client_->measure_built(task_, space, configs, *kernels, timing_, key_,
+                                                job_, priority_)
+                       : client_->measure(task_, space, configs, timing_, key_, job_, priority_);
       const double waited = start.seconds();
       if (r || r.error().code != ErrorCode::kUnavailable || waited > 120) return r;
       logger("tune")->warn("{}; retrying as soon as the tracker answers (at most {:.1f} s)",
@@ -40,17 +165,15 @@ class FarmMeasurer final : public tuner::Measurer {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // never a busy loop
     }
   }
-  std::string device_key() const override { return key_; }
-  int threads() const override {
-    return ss::cuda_compute_capability(task_.target.spec) ? 0 : timing_.threads;
-  }
-
- private:
   ss::Task task_;
   std::unique_ptr<tracker::TrackerClient> client_;
   tracker::FarmTiming timing_;
   std::string key_, job_;
   int priority_;
+  int build_workers_;
+  records::RecordStore* cache_;
+  int64_t cache_bytes_;
+  BuildStats stats_;
 };
 
 }  // namespace
@@ -63,8 +186,26 @@ std::string farm_device_key(const ss::Task& task, const TuningOptions& f) {
   return "";
 }
 
+Expected<int> farm_build_workers(const ss::Task& task, const TuningOptions& f) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool gpu = ss::template_of(task).target_kind().runs_on_gpu();
+  if (f.build_workers == 0 || (f.build_workers < 0 && !gpu)) return 0;
+  if (Status can = measure::can_build_kernels(task); !can) {
+    if (f.build_workers > 0)
+      return can.error().with_context("--build-workers " + std::to_string(f.build_workers));
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      logger("tune")->warn("{}: the devices build the kernels (they need --build-on-device)",
+                           can.error().message);
+    });
+    return 0;
+  }
+  return f.build_workers > 0 ? f.build_workers : cores;
+}
+
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& task,
-                                                              const TuningOptions& f) {
+                                                              const TuningOptions& f,
+                                                              records::RecordStore* store) {
   const std::string key = farm_device_key(task, f);
   if (key.empty()) return invalid_argument("--tracker needs --key (the device key to measure on)");
   TT_ASSIGN_OR_RETURN(
@@ -77,9 +218,11 @@ Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& ta
   t.timeout_s = f.timeout_s;
   t.flush_cache = f.flush_cache;
   t.threads = f.threads;
+  TT_ASSIGN_OR_RETURN(const int build_workers, farm_build_workers(task, f));
   return std::unique_ptr<tuner::Measurer>(std::make_unique<FarmMeasurer>(
       task, std::move(client), t, key, "tune-op " + f.tuner + "-seed" + std::to_string(f.seed),
-      f.priority));
+      f.priority, build_workers, f.kernel_cache_mb > 0 ? store : nullptr,
+      static_cast<int64_t>(f.kernel_cache_mb) << 20));
 }
 
 }  // namespace tensortune::workflow

@@ -73,7 +73,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   mo.gpu = f.gpu;
   std::unique_ptr<tuner::Measurer> measurer;
   if (!f.tracker.empty()) {
-    TT_ASSIGN_OR_RETURN(measurer, make_farm_measurer(task, f));
+    TT_ASSIGN_OR_RETURN(measurer, make_farm_measurer(task, f, store));
   } else {
     TT_ASSIGN_OR_RETURN(auto local, measure::make_measurer(task, mo));
     measurer = std::make_unique<tuner::LocalMeasurerAdapter>(std::move(local));

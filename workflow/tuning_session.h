@@ -38,6 +38,14 @@ struct TuningOptions {
   /// Farm: measure through a tracker instead of in this process.
   std::string tracker, farm_key, token_file, tls_ca, tls_cert, tls_key;
   int priority = 0;
+  /// Farm: threads that build each batch's kernels here before it is sent, so that devices
+  /// only time them (a GPU server's GPUs never wait for NVRTC). -1: this machine's cores for
+  /// CUDA tasks (where this build has NVRTC), none for CPU tasks (a CPU server loads shipped
+  /// object code only with --accept-built-code); 0: the devices build.
+  int build_workers = -1;
+  /// Kernels built here are kept in the record DB by content (at most this many MiB, the
+  /// oldest dropped first), so no config is built twice for a device kind; 0: no cache.
+  int kernel_cache_mb = 256;
   /// Also measure the template's default (AutoTVM fallback) config, for a speedup column.
   bool measure_default = false;
   /// Measure exactly these configs (indices, those not yet in the DB, in order) instead of
@@ -54,9 +62,16 @@ Expected<std::vector<int>> parse_thread_counts(const std::string& text, int core
 /// one its target's "cuda-smXY" (what GPU servers register as); empty when there is none.
 std::string farm_device_key(const schedule_space::Task& task, const TuningOptions& flags);
 
-/// A Measurer that submits every batch to the tracker as one job (farm_measurer.cc).
+/// The threads that build a task's kernels here for the farm (TuningOptions::build_workers
+/// resolved; 0: the devices build). An explicit count this build cannot honour (no NVRTC for
+/// a CUDA task) is an error naming why; the default then warns once and lets devices build.
+Expected<int> farm_build_workers(const schedule_space::Task& task, const TuningOptions& flags);
+
+/// A Measurer that submits every batch to the tracker as one job (farm_measurer.cc), with the
+/// batch's kernels built here first when farm_build_workers says so.
 Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const schedule_space::Task& task,
-                                                              const TuningOptions& flags);
+                                                              const TuningOptions& flags,
+                                                              records::RecordStore* store);
 
 struct TaskSummary {
   tuner::TuneResult result;

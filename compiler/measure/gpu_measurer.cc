@@ -8,6 +8,7 @@
 
 #include "compiler/measure/reference_ops.h"
 #include "support/log.h"
+#include "support/sha256.h"
 #include "support/stopwatch.h"
 #include "support/work_queue.h"
 
@@ -49,26 +50,51 @@ Expected<std::unique_ptr<GpuMeasurer>> GpuMeasurer::create(ss::Task task, Measur
   return m;
 }
 
-std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
-                                                const std::vector<ss::Config>& configs) {
-  // Kernels are generated in turn, compiled on every core at once (NVRTC needs no GPU and
-  // takes most of a config's time: 0.4 s typically, over 10 s for a fully unrolled one), then
-  // run and timed one at a time, alone on the GPU.
+namespace {
+
+/// A cubin built elsewhere, checked against this GPU and the source this build makes of the
+/// config. The driver's own check (and JIT log) comes when it is loaded.
+Expected<cuda::CompiledKernel> take_built(const cuda::GpuDevice& device,
+                                          const cuda::CudaKernelSource& source,
+                                          const KernelBinary& binary) {
+  TT_RETURN_IF_ERROR(ss::check_gpu_limits(source.usage(), device.limits));
+  TT_RETURN_IF_ERROR(check_kernel_binary(binary, KernelFormat::kCubin,
+                                         "sm_" + std::to_string(device.compute_capability), {},
+                                         sha256_hex(source.source)));
+  return cuda::CompiledKernel{binary.code, binary.build_s};
+}
+
+}  // namespace
+
+std::vector<MeasureResult> GpuMeasurer::measure_built(
+    const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+    const std::vector<const KernelBinary*>& built) {
+  // Kernels are generated in turn (milliseconds), then those not built elsewhere are compiled
+  // on every core at once (NVRTC needs no GPU and takes most of a config's time: 0.4 s
+  // typically, over 10 s for a fully unrolled one), then run and timed one at a time, alone on
+  // the GPU.
   const Stopwatch batch;
   std::vector<Expected<cuda::CudaKernelSource>> sources;
   sources.reserve(configs.size());
   for (const ss::Config& c : configs) sources.push_back(cuda::emit_cuda_kernel(task_, space, c));
   std::vector<std::optional<Expected<cuda::CompiledKernel>>> compiled(configs.size());
+  std::vector<bool> prebuilt(configs.size(), false);
+  for (size_t i = 0; i < configs.size() && i < built.size(); ++i)
+    if (built[i] && sources[i]) {
+      compiled[i] = take_built(device_, *sources[i], *built[i]);
+      prebuilt[i] = true;
+    }
   for_each_item(configs.size(), static_cast<int>(std::thread::hardware_concurrency()),
                 [&](size_t i) {
-                  if (sources[i]) compiled[i] = cuda::compile_for_gpu(device_, *sources[i]);
+                  if (sources[i] && !prebuilt[i])
+                    compiled[i] = cuda::compile_for_gpu(device_, *sources[i]);
                 });
   const double batch_compile_s = batch.seconds();
 
   std::vector<MeasureResult> results;
   results.reserve(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
-    results.push_back(measure_one(configs[i], sources[i], compiled[i]));
+    results.push_back(measure_one(configs[i], sources[i], compiled[i], prebuilt[i]));
     // A fault that lost the context would fail every later config of this process (a device
     // server replaces its worker instead; `tune-op --gpu` has no other process): a fresh
     // context for the next one.
@@ -83,7 +109,8 @@ std::vector<MeasureResult> GpuMeasurer::measure(const ss::ConfigSpace& space,
 
 MeasureResult GpuMeasurer::measure_one(const ss::Config& config,
                                        const Expected<cuda::CudaKernelSource>& source,
-                                       const std::optional<Expected<cuda::CompiledKernel>>& cubin) {
+                                       const std::optional<Expected<cuda::CompiledKernel>>& cubin,
+                                       bool prebuilt) {
   const auto start = std::chrono::steady_clock::now();
   MeasureResult r;
   r.config_index = config.index;
@@ -98,10 +125,14 @@ MeasureResult GpuMeasurer::measure_one(const ss::Config& config,
                   source.error().message);
   // A config the device cannot launch is the config's fault; NVRTC missing or refusing the
   // source is a compile error (the worker stays); anything else came from the driver.
+  // A binary sent from elsewhere that fails its checks, or that the driver refuses to load,
+  // is that config's compile error.
   auto classify = [&](const Error& e) {
     if (e.code == ErrorCode::kFailedPrecondition)
       return finish(MeasureErrorNo::kInstantiationError, e.message);
-    if (e.message.starts_with("NVRTC")) return finish(MeasureErrorNo::kCompileDevice, e.message);
+    if (e.message.starts_with("NVRTC") || e.code == ErrorCode::kInvalidArgument ||
+        (prebuilt && e.message.starts_with(cuda::kLoadingCubin)))
+      return finish(MeasureErrorNo::kCompileDevice, e.message);
     return finish(MeasureErrorNo::kRuntimeDevice, e.message);
   };
   if (!cubin.has_value()) return finish(MeasureErrorNo::kCompileDevice, "not compiled");

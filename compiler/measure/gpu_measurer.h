@@ -23,18 +23,19 @@ class GpuMeasurer final : public Measurer {
   /// The task's target must name the GPU's compute capability.
   static Expected<std::unique_ptr<GpuMeasurer>> create(schedule_space::Task task,
                                                        MeasureOptions options);
-  std::vector<schedule_space::MeasureResult> measure(
-      const schedule_space::ConfigSpace& space,
-      const std::vector<schedule_space::Config>& configs) override;
+  std::vector<schedule_space::MeasureResult> measure_built(
+      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs,
+      const std::vector<const KernelBinary*>& built) override;
   const codegen::cuda::GpuDevice& device() const { return device_; }
   const std::string& device_key() const override { return options_.device_key; }
 
  private:
   GpuMeasurer(schedule_space::Task task, MeasureOptions options, codegen::cuda::GpuDevice gpu);
-  /// Runs, checks and times one config whose kernel `source` and `cubin` were made for it.
+  /// Runs, checks and times one config whose kernel `source` and `cubin` were made for it
+  /// (`prebuilt`: the cubin came from elsewhere).
   schedule_space::MeasureResult measure_one(
       const schedule_space::Config& config, const Expected<codegen::cuda::CudaKernelSource>& source,
-      const std::optional<Expected<codegen::cuda::CompiledKernel>>& cubin);
+      const std::optional<Expected<codegen::cuda::CompiledKernel>>& cubin, bool prebuilt);
 
   schedule_space::Task task_;
   MeasureOptions options_;

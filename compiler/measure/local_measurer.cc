@@ -12,6 +12,7 @@
 #include "compiler/measure/reference_ops.h"
 #include "support/aligned_buffer.h"
 #include "support/log.h"
+#include "support/sha256.h"
 #include "support/work_queue.h"
 
 namespace tensortune::measure {
@@ -151,12 +152,31 @@ struct LocalMeasurer::Built {
   std::optional<Expected<CompiledKernel>> kernel;
   std::string exception;
   double wall_s = 0;
+  double build_s = -1;  ///< >= 0: built elsewhere in this many seconds (compile_s reports it)
 };
 
-std::vector<MeasureResult> LocalMeasurer::measure(const ss::ConfigSpace& space,
-                                                  const std::vector<ss::Config>& configs) {
-  // Build every kernel of the batch first, in parallel, then time them one at a time on a
-  // quiet machine.
+namespace {
+
+/// A kernel built elsewhere, checked against the source this build makes of the config and
+/// against this CPU, then linked in.
+Expected<CompiledKernel> load_built(const ss::Task& task, const ss::ConfigSpace& space,
+                                    const ss::Config& config, const KernelBinary& binary) {
+  TT_ASSIGN_OR_RETURN(KernelSignature sig, codegen::kernel_signature(task, space, config));
+  TT_ASSIGN_OR_RETURN(std::string ir, codegen::kernel_ir(task, space, config, {}, false));
+  static const codegen::CpuDescription host = codegen::host_cpu();
+  TT_RETURN_IF_ERROR(check_kernel_binary(binary, KernelFormat::kCpuObject, host.cpu, host.features,
+                                         sha256_hex(ir)));
+  TT_ASSIGN_OR_RETURN(CompiledKernel k, codegen::load_kernel_object(binary.code, sig));
+  return k;
+}
+
+}  // namespace
+
+std::vector<MeasureResult> LocalMeasurer::measure_built(
+    const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+    const std::vector<const KernelBinary*>& binaries) {
+  // Build every kernel of the batch first, in parallel (or load what was built elsewhere),
+  // then time them one at a time on a quiet machine.
   std::vector<Built> built(configs.size());
   const int threads = options_.compile_threads > 0
                           ? options_.compile_threads
@@ -164,7 +184,13 @@ std::vector<MeasureResult> LocalMeasurer::measure(const ss::ConfigSpace& space,
   for_each_item(configs.size(), threads, [&](size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      built[i].kernel.emplace(compile_kernel(task_, space, configs[i]));
+      const KernelBinary* binary = i < binaries.size() ? binaries[i] : nullptr;
+      if (binary) {
+        built[i].kernel.emplace(load_built(task_, space, configs[i], *binary));
+        built[i].build_s = binary->build_s;
+      } else {
+        built[i].kernel.emplace(compile_kernel(task_, space, configs[i]));
+      }
     } catch (const std::exception& e) {
       built[i].exception = e.what();
     }
@@ -199,7 +225,7 @@ MeasureResult LocalMeasurer::measure_one(const ss::ConfigSpace& space, const ss:
       return finish(invalid ? MeasureErrorNo::kInstantiationError : MeasureErrorNo::kCompileHost,
                     kernel.error().message);
     }
-    r.compile_s = kernel->compile_seconds();
+    r.compile_s = built.build_s >= 0 ? built.build_s : kernel->compile_seconds();
     const KernelSignature& sig = kernel->signature();
     const Packed& p = packed_for(sig);
     AlignedBuffer out(num_elements(sig.out_shape));

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/measure/kernel_build.h"
 #include "compiler/measure/time_evaluator.h"
 #include "schedule_space/config_space.h"
 #include "schedule_space/measure.h"
@@ -32,9 +33,18 @@ class Measurer {
  public:
   virtual ~Measurer() = default;
   /// One result per config, in order; every failure is a result, never an Error.
-  virtual std::vector<schedule_space::MeasureResult> measure(
+  std::vector<schedule_space::MeasureResult> measure(
       const schedule_space::ConfigSpace& space,
-      const std::vector<schedule_space::Config>& configs) = 0;
+      const std::vector<schedule_space::Config>& configs) {
+    return measure_built(space, configs, {});
+  }
+  /// The same with kernels built elsewhere (kernel_binary.h): `built` is empty or has one entry
+  /// per config, null meaning "build it here". A binary is checked (check_kernel_binary)
+  /// before it is loaded; one that fails the check or does not load is that config's compile
+  /// error (COMPILE_HOST on a CPU, COMPILE_DEVICE on a GPU), with the reason.
+  virtual std::vector<schedule_space::MeasureResult> measure_built(
+      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs,
+      const std::vector<const KernelBinary*>& built) = 0;
   /// The key its results are filed under.
   virtual const std::string& device_key() const = 0;
   /// The host threads a kernel runs on while timed; 0 where that does not apply (a GPU).
@@ -82,9 +92,9 @@ class LocalMeasurer final : public Measurer {
   const std::string& device_key() const override { return options_.device_key; }
   int threads() const override { return options_.threads; }
 
-  std::vector<schedule_space::MeasureResult> measure(
-      const schedule_space::ConfigSpace& space,
-      const std::vector<schedule_space::Config>& configs) override;
+  std::vector<schedule_space::MeasureResult> measure_built(
+      const schedule_space::ConfigSpace& space, const std::vector<schedule_space::Config>& configs,
+      const std::vector<const KernelBinary*>& built) override;
 
  private:
   LocalMeasurer(schedule_space::Task task, MeasureOptions options);

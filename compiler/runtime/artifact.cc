@@ -1,8 +1,6 @@
 // Implements artifact.h.
 #include "compiler/runtime/artifact.h"
 
-#include <openssl/evp.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +10,7 @@
 #include <sstream>
 
 #include "schedule_space/target_kind.h"
+#include "support/sha256.h"
 
 namespace tensortune::runtime {
 
@@ -27,13 +26,6 @@ namespace {
 constexpr char kMagic[8] = {'T', 'T', 'N', 'E', 'T', '0', '0', '1'};
 constexpr int kFormat = 1;
 constexpr size_t kDigestBytes = 32;
-
-std::string sha256(const char* data, size_t size) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data, size, digest, &length, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<const char*>(digest), length);
-}
 
 void put_u64(std::string& out, uint64_t v) {
   char b[8];
@@ -166,7 +158,7 @@ std::string serialize_network(const CompiledNetwork& net) {
     put_u64(out, b.size());
     out += b;
   }
-  out += sha256(out.data(), out.size());
+  out += sha256(out);
   return out;
 }
 
@@ -442,7 +434,7 @@ Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const st
     return corrupted(what, "its format " + bytes.substr(5, 3) +
                                " is not 001: compile it again with this tensortune");
   const size_t end = bytes.size() - kDigestBytes;
-  if (sha256(bytes.data(), end) != bytes.substr(end))
+  if (sha256(std::string_view(bytes).substr(0, end)) != bytes.substr(end))
     return corrupted(what,
                      "its SHA-256 checksum does not match (the file is truncated or corrupted)");
   Reader r(bytes, end);

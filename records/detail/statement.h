@@ -29,6 +29,9 @@ class Statement {
   void bind(int i, const std::string& v) {
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
+  void bind_blob(int i, const std::string& v) {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
   /// Returns true while a row is available; an error ends the iteration with `status()` set.
   bool step() {
     rc_ = sqlite3_step(stmt_);
@@ -53,6 +56,12 @@ class Statement {
   std::string text(int col) const {
     const unsigned char* t = sqlite3_column_text(stmt_, col);
     return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  std::string blob(int col) const {
+    const void* b = sqlite3_column_blob(stmt_, col);
+    return b ? std::string(static_cast<const char*>(b),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
   }
 
  private:

@@ -12,10 +12,12 @@ namespace {
 TEST(Credentials, GoodFileGivesEachNameItsRole) {
   auto c = tt::tracker::parse_tokens(
       "# farm credentials\n\nalice client aaaaaaaaaaaaaaaa1\n  box-1.lab device "
-      "bbbbbbbbbbbbbbbb2\nroot admin cccccccccccccccc3\n",
+      "bbbbbbbbbbbbbbbb2\nroot admin cccccccccccccccc3\nci client+builder dddddddddddddddd4\n",
       "tokens");
   ASSERT_TRUE(c.has_value()) << c.error().message;
-  ASSERT_EQ(c->size(), 3u);
+  ASSERT_EQ(c->size(), 4u);
+  EXPECT_EQ((*c)[3].roles, tt::tracker::kRoleClient | tt::tracker::kRoleBuilder);
+  EXPECT_EQ(tt::tracker::role_names((*c)[3].roles), "client+builder");
   EXPECT_EQ((*c)[0].name, "alice");
   EXPECT_EQ((*c)[0].roles, tt::tracker::kRoleClient);
   EXPECT_EQ((*c)[1].name, "box-1.lab");
@@ -37,6 +39,8 @@ TEST(Credentials, MalformedLinesAreRefusedNamingTheLine) {
       {ok + "bob client\n", "tokens:2: 2 fields"},
       {ok + "bob client bbbbbbbbbbbbbbbb2 extra\n", "tokens:2: quota 'extra': not one of"},
       {ok + "bob root bbbbbbbbbbbbbbbb2\n", "tokens:2: role 'root'"},
+      {ok + "bob client+root bbbbbbbbbbbbbbbb2\n", "tokens:2: role 'root'"},
+      {ok + "bob client+ bbbbbbbbbbbbbbbb2\n", "tokens:2: role ''"},
       {ok + "alice device bbbbbbbbbbbbbbbb2\n", "tokens:2: name 'alice' is given twice"},
       {ok + "bob device aaaaaaaaaaaaaaaa1\n", "tokens:2: the token of 'bob' is another"},
       {ok + "bob device short\n", "tokens:2: the token of 'bob' is shorter than 16"},

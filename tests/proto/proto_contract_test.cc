@@ -8,8 +8,11 @@
 #include "proto/tuning.pb.h"
 #include "schedule_space/measure.h"
 #include "schedule_space/task.h"
+#include "support/sha256.h"
 
 namespace ss = tensortune::schedule_space;
+namespace v1 = tensortune::v1;
+namespace wire = tensortune::wire;
 
 TEST(ProtoContract, ErrorNumbersMatchAutoTvmAndOurEnum) {
   for (int e = 0; e <= 8; ++e) {
@@ -165,4 +168,51 @@ TEST(ProtoContract, LayoutTransformsRoundTripAndMalformedOnesAreRefused) {
   bad.set_template_name("conv2d_NCHWc.x86");
   refused(bad, "workload.template_name = 'conv2d_NCHWc.x86'");
   refused(tensortune::v1::Workload(), "layout_transform is not set");
+}
+
+TEST(ProtoContract, BuiltKernelsRoundTripAndEveryMalformedFieldIsNamed) {
+  ss::KernelBinary b;
+  b.format = ss::KernelFormat::kCubin;
+  b.arch = "sm_90";
+  b.source_sha256 = tensortune::sha256_hex("source");
+  b.compiler = "NVRTC 13.0";
+  b.code = std::string(
+      "\x7f"
+      "ELF\0\1binary",
+      11);
+  b.build_s = 0.25;
+  b.built_by = "bob";
+  v1::KernelBinary wire_form;
+  wire::kernel_binary_to_proto(b, &wire_form);
+  EXPECT_EQ(wire_form.sha256(), tensortune::sha256_hex(b.code));
+  auto back = wire::kernel_binary_from_proto(wire_form);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->format, b.format);
+  EXPECT_EQ(back->arch, b.arch);
+  EXPECT_EQ(back->code, b.code);
+  EXPECT_EQ(back->source_sha256, b.source_sha256);
+  EXPECT_EQ(back->build_s, b.build_s);
+  EXPECT_EQ(back->built_by, "bob");
+
+  auto refused = [&](auto&& change, const std::string& named) {
+    v1::KernelBinary bad = wire_form;
+    change(bad);
+    auto r = wire::kernel_binary_from_proto(bad);
+    ASSERT_FALSE(r) << named;
+    EXPECT_NE(r.error().message.find(named), std::string::npos) << r.error().message;
+  };
+  refused([](v1::KernelBinary& k) { k.set_format(v1::KernelBinary::FORMAT_UNSPECIFIED); },
+          "kernel.format = 0");
+  refused([](v1::KernelBinary& k) { k.set_arch(""); }, "kernel.arch");
+  refused([](v1::KernelBinary& k) { k.set_compiler(std::string(200, 'x')); }, "kernel.compiler");
+  refused([](v1::KernelBinary& k) { k.set_source_sha256("abc"); }, "kernel.source_sha256 = 'abc'");
+  refused([](v1::KernelBinary& k) { k.mutable_code()->back() ^= 1; }, "kernel.sha256");
+  refused(
+      [](v1::KernelBinary& k) {
+        k.clear_code();
+        k.set_sha256(tensortune::sha256_hex(""));
+      },
+      "kernel.code has 0 bytes");
+  refused([](v1::KernelBinary& k) { k.set_build_s(-1); }, "kernel.build_s");
+  refused([](v1::KernelBinary& k) { k.add_features("bad\nname"); }, "kernel.features");
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -582,4 +583,57 @@ TEST(RecordStore, EightReadersAndAWriterNeverSeeBusy) {
   auto store = tt::records::RecordStore::open(path);
   EXPECT_EQ(*(*store)->result_count(), batches * 8);
   EXPECT_EQ((*store)->check_best_tables()->mismatches, 0);
+}
+
+TEST(RecordStore, KernelCacheFindsABuildByEveryKeyFieldAndDropsTheOldestOverItsSize) {
+  const std::string path = tt::testing::fresh_db_path("records_kernel_cache");
+  auto store = tt::records::RecordStore::open(path);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  ss::KernelBinary key;
+  key.format = ss::KernelFormat::kCpuObject;
+  key.arch = "znver4";
+  key.features = {"avx2", "avx512f"};
+  key.compiler = "LLVM 14.0.6";
+  key.source_sha256 = std::string(64, 'a');
+  // An untouched DB has no cache table, and a lookup does not make one.
+  auto none = (*store)->cached_kernel(key);
+  ASSERT_TRUE(none.has_value()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  EXPECT_EQ((*store)->kernel_cache_size()->kernels, 0);
+
+  auto built = [&](char source, int bytes) {
+    ss::KernelBinary b = key;
+    b.source_sha256 = std::string(64, source);
+    b.code = std::string(static_cast<size_t>(bytes), source);
+    b.build_s = 0.5;
+    return b;
+  };
+  ASSERT_TRUE((*store)->cache_kernel(built('a', 1000), 2500));
+  auto hit = (*store)->cached_kernel(key);
+  ASSERT_TRUE(hit.has_value());
+  ASSERT_TRUE(hit->has_value());
+  EXPECT_EQ((*hit)->code, std::string(1000, 'a'));
+  EXPECT_EQ((*hit)->build_s, 0.5);
+  // Any other field of the key is another build.
+  for (auto change : std::vector<std::function<void(ss::KernelBinary&)>>{
+           [](ss::KernelBinary& k) { k.format = ss::KernelFormat::kCubin; },
+           [](ss::KernelBinary& k) { k.arch = "znver3"; },
+           [](ss::KernelBinary& k) { k.features.pop_back(); },
+           [](ss::KernelBinary& k) { k.compiler = "LLVM 15.0.7"; },
+           [](ss::KernelBinary& k) { k.source_sha256 = std::string(64, 'b'); }}) {
+    ss::KernelBinary other = key;
+    change(other);
+    EXPECT_FALSE((*store)->cached_kernel(other)->has_value());
+  }
+  // Over 2500 bytes, the oldest go first.
+  ASSERT_TRUE((*store)->cache_kernel(built('b', 1000), 2500));
+  ASSERT_TRUE((*store)->cache_kernel(built('c', 1000), 2500));
+  const auto size = (*store)->kernel_cache_size();
+  ASSERT_TRUE(size.has_value());
+  EXPECT_EQ(size->kernels, 2);
+  EXPECT_EQ(size->bytes, 2000);
+  EXPECT_FALSE((*store)->cached_kernel(key)->has_value());
+  ss::KernelBinary newest = key;
+  newest.source_sha256 = std::string(64, 'c');
+  EXPECT_TRUE((*store)->cached_kernel(newest)->has_value());
 }

@@ -296,8 +296,7 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
   impl->out_floats = out_floats;
   TT_ASSIGN_OR_RETURN(impl->ctx, primary_context(api, device.ordinal));
   TT_CU(api, api.ctx_set_current(impl->ctx), "cuCtxSetCurrent");
-  TT_ASSIGN_OR_RETURN(impl->module,
-                      load_module(api, compiled.cubin.data(), "loading the kernel's cubin"));
+  TT_ASSIGN_OR_RETURN(impl->module, load_module(api, compiled.cubin.data(), kLoadingCubin));
   TT_CU(api, api.module_function(&impl->fn, impl->module, kernel.entry.c_str()),
         "cuModuleGetFunction");
   int max_threads = 0;

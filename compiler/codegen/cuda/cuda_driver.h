@@ -40,6 +40,9 @@ Expected<std::vector<GpuDevice>> list_gpus();
 /// it when no runner or module of that device is alive.
 Status reset_gpu_context(const GpuDevice& device);
 
+/// How the error of a cubin the driver refuses to load begins (its JIT log follows).
+inline constexpr char kLoadingCubin[] = "loading the kernel's cubin";
+
 /// A kernel compiled for one GPU: NVRTC's cubin for its compute capability. Compiling needs
 /// no device state, so a measurer compiles a batch's configs on all cores at once.
 struct CompiledKernel {

@@ -25,7 +25,9 @@ struct NvrtcApi {
   decltype(&nvrtcGetCUBIN) cubin = nullptr;
   decltype(&nvrtcDestroyProgram) destroy = nullptr;
   decltype(&nvrtcGetErrorString) error_string = nullptr;
-  std::string error;  ///< why it is not loaded
+  decltype(&nvrtcVersion) version = nullptr;
+  bool has_cache = false;  ///< NVRTC 12.9+: its compile cache exists (and takes --no-cache)
+  std::string error;       ///< why it is not loaded
 };
 
 const NvrtcApi& nvrtc() {
@@ -53,6 +55,12 @@ const NvrtcApi& nvrtc() {
     load(a.cubin, "nvrtcGetCUBIN");
     load(a.destroy, "nvrtcDestroyProgram");
     load(a.error_string, "nvrtcGetErrorString");
+    load(a.version, "nvrtcVersion");
+    if (a.version) {
+      int major = 0, minor = 0;
+      a.version(&major, &minor);
+      a.has_cache = major > 12 || (major == 12 && minor >= 9);
+    }
     return a;
   }();
   return api;
@@ -71,8 +79,13 @@ Expected<std::string> compile_once(const NvrtcApi& api, const CudaKernelSource& 
     ~Destroy() { api.destroy(p); }
   } destroy{api, &prog};
   const std::string arch_option = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_option.c_str(), "--std=c++17"};
-  r = api.compile(prog, 2, options);
+  // NVRTC 12.9 and later keep their own cache of compiled code: a hit makes a compile look 20
+  // times faster than it is, and tuning figures would mix cold and cached compiles. Kernels are
+  // cached by content in the record DB instead (compiler/measure/kernel_build.h), where hits
+  // are counted.
+  std::vector<const char*> options = {arch_option.c_str(), "--std=c++17"};
+  if (api.has_cache) options.push_back("--no-cache");
+  r = api.compile(prog, static_cast<int>(options.size()), options.data());
   size_t log_size = 0;
   api.log_size(prog, &log_size);
   log->assign(log_size, '\0');
@@ -107,6 +120,14 @@ Status nvrtc_available() {
   const NvrtcApi& api = nvrtc();
   if (!api.error.empty()) return unavailable(api.error);
   return ok_status();
+}
+
+Expected<std::string> nvrtc_version() {
+  const NvrtcApi& api = nvrtc();
+  if (!api.error.empty()) return unavailable(api.error);
+  int major = 0, minor = 0;
+  api.version(&major, &minor);
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
 }
 
 Expected<NvrtcOutput> nvrtc_compile(const CudaKernelSource& kernel, int cc, bool cubin) {

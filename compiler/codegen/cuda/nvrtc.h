@@ -22,10 +22,14 @@ struct NvrtcOutput {
 /// kUnavailable naming the libraries tried when libnvrtc cannot be opened.
 Status nvrtc_available();
 
+/// "NVRTC 13.0": the compiler a built cubin names; kUnavailable as nvrtc_available.
+Expected<std::string> nvrtc_version();
+
 /// Compiles the kernel for compute capability `cc` (80 = sm_80): to a cubin for sm_XY when
 /// `cubin` (what runs on this machine's GPU; one compilation), else to PTX for compute_XY (what
 /// an artifact keeps for GPUs of that capability and newer). kInternal with NVRTC's log when
-/// the source does not compile; kUnavailable when NVRTC cannot be loaded.
+/// the source does not compile; kUnavailable when NVRTC cannot be loaded. NVRTC's own compile
+/// cache (12.9+) is off (`--no-cache`): every call compiles, so compile times are honest.
 Expected<NvrtcOutput> nvrtc_compile(const CudaKernelSource& kernel, int cc, bool cubin);
 
 /// What ptxas reports for a kernel it assembled.

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/codegen/llvm/cpu_description.h"
 #include "schedule_space/config_space.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
@@ -66,6 +67,21 @@ Expected<CompiledKernel> compile_kernel(const schedule_space::Task& task,
                                         const schedule_space::ConfigSpace& space,
                                         const schedule_space::Config& config,
                                         const KernelOptions& options = {});
+
+/// The same kernel as an ELF object for `cpu` (symbol "kernel"): what a builder ships to a
+/// device server that accepts built code. Errors as compile_kernel's.
+Expected<std::string> compile_kernel_object(const schedule_space::Task& task,
+                                            const schedule_space::ConfigSpace& space,
+                                            const schedule_space::Config& config,
+                                            const CpuDescription& cpu);
+
+/// Links an object from compile_kernel_object into this process (kInvalidArgument when it does
+/// not load or has no "kernel"); `signature` is the config's (kernel_signature).
+Expected<CompiledKernel> load_kernel_object(const std::string& object_code,
+                                            const KernelSignature& signature);
+
+/// "LLVM 14.0.6": the compiler a built kernel names.
+std::string llvm_version();
 
 /// The LLVM IR text of the kernel, before or after optimisation (for --print-ir and tests).
 Expected<std::string> kernel_ir(const schedule_space::Task& task,

@@ -1,5 +1,6 @@
 // Implements compiler/codegen/llvm/kernel.h: IR from the template emitters, the pass pipeline, ORC
 // JIT.
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -8,6 +9,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -109,6 +111,43 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
   impl->compile_s = start.seconds();
   return CompiledKernel(std::move(impl));
 }
+
+Expected<std::string> compile_kernel_object(const ss::Task& task, const ss::ConfigSpace& space,
+                                            const ss::Config& config, const CpuDescription& cpu) {
+  emit::initialize_llvm();
+  llvm::LLVMContext ctx;
+  TT_ASSIGN_OR_RETURN(auto module, emit_module(ctx, task, space, config, {}));
+  TT_ASSIGN_OR_RETURN(auto jtmb, emit::machine_builder_for(cpu));
+  auto tm = jtmb.createTargetMachine();
+  if (!tm)
+    return internal_error("cannot create the target machine for " + cpu.cpu + ": " +
+                          llvm::toString(tm.takeError()));
+  emit::optimize(*module, **tm);
+  return emit::emit_object_file(*module, **tm);
+}
+
+Expected<CompiledKernel> load_kernel_object(const std::string& object_code,
+                                            const KernelSignature& signature) {
+  const Stopwatch start;
+  emit::initialize_llvm();
+  TT_ASSIGN_OR_RETURN(auto jtmb, emit::host_machine_builder());
+  TT_ASSIGN_OR_RETURN(auto jit, emit::make_jit(std::move(jtmb)));
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object_code, "tensortune_kernel.o");
+  if (auto err = jit->addObjectFile(std::move(buffer)))
+    return invalid_argument("the kernel's object code does not load: " +
+                            llvm::toString(std::move(err)));
+  auto sym = jit->lookup("kernel");
+  if (!sym)
+    return invalid_argument("the object code has no kernel: " + llvm::toString(sym.takeError()));
+  auto impl = std::make_shared<CompiledKernel::Impl>();
+  impl->fn = reinterpret_cast<KernelFn>(sym->getAddress());
+  impl->jit = std::move(jit);
+  impl->signature = signature;
+  impl->compile_s = start.seconds();
+  return CompiledKernel(std::move(impl));
+}
+
+std::string llvm_version() { return "LLVM " LLVM_VERSION_STRING; }
 
 Expected<std::string> kernel_ir(const ss::Task& task, const ss::ConfigSpace& space,
                                 const ss::Config& config, const KernelOptions& options,

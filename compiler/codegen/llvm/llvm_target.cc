@@ -2,6 +2,7 @@
 #include "compiler/codegen/llvm/llvm_target.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 
@@ -23,6 +24,29 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder() {
     return internal_error("cannot detect the host target: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
   return std::move(*jtmb);
+}
+
+Expected<llvm::orc::JITTargetMachineBuilder> machine_builder_for(const CpuDescription& cpu) {
+  const CpuDescription host = host_cpu();
+  if (cpu.triple == host.triple && cpu.cpu == host.cpu && cpu.features == host.features)
+    return host_machine_builder();
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(cpu.triple)};
+  jtmb.setCPU(cpu.cpu);
+  std::vector<std::string> features;
+  for (const std::string& f : cpu.features) features.push_back("+" + f);
+  jtmb.addFeatures(features);
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  return jtmb;
+}
+
+Expected<std::string> emit_object_file(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+    return internal_error("the target cannot emit object files");
+  pm.run(m);
+  return std::string(buffer.begin(), buffer.end());
 }
 
 Expected<std::unique_ptr<llvm::orc::LLJIT>> make_jit(llvm::orc::JITTargetMachineBuilder jtmb) {

@@ -7,6 +7,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "compiler/codegen/llvm/cpu_description.h"
 #include "support/error.h"
 
 namespace tensortune::codegen::emit {
@@ -16,6 +17,12 @@ void initialize_llvm();
 
 /// The host CPU with all its features, aggressive code generation.
 Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder();
+
+/// The described CPU (its triple, CPU and features); the host's builder when it is the host.
+Expected<llvm::orc::JITTargetMachineBuilder> machine_builder_for(const CpuDescription& cpu);
+
+/// The module (optimised for `tm`) as an ELF object file.
+Expected<std::string> emit_object_file(llvm::Module& m, llvm::TargetMachine& tm);
 
 /// A JIT for `jtmb` that resolves what kernels call outside themselves (libm's expf, fmaf,
 /// fmaxf where the CPU lacks an instruction LLVM would use) from this process.

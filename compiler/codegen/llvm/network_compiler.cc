@@ -3,7 +3,6 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -86,27 +85,6 @@ std::string spec_key(const NetworkKernelSpec& spec) {
   return os.str();
 }
 
-CpuDescription host_cpu() {
-  CpuDescription cpu;
-  cpu.triple = llvm::sys::getProcessTriple();
-  cpu.cpu = llvm::sys::getHostCPUName().str();
-  llvm::StringMap<bool> features;
-  llvm::sys::getHostCPUFeatures(features);
-  for (const auto& f : features)
-    if (f.getValue()) cpu.features.push_back(f.getKey().str());
-  std::sort(cpu.features.begin(), cpu.features.end());
-  cpu.vector_lanes = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
-  return cpu;
-}
-
-std::vector<std::string> missing_features(const CpuDescription& required,
-                                          const CpuDescription& host) {
-  std::vector<std::string> missing;
-  for (const auto& f : required.features)
-    if (!std::binary_search(host.features.begin(), host.features.end(), f)) missing.push_back(f);
-  return missing;
-}
-
 namespace {
 
 void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
@@ -154,13 +132,7 @@ Expected<std::string> compile_shard(const std::vector<NamedKernel>& kernels, int
   if (!tm)
     return internal_error("cannot create the target machine: " + llvm::toString(tm.takeError()));
   emit::optimize(*m, **tm);
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
-    return internal_error("the target cannot emit object files");
-  pm.run(*m);
-  return std::string(buffer.begin(), buffer.end());
+  return emit::emit_object_file(*m, **tm);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compiler/codegen/kernel_spec.h"
+#include "compiler/codegen/llvm/cpu_description.h"
 #include "support/error.h"
 
 namespace tensortune::codegen {
@@ -26,20 +27,6 @@ int64_t parallel_extent(const NetworkKernelSpec& spec);
 
 /// A stable text of the spec: equal texts compile to equal code (used to share kernels).
 std::string spec_key(const NetworkKernelSpec& spec);
-
-/// The CPU an object file is compiled for: what an artifact records and a loader checks.
-struct CpuDescription {
-  std::string triple;
-  std::string cpu;                    ///< LLVM's name, e.g. "rocketlake"
-  std::vector<std::string> features;  ///< the enabled ones, sorted ("avx512f", ...)
-  int vector_lanes = 4;
-};
-
-CpuDescription host_cpu();
-
-/// Features `required` enables that `host` lacks (empty: the code runs here).
-std::vector<std::string> missing_features(const CpuDescription& required,
-                                          const CpuDescription& host);
 
 /// Emits every kernel into one module, optimises it and returns an ELF object for the host.
 Expected<std::string> compile_network_object(const std::vector<NamedKernel>& kernels,
