@@ -119,12 +119,26 @@ Status compile(const CompileFlags& f) {
   return ok_status();
 }
 
+/// The GPU a network runs on: --gpu where given (only for a network compiled for a GPU, and not
+/// with --emulate), else GPU 0.
+Expected<int> gpu_for(const runtime::CompiledNetwork& net, int gpu, bool emulate) {
+  if (gpu < 0) return 0;
+  if (emulate)
+    return invalid_argument("--gpu " + std::to_string(gpu) + ": --emulate runs on the CPU");
+  if (net.target != runtime::TargetKind::kCuda)
+    return invalid_argument("--gpu " + std::to_string(gpu) + ": " + net.model +
+                            " is compiled for " + runtime::describe_target(net) +
+                            ", which runs on the CPU");
+  return gpu;
+}
+
 struct RunFlags {
   std::string artifact;
   workflow::ModelOptions model;
   bool reference = false;
   bool emulate = false;
   int threads = 0;
+  int gpu = -1;  ///< -1: not given (GPU 0)
   std::vector<std::string> inputs;
   workflow::ImageNormalization images;
   std::vector<std::string> saved_inputs;  ///< NAME=x.npy: the tensor input NAME ran on
@@ -175,7 +189,8 @@ Status run(const RunFlags& f) {
                 net->model.c_str(), net->opt_level, start.seconds());
   } else {
     const int threads = f.threads > 0 ? f.threads : net->threads;
-    TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads, f.emulate));
+    TT_ASSIGN_OR_RETURN(int gpu, gpu_for(*net, f.gpu, f.emulate));
+    TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads, f.emulate, gpu));
     const double load_s = start.seconds();
     const Stopwatch run_start;
     TT_ASSIGN_OR_RETURN(outputs, exe->run(inputs));
@@ -200,6 +215,7 @@ struct BenchFlags {
   std::string artifact;
   workflow::ModelOptions model;
   int threads = 0;
+  int gpu = -1;  ///< -1: not given (GPU 0)
   runtime::BenchOptions options;
   bool json = false;
   bool no_step_batching = false;
@@ -209,7 +225,8 @@ struct BenchFlags {
 Status bench(const BenchFlags& f) {
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
   const int threads = f.threads > 0 ? f.threads : net->threads;
-  TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads));
+  TT_ASSIGN_OR_RETURN(int gpu, gpu_for(*net, f.gpu, false));
+  TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads, false, gpu));
   exe->set_step_batching(!f.no_step_batching);
   std::map<std::string, graph::Tensor> inputs;
   for (auto in : net->graph.inputs()) {
@@ -321,6 +338,8 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
                 "threads (default: the artifact's); with --emulate, each kernel's blocks are split "
                 "over them")
       ->check(at_least(1));
+  r->add_option("--gpu", rf->gpu, "a network compiled for cuda: run it on this GPU (default 0)")
+      ->check(at_least(0));
   r->add_option("--input", rf->inputs,
                 "NAME=x.npy, NAME=photo.jpg|png (a float32 [N, 3, H, W] input: resized to H x W, "
                 "scaled to [0, 1] and normalised by --mean/--std), or NAME=random for "
@@ -353,6 +372,8 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   add_artifact_limit(*b, bf->max_artifact_bytes);
   add_model_flags(b, bf->model, true, false);
   b->add_option("--threads", bf->threads, "threads (default: the artifact's)")->check(at_least(1));
+  b->add_option("--gpu", bf->gpu, "a network compiled for cuda: time it on this GPU (default 0)")
+      ->check(at_least(0));
   b->add_option("--repeat", bf->options.repeat, "timed rounds; the median is reported")
       ->check(at_least(1))
       ->capture_default_str();

@@ -161,12 +161,15 @@ Status print_status(StatusFlags f) {
   for (const auto& q : s.queues())
     std::printf("%-20s %8d %6d %5d %7d %8d\n", q.device_key().c_str(), q.devices(), q.slots(),
                 q.free_slots(), q.queued(), q.running());
-  std::printf("\nDevices\n%-5s %-20s %-28s %6s %5s %10s\n", "id", "key", "name", "slots", "busy",
-              "heartbeat");
+  // "timing": the share of the slots' wall time spent timing kernels over the last minute;
+  // low while busy means the device waits for compiles, the tracker or its clients.
+  std::printf("\nDevices\n%-5s %-20s %-28s %6s %5s %7s %10s\n", "id", "key", "name", "slots",
+              "busy", "timing", "heartbeat");
   for (const auto& d : s.devices()) {
-    std::printf("%-5llu %-20s %-28s %6d %5d %8.1f s\n",
+    std::printf("%-5llu %-20s %-28s %6d %5d %6.0f%% %8.1f s\n",
                 static_cast<unsigned long long>(d.device_id()), d.device_key().c_str(),
-                d.name().c_str(), d.slots(), d.busy(), d.last_heartbeat_age_s());
+                d.name().c_str(), d.slots(), d.busy(), 100 * d.timing_fraction(),
+                d.last_heartbeat_age_s());
     if (!d.hardware().empty()) std::printf("      %s\n", d.hardware().c_str());
   }
   // Running jobs first: they are what an operator watches; finished ones are history.

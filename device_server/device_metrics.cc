@@ -10,13 +10,16 @@
 #include <sstream>
 #include <thread>
 
+#include "device_server/timing_share.h"
 #include "support/connection_front.h"
 #include "support/log.h"
 
 namespace tensortune::device_server {
 
 struct DeviceMetrics::Impl {
+  explicit Impl(int slots) : share(slots, 60, TimingShare::Clock::now()) {}
   std::function<int()> restarts;
+  TimingShare share;
   prometheus::Registry registry;
   prometheus::Family<prometheus::Counter>& results =
       prometheus::BuildCounter()
@@ -35,6 +38,11 @@ struct DeviceMetrics::Impl {
                                 .Help("Slots measuring now")
                                 .Register(registry)
                                 .Add({});
+  prometheus::Counter& timed = prometheus::BuildCounter()
+                                   .Name("tensortune_device_timing_seconds_total")
+                                   .Help("Seconds the slots' kernels ran while being timed")
+                                   .Register(registry)
+                                   .Add({});
   prometheus::Gauge& connected = prometheus::BuildGauge()
                                      .Name("tensortune_device_registered")
                                      .Help("1 while registered with the tracker")
@@ -54,13 +62,22 @@ struct DeviceMetrics::Impl {
     m.counter.value = restarts ? restarts() : 0;
     r.metric.push_back(m);
     families.push_back(std::move(r));
+    prometheus::MetricFamily f;
+    f.name = "tensortune_device_timing_fraction";
+    f.help = "Share of the slots' wall time spent timing kernels over the last minute (0-1)";
+    f.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric g;
+    g.gauge.value = share.fraction(TimingShare::Clock::now());
+    f.metric.push_back(g);
+    families.push_back(std::move(f));
     std::ostringstream out;
     prometheus::TextSerializer().Serialize(out, families);
     return out.str();
   }
 };
 
-DeviceMetrics::DeviceMetrics(std::function<int()> restarts) : impl_(std::make_unique<Impl>()) {
+DeviceMetrics::DeviceMetrics(std::function<int()> restarts, int slots)
+    : impl_(std::make_unique<Impl>(slots)) {
   impl_->restarts = std::move(restarts);
 }
 
@@ -72,10 +89,16 @@ DeviceMetrics::~DeviceMetrics() {
 
 void DeviceMetrics::slot_taken() { impl_->busy.Increment(); }
 
-void DeviceMetrics::measured(const v1::MeasureResult& result, double seconds) {
+void DeviceMetrics::measured(const v1::MeasureResult& result, double seconds, double timed_s) {
   impl_->busy.Decrement();
+  impl_->timed.Increment(timed_s);
+  impl_->share.add(timed_s, TimingShare::Clock::now());
   impl_->seconds.Observe(seconds);
   impl_->results.Add({{"error", v1::MeasureErrorNo_Name(result.error_no())}}).Increment();
+}
+
+double DeviceMetrics::timing_fraction() const {
+  return impl_->share.fraction(TimingShare::Clock::now());
 }
 
 void DeviceMetrics::registered(bool connected) { impl_->connected.Set(connected ? 1 : 0); }

@@ -17,6 +17,7 @@
 #include "compiler/codegen/cuda/cuda_driver.h"
 #endif
 #include "device_server/worker_process.h"
+#include "proto/convert.h"
 #include "proto/farm.grpc.pb.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/template.h"
@@ -199,6 +200,7 @@ class Session {
       if (done_) break;
       v1::DeviceMessage m;
       m.mutable_heartbeat()->set_busy_slots(busy_);
+      m.mutable_heartbeat()->set_timing_fraction(metrics_.timing_fraction());
       lock.unlock();
       send(m);
       lock.lock();
@@ -236,7 +238,10 @@ class Session {
         *r->mutable_result() = workers_[slot]->measure(item, timeout + o_.worker_grace_s);
       }
       r->mutable_result()->set_device_key(o_.device_key);
-      metrics_.measured(r->result(), started.seconds());
+      double timed_s = 0;
+      if (auto result = wire::result_from_proto(r->result()))
+        timed_s = result->timed_seconds(item.timing().repeat());
+      metrics_.measured(r->result(), started.seconds(), timed_s);
       send(m);
       std::lock_guard<std::mutex> lock(mu_);
       --busy_;
@@ -328,11 +333,13 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
       TT_RETURN_IF_ERROR(workers.back()->start());
     }
   }
-  DeviceMetrics metrics([&workers] {
-    int n = 0;
-    for (const auto& w : workers) n += w->restarts();
-    return n;
-  });
+  DeviceMetrics metrics(
+      [&workers] {
+        int n = 0;
+        for (const auto& w : workers) n += w->restarts();
+        return n;
+      },
+      o.slots);
   if (o.metrics_port >= 0) {
     TT_ASSIGN_OR_RETURN(int port, metrics.serve(o.metrics_host, o.metrics_port));
     (void)port;

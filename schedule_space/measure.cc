@@ -1,5 +1,7 @@
 #include "schedule_space/measure.h"
 
+#include <algorithm>
+
 namespace tensortune::schedule_space {
 
 const char* measure_error_name(MeasureErrorNo e) {
@@ -24,6 +26,11 @@ const char* measure_error_name(MeasureErrorNo e) {
       return "UNKNOWN_ERROR";
   }
   return "UNKNOWN_ERROR";
+}
+
+double MeasureResult::timed_seconds(int repeat) const {
+  if (!ok() || costs.empty()) return 0;
+  return mean_cost() * static_cast<double>(std::max<int64_t>(1, number)) * std::max(1, repeat);
 }
 
 double MeasureResult::mean_cost() const {

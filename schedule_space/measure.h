@@ -57,6 +57,9 @@ struct MeasureResult {
 
   double mean_cost() const;
   bool ok() const { return error_no == MeasureErrorNo::kNoError; }
+  /// Seconds the kernel ran while it was timed, over `repeat` rounds of `number` runs (the
+  /// work a device exists for, against its wall time): 0 for an error.
+  double timed_seconds(int repeat) const;
 };
 
 }  // namespace tensortune::schedule_space

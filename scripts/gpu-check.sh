@@ -333,6 +333,10 @@ if wanted d tune || wanted farm farm; then
     run 180 "$tt" tune-op --op conv2d_nchw --target "$target" ${layers[0]} --tuner xgb --trials 32 \
       --min-repeat-ms 20 --tracker "127.0.0.1:$port" --db "$work/farm_client.db"
     client_rc=$?
+    # Built on this machine's cores, timed by the server: what the build took, the kernel cache,
+    # and the share of the measuring time the GPU spent timing kernels.
+    built=$(grep -E 'kernels built here|timing: kernels ran' "$last" | sed 's/.*\] //' | tr '\n' ' ' | cut -c1-300)
+    run 10 "$tt" status --tracker "127.0.0.1:$port"
     kill "$killer_pid" 2> /dev/null
     sleep 1
     kill "$device_pid" "$tracker_pid" 2> /dev/null
@@ -342,7 +346,7 @@ if wanted d tune || wanted farm farm; then
     replaced=$(grep -c 'starting a new worker' "$fdir/device.log")
     if [[ $client_rc == 0 ]] && run 30 "$py" "$tools" records "$farm_db" --at-least 32 &&
       [[ $killed == killed* && $replaced -ge 1 ]]; then
-      result tune/farm pass "$killed; worker replaced $replaced time(s); $(tail_of)"
+      result tune/farm pass "$killed; worker replaced $replaced time(s); $built"
     else
       run 30 "$py" "$tools" records "$farm_db"
       result tune/farm fail "client rc $client_rc; ${killed:-worker not killed}; replaced $replaced; $(tail_of)"

@@ -170,7 +170,7 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
 
   void handle(const v1::DeviceMessage& msg) {
     if (msg.has_heartbeat()) {
-      core_.dispatcher->heartbeat(id_);
+      core_.dispatcher->heartbeat(id_, msg.heartbeat().timing_fraction());
       return;
     }
     if (!msg.has_result()) return;

@@ -1,6 +1,7 @@
 #include "tracker/dispatcher.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -92,10 +93,14 @@ void Dispatcher::remove_device(uint64_t device_id) {
   run(std::move(sends), std::move(notes), {});
 }
 
-void Dispatcher::heartbeat(uint64_t device_id) {
+void Dispatcher::heartbeat(uint64_t device_id, double timing_fraction) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = devices_.find(device_id);
-  if (it != devices_.end()) it->second.last_seen = Clock::now();
+  if (it == devices_.end()) return;
+  it->second.last_seen = Clock::now();
+  // A device's own figure, shown as it is: bounded so a broken one cannot print nonsense.
+  it->second.timing_fraction =
+      std::isfinite(timing_fraction) ? std::clamp(timing_fraction, 0.0, 1.0) : 0.0;
 }
 
 uint64_t Dispatcher::submit(JobSpec spec, JobSink sink,

@@ -141,7 +141,8 @@ class Dispatcher {
   bool name_registered(const std::string& name) const;
   /// Drops the device (its stream ended): its leased items are re-queued.
   void remove_device(uint64_t device_id);
-  void heartbeat(uint64_t device_id);
+  /// The device is alive; `timing_fraction` is what it reported (Heartbeat.timing_fraction).
+  void heartbeat(uint64_t device_id, double timing_fraction = 0);
 
   /// Queues the job; `already_done` items (index -> result, e.g. from the archive) complete
   /// at once without dispatch and without recording.
@@ -173,7 +174,8 @@ class Dispatcher {
     int slots = 1;
     std::string hardware;
     double peak_gflops = 0;
-    int busy = 0;  ///< leased items, plus expired leases not yet answered
+    int busy = 0;                ///< leased items, plus expired leases not yet answered
+    double timing_fraction = 0;  ///< from its last heartbeat
     std::set<uint64_t> expired_leases;
     Clock::time_point last_seen;
     SendWork send;

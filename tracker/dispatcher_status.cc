@@ -17,6 +17,7 @@ v1::StatusReply Dispatcher::status() const {
     s->set_busy(d.busy);
     s->set_last_heartbeat_age_s(seconds_between(d.last_seen, now));
     s->set_hardware(d.hardware);
+    s->set_timing_fraction(d.timing_fraction);
     auto& q = queues[d.key];
     q.set_device_key(d.key);
     q.set_devices(q.devices() + 1);

@@ -137,6 +137,11 @@ std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {
                                     "Heap bytes allocated and not yet freed (glibc mallinfo2)");
   auto malloc_free = gauge_family("tensortune_malloc_free_bytes",
                                   "Heap bytes freed but still held by glibc's arenas (mallinfo2)");
+  auto timing = gauge_family("tensortune_device_timing_fraction",
+                             "Share of a device's slot time spent timing kernels over the last "
+                             "minute, as its heartbeat said (0-1)");
+  for (const auto& d : s.devices())
+    add_gauge(timing, {{"key", d.device_key()}, {"device", d.name()}}, d.timing_fraction());
   std::map<std::pair<std::string, std::string>, double> device_counts;
   for (const auto& d : s.devices()) {
     device_counts[{d.device_key(), d.busy() > 0 ? "busy" : "idle"}] += 1;
@@ -161,7 +166,7 @@ std::string TrackerMetrics::scrape(const v1::StatusReply& s) const {
   add_gauge(malloc_in_use, {}, static_cast<double>(heap.uordblks + heap.hblkhd));
   add_gauge(malloc_free, {}, static_cast<double>(heap.fordblks));
   for (auto* f : {&devices, &slots, &queue, &jobs, &archived, &uptime, &sqlite_heap, &malloc_in_use,
-                  &malloc_free})
+                  &malloc_free, &timing})
     families.push_back(*f);
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);

@@ -17,6 +17,7 @@ nlohmann::json status_to_json(const v1::StatusReply& s) {
                             {"name", d.name()},
                             {"slots", d.slots()},
                             {"busy", d.busy()},
+                            {"timing_fraction", d.timing_fraction()},
                             {"last_heartbeat_age_s", d.last_heartbeat_age_s()},
                             {"hardware", d.hardware()}});
   j["queues"] = json::array();

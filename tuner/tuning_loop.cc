@@ -85,6 +85,7 @@ Expected<TuneResult> tune_task(const ss::Task& task, const ss::ConfigSpace& spac
       trials.push_back(p.done + static_cast<int64_t>(i));
       const double g = result_gflops(task, results[i]);
       if (!results[i].ok()) ++p.errors;
+      out.timed_seconds += results[i].timed_seconds(options.repeat);
       p.current_gflops = std::max(p.current_gflops, g);
       if (g > p.best_gflops) {
         p.best_gflops = g;

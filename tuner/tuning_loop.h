@@ -46,6 +46,7 @@ struct TuneOptions {
   int64_t early_stopping = 0;  ///< stop after this many trials without improvement; 0 = never
   std::string run_id;          ///< names the run in the DB; its results count toward `trials`
   BatchFn on_batch;            ///< optional
+  int repeat = 1;              ///< rounds each config is timed over (for timed_seconds)
 };
 
 struct TuneResult {
@@ -56,6 +57,9 @@ struct TuneResult {
   int64_t replayed = 0;  ///< results of the task found in the DB (all runs) and given to the tuner
   int64_t measured = 0;  ///< trials measured by this run
   double measure_seconds = 0;
+  /// Seconds the kernels ran while timed (MeasureResult::timed_seconds), against
+  /// measure_seconds: how much of the measuring time the device spent on its real work.
+  double timed_seconds = 0;
   double tuner_seconds = 0;  ///< time in the tuner's next_batch and update (model training, search)
 };
 

@@ -1,5 +1,6 @@
 // tune-op --tracker: the tuning loop's Measurer over the farm. Each batch is one job; a
 // tracker that is down is retried (its archive makes resubmission cheap) for two minutes.
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -128,16 +129,47 @@ class FarmMeasurer final : public tuner::Measurer {
   Expected<std::vector<ss::MeasureResult>> measure(
       const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
     if (build_workers_ <= 0) return submit(space, configs, nullptr);
-    BuiltBatch b =
-        build_batch(task_, space, configs, build_workers_, key_, cache_, cache_bytes_, &stats_);
-    if (!b.configs.empty()) {
-      TT_ASSIGN_OR_RETURN(auto sent, submit(space, b.configs, &b.kernels));
-      for (size_t i = 0; i < sent.size(); ++i) b.results[b.positions[i]] = std::move(sent[i]);
+    // A pipeline: the batch is built a chunk (one config per build thread) at a time, and each
+    // chunk is sent as soon as it is built, so the devices time chunk k while chunk k+1 builds
+    // and wait only for the first.
+    const size_t chunk = static_cast<size_t>(build_workers_);
+    std::vector<std::optional<ss::MeasureResult>> results(configs.size());
+    struct Sent {
+      size_t begin;
+      std::vector<size_t> positions;
+      std::future<Expected<std::vector<ss::MeasureResult>>> results;
+    };
+    std::vector<Sent> sent;
+    for (size_t begin = 0; begin < configs.size(); begin += chunk) {
+      const std::vector<ss::Config> part(
+          configs.begin() + static_cast<std::ptrdiff_t>(begin),
+          configs.begin() + static_cast<std::ptrdiff_t>(std::min(configs.size(), begin + chunk)));
+      BuiltBatch b =
+          build_batch(task_, space, part, build_workers_, key_, cache_, cache_bytes_, &stats_);
+      for (size_t i = 0; i < part.size(); ++i)
+        if (b.results[i]) results[begin + i] = std::move(b.results[i]);
+      if (b.configs.empty()) continue;
+      sent.push_back(
+          {begin, std::move(b.positions),
+           std::async(std::launch::async, [this, &space, chunk_configs = std::move(b.configs),
+                                           kernels = std::move(b.kernels)] {
+             return submit(space, chunk_configs, &kernels);
+           })});
     }
-    std::vector<ss::MeasureResult> results;
-    results.reserve(configs.size());
-    for (auto& r : b.results) results.push_back(std::move(*r));
-    return results;
+    std::optional<Error> failure;
+    for (Sent& s : sent) {
+      auto r = s.results.get();  // every job is waited for, even after one failed
+      if (!r) {
+        if (!failure) failure = r.error();
+        continue;
+      }
+      for (size_t i = 0; i < r->size(); ++i) results[s.begin + s.positions[i]] = std::move((*r)[i]);
+    }
+    if (failure) return *failure;
+    std::vector<ss::MeasureResult> out;
+    out.reserve(configs.size());
+    for (auto& r : results) out.push_back(std::move(*r));
+    return out;
   }
   std::string device_key() const override { return key_; }
   int threads() const override {

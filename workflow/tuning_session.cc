@@ -106,6 +106,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   to.run_id =
       f.configs.empty() ? f.tuner + "-seed" + std::to_string(f.seed) : "list-" + f.list_name;
   to.on_batch = reporting.on_batch;
+  to.repeat = f.repeat;
   if (!reporting.quiet)
     std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",
                 task_number, task_count, task.template_name.c_str(),
@@ -131,6 +132,15 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   if (!reporting.quiet)
     print_progress(task_number, task_count, summary.result.progress, true,
                    reporting.line_per_batch);
+  if (!reporting.quiet && summary.result.measured > 0 && summary.result.measure_seconds > 0)
+    // The figure that says whether the devices did their real work or waited (for compiles,
+    // the tracker, this client's tuner): kernel time over the time this run spent measuring.
+    std::printf(
+        "[Task %2d/%2d] timing: kernels ran %.1f s while timed, %.0f%% of the %.1f s spent "
+        "measuring (%.1f s in the tuner)\n",
+        task_number, task_count, summary.result.timed_seconds,
+        100 * summary.result.timed_seconds / summary.result.measure_seconds,
+        summary.result.measure_seconds, summary.result.tuner_seconds);
   summary.best_config =
       summary.result.best_config ? space.describe(*summary.result.best_config) : "-";
   if (f.measure_default) {

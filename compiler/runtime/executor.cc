@@ -268,7 +268,7 @@ Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executable::~Executable() = default;
 
 Expected<std::unique_ptr<Executable>> Executable::load(
-    std::shared_ptr<const CompiledNetwork> network, int threads, bool emulate) {
+    std::shared_ptr<const CompiledNetwork> network, int threads, bool emulate, int gpu) {
   if (threads < 1)
     return invalid_argument("threads = " + std::to_string(threads) + ", must be at least 1");
   if (network->target == TargetKind::kCuda) {
@@ -276,7 +276,7 @@ Expected<std::unique_ptr<Executable>> Executable::load(
 #ifdef TT_WITH_CUDA
       auto impl = std::make_unique<Impl>();
       impl->pool = std::make_unique<ThreadPool>(1);
-      TT_ASSIGN_OR_RETURN(impl->gpu, GpuExecution::load(network));
+      TT_ASSIGN_OR_RETURN(impl->gpu, GpuExecution::load(network, gpu));
       impl->net = std::move(network);
       return std::unique_ptr<Executable>(new Executable(std::move(impl)));
 #else

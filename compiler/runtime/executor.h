@@ -25,9 +25,10 @@ class Executable {
  public:
   /// kFailedPrecondition when the network was compiled for a CPU with features this one lacks
   /// (the message names them), or for CUDA without `emulate` where no suitable GPU is (the
-  /// message says why); kInvalidArgument for `emulate` with a CPU network; threads >= 1.
+  /// message says why); kInvalidArgument for `emulate` with a CPU network; threads >= 1. A
+  /// CUDA network runs on GPU `gpu` (an ordinal; an error names the GPUs there are).
   static Expected<std::unique_ptr<Executable>> load(std::shared_ptr<const CompiledNetwork> network,
-                                                    int threads, bool emulate = false);
+                                                    int threads, bool emulate = false, int gpu = 0);
   ~Executable();
 
   const CompiledNetwork& network() const;

@@ -159,7 +159,7 @@ GpuExecution::GpuExecution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 GpuExecution::~GpuExecution() = default;
 
 Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(
-    std::shared_ptr<const CompiledNetwork> net) {
+    std::shared_ptr<const CompiledNetwork> net, int gpu_ordinal) {
   const std::string target = describe_target(*net);
   auto gpus = codegen::cuda::list_gpus();
   if (!gpus)
@@ -167,14 +167,22 @@ Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(
                  net->model + " is compiled for " + target +
                      " and this machine has no GPU to run it (" + gpus.error().message +
                      "); `tensortune run --emulate` runs it on this CPU"};
+  if (gpu_ordinal < 0 || gpu_ordinal >= static_cast<int>(gpus->size())) {
+    std::string have;
+    for (const auto& g : *gpus)
+      have += (have.empty() ? "" : ", ") + std::to_string(g.ordinal) + ": " + g.name;
+    return Error{
+        ErrorCode::kFailedPrecondition,
+        "--gpu " + std::to_string(gpu_ordinal) + ": no such GPU (this machine has " + have + ")"};
+  }
   // PTX runs on its compute capability and later ones (the driver compiles it for the GPU).
-  const codegen::cuda::GpuDevice& gpu = gpus->front();
+  const codegen::cuda::GpuDevice& gpu = (*gpus)[static_cast<size_t>(gpu_ordinal)];
   if (gpu.compute_capability < net->compute_capability)
-    return Error{ErrorCode::kFailedPrecondition, net->model + " is compiled for " + target +
-                                                     " but GPU 0 (" + gpu.name + ") is sm_" +
-                                                     std::to_string(gpu.compute_capability) +
-                                                     ": compile it again with --target cuda-sm" +
-                                                     std::to_string(gpu.compute_capability)};
+    return Error{
+        ErrorCode::kFailedPrecondition,
+        net->model + " is compiled for " + target + " but GPU " + std::to_string(gpu_ordinal) +
+            " (" + gpu.name + ") is sm_" + std::to_string(gpu.compute_capability) +
+            ": compile it again with --target cuda-sm" + std::to_string(gpu.compute_capability)};
   auto impl = std::make_unique<Impl>();
   impl->net = std::move(net);
   TT_ASSIGN_OR_RETURN(impl->module, GpuModule::load(gpu, impl->net->gpu_source, impl->net->gpu_ptx,

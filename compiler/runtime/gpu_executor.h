@@ -21,9 +21,11 @@ namespace tensortune::runtime {
 
 class GpuExecution {
  public:
-  /// kFailedPrecondition naming why when there is no usable GPU (no driver, none present, an
-  /// older compute capability than the network's) or a kernel exceeds the GPU's limits.
-  static Expected<std::unique_ptr<GpuExecution>> load(std::shared_ptr<const CompiledNetwork> net);
+  /// On GPU `gpu` (an ordinal). kFailedPrecondition naming why when it is not usable (no
+  /// driver, no such GPU: the message lists those there are, an older compute capability than
+  /// the network's) or a kernel exceeds the GPU's limits.
+  static Expected<std::unique_ptr<GpuExecution>> load(std::shared_ptr<const CompiledNetwork> net,
+                                                      int gpu);
   ~GpuExecution();
 
   const graph::MemoryPlan& memory_plan() const;

@@ -13,7 +13,8 @@ struct GpuExecution::Impl {
 GpuExecution::GpuExecution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GpuExecution::~GpuExecution() = default;
 
-Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(std::shared_ptr<const CompiledNetwork>) {
+Expected<std::unique_ptr<GpuExecution>> GpuExecution::load(std::shared_ptr<const CompiledNetwork>,
+                                                           int) {
   return Error{ErrorCode::kFailedPrecondition,
                "this tensortune was built without the CUDA Toolkit: it cannot run a network on a "
                "GPU (run it with --emulate, or build where /usr/local/cuda exists)"};

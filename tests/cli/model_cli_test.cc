@@ -203,6 +203,8 @@ TEST_F(ModelCli, CompileRunAndBenchAnArtifact) {
   EXPECT_NE(b.output.find("sum of steps"), std::string::npos) << b.output;
 
   expect_error("run " + path("r18.tt") + " --input dat=random", "'dat', which is not an input");
+  expect_error("run " + path("r18.tt") + " --gpu 1 --input data=random", "runs on the CPU");
+  expect_error("bench " + path("r18.tt") + " --gpu 0", "runs on the CPU");
   expect_error("run " + path("r18.tt") + " --input data=" + path("x.npy") + " --model resnet-18",
                "not both");
   fs::resize_file(path("r18.tt"), fs::file_size(path("r18.tt")) - 100);
@@ -432,6 +434,10 @@ TEST_F(ModelCli, CompileForCudaAndRunEmulated) {
   EXPECT_LT(max_relative_difference(*y, *yr), 1e-4);
   if (run("gpus").output.find("no GPU") != std::string::npos)  // the plain run names the way out
     expect_error("run " + path("m.tt") + " --input data=random", "--emulate");
+  expect_error("run " + path("m.tt") + " --emulate --gpu 1 --input data=random",
+               "--emulate runs on the CPU");
+  if (run("gpus").output.find("no GPU") == std::string::npos)  // a GPU number past the last
+    expect_error("run " + path("m.tt") + " --gpu 99 --input data=random", "no such GPU");
   expect_error("compile --model resnet-18 --target rocm -o " + path("r.tt"), "target = 'rocm'");
 }
 

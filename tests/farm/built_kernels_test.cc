@@ -3,6 +3,8 @@
 // tracker takes them only from a builder, and nothing that fails a check gets timed.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "compiler/measure/kernel_build.h"
 #include "proto/convert.h"
 #include "proto/farm.grpc.pb.h"
@@ -163,6 +165,20 @@ TEST_F(Farm, TuneOpBuildsOnTheClientsCoresWhenAsked) {
   EXPECT_NE(out.find(", 0 errors"), std::string::npos) << out;
   EXPECT_EQ(archive_counts().size(), 8u);
   EXPECT_NE(out.find("kernels built here: 8 on 2 threads"), std::string::npos) << out;
+  EXPECT_NE(out.find("timing: kernels ran"), std::string::npos) << out;
+  // The device's next heartbeat carries the share of its slot time spent timing kernels.
+  double share = 0;
+  for (int i = 0; i < 200 && share == 0; ++i) {
+    auto s = c->status();
+    ASSERT_TRUE(s) << s.error().message;
+    if (s->devices_size() == 1) share = s->devices(0).timing_fraction();
+    if (share == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GT(share, 0);
+  EXPECT_LE(share, 1);
+  auto [status_code, status] = run_tensortune("status --tracker " + tracker);
+  EXPECT_EQ(status_code, 0) << status;
+  EXPECT_NE(status.find("timing"), std::string::npos) << status;
   EXPECT_NE(out.find("0 from the kernel cache"), std::string::npos) << out;
   // On two threads the configs are measured again, from the same kernels: the record DB's
   // kernel cache holds them all, and nothing is built twice.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 
 namespace tensortune::tracker {
@@ -181,6 +182,23 @@ TEST(Dispatcher, StatusShowsWhatAGpuServerRegistered) {
       EXPECT_EQ(dev.slots(), 2);
     }
   }
+}
+
+TEST(Dispatcher, StatusShowsTheTimingShareEachDeviceLastReportedBounded) {
+  Dispatcher d(DispatcherOptions{});
+  FakeDevice a, b, c;
+  const uint64_t ia = d.add_device("k", 1, "a", a.sender(), nullptr);
+  const uint64_t ib = d.add_device("k", 1, "b", b.sender(), nullptr);
+  const uint64_t ic = d.add_device("k", 1, "c", c.sender(), nullptr);
+  d.heartbeat(ia, 0.42);
+  d.heartbeat(ib, std::nan(""));
+  d.heartbeat(ic, 7);
+  std::map<std::string, double> share;
+  const v1::StatusReply status = d.status();
+  for (const auto& dev : status.devices()) share[dev.name()] = dev.timing_fraction();
+  EXPECT_DOUBLE_EQ(share["a"], 0.42);
+  EXPECT_EQ(share["b"], 0.0);
+  EXPECT_EQ(share["c"], 1.0);
 }
 
 TEST(Dispatcher, AKeyHoldsAtMostItsLimitOfDevicesAndFreesRoomWhenOneLeaves) {
