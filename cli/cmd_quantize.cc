@@ -74,8 +74,13 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
               "keep the float biases as they are; by default each Conv/Gemm bias (and a MatMul's, "
               "the Add after it) cancels the mean output error of its rounded weights on the "
               "calibration samples");
+  c->add_flag("--allow-none", job->allow_none,
+              "write the model even when no node could be quantized (by default that is an "
+              "error naming why for the first nodes, and nothing is written)");
   c->footer(
-      "\nEvery Conv, Gemm and MatMul whose weight is an initializer reads an int8 copy of it "
+      "\nEvery Conv, Gemm and MatMul whose weight is an initializer (or a Constant node, or a "
+      "cast, reshape or transpose of constants: folded into initializers first) reads an int8 "
+      "copy of it "
       "(symmetric, per output channel) through DequantizeLinear, and its activation through a "
       "QuantizeLinear -> DequantizeLinear pair (uint8, per tensor) whose range is the min-max "
       "over the calibration samples; biases stay float, corrected for the weights' mean rounding "
@@ -99,6 +104,11 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
         job->percentile >= 100 ? "min-max"
                                : ("percentile " + std::to_string(job->percentile)).c_str(),
         report->bias_corrected, job->output.c_str());
+    if (report->folded > 0)
+      std::printf(
+          "  folded %d constant node%s (weights written as Constant nodes and their "
+          "casts, reshapes, transposes) into initializers first\n",
+          report->folded, report->folded == 1 ? "" : "s");
     for (const auto& s : report->kept_full_range)
       std::printf("  kept in [-127, 127]: %s\n", s.c_str());
     for (const auto& s : report->skipped) std::printf("  left in float: %s\n", s.c_str());

@@ -73,6 +73,7 @@ Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job) {
   TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(job.model));
   frontend::QuantizeOptions options;
   options.per_channel = job.per_channel;
+  options.allow_none = job.allow_none;
   options.reduce_range = job.reduce_range;
   options.noise_growth = job.noise_growth;
   options.bias_correction = job.bias_correction;

@@ -24,6 +24,7 @@ struct QuantizeJob {
   double noise_growth = 1.10;
   bool bias_correction = true;
   double percentile = 100;  ///< 100: min-max; below: see QuantizeOptions::percentile
+  bool allow_none = false;  ///< write the model even when no node could be quantized
 };
 
 Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job);

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/frontend/onnx_constant_folding.h"
 #include "compiler/frontend/onnx_import_context.h"
 #include "compiler/frontend/onnx_proto.h"
 #include "compiler/frontend/weight_quantization.h"
@@ -499,6 +500,10 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   TT_ASSIGN_OR_RETURN(onnx::ModelProto model, read_model(in));
   onnx::GraphProto* g = model.mutable_graph();
   QuantizeReport report;
+  // Weights written as Constant nodes (and casts, reshapes, transposes of them) are weights.
+  auto folded = fold_constant_weights(g, default_opset(model));
+  if (!folded) return folded.error().with_context(in);
+  report.folded = *folded;
   report.per_channel = options.per_channel && default_opset(model) >= 13;
   const GraphIndex index(*g);
   const std::vector<Target> targets = find_targets(*g, index, report);
@@ -509,6 +514,17 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   for (const Target& t : targets)
     TT_RETURN_IF_ERROR(rewrite_target(g, t, index, calibration, options, report, rewrite));
   splice_and_prune(g, rewrite);
+  if (report.quantized == 0 && !options.allow_none) {
+    // A "quantized" model that is the float one is a mistake to say, not a file to write.
+    std::string why;
+    for (size_t i = 0; i < report.skipped.size() && i < 3; ++i)
+      why += (why.empty() ? "" : "; ") + report.skipped[i];
+    if (report.skipped.size() > 3)
+      why += "; and " + std::to_string(report.skipped.size() - 3) + " more";
+    return invalid_argument(in + ": quantized none of its " + std::to_string(report.candidates) +
+                            " Conv, Gemm and MatMul nodes" + (why.empty() ? "" : " (" + why + ")") +
+                            "; nothing written (--allow-none writes the model even so)");
+  }
 
   report.weight_max = report.full > 0 || report.reduced == 0 ? kFullRange : kReducedRange;
   std::ofstream sink(out, std::ios::binary);

@@ -2,7 +2,9 @@
 /// \file
 /// Post-training static quantization of an ONNX model into ONNX's QDQ form (what quantization
 /// tools write and what ONNX Runtime and tensortune both run): every Conv, Gemm and MatMul whose
-/// weight is an initializer (directly or through Identity nodes) reads its weight as int8
+/// weight is an initializer (directly or through Identity nodes; weights written as Constant
+/// nodes, and casts, reshapes and transposes of constants, are folded into initializers first)
+/// reads its weight as int8
 /// (symmetric, per output channel or per tensor) through a DequantizeLinear, and its activation
 /// through a QuantizeLinear -> DequantizeLinear pair (uint8, per tensor, asymmetric) whose range is
 /// the min-max over the calibration samples, computed by the reference interpreter. Biases stay
@@ -41,10 +43,16 @@ struct QuantizeOptions {
   /// outliers that would stretch the 256 steps over mostly empty range.
   double percentile = 100;
   OnnxImportOptions import;  ///< input shapes, limits
+  /// Write the model even when no node could be quantized (else that is an error naming why
+  /// for the first nodes, and nothing is written).
+  bool allow_none = false;
 };
 
 struct QuantizeReport {
   int quantized = 0;  ///< Conv / Gemm / MatMul nodes now reading int8
+  /// Constant nodes and computations of constants (Identity, Cast, Reshape, Transpose,
+  /// (Un)Squeeze, Flatten) folded into initializers first (onnx_constant_folding.h).
+  int folded = 0;
   int candidates = 0;
   bool per_channel = true;  ///< as written (per tensor below opset 13)
   int weight_max = 127;     ///< the widest layer's weights lie in [-weight_max, weight_max]
@@ -59,7 +67,8 @@ struct QuantizeReport {
 };
 
 /// Reads `in`, writes the QDQ model to `out`. Fails naming the file, a calibration sample that
-/// does not run, or a model with no calibration sample.
+/// does not run, a model with no calibration sample, or (without allow_none) a model none of
+/// whose nodes could be quantized.
 Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::string& out,
                                             const QuantizeOptions& options);
 

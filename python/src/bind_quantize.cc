@@ -27,13 +27,14 @@ py::dict report_dict(const frontend::QuantizeReport& report) {
       py::arg("quantized") = report.quantized, py::arg("candidates") = report.candidates,
       py::arg("per_channel") = report.per_channel, py::arg("weight_max") = report.weight_max,
       py::arg("reduced") = report.reduced, py::arg("full") = report.full,
-      py::arg("bias_corrected") = report.bias_corrected,
+      py::arg("bias_corrected") = report.bias_corrected, py::arg("folded") = report.folded,
       py::arg("kept_full_range") = report.kept_full_range, py::arg("skipped") = report.skipped);
 }
 
 py::dict quantize(const py::handle& model, const py::handle& output, const py::handle& calibrate,
                   int samples, bool per_channel, const py::object& reduce_range, double percentile,
-                  double noise_growth, bool bias_correction, const py::object& input_shapes) {
+                  double noise_growth, bool bias_correction, bool allow_none,
+                  const py::object& input_shapes) {
   workflow::QuantizeJob job;
   job.model = model_options(model, input_shapes);
   job.output = path_arg(output, "output");
@@ -46,6 +47,7 @@ py::dict quantize(const py::handle& model, const py::handle& output, const py::h
   job.percentile = percentile;
   job.noise_growth = noise_growth;
   job.bias_correction = bias_correction;
+  job.allow_none = allow_none;
   frontend::QuantizeReport report;
   {
     py::gil_scoped_release release;
@@ -62,15 +64,18 @@ void bind_quantize(py::module_& m) {
       py::arg("calibrate") = "random", py::arg("samples") = 8, py::arg("per_channel") = true,
       py::arg("reduce_range") = false, py::arg("percentile") = 100.0,
       py::arg("noise_growth") = 1.10, py::arg("bias_correction") = true,
-      py::arg("input_shapes") = py::none(),
+      py::arg("allow_none") = false, py::arg("input_shapes") = py::none(),
       "Quantizes an ONNX file into ONNX's QDQ form as `tensortune quantize` does: int8 weights "
       "(per output channel), uint8 activations calibrated on `samples` random inputs or a folder "
       "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max; "
       "reduce_range=True keeps weights in [-64, 64] (exact byte kernels without VNNI), 'auto' "
       "only in the layers whose output noise grows by at most noise_growth; bias_correction "
-      "cancels the rounded weights' mean output error through the biases. Returns "
-      "{'quantized', 'candidates', 'per_channel', 'weight_max', 'reduced', 'full', "
-      "'bias_corrected', 'kept_full_range', 'skipped'}.");
+      "cancels the rounded weights' mean output error through the biases. Weights written as "
+      "Constant nodes (and casts, reshapes, transposes of constants) are folded into "
+      "initializers first. A model none of whose nodes can be quantized raises ValueError "
+      "naming why, unless allow_none=True. Returns {'quantized', 'candidates', 'per_channel', "
+      "'weight_max', 'reduced', 'full', 'bias_corrected', 'folded', 'kept_full_range', "
+      "'skipped'}.");
 }
 
 }  // namespace tensortune::python

@@ -93,7 +93,7 @@ def graph_tune(model: Model, *, db: PathLike,
 def quantize(model: PathLike, output: PathLike, *, calibrate: Union[str, PathLike] = "random",
              samples: int = 8, per_channel: bool = True,
              reduce_range: Union[bool, Literal["all", "auto"]] = False, percentile: float = 100.0,
-             noise_growth: float = 1.1, bias_correction: bool = True,
+             noise_growth: float = 1.1, bias_correction: bool = True, allow_none: bool = False,
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Any]: ...
 
 class RecordStore:

@@ -117,3 +117,10 @@ def test_quantize_writes_a_qdq_model_close_to_the_float_one(tmp_path):
         tt.quantize(float_model, tmp_path / "x.onnx", reduce_range="some")
     with pytest.raises(tt.InvalidArgumentError, match="--percentile"):
         tt.quantize(float_model, tmp_path / "x.onnx", percentile=10)
+    # A quantized model quantizes nothing more: an error naming why, unless allowed.
+    with pytest.raises(tt.InvalidArgumentError, match="quantized none of its"):
+        tt.quantize(tmp_path / "r18.int8.onnx", tmp_path / "again.onnx", samples=1)
+    assert not (tmp_path / "again.onnx").exists()
+    again = tt.quantize(tmp_path / "r18.int8.onnx", tmp_path / "again.onnx", samples=1,
+                        allow_none=True)
+    assert again["quantized"] == 0 and (tmp_path / "again.onnx").exists()

@@ -11,6 +11,8 @@
 #include <map>
 #include <random>
 
+#include "compiler/frontend/model_zoo.h"
+#include "compiler/frontend/onnx_constant_folding.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/frontend/onnx_proto.h"
 #include "compiler/frontend/weight_quantization.h"
@@ -315,6 +317,178 @@ TEST_F(OnnxQuantizer, FindsWeightsAndBiasesBehindIdentityNodes) {
   auto graph = import_onnx_file(out);
   ASSERT_TRUE(graph) << graph.error().message;
   EXPECT_TRUE(graph::interpret(*graph, {{"x", uniform({1, 4, 5, 5}, 0, 1, 2)}}));
+}
+
+// Weights as exporters with constant folding off write them (paddle2onnx, older tf2onnx): a
+// Constant node reshaped to OIHW; a Constant of the transposed matrix behind a Transpose; a
+// float16 Constant behind a Cast, squeezed and unsqueezed. All are folded into initializers and
+// quantized, and the QDQ model computes what the float one does, within int8's rounding.
+TEST_F(OnnxQuantizer, WeightsWrittenAsConstantNodesAreFoldedAndQuantized) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 4, 5, 5});
+  auto constant = [&](const std::string& out, const graph::Tensor& t) {
+    auto* n = add_node(g, "Constant", out + "_node", {}, out);
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    tensor_to_proto(t, out, a->mutable_t());
+  };
+  const std::vector<float> w1 = normal_values(4 * 4 * 3 * 3, 11);
+  constant("w1_flat", graph::Tensor::from_floats({4, 36}, w1));
+  constant("w1_shape", graph::Tensor::from_ints({4}, {4, 4, 3, 3}));
+  add_node(g, "Reshape", "w1_reshape", {"w1_flat", "w1_shape"}, "w1");
+  add_node(g, "Conv", "conv", {"x", "w1"}, "c");
+  auto* pads = g->mutable_node(g->node_size() - 1)->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  add_node(g, "Relu", "relu", {"c"}, "r");
+  add_ints_initializer(g, "flat_shape", {1, 100});
+  add_node(g, "Reshape", "flatten", {"r", "flat_shape"}, "f");
+  // MatMul's weight [100, 6], written as its transpose [6, 100].
+  constant("w2_t", graph::Tensor::from_floats({6, 100}, normal_values(600, 12)));
+  add_node(g, "Transpose", "w2_transpose", {"w2_t"}, "w2");
+  add_node(g, "MatMul", "matmul", {"f", "w2"}, "y");
+  // Gemm's weight [6, 3]: float16, [1, 6, 3] squeezed, then cast.
+  graph::Tensor half = graph::Tensor::from_floats({1, 6, 3}, normal_values(18, 13));
+  half.dtype = graph::DType::kFloat16;
+  half.round_to_dtype();
+  constant("w3_half", half);
+  add_ints_initializer(g, "axis0", {0});
+  add_node(g, "Squeeze", "w3_squeeze", {"w3_half", "axis0"}, "w3_h");
+  auto* cast = add_node(g, "Cast", "w3_cast", {"w3_h"}, "w3");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(kFloat);
+  add_node(g, "Gemm", "gemm", {"y", "w3"}, "z");
+  g->add_output()->set_name("z");
+  const std::string in = save(m, "constants_in.onnx");
+  file("constants_in.onnx");
+  QuantizeOptions options;
+  for (uint32_t s = 1; s <= 4; ++s)
+    options.calibration.push_back({{"x", uniform({1, 4, 5, 5}, -1, 1, s)}});
+  const std::string out = file("constants_out.onnx");
+  auto report = quantize_onnx_file(in, out, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->candidates, 3);
+  EXPECT_EQ(report->quantized, 3) << (report->skipped.empty() ? "" : report->skipped[0]);
+  EXPECT_EQ(report->folded, 8);  // 4 Constants, the Reshape, the Transpose, the Squeeze, the Cast
+  const onnx::ModelProto q = read(out);
+  for (const auto& n : q.graph().node())
+    EXPECT_TRUE(n.op_type() != "Constant" && n.op_type() != "Transpose" && n.op_type() != "Cast")
+        << n.op_type() << " " << n.name() << " is still in the model";
+  EXPECT_EQ(initializer(q, "w1_quantized").dtype, graph::DType::kInt8);
+  EXPECT_EQ(initializer(q, "w1_quantized").shape, (graph::Shape{4, 4, 3, 3}));
+  // The transposed weight is the MatMul's [K = 100, N = 6].
+  EXPECT_EQ(initializer(q, "w2_quantized").shape, (graph::Shape{100, 6}));
+  // Folding alone changes nothing the model computes.
+  onnx::ModelProto folded = m;
+  auto count = fold_constant_weights(folded.mutable_graph(), 13);
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(*count, 8);
+  const std::string folded_path = save(folded, "constants_folded.onnx");
+  file("constants_folded.onnx");
+  auto float_model = import_onnx_file(in);
+  auto folded_model = import_onnx_file(folded_path);
+  auto quantized = import_onnx_file(out);
+  ASSERT_TRUE(folded_model) << folded_model.error().message;
+  ASSERT_TRUE(float_model) << float_model.error().message;
+  ASSERT_TRUE(quantized) << quantized.error().message;
+  const graph::Tensor x = uniform({1, 4, 5, 5}, -1, 1, 9);
+  auto want = graph::interpret(*float_model, {{"x", x}});
+  auto same = graph::interpret(*folded_model, {{"x", x}});
+  auto got = graph::interpret(*quantized, {{"x", x}});
+  ASSERT_TRUE(want && same && got);
+  EXPECT_EQ(want->front().f32, same->front().f32);
+  // Quantized, the Constant-node model is the model whose weights were initializers all along.
+  const std::string from_folded = file("constants_folded_out.onnx");
+  auto direct = quantize_onnx_file(folded_path, from_folded, options);
+  ASSERT_TRUE(direct) << direct.error().message;
+  EXPECT_EQ(direct->quantized, 3);
+  auto direct_model = import_onnx_file(from_folded);
+  ASSERT_TRUE(direct_model) << direct_model.error().message;
+  auto direct_out = graph::interpret(*direct_model, {{"x", x}});
+  ASSERT_TRUE(direct_out);
+  EXPECT_EQ(got->front().f32, direct_out->front().f32);
+  // And near the float model: three int8 layers calibrated on four samples.
+  double peak = 0, worst = 0;
+  for (size_t i = 0; i < want->front().f32.size(); ++i) {
+    peak = std::max(peak, double(std::fabs(want->front().f32[i])));
+    worst = std::max(worst, double(std::fabs(want->front().f32[i] - got->front().f32[i])));
+  }
+  EXPECT_LT(worst, 0.15 * peak) << "worst " << worst << " of " << peak;
+}
+
+// A whole network exported the paddle2onnx way: every initializer of ResNet-18 moved into a
+// Constant node. Every convolution and the classifier are quantized as from the plain export.
+TEST_F(OnnxQuantizer, ANetworkWhoseWeightsAreAllConstantNodesQuantizesLikeItsPlainExport) {
+  auto net = zoo_model("resnet-18", {1, 3, 32, 32});
+  ASSERT_TRUE(net) << net.error().message;
+  const std::string plain = file("r18_plain.onnx");
+  ASSERT_TRUE(export_onnx(*net, plain));
+  onnx::ModelProto m = read(plain);
+  onnx::GraphProto* g = m.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (const auto& init : g->initializer()) {
+    onnx::NodeProto* n = nodes.Add();
+    n->set_op_type("Constant");
+    n->add_output(init.name());
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = init;
+  }
+  for (const auto& n : g->node()) *nodes.Add() = n;
+  g->clear_initializer();
+  g->mutable_node()->Swap(&nodes);
+  const std::string constants = file("r18_constants.onnx");
+  {
+    std::ofstream out(constants, std::ios::binary);
+    ASSERT_TRUE(m.SerializeToOstream(&out));
+  }
+  QuantizeOptions options;
+  options.calibration.push_back({{"data", uniform({1, 3, 32, 32}, 0, 1, 1)}});
+  auto from_plain = quantize_onnx_file(plain, file("r18_plain_q.onnx"), options);
+  auto from_constants = quantize_onnx_file(constants, file("r18_constants_q.onnx"), options);
+  ASSERT_TRUE(from_plain) << from_plain.error().message;
+  ASSERT_TRUE(from_constants) << from_constants.error().message;
+  EXPECT_EQ(from_plain->quantized, 21);  // 20 convolutions and the classifier
+  EXPECT_EQ(from_constants->quantized, from_plain->quantized);
+  EXPECT_GE(from_constants->folded, 21);
+  EXPECT_TRUE(from_constants->skipped.empty()) << from_constants->skipped.front();
+}
+
+TEST_F(OnnxQuantizer, AModelWithNothingToQuantizeIsAnErrorUnlessAllowed) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 4});
+  add_input(g, "w", {4, 3});  // the weight is an input: nothing to quantize
+  add_node(g, "MatMul", "matmul", {"x", "w"}, "y");
+  g->add_output()->set_name("y");
+  const std::string in = save(m, "none_in.onnx");
+  file("none_in.onnx");
+  QuantizeOptions options;
+  options.calibration.push_back(
+      {{"x", uniform({1, 4}, -1, 1, 1)}, {"w", uniform({4, 3}, -1, 1, 2)}});
+  const std::string out = file("none_out.onnx");
+  auto refused = quantize_onnx_file(in, out, options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("quantized none of its 1 Conv, Gemm and MatMul nodes"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(
+      refused.error().message.find("node 'matmul' (MatMul): its weight is not an initializer"),
+      std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("--allow-none"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(out)) << "nothing is written";
+  options.allow_none = true;
+  auto allowed = quantize_onnx_file(in, out, options);
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  EXPECT_EQ(allowed->quantized, 0);
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 
 // Two layers: one reads an activation whose range is stretched by a rare outlier (its rounding
