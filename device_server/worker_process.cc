@@ -21,6 +21,7 @@
 
 #include "compiler/measure/measurer.h"
 #include "compiler/runtime/transform_timing.h"
+#include "device_server/gpu_faults.h"
 #include "device_server/worker_protocol.h"
 #include "proto/convert.h"
 #include "support/log.h"
@@ -216,12 +217,13 @@ Expected<std::map<int64_t, std::string>> parse_fault_injection(const std::string
     const std::string item = spec.substr(start, end - start);
     const size_t at = item.find('@');
     const std::string kind = item.substr(0, at);
-    if (at == std::string::npos ||
-        (kind != "crash" && kind != "hang" && kind != "garbage" && kind != "fast" &&
-         kind != "gpu-fault" && kind != "gpu-error" && kind != "hog"))
+    if (at == std::string::npos || (kind != "crash" && kind != "hang" && kind != "garbage" &&
+                                    kind != "fast" && kind != "gpu-fault" && kind != "gpu-error" &&
+                                    kind != "hog" && kind != "cuda-fault" && kind != "cuda-hang"))
       return invalid_argument("--fault-inject item '" + item +
                               "' is not crash@INDEX, hang@INDEX, garbage@INDEX, fast@INDEX, "
-                              "gpu-fault@INDEX, gpu-error@INDEX or hog@INDEX");
+                              "gpu-fault@INDEX, gpu-error@INDEX, cuda-fault@INDEX, "
+                              "cuda-hang@INDEX or hog@INDEX");
     const std::string index = item.substr(at + 1);
     char* rest = nullptr;
     errno = 0;
@@ -312,6 +314,17 @@ int run_device_worker(const WorkerOptions& options) {
         for (;;) ::pause();
     }
     v1::MeasureResult answer;
+    if (auto f = faults.find(index);
+        f != faults.end() && (f->second == "cuda-fault" || f->second == "cuda-hang")) {
+      // A real fault on the real GPU: the driver's own error, or no answer at all.
+      const Status s = options.gpu < 0 ? unavailable(f->second + " needs a GPU worker")
+                                       : launch_fault_kernel(options.gpu, f->second == "cuda-hang");
+      answer =
+          failure(item, ss::MeasureErrorNo::kRuntimeDevice,
+                  f->second + " injected: " + (s ? std::string("no error") : s.error().message));
+      if (!write_frame(out, answer)) return 0;
+      continue;
+    }
     // An allocation that fails anywhere in the measurement is this item's error: the worker
     // (and its memory) stay usable.
     try {

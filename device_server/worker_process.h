@@ -25,7 +25,9 @@ struct WorkerOptions {
   /// answers NaN with NO_ERROR for those configs (the farm tests' misbehaving kernels);
   /// fast@N answers an impossibly fast time; gpu-fault@N and gpu-error@N answer what the GPU
   /// measurer reports for a kernel fault (the context lost) and a refused launch (not lost);
-  /// hog@N allocates until allocation fails (at most 8 GiB), then answers as usual.
+  /// hog@N allocates until allocation fails (at most 8 GiB), then answers as usual;
+  /// cuda-fault@N and cuda-hang@N launch a kernel that faults or never ends on the worker's
+  /// real GPU (gpu_faults.h), so the recovery from each runs on a GPU.
   std::string fault_inject;
   int gpu = -1;  ///< the GPU this worker measures CUDA templates on; -1: none (a CPU worker)
   /// Items whose operands and output need more bytes (ss::workload_bytes) are refused before

@@ -18,6 +18,10 @@
 #   d tune      tune-op --target cuda-smXY on two ResNet-18 layers (32 xgb trials each), then
 #               the same through a farm (tracker + device --gpus 0) with its worker killed
 #               mid-job: every config recorded once, the worker replaced (`farm`: that alone)
+#   g faults    a GPU server whose worker faults on purpose on the real GPU (cuda-fault@3: an
+#               illegal address, the context lost; cuda-hang@6: a kernel that never ends) while
+#               a client tunes 10 configs of a dense layer in order: two errors, the worker
+#               replaced twice, every other config measured
 #   e networks  resnet-18 and mobilenet-v1 compiled for the GPU with those records, run on it,
 #               against the interpreter on the CPU
 #   f bench     gpu_bench (3 conv layers, 2 dense shapes, vs cuDNN / cuBLAS; then 4 MobileNet-v2
@@ -359,6 +363,37 @@ dst.execute("PRAGMA journal_mode=DELETE")  # one file to bring back
 dst.close()
 src.close()
 EOF
+  fi
+fi
+
+# ---- g: real faults on the GPU, on purpose -------------------------------------------------
+if wanted g faults; then
+  if [[ $gpu == 0 ]]; then
+    result faults skipped "$gpu_reason"
+  else
+    fdir=$work/faults
+    mkdir -p "$fdir"
+    "$tt" tracker --port 0 --port-file "$fdir/port" --db "$fdir/tracker.db" > "$fdir/tracker.log" 2>&1 &
+    tracker_pid=$!
+    for _ in $(seq 100); do [[ -s $fdir/port ]] && break; sleep 0.1; done
+    port=$(cat "$fdir/port" 2> /dev/null)
+    "$tt" device --tracker "127.0.0.1:$port" --gpus 0 --worker-grace 5 \
+      --fault-inject cuda-fault@3,cuda-hang@6 > "$fdir/device.log" 2>&1 &
+    device_pid=$!
+    run 150 "$tt" tune-op --op dense --data 1x512 --weight 1000x512 --target "$target" \
+      --tuner grid --trials 10 --timeout 5 --min-repeat-ms 10 --tracker "127.0.0.1:$port" \
+      --db "$fdir/client.db"
+    client_rc=$?
+    errors=$(grep -E 'measured [0-9]+ configs' "$last" | tail -1 | cut -c1-160)
+    kill "$device_pid" "$tracker_pid" 2> /dev/null
+    wait "$device_pid" "$tracker_pid" 2> /dev/null
+    for f in tracker device; do note "--- faults $f log"; cat "$fdir/$f.log" >> "$log"; done
+    replaced=$(grep -c 'starting a new worker' "$fdir/device.log")
+    if [[ $client_rc == 0 && $errors == *", 2 errors"* && $replaced -ge 2 ]]; then
+      result faults pass "worker replaced $replaced times; $errors"
+    else
+      result faults fail "client rc $client_rc; replaced $replaced; ${errors:-$(tail_of)}"
+    fi
   fi
 fi
 

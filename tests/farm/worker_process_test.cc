@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "device_server/gpu_faults.h"
 #include "farm_test_fixture.h"
 #include "proto/convert.h"
+
+#ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/nvrtc.h"
+#endif
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -84,3 +89,43 @@ TEST(WorkerProcess, RefusesWorkOverItsByteLimitBeforeAllocating) {
   EXPECT_EQ(ok.error_no(), tt::v1::NO_ERROR) << ok.error_msg();
   EXPECT_EQ(worker.restarts(), 0);
 }
+
+// cuda-fault and cuda-hang are real faults on a GPU worker's GPU (run by scripts/gpu-check.sh);
+// a CPU worker answers that it has none and lives on.
+TEST(WorkerProcess, RealGpuFaultsNeedAGpuWorker) {
+  const ss::Task task = tt::testing::dense_task(64);
+  const ss::ConfigSpace space = *ss::make_config_space(task);
+  const auto configs = tt::testing::valid_configs(space, 2);
+  tt::device_server::WorkerOptions options;
+  options.device_key = "x86";
+  options.fault_inject = "cuda-fault@" + std::to_string(configs[0].index);
+  tt::device_server::WorkerProcess worker(TENSORTUNE_BINARY, options);
+  ASSERT_TRUE(worker.start());
+  const auto refused = worker.measure(item_of(task, space, configs[0]), 60);
+  EXPECT_EQ(refused.error_no(), tt::v1::RUNTIME_DEVICE);
+  EXPECT_NE(refused.error_msg().find("cuda-fault needs a GPU worker"), std::string::npos)
+      << refused.error_msg();
+  const auto next = worker.measure(item_of(task, space, configs[1]), 60);
+  EXPECT_EQ(next.error_no(), tt::v1::NO_ERROR) << next.error_msg();
+  EXPECT_EQ(worker.restarts(), 0);
+  EXPECT_FALSE(tt::device_server::parse_fault_injection("cuda-oops@1"));
+  EXPECT_TRUE(tt::device_server::parse_fault_injection("cuda-fault@1,cuda-hang@2"));
+}
+
+#ifdef TT_WITH_CUDA
+// The kernels the GPU check launches to fault on purpose compile for the GPUs we support.
+TEST(GpuFaults, TheFaultKernelsCompileThroughNvrtc) {
+  namespace cuda = tt::codegen::cuda;
+  if (auto s = cuda::nvrtc_available(); !s) GTEST_SKIP() << s.error().message;
+  for (bool hang : {false, true}) {
+    cuda::CudaKernelSource k;
+    k.entry = "tt_fault";
+    k.source = tt::device_server::fault_kernel_source(hang);
+    for (int cc : {80, 90}) {
+      auto out = cuda::nvrtc_compile(k, cc, /*cubin=*/true);
+      ASSERT_TRUE(out) << out.error().message;
+      EXPECT_FALSE(out->cubin.empty());
+    }
+  }
+}
+#endif
