@@ -1,5 +1,6 @@
-// What a peer sends the tracker, after gRPC decoded it: Measure requests, device messages and
-// registrations, best-record queries. Each is checked field by field into our structs, as the
+// What a peer sends the tracker, after gRPC decoded it: Measure requests (with their built
+// kernels), device messages and registrations, best-record queries, and the work items a device
+// is sent. Each is checked field by field into our structs, as the
 // services do; nothing a peer sends may crash the tracker. The first byte picks the message.
 #include <cstdint>
 #include <string>
@@ -21,6 +22,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!req.ParseFromString(bytes)) return 0;
       const auto& m = req.request();
       (void)wire::validate_timing(m.timing());
+      for (const auto& k : req.kernels()) {
+        auto kernel = wire::kernel_binary_from_proto(k);
+        if (kernel) {
+          v1::KernelBinary back;
+          wire::kernel_binary_to_proto(*kernel, &back);
+        }
+      }
       if (m.workload().has_layout_transform()) {
         (void)wire::layout_transform_from_proto(m.workload());
         return 0;
@@ -47,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default: {
       v1::WorkItem item;
       if (!item.ParseFromString(bytes)) return 0;
+      if (item.has_kernel()) (void)wire::kernel_binary_from_proto(item.kernel());
       auto task = wire::task_from_proto(item.workload(), item.target());
       if (task) {
         auto space = ss::make_config_space(*task);
