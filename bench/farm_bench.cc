@@ -8,11 +8,16 @@
 //      under a job of one item per device, the job's submission-to-result latency, and the
 //      tracker's memory per device;
 //   4. a tracker killed mid-job and restarted on its port: how soon a device registers again and
-//      a `tune-op` client resumes its job.
+//      a `tune-op` client resumes its job;
+//   5. real kernels, not simulated: one CPU device times `tune-op` through the farm with the
+//      kernels built by the device itself (as before builders), on the client's cores, and on
+//      a builder server: seconds per trial and the share of the device's time spent timing.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <numeric>
 
@@ -191,6 +196,111 @@ class FakeDevice {
   }
 }
 
+// The number right after `label` in `text`, or -1.
+double number_after(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return -1;
+  return std::atof(text.c_str() + at + label.size());
+}
+
+// The number right before `label` in `text` ("0.123 s per trial" -> 0.123), or -1.
+double number_before(const std::string& text, const std::string& label) {
+  size_t at = text.find(label);
+  if (at == std::string::npos) return -1;
+  while (at > 0 && (std::isdigit(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '.'))
+    --at;
+  return std::atof(text.c_str() + at);
+}
+
+// Part 5: who builds the kernels a CPU device times (real ones: a ResNet-18 3x3 layer, the
+// same random configs each way), through `tune-op --tracker` as a user runs it.
+void run_builds(const std::string& binary, int trials) {
+  std::printf("== 5. real kernels through the farm, %d configs of a 3x3 conv, one CPU device ==\n",
+              trials);
+  std::printf("%-34s %10s %14s %16s %14s\n", "built by", "wall s", "s per trial", "timing share",
+              "device share");
+  struct Way {
+    const char* name;
+    std::vector<std::string> client_flags;
+    bool builder;
+  };
+  for (const Way& way : {Way{"the device (before builders)", {"--build-workers", "0"}, false},
+                         Way{"the client, 2 threads", {"--build-workers", "2"}, false},
+                         Way{"a builder server, 2 workers", {"--remote-build"}, true}}) {
+    Farm farm(binary, "builds");
+    farm.devices.push_back(std::make_unique<Process>(
+        binary,
+        std::vector<std::string>{"--log-level", "warn", "device", "--tracker",
+                                 "127.0.0.1:" + std::to_string(farm.port), "--key", "cpu",
+                                 "--accept-built-code"},
+        (farm.dir / "device.log").string()));
+    if (way.builder)
+      farm.devices.push_back(std::make_unique<Process>(
+          binary,
+          std::vector<std::string>{"--log-level", "warn", "builder", "--tracker",
+                                   "127.0.0.1:" + std::to_string(farm.port), "--workers", "2"},
+          (farm.dir / "builder.log").string()));
+    if (!tt::testing::wait_for_devices(*farm.client, static_cast<int>(farm.devices.size()))) {
+      std::printf("%-34s the devices did not register\n", way.name);
+      continue;
+    }
+    std::vector<std::string> args = {"tune-op",
+                                     "--op",
+                                     "conv2d",
+                                     "--data",
+                                     "1x64x56x56",
+                                     "--kernel",
+                                     "64x64x3x3",
+                                     "--pads",
+                                     "1",
+                                     "--tuner",
+                                     "random",
+                                     "--seed",
+                                     "7",
+                                     "--trials",
+                                     std::to_string(trials),
+                                     "--number",
+                                     "1",
+                                     "--repeat",
+                                     "3",
+                                     "--min-repeat-ms",
+                                     "0",
+                                     "--tracker",
+                                     "127.0.0.1:" + std::to_string(farm.port),
+                                     "--key",
+                                     "cpu",
+                                     "--db",
+                                     (farm.dir / "client.db").string()};
+    args.insert(args.end(), way.client_flags.begin(), way.client_flags.end());
+    const auto t0 = Clock::now();
+    Process client(binary, args, (farm.dir / "client.log").string());
+    const auto code = client.wait_exit(1800);
+    const double wall = since(t0);
+    std::ifstream in(farm.dir / "client.log");
+    const std::string out((std::istreambuf_iterator<char>(in)), {});
+    // The device's own figure arrives with its next heartbeat.
+    double device_share = -1;
+    for (int i = 0; i < 50 && device_share <= 0; ++i) {
+      auto st = farm.client->status();
+      if (st)
+        for (const auto& d : st->devices())
+          if (d.device_key() == "cpu") device_share = d.timing_fraction();
+      if (device_share <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!code || *code != 0) {
+      std::printf("%-34s failed: %s\n", way.name,
+                  out.substr(out.size() > 300 ? out.size() - 300 : 0).c_str());
+      continue;
+    }
+    std::printf("%-34s %10.1f %14.3f %15.0f%% %13.0f%%\n", way.name, wall,
+                number_before(out, " s per trial"), number_after(out, "while timed, "),
+                100 * device_share);
+  }
+  std::printf(
+      "(timing share: kernel run time over the client's measuring time, from its \"timing:\" "
+      "line; device share: the device's own figure over its last minute)\n\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -215,13 +325,23 @@ int main(int argc, char** argv) {
   app.add_flag("--only-swarm", only_swarm, "run part 3 only");
   bool only_restart = false;
   app.add_flag("--only-restart", only_restart, "run part 4 only (a tracker restart mid-job)");
+  bool only_builds = false;
+  app.add_flag("--only-builds", only_builds, "run part 5 only (real kernels: who builds them)");
+  int build_trials = 48;
+  app.add_option("--build-trials", build_trials, "configs tuned per way of building in part 5")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (only_builds) {
+    run_builds(binary, build_trials);
+    return 0;
+  }
   if (swarm_child.size() == 3) run_swarm_half(swarm_child[0], swarm_child[1], swarm_child[2]);
   signal(SIGPIPE, SIG_IGN);
   const ss::Task task = bench_task();
   const ss::ConfigSpace space = *ss::make_config_space(task);
 
   if (!only_swarm && !only_restart) {
+    run_builds(binary, build_trials);
     std::printf("== 1. throughput, %.0f ms simulated per item, %d items per device ==\n",
                 simulate_ms, items_per_device);
     std::printf("%8s %7s %9s %12s %10s %11s\n", "devices", "items", "wall s", "results/s",

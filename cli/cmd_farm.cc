@@ -125,7 +125,7 @@ Status reload_credentials(const AdminFlags& f) {
 }
 
 Status run_device(DeviceFlags f) {
-  if (f.options.device_key.empty() && f.options.gpus.empty())
+  if (f.options.device_key.empty() && f.options.gpus.empty() && !f.options.builder)
     return invalid_argument("--key is required (a CPU device server); GPU servers take --gpus");
   TT_ASSIGN_OR_RETURN(
       f.options.tracker,
@@ -385,6 +385,38 @@ void add_device_command(CLI::App& app, int& exit_code) {
   });
 }
 
+// `tensortune builder`: a builder server (CPU cores building kernels for the farm's jobs).
+void add_builder_command(CLI::App& app, int& exit_code) {
+  auto bf = std::make_shared<DeviceFlags>();
+  bf->options.builder = true;
+  bf->options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App* b = app.add_subcommand(
+      "builder", "Run a builder server: build kernels on this machine's cores for the farm's jobs");
+  b->add_option("--tracker", bf->options.tracker.address, "HOST:PORT of the tracker")->required();
+  b->add_option("--workers", bf->options.slots,
+                "kernels built at once, one worker process each (default: this machine's cores)")
+      ->check(at_least(1, 256));
+  b->add_option("--token-file", bf->token_file,
+                "a token whose credential has the builder role (the tracker refuses others)");
+  b->add_option("--tls-ca", bf->options.tracker.tls_ca,
+                "CA certificate (PEM) of the tracker's TLS certificate");
+  add_client_certificate_options(*b, bf->options.tracker.tls_cert, bf->options.tracker.tls_key);
+  b->add_option("--name", bf->options.name, "name in status tables (default host:pid)");
+  b->add_option("--metrics-port", bf->options.metrics_port,
+                "serve this server's Prometheus metrics at /metrics on this HTTP port")
+      ->check(at_least(0, 65535))
+      ->group("Monitoring");
+  b->footer(
+      "\nExample:\n  tensortune builder --tracker 10.0.0.5:9190 --token-file builder.token\n"
+      "It registers under the key 'builder'. A client that cannot build (no NVRTC, few cores) or\n"
+      "is told to (tune --remote-build) sends each batch here first, then the built kernels to\n"
+      "the devices, which time them (docs/gpu.md). A builder needs no GPU; building CUDA kernels\n"
+      "needs this build's NVRTC (the CUDA Toolkit's libnvrtc).");
+  b->callback([&exit_code, bf] {
+    if (Status s = run_device(*bf); !s) exit_code = report_error(s.error());
+  });
+}
+
 // `tensortune device-worker`: hidden; the process a device server spawns per slot.
 void add_device_worker_command(CLI::App& app, int& exit_code) {
   auto wf = std::make_shared<device_server::WorkerOptions>();
@@ -397,6 +429,7 @@ void add_device_worker_command(CLI::App& app, int& exit_code) {
   w->add_option("--memory-limit-bytes", wf->memory_limit_bytes);
   w->add_flag("--build-on-device", wf->build_on_device);
   w->add_flag("--accept-built-code", wf->accept_built_code);
+  w->add_flag("--builder", wf->builder);
   w->callback([&exit_code, wf] { exit_code = device_server::run_device_worker(*wf); });
 }
 
@@ -443,6 +476,7 @@ void add_farm_commands(CLI::App& app, int& exit_code) {
   add_tracker_command(app, exit_code);
   add_device_command(app, exit_code);
   add_device_worker_command(app, exit_code);
+  add_builder_command(app, exit_code);
   add_status_command(app, exit_code);
   add_admin_command(app, exit_code);
 }

@@ -106,6 +106,11 @@ void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f, bool threads_fl
                  "--build-on-device). Needs a credential with the builder role")
       ->check(CLI::Range(0, 1024))
       ->group("Farm");
+  cmd.add_flag("--remote-build", f.remote_build,
+               "with --tracker: the farm's builder servers (tensortune builder) build each "
+               "batch's kernels instead of this machine (the default for CUDA tasks where this "
+               "build has no NVRTC and the farm has builders)")
+      ->group("Farm");
   cmd.add_option("--kernel-cache-mb", f.kernel_cache_mb,
                  "with --tracker: keep kernels built here in the record DB by content, at most "
                  "this many MiB (oldest dropped first), so no config is built twice; 0: none")

@@ -291,14 +291,26 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
   if (!o.gpus.empty()) TT_RETURN_IF_ERROR(resolve_gpus(o));
   if (o.slots < 1 || o.slots > 256)
     return invalid_argument("--slots = " + std::to_string(o.slots) + ", must be 1..256");
+  if (o.builder) {
+    if (!o.gpus.empty())
+      return invalid_argument("a builder builds on its cores: it takes no --gpus");
+    o.device_key = wire::kBuilderKey;
+    o.peak_gflops = 0;  // it times nothing
+  }
   if (o.device_key.empty()) return invalid_argument("--key is empty");
+  if (o.device_key == wire::kBuilderKey && !o.builder)
+    return invalid_argument("--key '" + o.device_key +
+                            "' is the builder servers' key (tensortune builder)");
   if (o.peak_gflops < 0)
     return invalid_argument("--peak-gflops = " + std::to_string(o.peak_gflops) + ", must be >= 0");
-  if (o.peak_gflops == 0)
+  if (o.peak_gflops == 0 && !o.builder)
     o.peak_gflops = o.gpus.empty() ? cpu_peak_gflops_per_thread(o.target.vector_lanes)
                                    : gpu_peak_gflops(o.gpu_info);
-  logger("device")->info("peak {:.0f} GFLOPS per slot{}: faster timings are rejected",
-                         o.peak_gflops, o.gpus.empty() ? " and thread" : "");
+  if (o.builder)
+    logger("device")->info("a builder: {} worker(s) build kernels for the farm's jobs", o.slots);
+  else
+    logger("device")->info("peak {:.0f} GFLOPS per slot{}: faster timings are rejected",
+                           o.peak_gflops, o.gpus.empty() ? " and thread" : "");
   if (o.name.empty()) {
     char host[256] = "host";
     ::gethostname(host, sizeof host - 1);
@@ -328,6 +340,7 @@ Status run_device_server(const DeviceServerOptions& options, const std::atomic<b
       WorkerOptions w{o.device_key, o.fault_inject, gpu, o.max_work_bytes,
                       gpu < 0 ? o.worker_memory_bytes : 0};
       w.build_on_device = o.build_on_device;
+      w.builder = o.builder;
       w.accept_built_code = o.accept_built_code;
       workers.push_back(std::make_unique<WorkerProcess>(o.worker_executable, std::move(w)));
       TT_RETURN_IF_ERROR(workers.back()->start());

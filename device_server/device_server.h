@@ -42,6 +42,10 @@ struct DeviceServerOptions {
   /// A GPU server also compiles items sent without a built kernel (clients that do not build;
   /// WorkerOptions::build_on_device).
   bool build_on_device = false;
+  /// A builder server (`tensortune builder`): registers as key wire::kBuilderKey and answers
+  /// each item with the kernel it built (MeasureResult::kernel), for clients that do not build
+  /// on their own cores; it times nothing.
+  bool builder = false;
   /// A CPU server loads the object code items carry instead of compiling them
   /// (WorkerOptions::accept_built_code): opt-in, since that code runs on this machine.
   bool accept_built_code = false;

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/measure/kernel_build.h"
 #include "compiler/measure/measurer.h"
 #include "compiler/runtime/transform_timing.h"
 #include "device_server/gpu_faults.h"
@@ -110,6 +111,7 @@ Status WorkerProcess::start() {
   }
   if (options_.build_on_device) args.push_back("--build-on-device");
   if (options_.accept_built_code) args.push_back("--accept-built-code");
+  if (options_.builder) args.push_back("--builder");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -272,6 +274,40 @@ std::string memory_error(const WorkerOptions& options) {
 
 }  // namespace
 
+namespace {
+
+/// A builder's answer: the item's kernel built here, in a result whose cost is the build's
+/// seconds (the client reads the kernel, not the cost).
+v1::MeasureResult build(const v1::WorkItem& item, const ss::Task& task) {
+  auto space = ss::make_config_space(task);
+  if (!space) return failure(item, ss::MeasureErrorNo::kInstantiationError, space.error().message);
+  auto config = wire::config_from_proto(*space, item.config());
+  if (!config)
+    return failure(item, ss::MeasureErrorNo::kInstantiationError, config.error().message);
+  const auto start = std::chrono::steady_clock::now();
+  auto kernel = measure::build_kernel(task, *space, *config);
+  ss::MeasureResult r;
+  r.config_index = config->index;
+  if (!kernel) {
+    const bool gpu = ss::template_of(task).target_kind().runs_on_gpu();
+    const auto error = kernel.error().code == ErrorCode::kFailedPrecondition
+                           ? ss::MeasureErrorNo::kInstantiationError
+                       : gpu ? ss::MeasureErrorNo::kCompileDevice
+                             : ss::MeasureErrorNo::kCompileHost;
+    r = measure::finish_result(std::move(r), error, kernel.error().message, start);
+  } else {
+    r.compile_s = kernel->build_s;
+    r.kernel = std::make_shared<const ss::KernelBinary>(std::move(kernel).value());
+    r = measure::finish_result(std::move(r), ss::MeasureErrorNo::kNoError, "", start);
+    r.costs = {r.compile_s};
+  }
+  v1::MeasureResult answer;
+  wire::result_to_proto(r, &answer);
+  return answer;
+}
+
+}  // namespace
+
 int run_device_worker(const WorkerOptions& options) {
   // Die with the device server, even while stuck in a kernel. Not PR_SET_PDEATHSIG: it fires
   // when the *thread* that spawned the worker ends, and a replacement worker is spawned by the
@@ -330,7 +366,11 @@ int run_device_worker(const WorkerOptions& options) {
     try {
       if (auto f = faults.find(index); f != faults.end() && f->second == "hog") hog_memory();
       auto task = wire::task_from_proto(item.workload(), item.target());
-      if (item.workload().has_layout_transform()) {
+      if (options.builder) {
+        answer = task
+                     ? build(item, *task)
+                     : failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);
+      } else if (item.workload().has_layout_transform()) {
         answer = time_transform(item, options);
       } else if (!task) {
         answer = failure(item, ss::MeasureErrorNo::kInstantiationError, task.error().message);

@@ -44,6 +44,9 @@ struct WorkerOptions {
   /// A CPU worker loads the object code an item carries (else it ignores it and compiles the
   /// config itself). A GPU worker always loads the cubin an item carries.
   bool accept_built_code = false;
+  /// A builder's worker: builds each item's kernel (measure::build_kernel) and answers with it
+  /// instead of measuring.
+  bool builder = false;
 };
 
 /// Whether this build can bound a worker's address space (not under ASan or TSan, whose shadow

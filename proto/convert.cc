@@ -251,6 +251,7 @@ void result_to_proto(const ss::MeasureResult& r, v1::MeasureResult* out) {
   out->set_threads(r.threads);
   out->set_number(r.number);
   out->set_device_key(r.device_key);
+  if (r.kernel) kernel_binary_to_proto(*r.kernel, out->mutable_kernel());
 }
 
 Expected<ss::MeasureResult> result_from_proto(const v1::MeasureResult& p) {
@@ -275,6 +276,11 @@ Expected<ss::MeasureResult> result_from_proto(const v1::MeasureResult& p) {
   r.threads = p.threads();
   r.number = p.number();
   r.device_key = p.device_key();
+  if (p.has_kernel()) {
+    auto kernel = kernel_binary_from_proto(p.kernel());
+    if (!kernel) return kernel.error().with_context("result");
+    r.kernel = std::make_shared<const ss::KernelBinary>(std::move(kernel).value());
+  }
   return r;
 }
 

@@ -35,8 +35,13 @@ void config_to_proto(const schedule_space::ConfigSpace& space, const schedule_sp
 Expected<schedule_space::Config> config_from_proto(const schedule_space::ConfigSpace& space,
                                                    const v1::Config& config);
 
+/// The device key of a farm's builder servers (`tensortune builder`): a job on it builds its
+/// configs (each result carries its kernel) instead of measuring them, and is not archived.
+inline constexpr char kBuilderKey[] = "builder";
+
 void result_to_proto(const schedule_space::MeasureResult& result, v1::MeasureResult* out);
-/// error_no in AutoTVM's range, costs present, finite and non-negative.
+/// error_no in AutoTVM's range, costs present, finite and non-negative; a kernel as
+/// kernel_binary_from_proto checks it.
 Expected<schedule_space::MeasureResult> result_from_proto(const v1::MeasureResult& result);
 
 void kernel_binary_to_proto(const schedule_space::KernelBinary& binary, v1::KernelBinary* out);

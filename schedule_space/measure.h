@@ -4,9 +4,12 @@
 /// that logs exchange both ways. A failed measurement is data, not an Error.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "schedule_space/kernel_binary.h"
 
 namespace tensortune::schedule_space {
 
@@ -54,6 +57,9 @@ struct MeasureResult {
   int threads = 1;        ///< threads the kernel ran on
   int64_t number = 0;     ///< runs per repeat after min_repeat_ms growth
   std::string device_key;
+  /// A builder's result (a farm's builder servers): the kernel it built, which the client then
+  /// sends to the devices; null for a measurement.
+  std::shared_ptr<const KernelBinary> kernel;
 
   double mean_cost() const;
   bool ok() const { return error_no == MeasureErrorNo::kNoError; }

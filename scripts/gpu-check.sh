@@ -339,7 +339,7 @@ if wanted d tune || wanted farm farm; then
     client_rc=$?
     # Built on this machine's cores, timed by the server: what the build took, the kernel cache,
     # and the share of the measuring time the GPU spent timing kernels.
-    built=$(grep -E 'kernels built here|timing: kernels ran' "$last" | sed 's/.*\] //' | tr '\n' ' ' | cut -c1-300)
+    built=$(grep -E 'kernels built (here|by)|timing: kernels ran' "$last" | sed 's/.*\] //' | tr '\n' ' ' | cut -c1-300)
     run 10 "$tt" status --tracker "127.0.0.1:$port"
     kill "$killer_pid" 2> /dev/null
     sleep 1

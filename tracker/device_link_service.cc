@@ -41,7 +41,7 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
   DeviceSession(ServerCore& core, grpc::CallbackServerContext* ctx)
       : core_(core), ctx_(ctx), link_(std::make_shared<Link>()) {
     link_->session = this;
-    if (auto s = core_.authorize(*ctx, "Connect", kRoleDevice, &caller_); !s.ok()) {
+    if (auto s = core_.authorize(*ctx, "Connect", kRoleDevice | kRoleBuilder, &caller_); !s.ok()) {
       Finish(s);
       return;
     }
@@ -104,6 +104,15 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message must be Register");
     reg_ = in_.register_();
     if (auto s = check_device_key("register.device_key", reg_.device_key()); !s.ok()) return s;
+    // Builders make the code devices run, devices time it: one role does not give the other.
+    const bool builder = reg_.device_key() == wire::kBuilderKey;
+    role_ = builder ? kRoleBuilder : kRoleDevice;
+    if (!(caller_.roles & role_))
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          std::string(builder ? "a builder (key '" : "a device (key '") +
+                              reg_.device_key() + "') needs a credential with the " +
+                              role_names(role_) + " role; '" + caller_.name + "' is " +
+                              role_names(caller_.roles));
     if (reg_.slots() < 1 || reg_.slots() > 256)
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "register.slots = " + std::to_string(reg_.slots()) + ", must be 1..256");
@@ -143,12 +152,12 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
         cancel, describe_gpus(reg_), peak, &refused);
     if (refused == Dispatcher::Refusal::kNameTaken) return name_taken();
     if (id_ == 0) return key_full();  // the key filled up since key_has_room
-    if (peak == 0)
+    if (peak == 0 && !builder)
       logger("tracker")->warn("device {} '{}' stated no peak GFLOPS: its timings are not bounded",
                               id_, name_);
     // A revoked credential ends the stream; the device is then removed as below.
     if (!credential.empty())
-      session_ = core_.add_session({credential, caller_.token, kRoleDevice, cancel});
+      session_ = core_.add_session({credential, caller_.token, role_, cancel});
     return grpc::Status::OK;
   }
 
@@ -240,6 +249,7 @@ class DeviceSession final : public grpc::ServerBidiReactor<v1::DeviceMessage, v1
   v1::DeviceMessage in_;
   v1::Register reg_;
   std::string name_;
+  uint8_t role_ = kRoleDevice;  ///< what it registered as: a device or a builder
   uint64_t id_ = 0;
   uint64_t session_ = 0;
   // Guarded by link_->mu.

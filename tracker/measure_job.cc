@@ -114,20 +114,30 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
           c.error().with_context("request.configs[" + std::to_string(i) + "]"));
     info.configs.push_back(*c);
   }
-  auto task_id = core.archive->task_id(*task, *space);
-  if (!task_id) return grpc::Status(grpc::StatusCode::INTERNAL, task_id.error().message);
-  info.task_id = *task_id;
-  // A result timed on another thread count is not this job's answer.
-  auto recorded =
-      core.archive->recorded(*task_id, m.device_key(), std::max(1, m.timing().threads()));
-  if (!recorded) return grpc::Status(grpc::StatusCode::INTERNAL, recorded.error().message);
+  // A build job (the builder servers' key) makes kernels, not timings: nothing to archive.
+  const bool builds = m.device_key() == wire::kBuilderKey;
+  if (builds && !kernels.empty())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "kernels: a job on key '" + std::string(wire::kBuilderKey) +
+                            "' builds its configs; it takes no built kernel");
+  std::map<int64_t, ss::MeasureResult> none;
+  Expected<std::map<int64_t, ss::MeasureResult>> recorded = none;
+  if (!builds) {
+    auto task_id = core.archive->task_id(*task, *space);
+    if (!task_id) return grpc::Status(grpc::StatusCode::INTERNAL, task_id.error().message);
+    info.task_id = *task_id;
+    // A result timed on another thread count is not this job's answer.
+    recorded = core.archive->recorded(*task_id, m.device_key(), std::max(1, m.timing().threads()));
+    if (!recorded) return grpc::Status(grpc::StatusCode::INTERNAL, recorded.error().message);
+  }
 
   job->spec.name = info.name;
   job->spec.device_key = m.device_key();
   job->spec.priority = req.priority();
   const ss::Template* tmpl = ss::find_template(task->template_name);
   for (size_t i = 0; i < info.configs.size(); ++i) {
-    job->spec.min_flop.push_back(tmpl ? tmpl->fewest_flop(*task, *space, info.configs[i]) : 0);
+    job->spec.min_flop.push_back(tmpl && !builds ? tmpl->fewest_flop(*task, *space, info.configs[i])
+                                                 : 0);
     v1::WorkItem w;
     *w.mutable_workload() = m.workload();
     *w.mutable_target() = m.target();
@@ -138,7 +148,7 @@ grpc::Status prepare_job(const ServerCore& core, const v1::MeasureJobRequest& re
     if (auto r = recorded->find(info.configs[i].index); r != recorded->end())
       job->archived[static_cast<int>(i)] = r->second;
   }
-  job->spec.record_context = std::make_shared<const JobRecordInfo>(std::move(info));
+  if (!builds) job->spec.record_context = std::make_shared<const JobRecordInfo>(std::move(info));
   job->total = m.configs_size();
   job->template_name = task->template_name;
   return grpc::Status::OK;

@@ -91,12 +91,20 @@ void ServerCore::remove_session(uint64_t id) {
 
 namespace {
 
+/// "device or builder": any one of the roles will do.
+std::string role_choices(uint8_t roles) {
+  std::string out = role_names(roles);
+  for (size_t plus = out.find('+'); plus != std::string::npos; plus = out.find('+'))
+    out.replace(plus, 1, " or ");
+  return out;
+}
+
 grpc::Status permission_denied(const char* rpc, uint8_t roles, const Credential& c,
                                const std::string& peer) {
   logger("tracker")->warn("{} from {}: credential '{}' ({}) may not: PERMISSION_DENIED", rpc, peer,
                           c.name, role_names(c.roles));
   return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                      std::string(rpc) + " needs a " + role_names(roles) + " credential; '" +
+                      std::string(rpc) + " needs a " + role_choices(roles) + " credential; '" +
                           c.name + "' is " + role_names(c.roles));
 }
 

@@ -1,5 +1,6 @@
 // tune-op --tracker: the tuning loop's Measurer over the farm. Each batch is one job; a
 // tracker that is down is retried (its archive makes resubmission cheap) for two minutes.
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -7,6 +8,7 @@
 
 #include "compiler/measure/kernel_build.h"
 #include "compiler/measure/local_measurer.h"
+#include "proto/convert.h"
 #include "proto/rpc_channel.h"
 #include "records/record_store.h"
 #include "schedule_space/gpu_limits.h"
@@ -38,11 +40,19 @@ struct BuildStats {
   double wall_s = 0;
 };
 
-/// Builds a batch on `workers` threads, the kernels of `cache` (when given) taken from it and
-/// those built stored in it: every store call on this thread (a store is one connection).
-BuiltBatch build_batch(const ss::Task& task, const ss::ConfigSpace& space,
-                       const std::vector<ss::Config>& configs, int workers, const std::string& key,
-                       records::RecordStore* cache, int64_t cache_bytes, BuildStats* stats) {
+/// Builds the kernels of the configs at the positions given (here or on the farm's builders);
+/// fails only when no build could be asked for at all (the tracker unreachable).
+using BuildFn = std::function<Status(
+    const std::vector<ss::Config>& configs, const std::vector<size_t>& positions,
+    std::vector<std::optional<Expected<ss::KernelBinary>>>* built)>;
+
+/// Builds a batch with `build`, the kernels of `cache` (when given) taken from it and those built
+/// stored in it: every store call on this thread (a store is one connection).
+Expected<BuiltBatch> build_batch(const ss::Task& task, const ss::ConfigSpace& space,
+                                 const std::vector<ss::Config>& configs, const BuildFn& build,
+                                 const std::string& key, const std::string& where,
+                                 records::RecordStore* cache, int64_t cache_bytes,
+                                 BuildStats* stats) {
   const Stopwatch wall;
   std::vector<std::optional<Expected<ss::KernelBinary>>> built(configs.size());
   std::vector<bool> from_cache(configs.size(), false);
@@ -61,11 +71,11 @@ BuiltBatch build_batch(const ss::Task& task, const ss::ConfigSpace& space,
       }
     }
   }
-  std::vector<std::chrono::steady_clock::time_point> started(configs.size());
-  for_each_item(configs.size(), workers, [&](size_t i) {
-    started[i] = std::chrono::steady_clock::now();
-    if (!built[i]) built[i] = measure::build_kernel(task, space, configs[i]);
-  });
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (!built[i]) missing.push_back(i);
+  if (!missing.empty()) TT_RETURN_IF_ERROR(build(configs, missing, &built));
   BuiltBatch b;
   b.results.resize(configs.size());
   const bool gpu = ss::template_of(task).target_kind().runs_on_gpu();
@@ -94,8 +104,8 @@ BuiltBatch build_batch(const ss::Task& task, const ss::ConfigSpace& space,
                            ? ss::MeasureErrorNo::kInstantiationError
                        : gpu ? ss::MeasureErrorNo::kCompileDevice
                              : ss::MeasureErrorNo::kCompileHost;
-    b.results[i] = measure::finish_result(std::move(r), error, "built on the client: " + e.message,
-                                          started[i]);
+    b.results[i] =
+        measure::finish_result(std::move(r), error, "built " + where + ": " + e.message, started);
   }
   stats->wall_s += wall.seconds();
   return b;
@@ -105,34 +115,45 @@ class FarmMeasurer final : public tuner::Measurer {
  public:
   FarmMeasurer(ss::Task task, std::unique_ptr<tracker::TrackerClient> client,
                tracker::FarmTiming timing, std::string key, std::string job, int priority,
-               int build_workers, records::RecordStore* cache, int64_t cache_bytes)
+               int build_workers, bool remote_build, records::RecordStore* cache,
+               int64_t cache_bytes)
       : task_(std::move(task)),
         client_(std::move(client)),
         timing_(timing),
         key_(std::move(key)),
         job_(std::move(job)),
         priority_(priority),
-        build_workers_(build_workers),
+        build_workers_(remote_build ? 0 : build_workers),
+        remote_build_(remote_build),
         cache_(cache),
         cache_bytes_(cache_bytes) {}
   ~FarmMeasurer() override {
     const int64_t total = stats_.built + stats_.cached;
     if (total == 0) return;
+    const std::string who = remote_build_
+                                ? "by the farm's builders"
+                                : "here on " + std::to_string(build_workers_) + " threads";
     logger("tune")->info(
-        "kernels built here: {} on {} threads ({:.2f} s each, {:.1f} s in all), {} from the "
-        "kernel cache ({:.0f}% hits)",
-        stats_.built, build_workers_,
-        stats_.built ? stats_.build_s / static_cast<double>(stats_.built) : 0.0, stats_.wall_s,
-        stats_.cached, 100.0 * static_cast<double>(stats_.cached) / static_cast<double>(total));
+        "kernels built {}: {} ({:.2f} s each, {:.1f} s in all), {} from the kernel cache ({:.0f}% "
+        "hits)",
+        who, stats_.built, stats_.built ? stats_.build_s / static_cast<double>(stats_.built) : 0.0,
+        stats_.wall_s, stats_.cached,
+        100.0 * static_cast<double>(stats_.cached) / static_cast<double>(total));
   }
 
   Expected<std::vector<ss::MeasureResult>> measure(
       const ss::ConfigSpace& space, const std::vector<ss::Config>& configs) override {
-    if (build_workers_ <= 0) return submit(space, configs, nullptr);
-    // A pipeline: the batch is built a chunk (one config per build thread) at a time, and each
-    // chunk is sent as soon as it is built, so the devices time chunk k while chunk k+1 builds
-    // and wait only for the first.
-    const size_t chunk = static_cast<size_t>(build_workers_);
+    if (build_workers_ <= 0 && !remote_build_) return submit(space, configs, nullptr, key_, job_);
+    // A pipeline: the batch is built a chunk (one config per build thread here, a few on the
+    // builders) at a time, and each chunk is sent as soon as it is built, so the devices time
+    // chunk k while chunk k+1 builds and wait only for the first.
+    const size_t chunk = remote_build_ ? 4 : static_cast<size_t>(build_workers_);
+    const BuildFn build = [&](const std::vector<ss::Config>& part, const std::vector<size_t>& at,
+                              std::vector<std::optional<Expected<ss::KernelBinary>>>* built) {
+      return remote_build_ ? build_on_builders(space, part, at, built)
+                           : build_here(space, part, at, built);
+    };
+    const std::string where = remote_build_ ? "by the farm's builders" : "on the client";
     std::vector<std::optional<ss::MeasureResult>> results(configs.size());
     struct Sent {
       size_t begin;
@@ -140,12 +161,18 @@ class FarmMeasurer final : public tuner::Measurer {
       std::future<Expected<std::vector<ss::MeasureResult>>> results;
     };
     std::vector<Sent> sent;
+    std::optional<Error> failure;
     for (size_t begin = 0; begin < configs.size(); begin += chunk) {
       const std::vector<ss::Config> part(
           configs.begin() + static_cast<std::ptrdiff_t>(begin),
           configs.begin() + static_cast<std::ptrdiff_t>(std::min(configs.size(), begin + chunk)));
-      BuiltBatch b =
-          build_batch(task_, space, part, build_workers_, key_, cache_, cache_bytes_, &stats_);
+      auto built =
+          build_batch(task_, space, part, build, key_, where, cache_, cache_bytes_, &stats_);
+      if (!built) {
+        failure = built.error();  // the jobs already sent are still waited for, below
+        break;
+      }
+      BuiltBatch& b = *built;
       for (size_t i = 0; i < part.size(); ++i)
         if (b.results[i]) results[begin + i] = std::move(b.results[i]);
       if (b.configs.empty()) continue;
@@ -153,10 +180,9 @@ class FarmMeasurer final : public tuner::Measurer {
           {begin, std::move(b.positions),
            std::async(std::launch::async, [this, &space, chunk_configs = std::move(b.configs),
                                            kernels = std::move(b.kernels)] {
-             return submit(space, chunk_configs, &kernels);
+             return submit(space, chunk_configs, &kernels, key_, job_);
            })});
     }
-    std::optional<Error> failure;
     for (Sent& s : sent) {
       auto r = s.results.get();  // every job is waited for, even after one failed
       if (!r) {
@@ -177,17 +203,48 @@ class FarmMeasurer final : public tuner::Measurer {
   }
 
  private:
-  /// One batch as a job (with its built kernels when `kernels`), retried while the tracker is
-  /// unreachable.
+  Status build_here(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+                    const std::vector<size_t>& at,
+                    std::vector<std::optional<Expected<ss::KernelBinary>>>* built) const {
+    for_each_item(at.size(), build_workers_, [&](size_t i) {
+      (*built)[at[i]] = measure::build_kernel(task_, space, configs[at[i]]);
+    });
+    return ok_status();
+  }
+
+  /// One job on the builder servers' key: each result carries its config's kernel.
+  Status build_on_builders(const ss::ConfigSpace& space, const std::vector<ss::Config>& configs,
+                           const std::vector<size_t>& at,
+                           std::vector<std::optional<Expected<ss::KernelBinary>>>* built) {
+    std::vector<ss::Config> wanted;
+    for (size_t p : at) wanted.push_back(configs[p]);
+    TT_ASSIGN_OR_RETURN(auto results,
+                        submit(space, wanted, nullptr, wire::kBuilderKey, job_ + " (build)"));
+    for (size_t i = 0; i < at.size(); ++i) {
+      const ss::MeasureResult& r = results[i];
+      if (r.ok() && r.kernel)
+        (*built)[at[i]] = *r.kernel;
+      else
+        (*built)[at[i]] = Error{r.error_no == ss::MeasureErrorNo::kInstantiationError
+                                    ? ErrorCode::kFailedPrecondition
+                                    : ErrorCode::kInternal,
+                                r.ok() ? "the builder answered without a kernel" : r.error_msg};
+    }
+    return ok_status();
+  }
+
+  /// One batch as a job on `key` (with its built kernels when `kernels`), retried while the
+  /// tracker is unreachable.
   Expected<std::vector<ss::MeasureResult>> submit(const ss::ConfigSpace& space,
                                                   const std::vector<ss::Config>& configs,
-                                                  const std::vector<ss::KernelBinary>* kernels) {
+                                                  const std::vector<ss::KernelBinary>* kernels,
+                                                  const std::string& key, const std::string& job) {
     const Stopwatch start;
     double pause = 0.5;
     for (;;) {
-      auto r = kernels ? client_->measure_built(task_, space, configs, *kernels, timing_, key_,
-                                                job_, priority_)
-                       : client_->measure(task_, space, configs, timing_, key_, job_, priority_);
+      auto r = kernels ? client_->measure_built(task_, space, configs, *kernels, timing_, key, job,
+                                                priority_)
+                       : client_->measure(task_, space, configs, timing_, key, job, priority_);
       const double waited = start.seconds();
       if (r || r.error().code != ErrorCode::kUnavailable || waited > 120) return r;
       logger("tune")->warn("{}; retrying as soon as the tracker answers (at most {:.1f} s)",
@@ -203,6 +260,7 @@ class FarmMeasurer final : public tuner::Measurer {
   std::string key_, job_;
   int priority_;
   int build_workers_;
+  bool remote_build_;
   records::RecordStore* cache_;
   int64_t cache_bytes_;
   BuildStats stats_;
@@ -227,8 +285,10 @@ Expected<int> farm_build_workers(const ss::Task& task, const TuningOptions& f) {
       return can.error().with_context("--build-workers " + std::to_string(f.build_workers));
     static std::once_flag warned;
     std::call_once(warned, [&] {
-      logger("tune")->warn("{}: the devices build the kernels (they need --build-on-device)",
-                           can.error().message);
+      logger("tune")->warn(
+          "{}: this client builds no kernels (the farm's builders do, or devices started with "
+          "--build-on-device)",
+          can.error().message);
     });
     return 0;
   }
@@ -251,9 +311,16 @@ Expected<std::unique_ptr<tuner::Measurer>> make_farm_measurer(const ss::Task& ta
   t.flush_cache = f.flush_cache;
   t.threads = f.threads;
   TT_ASSIGN_OR_RETURN(const int build_workers, farm_build_workers(task, f));
+  bool remote = f.remote_build;
+  if (!remote && build_workers == 0 && f.build_workers < 0 &&
+      ss::template_of(task).target_kind().runs_on_gpu()) {
+    // This client cannot build CUDA kernels: the farm's builders do, where it has any.
+    if (auto s = client->status(); s)
+      for (const auto& d : s->devices()) remote = remote || d.device_key() == wire::kBuilderKey;
+  }
   return std::unique_ptr<tuner::Measurer>(std::make_unique<FarmMeasurer>(
       task, std::move(client), t, key, "tune-op " + f.tuner + "-seed" + std::to_string(f.seed),
-      f.priority, build_workers, f.kernel_cache_mb > 0 ? store : nullptr,
+      f.priority, build_workers, remote, f.kernel_cache_mb > 0 ? store : nullptr,
       static_cast<int64_t>(f.kernel_cache_mb) << 20));
 }
 

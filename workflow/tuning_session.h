@@ -43,6 +43,10 @@ struct TuningOptions {
   /// CUDA tasks (where this build has NVRTC), none for CPU tasks (a CPU server loads shipped
   /// object code only with --accept-built-code); 0: the devices build.
   int build_workers = -1;
+  /// Farm: have the tracker's builder servers (`tensortune builder`) build the kernels instead
+  /// of this machine (the default where this build cannot compile a CUDA task's kernels and
+  /// the farm has builders).
+  bool remote_build = false;
   /// Kernels built here are kept in the record DB by content (at most this many MiB, the
   /// oldest dropped first), so no config is built twice for a device kind; 0: no cache.
   int kernel_cache_mb = 256;

@@ -164,7 +164,7 @@ TEST_F(Farm, TuneOpBuildsOnTheClientsCoresWhenAsked) {
   EXPECT_NE(out.find("Progress: (8/8)"), std::string::npos) << out;
   EXPECT_NE(out.find(", 0 errors"), std::string::npos) << out;
   EXPECT_EQ(archive_counts().size(), 8u);
-  EXPECT_NE(out.find("kernels built here: 8 on 2 threads"), std::string::npos) << out;
+  EXPECT_NE(out.find("kernels built here on 2 threads: 8 "), std::string::npos) << out;
   EXPECT_NE(out.find("timing: kernels ran"), std::string::npos) << out;
   // The device's next heartbeat carries the share of its slot time spent timing kernels.
   double share = 0;
@@ -188,8 +188,77 @@ TEST_F(Farm, TuneOpBuildsOnTheClientsCoresWhenAsked) {
       tracker + " --key x86 --db " + path("client.db") +
       " --number 1 --repeat 1 --min-repeat-ms 0");
   ASSERT_EQ(again_code, 0) << again;
-  EXPECT_NE(again.find("kernels built here: 0"), std::string::npos) << again;
+  EXPECT_NE(again.find("kernels built here on 2 threads: 0 "), std::string::npos) << again;
   EXPECT_NE(again.find("8 from the kernel cache (100% hits)"), std::string::npos) << again;
+}
+
+// A builder server builds for a client that does not: the batch goes to key "builder" first
+// (not archived), then its kernels to the device, which loads them.
+TEST_F(Farm, BuilderServersBuildTheKernelsOfClientsThatDoNot) {
+  ASSERT_GT(start_tracker(), 0);
+  devices_.push_back(std::make_unique<Process>(
+      kBinary,
+      std::vector<std::string>{"builder", "--tracker", "127.0.0.1:" + std::to_string(port_),
+                               "--workers", "2", "--name", "b0"},
+      path("builder.log")));
+  start_device("x86", {"--accept-built-code"});
+  auto c = client();
+  ASSERT_TRUE(wait_for_devices(*c, 2)) << read_text(path("builder.log"));
+  const std::string tracker = "127.0.0.1:" + std::to_string(port_);
+  auto [code, out] = run_tensortune(
+      "tune-op --op dense --data 1x128 --weight 128x128 --trials 8 --remote-build --tracker " +
+      tracker + " --key x86 --db " + path("client.db") +
+      " --number 1 --repeat 1 --min-repeat-ms 0");
+  ASSERT_EQ(code, 0) << out << read_text(path("builder.log"));
+  EXPECT_NE(out.find("Progress: (8/8)"), std::string::npos) << out;
+  EXPECT_NE(out.find(", 0 errors"), std::string::npos) << out;
+  EXPECT_NE(out.find("kernels built by the farm's builders: 8"), std::string::npos) << out;
+  EXPECT_EQ(archive_counts().size(), 8u) << "the builds are not archived, the timings are";
+  auto s = c->status();
+  ASSERT_TRUE(s) << s.error().message;
+  int build_jobs = 0, built = 0;
+  for (const auto& j : s->jobs())
+    if (j.device_key() == "builder") {
+      ++build_jobs;
+      built += j.done();
+      EXPECT_EQ(j.failed(), 0);
+    }
+  EXPECT_GE(build_jobs, 1);
+  EXPECT_EQ(built, 8);
+}
+
+TEST_F(Farm, BuildersAndDevicesEachNeedTheirOwnRole) {
+  const std::string box = "box1-device-token-4567", bob = "bob-builder-token-456789";
+  write_secret(path("tokens"), "box1 device " + box + "\nbob builder " + bob + "\n");
+  write_secret(path("box"), box + "\n");
+  write_secret(path("bob"), bob + "\n");
+  ASSERT_GT(start_tracker(0, {"--tokens-file", path("tokens")}), 0)
+      << read_text(path("tracker.log"));
+  const std::string tracker = "127.0.0.1:" + std::to_string(port_);
+  // A device's credential cannot make the code devices run...
+  auto as_builder =
+      run_to_exit({"builder", "--tracker", tracker, "--workers", "1", "--token-file", path("box")},
+                  "builder_as_device.log");
+  ASSERT_TRUE(as_builder.code.has_value()) << "still retrying: " << as_builder.log;
+  EXPECT_EQ(*as_builder.code, 1);
+  EXPECT_NE(as_builder.log.find("needs a credential with the builder role; 'box1' is device"),
+            std::string::npos)
+      << as_builder.log;
+  // ...and a builder's cannot time it.
+  auto as_device =
+      run_to_exit({"device", "--tracker", tracker, "--key", "x86", "--token-file", path("bob")},
+                  "device_as_builder.log");
+  ASSERT_TRUE(as_device.code.has_value()) << "still retrying: " << as_device.log;
+  EXPECT_EQ(*as_device.code, 1);
+  EXPECT_NE(as_device.log.find("needs a credential with the device role; 'bob' is builder"),
+            std::string::npos)
+      << as_device.log;
+  // No device may take the builders' key.
+  auto reserved =
+      run_to_exit({"device", "--tracker", tracker, "--key", "builder", "--token-file", path("box")},
+                  "device_on_builder_key.log");
+  ASSERT_TRUE(reserved.code.has_value());
+  EXPECT_NE(reserved.log.find("is the builder servers' key"), std::string::npos) << reserved.log;
 }
 
 }  // namespace
