@@ -25,7 +25,9 @@ case "$role" in
     token() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
     if [[ ! -f "$dir/tokens" ]]; then
       device=$(token) client=$(token) admin=$(token)
-      printf 'devices device %s\nusers client %s\nops admin %s\n' "$device" "$client" "$admin" \
+      # The users build kernels on their own cores (the default for CUDA tasks), which the
+      # devices then run: the builder role beside client (docs/security.md).
+      printf 'devices device %s\nusers client+builder %s\nops admin %s\n' "$device" "$client" "$admin" \
         > "$dir/tokens"
       printf '%s\n' "$device" > "$dir/device.token"
       printf '%s\n' "$client" > "$dir/client.token"

@@ -11,7 +11,7 @@ mkdir -p "$dir"
 token() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
 device=$(token) client=$(token) admin=$(token)
 umask 077
-printf 'devices device %s\nusers client %s\nops admin %s\n' "$device" "$client" "$admin" \
+printf 'devices device %s\nusers client+builder %s\nops admin %s\n' "$device" "$client" "$admin" \
   > "$dir/tokens"
 printf '%s\n' "$device" > "$dir/device.token"
 printf '%s\n' "$client" > "$dir/client.token"
