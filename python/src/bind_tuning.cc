@@ -70,8 +70,9 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
                  int threads, int64_t number, int repeat, double min_repeat_ms, double timeout,
                  bool flush_cache, const py::object& device_key, const py::object& tracker,
                  const py::object& key, const py::object& token_file, const py::object& tls_ca,
-                 const py::object& tls_cert, const py::object& tls_key, int priority, bool transfer,
-                 int plan_size, const py::object& callbacks) {
+                 const py::object& tls_cert, const py::object& tls_key, int priority,
+                 const py::object& build_workers, bool remote_build, bool transfer, int plan_size,
+                 const py::object& callbacks) {
   check_at_least("trials", double(trials), 1);
   check_at_least("batch_size", batch_size, 1);
   check_at_least("early_stopping", double(early_stopping), 0);
@@ -118,6 +119,11 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
   set_tracker_flags(f, tracker, token_file, tls_ca, tls_cert, tls_key);
   f.farm_key = optional_path_arg(key, "key");
   f.priority = priority;
+  if (!build_workers.is_none()) {
+    f.build_workers = build_workers.cast<int>();
+    check_at_least("build_workers", f.build_workers, 0);
+  }
+  f.remote_build = remote_build;
   f.transfer = transfer;
   f.plan_size = plan_size;
   const std::string db_path = optional_path_arg(db, "db");
@@ -243,10 +249,13 @@ void bind_tuning(py::module_& m) {
         py::arg("device_key") = py::none(), py::arg("tracker") = py::none(),
         py::arg("key") = py::none(), py::arg("token_file") = py::none(),
         py::arg("tls_ca") = py::none(), py::arg("tls_cert") = py::none(),
-        py::arg("tls_key") = py::none(), py::arg("priority") = 0, py::arg("transfer") = false,
-        py::arg("plan_size") = 64, py::arg("callbacks") = py::none(),
+        py::arg("tls_key") = py::none(), py::arg("priority") = 0,
+        py::arg("build_workers") = py::none(), py::arg("remote_build") = false,
+        py::arg("transfer") = false, py::arg("plan_size") = 64, py::arg("callbacks") = py::none(),
         R"doc(Tunes one task, as `tensortune tune-op` does: measured on this machine, or on a farm
-with tracker="HOST:PORT" (and key=, token_file= or tls_*). With db=, every result is
+with tracker="HOST:PORT" (and key=, token_file= or tls_*). On a farm the kernels are built
+on build_workers threads here (None: all cores for CUDA tasks, none for CPU tasks; 0: the
+devices build) or, with remote_build=True, by the farm's builder servers. With db=, every result is
 recorded there and a rerun resumes (its earlier trials count). After every batch each callback
 is called as callback(progress, results): progress has done, total, current_gflops,
 best_gflops, elapsed_s and errors; results has one dict per config (config, gflops, costs,

@@ -72,8 +72,9 @@ def tune_op(task: Task, *, tuner: str = "xgb", trials: int = 200,
             device_key: Optional[str] = None, tracker: Optional[str] = None,
             key: Optional[str] = None, token_file: Optional[PathLike] = None,
             tls_ca: Optional[PathLike] = None, tls_cert: Optional[PathLike] = None,
-            tls_key: Optional[PathLike] = None, priority: int = 0, transfer: bool = False,
-            plan_size: int = 64,
+            tls_key: Optional[PathLike] = None, priority: int = 0,
+            build_workers: Optional[int] = None, remote_build: bool = False,
+            transfer: bool = False, plan_size: int = 64,
             callbacks: Union[None, Callback, Sequence[Callback]] = None) -> Dict[str, Any]: ...
 
 def tune_model(model: Model, *, tuner: str = "xgb", trials: int = 200,

@@ -3,7 +3,9 @@ batches, and the records it leaves."""
 
 import os
 import signal
+import subprocess
 import threading
+import time
 
 import pytest
 
@@ -141,3 +143,31 @@ def test_bad_tuning_arguments():
         tt.tune_op(dense_task(), trials=4, callbacks=[1])
     with pytest.raises(TypeError):
         tt.tune_op(dense_task(), trails=4)
+
+
+def test_tune_op_on_a_farm_builds_the_kernels_here_when_asked(tmp_path):
+    # A tracker and a device that loads built code, as real processes; the client builds.
+    cli = os.environ["TT_CLI"]
+    port_file = tmp_path / "port"
+    procs = [subprocess.Popen([cli, "tracker", "--host", "127.0.0.1", "--port", "0",
+                               "--db", str(tmp_path / "t.db"), "--port-file", str(port_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        for _ in range(300):
+            if port_file.exists() and port_file.read_text().strip():
+                break
+            time.sleep(0.05)
+        tracker = "127.0.0.1:" + port_file.read_text().strip()
+        procs.append(subprocess.Popen([cli, "device", "--tracker", tracker, "--key", "x86",
+                                       "--accept-built-code"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        result = tt.tune_op(dense_task(), trials=8, db=tmp_path / "r.db", tracker=tracker,
+                            key="x86", build_workers=2, **FAST)
+        assert result["measured"] == 8 and result["errors"] == 0
+        with pytest.raises(tt.InvalidArgumentError, match="build_workers"):
+            tt.tune_op(dense_task(), trials=8, tracker=tracker, key="x86", build_workers=-1,
+                       **FAST)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=30)
