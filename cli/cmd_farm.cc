@@ -195,6 +195,8 @@ Status print_status(StatusFlags f) {
 // `tensortune tracker`: the farm's coordinator.
 void add_tracker_command(CLI::App& app, int& exit_code) {
   auto tf = std::make_shared<TrackerFlags>();
+  // A device's slots start their next item without a round trip to the tracker.
+  tf->options.dispatcher.prefetch_per_device = 1;
   CLI::App* t = app.add_subcommand(
       "tracker", "Run a tracker: device servers dial in, tuning clients submit jobs");
   t->add_option("--host", tf->host,
@@ -257,6 +259,11 @@ void add_tracker_command(CLI::App& app, int& exit_code) {
   t->add_option("--heartbeat-timeout", tf->options.dispatcher.heartbeat_timeout_s,
                 "seconds of silence after which a device is dropped and its work re-queued")
       ->check(at_least(0.5))
+      ->capture_default_str();
+  t->add_option("--prefetch", tf->options.dispatcher.prefetch_per_device,
+                "items a device holds beyond one per slot, queued on it so that a slot starts "
+                "its next item without a round trip to the tracker (0: one per free slot)")
+      ->check(at_least(0, 64))
       ->capture_default_str();
   t->add_option("--lease-margin", tf->options.dispatcher.lease_margin_s,
                 "seconds a lease lasts beyond twice the item's timeout")

@@ -458,14 +458,14 @@ std::vector<Dispatcher::Send> Dispatcher::dispatch_locked(Clock::time_point now)
   std::vector<Send> sends;
   if (keys_with_work.empty()) return sends;
   for (auto& [device_id, dev] : devices_)
-    if (dev.busy < dev.slots && keys_with_work.count(dev.key))
+    if (dev.busy < dev.slots + options_.prefetch_per_device && keys_with_work.count(dev.key))
       dispatch_to_locked(device_id, dev, now, sends);
   return sends;
 }
 
 void Dispatcher::dispatch_to_locked(uint64_t device_id, Device& dev, Clock::time_point now,
                                     std::vector<Send>& sends) {
-  while (dev.busy < dev.slots) {
+  while (dev.busy < dev.slots + options_.prefetch_per_device) {
     auto item_id = next_item_locked(dev.key, device_id);
     if (!item_id) break;
     Item& item = items_[*item_id];
@@ -474,8 +474,10 @@ void Dispatcher::dispatch_to_locked(uint64_t device_id, Device& dev, Clock::time
     item.lease = next_id_++;
     const double timeout =
         item.work.timing().timeout_s() > 0 ? item.work.timing().timeout_s() : 10.0;
-    item.deadline = now + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(2 * timeout + options_.lease_margin_s));
+    // A prefetched item waits on the device behind a running one: one lease more.
+    const double leases = dev.busy >= dev.slots ? 2 : 1;
+    item.deadline = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                              leases * (2 * timeout + options_.lease_margin_s)));
     item.work.set_lease_id(item.lease);
     if (observer_) observer_->dispatched(dev.key, seconds_between(item.queued_at, now));
     ++dev.busy;

@@ -5,6 +5,9 @@
 /// exactly-once completion. Thread-safe; all calls may come from any thread. Callbacks
 /// (sending work, recording, notifying a job) run outside the lock.
 ///
+/// Prefetch: with DispatcherOptions::prefetch_per_device, a device also holds that many items
+/// beyond its slots, which it starts as soon as a slot frees (a GPU waits for no round trip).
+///
 /// Fairness: a free slot of key K takes an item from the highest-priority job with queued
 /// items for K; among equal priorities the clients (JobSpec::client) take turns, and each
 /// client's jobs take turns (round robin at both levels), so a client that floods the queue
@@ -76,6 +79,10 @@ struct DispatcherOptions {
   double peak_margin = 1.5;
   /// Devices one key may have at once; a device beyond it is refused (`--max-devices-per-key`).
   int max_devices_per_key = 10000;
+  /// Items a device holds beyond one per slot, queued on the device behind its running ones, so
+  /// that a slot starts its next item without waiting for the tracker (`--prefetch`). Such an
+  /// item's lease runs one lease longer. 0: one item per free slot.
+  int prefetch_per_device = 0;
 };
 
 /// What a job is made of: the work items (ids filled in by the dispatcher).

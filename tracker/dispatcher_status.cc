@@ -1,4 +1,6 @@
 // What the dispatcher reports: devices, queues per key, jobs.
+#include <algorithm>
+
 #include "tracker/dispatcher.h"
 
 namespace tensortune::tracker {
@@ -22,7 +24,7 @@ v1::StatusReply Dispatcher::status() const {
     q.set_device_key(d.key);
     q.set_devices(q.devices() + 1);
     q.set_slots(q.slots() + d.slots);
-    q.set_free_slots(q.free_slots() + d.slots - d.busy);
+    q.set_free_slots(q.free_slots() + std::max(0, d.slots - d.busy));  // prefetched: busy > slots
   }
   for (const auto& [id, job] : jobs_) {
     auto& q = queues[job.spec.device_key];

@@ -257,6 +257,30 @@ TEST(Dispatcher, ExpiredLeaseKeepsTheSlotBusyUntilTheLateResultThenRedispatches)
   EXPECT_EQ(d.status().devices(0).busy(), 0);
 }
 
+TEST(Dispatcher, APrefetchingDeviceHoldsOneItemMoreWhoseLeaseRunsOneLeaseLonger) {
+  DispatcherOptions o;
+  o.lease_margin_s = 0;  // lease = 2 x the item's 1 s timeout
+  o.prefetch_per_device = 1;
+  o.heartbeat_timeout_s = 100;
+  Recorder rec;
+  Dispatcher d(o);
+  FakeDevice dev;
+  const uint64_t id = d.add_device("k", 1, "dev", dev.sender(), nullptr);
+  d.submit(job("A", 3), rec.sink("A"));
+  ASSERT_EQ(dev.inbox.size(), 2u) << "one slot, one item queued behind it";
+  const v1::StatusReply s = d.status();
+  EXPECT_EQ(s.devices(0).busy(), 2);
+  EXPECT_EQ(s.queues(0).free_slots(), 0) << "never below zero";
+  EXPECT_EQ(s.queues(0).queued(), 1);
+  // Past the running item's lease (2 s) but within the prefetched one's (4 s): only the
+  // first goes back to the queue.
+  run_housekeeping(d, 3, Clock::now(), [&] { d.heartbeat(id); });
+  EXPECT_EQ(d.status().queues(0).queued(), 2) << "the first item, re-queued, and the third";
+  const v1::WorkItem prefetched = dev.inbox[1];
+  EXPECT_TRUE(d.complete(id, prefetched.item_id(), prefetched.lease_id(), ok(1)))
+      << "the prefetched item's lease still holds";
+}
+
 TEST(Dispatcher, ExpiredItemGoesToAnotherDeviceNotBackToTheSlowOne) {
   DispatcherOptions o;
   o.lease_margin_s = 0;
