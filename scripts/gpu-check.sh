@@ -83,6 +83,14 @@ run() {
   [[ $rc == 124 || $rc == 137 ]] && echo "(timed out after $limit s)" | tee -a "$last" >> "$log"
   return $rc
 }
+# start_tracker DIR DB: a tracker on a free port, its log in DIR; sets tracker_pid and port.
+start_tracker() {
+  mkdir -p "$1"
+  "$tt" tracker --port 0 --port-file "$1/port" --db "$2" > "$1/tracker.log" 2>&1 &
+  tracker_pid=$!
+  for _ in $(seq 100); do [[ -s $1/port ]] && break; sleep 0.1; done
+  port=$(cat "$1/port" 2> /dev/null)
+}
 wanted() { [[ -z $only || $only == *",$1,"* || $only == *",$2,"* ]]; }
 tail_of() { grep -v '^\s*$' "$last" | tail -1 | cut -c1-160; }
 
@@ -310,11 +318,7 @@ if wanted d tune || wanted farm farm; then
     # The farm: a tracker, a GPU device server, a client; the worker killed mid-job.
     rm -f "$farm_db"*
     fdir=$work/farm
-    mkdir -p "$fdir"
-    "$tt" tracker --port 0 --port-file "$fdir/port" --db "$farm_db" > "$fdir/tracker.log" 2>&1 &
-    tracker_pid=$!
-    for _ in $(seq 100); do [[ -s $fdir/port ]] && break; sleep 0.1; done
-    port=$(cat "$fdir/port" 2> /dev/null)
+    start_tracker "$fdir" "$farm_db"
     "$tt" device --tracker "127.0.0.1:$port" --gpus 0 > "$fdir/device.log" 2>&1 &
     device_pid=$!
     (# the crash: once a few results are archived, SIGKILL the measuring worker
@@ -372,11 +376,7 @@ if wanted g faults; then
     result faults skipped "$gpu_reason"
   else
     fdir=$work/faults
-    mkdir -p "$fdir"
-    "$tt" tracker --port 0 --port-file "$fdir/port" --db "$fdir/tracker.db" > "$fdir/tracker.log" 2>&1 &
-    tracker_pid=$!
-    for _ in $(seq 100); do [[ -s $fdir/port ]] && break; sleep 0.1; done
-    port=$(cat "$fdir/port" 2> /dev/null)
+    start_tracker "$fdir" "$fdir/tracker.db"
     "$tt" device --tracker "127.0.0.1:$port" --gpus 0 --worker-grace 5 \
       --fault-inject cuda-fault@3,cuda-hang@6 > "$fdir/device.log" 2>&1 &
     device_pid=$!
