@@ -289,12 +289,8 @@ v1::MeasureResult build(const v1::WorkItem& item, const ss::Task& task) {
   ss::MeasureResult r;
   r.config_index = config->index;
   if (!kernel) {
-    const bool gpu = ss::template_of(task).target_kind().runs_on_gpu();
-    const auto error = kernel.error().code == ErrorCode::kFailedPrecondition
-                           ? ss::MeasureErrorNo::kInstantiationError
-                       : gpu ? ss::MeasureErrorNo::kCompileDevice
-                             : ss::MeasureErrorNo::kCompileHost;
-    r = measure::finish_result(std::move(r), error, kernel.error().message, start);
+    r = measure::finish_result(std::move(r), measure::build_error_no(task, kernel.error()),
+                               kernel.error().message, start);
   } else {
     r.compile_s = kernel->build_s;
     r.kernel = std::make_shared<const ss::KernelBinary>(std::move(kernel).value());

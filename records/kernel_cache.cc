@@ -43,6 +43,15 @@ Expected<bool> has_kernel_cache(sqlite3* db) {
   return found;
 }
 
+/// Binds the build's key (everything but its code) to parameters 1-5 of `q`.
+void bind_key(Statement& q, const ss::KernelBinary& key) {
+  q.bind(1, key.source_sha256);
+  q.bind(2, std::string(ss::kernel_format_name(key.format)));
+  q.bind(3, key.arch);
+  q.bind(4, joined(key.features));
+  q.bind(5, key.compiler);
+}
+
 }  // namespace
 
 Expected<std::optional<ss::KernelBinary>> RecordStore::cached_kernel(const ss::KernelBinary& key) {
@@ -52,11 +61,7 @@ Expected<std::optional<ss::KernelBinary>> RecordStore::cached_kernel(const ss::K
               "SELECT code, build_s FROM kernel_cache WHERE source_sha256 = ? AND format = ? AND "
               "arch = ? AND features = ? AND compiler = ?");
   TT_RETURN_IF_ERROR(q.prepared());
-  q.bind(1, key.source_sha256);
-  q.bind(2, std::string(ss::kernel_format_name(key.format)));
-  q.bind(3, key.arch);
-  q.bind(4, joined(key.features));
-  q.bind(5, key.compiler);
+  bind_key(q, key);
   std::optional<ss::KernelBinary> out;
   if (q.step()) {
     out = key;
@@ -74,11 +79,7 @@ Status RecordStore::cache_kernel(const ss::KernelBinary& built, int64_t max_byte
                   "INSERT OR REPLACE INTO kernel_cache(source_sha256, format, arch, features, "
                   "compiler, code, build_s, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     TT_RETURN_IF_ERROR(put.prepared());
-    put.bind(1, built.source_sha256);
-    put.bind(2, std::string(ss::kernel_format_name(built.format)));
-    put.bind(3, built.arch);
-    put.bind(4, joined(built.features));
-    put.bind(5, built.compiler);
+    bind_key(put, built);
     put.bind_blob(6, built.code);
     put.bind(7, built.build_s);
     put.bind(

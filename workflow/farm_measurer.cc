@@ -78,7 +78,6 @@ Expected<BuiltBatch> build_batch(const ss::Task& task, const ss::ConfigSpace& sp
   if (!missing.empty()) TT_RETURN_IF_ERROR(build(configs, missing, &built));
   BuiltBatch b;
   b.results.resize(configs.size());
-  const bool gpu = ss::template_of(task).target_kind().runs_on_gpu();
   for (size_t i = 0; i < configs.size(); ++i) {
     if (*built[i]) {
       ss::KernelBinary& k = **built[i];
@@ -100,12 +99,8 @@ Expected<BuiltBatch> build_batch(const ss::Task& task, const ss::ConfigSpace& sp
     ss::MeasureResult r;
     r.config_index = configs[i].index;
     r.device_key = key;
-    const auto error = e.code == ErrorCode::kFailedPrecondition
-                           ? ss::MeasureErrorNo::kInstantiationError
-                       : gpu ? ss::MeasureErrorNo::kCompileDevice
-                             : ss::MeasureErrorNo::kCompileHost;
-    b.results[i] =
-        measure::finish_result(std::move(r), error, "built " + where + ": " + e.message, started);
+    b.results[i] = measure::finish_result(std::move(r), measure::build_error_no(task, e),
+                                          "built " + where + ": " + e.message, started);
   }
   stats->wall_s += wall.seconds();
   return b;

@@ -69,6 +69,12 @@ Expected<std::pair<codegen::CpuDescription, KernelBinary>> cpu_object_key(
 
 }  // namespace
 
+ss::MeasureErrorNo build_error_no(const ss::Task& task, const Error& error) {
+  if (error.code == ErrorCode::kFailedPrecondition) return ss::MeasureErrorNo::kInstantiationError;
+  return builds_cubins(task) ? ss::MeasureErrorNo::kCompileDevice
+                             : ss::MeasureErrorNo::kCompileHost;
+}
+
 Status can_build_kernels(const ss::Task& task) {
   if (!builds_cubins(task)) {
     auto cpu = codegen::cpu_for_target_spec(task.target.spec);

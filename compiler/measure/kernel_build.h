@@ -6,6 +6,7 @@
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/kernel_binary.h"
+#include "schedule_space/measure.h"
 #include "schedule_space/task.h"
 #include "support/error.h"
 
@@ -30,6 +31,10 @@ Expected<KernelBinary> build_kernel(const schedule_space::Task& task,
 Expected<KernelBinary> kernel_build_key(const schedule_space::Task& task,
                                         const schedule_space::ConfigSpace& space,
                                         const schedule_space::Config& config);
+
+/// The result code of a build that failed with `error`: INSTANTIATION_ERROR for an invalid
+/// config, else the task's compile error (COMPILE_DEVICE for a GPU, COMPILE_HOST for a CPU).
+schedule_space::MeasureErrorNo build_error_no(const schedule_space::Task& task, const Error& error);
 
 /// Whether build_kernel can build this task's kernels here (an error naming why not).
 Status can_build_kernels(const schedule_space::Task& task);
