@@ -37,6 +37,10 @@ std::string tune_op_flags(const ss::Task& task) {
            " --strides " + list({c->stride_h, c->stride_w}, ',') + " --pads " +
            list({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}, ',') + " --dilation " +
            list({c->dilation_h, c->dilation_w}, ',');
+  if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&task.workload))
+    return "--op " + op + target + " --data " + list({b->batch, b->m, b->k}, 'x') + " --weight " +
+           (b->transpose_b ? list({b->batch, b->n, b->k}, 'x')
+                           : list({b->batch, b->k, b->n}, 'x') + " --weight-kn");
   const auto& d = std::get<ss::DenseWorkload>(task.workload);
   return "--op " + op + target + " --data " + list({d.batch, d.in_features}, 'x') + " --weight " +
          list({d.out_features, d.in_features}, 'x');

@@ -77,6 +77,13 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_dilation_w(c->dilation_w);
     if (c->groups != 1) p->set_groups(c->groups);
     p->set_precision(precision_to_proto(c->precision));
+  } else if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&task.workload)) {
+    auto* p = w->mutable_batch_matmul();
+    p->set_batch(b->batch);
+    p->set_m(b->m);
+    p->set_n(b->n);
+    p->set_k(b->k);
+    p->set_transpose_b(b->transpose_b);
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
@@ -157,8 +164,16 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
     TT_ASSIGN_OR_RETURN(ss::Precision precision,
                         precision_from_proto(p.precision(), "workload.dense.precision"));
     workload = ss::DenseWorkload{p.batch(), p.out_features(), p.in_features(), precision};
+  } else if (w.has_batch_matmul()) {
+    const auto& p = w.batch_matmul();
+    const std::pair<const char*, int64_t> dims[] = {
+        {"batch", p.batch()}, {"m", p.m()}, {"n", p.n()}, {"k", p.k()}};
+    for (const auto& [name, v] : dims)
+      TT_RETURN_IF_ERROR(
+          in_range(std::string("workload.batch_matmul.") + name, double(v), 1, kMaxDim));
+    workload = ss::BatchMatmulWorkload{p.batch(), p.m(), p.n(), p.k(), p.transpose_b()};
   } else {
-    return invalid_argument("workload has neither conv2d nor dense set");
+    return invalid_argument("workload has none of conv2d, dense, batch_matmul set");
   }
   if (t.spec().empty() || t.spec().size() > 256)
     return invalid_argument("target.spec must be 1 to 256 characters");

@@ -122,6 +122,28 @@ Expected<ss::Workload> parse_dense_args(const json& a, ss::Precision precision) 
   return ss::Workload(*d);
 }
 
+// batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b); TVM before 0.8 wrote only
+// (x, y) or (x, y, out_shape), with y as [B, N, K].
+Expected<ss::Workload> parse_batch_matmul_args(const json& a) {
+  if (!a.is_array() || a.size() < 2)
+    return field_error("input[2]", "batch_matmul args need at least 2 entries");
+  TT_ASSIGN_OR_RETURN(auto x, tensor_shape(a[0], "input[2][0]"));
+  TT_ASSIGN_OR_RETURN(auto y, tensor_shape(a[1], "input[2][1]"));
+  if (a.size() > 3 && !a[3].is_null() && a[3] != "float32")
+    return unimplemented("input[2][3]: out dtype " + a[3].dump() +
+                         " is not supported (float32 only)");
+  if (a.size() > 4 && !a[4].is_boolean())
+    return field_error("input[2][4]", "transpose_a " + a[4].dump() + " is not true or false");
+  if (a.size() > 4 && a[4].get<bool>())
+    return unimplemented("input[2][4]: transpose_a = true is not supported");
+  if (a.size() > 5 && !a[5].is_boolean())
+    return field_error("input[2][5]", "transpose_b " + a[5].dump() + " is not true or false");
+  const bool transpose_b = a.size() > 5 ? a[5].get<bool>() : true;
+  auto w = ss::batch_matmul_workload(x, y, transpose_b);
+  if (!w) return w.error().with_context("input[2]");
+  return ss::Workload(*w);
+}
+
 Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target,
                               int lanes) {
   if (!name_json.is_string())
@@ -133,6 +155,8 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   Expected<ss::Workload> workload =
       tmpl->operator_kind() == ss::OperatorKind::kConv2d
           ? parse_conv_args(args, tmpl->autotvm_conv_args(), tmpl->precision())
+      : tmpl->operator_kind() == ss::OperatorKind::kBatchMatmul
+          ? parse_batch_matmul_args(args)
           : parse_dense_args(args, tmpl->precision());
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});

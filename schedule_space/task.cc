@@ -87,6 +87,11 @@ std::string workload_key(const Task& task) {
         (template_of(task).autotvm_conv_args() == ConvArgsLayout::kWithLayouts
              ? ", \"NCHW\", \"NCHW\", " + out_dtype
              : ", " + out_dtype);
+  } else if (const auto* b = std::get_if<BatchMatmulWorkload>(&task.workload)) {
+    // AutoTVM's batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b).
+    args = tensor({b->batch, b->m, b->k}) + ", " +
+           (b->transpose_b ? tensor({b->batch, b->n, b->k}) : tensor({b->batch, b->k, b->n})) +
+           ", null, \"float32\", false, " + (b->transpose_b ? "true" : "false");
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
     const bool int8 = is_quantized(d.precision);
@@ -109,6 +114,13 @@ std::string describe_workload(const Workload& w) {
            std::to_string(c->dilation_w) +
            (c->groups != 1 ? " g" + std::to_string(c->groups) : std::string()) +
            precision_suffix(c->precision);
+  }
+  if (const auto* b = std::get_if<BatchMatmulWorkload>(&w)) {
+    auto dims = [](int64_t x, int64_t y, int64_t z) {
+      return std::to_string(x) + "x" + std::to_string(y) + "x" + std::to_string(z);
+    };
+    return "batch_matmul " + dims(b->batch, b->m, b->k) + " w" +
+           (b->transpose_b ? dims(b->batch, b->n, b->k) : dims(b->batch, b->k, b->n) + " nn");
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +

@@ -34,9 +34,9 @@ namespace tensortune::schedule_space {
 struct Task;
 
 /// Which Workload alternative a template computes.
-enum class OperatorKind { kConv2d, kDense };
+enum class OperatorKind { kConv2d, kDense, kBatchMatmul };
 OperatorKind operator_kind(const Workload& w);
-/// "conv2d", "dense".
+/// "conv2d", "dense", "batch_matmul".
 const char* operator_kind_name(OperatorKind kind);
 
 /// The buffers of a kernel in its own layouts, and its parallel loop.
@@ -44,7 +44,7 @@ const char* operator_kind_name(OperatorKind kind);
 /// Every generated kernel computes the slice [begin, end) of one fused parallel loop of
 /// `parallel_extent` iterations, so a thread pool runs one slice per thread.
 struct KernelSignature {
-  std::vector<int64_t> data_shape;  ///< conv2d_NCHWc: N, IC/x, H, W, x;   dense: M, K
+  std::vector<int64_t> data_shape;  ///< conv2d_NCHWc: N, IC/x, H, W, x;   dense: M, K; batch_matmul: B, M, K
   std::vector<int64_t>
       weight_shape;  ///< conv2d_NCHWc: OC/y, IC/x, KH, KW, x, y; dense_pack: N/bn, K, bn
   std::vector<int64_t> out_shape;  ///< conv2d_NCHWc: N, OC/y, OH, OW, y; dense: M, N

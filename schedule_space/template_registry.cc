@@ -1,6 +1,7 @@
 // The one list of templates, and the defaults of the Template interface.
 #include <algorithm>
 
+#include "schedule_space/batch_matmul_template.h"
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
@@ -26,6 +27,7 @@ const std::vector<const Template*>& all_templates() {
       &depthwise_conv2d_nchwc_template(),
       &conv2d_nchwc_int8_template(),
       &dense_int8_template(),
+      &batch_matmul_template(),
       &conv2d_nchw_cuda_template(),
       &conv2d_nchwc_cuda_template(),
       &conv2d_nchw_winograd_cuda_template(),
@@ -121,7 +123,9 @@ bool has_template_for(const Workload& w) {
 }
 
 OperatorKind operator_kind(const Workload& w) {
-  return std::holds_alternative<Conv2dWorkload>(w) ? OperatorKind::kConv2d : OperatorKind::kDense;
+  if (std::holds_alternative<Conv2dWorkload>(w)) return OperatorKind::kConv2d;
+  if (std::holds_alternative<BatchMatmulWorkload>(w)) return OperatorKind::kBatchMatmul;
+  return OperatorKind::kDense;
 }
 
 const char* operator_kind_name(OperatorKind kind) {
@@ -130,6 +134,8 @@ const char* operator_kind_name(OperatorKind kind) {
       return "conv2d";
     case OperatorKind::kDense:
       return "dense";
+    case OperatorKind::kBatchMatmul:
+      return "batch_matmul";
   }
   return "?";
 }

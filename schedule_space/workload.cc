@@ -114,6 +114,23 @@ Status validate(const DenseWorkload& w) {
   return ok_status();
 }
 
+Status validate(const BatchMatmulWorkload& w) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"batch", w.batch}, {"m", w.m}, {"n", w.n}, {"k", w.k}};
+  for (const auto& [field, v] : fields)
+    if (v <= 0 || v > (int64_t{1} << 24))
+      return invalid_argument("batch_matmul workload: " + std::string(field) + " = " +
+                              std::to_string(v) + ", must be in [1, 16777216]");
+  if (is_quantized(w.precision))
+    return invalid_argument("batch_matmul workload: precision " +
+                            std::string(precision_name(w.precision)) +
+                            " is not supported (float32 only)");
+  const double largest = double(w.batch) * std::max({w.m * w.k, w.n * w.k, w.m * w.n});
+  if (largest > double(int64_t{1} << 31))
+    return invalid_argument("batch_matmul workload: an operand has more than 2^31 elements");
+  return ok_status();
+}
+
 Status validate(const LayoutTransformWorkload& w) {
   const std::pair<const char*, int64_t> fields[] = {
       {"batch", w.batch}, {"channels", w.channels},     {"height", w.height},
@@ -225,6 +242,27 @@ Expected<DenseWorkload> dense_workload(const std::vector<int64_t>& data,
   return d;
 }
 
+Expected<BatchMatmulWorkload> batch_matmul_workload(const std::vector<int64_t>& data,
+                                                    const std::vector<int64_t>& weight,
+                                                    bool transpose_b) {
+  auto shape = [](const std::vector<int64_t>& s) {
+    std::string out;
+    for (int64_t d : s) out += (out.empty() ? "" : "x") + std::to_string(d);
+    return out;
+  };
+  if (data.size() != 3 || weight.size() != 3)
+    return invalid_argument("batch_matmul shapes " + shape(data) + " and " + shape(weight) +
+                            " are not both (batch, rows, columns)");
+  const int64_t k = transpose_b ? weight[2] : weight[1];
+  if (data[0] != weight[0] || data[2] != k)
+    return invalid_argument("batch_matmul data " + shape(data) + " and weight " + shape(weight) +
+                            (transpose_b ? " (B, N, K)" : " (B, K, N)") + " do not match");
+  BatchMatmulWorkload w{data[0], data[1], transpose_b ? weight[1] : weight[2], data[2],
+                        transpose_b};
+  TT_RETURN_IF_ERROR(validate(w));
+  return w;
+}
+
 Conv2dWorkload square_conv2d(int64_t in_channels, int64_t size, int64_t out_channels,
                              int64_t kernel, int64_t stride) {
   Conv2dWorkload w;
@@ -262,6 +300,12 @@ OperandShapes operand_shapes(const Workload& workload) {
             {w->out_channels, w->in_channels / w->groups, w->kernel_h, w->kernel_w},
             {w->out_channels},
             {w->batch, w->out_channels, w->out_height(), w->out_width()}};
+  if (const auto* b = std::get_if<BatchMatmulWorkload>(&workload))
+    return {{b->batch, b->m, b->k},
+            b->transpose_b ? std::vector<int64_t>{b->batch, b->n, b->k}
+                           : std::vector<int64_t>{b->batch, b->k, b->n},
+            {b->n},
+            {b->batch, b->m, b->n}};
   const auto& d = std::get<DenseWorkload>(workload);
   return {{d.batch, d.in_features},
           {d.out_features, d.in_features},
@@ -283,6 +327,7 @@ double workload_bytes(const Workload& workload) {
 int64_t reduction_length(const Workload& workload) {
   if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
     return w->in_channels / w->groups * w->kernel_h * w->kernel_w;
+  if (const auto* b = std::get_if<BatchMatmulWorkload>(&workload)) return b->k;
   return std::get<DenseWorkload>(workload).in_features;
 }
 

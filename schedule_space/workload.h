@@ -75,7 +75,19 @@ struct DenseWorkload {
   friend bool operator==(const DenseWorkload&, const DenseWorkload&) = default;
 };
 
-using Workload = std::variant<Conv2dWorkload, DenseWorkload>;
+/// y[b, M, N] = x[b, M, K] * w[b]: a product of two run-time tensors per batch entry (attention's
+/// QK^T and its product with V), float32. AutoTVM's batch_matmul takes w as [B, N, K]
+/// (transpose_b, its default, "NT"); exporters write [B, K, N] ("NN"), which transpose_b = false
+/// keeps. Batch axes of higher rank are folded into `batch`.
+struct BatchMatmulWorkload {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transpose_b = true;
+  Precision precision = Precision::kFloat32;
+  double flop() const { return 2.0 * batch * m * n * k; }
+  friend bool operator==(const BatchMatmulWorkload&, const BatchMatmulWorkload&) = default;
+};
+
+using Workload = std::variant<Conv2dWorkload, DenseWorkload, BatchMatmulWorkload>;
 
 /// The workload's element types.
 Precision precision_of(const Workload& w);
@@ -84,6 +96,7 @@ Precision precision_of(const Workload& w);
 /// than the padded input. Messages name the field and the value.
 Status validate(const Conv2dWorkload& w);
 Status validate(const DenseWorkload& w);
+Status validate(const BatchMatmulWorkload& w);
 Status validate(const Workload& w);
 
 double workload_flop(const Workload& w);
@@ -113,7 +126,8 @@ struct OperandDTypes {
 OperandDTypes operand_dtypes(const Workload& w);
 
 /// The plain-layout shapes of an operator's buffers: conv2d NCHW data, OIHW weight, (OC) bias,
-/// NCHW output; dense (M, K) data, (N, K) weight, (N) bias, (M, N) output.
+/// NCHW output; dense (M, K) data, (N, K) weight, (N) bias, (M, N) output; batch matmul (B, M, K)
+/// data, (B, N, K) or (B, K, N) weight, (N) bias, (B, M, N) output.
 struct OperandShapes {
   std::vector<int64_t> data, weight, bias, out;
 };
@@ -137,6 +151,12 @@ Expected<Conv2dWorkload> conv2d_workload(const std::vector<int64_t>& data_nchw,
 /// Dense from (M, K) data and (N, K) weight shapes, validated.
 Expected<DenseWorkload> dense_workload(const std::vector<int64_t>& data_mk,
                                        const std::vector<int64_t>& weight_nk);
+
+/// Batch matmul from (B, M, K) data and (B, N, K) (transpose_b) or (B, K, N) weight shapes,
+/// validated; messages name the shapes.
+Expected<BatchMatmulWorkload> batch_matmul_workload(const std::vector<int64_t>& data_bmk,
+                                                    const std::vector<int64_t>& weight,
+                                                    bool transpose_b);
 
 /// A square conv2d with "same"-style symmetric padding k/2, batch 1: the shape of most CNN
 /// layers (ResNet, VGG). For tables, tests and benchmarks.

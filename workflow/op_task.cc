@@ -122,6 +122,11 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
     w->precision = precision;
     return ss::make_task(serving_template(args.op, tmpl, *w), *w, target);
   }
+  if (ss::find_template(tmpl)->operator_kind() == ss::OperatorKind::kBatchMatmul) {
+    auto b = ss::batch_matmul_workload(data, weight, args.transpose_b);
+    if (!b) return invalid_argument("--data, --weight: " + b.error().message);
+    return ss::make_task(tmpl, *b, target);
+  }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));
   d.precision = precision;
   return ss::make_task(serving_template(args.op, tmpl, d), d, target);

@@ -21,6 +21,9 @@ struct OpArgs {
   std::string dilation = "1,1";
   /// Quantized templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64]: Precision::kUInt8Int7).
   int weight_bits = 8;
+  /// batch_matmul: the weight is (B, N, K) (AutoTVM's transpose_b, the default) or, false,
+  /// (B, K, N) (`--weight-kn`, as exporters write a MatMul's second operand).
+  bool transpose_b = true;
 };
 
 /// "1x64x56x56" -> {1, 64, 56, 56}; `field` names the flag in errors.
@@ -44,7 +47,8 @@ std::string op_names();
 bool takes_conv2d_shapes(const std::string& template_name);
 
 /// Builds and validates the task from the op and its --target, the data and weight shapes (NCHW and
-/// OIHW for conv2d, (M, K) and (N, K) for dense) and the flags. The template's precision is the
+/// OIHW for conv2d, (M, K) and (N, K) for dense, (B, M, K) and (B, N, K) or (B, K, N) for
+/// batch_matmul) and the flags. The template's precision is the
 /// workload's: `--op conv2d_NCHWc_int8` makes a uint8 x int8 -> int32 convolution.
 Expected<schedule_space::Task> make_op_task(const OpArgs& args,
                                             const std::vector<int64_t>& data_shape,

@@ -80,10 +80,29 @@ Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* b
   return out;
 }
 
+Tensor batch_matmul_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
+                              const schedule_space::BatchMatmulWorkload& w) {
+  const int64_t M = w.m, N = w.n, K = w.k;
+  Tensor out = Tensor::zeros({w.batch, M, N});
+  for (int64_t b = 0; b < w.batch; ++b)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = bias ? bias->f32[n] : 0.0;
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t wi = w.transpose_b ? (b * N + n) * K + k : (b * K + k) * N + n;
+          acc += static_cast<double>(data.f32[(b * M + m) * K + k]) * weight.f32[wi];
+        }
+        out.f32[(b * M + m) * N + n] = static_cast<float>(acc);
+      }
+  return out;
+}
+
 Tensor reference_output(const schedule_space::Workload& w, const Tensor& data, const Tensor& weight,
                         const Tensor* bias) {
   if (const auto* c = std::get_if<schedule_space::Conv2dWorkload>(&w))
     return conv2d_nchw_reference(data, weight, bias, *c);
+  if (const auto* b = std::get_if<schedule_space::BatchMatmulWorkload>(&w))
+    return batch_matmul_reference(data, weight, bias, *b);
   return dense_reference(data, weight, bias, std::get<schedule_space::DenseWorkload>(w));
 }
 

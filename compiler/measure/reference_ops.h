@@ -20,6 +20,10 @@ Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Ten
 Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                        const schedule_space::DenseWorkload& w);
 
+/// data [B, M, K], weight [B, N, K] (transpose_b) or [B, K, N], optional bias [N] -> [B, M, N].
+Tensor batch_matmul_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
+                              const schedule_space::BatchMatmulWorkload& w);
+
 /// The reference of any workload (plain layouts, see schedule_space::operand_shapes).
 Tensor reference_output(const schedule_space::Workload& w, const Tensor& data, const Tensor& weight,
                         const Tensor* bias);

@@ -78,6 +78,11 @@ void emit_dense_nopack_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
                             const schedule_space::ConfigSpace& space,
                             const schedule_space::Config& config);
 
+void emit_batch_matmul_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                            const schedule_space::Task& task,
+                            const schedule_space::ConfigSpace& space,
+                            const schedule_space::Config& config);
+
 /// Tuning's KernelOptions as an epilogue over (bias).
 std::vector<epilogue::EpilogueOp> epilogue_of(const KernelOptions& options);
 

@@ -20,6 +20,7 @@ constexpr Registered kEmitters[] = {
     {schedule_space::kDepthwiseConv2dNCHWc, emit_depthwise_conv2d_nchwc_task},
     {schedule_space::kConv2dNCHWcInt8, emit_conv2d_nchwc_int8_task},
     {schedule_space::kDenseInt8, emit_dense_int8_task},
+    {schedule_space::kBatchMatmulX86, emit_batch_matmul_task},
 };
 
 }  // namespace
