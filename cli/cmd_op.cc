@@ -163,8 +163,9 @@ void add_op_command(CLI::App& app, int& exit_code) {
                   "weight .npy: OIHW for conv2d, (N, K) for dense, (B, N, K) for batch_matmul")
       ->required()
       ->check(CLI::ExistingFile);
-  run->add_flag("--weight-kn", [flags](int64_t) { flags->op.transpose_b = false; },
-                "batch_matmul: the weight .npy is (B, K, N), not AutoTVM's (B, N, K)");
+  run->add_flag(
+      "--weight-kn", [flags](int64_t) { flags->op.transpose_b = false; },
+      "batch_matmul: the weight .npy is (B, K, N), not AutoTVM's (B, N, K)");
   run->add_option("--bias", flags->bias, "optional bias .npy of shape (OC) or (N)")
       ->check(CLI::ExistingFile);
   run->add_option("--strides", flags->op.strides, "conv2d strides h,w")->capture_default_str();

@@ -73,9 +73,10 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", flags->kernel, "conv2d weight shape OxIxKHxKW");
   cmd->add_option("--weight", flags->weight,
                   "dense weight shape NxK (out_features x in_features); batch_matmul BxNxK");
-  cmd->add_flag("--weight-kn", [flags](int64_t) { flags->op.transpose_b = false; },
-                "batch_matmul: the weight is BxKxN (a MatMul's second operand as exported), not "
-                "AutoTVM's BxNxK");
+  cmd->add_flag(
+      "--weight-kn", [flags](int64_t) { flags->op.transpose_b = false; },
+      "batch_matmul: the weight is BxKxN (a MatMul's second operand as exported), not "
+      "AutoTVM's BxNxK");
   cmd->add_option("--strides", flags->op.strides, "conv2d strides h,w")->capture_default_str();
   cmd->add_option("--pads", flags->op.pads,
                   "conv2d zero padding top,left,bottom,right (or one value, or v,h)")

@@ -76,8 +76,9 @@ class BatchMatmulTemplate final : public Template {
 
   const std::vector<std::string>& feature_names() const override {
     static const std::vector<std::string> names{
-        "yi",       "xi",     "kf",           "accumulators", "full_vectors",
-        "parallel", "k_trip", "operand_bytes", "transpose_b"};
+        "yi",           "xi",       "kf",     "accumulators",
+        "full_vectors", "parallel", "k_trip", "operand_bytes",
+        "transpose_b"};
     return names;
   }
 

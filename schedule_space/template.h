@@ -44,7 +44,8 @@ const char* operator_kind_name(OperatorKind kind);
 /// Every generated kernel computes the slice [begin, end) of one fused parallel loop of
 /// `parallel_extent` iterations, so a thread pool runs one slice per thread.
 struct KernelSignature {
-  std::vector<int64_t> data_shape;  ///< conv2d_NCHWc: N, IC/x, H, W, x;   dense: M, K; batch_matmul: B, M, K
+  std::vector<int64_t>
+      data_shape;  ///< conv2d_NCHWc: N, IC/x, H, W, x;   dense: M, K; batch_matmul: B, M, K
   std::vector<int64_t>
       weight_shape;  ///< conv2d_NCHWc: OC/y, IC/x, KH, KW, x, y; dense_pack: N/bn, K, bn
   std::vector<int64_t> out_shape;  ///< conv2d_NCHWc: N, OC/y, OH, OW, y; dense: M, N

@@ -37,6 +37,13 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
     };
     TT_ASSIGN_OR_RETURN(g, passes::run_pass(passes::fake_quantization_to_integer(served), g, {}));
   }
+  // The passes that form anchors, as compilation runs them: a MatMul by a weight that an
+  // exporter transposes or reshapes at run time is a dense only after FoldConstant and
+  // DenseFromMatMul.
+  for (const passes::Pass& p : {passes::simplify_inference(), passes::fold_pad(),
+                                passes::fold_constant(), passes::dense_from_matmul()}) {
+    TT_ASSIGN_OR_RETURN(g, passes::run_pass(p, g, {}));
+  }
   TaskExtraction out;
   std::map<std::string, size_t> index;
   auto add = [&](const ss::Task& task, const std::string& node) {
@@ -68,6 +75,8 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
         dense->precision = passes::integer_precision(g, n.inputs[1]);
       }
       workload = *dense;
+    } else if (auto batch_matmul = passes::batch_matmul_anchor(g, n)) {
+      workload = *batch_matmul;
     } else {
       continue;
     }

@@ -29,7 +29,9 @@ struct TaskExtraction {
   std::vector<std::string> untunable;
 };
 
-/// `algorithms`: the algorithms left out (e.g. "winograd" for `--no-winograd`).
+/// The tasks of the anchors compilation forms (convolutions, dense layers, MatMuls by constant
+/// weights once DenseFromMatMul made them dense, batch matmuls of two tensors), after the passes
+/// that form them. `algorithms`: the algorithms left out (e.g. "winograd" for `--no-winograd`).
 /// `integer_kernels`: quantized convolutions (QDQ, QLinearConv, ConvInteger) and dense layers
 /// are the int8 templates' tasks, as compile
 /// runs them (passes::fake_quantization_to_integer, for those a template of the target serves);

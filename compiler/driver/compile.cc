@@ -134,6 +134,9 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   pipeline.layout.target = target;
   if (options.integer_kernels) pipeline.integer_ops = served;
   pipeline.fuse.store_midway = true;  // LLVM's kernels store a value midway (kStoreTensor)
+  pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
+    return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
+  };
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};

@@ -137,6 +137,9 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.alter_layout = options.gpu_blocked_layout;
+  pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
+    return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
+  };
   pipeline.layout.vector_lanes = kGpuDepthwiseBlock;
   pipeline.layout.target = target;
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {

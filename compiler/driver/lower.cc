@@ -309,8 +309,8 @@ class Lowerer {
     return {EpilogueOp{EpilogueOp::Kind::kAddChannel, 0}};
   }
 
-  /// A conv2d or dense node: the template kernel chosen for it, or a depthwise convolution's
-  /// built-in kernel where no template of the target serves it.
+  /// A conv2d, dense or batch matmul node: the template kernel chosen for it, or a depthwise
+  /// convolution's built-in kernel where no template of the target serves it.
   Status lower_anchor(Step& step, const std::vector<int>& group, const Node& head) {
     step.kind = Step::Kind::kKernel;
     step.args = {value(head.inputs[0]), value(head.inputs[1]), value(step.output)};
@@ -318,7 +318,10 @@ class Lowerer {
     request.node = head.name;
     request.constant_weight = g().is_constant(head.inputs[1]);
     std::optional<passes::ConvAnchor> depthwise;
-    if (head.op == OpKind::kDense) {
+    const auto batch_matmul = passes::batch_matmul_anchor(g(), head);
+    if (batch_matmul) {
+      request.workload = *batch_matmul;
+    } else if (head.op == OpKind::kDense) {
       const Shape& x = g().type(head.inputs[0]).shape;
       const Shape& k = g().type(head.inputs[1]).shape;
       ss::DenseWorkload dense{x[0], k[0], x[1]};
@@ -337,6 +340,13 @@ class Lowerer {
     // The built-in kernel serves depthwise convolutions on backends without a template of them.
     if (!chosen && depthwise && chosen.error().code == ErrorCode::kNotFound)
       return lower_depthwise(step, group, head, *depthwise);
+    // A batch matmul no template of the target serves (FuseOps left it alone) runs natively.
+    if (!chosen && batch_matmul && chosen.error().code == ErrorCode::kNotFound &&
+        group.size() == 1) {
+      step.kind = Step::Kind::kNative;
+      step.args.clear();
+      return Status{};
+    }
     TT_ASSIGN_OR_RETURN(ss::TemplateConfig kernel, std::move(chosen));
     const ss::Template& t = kernel.tmpl();
     const ss::KernelSignature sig = kernel.signature();

@@ -39,7 +39,7 @@ class Fuser {
       if (nodes[i].fusion_group >= 0) continue;
       const int group = next_group++;
       nodes[i].fusion_group = group;
-      const bool anchor = is_kernel_anchor(g_, nodes[i]);
+      const bool anchor = is_kernel_anchor(g_, nodes[i]) && served(nodes[i]);
       const bool chain = !anchor && ((is_elementwise(nodes[i].op) && is_float_node(g_, nodes[i])) ||
                                      is_quantizing_cast(g_, nodes[i]));
       if (!anchor && !chain) continue;
@@ -52,6 +52,12 @@ class Fuser {
   }
 
  private:
+  bool served(const Node& n) const {
+    if (!options_.batch_matmul_served) return true;
+    const auto w = batch_matmul_anchor(g_, n);
+    return !w || options_.batch_matmul_served(*w);
+  }
+
   /// The node after `v` in the group of node `first`: v's single reader if it fuses; with
   /// store_midway, an anchor's float v read by several nodes continues into the one reader
   /// whose chain ends in a quantizing cast. -1: the group ends at v.

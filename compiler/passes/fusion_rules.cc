@@ -18,9 +18,12 @@ using graph::Tensor;
 using graph::ValueId;
 
 /// The axes of an anchor's output that index its channels, in order (the channel is
-/// i[a0] * dim[a1] + i[a1] for two axes): NCHW[x]c keeps them in axes 1 and 4.
-std::vector<int> channel_axes(const Node& anchor) {
+/// i[a0] * dim[a1] + i[a1] for two axes): NCHW[x]c keeps them in axes 1 and 4, a matmul's are
+/// its columns (the last axis).
+std::vector<int> channel_axes(const Graph& g, const Node& anchor) {
   if (anchor.op == OpKind::kConv2dNCHWc) return {1, 4};
+  if (anchor.op == OpKind::kMatMul)
+    return {static_cast<int>(g.type(anchor.output).shape.size()) - 1};
   return {1};
 }
 
@@ -190,8 +193,24 @@ std::optional<ConvAnchor> conv_anchor(const Graph& g, const Node& n) {
   return a;
 }
 
+std::optional<schedule_space::BatchMatmulWorkload> batch_matmul_anchor(const Graph& g,
+                                                                       const Node& n) {
+  if (n.op != OpKind::kMatMul || n.inputs.size() != 2 || !is_float_node(g, n)) return std::nullopt;
+  const Shape& a = g.type(n.inputs[0]).shape;
+  const Shape& b = g.type(n.inputs[1]).shape;
+  // The same batch axes on both sides (no broadcast): the batches are contiguous, folded into one.
+  if (a.size() < 2 || a.size() != b.size() || !std::equal(a.begin(), a.end() - 2, b.begin()))
+    return std::nullopt;
+  const int64_t batch = graph::num_elements(Shape(a.begin(), a.end() - 2));
+  auto w = schedule_space::batch_matmul_workload({batch, a[a.size() - 2], a.back()},
+                                                 {batch, b[b.size() - 2], b.back()}, false);
+  if (!w || !schedule_space::has_template_for(*w)) return std::nullopt;
+  return *w;
+}
+
 bool is_kernel_anchor(const Graph& g, const Node& n) {
   if (is_integer_conv(g, n) || is_integer_dense(g, n)) return g.is_constant(n.inputs[1]);
+  if (batch_matmul_anchor(g, n)) return true;
   return (n.op == OpKind::kDense || conv_anchor(g, n)) && is_float_node(g, n);
 }
 
@@ -218,7 +237,7 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
     const ValueId other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
     const Tensor* c = g.constant(other);
     if (!c || c->dtype != graph::DType::kInt32) return std::nullopt;
-    auto p = per_channel(*c, c->shape, out, channel_axes(anchor));
+    auto p = per_channel(*c, c->shape, out, channel_axes(g, anchor));
     if (!p) return std::nullopt;
     return fused(EpilogueOp::Kind::kAddChannel, std::move(p));
   }
@@ -228,7 +247,7 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
     if (n.op != OpKind::kCast || g.type(v).dtype != graph::DType::kInt32) return std::nullopt;
     return fused(EpilogueOp::Kind::kToFloat);
   }
-  const auto axes = channel_axes(anchor);
+  const auto axes = channel_axes(g, anchor);
   if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
   if (n.op == OpKind::kRound) return fused(EpilogueOp::Kind::kRound);
   // x / c by a per-channel constant (a QuantizeLinear's scale).

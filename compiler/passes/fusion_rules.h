@@ -5,7 +5,8 @@
 /// the ones that run. Lowering never re-splits a group.
 ///
 /// A kernel anchor is a float conv2d or conv2d_nchwc with groups 1 or depthwise (one output
-/// channel per input channel), a float dense, or an integer conv2d_nchwc (uint8 x int8), whose
+/// channel per input channel), a float dense, a float matmul of two tensors with the same batch
+/// axes, or an integer conv2d_nchwc (uint8 x int8), whose
 /// epilogue begins with the cast of its int32 result to float. Its epilogue is a chain of
 /// element-wise nodes over the anchor's output shape that the kernel spec's `EpilogueOp` vocabulary
 /// expresses: relu, clip, round, a per-channel constant added, multiplied or divided by (bias_add,
@@ -65,7 +66,14 @@ schedule_space::Precision integer_precision(const graph::Graph& g, graph::ValueI
 /// nothing for other nodes and for grouped convolutions that are not depthwise.
 std::optional<ConvAnchor> conv_anchor(const graph::Graph& g, const graph::Node& n);
 
-/// A float dense or a convolution `conv_anchor` accepts, with float operands.
+/// A float matmul of two operands with the same batch axes ([..., M, K] by [..., K, N], a
+/// constant second operand too) as the batch matmul a template computes, its batch axes folded
+/// into one; nothing for other nodes and for broadcasting matmuls.
+std::optional<schedule_space::BatchMatmulWorkload> batch_matmul_anchor(const graph::Graph& g,
+                                                                       const graph::Node& n);
+
+/// A float dense, a convolution `conv_anchor` accepts, with float operands, or a matmul
+/// `batch_matmul_anchor` accepts.
 bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
 
 /// One epilogue node as the kernel applies it: the op, and its operand (a per-channel constant,

@@ -104,6 +104,9 @@ struct FuseOpsOptions {
   /// (EpilogueOp::kStoreTensor) and the bytes at the end, instead of a separate kernel reading
   /// the float value back to quantize it. For back ends whose kernels store midway (LLVM's).
   bool store_midway = false;
+  /// Set: a batch matmul (fusion_rules.h's batch_matmul_anchor) whose workload this returns false
+  /// for, no template of the back end serving it, is no anchor: it stays alone and runs natively.
+  std::function<bool(const schedule_space::Workload&)> batch_matmul_served;
 };
 
 /// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)

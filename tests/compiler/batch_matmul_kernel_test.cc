@@ -23,10 +23,9 @@ Tensor expected(const ss::BatchMatmulWorkload& w, const Tensor& x, const Tensor&
     for (int64_t i = 0; i < w.m * w.k; ++i) xb.f32[i] = x.f32[b * w.m * w.k + i];
     for (int64_t n = 0; n < w.n; ++n)
       for (int64_t k = 0; k < w.k; ++k)
-        wb.f32[n * w.k + k] = w.transpose_b ? wt.f32[(b * w.n + n) * w.k + k]
-                                            : wt.f32[(b * w.k + k) * w.n + n];
-    const Tensor yb =
-        tt::measure::dense_reference(xb, wb, bias, ss::DenseWorkload{w.m, w.n, w.k});
+        wb.f32[n * w.k + k] =
+            w.transpose_b ? wt.f32[(b * w.n + n) * w.k + k] : wt.f32[(b * w.k + k) * w.n + n];
+    const Tensor yb = tt::measure::dense_reference(xb, wb, bias, ss::DenseWorkload{w.m, w.n, w.k});
     for (int64_t i = 0; i < w.m * w.n; ++i) out.f32[b * w.m * w.n + i] = yb.f32[i];
   }
   return out;
