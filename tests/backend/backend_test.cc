@@ -238,6 +238,57 @@ TEST(Fusion, AnEpilogueTheKernelCannotFuseStartsAnElementwiseGroup) {
   }
 }
 
+// Attention as exporters write it: MatMul(q, k^T), a scale, softmax, MatMul(p, v), a residual
+// add. Both matmuls (same batch axes, operands computed at run time) run as batch_matmul.x86
+// kernels with the scale and the residual in their epilogues; a matmul that broadcasts its
+// second operand runs natively. Equal to the interpreter at every opt level.
+TEST(Fusion, AttentionMatMulsRunAsBatchMatmulKernelsWithTheirEpilogues) {
+  using graph::OpKind;
+  graph::Graph g("attention");
+  const graph::Shape qs{2, 3, 10, 20}, kts{2, 3, 20, 10};
+  auto q = g.add_input("q", {graph::DType::kFloat32, qs});
+  auto kt = g.add_input("kt", {graph::DType::kFloat32, kts});
+  auto v = g.add_input("v", {graph::DType::kFloat32, qs});
+  auto r = g.add_input("r", {graph::DType::kFloat32, qs});
+  auto shared = g.add_input("shared", {graph::DType::kFloat32, {20, 7}});
+  auto scale = g.add_constant("scale", Tensor::from_floats({}, {0.125f}));
+  auto scores = *g.add_node(OpKind::kMatMul, "qk", {q, kt});
+  auto scaled = *g.add_node(OpKind::kMultiply, "scale", {scores, scale});
+  auto p = *g.add_node(OpKind::kSoftmax, "softmax", {scaled}, {{"axis", int64_t{-1}}});
+  auto pv = *g.add_node(OpKind::kMatMul, "pv", {p, v});
+  auto out = *g.add_node(OpKind::kAdd, "residual", {pv, r});
+  g.add_output(out);
+  g.add_output(*g.add_node(OpKind::kMatMul, "broadcast", {out, shared}));
+
+  const std::map<std::string, Tensor> inputs{{"q", random_input(qs, 1)},
+                                             {"kt", random_input(kts, 2)},
+                                             {"v", random_input(qs, 3)},
+                                             {"r", random_input(qs, 4)},
+                                             {"shared", random_input({20, 7}, 5)}};
+  auto ref = graph::interpret(g, inputs);
+  ASSERT_TRUE(ref) << ref.error().message;
+  for (int opt : {1, 3}) {
+    CompileOptions options;
+    options.opt_level = opt;
+    CompiledNetwork net;
+    auto exe = build(g, options, 2, &net);
+    ASSERT_TRUE(exe);
+    EXPECT_EQ(step_groups(net),
+              (std::vector<std::vector<std::string>>{
+                  {"qk", "scale"}, {"softmax"}, {"pv", "residual"}, {"broadcast"}}))
+        << "opt " << opt;
+    ASSERT_EQ(net.steps.size(), 4u);
+    EXPECT_EQ(net.steps[0].kind, Step::Kind::kKernel);
+    EXPECT_EQ(net.steps[2].kind, Step::Kind::kKernel);
+    EXPECT_EQ(net.steps[3].kind, Step::Kind::kNative);
+    EXPECT_DOUBLE_EQ(net.steps[0].flop, 2.0 * 6 * 10 * 10 * 20);
+    auto got = exe->run(inputs);
+    ASSERT_TRUE(got) << got.error().message;
+    for (size_t i = 0; i < ref->size(); ++i)
+      EXPECT_LT(relative_error((*got)[i], (*ref)[i]), 1e-5) << "opt " << opt << " output " << i;
+  }
+}
+
 // The element-wise math of real exported models in one generated kernel, against
 // each function written out here in double, over values where every branch is taken (negative,
 // zero, past softplus's cut-off at 30). Mish and GELU have no ONNX 1.12 node test.

@@ -97,9 +97,11 @@ def main():
         sys.exit(f"FAIL: {name} is not in {manifest}")
     work = os.path.join(corpus, "out")
     os.makedirs(work, exist_ok=True)
-    for _, opset, model_file, input_file in entries:
+    for _, opset, model_file, inputs in entries:
         model = os.path.join(corpus, model_file)
-        feed = "input=" + os.path.join(corpus, input_file)
+        # One input's file, or name=file pairs for a model of several inputs.
+        pairs = [p.split("=", 1) if "=" in p else ["input", p] for p in inputs.split(",")]
+        feeds = [f"{n}={os.path.join(corpus, f)}" for n, f in pairs]
         tag = f"{name} opset {opset}"
         run([tensortune, "check-model", model], f"{tag}: check-model")
         reference = os.path.join(work, f"{name}_opset{opset}.ort.npy")
@@ -109,7 +111,7 @@ def main():
         # quantization steps; unfused it equals both exactly.
         quantized = b"QuantizeLinear" in open(model, "rb").read()
         ort_level = ["--optimization", "disabled"] if quantized else []
-        run(["node", ort_run] + ort_level + [model, reference, feed], f"{tag}: ONNX Runtime")
+        run(["node", ort_run] + ort_level + [model, reference] + feeds, f"{tag}: ONNX Runtime")
         want = np.load(reference).astype(np.float64)
         scale = max(float(np.abs(want).max()), 1e-30)
         artifact = os.path.join(work, f"{name}_opset{opset}.tt")
@@ -120,7 +122,7 @@ def main():
             # read back, so that every operator's attributes survive the file.
             cmd = [tensortune, "run", "--model", model, "--opt-level", level] if level != "artifact" \
                 else [tensortune, "run", artifact]
-            run(cmd + ["--input", feed, "-o", got_path], f"{tag}: run at opt level {level}")
+            run(cmd + ["--input"] + feeds + ["-o", got_path], f"{tag}: run at opt level {level}")
             got = np.load(got_path).astype(np.float64)
             if got.shape != want.shape:
                 sys.exit(f"FAIL {tag} opt level {level}: shape {got.shape}, ONNX Runtime's {want.shape}")
@@ -134,9 +136,9 @@ def main():
         if not tasks["tasks"]:
             sys.exit(f"FAIL {tag}: no tunable task extracted")
         if opset == entries[0][1]:
-            check_cuda_depthwise(tensortune, model, feed, want, scale, work, tag)
+            check_cuda_depthwise(tensortune, model, feeds[0], want, scale, work, tag)
         if int(opset) == 13 and name in QUANTIZE_CHECKED:
-            check_quantized(tensortune, ort_run, model, feed, want, work, tag)
+            check_quantized(tensortune, ort_run, model, feeds[0], want, work, tag)
     print(f"PASS {name}")
 
 

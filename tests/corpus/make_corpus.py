@@ -6,7 +6,9 @@ opsets, each with a random input in .npy.
     /usr/bin/python3 tests/corpus/make_corpus.py OUT_DIR [--models a,b] [--opsets 11,13,17]
 
 Needs Debian's python3-torch and python3-torchvision. Writes OUT_DIR/NAME_opsetN.onnx and
-OUT_DIR/NAME.input.npy, and OUT_DIR/manifest.txt (one "NAME OPSET FILE INPUT" line per model)
+OUT_DIR/NAME.input.npy (a model of several inputs: OUT_DIR/NAME.INPUT.npy each), and
+OUT_DIR/manifest.txt (one "NAME OPSET FILE INPUTS" line per model, INPUTS the one input's file or
+"name=file,name=file")
 last, so that a manifest means a complete corpus. Models and inputs come from fixed seeds: the
 same torch version writes the same files.
 """
@@ -70,6 +72,56 @@ class QdqConvNet(torch.nn.Module):
         return torch.fake_quantize_per_tensor_affine(z, 0.01, 128, 0, 255)
 
 
+class BertEncoder(torch.nn.Module):
+    """A BERT-base encoder written as Hugging Face's exports it: word, position and token-type
+    embeddings, 12 post-norm layers of hidden 768 and 12 heads, attention as MatMul + Softmax with
+    the attention mask (an input) added as (1 - mask) * -10000, GELU in its erf form; it returns
+    the last hidden states."""
+
+    def __init__(self, vocab=30522, dim=768, heads=12, layers=12, ffn=3072, positions=512):
+        super().__init__()
+        self.heads = heads
+        self.word = torch.nn.Embedding(vocab, dim)
+        self.position = torch.nn.Embedding(positions, dim)
+        self.token_type = torch.nn.Embedding(2, dim)
+        self.norm = torch.nn.LayerNorm(dim, eps=1e-12)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(layers):
+            self.layers.append(torch.nn.ModuleDict({
+                "q": torch.nn.Linear(dim, dim), "k": torch.nn.Linear(dim, dim),
+                "v": torch.nn.Linear(dim, dim), "o": torch.nn.Linear(dim, dim),
+                "norm1": torch.nn.LayerNorm(dim, eps=1e-12), "up": torch.nn.Linear(dim, ffn),
+                "down": torch.nn.Linear(ffn, dim), "norm2": torch.nn.LayerNorm(dim, eps=1e-12)}))
+
+    def forward(self, input_ids, attention_mask):
+        batch, tokens = input_ids.shape
+        positions = torch.arange(tokens).unsqueeze(0)
+        x = self.norm(self.word(input_ids) + self.position(positions) +
+                      self.token_type(torch.zeros_like(input_ids)))
+        bias = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+        head_dim = x.shape[-1] // self.heads
+
+        def split(t):
+            return t.view(batch, tokens, self.heads, head_dim).transpose(1, 2)
+
+        for layer in self.layers:
+            q, k, v = split(layer["q"](x)), split(layer["k"](x)), split(layer["v"](x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / (head_dim ** 0.5) + bias
+            context = torch.matmul(torch.softmax(scores, dim=-1), v)
+            context = context.transpose(1, 2).reshape(batch, tokens, -1)
+            x = layer["norm1"](x + layer["o"](context))
+            x = layer["norm2"](x + layer["down"](torch.nn.functional.gelu(layer["up"](x))))
+        return x
+
+
+def bert_inputs(rng, tokens=128, padding=16):
+    """Token ids and an attention mask whose last `padding` positions are padding."""
+    ids = rng.integers(0, 30522, size=(1, tokens)).astype(np.int64)
+    mask = np.ones((1, tokens), dtype=np.int64)
+    mask[:, tokens - padding:] = 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
 def tiny_vit():
     return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
                                                 num_heads=2, hidden_dim=64, mlp_dim=128,
@@ -92,9 +144,13 @@ MODELS = {
     "vit_tiny": (tiny_vit, (1, 3, 32, 32), "image"),
     "transformer_tiny": (TinyTransformer, (1, 16), "tokens"),
     "qdq_convnet": (QdqConvNet, (1, 8, 16, 16), "image"),
+    "bert_base": (BertEncoder, (1, 128), bert_inputs),
 }
 # Models whose operators need a newer opset than the corpus's first.
 MIN_OPSET = {"qdq_convnet": 13}
+# Large models, exported at these opsets only (LayerNormalization decomposed into its Reduce
+# form at 13, one node at 17): each file is hundreds of megabytes.
+ONLY_OPSETS = {"bert_base": (13, 17)}
 
 
 def main():
@@ -136,21 +192,32 @@ def main():
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
         rng = np.random.default_rng(seed)
-        if kind == "image":
-            x = rng.standard_normal(shape).astype(np.float32)
+        # Several inputs: a function of the generator gives them by name (input_ids, ...).
+        if callable(kind):
+            feeds = kind(rng)
+        elif kind == "image":
+            feeds = {"input": rng.standard_normal(shape).astype(np.float32)}
         else:
-            x = rng.integers(0, 100, size=shape).astype(np.int64)
-        input_path = os.path.join(a.out_dir, f"{name}.input.npy")
-        np.save(input_path, x)
+            feeds = {"input": rng.integers(0, 100, size=shape).astype(np.int64)}
+        # One input: NAME.input.npy (what the manifest's older readers expect); several:
+        # NAME.<input>.npy each, listed as input=file pairs.
+        input_files = {}
+        for input_name, value in feeds.items():
+            file = f"{name}.input.npy" if len(feeds) == 1 else f"{name}.{input_name}.npy"
+            np.save(os.path.join(a.out_dir, file), value)
+            input_files[input_name] = file
+        input_column = next(iter(input_files.values())) if len(feeds) == 1 else \
+            ",".join(f"{k}={v}" for k, v in input_files.items())
         for opset in (int(o) for o in a.opsets.split(",")):
-            if opset < MIN_OPSET.get(name, 0):
+            if opset < MIN_OPSET.get(name, 0) or opset not in ONLY_OPSETS.get(name, (opset,)):
                 continue
             path = os.path.join(a.out_dir, f"{name}_opset{opset}.onnx")
             # With autograd on: under no_grad, torch's attention takes a fused fast path that
             # has no ONNX export.
-            torch.onnx.export(model, torch.from_numpy(x), path, opset_version=opset,
-                              input_names=["input"], output_names=["output"])
-            manifest.append(f"{name} {opset} {os.path.basename(path)} {os.path.basename(input_path)}")
+            torch.onnx.export(model, tuple(torch.from_numpy(v) for v in feeds.values()), path,
+                              opset_version=opset, input_names=list(feeds),
+                              output_names=["output"])
+            manifest.append(f"{name} {opset} {os.path.basename(path)} {input_column}")
             print(f"corpus: {name} opset {opset}: {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
     with open(stamp_path, "w") as f:
         f.write(stamp)

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "schedule_space/batch_matmul_template.h"
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/conv2d_winograd_cuda_template.h"
@@ -604,4 +605,59 @@ TEST(AutoTvmLog, TopHubCudaLogWithEveryQuirkImportsEverySupportedRecord) {
   ASSERT_EQ(stats->skipped.size(), 1u);
   EXPECT_EQ(stats->skipped.at("conv2d_transpose_nchw.cuda").count, 1);
   EXPECT_EQ(stats->device_keys, (std::set<std::string>{"titanx", "1080ti", "v100", "jetson-nano"}));
+}
+
+// batch_matmul.x86 lines in the argument lists of TVM since 0.8 (x, y, out_shape, out_dtype,
+// transpose_a, transpose_b) and of older TVM (x, y, out_shape; y as (B, N, K)) import as the
+// tasks tensortune extracts, and their entities decode to the tiles they name.
+TEST(AutoTvmLog, BatchMatmulLinesOfBothArgumentListsImport) {
+  const std::string target = "llvm -keys=cpu -mcpu=skylake-avx512";
+  const std::string entity =
+      "[[\"tile_y\", \"sp\", [-1, 8]], [\"tile_x\", \"sp\", [-1, 16]], [\"tile_k\", \"sp\", [-1, "
+      "4]]]";
+  const std::string log =
+      line(target, "batch_matmul.x86",
+           "[[\"TENSOR\", [12, 128, 64], \"float32\"], [\"TENSOR\", [12, 64, 128], \"float32\"], "
+           "null, \"float32\", false, false]",
+           entity, 0.001) +
+      line(target, "batch_matmul.x86",
+           "[[\"TENSOR\", [12, 128, 64], \"float32\"], [\"TENSOR\", [12, 128, 64], \"float32\"], "
+           "null]",
+           entity, 0.002) +
+      line(target, "batch_matmul.x86",
+           "[[\"TENSOR\", [12, 128, 64], \"float32\"], [\"TENSOR\", [12, 128, 64], \"float32\"], "
+           "null, \"float32\", true, true]",
+           entity, 0.003);
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_batch_matmul"));
+  std::istringstream in(log);
+  auto stats =
+      tt::records::import_autotvm_log(*store, in, "bmm.log", import_options("", /*skip=*/true));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 2);
+  ASSERT_EQ(stats->skipped.count("batch_matmul.x86"), 1u);
+  EXPECT_NE(stats->skipped.at("batch_matmul.x86").reason.find("transpose_a"), std::string::npos)
+      << stats->skipped.at("batch_matmul.x86").reason;
+
+  auto all = *store->all_records();
+  ASSERT_EQ(all.size(), 2u);
+  const ss::Target host{target, 16};
+  const ss::BatchMatmulWorkload nn{12, 128, 128, 64, false}, nt{12, 128, 128, 64, true};
+  EXPECT_EQ(all[0].task.workload_key,
+            ss::workload_key(*ss::make_task(ss::kBatchMatmulX86, nn, host)));
+  EXPECT_EQ(all[1].task.workload_key,
+            ss::workload_key(*ss::make_task(ss::kBatchMatmulX86, nt, host)));
+  for (const auto& r : all) {
+    auto task = tt::records::task_from_workload_key(r.task.workload_key, target, 16);
+    ASSERT_TRUE(task) << task.error().message;
+    auto space = *ss::make_config_space(*task);
+    auto config = space.config_from_entity(*tt::records::entity_from_json(r.entity_json));
+    ASSERT_TRUE(config) << config.error().message;
+    const auto s = ss::batch_matmul_schedule(space, *config);
+    EXPECT_EQ(s.yi, 8);
+    EXPECT_EQ(s.xi, 16);
+    EXPECT_EQ(s.kf, 4);
+    // AutoTVM's index: the first knob varies fastest, over the divisors of each axis.
+    const int64_t y_options = 8, x_options = 8;  // divisors of 128
+    EXPECT_EQ(config->index, 3 + y_options * (4 + x_options * 2));
+  }
 }

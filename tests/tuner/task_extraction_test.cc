@@ -52,5 +52,44 @@ TEST(TaskExtraction, AQLinearConvIsAnInt8Task) {
   EXPECT_TRUE(without->tasks.empty());
 }
 
+// A transformer's projection as exporters write it (MatMul by a weight transposed at run time)
+// is the dense task compile runs once FoldConstant and DenseFromMatMul made it one; attention's
+// MatMul of two tensors is a batch_matmul task, one per shape, with every node that runs it.
+TEST(TaskExtraction, ATransformersProjectionsAndAttentionMatMulsAreTasks) {
+  graph::Graph g("attention");
+  const graph::ValueId x = g.add_input("x", {DType::kFloat32, {2, 16, 32}});
+  auto w = g.add_constant("w", Tensor::from_floats({64, 32}, std::vector<float>(64 * 32, 0.5f)));
+  auto wt =
+      g.add_node(OpKind::kTranspose, "w.t", {w}, graph::to_attrs(graph::TransposeAttrs{{1, 0}}));
+  ASSERT_TRUE(wt);
+  auto proj = g.add_node(OpKind::kMatMul, "proj", {x, *wt});  // [2, 16, 64]
+  ASSERT_TRUE(proj);
+  auto t = g.add_node(OpKind::kTranspose, "t", {*proj},
+                      graph::to_attrs(graph::TransposeAttrs{{0, 2, 1}}));  // [2, 64, 16]
+  ASSERT_TRUE(t);
+  auto scores = g.add_node(OpKind::kMatMul, "scores", {*proj, *t});  // [2, 16, 16]
+  ASSERT_TRUE(scores);
+  auto again = g.add_node(OpKind::kMatMul, "again", {*scores, *scores});
+  ASSERT_TRUE(again);
+  g.add_output(*again);
+
+  auto tasks = tuner::extract_tasks(g, cpu());
+  ASSERT_TRUE(tasks) << tasks.error().message;
+  ASSERT_EQ(tasks->tasks.size(), 3u);
+  EXPECT_EQ(tasks->tasks[0].task.template_name, "dense_pack.x86");
+  EXPECT_EQ(tasks->tasks[0].task.workload,
+            schedule_space::Workload(schedule_space::DenseWorkload{32, 64, 32}));
+  EXPECT_EQ(tasks->tasks[1].task.template_name, "batch_matmul.x86");
+  EXPECT_EQ(tasks->tasks[1].task.workload,
+            schedule_space::Workload(schedule_space::BatchMatmulWorkload{2, 16, 16, 64, false}));
+  EXPECT_EQ(tasks->tasks[1].nodes, std::vector<std::string>{"scores"});
+  EXPECT_EQ(tasks->tasks[2].task.workload,
+            schedule_space::Workload(schedule_space::BatchMatmulWorkload{2, 16, 16, 16, false}));
+  EXPECT_EQ(tasks->tasks[2].nodes, std::vector<std::string>{"again"});
+  EXPECT_EQ(tasks->tasks[1].workload_key,
+            "[\"batch_matmul.x86\", [[\"TENSOR\", [2, 16, 64], \"float32\"], [\"TENSOR\", [2, "
+            "64, 16], \"float32\"], null, \"float32\", false, false]]");
+}
+
 }  // namespace
 }  // namespace tensortune
