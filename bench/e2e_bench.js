@@ -147,10 +147,19 @@ function ours(artifact, t) {
   return out.median_ms;
 }
 function ort(onnx, t, inputOf = onnx) {
-  // A corpus model runs on the corpus's own input (its shape; token ids for a transformer).
+  // A corpus model runs on the corpus's own input (its shape; token ids for a transformer), or on
+  // its inputs NAME.INPUT.npy each (BERT's token ids and attention mask).
   const input = inputOf.replace(/_opset\d+\.onnx$/, '.input.npy');
   const args = [path.join(ortDir, 'ort_bench.js'), onnx, String(t), repeat];
-  if (input !== inputOf && fs.existsSync(input)) args.push('100', 'cpu', input);
+  if (input !== inputOf && fs.existsSync(input)) {
+    args.push('100', 'cpu', input);
+  } else if (input !== inputOf) {
+    const stem = path.basename(input, '.input.npy') + '.';
+    const named = fs.readdirSync(path.dirname(input))
+                      .filter(f => f.startsWith(stem) && f.endsWith('.npy') && !f.includes('_opset'))
+                      .map(f => `${f.slice(stem.length, -4)}=${path.join(path.dirname(input), f)}`);
+    if (named.length) args.push('100', 'cpu', ...named);
+  }
   const out = run('node', args,
                   { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } });
   return JSON.parse(out.trim().split('\n').pop()).median_ms;

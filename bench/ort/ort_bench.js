@@ -3,7 +3,7 @@
 // `tensortune bench`: one warm-up run not counted, then `repeat` rounds of `number` runs,
 // number grown until a round lasts min_repeat_ms; median per-run latency over rounds.
 //
-//   node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS] [PROVIDER] [INPUT.npy]
+//   node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS] [PROVIDER] [INPUT.npy | NAME=INPUT.npy ...]
 // PROVIDER: cpu (default) or cuda (ONNX Runtime's CUDA execution provider, where the installed
 // onnxruntime-node has it: its install script fetches it, which `--ignore-scripts` skips).
 // INPUT.npy: the first input's value (its shape and dtype; a token-id model's int64 ids); without
@@ -13,7 +13,7 @@
 const ort = require('onnxruntime-node');
 
 async function main() {
-  const [model, threadsArg, repeatArg, minMsArg, providerArg, inputNpy] = process.argv.slice(2);
+  const [model, threadsArg, repeatArg, minMsArg, providerArg, ...inputArgs] = process.argv.slice(2);
   if (!model || !threadsArg) {
     console.error('usage: node ort_bench.js MODEL.onnx THREADS [REPEAT] [MIN_REPEAT_MS]');
     process.exit(2);
@@ -36,9 +36,13 @@ async function main() {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     data[i] = seed / 2147483648;
   }
-  const feeds = {
-    [name]: inputNpy ? require('./ort_run.js').readNpy(inputNpy) : new ort.Tensor('float32', data, dims)
-  };
+  // Inputs: INPUT.npy for the first input, or NAME=INPUT.npy each; none: a uniform image.
+  const feeds = {};
+  for (const arg of inputArgs) {
+    const eq = arg.indexOf('=');
+    feeds[eq < 0 ? name : arg.slice(0, eq)] = require('./ort_run.js').readNpy(eq < 0 ? arg : arg.slice(eq + 1));
+  }
+  if (inputArgs.length === 0) feeds[name] = new ort.Tensor('float32', data, dims);
   const now = () => Number(process.hrtime.bigint()) / 1e6;
   let t = now();
   await session.run(feeds);  // warm-up, not counted

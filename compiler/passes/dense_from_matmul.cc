@@ -2,7 +2,10 @@
 // [K, N] weight, a transformer's projections and MLP) as MatMul, which has no generated kernel.
 // With the weight constant (after FoldConstant) it is a dense over the activation's rows, the
 // generated and tuned kernel: reshape to [M, K], dense with the weight transposed once here
-// ([N, K], dense's layout), reshape back.
+// ([N, K], dense's layout), reshape back. A bias added right after it (a constant along the last
+// axis) is added before the reshape back, so that the dense kernel's epilogue takes it.
+#include <optional>
+
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rewriter.h"
 
@@ -12,9 +15,38 @@ namespace {
 using graph::OpKind;
 using graph::Shape;
 
+/// The node reading `v`, when exactly one node reads it once and no graph output is it.
+const graph::Node* only_reader(const graph::Graph& g, graph::ValueId v,
+                               const std::vector<int>& uses) {
+  if (uses[static_cast<size_t>(v)] != 1) return nullptr;
+  for (const graph::Node& n : g.nodes())
+    for (graph::ValueId in : n.inputs)
+      if (in == v) return &n;
+  return nullptr;
+}
+
+/// An add of a constant that varies along the last axis only (a linear layer's bias, as
+/// exporters write it after the MatMul): as a vector of `n` floats; nothing otherwise.
+std::optional<graph::Tensor> bias_of(const graph::Graph& g, const graph::Node& add,
+                                     graph::ValueId product, int64_t n) {
+  if (add.op != OpKind::kAdd || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1])
+    return std::nullopt;
+  const graph::Tensor* c = g.constant(add.inputs[0] == product ? add.inputs[1] : add.inputs[0]);
+  if (!c || c->dtype != graph::DType::kFloat32 || c->shape.empty() || c->shape.back() != n ||
+      graph::num_elements(c->shape) != n ||
+      c->shape.size() > g.type(product).shape.size())
+    return std::nullopt;
+  graph::Tensor bias = *c;
+  bias.shape = {n};
+  return bias;
+}
+
 Expected<graph::Graph> run(const graph::Graph& g) {
   Rewriter rw(g);
+  const std::vector<int> uses = g.use_counts();
+  std::vector<bool> absorbed(g.nodes().size(), false);
   for (const graph::Node& n : g.nodes()) {
+    if (absorbed[static_cast<size_t>(&n - g.nodes().data())]) continue;
     const graph::Tensor* weight = n.op == OpKind::kMatMul ? g.constant(n.inputs[1]) : nullptr;
     const Shape& as = g.type(n.inputs[0]).shape;
     if (!weight || weight->dtype != graph::DType::kFloat32 || weight->shape.size() != 2 ||
@@ -35,11 +67,21 @@ Expected<graph::Graph> run(const graph::Graph& g) {
                                         graph::Attrs{{"shape", Shape{M, K}}}));
     }
     TT_ASSIGN_OR_RETURN(graph::ValueId y, rw.emit(OpKind::kDense, n.name, {rows, w}));
+    // The bias added after the MatMul joins the dense's rows, before the reshape back, where
+    // the dense kernel's epilogue takes it.
+    graph::ValueId result = n.output;
+    if (const graph::Node* add = as.size() != 2 ? only_reader(g, n.output, uses) : nullptr)
+      if (auto bias = bias_of(g, *add, n.output, N)) {
+        const graph::ValueId b = rw.out().add_constant(add->name + ".bias", std::move(*bias));
+        TT_ASSIGN_OR_RETURN(y, rw.emit(OpKind::kAdd, add->name, {y, b}));
+        absorbed[static_cast<size_t>(add - g.nodes().data())] = true;
+        result = add->output;
+      }
     if (as.size() != 2) {
       TT_ASSIGN_OR_RETURN(y, rw.emit(OpKind::kReshape, n.name + ".unrows", {y},
-                                     graph::Attrs{{"shape", g.type(n.output).shape}}));
+                                     graph::Attrs{{"shape", g.type(result).shape}}));
     }
-    rw.set(n.output, y);
+    rw.set(result, y);
   }
   return rw.finish();
 }

@@ -257,10 +257,12 @@ NativeKernel softmax_rows(int64_t rows, int64_t len, const float* in, float* out
               float* y = out + r * len;
               float m = -std::numeric_limits<float>::infinity();
               for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
+              // Each exponential once (the same values the interpreter divides by its sum).
+              thread_local std::vector<double> e;
+              e.resize(static_cast<size_t>(len));
               double sum = 0;
-              for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x[k]) - m);
-              for (int64_t k = 0; k < len; ++k)
-                y[k] = static_cast<float>(std::exp(double(x[k]) - m) / sum);
+              for (int64_t k = 0; k < len; ++k) sum += e[k] = std::exp(double(x[k]) - m);
+              for (int64_t k = 0; k < len; ++k) y[k] = static_cast<float>(e[k] / sum);
             }
           },
           rows};

@@ -364,6 +364,48 @@ TEST(DenseFromMatMul, ConstantWeightsBecomeDenseOverTheRows) {
   }
 }
 
+// A bias added after the MatMul (bias first, as torch exports it, or of shape [1, 1, N]) is
+// added to the dense's rows before the reshape back, where the kernel's epilogue takes it; one
+// that varies along another axis, or whose MatMul result is read elsewhere too, stays after.
+TEST(DenseFromMatMul, TheBiasAfterTheMatMulJoinsTheDense) {
+  for (int form = 0; form < 4; ++form) {
+    Graph g;
+    auto x = g.add_input("x", {graph::DType::kFloat32, {2, 3, 4}});
+    std::vector<float> wv(20);
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.7 * i);
+    auto w = g.add_constant("w", Tensor::from_floats({4, 5}, wv));
+    const graph::Shape bias_shape = form == 1 ? graph::Shape{1, 1, 5}
+                                    : form == 2 ? graph::Shape{3, 1}
+                                                : graph::Shape{5};
+    std::vector<float> bv(static_cast<size_t>(graph::num_elements(bias_shape)));
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.25f * i - 0.5f;
+    auto b = g.add_constant("b", Tensor::from_floats(bias_shape, bv));
+    const auto product = *g.add_node(OpKind::kMatMul, "linear", {x, w});
+    g.add_output(*g.add_node(OpKind::kAdd, "bias", {b, product}));
+    if (form == 3) g.add_output(product);
+    auto rewritten = run_pass(dense_from_matmul(), g, PassContext{});
+    ASSERT_TRUE(rewritten) << rewritten.error().message;
+    const graph::Node* add = nullptr;
+    for (const auto& n : rewritten->nodes())
+      if (n.op == OpKind::kAdd) add = &n;
+    ASSERT_NE(add, nullptr);
+    const bool joins = form < 2;
+    EXPECT_EQ(rewritten->value(add->inputs[0]).producer >= 0 &&
+                  rewritten->nodes()[rewritten->value(add->inputs[0]).producer].op == OpKind::kDense,
+              joins)
+        << "form " << form;
+    Tensor a = Tensor::zeros(graph::DType::kFloat32, {2, 3, 4});
+    for (int64_t i = 0; i < a.size(); ++i) a.f32[i] = std::sin(0.37 * i);
+    auto want = graph::interpret(g, {{"x", a}});
+    auto got = graph::interpret(*rewritten, {{"x", a}});
+    ASSERT_TRUE(want && got);
+    for (size_t o = 0; o < want->size(); ++o) {
+      EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
+      EXPECT_LT(relative_error((*got)[o], (*want)[o]), 1e-6) << "form " << form << " output " << o;
+    }
+  }
+}
+
 // LayerNorm as opsets 11-16 export it becomes one layer_norm node, with the same values; the
 // same chain whose centred value is also an output keeps its nodes.
 TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere) {

@@ -35,7 +35,10 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
     depthwise.groups = 16;
     ss::Conv2dWorkload quantized = std::get<ss::Conv2dWorkload>(conv);
     quantized.precision = ss::Precision::kUInt8Int8;
-    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kDense
+    // transpose_b true: not the field's default, so that the round trip shows it was written.
+    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kBatchMatmul
+                               ? ss::Workload(ss::BatchMatmulWorkload{3, 8, 12, 16, true})
+                           : t->operator_kind() == ss::OperatorKind::kDense
                                ? ss::Workload(ss::DenseWorkload{3, 32, 20, t->precision()})
                            : t->precision() == ss::Precision::kUInt8Int8 ? ss::Workload(quantized)
                            : t->accepts(conv)                            ? conv
