@@ -33,8 +33,7 @@ std::optional<graph::Tensor> bias_of(const graph::Graph& g, const graph::Node& a
     return std::nullopt;
   const graph::Tensor* c = g.constant(add.inputs[0] == product ? add.inputs[1] : add.inputs[0]);
   if (!c || c->dtype != graph::DType::kFloat32 || c->shape.empty() || c->shape.back() != n ||
-      graph::num_elements(c->shape) != n ||
-      c->shape.size() > g.type(product).shape.size())
+      graph::num_elements(c->shape) != n || c->shape.size() > g.type(product).shape.size())
     return std::nullopt;
   graph::Tensor bias = *c;
   bias.shape = {n};

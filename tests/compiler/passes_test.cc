@@ -374,7 +374,7 @@ TEST(DenseFromMatMul, TheBiasAfterTheMatMulJoinsTheDense) {
     std::vector<float> wv(20);
     for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.7 * i);
     auto w = g.add_constant("w", Tensor::from_floats({4, 5}, wv));
-    const graph::Shape bias_shape = form == 1 ? graph::Shape{1, 1, 5}
+    const graph::Shape bias_shape = form == 1   ? graph::Shape{1, 1, 5}
                                     : form == 2 ? graph::Shape{3, 1}
                                                 : graph::Shape{5};
     std::vector<float> bv(static_cast<size_t>(graph::num_elements(bias_shape)));
@@ -390,9 +390,10 @@ TEST(DenseFromMatMul, TheBiasAfterTheMatMulJoinsTheDense) {
       if (n.op == OpKind::kAdd) add = &n;
     ASSERT_NE(add, nullptr);
     const bool joins = form < 2;
-    EXPECT_EQ(rewritten->value(add->inputs[0]).producer >= 0 &&
-                  rewritten->nodes()[rewritten->value(add->inputs[0]).producer].op == OpKind::kDense,
-              joins)
+    EXPECT_EQ(
+        rewritten->value(add->inputs[0]).producer >= 0 &&
+            rewritten->nodes()[rewritten->value(add->inputs[0]).producer].op == OpKind::kDense,
+        joins)
         << "form " << form;
     Tensor a = Tensor::zeros(graph::DType::kFloat32, {2, 3, 4});
     for (int64_t i = 0; i < a.size(); ++i) a.f32[i] = std::sin(0.37 * i);
