@@ -15,14 +15,15 @@ namespace {
 using graph::OpKind;
 using graph::Shape;
 
-/// The node reading `v`, when exactly one node reads it once and no graph output is it.
-const graph::Node* only_reader(const graph::Graph& g, graph::ValueId v,
-                               const std::vector<int>& uses) {
-  if (uses[static_cast<size_t>(v)] != 1) return nullptr;
-  for (const graph::Node& n : g.nodes())
-    for (graph::ValueId in : n.inputs)
-      if (in == v) return &n;
-  return nullptr;
+/// Per value, the index of the node reading it when exactly one node reads it once and no graph
+/// output is it; -1 otherwise.
+std::vector<int> only_readers(const graph::Graph& g) {
+  const std::vector<int> uses = g.use_counts();
+  std::vector<int> reader(uses.size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (graph::ValueId in : g.nodes()[i].inputs)
+      if (uses[static_cast<size_t>(in)] == 1) reader[static_cast<size_t>(in)] = static_cast<int>(i);
+  return reader;
 }
 
 /// An add of a constant that varies along the last axis only (a linear layer's bias, as
@@ -42,7 +43,7 @@ std::optional<graph::Tensor> bias_of(const graph::Graph& g, const graph::Node& a
 
 Expected<graph::Graph> run(const graph::Graph& g) {
   Rewriter rw(g);
-  const std::vector<int> uses = g.use_counts();
+  const std::vector<int> reader = only_readers(g);
   std::vector<bool> absorbed(g.nodes().size(), false);
   for (const graph::Node& n : g.nodes()) {
     if (absorbed[static_cast<size_t>(&n - g.nodes().data())]) continue;
@@ -69,7 +70,8 @@ Expected<graph::Graph> run(const graph::Graph& g) {
     // The bias added after the MatMul joins the dense's rows, before the reshape back, where
     // the dense kernel's epilogue takes it.
     graph::ValueId result = n.output;
-    if (const graph::Node* add = as.size() != 2 ? only_reader(g, n.output, uses) : nullptr)
+    const int next = reader[static_cast<size_t>(n.output)];
+    if (const graph::Node* add = as.size() != 2 && next >= 0 ? &g.nodes()[next] : nullptr)
       if (auto bias = bias_of(g, *add, n.output, N)) {
         const graph::ValueId b = rw.out().add_constant(add->name + ".bias", std::move(*bias));
         TT_ASSIGN_OR_RETURN(y, rw.emit(OpKind::kAdd, add->name, {y, b}));

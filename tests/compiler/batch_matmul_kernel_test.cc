@@ -6,6 +6,7 @@
 
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
+#include "tests/compiler/every_config.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
@@ -34,8 +35,6 @@ Tensor expected(const ss::BatchMatmulWorkload& w, const Tensor& x, const Tensor&
 void check_all(ss::BatchMatmulWorkload w, bool bias, int min_checked) {
   auto task = ss::make_task(ss::kBatchMatmulX86, w, tt::codegen::host_target());
   ASSERT_TRUE(task.has_value()) << task.error().message;
-  auto space = ss::make_config_space(*task);
-  ASSERT_TRUE(space.has_value());
   const ss::OperandShapes shapes = ss::operand_shapes(w);
   tt::measure::OperatorInputs in;
   in.data = Tensor::zeros(shapes.data);
@@ -47,19 +46,7 @@ void check_all(ss::BatchMatmulWorkload w, bool bias, int min_checked) {
     tt::fill_uniform(*in.bias, 7);
   }
   const Tensor want = expected(w, in.data, in.weight, bias ? &*in.bias : nullptr);
-  int checked = 0;
-  for (int64_t i = 0; i < space->size(); ++i) {
-    auto c = *space->config_at(i);
-    if (!space->is_valid(c)) continue;
-    auto got = tt::measure::run_operator(*task, *space, c, in, 1 + (i % 2));
-    ASSERT_TRUE(got.has_value()) << got.error().message;
-    ASSERT_EQ(got->shape, want.shape);
-    for (size_t j = 0; j < want.f32.size(); ++j)
-      ASSERT_NEAR(got->f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
-          << space->describe(c) << " element " << j;
-    ++checked;
-  }
-  EXPECT_GE(checked, min_checked);
+  tt::testing::expect_every_config_computes(*task, in, want, min_checked);
 }
 
 TEST(BatchMatmulKernel, WeightAsNKEveryConfigMatchesTheDenseReference) {

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/llvm/emitters.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
+#include "compiler/codegen/llvm/register_tile.h"
 #include "schedule_space/batch_matmul_template.h"
 
 namespace tensortune::codegen::emit {
@@ -40,14 +41,7 @@ void emit_nn(llvm::IRBuilder<>& b, const AnchorArgs& args, const BatchMatmulWork
     const TileOrigin t = tile_origin(b, fused, w, s);
     llvm::Value* a_base = mul(add(mul(t.batch, M), t.y0), K);  // x[b, y0, 0]
     llvm::Value* w_base = add(mul(t.batch, K * N), t.x0);      // w[b, 0, x0]
-    std::vector<llvm::AllocaInst*> acc;
-    for (int64_t y = 0; y < s.yi; ++y)
-      for (int wd : widths) {
-        auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), wd);
-        auto* a = entry_alloca(b, vt, "acc");
-        b.CreateStore(llvm::Constant::getNullValue(vt), a);
-        acc.push_back(a);
-      }
+    RegisterTile tile(b, s.yi, widths);
     emit_for(b, i64(b, 0), i64(b, K / s.kf), "ko", [&](llvm::Value* ko) {
       for (int64_t ki = 0; ki < s.kf; ++ki) {
         llvm::Value* k = add(mul(ko, s.kf), i64(b, ki));
@@ -55,24 +49,17 @@ void emit_nn(llvm::IRBuilder<>& b, const AnchorArgs& args, const BatchMatmulWork
         std::vector<llvm::Value*> wv;
         for (size_t v = 0; v < widths.size(); ++v)
           wv.push_back(load_vector(b, args.weight, add(row, i64(b, v * lanes)), widths[v]));
-        for (int64_t y = 0; y < s.yi; ++y) {
-          llvm::Value* x = load_scalar(b, args.data, add(add(a_base, i64(b, y * K)), k));
-          for (size_t v = 0; v < widths.size(); ++v) {
-            llvm::AllocaInst* a = acc[y * widths.size() + v];
-            llvm::Value* cur = b.CreateLoad(a->getAllocatedType(), a);
-            b.CreateStore(fma(b, b.CreateVectorSplat(widths[v], x), wv[v], cur), a);
-          }
-        }
+        for (int64_t y = 0; y < s.yi; ++y)
+          tile.broadcast_fma(b, y, load_scalar(b, args.data, add(add(a_base, i64(b, y * K)), k)),
+                             wv);
       }
     });
     for (int64_t y = 0; y < s.yi; ++y)
       for (size_t v = 0; v < widths.size(); ++v) {
         llvm::Value* col = add(t.x0, i64(b, v * lanes));
-        llvm::AllocaInst* a = acc[y * widths.size() + v];
-        llvm::Value* val = b.CreateLoad(a->getAllocatedType(), a);
         llvm::Value* offset = add(mul(add(add(mul(t.batch, M), t.y0), i64(b, y)), N), col);
-        store_vector(b, apply_epilogue(b, val, args, col, offset, widths[v]), args.out, offset,
-                     widths[v]);
+        store_vector(b, apply_epilogue(b, tile.value(b, y, v), args, col, offset, widths[v]),
+                     args.out, offset, widths[v]);
       }
   });
 }
@@ -83,17 +70,11 @@ void emit_nt(llvm::IRBuilder<>& b, const AnchorArgs& args, const BatchMatmulWork
   const int64_t M = w.m, N = w.n, K = w.k, vk = s.kf;
   auto mul = [&](llvm::Value* a, int64_t c) { return b.CreateMul(a, i64(b, c), "", false, true); };
   auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", false, true); };
-  auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(vk));
   emit_for(b, args.begin, args.end, "fused", [&](llvm::Value* fused) {
     const TileOrigin t = tile_origin(b, fused, w, s);
     llvm::Value* a_base = mul(add(mul(t.batch, M), t.y0), K);  // x[b, y0, 0]
     llvm::Value* w_base = mul(add(mul(t.batch, N), t.x0), K);  // w[b, x0, 0]
-    std::vector<llvm::AllocaInst*> acc;
-    for (int64_t i = 0; i < s.yi * s.xi; ++i) {
-      auto* a = entry_alloca(b, vt, "acc");
-      b.CreateStore(llvm::Constant::getNullValue(vt), a);
-      acc.push_back(a);
-    }
+    RegisterTile tile(b, s.yi, std::vector<int>(static_cast<size_t>(s.xi), static_cast<int>(vk)));
     emit_for(b, i64(b, 0), i64(b, K / vk), "ko", [&](llvm::Value* ko) {
       llvm::Value* k = mul(ko, vk);
       std::vector<llvm::Value*> av, wv;
@@ -102,19 +83,11 @@ void emit_nt(llvm::IRBuilder<>& b, const AnchorArgs& args, const BatchMatmulWork
       for (int64_t x = 0; x < s.xi; ++x)
         wv.push_back(load_vector(b, args.weight, add(add(w_base, i64(b, x * K)), k), vk));
       for (int64_t y = 0; y < s.yi; ++y)
-        for (int64_t x = 0; x < s.xi; ++x) {
-          llvm::AllocaInst* a = acc[y * s.xi + x];
-          b.CreateStore(fma(b, av[y], wv[x], b.CreateLoad(vt, a)), a);
-        }
+        for (int64_t x = 0; x < s.xi; ++x) tile.fma(b, y, x, av[y], wv[x]);
     });
     for (int64_t y = 0; y < s.yi; ++y)
       for (int64_t x = 0; x < s.xi; ++x) {
-        llvm::Value* v = b.CreateLoad(vt, acc[y * s.xi + x]);
-        llvm::FastMathFlags fmf;
-        fmf.setAllowReassoc();
-        b.setFastMathFlags(fmf);
-        llvm::Value* sum = b.CreateFAddReduce(llvm::ConstantFP::get(b.getFloatTy(), 0.0), v);
-        b.clearFastMathFlags();
+        llvm::Value* sum = horizontal_sum(b, tile.value(b, y, x));
         llvm::Value* col = add(t.x0, i64(b, x));
         llvm::Value* offset = add(mul(add(add(mul(t.batch, M), t.y0), i64(b, y)), N), col);
         store_vector(b, apply_epilogue(b, sum, args, col, offset, 1), args.out, offset, 1);
