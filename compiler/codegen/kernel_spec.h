@@ -103,8 +103,14 @@ struct MaxPoolKernelSpec {
   int64_t pad_bottom = 0, pad_right = 0;
 };
 
-using NetworkKernelSpec =
-    std::variant<TemplateKernelSpec, DepthwiseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec>;
+/// Softmax over the last axis of float32 rows: rows x len in, the same out, in float (the
+/// exponentials as vector code, each row's max subtracted first).
+struct SoftmaxKernelSpec {
+  int64_t rows = 0, len = 0;
+};
+
+using NetworkKernelSpec = std::variant<TemplateKernelSpec, DepthwiseKernelSpec,
+                                       ElementwiseKernelSpec, MaxPoolKernelSpec, SoftmaxKernelSpec>;
 
 struct NamedKernel {
   std::string symbol;

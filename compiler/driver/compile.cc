@@ -165,7 +165,8 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                                                       options.on_node_kernel(r, *k);
                                                     return k;
                                                   },
-                                                  target.vector_lanes));
+                                                  target.vector_lanes,
+                                                  /*softmax_kernels=*/true));
   net.schedules = chooser.uses();
 
   net.graph = std::move(lowered.graph);

@@ -141,7 +141,8 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
 
 class Lowerer {
  public:
-  Lowerer(Graph g, const KernelChoiceFn& choose, int lanes) : choose_(choose), lanes_(lanes) {
+  Lowerer(Graph g, const KernelChoiceFn& choose, int lanes, bool softmax_kernels)
+      : choose_(choose), lanes_(lanes), softmax_kernels_(softmax_kernels) {
     out_.graph = std::move(g);
     uses_ = out_.graph.use_counts();
   }
@@ -254,6 +255,9 @@ class Lowerer {
                                              "kernel anchors and float element-wise chains"};
     } else if (floats && (head.op == OpKind::kMaxPool2d || head.op == OpKind::kAvgPool2d)) {
       lower_pool(step, head);
+    } else if (floats && softmax_kernels_ && head.op == OpKind::kSoftmax &&
+               native_axes(g(), head)) {
+      lower_softmax(step, head);
     } else if ((floats || moves_bytes(head)) && is_native(g(), head)) {
       step.kind = Step::Kind::kNative;
     } else {
@@ -422,6 +426,18 @@ class Lowerer {
     step.symbol = kernel_symbol(std::move(spec));
   }
 
+  /// Softmax over the last axis: one row per parallel iteration.
+  void lower_softmax(Step& step, const Node& n) {
+    const Shape& shape = g().type(n.output).shape;
+    codegen::SoftmaxKernelSpec spec;
+    spec.len = shape.empty() ? 1 : shape.back();
+    spec.rows = spec.len == 0 ? 0 : graph::num_elements(shape) / spec.len;
+    step.kind = Step::Kind::kKernel;
+    step.args = {value(step.output), value(n.inputs[0])};
+    step.extent = spec.rows;
+    step.symbol = kernel_symbol(spec);
+  }
+
   /// The attributes an instruction reads (clip bounds, alphas, ...).
   static void set_parameters(const Node& n, ElementwiseInstr& in) {
     if (n.op == OpKind::kClip) {
@@ -507,6 +523,7 @@ class Lowerer {
 
   const KernelChoiceFn& choose_;
   int lanes_;
+  bool softmax_kernels_;
   LoweredNetwork out_;
   std::vector<int> uses_;  ///< per value: node inputs and graph outputs that read it
   std::map<std::string, std::string> symbols_;
@@ -515,8 +532,8 @@ class Lowerer {
 }  // namespace
 
 Expected<LoweredNetwork> lower_network(const Graph& fused, const KernelChoiceFn& choose,
-                                       int vector_lanes) {
-  return Lowerer(fused, choose, vector_lanes).run();
+                                       int vector_lanes, bool softmax_kernels) {
+  return Lowerer(fused, choose, vector_lanes, softmax_kernels).run();
 }
 
 }  // namespace tensortune::driver

@@ -279,6 +279,7 @@ TEST(Fusion, AttentionMatMulsRunAsBatchMatmulKernelsWithTheirEpilogues) {
         << "opt " << opt;
     ASSERT_EQ(net.steps.size(), 4u);
     EXPECT_EQ(net.steps[0].kind, Step::Kind::kKernel);
+    EXPECT_EQ(net.steps[1].kind, Step::Kind::kKernel);  // the generated softmax
     EXPECT_EQ(net.steps[2].kind, Step::Kind::kKernel);
     EXPECT_EQ(net.steps[3].kind, Step::Kind::kNative);
     EXPECT_DOUBLE_EQ(net.steps[0].flop, 2.0 * 6 * 10 * 10 * 20);
@@ -286,6 +287,35 @@ TEST(Fusion, AttentionMatMulsRunAsBatchMatmulKernelsWithTheirEpilogues) {
     ASSERT_TRUE(got) << got.error().message;
     for (size_t i = 0; i < ref->size(); ++i)
       EXPECT_LT(relative_error((*got)[i], (*ref)[i]), 1e-5) << "opt " << opt << " output " << i;
+  }
+}
+
+// Softmax over the last axis is a generated kernel: rows shorter than a vector, of whole vectors,
+// and with a tail, values far apart (exponentials that underflow to 0), a row of one element,
+// equal to the interpreter's double arithmetic within float rounding, on one and two threads.
+TEST(Softmax, TheGeneratedKernelMatchesTheInterpreterOnRowsOfAnyLength) {
+  for (const graph::Shape& shape :
+       std::vector<graph::Shape>{{3, 5, 37}, {2, 16}, {4, 7}, {1, 7, 130}, {6, 1}, {2, 3, 2, 48}}) {
+    graph::Graph g("softmax");
+    auto x = g.add_input("x", {graph::DType::kFloat32, shape});
+    g.add_output(*g.add_node(graph::OpKind::kSoftmax, "softmax", {x}, {{"axis", int64_t{-1}}}));
+    Tensor in = random_input(shape, 9);
+    for (size_t i = 0; i < in.f32.size(); ++i) in.f32[i] *= (i % 3 == 0) ? 60.0f : 4.0f;
+    auto ref = graph::interpret(g, {{"x", in}});
+    ASSERT_TRUE(ref) << ref.error().message;
+    for (int threads : {1, 2}) {
+      CompiledNetwork net;
+      auto exe = build(g, CompileOptions{}, threads, &net);
+      ASSERT_TRUE(exe);
+      ASSERT_EQ(net.steps.size(), 1u);
+      EXPECT_EQ(net.steps[0].kind, Step::Kind::kKernel);
+      auto got = exe->run({{"x", in}});
+      ASSERT_TRUE(got) << got.error().message;
+      ASSERT_EQ((*got)[0].shape, shape);
+      for (size_t i = 0; i < in.f32.size(); ++i)
+        ASSERT_NEAR((*got)[0].f32[i], (*ref)[0].f32[i], 1e-6 + 1e-6 * (*ref)[0].f32[i])
+            << "element " << i << " of " << graph::num_elements(shape);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/float_math.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
 namespace tensortune::codegen::emit {
@@ -75,13 +76,8 @@ class ElementwiseEmitter {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, b, c});
   }
 
-  // p(x) by Horner's rule in fused multiply-adds, coefficients from the highest power down.
   llvm::Value* horner(llvm::Value* x, std::initializer_list<double> coefficients) {
-    llvm::Type* t = x->getType();
-    auto it = coefficients.begin();
-    llvm::Value* p = constant(t, *it++);
-    for (; it != coefficients.end(); ++it) p = fma(x, p, constant(t, *it));
-    return p;
+    return emit::horner(b_, x, coefficients);
   }
 
   // x * p(x^2) / q(x^2) on x clamped to [-bound, bound], NaN passed through: the form of the
@@ -96,32 +92,7 @@ class ElementwiseEmitter {
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
   }
 
-  // exp in float: 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in two parts, so
-  // that r is exact), e^r by its Taylor polynomial of degree 7 (|r| <= ln 2 / 2), 2^n by
-  // building the float's exponent. Against the double exp over [-86, 88.72]: at most 7.9e-8
-  // relative; beyond, 0 (below 4.4e-38) or infinity; NaN passes through.
-  llvm::Value* exp_f32(llvm::Value* x) {
-    llvm::Type* t = x->getType();
-    llvm::Type* i32 =
-        t->isVectorTy()
-            ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(
-                  b_.getInt32Ty(), llvm::cast<llvm::FixedVectorType>(t)->getNumElements()))
-            : b_.getInt32Ty();
-    const double lo = -86.0, hi = 88.7228;
-    llvm::Value* c = min_of(max_of(x, constant(t, lo)), constant(t, hi));
-    llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                             b_.CreateFMul(c, constant(t, 1.44269504088896341)));
-    llvm::Value* r = fma(n, constant(t, -0.693359375), c);
-    r = fma(n, constant(t, 2.12194440e-4), r);
-    llvm::Value* p = horner(r, {1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, 1});
-    // 2^(n - 1), then times 2: n = 128 (x near the top) has no float exponent of its own.
-    llvm::Value* bits =
-        b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, i32), llvm::ConstantInt::get(i32, 126)), 23);
-    llvm::Value* e = b_.CreateFMul(b_.CreateFMul(p, b_.CreateBitCast(bits, t)), constant(t, 2));
-    e = b_.CreateSelect(b_.CreateFCmpOGT(x, constant(t, hi)), constant(t, INFINITY), e);
-    e = b_.CreateSelect(b_.CreateFCmpOLT(x, constant(t, lo)), constant(t, 0), e);
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, e);
-  }
+  llvm::Value* exp_f32(llvm::Value* x) { return emit::exp_f32(b_, x); }
 
   // erf in float: a rational approximation on [-4, 4] (beyond it erf rounds to +-1 in float).
   // Against the double erf over [-40, 40] in steps of 1e-5: at most 3.3e-7 absolute.

@@ -131,6 +131,11 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
 void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernelSpec& spec,
                    int lanes);
 
+/// A network softmax kernel over rows of spec.len floats, complete with its function
+/// (out, in): one row per parallel iteration.
+void emit_softmax(llvm::Module& m, const std::string& name, const SoftmaxKernelSpec& spec,
+                  int lanes);
+
 /// A network element-wise kernel, complete with its function.
 void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
                       int lanes);

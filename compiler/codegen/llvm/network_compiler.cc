@@ -27,6 +27,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
     return c->workload.batch * (c->workload.out_channels / c->block) * c->workload.out_height();
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec))
     return p->in_shape[0] * p->in_shape[1] * p->out_h;
+  if (const auto* x = std::get_if<SoftmaxKernelSpec>(&spec)) return x->rows;
   const auto& e = std::get<ElementwiseKernelSpec>(spec);
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < e.out_shape.size(); ++d) rows *= e.out_shape[d];
@@ -71,6 +72,8 @@ std::string spec_key(const NetworkKernelSpec& spec) {
     put_ints(os, {p->out_h, p->out_w, p->kernel_h, p->kernel_w, p->stride_h, p->stride_w,
                   p->pad_top, p->pad_left, p->dilation_h, p->dilation_w, p->count_include_pad,
                   p->pad_bottom, p->pad_right});
+  } else if (const auto* x = std::get_if<SoftmaxKernelSpec>(&spec)) {
+    os << "softmax " << x->rows << ' ' << x->len;
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
@@ -94,6 +97,10 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   }
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&k.spec)) {
     emit::emit_max_pool(m, k.symbol, *p, lanes);
+    return;
+  }
+  if (const auto* x = std::get_if<SoftmaxKernelSpec>(&k.spec)) {
+    emit::emit_softmax(m, k.symbol, *x, lanes);
     return;
   }
   llvm::IRBuilder<> b(m.getContext());
