@@ -353,7 +353,9 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   r->add_option("--save-input", rf->saved_inputs,
                 "NAME=x.npy: write the tensor input NAME ran on (an image as the network saw it), "
                 "to run another runtime on the same data");
-  r->add_option("-o,--output", rf->outputs, "write each graph output to this .npy (in order)");
+  r->add_option("-o,--output", rf->outputs,
+                "write the graph outputs to these .npy files, in order (fewer than the outputs: "
+                "the first ones)");
   r->footer(
       "\nExamples:\n  tensortune run r18.tt --input data=x.npy --output y.npy\n"
       "  tensortune run r18.tt --reference --input data=x.npy --output y_ref.npy\n"

@@ -152,7 +152,8 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
 
 Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& outputs,
                       const std::vector<std::string>& paths) {
-  if (!paths.empty() && paths.size() != outputs.size())
+  // Fewer paths than outputs write the first ones (a decoder's logits before its cache).
+  if (paths.size() > outputs.size())
     return invalid_argument("--output was given " + std::to_string(paths.size()) +
                             " times; the model has " + std::to_string(outputs.size()) + " outputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -166,7 +167,7 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
     std::printf("output %zu '%s': %s, min %.5g, max %.5g at flat index %lld\n", i,
                 g.output_name(i).c_str(), type_string(t.type()).c_str(), lo, hi,
                 static_cast<long long>(arg));
-    if (!paths.empty()) {
+    if (i < paths.size()) {
       TT_RETURN_IF_ERROR(write_npy(paths[i], t));
       std::printf("wrote %s\n", paths[i].c_str());
     }

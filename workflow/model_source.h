@@ -64,8 +64,9 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
                                                            const std::vector<std::string>& items,
                                                            const ImageNormalization& images = {});
 
-/// Prints one line per output (type, min, max and arg-max) and writes each to its .npy when
-/// `paths` is not empty (one per output, in order).
+/// Prints one line per output (type, min, max and arg-max) and writes the first paths.size()
+/// outputs to those .npy files, in order (a decoder's logits without its cache); more paths than
+/// outputs is an error naming both counts.
 Status report_outputs(const graph::Graph& graph, const std::vector<graph::Tensor>& outputs,
                       const std::vector<std::string>& paths);
 

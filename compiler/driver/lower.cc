@@ -53,6 +53,10 @@ bool is_native(const Graph& g, const Node& n) {
     case OpKind::kMatMul:  // a constant weight's became a dense (DenseFromMatMul)
     case OpKind::kConcat:
       return true;
+    case OpKind::kWhere:  // a bool condition choosing between floats (a causal mask)
+      return g.type(n.inputs[0]).dtype == graph::DType::kBool &&
+             g.type(n.inputs[1]).dtype == graph::DType::kFloat32 &&
+             g.type(n.inputs[2]).dtype == graph::DType::kFloat32;
     case OpKind::kPad: {  // constant, cropping nothing
       const auto a = graph::attrs_as<graph::PadAttrs>(n.attrs);
       return a.mode == 0 &&
@@ -258,7 +262,7 @@ class Lowerer {
     } else if (floats && softmax_kernels_ && head.op == OpKind::kSoftmax &&
                native_axes(g(), head)) {
       lower_softmax(step, head);
-    } else if ((floats || moves_bytes(head)) && is_native(g(), head)) {
+    } else if ((floats || moves_bytes(head) || head.op == OpKind::kWhere) && is_native(g(), head)) {
       step.kind = Step::Kind::kNative;
     } else {
       step.kind = Step::Kind::kInterpret;

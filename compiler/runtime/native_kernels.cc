@@ -1,6 +1,7 @@
 #include "compiler/runtime/native_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -417,6 +418,43 @@ NativeKernel pad_constant(const Shape& in_shape, const graph::Ints& pads, const 
           rows};
 }
 
+/// where(cond, x, y) of a bool condition (one byte each) and float values, each broadcast to the
+/// output by numpy's rule: one output row (the last axis) per iteration, each operand read along
+/// it with stride 1 or 0.
+NativeKernel where_rows(const std::array<Shape, 3>& shapes, const Shape& out_shape,
+                        const uint8_t* cond, const float* x, const float* y, float* out) {
+  const size_t rank = out_shape.size();
+  std::array<std::vector<int64_t>, 3> strides;
+  for (size_t k = 0; k < 3; ++k) {
+    Shape shape = shapes[k];
+    shape.insert(shape.begin(), rank - shape.size(), 1);
+    strides[k] = graph::strides_of(shape);
+    for (size_t d = 0; d < rank; ++d)
+      if (shape[d] == 1) strides[k][d] = 0;
+  }
+  const int64_t row = rank == 0 ? 1 : out_shape.back();
+  const int64_t rows = row == 0 ? 0 : graph::num_elements(out_shape) / row;
+  return {[=](int64_t begin, int64_t end) {
+            const int64_t sc = rank ? strides[0][rank - 1] : 0,
+                          sx = rank ? strides[1][rank - 1] : 0,
+                          sy = rank ? strides[2][rank - 1] : 0;
+            for (int64_t r = begin; r < end; ++r) {
+              int64_t rest = r, oc = 0, ox = 0, oy = 0;
+              for (size_t d = rank - 1; d-- > 0;) {
+                const int64_t i = rest % out_shape[d];
+                rest /= out_shape[d];
+                oc += i * strides[0][d];
+                ox += i * strides[1][d];
+                oy += i * strides[2][d];
+              }
+              float* o = out + r * row;
+              for (int64_t j = 0; j < row; ++j)
+                o[j] = cond[oc + j * sc] ? x[ox + j * sx] : y[oy + j * sy];
+            }
+          },
+          rows};
+}
+
 }  // namespace
 
 NativeKernel layout_transform_kernel(const Shape& in_shape, int64_t from_block, int64_t to_block,
@@ -467,6 +505,10 @@ Expected<NativeKernel> bind_native(const graph::Graph& g, const graph::Node& nod
     }
     case OpKind::kMatMul:
       return matmul(in_shape, g.type(node.inputs[1]).shape, out_shape, in, inputs.at(1), out);
+    case OpKind::kWhere:  // bool condition, float values (the lowering checks)
+      return where_rows({in_shape, g.type(node.inputs[1]).shape, g.type(node.inputs[2]).shape},
+                        out_shape, reinterpret_cast<const uint8_t*>(in), inputs.at(1), inputs.at(2),
+                        out);
     case OpKind::kLayerNorm: {  // scale and bias of the normalised axes' size (lowering checks)
       const int64_t len = graph::num_elements(g.type(node.inputs[1]).shape);
       const int64_t rows = len == 0 ? 0 : graph::num_elements(in_shape) / len;

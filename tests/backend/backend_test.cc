@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -316,6 +317,37 @@ TEST(Softmax, TheGeneratedKernelMatchesTheInterpreterOnRowsOfAnyLength) {
         ASSERT_NEAR((*got)[0].f32[i], (*ref)[0].f32[i], 1e-6 + 1e-6 * (*ref)[0].f32[i])
             << "element " << i << " of " << graph::num_elements(shape);
     }
+  }
+}
+
+// A causal mask as decoders export it: Where(constant bool mask, scores, lowest float), the mask
+// and the fill broadcast against the scores (numpy's rule, from either side), runs as a native
+// loop (not interpreted) and chooses exactly what the interpreter chooses.
+TEST(NativeWhere, ABroadcastMaskChoosesWhatTheInterpreterChooses) {
+  for (const auto& [mask_shape, x_shape, y_shape] : std::vector<std::array<graph::Shape, 3>>{
+           {graph::Shape{5, 7}, graph::Shape{2, 3, 5, 7}, graph::Shape{}},
+           {graph::Shape{3, 1, 7}, graph::Shape{2, 1, 5, 1}, graph::Shape{7}},
+           {graph::Shape{1}, graph::Shape{4, 9}, graph::Shape{4, 9}}}) {
+    graph::Graph g("where");
+    auto x = g.add_input("x", {graph::DType::kFloat32, x_shape});
+    Tensor mask = Tensor::zeros(graph::DType::kBool, mask_shape);
+    for (int64_t i = 0; i < mask.size(); ++i)
+      mask.i64[static_cast<size_t>(i)] = (i * 7 + 3) % 3 != 0;
+    auto m = g.add_constant("mask", mask);
+    auto y = g.add_constant("fill", random_input(y_shape, 3));
+    g.add_output(*g.add_node(graph::OpKind::kWhere, "where", {m, x, y}));
+    const Tensor in = random_input(x_shape, 4);
+    auto ref = graph::interpret(g, {{"x", in}});
+    ASSERT_TRUE(ref) << ref.error().message;
+    CompiledNetwork net;
+    auto exe = build(g, CompileOptions{}, 2, &net);
+    ASSERT_TRUE(exe);
+    ASSERT_EQ(net.steps.size(), 1u);
+    EXPECT_EQ(net.steps[0].kind, Step::Kind::kNative);
+    auto got = exe->run({{"x", in}});
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ((*got)[0].shape, (*ref)[0].shape);
+    EXPECT_EQ((*got)[0].f32, (*ref)[0].f32);
   }
 }
 

@@ -122,6 +122,61 @@ def bert_inputs(rng, tokens=128, padding=16):
     return {"input_ids": ids, "attention_mask": mask}
 
 
+class Gpt2(torch.nn.Module):
+    """A GPT-2-small-shaped decoder (12 pre-norm layers of hidden 768 and 12 heads, learned
+    positions, GELU in its tanh form, the LM head tied to the token embedding) over `tokens` new
+    tokens after `past` cached ones: the causal mask written with Where, the key/value cache taken
+    as inputs (past_key_i, past_value_i, each [1, heads, past, head_dim]) and returned after the
+    logits (present_key_i, present_value_i). past = 0 is the prefill, which takes no cache."""
+
+    def __init__(self, tokens, past, vocab=50257, dim=768, heads=12, layers=12, positions=1024):
+        super().__init__()
+        self.tokens, self.past, self.heads = tokens, past, heads
+        self.word = torch.nn.Embedding(vocab, dim)
+        self.position = torch.nn.Embedding(positions, dim)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(layers):
+            self.layers.append(torch.nn.ModuleDict({
+                "norm1": torch.nn.LayerNorm(dim), "qkv": torch.nn.Linear(dim, 3 * dim),
+                "o": torch.nn.Linear(dim, dim), "norm2": torch.nn.LayerNorm(dim),
+                "up": torch.nn.Linear(dim, 4 * dim), "down": torch.nn.Linear(4 * dim, dim)}))
+        self.norm = torch.nn.LayerNorm(dim)
+
+    def forward(self, input_ids, *cache):
+        t, p, h = self.tokens, self.past, self.heads
+        x = self.word(input_ids) + self.position(torch.arange(p, p + t).unsqueeze(0))
+        d = x.shape[-1] // h
+        # Query i (at position p + i) sees keys 0 .. p + i.
+        allowed = torch.ones(t, p + t, dtype=torch.bool).tril(diagonal=p)
+        presents = []
+        for i, layer in enumerate(self.layers):
+            q, k, v = layer["qkv"](layer["norm1"](x)).split(x.shape[-1], dim=-1)
+            q, k, v = (z.view(1, t, h, d).transpose(1, 2) for z in (q, k, v))
+            if p:
+                k = torch.cat([cache[2 * i], k], dim=2)
+                v = torch.cat([cache[2 * i + 1], v], dim=2)
+            presents += [k, v]
+            scores = torch.matmul(q, k.transpose(-1, -2)) / (d ** 0.5)
+            scores = torch.where(allowed, scores, torch.tensor(torch.finfo(torch.float32).min))
+            context = torch.matmul(torch.softmax(scores, dim=-1), v)
+            x = x + layer["o"](context.transpose(1, 2).reshape(1, t, -1))
+            x = x + layer["down"](torch.nn.functional.gelu(layer["up"](layer["norm2"](x)),
+                                                           approximate="tanh"))
+        logits = torch.matmul(self.norm(x), self.word.weight.t())
+        return (logits, *presents)
+
+
+def gpt2_inputs(tokens, past, layers=12, heads=12, head_dim=64):
+    def make(rng):
+        feeds = {"input_ids": rng.integers(0, 50257, size=(1, tokens)).astype(np.int64)}
+        for i in range(layers if past else 0):
+            for kind in ("key", "value"):
+                feeds[f"past_{kind}_{i}"] = \
+                    rng.standard_normal((1, heads, past, head_dim)).astype(np.float32)
+        return feeds
+    return make
+
+
 def tiny_vit():
     return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
                                                 num_heads=2, hidden_dim=64, mlp_dim=128,
@@ -145,12 +200,14 @@ MODELS = {
     "transformer_tiny": (TinyTransformer, (1, 16), "tokens"),
     "qdq_convnet": (QdqConvNet, (1, 8, 16, 16), "image"),
     "bert_base": (BertEncoder, (1, 128), bert_inputs),
+    "gpt2_prefill": (lambda: Gpt2(128, 0), (1, 128), gpt2_inputs(128, 0)),
+    "gpt2_decode": (lambda: Gpt2(1, 128), (1, 1), gpt2_inputs(1, 128)),
 }
 # Models whose operators need a newer opset than the corpus's first.
 MIN_OPSET = {"qdq_convnet": 13}
 # Large models, exported at these opsets only (LayerNormalization decomposed into its Reduce
 # form at 13, one node at 17): each file is hundreds of megabytes.
-ONLY_OPSETS = {"bert_base": (13, 17)}
+ONLY_OPSETS = {"bert_base": (13, 17), "gpt2_prefill": (17,), "gpt2_decode": (17,)}
 
 
 def main():
@@ -199,24 +256,27 @@ def main():
             feeds = {"input": rng.standard_normal(shape).astype(np.float32)}
         else:
             feeds = {"input": rng.integers(0, 100, size=shape).astype(np.int64)}
-        # One input: NAME.input.npy (what the manifest's older readers expect); several:
-        # NAME.<input>.npy each, listed as input=file pairs.
+        # One input named "input": NAME.input.npy (what the manifest's older readers expect);
+        # named inputs: NAME.<input>.npy each, listed as input=file pairs.
+        named = callable(kind)
         input_files = {}
         for input_name, value in feeds.items():
-            file = f"{name}.input.npy" if len(feeds) == 1 else f"{name}.{input_name}.npy"
+            file = f"{name}.{input_name}.npy" if named else f"{name}.input.npy"
             np.save(os.path.join(a.out_dir, file), value)
             input_files[input_name] = file
-        input_column = next(iter(input_files.values())) if len(feeds) == 1 else \
-            ",".join(f"{k}={v}" for k, v in input_files.items())
+        input_column = ",".join(f"{k}={v}" for k, v in input_files.items()) if named else \
+            next(iter(input_files.values()))
         for opset in (int(o) for o in a.opsets.split(",")):
             if opset < MIN_OPSET.get(name, 0) or opset not in ONLY_OPSETS.get(name, (opset,)):
                 continue
             path = os.path.join(a.out_dir, f"{name}_opset{opset}.onnx")
             # With autograd on: under no_grad, torch's attention takes a fused fast path that
             # has no ONNX export.
+            # A decoder returns its key/value cache after the logits.
+            outputs = ["output"] + [f"present_{kv}_{i}" for i in range(len(getattr(model, "layers", [])) if isinstance(model, Gpt2) else 0) for kv in ("key", "value")]
             torch.onnx.export(model, tuple(torch.from_numpy(v) for v in feeds.values()), path,
                               opset_version=opset, input_names=list(feeds),
-                              output_names=["output"])
+                              output_names=outputs)
             manifest.append(f"{name} {opset} {os.path.basename(path)} {input_column}")
             print(f"corpus: {name} opset {opset}: {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
     with open(stamp_path, "w") as f:
