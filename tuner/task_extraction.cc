@@ -40,8 +40,9 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
   // The passes that form anchors, as compilation runs them: a MatMul by a weight that an
   // exporter transposes or reshapes at run time is a dense only after FoldConstant and
   // DenseFromMatMul.
-  for (const passes::Pass& p : {passes::simplify_inference(), passes::fold_pad(),
-                                passes::fold_constant(), passes::dense_from_matmul()}) {
+  for (const passes::Pass& p :
+       {passes::simplify_inference(), passes::fold_pad(), passes::fold_constant(),
+        passes::dense_from_matmul(), passes::pad_dense_columns()}) {
     TT_ASSIGN_OR_RETURN(g, passes::run_pass(p, g, {}));
   }
   TaskExtraction out;

@@ -175,8 +175,8 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
   EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
                                            "SimplifyInference", "FoldScaleAxis", "DenseFromMatMul",
-                                           "FuseLayerNorm", "AlterOpLayout", "FoldConstant",
-                                           "DeadCodeElimination", "FuseOps"}));
+                                           "PadDenseColumns", "FuseLayerNorm", "AlterOpLayout",
+                                           "FoldConstant", "DeadCodeElimination", "FuseOps"}));
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
@@ -403,6 +403,40 @@ TEST(DenseFromMatMul, TheBiasAfterTheMatMulJoinsTheDense) {
     for (size_t o = 0; o < want->size(); ++o) {
       EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
       EXPECT_LT(relative_error((*got)[o], (*want)[o]), 1e-6) << "form " << form << " output " << o;
+    }
+  }
+}
+
+// A dense of 67 or 87 = 3 x 29 columns (no block of 16 to 64 in whole 8-lane vectors divides it,
+// as a vocabulary of 50257 = 29 x 1733 tokens) computes 80 or 96 padded columns and slices; 96
+// columns, or a weight computed at run time, stay.
+TEST(PadDenseColumns, ColumnsWithoutAWideBlockArePaddedAndSliced) {
+  for (int64_t n : {67, 87, 96}) {
+    Graph g;
+    auto x = g.add_input("x", {graph::DType::kFloat32, {3, 8}});
+    std::vector<float> wv(static_cast<size_t>(n) * 8);
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.3 * i);
+    auto w = g.add_constant("w", Tensor::from_floats({n, 8}, wv));
+    auto r = g.add_input("r", {graph::DType::kFloat32, {5, 8}});
+    g.add_output(*g.add_node(OpKind::kDense, "head", {x, w}));
+    g.add_output(*g.add_node(OpKind::kDense, "runtime", {x, r}));
+    auto rewritten = run_pass(pad_dense_columns(), g, PassContext{});
+    ASSERT_TRUE(rewritten) << rewritten.error().message;
+    EXPECT_EQ(count(*rewritten, OpKind::kSlice), n != 96 ? 1 : 0) << n;
+    EXPECT_EQ(count(*rewritten, OpKind::kDense), 2);
+    for (const auto& node : rewritten->nodes())
+      if (node.op == OpKind::kDense && rewritten->is_constant(node.inputs[1]))
+        EXPECT_EQ(rewritten->type(node.inputs[1]).shape[0], n == 67 ? 80 : 96);
+    Tensor a = Tensor::zeros(graph::DType::kFloat32, {3, 8});
+    Tensor b = Tensor::zeros(graph::DType::kFloat32, {5, 8});
+    for (int64_t i = 0; i < a.size(); ++i) a.f32[i] = std::sin(0.37 * i);
+    for (int64_t i = 0; i < b.size(); ++i) b.f32[i] = std::sin(0.11 * i);
+    auto want = graph::interpret(g, {{"x", a}, {"r", b}});
+    auto got = graph::interpret(*rewritten, {{"x", a}, {"r", b}});
+    ASSERT_TRUE(want && got);
+    for (size_t o = 0; o < want->size(); ++o) {
+      EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
+      EXPECT_EQ((*got)[o].f32, (*want)[o].f32) << "output " << o;
     }
   }
 }
