@@ -94,8 +94,9 @@ Pass fold_pad();
 Pass dense_from_matmul();
 
 /// PadDenseColumns (level 3): a float dense by a constant [N, K] weight whose N (at least 64)
-/// has no divisor in [16, 64] that is a multiple of 8 computes N rounded up to a multiple of 16 (zero weight rows added
-/// once), then a slice keeps the first N columns: dense_pack's column block must divide N.
+/// has no divisor in [16, 64] that is a multiple of 8 computes N rounded up to a multiple of 16
+/// (zero weight rows added once), then a slice keeps the first N columns: dense_pack's column block
+/// must divide N.
 Pass pad_dense_columns();
 
 /// LayerNorm's exported chain (mean, subtract, square, mean, add eps, sqrt, divide, optionally
