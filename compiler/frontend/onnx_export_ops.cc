@@ -173,6 +173,9 @@ Expected<bool> export_imported_op(const graph::Graph& g, const Node& n, ExportSi
     return true;
   }
   switch (n.op) {
+    case OpKind::kMod:
+      add_int(sink.emit(n, "Mod"), "fmod", attrs_as<graph::ModAttrs>(n.attrs).fmod);
+      return true;
     case OpKind::kLeakyRelu:
       add_float(sink.emit(n, "LeakyRelu"), "alpha", attrs_as<graph::LeakyReluAttrs>(n.attrs).alpha);
       return true;

@@ -45,6 +45,23 @@ Status pow(ImportContext& c, const onnx::NodeProto& n) {
   return emit_binary(c, n, OpKind::kPow);
 }
 
+// Mod: fmod = 1 is C's fmod (the dividend's sign), 0 Python's % (the divisor's); ONNX allows
+// fmod = 0 on integers only.
+Status mod(ImportContext& c, const onnx::NodeProto& n) {
+  const int64_t fmod = NodeAttributes(n).get_int("fmod", 0);
+  if (fmod != 0 && fmod != 1)
+    return invalid_argument("Mod node '" + node_label(n) + "': fmod = " + std::to_string(fmod) +
+                            ", must be 0 or 1");
+  TT_ASSIGN_OR_RETURN(ValueId a, c.input(n, 0));
+  if (fmod == 0 && graph::is_float(c.graph().type(a).dtype))
+    return invalid_argument("Mod node '" + node_label(n) +
+                            "': fmod = 0 on float operands (ONNX requires fmod = 1 for them)");
+  TT_ASSIGN_OR_RETURN(ValueId b, c.input(n, 1));
+  TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kMod, node_label(n), {a, b},
+                                        graph::to_attrs(graph::ModAttrs{fmod})));
+  return bind(c, n, y);
+}
+
 Status alpha_op(ImportContext& c, const onnx::NodeProto& n, OpKind op, float fallback) {
   return emit_unary(c, n, op,
                     Attrs{{"alpha", double(NodeAttributes(n).get_float("alpha", fallback))}});
@@ -237,6 +254,7 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   t["Selu"] = selu;
   t["Gelu"] = gelu;
   t["Pow"] = pow;
+  t["Mod"] = mod;
   t["LpNormalization"] = lp_normalization;
   t["PRelu"] = binary<OpKind::kPRelu>;
   t["Equal"] = binary<OpKind::kEqual>;

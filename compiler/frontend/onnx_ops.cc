@@ -70,12 +70,21 @@ Status conv(ImportContext& c, const onnx::NodeProto& n) {
 }
 
 // Dropout at inference: the identity, and a mask of all true when output 1 is asked for.
-// Training mode (a constant true training_mode input, opset 12 on) is refused.
+// Training mode (a constant true training_mode input, opset 12 on) is refused unless its ratio
+// is a constant 0, which drops nothing (torchvision's Swin exports its attention dropout of
+// p = 0 so).
 Status dropout(ImportContext& c, const onnx::NodeProto& n) {
   TT_ASSIGN_OR_RETURN(ValueId x, c.input(n, 0));
   if (c.has_input(n, 2)) {
     TT_ASSIGN_OR_RETURN(const graph::Tensor* training, c.constant_input(n, 2, "training_mode"));
-    if (training->size() == 1 && training->at(0) != 0) return unsupported(n, "training_mode=1");
+    if (training->size() == 1 && training->at(0) != 0) {
+      const graph::Tensor* ratio = nullptr;
+      if (c.has_input(n, 1)) {
+        TT_ASSIGN_OR_RETURN(ratio, c.constant_input(n, 1, "ratio"));
+      }
+      if (!ratio || ratio->size() != 1 || ratio->at(0) != 0)
+        return unsupported(n, "training_mode=1 with a ratio other than 0");
+    }
   }
   TT_ASSIGN_OR_RETURN(ValueId y, c.emit(OpKind::kIdentity, node_label(n), {x}));
   c.bind(n.output(0), y);

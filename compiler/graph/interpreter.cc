@@ -158,6 +158,8 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
       return binary_math(kernels::MathBinaryOp::kXor);
     case OpKind::kWhere:
       return kernels::where(*in[0], *in[1], *in[2], out);
+    case OpKind::kMod:
+      return kernels::mod(*in[0], *in[1], attrs_as<ModAttrs>(a).fmod != 0, type);
     case OpKind::kReduceMean:
       return reduce(kernels::ReduceOp::kMean);
     case OpKind::kReduceSum:

@@ -117,6 +117,10 @@ Tensor unary_math(MathOp op, const Tensor& x, const Attrs& attrs);
 /// pow, maximum, minimum, prelu, the comparisons and and/or/xor, with broadcasting.
 Tensor binary_math(MathBinaryOp op, const Tensor& a, const Tensor& b, const TensorType& out_type);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape);
+/// ONNX's Mod of two tensors of one dtype, broadcast: with `fmod` the remainder takes the
+/// dividend's sign (C's fmod), else the divisor's (Python's %). An integer remainder by 0 is 0
+/// (ONNX leaves it undefined).
+Tensor mod(const Tensor& a, const Tensor& b, bool fmod, const TensorType& out_type);
 Tensor log_softmax(const Tensor& x, int64_t axis);
 Tensor resize(const Tensor& x, const ResizeAttrs& a);
 Tensor conv2d_transpose(const Tensor& x, const Tensor& w, const Conv2dTransposeAttrs& a,

@@ -196,6 +196,30 @@ Tensor binary_math(MathBinaryOp op, const Tensor& a, const Tensor& b, const Tens
   return out;
 }
 
+Tensor mod(const Tensor& a, const Tensor& b, bool fmod, const TensorType& out_type) {
+  Tensor out = Tensor::zeros(out_type.dtype, out_type.shape);
+  const auto ia = broadcast_source_index(a.shape, out_type.shape);
+  const auto ib = broadcast_source_index(b.shape, out_type.shape);
+  for (size_t i = 0; i < ia.size(); ++i) {
+    if (is_float(a.dtype)) {
+      const double x = a.f32[ia[i]], y = b.f32[ib[i]];
+      double r = std::fmod(x, y);
+      if (!fmod && r != 0 && (r < 0) != (y < 0)) r += y;
+      out.f32[i] = static_cast<float>(r);
+      continue;
+    }
+    const int64_t x = a.i64[ia[i]], y = b.i64[ib[i]];
+    if (y == 0 || (y == -1)) {  // x % -1 is 0; INT64_MIN % -1 overflows in C++
+      out.i64[i] = 0;
+      continue;
+    }
+    int64_t r = x % y;
+    if (!fmod && r != 0 && (r < 0) != (y < 0)) r += y;
+    out.i64[i] = wrap_integer(out.dtype, r);
+  }
+  return out;
+}
+
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& out_shape) {
   Tensor out = Tensor::zeros(x.dtype, out_shape);
   const auto ic = broadcast_source_index(cond.shape, out_shape);

@@ -263,6 +263,16 @@ struct SeluAttrs {
   }
 };
 
+/// ONNX's Mod: fmod 0, the remainder takes the divisor's sign (Python's %, integers only in
+/// ONNX); 1, the dividend's (C's fmod).
+struct ModAttrs {
+  int64_t fmod = 0;
+  template <class F>
+  void fields(F&& f) {
+    f("fmod", fmod);
+  }
+};
+
 /// tanh 0: x * Phi(x) with erf; 1: the tanh approximation (ONNX's approximate="tanh").
 struct GeluAttrs {
   int64_t tanh = 0;

@@ -236,6 +236,12 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
       TT_RETURN_IF_ERROR(expect_inputs(in, 1, 1));
       TT_RETURN_IF_ERROR(expect_bool(in[0], "input"));
       return in[0];
+    case OpKind::kMod: {
+      TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
+      TT_RETURN_IF_ERROR(same_dtype(in[0], in[1]));
+      TT_ASSIGN_OR_RETURN(Shape out, broadcast(in));
+      return TensorType{in[0].dtype, out};
+    }
     case OpKind::kPow: {  // the base's dtype; the exponent may be float or integer
       TT_RETURN_IF_ERROR(expect_inputs(in, 2, 2));
       TT_ASSIGN_OR_RETURN(Shape out, broadcast(in));

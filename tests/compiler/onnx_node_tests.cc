@@ -33,7 +33,7 @@ const std::vector<std::string> kFamilies = {
     "reciprocal", "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_sum_square", "logsoftmax",
     "size", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "reflect_pad",
     "round", "selu", "softplus", "spacetodepth", "split", "sqrt", "sum", "tanh", "tile", "where",
-    "xor",
+    "mod", "xor",
     // Indexing.
     "scatternd", "top_k",
     // Linear quantization.

@@ -199,6 +199,8 @@ MODELS = {
     "vit_tiny": (tiny_vit, (1, 3, 32, 32), "image"),
     "transformer_tiny": (TinyTransformer, (1, 16), "tokens"),
     "qdq_convnet": (QdqConvNet, (1, 8, 16, 16), "image"),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), (1, 3, 224, 224), "image"),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 224, 224), "image"),
     "bert_base": (BertEncoder, (1, 128), bert_inputs),
     "gpt2_prefill": (lambda: Gpt2(128, 0), (1, 128), gpt2_inputs(128, 0)),
     "gpt2_decode": (lambda: Gpt2(1, 128), (1, 1), gpt2_inputs(1, 128)),
@@ -207,7 +209,8 @@ MODELS = {
 MIN_OPSET = {"qdq_convnet": 13}
 # Large models, exported at these opsets only (LayerNormalization decomposed into its Reduce
 # form at 13, one node at 17): each file is hundreds of megabytes.
-ONLY_OPSETS = {"bert_base": (13, 17), "gpt2_prefill": (17,), "gpt2_decode": (17,)}
+ONLY_OPSETS = {"bert_base": (13, 17), "gpt2_prefill": (17,), "gpt2_decode": (17,),
+               "vit_b_16": (17,), "swin_t": (17,)}
 
 
 def main():
