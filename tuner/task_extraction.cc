@@ -42,7 +42,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
   // DenseFromMatMul.
   for (const passes::Pass& p :
        {passes::simplify_inference(), passes::fold_pad(), passes::fold_constant(),
-        passes::dense_from_matmul(), passes::pad_dense_columns()}) {
+        passes::dense_from_matmul(), passes::pad_gemm_shapes()}) {
     TT_ASSIGN_OR_RETURN(g, passes::run_pass(p, g, {}));
   }
   TaskExtraction out;

@@ -175,7 +175,7 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
   EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
                                            "SimplifyInference", "FoldScaleAxis", "DenseFromMatMul",
-                                           "PadDenseColumns", "FuseLayerNorm", "AlterOpLayout",
+                                           "PadGemmShapes", "FuseLayerNorm", "AlterOpLayout",
                                            "FoldConstant", "DeadCodeElimination", "FuseOps"}));
 }
 
@@ -410,7 +410,7 @@ TEST(DenseFromMatMul, TheBiasAfterTheMatMulJoinsTheDense) {
 // A dense of 67 or 87 = 3 x 29 columns (no block of 16 to 64 in whole 8-lane vectors divides it,
 // as a vocabulary of 50257 = 29 x 1733 tokens) computes 80 or 96 padded columns and slices; 96
 // columns, or a weight computed at run time, stay.
-TEST(PadDenseColumns, ColumnsWithoutAWideBlockArePaddedAndSliced) {
+TEST(PadGemmShapes, DenseColumnsWithoutAWideBlockArePaddedAndSliced) {
   for (int64_t n : {67, 87, 96}) {
     Graph g;
     auto x = g.add_input("x", {graph::DType::kFloat32, {3, 8}});
@@ -420,7 +420,7 @@ TEST(PadDenseColumns, ColumnsWithoutAWideBlockArePaddedAndSliced) {
     auto r = g.add_input("r", {graph::DType::kFloat32, {5, 8}});
     g.add_output(*g.add_node(OpKind::kDense, "head", {x, w}));
     g.add_output(*g.add_node(OpKind::kDense, "runtime", {x, r}));
-    auto rewritten = run_pass(pad_dense_columns(), g, PassContext{});
+    auto rewritten = run_pass(pad_gemm_shapes(), g, PassContext{});
     ASSERT_TRUE(rewritten) << rewritten.error().message;
     EXPECT_EQ(count(*rewritten, OpKind::kSlice), n != 96 ? 1 : 0) << n;
     EXPECT_EQ(count(*rewritten, OpKind::kDense), 2);
@@ -438,6 +438,43 @@ TEST(PadDenseColumns, ColumnsWithoutAWideBlockArePaddedAndSliced) {
       EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
       EXPECT_EQ((*got)[o].f32, (*want)[o].f32) << "output " << o;
     }
+  }
+}
+
+// Rows no tile of 4 divides (13, as a ViT's 197 tokens) are padded to 16, in a dense (whose weight
+// may be computed at run time) and in a batch matmul, whose 37 columns are padded to 48 too; the
+// sliced results equal the unpadded ones exactly (the padding multiplies zeros).
+TEST(PadGemmShapes, AwkwardRowsAndBatchMatmulColumnsArePaddedAndSliced) {
+  Graph g;
+  auto x = g.add_input("x", {graph::DType::kFloat32, {13, 8}});
+  auto r = g.add_input("r", {graph::DType::kFloat32, {6, 8}});
+  auto a = g.add_input("a", {graph::DType::kFloat32, {2, 13, 5}});
+  auto b = g.add_input("b", {graph::DType::kFloat32, {2, 5, 37}});
+  g.add_output(*g.add_node(OpKind::kDense, "dense", {x, r}));
+  g.add_output(*g.add_node(OpKind::kMatMul, "scores", {a, b}));
+  auto rewritten = run_pass(pad_gemm_shapes(), g, PassContext{});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  EXPECT_EQ(count(*rewritten, OpKind::kPad), 3);
+  EXPECT_EQ(count(*rewritten, OpKind::kSlice), 2);
+  for (const auto& node : rewritten->nodes()) {
+    if (node.op == OpKind::kDense)
+      EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{16, 6}));
+    if (node.op == OpKind::kMatMul)
+      EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{2, 16, 48}));
+  }
+  std::map<std::string, Tensor> in;
+  for (const auto& [name, shape] : std::vector<std::pair<std::string, graph::Shape>>{
+           {"x", {13, 8}}, {"r", {6, 8}}, {"a", {2, 13, 5}}, {"b", {2, 5, 37}}}) {
+    Tensor t = Tensor::zeros(graph::DType::kFloat32, shape);
+    for (int64_t i = 0; i < t.size(); ++i) t.f32[i] = std::sin(0.37 * i + name[0]);
+    in[name] = t;
+  }
+  auto want = graph::interpret(g, in);
+  auto got = graph::interpret(*rewritten, in);
+  ASSERT_TRUE(want && got);
+  for (size_t o = 0; o < want->size(); ++o) {
+    EXPECT_EQ((*got)[o].shape, (*want)[o].shape) << o;
+    EXPECT_EQ((*got)[o].f32, (*want)[o].f32) << "output " << o;
   }
 }
 
