@@ -8,7 +8,10 @@
 // - columns N >= 32 with no divisor in [16, 64] made of whole 8-lane vectors: a constant dense
 //   weight gets zero rows up to a multiple of 16 (once, here); a batch matmul's second operand
 //   zero columns (a copy at run time).
-// The padded rows and columns compute zeros the slice drops.
+// The padded rows and columns compute values the slice drops. A bias added right after a padded
+// dense is added before the slice, so that the dense kernel's epilogue still takes it.
+#include <optional>
+
 #include "compiler/graph/op_attrs.h"
 #include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
@@ -56,7 +59,26 @@ Expected<ValueId> slice_back(Rewriter& rw, ValueId v, const Shape& shape, int64_
   return rw.emit(OpKind::kSlice, name, {v}, graph::to_attrs(keep));
 }
 
-Status pad_dense(Rewriter& rw, const graph::Graph& g, const graph::Node& n) {
+/// The constant a dense's only reader adds per column (DenseFromMatMul's bias add, or a Gemm's),
+/// as `columns` floats with zeros past its N; nothing otherwise.
+std::optional<graph::Tensor> column_bias(const graph::Graph& g, const graph::Node* add,
+                                         ValueId product, int64_t N, int64_t columns) {
+  if (!add || add->op != OpKind::kAdd || add->inputs.size() != 2 ||
+      add->inputs[0] == add->inputs[1] || g.type(add->output).shape != g.type(product).shape)
+    return std::nullopt;
+  const graph::Tensor* c = g.constant(add->inputs[0] == product ? add->inputs[1] : add->inputs[0]);
+  if (!c || c->dtype != graph::DType::kFloat32 || c->shape.empty() || c->shape.back() != N ||
+      graph::num_elements(c->shape) != N)
+    return std::nullopt;
+  graph::Tensor bias = graph::Tensor::zeros(graph::DType::kFloat32, {columns});
+  std::copy(c->f32.begin(), c->f32.end(), bias.f32.begin());
+  return bias;
+}
+
+/// `add`: the dense's only reader, or nullptr; set to nullptr when the padded dense did not take
+/// it (the caller copies it then).
+Status pad_dense(Rewriter& rw, const graph::Graph& g, const graph::Node& n,
+                 const graph::Node*& add) {
   const Shape& x = g.type(n.inputs[0]).shape;
   const graph::Tensor* w = g.constant(n.inputs[1]);
   const int64_t M = x[0], N = g.type(n.inputs[1]).shape[0];
@@ -71,8 +93,19 @@ Status pad_dense(Rewriter& rw, const graph::Graph& g, const graph::Node& n) {
     weight = rw.out().add_constant(n.name + ".weight_padded", std::move(wide));
   }
   TT_ASSIGN_OR_RETURN(ValueId y, rw.emit(OpKind::kDense, n.name + ".padded", {data, weight}));
-  TT_ASSIGN_OR_RETURN(y, slice_back(rw, y, {rows, columns}, M, N, n.name));
-  rw.set(n.output, y);
+  // The bias joins the padded result, where the dense kernel's epilogue takes it; the slice
+  // comes after.
+  ValueId result = n.output;
+  if (auto bias = column_bias(g, add, n.output, N, columns)) {
+    const ValueId b = rw.out().add_constant(add->name + ".bias_padded", std::move(*bias));
+    TT_ASSIGN_OR_RETURN(y, rw.emit(OpKind::kAdd, add->name + ".padded", {y, b}));
+    result = add->output;
+  } else {
+    add = nullptr;
+  }
+  TT_ASSIGN_OR_RETURN(y, slice_back(rw, y, {rows, columns}, M, N,
+                                    g.nodes()[static_cast<size_t>(g.value(result).producer)].name));
+  rw.set(result, y);
   return ok_status();
 }
 
@@ -100,7 +133,15 @@ Status pad_batch_matmul(Rewriter& rw, const graph::Graph& g, const graph::Node& 
 
 Expected<graph::Graph> run(const graph::Graph& g) {
   Rewriter rw(g);
+  // Per value, the node that alone reads it (once, no graph output), or -1.
+  const std::vector<int> uses = g.use_counts();
+  std::vector<int> reader(uses.size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (ValueId in : g.nodes()[i].inputs)
+      if (uses[static_cast<size_t>(in)] == 1) reader[static_cast<size_t>(in)] = static_cast<int>(i);
+  std::vector<bool> absorbed(g.nodes().size(), false);
   for (const graph::Node& n : g.nodes()) {
+    if (absorbed[static_cast<size_t>(&n - g.nodes().data())]) continue;
     const bool dense = n.op == OpKind::kDense && is_float_node(g, n) &&
                        g.type(n.inputs[0]).shape.size() == 2 &&
                        g.type(n.inputs[1]).shape.size() == 2;
@@ -108,7 +149,10 @@ Expected<graph::Graph> run(const graph::Graph& g) {
       const int64_t M = g.type(n.inputs[0]).shape[0], N = g.type(n.inputs[1]).shape[0];
       const bool constant = g.is_constant(n.inputs[1]);
       if (padded_rows(M) != M || (constant && padded_columns(N) != N)) {
-        TT_RETURN_IF_ERROR(pad_dense(rw, g, n));
+        const int next = reader[static_cast<size_t>(n.output)];
+        const graph::Node* add = next >= 0 ? &g.nodes()[static_cast<size_t>(next)] : nullptr;
+        TT_RETURN_IF_ERROR(pad_dense(rw, g, n, add));
+        if (add) absorbed[static_cast<size_t>(add - g.nodes().data())] = true;
         continue;
       }
     } else if (batch_matmul_anchor(g, n)) {

@@ -478,6 +478,35 @@ TEST(PadGemmShapes, AwkwardRowsAndBatchMatmulColumnsArePaddedAndSliced) {
   }
 }
 
+// A bias added after a padded dense (as DenseFromMatMul leaves it) is added to the padded result,
+// before the slice, where the dense kernel's epilogue takes it.
+TEST(PadGemmShapes, TheBiasOfAPaddedDenseComesBeforeTheSlice) {
+  Graph g;
+  auto x = g.add_input("x", {graph::DType::kFloat32, {13, 8}});
+  std::vector<float> wv(67 * 8), bv(67);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.3 * i);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * i;
+  auto w = g.add_constant("w", Tensor::from_floats({67, 8}, wv));
+  auto b = g.add_constant("b", Tensor::from_floats({67}, bv));
+  auto y = *g.add_node(OpKind::kDense, "dense", {x, w});
+  g.add_output(*g.add_node(OpKind::kAdd, "bias", {y, b}));
+  auto rewritten = run_pass(pad_gemm_shapes(), g, PassContext{});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  ASSERT_EQ(count(*rewritten, OpKind::kAdd), 1);
+  for (const auto& node : rewritten->nodes()) {
+    if (node.op != OpKind::kAdd) continue;
+    EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{16, 80}));
+    EXPECT_EQ(rewritten->nodes()[rewritten->value(node.inputs[0]).producer].op, OpKind::kDense);
+  }
+  Tensor a = Tensor::zeros(graph::DType::kFloat32, {13, 8});
+  for (int64_t i = 0; i < a.size(); ++i) a.f32[i] = std::sin(0.37 * i);
+  auto want = graph::interpret(g, {{"x", a}});
+  auto got = graph::interpret(*rewritten, {{"x", a}});
+  ASSERT_TRUE(want && got);
+  EXPECT_EQ((*got)[0].shape, (*want)[0].shape);
+  EXPECT_EQ((*got)[0].f32, (*want)[0].f32);
+}
+
 // LayerNorm as opsets 11-16 export it becomes one layer_norm node, with the same values; the
 // same chain whose centred value is also an output keeps its nodes.
 TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere) {
