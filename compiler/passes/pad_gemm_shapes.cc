@@ -3,7 +3,7 @@
 // far from the FMA peak: a ViT's 197 tokens (prime: one row per tile), a language model's
 // vocabulary of 50257 = 29 x 1733 columns, or 30522 = 2 x 3 x 5087. Such a GEMM computes a padded
 // one instead and slices its result:
-// - rows M > 8 that 4 does not divide: the activation gets zero rows up to a multiple of 8 (a
+// - rows M > 16 that 4 does not divide: the activation gets zero rows up to a multiple of 8 (a
 //   native pad, a copy of the input);
 // - columns N >= 32 with no divisor in [16, 64] made of whole 8-lane vectors: a constant dense
 //   weight gets zero rows up to a multiple of 16 (once, here); a batch matmul's second operand
@@ -26,8 +26,10 @@ using graph::ValueId;
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-/// Rows worth padding: more than a tile's 8, and no tile of 4 divides them.
-int64_t padded_rows(int64_t m) { return m > 8 && m % 4 != 0 ? round_up(m, 8) : m; }
+/// Rows worth padding: more than 16, and no tile of 4 divides them (the templates' fallbacks tile
+/// rows by the largest power of two dividing them: a Swin window's 49 tokens would run one row
+/// at a time).
+int64_t padded_rows(int64_t m) { return m > 16 && m % 4 != 0 ? round_up(m, 8) : m; }
 
 /// Columns worth padding: at least 32, and no block of 16 to 64 in whole 8-lane vectors divides
 /// them.

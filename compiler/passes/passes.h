@@ -93,11 +93,11 @@ Pass fold_pad();
 /// over its rows (reshape to [M, K], the weight transposed to [N, K], reshape back).
 Pass dense_from_matmul();
 
-/// PadGemmShapes (level 3): a float dense or batch matmul whose rows (more than 8, not a
-/// multiple of 4: a ViT's 197 tokens) or columns (at least 32, no divisor in [16, 64] that is a
-/// multiple of 8: a vocabulary of 50257; a dense's only with a constant weight) no register tile
-/// divides computes them zero-padded to a multiple of 8 (rows) or 16 (columns), then a slice
-/// keeps the first ones.
+/// PadGemmShapes (level 3): a float dense or batch matmul whose rows (more than 16, not a
+/// multiple of 4: a ViT's 197 tokens, a Swin window's 49) or columns (at least 32, no divisor in
+/// [16, 64] that is a multiple of 8: a vocabulary of 50257; a dense's only with a constant weight)
+/// no register tile divides computes them zero-padded to a multiple of 8 (rows) or 16 (columns),
+/// then a slice keeps the first ones.
 Pass pad_gemm_shapes();
 
 /// LayerNorm's exported chain (mean, subtract, square, mean, add eps, sqrt, divide, optionally

@@ -441,14 +441,14 @@ TEST(PadGemmShapes, DenseColumnsWithoutAWideBlockArePaddedAndSliced) {
   }
 }
 
-// Rows no tile of 4 divides (13, as a ViT's 197 tokens) are padded to 16, in a dense (whose weight
+// Rows no tile of 4 divides (19, as a ViT's 197 tokens) are padded to 24, in a dense (whose weight
 // may be computed at run time) and in a batch matmul, whose 37 columns are padded to 48 too; the
 // sliced results equal the unpadded ones exactly (the padding multiplies zeros).
 TEST(PadGemmShapes, AwkwardRowsAndBatchMatmulColumnsArePaddedAndSliced) {
   Graph g;
-  auto x = g.add_input("x", {graph::DType::kFloat32, {13, 8}});
+  auto x = g.add_input("x", {graph::DType::kFloat32, {19, 8}});
   auto r = g.add_input("r", {graph::DType::kFloat32, {6, 8}});
-  auto a = g.add_input("a", {graph::DType::kFloat32, {2, 13, 5}});
+  auto a = g.add_input("a", {graph::DType::kFloat32, {2, 19, 5}});
   auto b = g.add_input("b", {graph::DType::kFloat32, {2, 5, 37}});
   g.add_output(*g.add_node(OpKind::kDense, "dense", {x, r}));
   g.add_output(*g.add_node(OpKind::kMatMul, "scores", {a, b}));
@@ -458,13 +458,13 @@ TEST(PadGemmShapes, AwkwardRowsAndBatchMatmulColumnsArePaddedAndSliced) {
   EXPECT_EQ(count(*rewritten, OpKind::kSlice), 2);
   for (const auto& node : rewritten->nodes()) {
     if (node.op == OpKind::kDense)
-      EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{16, 6}));
+      EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{24, 6}));
     if (node.op == OpKind::kMatMul)
-      EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{2, 16, 48}));
+      EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{2, 24, 48}));
   }
   std::map<std::string, Tensor> in;
   for (const auto& [name, shape] : std::vector<std::pair<std::string, graph::Shape>>{
-           {"x", {13, 8}}, {"r", {6, 8}}, {"a", {2, 13, 5}}, {"b", {2, 5, 37}}}) {
+           {"x", {19, 8}}, {"r", {6, 8}}, {"a", {2, 19, 5}}, {"b", {2, 5, 37}}}) {
     Tensor t = Tensor::zeros(graph::DType::kFloat32, shape);
     for (int64_t i = 0; i < t.size(); ++i) t.f32[i] = std::sin(0.37 * i + name[0]);
     in[name] = t;
@@ -482,7 +482,7 @@ TEST(PadGemmShapes, AwkwardRowsAndBatchMatmulColumnsArePaddedAndSliced) {
 // before the slice, where the dense kernel's epilogue takes it.
 TEST(PadGemmShapes, TheBiasOfAPaddedDenseComesBeforeTheSlice) {
   Graph g;
-  auto x = g.add_input("x", {graph::DType::kFloat32, {13, 8}});
+  auto x = g.add_input("x", {graph::DType::kFloat32, {19, 8}});
   std::vector<float> wv(67 * 8), bv(67);
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.3 * i);
   for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.1f * i;
@@ -495,10 +495,10 @@ TEST(PadGemmShapes, TheBiasOfAPaddedDenseComesBeforeTheSlice) {
   ASSERT_EQ(count(*rewritten, OpKind::kAdd), 1);
   for (const auto& node : rewritten->nodes()) {
     if (node.op != OpKind::kAdd) continue;
-    EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{16, 80}));
+    EXPECT_EQ(rewritten->type(node.output).shape, (graph::Shape{24, 80}));
     EXPECT_EQ(rewritten->nodes()[rewritten->value(node.inputs[0]).producer].op, OpKind::kDense);
   }
-  Tensor a = Tensor::zeros(graph::DType::kFloat32, {13, 8});
+  Tensor a = Tensor::zeros(graph::DType::kFloat32, {19, 8});
   for (int64_t i = 0; i < a.size(); ++i) a.f32[i] = std::sin(0.37 * i);
   auto want = graph::interpret(g, {{"x", a}});
   auto got = graph::interpret(*rewritten, {{"x", a}});
