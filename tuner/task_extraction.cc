@@ -39,10 +39,13 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
   }
   // The passes that form anchors, as compilation runs them: a MatMul by a weight that an
   // exporter transposes or reshapes at run time is a dense only after FoldConstant and
-  // DenseFromMatMul.
-  for (const passes::Pass& p :
-       {passes::simplify_inference(), passes::fold_pad(), passes::fold_constant(),
-        passes::dense_from_matmul(), passes::pad_gemm_shapes()}) {
+  // DenseFromMatMul; on the host, PadGemmShapes pads awkward GEMM shapes (not on a GPU, whose
+  // compilation leaves it out).
+  std::vector<passes::Pass> forming = {passes::simplify_inference(), passes::fold_pad(),
+                                       passes::fold_constant(), passes::dense_from_matmul()};
+  const ss::TargetKind* kind = ss::find_target_kind(backend);
+  if (kind && !kind->runs_on_gpu()) forming.push_back(passes::pad_gemm_shapes());
+  for (const passes::Pass& p : forming) {
     TT_ASSIGN_OR_RETURN(g, passes::run_pass(p, g, {}));
   }
   TaskExtraction out;

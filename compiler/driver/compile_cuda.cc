@@ -137,6 +137,7 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   ctx.after_pass = options.after_pass;
   passes::PipelineOptions pipeline;
   pipeline.alter_layout = options.gpu_blocked_layout;
+  pipeline.pad_gemm_shapes = false;  // its pads and slices would be host steps
   pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
     return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
   };

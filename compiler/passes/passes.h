@@ -125,6 +125,9 @@ struct PipelineOptions {
   /// false: AlterOpLayout is left out and convolutions stay NCHW (the CUDA back end's kernels,
   /// the plain CUDA templates, as AutoTVM has them, take NCHW).
   bool alter_layout = true;
+  /// false: PadGemmShapes is left out (back ends whose kernels run elsewhere than the host,
+  /// where its pads and slices would be host steps between device kernels).
+  bool pad_gemm_shapes = true;
   AlterOpLayoutOptions layout;
   FoldScaleAxisOptions fold_scale;
   /// Set: FakeQuantizationToInteger runs (first) for the workloads it accepts.

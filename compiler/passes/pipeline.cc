@@ -5,10 +5,11 @@ namespace tensortune::passes {
 std::vector<Pass> standard_pipeline(PipelineOptions options) {
   std::vector<Pass> passes;
   if (options.integer_ops) passes.push_back(fake_quantization_to_integer(options.integer_ops));
-  for (Pass p :
-       {simplify_inference(), fold_pad(), fold_constant(), fold_scale_axis(options.fold_scale),
-        dense_from_matmul(), pad_gemm_shapes(), fuse_layer_norm()})
+  for (Pass p : {simplify_inference(), fold_pad(), fold_constant(),
+                 fold_scale_axis(options.fold_scale), dense_from_matmul()})
     passes.push_back(std::move(p));
+  if (options.pad_gemm_shapes) passes.push_back(pad_gemm_shapes());
+  passes.push_back(fuse_layer_norm());
   if (options.alter_layout) passes.push_back(alter_op_layout(options.layout));
   for (Pass p : {fold_constant(), dead_code_elimination(), fuse_ops(options.fuse)})
     passes.push_back(std::move(p));
