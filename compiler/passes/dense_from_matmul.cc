@@ -15,17 +15,6 @@ namespace {
 using graph::OpKind;
 using graph::Shape;
 
-/// Per value, the index of the node reading it when exactly one node reads it once and no graph
-/// output is it; -1 otherwise.
-std::vector<int> only_readers(const graph::Graph& g) {
-  const std::vector<int> uses = g.use_counts();
-  std::vector<int> reader(uses.size(), -1);
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (graph::ValueId in : g.nodes()[i].inputs)
-      if (uses[static_cast<size_t>(in)] == 1) reader[static_cast<size_t>(in)] = static_cast<int>(i);
-  return reader;
-}
-
 /// An add of a constant that varies along the last axis only (a linear layer's bias, as
 /// exporters write it after the MatMul): as a vector of `n` floats; nothing otherwise.
 std::optional<graph::Tensor> bias_of(const graph::Graph& g, const graph::Node& add,

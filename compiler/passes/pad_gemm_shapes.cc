@@ -135,12 +135,7 @@ Status pad_batch_matmul(Rewriter& rw, const graph::Graph& g, const graph::Node& 
 
 Expected<graph::Graph> run(const graph::Graph& g) {
   Rewriter rw(g);
-  // Per value, the node that alone reads it (once, no graph output), or -1.
-  const std::vector<int> uses = g.use_counts();
-  std::vector<int> reader(uses.size(), -1);
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (ValueId in : g.nodes()[i].inputs)
-      if (uses[static_cast<size_t>(in)] == 1) reader[static_cast<size_t>(in)] = static_cast<int>(i);
+  const std::vector<int> reader = only_readers(g);
   std::vector<bool> absorbed(g.nodes().size(), false);
   for (const graph::Node& n : g.nodes()) {
     if (absorbed[static_cast<size_t>(&n - g.nodes().data())]) continue;

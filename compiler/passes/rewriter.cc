@@ -4,6 +4,15 @@ namespace tensortune::passes {
 
 using graph::ValueId;
 
+std::vector<int> only_readers(const graph::Graph& g) {
+  const std::vector<int> uses = g.use_counts();
+  std::vector<int> reader(uses.size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (graph::ValueId in : g.nodes()[i].inputs)
+      if (uses[static_cast<size_t>(in)] == 1) reader[static_cast<size_t>(in)] = static_cast<int>(i);
+  return reader;
+}
+
 Rewriter::Rewriter(const graph::Graph& source)
     : source_(source), out_(source.name()), map_(source.values().size(), graph::kNoValue) {
   for (ValueId in : source.inputs())

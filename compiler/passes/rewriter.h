@@ -9,6 +9,10 @@
 
 namespace tensortune::passes {
 
+/// Per value of `g`, the index of the node that alone reads it (once, and no graph output is it);
+/// -1 for the others. What a pass asks before it takes a node's only consumer along.
+std::vector<int> only_readers(const graph::Graph& g);
+
 class Rewriter {
  public:
   explicit Rewriter(const graph::Graph& source);
