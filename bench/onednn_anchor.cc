@@ -54,8 +54,9 @@ AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
 }  // namespace
 
 AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const measure::TimeEvaluatorOptions& timing, bool winograd) {
-  omp_set_num_threads(1);
+                           const measure::TimeEvaluatorOptions& timing, bool winograd,
+                           int threads) {
+  omp_set_num_threads(threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const memory::dims src{w.batch, w.in_channels, w.in_height, w.in_width};
@@ -95,8 +96,8 @@ AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
 }
 
 AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
-                          const measure::TimeEvaluatorOptions& timing) {
-  omp_set_num_threads(1);
+                          const measure::TimeEvaluatorOptions& timing, int threads) {
+  omp_set_num_threads(threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const Types ty = types_of(w.precision);

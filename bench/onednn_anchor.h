@@ -3,7 +3,8 @@
 /// The oneDNN anchor of the benchmarks: conv2d in the layouts oneDNN chooses (nChw16c with
 /// AVX-512, nChw8c with AVX2, weights blocked to match) and dense as an inner product; quantized
 /// workloads as uint8 x int8 -> int32 in the layouts oneDNN picks, timed with our time_evaluator so
-/// both sides run under the same protocol on one thread.
+/// both sides run under the same protocol on the same number of threads (oneDNN's OpenMP
+/// threads).
 
 #include "compiler/measure/time_evaluator.h"
 #include "schedule_space/workload.h"
@@ -20,8 +21,9 @@ struct AnchorResult {
 /// the shape on this CPU, else its direct algorithm; `impl` says which ran ("... wino ..." or
 /// the direct one with " (no Winograd here)" added).
 AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const measure::TimeEvaluatorOptions& timing, bool winograd = false);
+                           const measure::TimeEvaluatorOptions& timing, bool winograd = false,
+                           int threads = 1);
 AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
-                          const measure::TimeEvaluatorOptions& timing);
+                          const measure::TimeEvaluatorOptions& timing, int threads = 1);
 
 }  // namespace tensortune::bench

@@ -74,6 +74,12 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
               "keep the float biases as they are; by default each Conv/Gemm bias (and a MatMul's, "
               "the Add after it) cancels the mean output error of its rounded weights on the "
               "calibration samples");
+  c->add_flag("--quantize-outputs", job->quantize_outputs,
+              "also quantize each layer's output (after a Relu or Clip that alone reads it), "
+              "residual additions of quantized values and max pools of them, as ONNX Runtime's "
+              "quantizer does: ONNX Runtime then finds DequantizeLinear -> Conv -> QuantizeLinear "
+              "and runs its integer QLinearConv (without it, it runs such a model's convolutions "
+              "in float32 on dequantized values). One more rounding per such value");
   c->add_flag("--allow-none", job->allow_none,
               "write the model even when no node could be quantized (by default that is an "
               "error naming why for the first nodes, and nothing is written)");
@@ -104,6 +110,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
         job->percentile >= 100 ? "min-max"
                                : ("percentile " + std::to_string(job->percentile)).c_str(),
         report->bias_corrected, job->output.c_str());
+    if (report->outputs_quantized > 0)
+      std::printf("  %d layer outputs, residual sums and pools quantized where computed\n",
+                  report->outputs_quantized);
     if (report->folded > 0)
       std::printf(
           "  folded %d constant node%s (weights written as Constant nodes and their "

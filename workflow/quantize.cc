@@ -74,6 +74,7 @@ Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job) {
   frontend::QuantizeOptions options;
   options.per_channel = job.per_channel;
   options.allow_none = job.allow_none;
+  options.quantize_outputs = job.quantize_outputs;
   options.reduce_range = job.reduce_range;
   options.noise_growth = job.noise_growth;
   options.bias_correction = job.bias_correction;

@@ -23,8 +23,9 @@ struct QuantizeJob {
   frontend::ReduceRange reduce_range = frontend::ReduceRange::kNone;
   double noise_growth = 1.10;
   bool bias_correction = true;
-  double percentile = 100;  ///< 100: min-max; below: see QuantizeOptions::percentile
-  bool allow_none = false;  ///< write the model even when no node could be quantized
+  double percentile = 100;        ///< 100: min-max; below: see QuantizeOptions::percentile
+  bool allow_none = false;        ///< write the model even when no node could be quantized
+  bool quantize_outputs = false;  ///< also the layers' outputs (QuantizeOptions::quantize_outputs)
 };
 
 Expected<frontend::QuantizeReport> quantize_model(const QuantizeJob& job);

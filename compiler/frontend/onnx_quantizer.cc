@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "compiler/frontend/onnx_constant_folding.h"
+#include "compiler/frontend/onnx_graph_index.h"
 #include "compiler/frontend/onnx_import_context.h"
 #include "compiler/frontend/onnx_proto.h"
+#include "compiler/frontend/qdq_output_plan.h"
 #include "compiler/frontend/weight_quantization.h"
 #include "compiler/graph/interpreter.h"
 
@@ -122,34 +124,7 @@ void add_initializer(onnx::GraphProto* g, const graph::Tensor& t, const std::str
   tensor_to_proto(t, name, g->add_initializer());
 }
 
-/// Where each value comes from and who reads it.
-struct GraphIndex {
-  explicit GraphIndex(const onnx::GraphProto& g) : g(g) {
-    for (int i = 0; i < g.initializer_size(); ++i) initializer[g.initializer(i).name()] = i;
-    for (int i = 0; i < g.node_size(); ++i)
-      for (const auto& in : g.node(i).input()) readers[in].push_back(i);
-    for (const auto& o : g.output()) readers[o.name()].push_back(-1);
-    for (int i = 0; i < g.node_size(); ++i)
-      for (const auto& out : g.node(i).output()) producer[out] = i;
-  }
-  /// The initializer a value is, through Identity nodes (exporters route a tensor that several
-  /// nodes share through one); "" when it is computed.
-  std::string initializer_of(std::string value) const {
-    for (int hops = 0; hops < 8 && !initializer.count(value); ++hops) {
-      auto p = producer.find(value);
-      if (p == producer.end() || g.node(p->second).op_type() != "Identity" ||
-          g.node(p->second).input_size() != 1)
-        return "";
-      value = g.node(p->second).input(0);
-    }
-    return initializer.count(value) ? value : "";
-  }
-
-  const onnx::GraphProto& g;
-  std::map<std::string, int> initializer;           ///< name -> index among the initializers
-  std::map<std::string, std::vector<int>> readers;  ///< value -> nodes (-1: a graph output)
-  std::map<std::string, int> producer;              ///< value -> the node that computes it
-};
+using GraphIndex = OnnxGraphIndex;
 
 Expected<onnx::ModelProto> read_model(const std::string& in) {
   std::ifstream file(in, std::ios::binary);
@@ -246,15 +221,18 @@ struct Calibration {
 };
 
 /// Runs the samples through a copy of the model whose extra outputs are the activations.
+/// `outputs`: values whose range alone is wanted (quantized outputs).
 Expected<Calibration> calibrate(const onnx::ModelProto& model, const std::vector<Target>& targets,
-                                const std::string& in, const QuantizeOptions& options) {
+                                const std::vector<std::string>& outputs, const std::string& in,
+                                const QuantizeOptions& options) {
   const onnx::GraphProto& g = model.graph();
   std::vector<std::string> activations;
-  for (const Target& t : targets) {
-    const std::string& a = g.node(t.node).input(0);
+  auto want = [&](const std::string& a) {
     if (std::find(activations.begin(), activations.end(), a) == activations.end())
       activations.push_back(a);
-  }
+  };
+  for (const Target& t : targets) want(g.node(t.node).input(0));
+  for (const std::string& v : outputs) want(v);
   Calibration c;
   std::map<std::string, std::set<int64_t>> feature_axes;
   for (const Target& t : targets) feature_axes[g.node(t.node).input(0)].insert(t.feature_axis);
@@ -348,6 +326,29 @@ void splice_and_prune(onnx::GraphProto* g, Rewrite& rewrite) {
   for (auto& i : *g->mutable_input())
     if (!replaced.count(i.name()) || read.count(i.name())) *inputs.Add() = std::move(i);
   g->mutable_input()->Swap(&inputs);
+}
+
+/// Quantize -> dequantize of a value where it is computed (in front of its first reader); every
+/// reader reads the dequantized value, a layer's activation input through rewrite_target, which
+/// finds the pair made.
+void quantize_value(onnx::GraphProto* g, const std::string& v, const GraphIndex& index,
+                    const std::set<int>& layer_nodes, Calibration& calibration, Rewrite& rewrite) {
+  const auto [scale, zp] = activation_parameters(calibration.ranges[v]);
+  add_initializer(g, graph::Tensor::from_floats({}, {scale}), v + "_scale");
+  add_initializer(g, graph::Tensor::from_ints({}, {zp}, graph::DType::kUInt8), v + "_zero_point");
+  const std::vector<int>& readers = index.readers_of(v);
+  const int first = *std::min_element(readers.begin(), readers.end());
+  rewrite.before[first].push_back(make_node(
+      "QuantizeLinear", v + "_quantize", {v, v + "_scale", v + "_zero_point"}, v + "_quantized"));
+  rewrite.before[first].push_back(make_node("DequantizeLinear", v + "_dequantize",
+                                            {v + "_quantized", v + "_scale", v + "_zero_point"},
+                                            v + "_dequantized"));
+  rewrite.dequantized[v] = v + "_dequantized";
+  for (int r : readers) {
+    onnx::NodeProto* n = g->mutable_node(r);
+    for (int k = layer_nodes.count(r) ? 1 : 0; k < n->input_size(); ++k)
+      if (n->input(k) == v) n->set_input(k, v + "_dequantized");
+  }
 }
 
 /// The target's weight in int8: [-127, 127], or [-64, 64] where options.reduce_range asks (where
@@ -507,10 +508,30 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   report.per_channel = options.per_channel && default_opset(model) >= 13;
   const GraphIndex index(*g);
   const std::vector<Target> targets = find_targets(*g, index, report);
-  TT_ASSIGN_OR_RETURN(Calibration calibration, calibrate(model, targets, in, options));
-  // The rewrite: Q -> DQ in front of each activation (once per tensor), DQ of an int8 copy of
-  // each weight, inserted just before the first node that reads them.
+  QuantizedOutputPlan outputs;
+  std::set<int> layer_nodes;
+  if (options.quantize_outputs) {
+    std::map<int, int> layers;  // node -> the node computing its result (a MatMul's bias Add)
+    for (const Target& t : targets) {
+      layers[t.node] = g->node(t.bias_node).op_type() == "Add" ? t.bias_node : t.node;
+      layer_nodes.insert(t.node);
+    }
+    outputs = plan_quantized_outputs(index, layers);
+  }
+  std::vector<std::string> measured_outputs;
+  for (const std::string& v : outputs.values)
+    if (!outputs.same_as.count(v)) measured_outputs.push_back(v);
+  TT_ASSIGN_OR_RETURN(Calibration calibration,
+                      calibrate(model, targets, measured_outputs, in, options));
+  for (const auto& [value, source] : outputs.same_as)
+    calibration.ranges[value] = calibration.ranges[source];
+  // The rewrite: Q -> DQ in front of each activation (once per tensor) and after each quantized
+  // output, DQ of an int8 copy of each weight, inserted just before the first node that reads
+  // them.
   Rewrite rewrite;
+  for (const std::string& v : outputs.values)
+    quantize_value(g, v, index, layer_nodes, calibration, rewrite);
+  report.outputs_quantized = static_cast<int>(outputs.values.size());
   for (const Target& t : targets)
     TT_RETURN_IF_ERROR(rewrite_target(g, t, index, calibration, options, report, rewrite));
   splice_and_prune(g, rewrite);

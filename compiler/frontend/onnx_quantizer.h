@@ -43,6 +43,12 @@ struct QuantizeOptions {
   /// outliers that would stretch the 256 steps over mostly empty range.
   double percentile = 100;
   OnnxImportOptions import;  ///< input shapes, limits
+  /// Also quantize each quantized layer's output (after a Relu or Clip that alone reads it), a
+  /// residual Add of two quantized values and a MaxPool of one, as ONNX Runtime's quantizer
+  /// does: runtimes that fuse DequantizeLinear -> Conv -> QuantizeLinear into one integer kernel
+  /// (ONNX Runtime's QLinearConv) then find the whole pattern. More rounding than the layers'
+  /// inputs alone: each such value is rounded to 256 steps once more.
+  bool quantize_outputs = false;
   /// Write the model even when no node could be quantized (else that is an error naming why
   /// for the first nodes, and nothing is written).
   bool allow_none = false;
@@ -59,6 +65,8 @@ struct QuantizeReport {
   int full = 0;             ///< weight tensors in [-127, 127]
   int reduced = 0;          ///< weight tensors in [-64, 64]
   int bias_corrected = 0;   ///< nodes whose bias cancels their weights' mean error
+  int outputs_quantized =
+      0;  ///< values quantized where computed (QuantizeOptions::quantize_outputs)
   /// ReduceRange::kWhereQuiet: "node 'NAME' (Conv): [-64, 64] would grow its output noise by
   /// 46.2%", one per weight kept in [-127, 127].
   std::vector<std::string> kept_full_range;

@@ -18,6 +18,7 @@
 // The integer convolutions and 2-D products of QLinearConv, ConvInteger, QLinearMatMul and
 // MatMulInteger (8-bit data widened to int32 minus its zero point, constant weights) become the
 // same uint8 x int8 nodes, their int32 result unchanged.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -328,6 +329,57 @@ class Realizer {
     return q;
   }
 
+  /// Whether a dequantized value is read in float by anything but the convolutions and dense
+  /// layers that read its bytes: a residual sum read by the next block's add, in a model that
+  /// quantizes every layer's output (ONNX Runtime's quantizer's form).
+  bool read_in_float(ValueId dequantized) const {
+    for (ValueId o : g_.outputs())
+      if (o == dequantized) return true;
+    for (const Node& r : g_.nodes())
+      if (r.op != OpKind::kConv2d && r.op != OpKind::kDense &&
+          std::find(r.inputs.begin(), r.inputs.end(), dequantized) != r.inputs.end())
+        return true;
+    return false;
+  }
+
+  /// The uint8 node of quantized data computed back from its dequantized value dq = (q - z) * s:
+  /// round(dq * (1 / s)) + z. Exact: q - z is an integer of at most 255 in magnitude, and the
+  /// three roundings (of the product by s, of 1 / s, of the product by it) move it by less than
+  /// 2^-14, far below the half that round() forgives. So the kernel that computes dq stores it
+  /// midway for its float readers and goes on to the bytes, where otherwise a kernel of its own
+  /// would read q back to dequantize it. Falls back to q's own bytes for a scale whose inverse
+  /// is not a normal float.
+  Expected<ValueId> requantized(ValueId dequantized, const QuantizedData& data,
+                                const std::string& name) {
+    const float inverse = 1.0f / data.scale;
+    if (!std::isnormal(data.scale) || !std::isnormal(inverse))
+      return as_uint8(data.values, data.signed8, name);
+    if (auto known = quantized_.find(data.values); known != quantized_.end()) return known->second;
+    const int64_t zero_point = data.zero_point + (data.signed8 ? 128 : 0);
+    const ValueId inv = rw_.out().add_constant(name + ".requantize.inverse_scale",
+                                               Tensor::from_floats({}, {inverse}));
+    TT_ASSIGN_OR_RETURN(ValueId q, rw_.emit(OpKind::kMultiply, name + ".requantize.scaled",
+                                            {rw_.map(dequantized), inv}));
+    TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kRound, name + ".requantize.round", {q}));
+    if (zero_point != 0) {
+      const ValueId z = rw_.out().add_constant(name + ".requantize.zero_point",
+                                               Tensor::from_floats({}, {float(zero_point)}));
+      TT_ASSIGN_OR_RETURN(q, rw_.emit(OpKind::kAdd, name + ".requantize.plus_zero_point", {q, z}));
+    }
+    // A no-op on these values, but it states their range: the cast after it is the quantizing
+    // cast that fuses into the kernel computing dq (passes::known_range).
+    graph::ClipAttrs bytes;
+    bytes.min = 0;
+    bytes.max = 255;
+    TT_ASSIGN_OR_RETURN(
+        q, rw_.emit(OpKind::kClip, name + ".requantize.saturate", {q}, graph::to_attrs(bytes)));
+    TT_ASSIGN_OR_RETURN(
+        q, rw_.emit(OpKind::kCast, name + ".quantized", {q},
+                    graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+    quantized_.emplace(data.values, q);
+    return q;
+  }
+
   /// An integer convolution or 2-D matrix product of shifted 8-bit data and constant weights
   /// (QLinearConv's, ConvInteger's, QLinearMatMul's and MatMulInteger's composition) as the
   /// one the int8 kernels compute: uint8 data with its zero point (the padding's value), int8
@@ -493,7 +545,9 @@ class Realizer {
     // The data as uint8: int8 values move up by 128, and so does their zero point.
     const std::string& name = n.name;
     const int64_t zero_point = data->zero_point + (data->signed8 ? 128 : 0);
-    TT_ASSIGN_OR_RETURN(ValueId q, as_uint8(data->values, data->signed8, name));
+    TT_ASSIGN_OR_RETURN(ValueId q, read_in_float(n.inputs[0])
+                                       ? requantized(n.inputs[0], *data, name)
+                                       : as_uint8(data->values, data->signed8, name));
     if (op == OpKind::kConv2dInteger) {
       TT_ASSIGN_OR_RETURN(q, pad_channels(q, weight->values, channels, zero_point, name));
     }

@@ -79,9 +79,15 @@ class Fuser {
     const bool cast = anchor ? c.op == graph::OpKind::kCast : is_quantizing_cast(g_, c);
     if (!is_elementwise(c.op) && !cast) return false;
     // The group runs where its first node is, so every other operand of the chain must exist by
-    // then.
-    for (auto in : c.inputs)
-      if (in != v && g_.value(in).producer >= static_cast<int>(first)) return false;
+    // then: computed before that node, or by a group that runs earlier (a group's later nodes,
+    // such as a quantize-dequantize pair a model lists after other layers, run with its head).
+    const int group = g_.nodes()[first].fusion_group;
+    for (auto in : c.inputs) {
+      const int producer = g_.value(in).producer;
+      if (in == v || producer < static_cast<int>(first)) continue;
+      const int producer_group = g_.nodes()[static_cast<size_t>(producer)].fusion_group;
+      if (producer_group < 0 || producer_group >= group) return false;
+    }
     const Node& head = g_.nodes()[first];
     if (anchor) return fuse_epilogue_node(g_, head, c, v).has_value();
     return g_.type(c.output).shape == g_.type(head.output).shape && (cast || is_float_node(g_, c));

@@ -28,12 +28,13 @@ py::dict report_dict(const frontend::QuantizeReport& report) {
       py::arg("per_channel") = report.per_channel, py::arg("weight_max") = report.weight_max,
       py::arg("reduced") = report.reduced, py::arg("full") = report.full,
       py::arg("bias_corrected") = report.bias_corrected, py::arg("folded") = report.folded,
+      py::arg("outputs_quantized") = report.outputs_quantized,
       py::arg("kept_full_range") = report.kept_full_range, py::arg("skipped") = report.skipped);
 }
 
 py::dict quantize(const py::handle& model, const py::handle& output, const py::handle& calibrate,
                   int samples, bool per_channel, const py::object& reduce_range, double percentile,
-                  double noise_growth, bool bias_correction, bool allow_none,
+                  double noise_growth, bool bias_correction, bool allow_none, bool quantize_outputs,
                   const py::object& input_shapes) {
   workflow::QuantizeJob job;
   job.model = model_options(model, input_shapes);
@@ -48,6 +49,7 @@ py::dict quantize(const py::handle& model, const py::handle& output, const py::h
   job.noise_growth = noise_growth;
   job.bias_correction = bias_correction;
   job.allow_none = allow_none;
+  job.quantize_outputs = quantize_outputs;
   frontend::QuantizeReport report;
   {
     py::gil_scoped_release release;
@@ -64,7 +66,8 @@ void bind_quantize(py::module_& m) {
       py::arg("calibrate") = "random", py::arg("samples") = 8, py::arg("per_channel") = true,
       py::arg("reduce_range") = false, py::arg("percentile") = 100.0,
       py::arg("noise_growth") = 1.10, py::arg("bias_correction") = true,
-      py::arg("allow_none") = false, py::arg("input_shapes") = py::none(),
+      py::arg("allow_none") = false, py::arg("quantize_outputs") = false,
+      py::arg("input_shapes") = py::none(),
       "Quantizes an ONNX file into ONNX's QDQ form as `tensortune quantize` does: int8 weights "
       "(per output channel), uint8 activations calibrated on `samples` random inputs or a folder "
       "of .npy files (calibrate=PATH); percentile < 100 ranges by percentiles instead of min-max; "
@@ -73,9 +76,12 @@ void bind_quantize(py::module_& m) {
       "cancels the rounded weights' mean output error through the biases. Weights written as "
       "Constant nodes (and casts, reshapes, transposes of constants) are folded into "
       "initializers first. A model none of whose nodes can be quantized raises ValueError "
-      "naming why, unless allow_none=True. Returns {'quantized', 'candidates', 'per_channel', "
-      "'weight_max', 'reduced', 'full', 'bias_corrected', 'folded', 'kept_full_range', "
-      "'skipped'}.");
+      "naming why, unless allow_none=True. quantize_outputs=True also quantizes the layers' "
+      "outputs, residual sums and max pools, as ONNX Runtime's quantizer does (ONNX Runtime "
+      "then runs its integer kernels on the file). Returns {'quantized', 'candidates', "
+      "'per_channel', "
+      "'weight_max', 'reduced', 'full', 'bias_corrected', 'folded', 'outputs_quantized', "
+      "'kept_full_range', 'skipped'}.");
 }
 
 }  // namespace tensortune::python

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "compiler/graph/interpreter.h"
@@ -70,6 +71,38 @@ graph::Graph float_anchor_model() {
   frontend::add_node(g, "Identity", "y", {y}, "y");
   g->add_output()->set_name("y");
   return imported(m, "quantized_float_anchor.onnx");
+}
+
+/// residual_model as ONNX Runtime's quantizer writes it (and `tensortune quantize
+/// --quantize-outputs`): every layer's output and every sum quantized where computed, so the
+/// adds and the next convolutions all read dequantized values. The second block's shortcut is
+/// a convolution of its own whose quantization the file lists after the block's main
+/// convolution, as the quantizer places a pair in front of its first reader.
+graph::Graph runtime_form_model() {
+  auto m = frontend::model_with_opset(13);
+  auto* g = m.mutable_graph();
+  frontend::add_input(g, "x", {2, 8, 9, 7});
+  const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
+  auto* c1 = frontend::add_node(g, "Conv", "conv1", {x, add_weight(g, "conv1", {16, 8, 3, 3}, 1)},
+                                "conv1");
+  *c1->add_attribute() = ints_attr("pads", {1, 1, 1, 1});
+  frontend::add_node(g, "Relu", "r", {"conv1"}, "r");
+  const std::string rq = add_qdq(g, "r", "rq", 0.03, kUInt8, 0);
+  frontend::add_node(g, "Conv", "conv2", {rq, add_weight(g, "conv2", {16, 16, 1, 1}, 2)}, "conv2");
+  const std::string c2 = add_qdq(g, "conv2", "c2q", 0.02, kUInt8, 120);
+  frontend::add_node(g, "Add", "sum2", {c2, rq}, "sum2");
+  frontend::add_node(g, "Relu", "s", {"sum2"}, "s");
+  const std::string sq = add_qdq(g, "s", "sq", 0.04, kUInt8, 0);
+  frontend::add_node(g, "Conv", "conv3", {sq, add_weight(g, "conv3", {16, 16, 1, 1}, 3)}, "conv3");
+  frontend::add_node(g, "Conv", "shortcut", {sq, add_weight(g, "shortcut", {16, 16, 1, 1}, 4)},
+                     "shortcut");
+  const std::string c3 = add_qdq(g, "conv3", "c3q", 0.03, kUInt8, 110);
+  const std::string sc = add_qdq(g, "shortcut", "scq", 0.03, kUInt8, 130);
+  frontend::add_node(g, "Add", "sum3", {c3, sc}, "sum3");
+  const std::string y = add_qdq(g, "sum3", "out", kOutputScale, kUInt8, 100);
+  frontend::add_node(g, "Identity", "y", {y}, "y");
+  g->add_output()->set_name("y");
+  return imported(m, "quantized_runtime_form.onnx");
 }
 
 /// The fusion group of each node: the graph as the CPU compiler has it before FuseOps (integer
@@ -148,6 +181,50 @@ TEST(QuantizedResidual, KernelsStoreTheSumAndItsBytes) {
         EXPECT_EQ(stored_midway, 2) << form;
         expect_within_one_step(got, want, 99, form);
         expect_within_one_step(got, interpret(model, x), 95, form + " against the model");
+      });
+}
+
+// In the runtime's form the adds read dequantized sums, not the float ones: the kernel that
+// computes a sum stores its dequantized value midway and computes the next convolution's bytes
+// back from it, so no kernel of its own dequantizes a sum or casts it; and the last block's add
+// of two quantized layers joins the kernel of the later one although the file lists the earlier
+// layer's quantization after it. The answer is the integer graph's within one step.
+TEST(QuantizedResidual, SumsQuantizedWhereComputedStayInTheirKernels) {
+  const graph::Graph model = runtime_form_model();
+  const auto group = groups_of(model, true);
+  ASSERT_TRUE(group.count("sum3") && group.count("shortcut") && group.count("sum2"));
+  EXPECT_EQ(group.at("sum3"), group.at("shortcut"));
+  EXPECT_EQ(group.at("sum2"), group.at("conv2"));
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 31);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+  const Tensor want = interpret(*rewritten, x);
+  for_each_int8_form(
+      model, x,
+      [&](const std::string& form, const runtime::CompiledNetwork& net, const Tensor& got) {
+        int element_wise = 0, interpreted = 0, kernels = 0;
+        for (const auto& step : net.steps) {
+          interpreted += step.kind == runtime::Step::Kind::kInterpret;
+          if (step.kind != runtime::Step::Kind::kKernel) continue;
+          ++kernels;
+          element_wise += step.label.find("conv2d") == std::string::npos;
+        }
+        EXPECT_EQ(element_wise, 1) << form << ": the input's quantization alone";
+        EXPECT_EQ(kernels, 5) << form;
+        EXPECT_EQ(interpreted, 0) << form;
+        expect_within_one_step(got, want, 99, form);
+        // Against the model's float arithmetic, a sum that float rounding put one step away
+        // is one step away again at each later quantization: a few outputs move by two.
+        const Tensor model_answer = interpret(model, x);
+        int64_t equal = 0, far = 0;
+        for (int64_t i = 0; i < got.size(); ++i) {
+          const double steps = std::fabs(got.f32[i] - model_answer.f32[i]) / kOutputScale;
+          equal += steps < 1e-3;
+          far += steps > 1.0001;
+          EXPECT_LE(steps, 2.0001) << form << " at " << i;
+        }
+        EXPECT_GE(equal * 100, got.size() * 95) << form;
+        EXPECT_LE(far * 100, got.size()) << form << ": at most 1% two steps away";
       });
 }
 

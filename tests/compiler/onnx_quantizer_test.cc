@@ -460,6 +460,109 @@ TEST_F(OnnxQuantizer, ANetworkWhoseWeightsAreAllConstantNodesQuantizesLikeItsPla
   EXPECT_TRUE(from_constants->skipped.empty()) << from_constants->skipped.front();
 }
 
+// --quantize-outputs writes what ONNX Runtime fuses into its integer kernels: every convolution
+// reads a dequantized value and its result (after the Relu that alone reads it) goes to one
+// QuantizeLinear, with zero point 0 after a Relu (the runtime drops the Relu into the clip);
+// every residual Add reads two dequantized values and is quantized the same way; the max pool's
+// quantization is its input's; batch norms between a convolution and its Relu are passed (the
+// runtime folds them into the weights); the classifier's result, the graph's output after its
+// bias add, stays float. Interpreted, the model still answers as the float one does.
+TEST_F(OnnxQuantizer, QuantizedOutputsAreThePatternsOnnxRuntimeFuses) {
+  auto net = zoo_model("resnet-18", {1, 3, 32, 32});
+  ASSERT_TRUE(net) << net.error().message;
+  const std::string plain = file("r18_outputs.onnx");
+  ASSERT_TRUE(export_onnx(*net, plain));
+  QuantizeOptions options;
+  options.calibration.push_back({{"data", uniform({1, 3, 32, 32}, 0, 1, 1)}});
+  options.quantize_outputs = true;
+  const std::string out = file("r18_outputs_q.onnx");
+  auto report = quantize_onnx_file(plain, out, options);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->quantized, 21);
+  EXPECT_EQ(report->outputs_quantized, 20 + 8 + 1);  // convolutions, residual adds, the pool
+
+  const onnx::ModelProto m = read(out);
+  const onnx::GraphProto& g = m.graph();
+  std::map<std::string, const onnx::NodeProto*> producer;
+  std::map<std::string, std::vector<const onnx::NodeProto*>> readers;
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output()) producer[o] = &n;
+    for (const auto& i : n.input()) readers[i].push_back(&n);
+  }
+  auto produced_by = [&](const std::string& v, const std::string& op) {
+    return producer.count(v) && producer.at(v)->op_type() == op;
+  };
+  // The value a result is quantized as: after a Relu that alone reads it. The QuantizeLinear
+  // that alone reads it, or nullptr.
+  auto quantize_of = [&](std::string v, bool* after_relu) -> const onnx::NodeProto* {
+    *after_relu = false;
+    if (readers[v].size() == 1 && readers[v][0]->op_type() == "BatchNormalization")
+      v = readers[v][0]->output(0);
+    if (readers[v].size() == 1 && readers[v][0]->op_type() == "Relu") {
+      v = readers[v][0]->output(0);
+      *after_relu = true;
+    }
+    if (readers[v].size() != 1 || readers[v][0]->op_type() != "QuantizeLinear") return nullptr;
+    return readers[v][0];
+  };
+  auto scalar = [&](const std::string& name) {
+    const graph::Tensor t = initializer(m, name);
+    return t.size() == 1 ? t.at(0) : -1.0;
+  };
+  int convs = 0, adds = 0, pools = 0;
+  for (const auto& n : g.node()) {
+    if (n.op_type() == "Conv") {
+      ++convs;
+      EXPECT_TRUE(produced_by(n.input(0), "DequantizeLinear")) << n.name();
+      bool after_relu = false;
+      const onnx::NodeProto* q = quantize_of(n.output(0), &after_relu);
+      ASSERT_NE(q, nullptr) << n.name() << ": its result is not quantized";
+      if (after_relu) EXPECT_EQ(scalar(q->input(2)), 0) << n.name();
+    } else if (n.op_type() == "Add" && producer.count(n.input(1))) {  // not a bias add
+      ++adds;
+      EXPECT_TRUE(produced_by(n.input(0), "DequantizeLinear")) << n.name();
+      EXPECT_TRUE(produced_by(n.input(1), "DequantizeLinear")) << n.name();
+      bool after_relu = false;
+      const onnx::NodeProto* q = quantize_of(n.output(0), &after_relu);
+      ASSERT_NE(q, nullptr) << n.name() << ": the sum is not quantized";
+      EXPECT_TRUE(after_relu) << n.name();
+      EXPECT_EQ(scalar(q->input(2)), 0) << n.name();
+    } else if (n.op_type() == "MaxPool") {
+      ++pools;
+      ASSERT_TRUE(produced_by(n.input(0), "DequantizeLinear"));
+      const onnx::NodeProto* in = producer.at(n.input(0));
+      ASSERT_EQ(readers[n.output(0)].size(), 1u);
+      const onnx::NodeProto* q = readers[n.output(0)][0];
+      ASSERT_EQ(q->op_type(), "QuantizeLinear");
+      EXPECT_EQ(scalar(q->input(1)), scalar(in->input(1))) << "the pool's scale is its input's";
+      EXPECT_EQ(scalar(q->input(2)), scalar(in->input(2)));
+    } else if (n.op_type() == "Gemm") {
+      ASSERT_EQ(readers[n.output(0)].size(), 1u);
+      const std::string logits = readers[n.output(0)][0]->output(0);  // after its bias add
+      EXPECT_TRUE(readers[logits].empty()) << "the graph's output stays float";
+    }
+  }
+  EXPECT_EQ(convs, 20);
+  EXPECT_EQ(adds, 8);
+  EXPECT_EQ(pools, 1);
+
+  // The same sample through the float model and the quantized one.
+  auto float_model = import_onnx_file(plain);
+  auto quantized = import_onnx_file(out);
+  ASSERT_TRUE(float_model && quantized);
+  const std::map<std::string, graph::Tensor> sample = {{"data", uniform({1, 3, 32, 32}, 0, 1, 2)}};
+  auto want = graph::interpret(*float_model, sample);
+  auto got = graph::interpret(*quantized, sample);
+  ASSERT_TRUE(want && got);
+  double dot = 0, ww = 0, gg = 0;
+  for (int64_t i = 0; i < (*want)[0].size(); ++i) {
+    dot += (*want)[0].at(i) * (*got)[0].at(i);
+    ww += (*want)[0].at(i) * (*want)[0].at(i);
+    gg += (*got)[0].at(i) * (*got)[0].at(i);
+  }
+  EXPECT_GT(dot / std::sqrt(ww * gg), 0.99);
+}
+
 TEST_F(OnnxQuantizer, AModelWithNothingToQuantizeIsAnErrorUnlessAllowed) {
   auto m = model_with_opset(13);
   auto* g = m.mutable_graph();

@@ -111,9 +111,20 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
       case epilogue::EpilogueOp::Kind::kMulChannel:
         value = b.CreateFMul(value, load(op, channel_offset));
         break;
-      case epilogue::EpilogueOp::Kind::kDivChannel:
-        value = b.CreateFDiv(value, load(op, channel_offset));
+      case epilogue::EpilogueOp::Kind::kDivChannel: {
+        // x / d as a multiply by the reciprocal and one exact correction (Markstein): q0 = x *
+        // (1 / d), e = x - q0 * d (exact in an FMA), q = q0 + e * (1 / d), the correctly rounded
+        // quotient. The reciprocal depends on the channel alone, so it leaves the position
+        // loops; a vector divide per position costs more than a small int8 convolution's
+        // products on CPUs with one slow divider.
+        llvm::Value* d = load(op, channel_offset);
+        llvm::Value* r = b.CreateFDiv(llvm::ConstantFP::get(d->getType(), 1.0), d);
+        llvm::Value* q0 = b.CreateFMul(value, r);
+        llvm::Value* e =
+            b.CreateIntrinsic(llvm::Intrinsic::fma, {d->getType()}, {b.CreateFNeg(q0), d, value});
+        value = b.CreateIntrinsic(llvm::Intrinsic::fma, {d->getType()}, {e, r, q0});
         break;
+      }
       case epilogue::EpilogueOp::Kind::kRound:
         value = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, value);
         break;

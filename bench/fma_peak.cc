@@ -1,0 +1,112 @@
+#include "bench/fma_peak.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace tensortune::bench {
+
+namespace {
+
+// Twelve accumulators: with two pipes of four-cycle latency, eight keep both busy; twelve leave
+// slack for the loop's own instructions.
+constexpr int kAccumulators = 12;
+constexpr long kIterations = 20'000'000;
+
+__attribute__((target("avx512f"))) float fma_loop_512(long iterations) {
+  __m512 acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (long n = 0; n < iterations; ++n)
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  __m512 sum = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) sum = _mm512_add_ps(sum, acc[i]);
+  return _mm512_reduce_add_ps(sum);
+}
+
+__attribute__((target("avx2,fma"))) float fma_loop_256(long iterations) {
+  __m256 acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (long n = 0; n < iterations; ++n)
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  __m256 sum = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  float s = 0;
+  for (float v : lanes) s += v;
+  return s;
+}
+
+__attribute__((target("avx512f,avx512vnni"))) int dot_loop_512(long iterations) {
+  __m512i acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  for (long n = 0; n < iterations; ++n)
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+  __m512i sum = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) sum = _mm512_add_epi32(sum, acc[i]);
+  return _mm512_reduce_add_epi32(sum);
+}
+
+__attribute__((target("avx2,avxvnni"))) int dot_loop_256(long iterations) {
+  __m256i acc[kAccumulators];
+  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+  for (long n = 0; n < iterations; ++n)
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_dpbusd_avx_epi32(acc[i], a, b);
+  __m256i sum = acc[0];
+  for (int i = 1; i < kAccumulators; ++i) sum = _mm256_add_epi32(sum, acc[i]);
+  int lanes[8];
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), sum);
+  int s = 0;
+  for (int v : lanes) s += v;
+  return s;
+}
+
+// Runs `loop` on `threads` threads at once, three times, and keeps the fastest round: the
+// peak is what the pipes can do, so the least disturbed round is the truest.
+template <typename Loop>
+double best_seconds(int threads, Loop loop) {
+  double best = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    volatile double sink = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&] { sink = sink + static_cast<double>(loop(kIterations)); });
+    for (auto& w : workers) w.join();
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+Peak measured_fma_peak(int threads) {
+  threads = std::max(threads, 1);
+  const bool wide = __builtin_cpu_supports("avx512f");
+  const double seconds =
+      wide ? best_seconds(threads, fma_loop_512) : best_seconds(threads, fma_loop_256);
+  const int lanes = wide ? 16 : 8;
+  const double ops = 2.0 * lanes * kAccumulators * static_cast<double>(kIterations) * threads;
+  return {ops / seconds / 1e9, lanes * 32};
+}
+
+Peak measured_int8_peak(int threads) {
+  threads = std::max(threads, 1);
+  const bool wide = __builtin_cpu_supports("avx512vnni");
+  if (!wide && !__builtin_cpu_supports("avxvnni")) return {};
+  const double seconds =
+      wide ? best_seconds(threads, dot_loop_512) : best_seconds(threads, dot_loop_256);
+  const int bytes = wide ? 64 : 32;  // one multiply-add per byte pair
+  const double ops = 2.0 * bytes * kAccumulators * static_cast<double>(kIterations) * threads;
+  return {ops / seconds / 1e9, bytes * 8};
+}
+
+}  // namespace tensortune::bench
