@@ -51,6 +51,9 @@ function quantizeFlags(opts) {
   else if (mode !== undefined && mode !== '0') throw new Error(`--reduce-range ${mode}: 0, 1 (all) or auto`);
   if (opts['noise-growth'] !== undefined) flags.push('--noise-growth', opts['noise-growth']);
   if (opts['bias-correction'] === '0') flags.push('--no-bias-correction');
+  const outputs = opts['quantize-outputs'];
+  if (outputs === '1') flags.push('--quantize-outputs');
+  else if (outputs !== undefined && outputs !== '0') throw new Error(`--quantize-outputs ${outputs}: 0 or 1`);
   return flags;
 }
 

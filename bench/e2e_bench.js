@@ -29,7 +29,11 @@
 // --reduce-range 1 quantizes with `--reduce-range` (weights in [-64, 64]; ONNX Runtime runs
 // the same file): on CPUs without VNNI our int8 kernels then multiply bytes directly, exactly;
 // --reduce-range auto only in the layers where that adds little noise (--noise-growth F);
-// --bias-correction 0 quantizes without correcting the biases.
+// --bias-correction 0 quantizes without correcting the biases. --quantize-outputs 1 (the
+// default) quantizes as ONNX Runtime's own quantizer does, every layer's output and residual sum
+// too: ONNX Runtime then fuses each DequantizeLinear -> Conv -> QuantizeLinear into its integer
+// QLinearConv (and the sums into QLinearAdd); with 0, only the layers' inputs are quantized, and
+// ONNX Runtime runs the convolutions whose result is not quantized in float32.
 //
 // ONNX Runtime comes from npm (onnxruntime-node ships its native library): the script installs
 // it into bench/ort with `npm install --ignore-scripts` when it is missing.
@@ -40,7 +44,7 @@ const os = require('os');
 const path = require('path');
 
 const opts = parseArgs(process.argv.slice(2), { tensortune: 'build/cli/tensortune', models: 'resnet-18,resnet-50', threads: '1,2', passes: '3',
-                 repeat: '10', 'work-dir': 'build/e2e_bench' });
+                 repeat: '10', 'work-dir': 'build/e2e_bench', 'quantize-outputs': '1' });
 const tt = path.resolve(opts.tensortune);
 const work = path.resolve(opts['work-dir']);
 fs.mkdirSync(work, { recursive: true });

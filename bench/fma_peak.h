@@ -4,7 +4,9 @@
 /// vector multiply-adds (float32 FMA, or uint8 x int8 dot products with VNNI) on each of
 /// `threads` threads, as wide as the CPU goes (512-bit with AVX-512, else 256-bit). Enough
 /// independent accumulators that the loop is bound by the FMA pipes, not by their latency, so
-/// the figure is what the pipes do, not what a clock-times-width formula promises.
+/// the figure is what the pipes do, not what a clock-times-width formula promises. The fastest
+/// of several rounds counts; a caller that measures again later and keeps the larger is safer
+/// still on a shared machine.
 
 namespace tensortune::bench {
 

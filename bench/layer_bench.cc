@@ -138,8 +138,10 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const tt::bench::Peak peak =
-      int8 ? tt::bench::measured_int8_peak(threads) : tt::bench::measured_fma_peak(threads);
+  auto measure_peak = [&] {
+    return int8 ? tt::bench::measured_int8_peak(threads) : tt::bench::measured_fma_peak(threads);
+  };
+  const tt::bench::Peak peak = measure_peak();
   tt::measure::TimeEvaluatorOptions timing;
   timing.number = number;
   timing.repeat = repeat;
@@ -247,8 +249,22 @@ int main(int argc, char** argv) {
                 ss::describe_workload(task->workload).substr(0, 44).c_str(), o, a, ratio, share(o),
                 share(a), task->template_name.c_str(),
                 space->describe(*result->best_config).c_str(), impl.c_str());
+    // Whether int8 wants a Winograd algorithm (AutoTVM has none): oneDNN's, where it has one
+    // for the shape, beside its direct convolution and ours.
+    if (conv && ss::is_quantized(conv->precision) && conv->kernel_h == 3 && conv->kernel_w == 3 &&
+        conv->stride_h == 1 && conv->stride_w == 1) {
+      const tt::bench::AnchorResult w = tt::bench::onednn_conv2d(*conv, timing, true, threads);
+      std::printf("%-32s %-44s %9s %9.1f %7.3f %6s %6.1f  oneDNN's Winograd, effective [%s]\n",
+                  (label + " (wino)").c_str(), "", "-", w.gflops, w.gflops > 0 ? o / w.gflops : 0.0,
+                  "-", share(w.gflops), w.impl.c_str());
+    }
     std::fflush(stdout);
   }
+  // Measured again: a peak far below the first says the machine was busy at the start.
+  const tt::bench::Peak later = measure_peak();
+  if (later.gflops > 0)
+    std::printf("# the peak loop again after the last layer: %.1f (the %%pk columns: %.1f)\n",
+                later.gflops, peak.gflops);
   if (rows) {
     double ours_seconds = 0, anchor_seconds = 0;
     for (const auto& [key, lt] : layer_times) {

@@ -95,6 +95,7 @@ def quantize(model: PathLike, output: PathLike, *, calibrate: Union[str, PathLik
              samples: int = 8, per_channel: bool = True,
              reduce_range: Union[bool, Literal["all", "auto"]] = False, percentile: float = 100.0,
              noise_growth: float = 1.1, bias_correction: bool = True, allow_none: bool = False,
+             quantize_outputs: bool = False,
              input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Any]: ...
 
 class RecordStore:
