@@ -110,6 +110,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
         job->percentile >= 100 ? "min-max"
                                : ("percentile " + std::to_string(job->percentile)).c_str(),
         report->bias_corrected, job->output.c_str());
+    if (report->batch_norms_folded > 0)
+      std::printf("  folded %d batch norm%s into the convolutions before them\n",
+                  report->batch_norms_folded, report->batch_norms_folded == 1 ? "" : "s");
     if (report->outputs_quantized > 0)
       std::printf("  %d layer outputs, residual sums and pools quantized where computed\n",
                   report->outputs_quantized);

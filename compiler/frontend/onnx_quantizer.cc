@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/frontend/onnx_batch_norm_folding.h"
 #include "compiler/frontend/onnx_constant_folding.h"
 #include "compiler/frontend/onnx_graph_index.h"
 #include "compiler/frontend/onnx_import_context.h"
@@ -505,6 +506,11 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   auto folded = fold_constant_weights(g, default_opset(model));
   if (!folded) return folded.error().with_context(in);
   report.folded = *folded;
+  // Batch norms after convolutions fold into their weights first, as runtimes fold them: after
+  // quantization the weights are no initializers to fold into.
+  auto batch_norms = fold_batch_norms(g);
+  if (!batch_norms) return batch_norms.error().with_context(in);
+  report.batch_norms_folded = *batch_norms;
   report.per_channel = options.per_channel && default_opset(model) >= 13;
   const GraphIndex index(*g);
   const std::vector<Target> targets = find_targets(*g, index, report);

@@ -3,8 +3,8 @@
 /// Post-training static quantization of an ONNX model into ONNX's QDQ form (what quantization
 /// tools write and what ONNX Runtime and tensortune both run): every Conv, Gemm and MatMul whose
 /// weight is an initializer (directly or through Identity nodes; weights written as Constant
-/// nodes, and casts, reshapes and transposes of constants, are folded into initializers first)
-/// reads its weight as int8
+/// nodes, and casts, reshapes and transposes of constants, are folded into initializers first;
+/// batch norms after convolutions into their weights) reads its weight as int8
 /// (symmetric, per output channel or per tensor) through a DequantizeLinear, and its activation
 /// through a QuantizeLinear -> DequantizeLinear pair (uint8, per tensor, asymmetric) whose range is
 /// the min-max over the calibration samples, computed by the reference interpreter. Biases stay
@@ -59,6 +59,8 @@ struct QuantizeReport {
   /// Constant nodes and computations of constants (Identity, Cast, Reshape, Transpose,
   /// (Un)Squeeze, Flatten) folded into initializers first (onnx_constant_folding.h).
   int folded = 0;
+  /// BatchNormalization nodes folded into the convolutions before them (onnx_batch_norm_folding.h).
+  int batch_norms_folded = 0;
   int candidates = 0;
   bool per_channel = true;  ///< as written (per tensor below opset 13)
   int weight_max = 127;     ///< the widest layer's weights lie in [-weight_max, weight_max]

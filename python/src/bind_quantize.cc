@@ -29,6 +29,7 @@ py::dict report_dict(const frontend::QuantizeReport& report) {
       py::arg("reduced") = report.reduced, py::arg("full") = report.full,
       py::arg("bias_corrected") = report.bias_corrected, py::arg("folded") = report.folded,
       py::arg("outputs_quantized") = report.outputs_quantized,
+      py::arg("batch_norms_folded") = report.batch_norms_folded,
       py::arg("kept_full_range") = report.kept_full_range, py::arg("skipped") = report.skipped);
 }
 
@@ -80,7 +81,8 @@ void bind_quantize(py::module_& m) {
       "outputs, residual sums and max pools, as ONNX Runtime's quantizer does (ONNX Runtime "
       "then runs its integer kernels on the file). Returns {'quantized', 'candidates', "
       "'per_channel', "
-      "'weight_max', 'reduced', 'full', 'bias_corrected', 'folded', 'outputs_quantized', "
+      "'weight_max', 'reduced', 'full', 'bias_corrected', 'folded', 'batch_norms_folded', "
+      "'outputs_quantized', "
       "'kept_full_range', 'skipped'}.");
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "compiler/frontend/model_zoo.h"
+#include "compiler/frontend/onnx_batch_norm_folding.h"
 #include "compiler/frontend/onnx_constant_folding.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/frontend/onnx_proto.h"
@@ -561,6 +562,62 @@ TEST_F(OnnxQuantizer, QuantizedOutputsAreThePatternsOnnxRuntimeFuses) {
     gg += (*got)[0].at(i) * (*got)[0].at(i);
   }
   EXPECT_GT(dot / std::sqrt(ww * gg), 0.99);
+}
+
+// A batch norm after a convolution folds into the convolution's weights and bias: the graph
+// answers as before (the float model interpreted, within float rounding), the batch norm is
+// gone, and the convolution writes its output. One whose convolution shares its weight with
+// another convolution stays, as does one that reads a value something else reads too.
+TEST_F(OnnxQuantizer, BatchNormsFoldIntoTheConvolutionsBeforeThem) {
+  auto m = model_with_opset(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 3, 6, 6});
+  add_float(g, "w", {8, 3, 3, 3}, normal_values(8 * 27, 21));
+  add_float(g, "b", {8}, normal_values(8, 22));
+  auto batch_norm = [&](const std::string& name, const std::string& in, const std::string& out,
+                        uint32_t seed) {
+    std::vector<float> scale = normal_values(8, seed), var = normal_values(8, seed + 1);
+    for (float& v : var) v = v * v + 0.1f;
+    scale[3] = -scale[3];  // a negative scale flips the channel
+    add_float(g, name + "_scale", {8}, scale);
+    add_float(g, name + "_shift", {8}, normal_values(8, seed + 2));
+    add_float(g, name + "_mean", {8}, normal_values(8, seed + 3));
+    add_float(g, name + "_var", {8}, var);
+    add_node(g, "BatchNormalization", name,
+             {in, name + "_scale", name + "_shift", name + "_mean", name + "_var"}, out);
+  };
+  add_node(g, "Conv", "conv1", {"x", "w", "b"}, "c1");  // its weight is conv2's too: stays
+  batch_norm("bn1", "c1", "n1", 30);
+  add_float(g, "w3", {8, 8, 1, 1}, normal_values(64, 23));
+  add_node(g, "Conv", "conv2", {"x", "w"}, "c2");
+  add_node(g, "Add", "sum", {"n1", "c2"}, "s");
+  add_node(g, "Conv", "conv3", {"s", "w3"}, "c3");  // no bias: the fold adds one
+  batch_norm("bn3", "c3", "y", 40);
+  g->add_output()->set_name("y");
+  onnx::ModelProto folded = m;
+  auto count = fold_batch_norms(folded.mutable_graph());
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(*count, 1);
+  int batch_norms = 0;
+  for (const auto& n : folded.graph().node()) {
+    batch_norms += n.op_type() == "BatchNormalization";
+    if (n.name() == "conv3") {
+      EXPECT_EQ(n.output(0), "y");
+      EXPECT_EQ(n.input_size(), 3);
+    }
+  }
+  EXPECT_EQ(batch_norms, 1) << "bn1's convolution shares its weight";
+  auto before = import_onnx_bytes(m.SerializeAsString(), "before");
+  auto after = import_onnx_bytes(folded.SerializeAsString(), "after");
+  ASSERT_TRUE(before) << before.error().message;
+  ASSERT_TRUE(after) << after.error().message;
+  const std::map<std::string, graph::Tensor> sample = {{"x", uniform({1, 3, 6, 6}, -1, 1, 5)}};
+  auto want = graph::interpret(*before, sample);
+  auto got = graph::interpret(*after, sample);
+  ASSERT_TRUE(want && got);
+  ASSERT_EQ((*want)[0].size(), (*got)[0].size());
+  for (int64_t i = 0; i < (*want)[0].size(); ++i)
+    EXPECT_NEAR((*got)[0].at(i), (*want)[0].at(i), 1e-4 * (1 + std::fabs((*want)[0].at(i)))) << i;
 }
 
 TEST_F(OnnxQuantizer, AModelWithNothingToQuantizeIsAnErrorUnlessAllowed) {
