@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_stats.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
@@ -27,16 +28,11 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
+using tensortune::bench::median;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 struct Shape {
   std::string name;

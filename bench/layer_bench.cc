@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <map>
 
+#include "bench/bench_stats.h"
 #include "bench/fma_peak.h"
 #include "bench/onednn_anchor.h"
 #include "compiler/codegen/llvm/kernel.h"
@@ -30,14 +31,9 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
+using tensortune::bench::median;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 // The layer as a table names it: its first node, and how many nodes share the workload.
 std::string layer_label(const tt::tuner::ExtractedTask& t) {
@@ -105,6 +101,15 @@ int main(int argc, char** argv) {
                "oneDNN's int8 convolution and inner product; a quantized model's layers are "
                "int8 without it");
   app.add_flag("--no-winograd", no_winograd, "leave out the Winograd tasks");
+  bool flush_cache = false;
+  app.add_flag(
+      "--flush-cache", flush_cache,
+      "time both sides as a network runs a layer: before every round evict the caches "
+      "and flush the weights and output (ours: the measurer's flush, as `tune "
+      "--flush-cache`; oneDNN's: the same on its buffers). Implies --number 1 "
+      "--min-repeat-ms 0 --repeat 10 unless given. Without it both sides run warm, "
+      "which flatters large weights (Winograd's transformed ones most). Give it a DB of its "
+      "own: a task's best config is the best of all its records");
   CLI11_PARSE(app, argc, argv);
   if (threads < 1) {
     std::fprintf(stderr, "error: --threads must be at least 1, not %d\n", threads);
@@ -146,9 +151,16 @@ int main(int argc, char** argv) {
   timing.number = number;
   timing.repeat = repeat;
   timing.min_repeat_ms = min_repeat_ms;
-  std::printf("# %s, %d thread(s), %s, %s tuner, %lld trials per layer%s\n", model.model.c_str(),
+  if (flush_cache) {  // every timed call a cold one
+    if (app.count("--number") == 0) timing.number = 1;
+    if (app.count("--min-repeat-ms") == 0) timing.min_repeat_ms = 0;
+    if (app.count("--repeat") == 0) timing.repeat = 10;
+  }
+  const tt::bench::AnchorOptions anchor_options{timing, threads, flush_cache};
+  std::printf("# %s, %d thread(s), %s, %s tuner, %lld trials per layer%s%s\n", model.model.c_str(),
               threads, target.spec.c_str(), tuner_name.c_str(), static_cast<long long>(trials),
-              int8 ? ", int8 (uint8 x int8 -> int32)" : "");
+              int8 ? ", int8 (uint8 x int8 -> int32)" : "",
+              flush_cache ? ", caches flushed before every round (both sides)" : "");
   if (peak.gflops > 0)
     std::printf("# measured peak on %d thread(s): %.1f G%s (%d-bit %s loop)\n", threads,
                 peak.gflops, int8 ? "OPS" : "FLOPS", peak.vector_bits, int8 ? "VNNI" : "FMA");
@@ -189,6 +201,7 @@ int main(int argc, char** argv) {
     tt::measure::MeasureOptions mo;
     mo.timing = timing;
     mo.threads = threads;
+    mo.flush_cache = flush_cache;
     auto local = tt::measure::LocalMeasurer::create(*task, mo);
     if (!local) {
       std::printf("%-32s %s\n", label.c_str(), local.error().message.c_str());
@@ -208,7 +221,8 @@ int main(int argc, char** argv) {
     }
     tt::tuner::TuneOptions to;
     to.trials = trials;
-    to.run_id = "layer-bench-" + std::to_string(threads) + "t-" + ss::workload_key(*task);
+    to.run_id = "layer-bench-" + std::to_string(threads) + "t-" + (flush_cache ? "flushed-" : "") +
+                ss::workload_key(*task);
     auto result = tt::tuner::tune_task(
         *task, *space, **tuner, measurer, store->get(), to, [&](const tt::tuner::TuneProgress& p) {
           std::fprintf(stderr, "\r%-32s %lld/%lld best %.1f G  ", label.c_str(),
@@ -229,8 +243,8 @@ int main(int argc, char** argv) {
       auto r = measurer.measure(*space, {*result->best_config});
       if (r && (*r)[0].ok()) ours.push_back(flop / (*r)[0].mean_cost() / 1e9);
       const tt::bench::AnchorResult a =
-          conv ? tt::bench::onednn_conv2d(*conv, timing, winograd, threads)
-               : tt::bench::onednn_dense(*dense, timing, threads);
+          conv ? tt::bench::onednn_conv2d(*conv, anchor_options, winograd)
+               : tt::bench::onednn_dense(*dense, anchor_options);
       anchor.push_back(a.gflops);
       impl = a.impl;
     }
@@ -253,7 +267,7 @@ int main(int argc, char** argv) {
     // for the shape, beside its direct convolution and ours.
     if (conv && ss::is_quantized(conv->precision) && conv->kernel_h == 3 && conv->kernel_w == 3 &&
         conv->stride_h == 1 && conv->stride_w == 1) {
-      const tt::bench::AnchorResult w = tt::bench::onednn_conv2d(*conv, timing, true, threads);
+      const tt::bench::AnchorResult w = tt::bench::onednn_conv2d(*conv, anchor_options, true);
       std::printf("%-32s %-44s %9s %9.1f %7.3f %6s %6.1f  oneDNN's Winograd, effective [%s]\n",
                   (label + " (wino)").c_str(), "", "-", w.gflops, w.gflops > 0 ? o / w.gflops : 0.0,
                   "-", share(w.gflops), w.impl.c_str());

@@ -37,12 +37,21 @@ Types types_of(schedule_space::Precision p) {
 
 AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
                             std::unordered_map<int, memory>& args, double flop,
-                            const measure::TimeEvaluatorOptions& timing, std::string impl) {
+                            const AnchorOptions& options, std::string impl) {
   auto run = [&] {
     prim.execute(s, args);
     s.wait();
   };
-  auto t = measure::time_evaluator(run, nullptr, timing);
+  // The weights and the output leave the caches; the data stays, as the layer before left it.
+  auto flush = [&] {
+    measure::evict_caches();
+    for (int arg : {DNNL_ARG_WEIGHTS, DNNL_ARG_DST}) {
+      const memory& m = args.at(arg);
+      measure::flush_cache(m.get_data_handle(), m.get_desc().get_size());
+    }
+  };
+  auto t = measure::time_evaluator(
+      run, options.flush_cache ? std::function<void()>(flush) : nullptr, options.timing);
   auto kept = measure::drop_extremes(t.round_seconds);
   AnchorResult r;
   r.seconds = std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
@@ -53,10 +62,9 @@ AnchorResult time_primitive(dnnl::primitive& prim, dnnl::stream& s,
 
 }  // namespace
 
-AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const measure::TimeEvaluatorOptions& timing, bool winograd,
-                           int threads) {
-  omp_set_num_threads(threads);
+AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w, const AnchorOptions& options,
+                           bool winograd) {
+  omp_set_num_threads(options.threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const memory::dims src{w.batch, w.in_channels, w.in_height, w.in_width};
@@ -92,12 +100,11 @@ AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
   dnnl::convolution_forward conv(pd);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
-  return time_primitive(conv, s, args, w.flop(), timing, pd.impl_info_str() + fallback);
+  return time_primitive(conv, s, args, w.flop(), options, pd.impl_info_str() + fallback);
 }
 
-AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
-                          const measure::TimeEvaluatorOptions& timing, int threads) {
-  omp_set_num_threads(threads);
+AnchorResult onednn_dense(const schedule_space::DenseWorkload& w, const AnchorOptions& options) {
+  omp_set_num_threads(options.threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const Types ty = types_of(w.precision);
@@ -112,7 +119,7 @@ AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
   dnnl::inner_product_forward ip(pd);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
-  return time_primitive(ip, s, args, w.flop(), timing, pd.impl_info_str());
+  return time_primitive(ip, s, args, w.flop(), options, pd.impl_info_str());
 }
 
 }  // namespace tensortune::bench

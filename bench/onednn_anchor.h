@@ -17,13 +17,21 @@ struct AnchorResult {
   std::string impl;  ///< oneDNN's implementation name (e.g. jit:avx512_core)
 };
 
+/// How an anchor is timed: our time_evaluator protocol on `threads` OpenMP threads; with
+/// `flush_cache`, before every round the caches and TLB are evicted and the weights and output
+/// flushed (as our measurer's flush_cache does for our kernels: the state a network runs a
+/// layer in).
+struct AnchorOptions {
+  measure::TimeEvaluatorOptions timing;
+  int threads = 1;
+  bool flush_cache = false;
+};
+
 /// `winograd`: oneDNN's Winograd algorithm (convolution_winograd) where its implementations take
 /// the shape on this CPU, else its direct algorithm; `impl` says which ran ("... wino ..." or
 /// the direct one with " (no Winograd here)" added).
-AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w,
-                           const measure::TimeEvaluatorOptions& timing, bool winograd = false,
-                           int threads = 1);
-AnchorResult onednn_dense(const schedule_space::DenseWorkload& w,
-                          const measure::TimeEvaluatorOptions& timing, int threads = 1);
+AnchorResult onednn_conv2d(const schedule_space::Conv2dWorkload& w, const AnchorOptions& options,
+                           bool winograd = false);
+AnchorResult onednn_dense(const schedule_space::DenseWorkload& w, const AnchorOptions& options);
 
 }  // namespace tensortune::bench

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "bench/bench_stats.h"
 #include "bench/onednn_anchor.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
@@ -25,16 +26,7 @@
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
-
-namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-}  // namespace
+using tensortune::bench::median;
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -142,11 +134,12 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 3; ++round) {
       auto r = measurer.measure(*space, {*result->best_config});
       if (r && (*r)[0].ok()) ours.push_back(ss::task_flop(*task) / (*r)[0].mean_cost() / 1e9);
+      const tt::bench::AnchorOptions anchor_options{timing};
       tt::bench::AnchorResult a =
           std::holds_alternative<ss::Conv2dWorkload>(l.workload)
-              ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), timing,
+              ? tt::bench::onednn_conv2d(std::get<ss::Conv2dWorkload>(l.workload), anchor_options,
                                          winograd_anchor)
-              : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), timing);
+              : tt::bench::onednn_dense(std::get<ss::DenseWorkload>(l.workload), anchor_options);
       anchor.push_back(a.gflops);
       impl = a.impl;
     }
