@@ -5,7 +5,8 @@
 // the accumulator is kept "unreduced", B * R int32 lanes that hold partial sums of R of the
 // four products of each channel, and is folded to B lanes once, at the store:
 // - with AVX-512 VNNI, B = 16 and R = 1: `vpdpbusd` multiplies the 4 data bytes (unsigned) with
-//   each channel's 4 weights (signed) and adds all four into the int32 lane, exactly;
+//   each channel's 4 weights (signed) and adds all four into the int32 lane, exactly (B = 8,
+//   its 256-bit form, for blocks of 8);
 // - with AVX2 and weights in [-64, 64] (Precision::kUInt8Int7), B = 8 and R = 1: `vpmaddubsw`
 //   multiplies the data bytes with the weight bytes and adds each pair into an int16, which
 //   cannot saturate (255 * 64 * 2 = 32640), then `vpmaddwd` by ones adds the two pairs into the
@@ -68,16 +69,17 @@ class Int8ConvEmitter {
       float_out_ |= op.kind == epilogue::EpilogueOp::Kind::kToFloat;
     byte_out_ = epilogue::stores_bytes(args.epilogue);
     const bool narrow_weights = w.precision == schedule_space::Precision::kUInt8Int7;
-    // VNNI accumulates 16 channels per vector: blocks of 8 (channels not a multiple of 16)
-    // take the AVX2 forms, which every VNNI CPU has too.
-    const bool vnni = host_has("avx512vnni") && s.oc_bn % 16 == 0;
+    // VNNI accumulates 16 channels per 512-bit vector; blocks of 8 (channels not a multiple of
+    // 16: a classifier of 1000) take its 256-bit form (AVX-512 VL), not the AVX2 forms, which
+    // run a third as fast.
+    const bool vnni = host_has("avx512vnni") && (s.oc_bn % 16 == 0 || host_has("avx512vl"));
     form_ = vnni               ? DotForm::kVnni
             : host_has("avx2") ? (narrow_weights ? DotForm::kBytePairs : DotForm::kPairs)
                                : DotForm::kWidened;
     // TT_INT8_DOT=widened: the portable form on any CPU (how its tests reach it on AVX2 hosts).
     if (const char* forced = std::getenv("TT_INT8_DOT"); forced && std::string(forced) == "widened")
       form_ = DotForm::kWidened;
-    block_ = form_ == DotForm::kVnni ? 16 : 8;
+    block_ = form_ == DotForm::kVnni && s.oc_bn % 16 == 0 ? 16 : 8;
     reduce_ = form_ == DotForm::kVnni || form_ == DotForm::kBytePairs ? 1
               : form_ == DotForm::kPairs                              ? 2
                                                                       : 4;
@@ -250,8 +252,9 @@ class Int8ConvEmitter {
   // acc plus the products of one block's channels x 4 input channels (acc_type()).
   llvm::Value* accumulate(llvm::Value* acc, llvm::Value* weights, llvm::Value* d) {
     if (form_ == DotForm::kVnni) {
-      llvm::Function* dot =
-          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_avx512_vpdpbusd_512);
+      llvm::Function* dot = llvm::Intrinsic::getDeclaration(
+          &m_, block_ == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                            : llvm::Intrinsic::x86_avx512_vpdpbusd_256);
       return b_.CreateCall(dot, {acc, d, b_.CreateBitCast(weights, acc_type())});
     }
     if (form_ == DotForm::kBytePairs) {  // int16 pair sums, then the pairs' sum per lane
