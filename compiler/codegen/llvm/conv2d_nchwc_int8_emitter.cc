@@ -25,6 +25,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/Host.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -178,12 +179,15 @@ class Int8ConvEmitter {
                 std::vector<llvm::Value*> rows = row_pointers(t, plane, kh);
                 auto groups = [&](llvm::Value* kw, std::optional<int64_t> kwc,
                                   const LoopState& a2) {
-                  return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn / 4), "ic_group", a2,
-                                          [&](llvm::Value* g, const LoopState& a3) {
-                                            LoopState a = a3;
-                                            emit_products(t, rows, icc, kh, kw, kwc, g, a);
-                                            return a;
-                                          });
+                  const int64_t split = reduction_split(t);
+                  if (split == 1)
+                    return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn / 4), "ic_group", a2,
+                                            [&](llvm::Value* g, const LoopState& a3) {
+                                              LoopState a = a3;
+                                              emit_products(t, rows, icc, kh, kw, kwc, g, a);
+                                              return a;
+                                            });
+                  return split_groups(t, rows, icc, kh, kw, kwc, split, a2);
                 };
                 if (t.ow0c || s_.unroll_kw || w_.kernel_w == 1) {
                   LoopState a = a1;
@@ -197,6 +201,44 @@ class Int8ConvEmitter {
               });
         });
     emit_store(t, acc);
+  }
+
+  // A tile of fewer than four accumulators (a dense layer of one row: one block, one position)
+  // is one dependency chain through the reduction, as long as the dot product's latency times
+  // K / 4; split the groups of four input channels over `split` sets of accumulators, summed
+  // after the loop, so that the chains overlap. Tiles of four or more already overlap.
+  int64_t reduction_split(const Tile& t) const {
+    const int64_t accumulators = t.rows * t.cols * blocks_;
+    const int64_t groups = s_.ic_bn / 4;
+    if (accumulators >= 4) return 1;
+    for (int64_t split : {4, 2})
+      if (groups % split == 0 && groups >= 2 * split) return split;
+    return 1;
+  }
+
+  LoopState split_groups(const Tile& t, const std::vector<llvm::Value*>& rows, llvm::Value* icc,
+                         llvm::Value* kh, llvm::Value* kw, std::optional<int64_t> kwc,
+                         int64_t split, const LoopState& a2) {
+    const size_t n = a2.size();
+    LoopState sets = a2;  // set 0 carries the sums so far; the others start at zero
+    for (int64_t k = 1; k < split; ++k)
+      for (size_t i = 0; i < n; ++i) sets.push_back(llvm::Constant::getNullValue(acc_type()));
+    sets = emit_for_carried(
+        b_, i64(b_, 0), i64(b_, s_.ic_bn / 4 / split), "ic_groups", sets,
+        [&](llvm::Value* g, const LoopState& carried) {
+          LoopState out = carried;
+          for (int64_t k = 0; k < split; ++k) {
+            LoopState a(out.begin() + static_cast<std::ptrdiff_t>(k * n),
+                        out.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
+            emit_products(t, rows, icc, kh, kw, kwc, add_i64(b_, mul_i64(b_, g, split), k), a);
+            std::copy(a.begin(), a.end(), out.begin() + static_cast<std::ptrdiff_t>(k * n));
+          }
+          return out;
+        });
+    LoopState sum(sets.begin(), sets.begin() + static_cast<std::ptrdiff_t>(n));
+    for (int64_t k = 1; k < split; ++k)
+      for (size_t i = 0; i < n; ++i) sum[i] = b_.CreateAdd(sum[i], sets[k * n + i]);
+    return sum;
   }
 
   std::vector<llvm::Value*> row_pointers(const Tile& t, llvm::Value* plane, llvm::Value* kh) {
