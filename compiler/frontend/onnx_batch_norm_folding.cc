@@ -5,16 +5,11 @@
 #include <set>
 
 #include "compiler/frontend/onnx_graph_index.h"
+#include "compiler/frontend/onnx_import_context.h"
 
 namespace tensortune::frontend {
 
 namespace {
-
-double float_attribute(const onnx::NodeProto& n, const std::string& name, double fallback) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.f();
-  return fallback;
-}
 
 /// A float initializer of `count` values, or nothing.
 std::optional<graph::Tensor> channel_vector(const onnx::GraphProto& g, const OnnxGraphIndex& index,
@@ -64,7 +59,7 @@ Expected<int> fold_batch_norms(onnx::GraphProto* g) {
         bias = channel_vector(*g, index, bias_name, channels);
         if (!bias) continue;
       }
-      const double epsilon = float_attribute(bn, "epsilon", 1e-5);
+      const double epsilon = NodeAttributes(bn).get_float("epsilon", 1e-5f);
       const int64_t per_channel = channels > 0 ? weight->size() / channels : 0;
       std::vector<float> folded_bias(static_cast<size_t>(channels));
       for (int64_t o = 0; o < channels; ++o) {

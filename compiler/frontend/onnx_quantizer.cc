@@ -125,8 +125,6 @@ void add_initializer(onnx::GraphProto* g, const graph::Tensor& t, const std::str
   tensor_to_proto(t, name, g->add_initializer());
 }
 
-using GraphIndex = OnnxGraphIndex;
-
 Expected<onnx::ModelProto> read_model(const std::string& in) {
   std::ifstream file(in, std::ios::binary);
   if (!file) return not_found("cannot open model file " + in);
@@ -143,7 +141,7 @@ Expected<onnx::ModelProto> read_model(const std::string& in) {
 
 /// The Conv, Gemm and MatMul nodes whose weights can be quantized; the others are named in
 /// report.skipped with the reason.
-std::vector<Target> find_targets(const onnx::GraphProto& g, const GraphIndex& index,
+std::vector<Target> find_targets(const onnx::GraphProto& g, const OnnxGraphIndex& index,
                                  QuantizeReport& report) {
   std::vector<Target> targets;
   for (int i = 0; i < g.node_size(); ++i) {
@@ -332,7 +330,7 @@ void splice_and_prune(onnx::GraphProto* g, Rewrite& rewrite) {
 /// Quantize -> dequantize of a value where it is computed (in front of its first reader); every
 /// reader reads the dequantized value, a layer's activation input through rewrite_target, which
 /// finds the pair made.
-void quantize_value(onnx::GraphProto* g, const std::string& v, const GraphIndex& index,
+void quantize_value(onnx::GraphProto* g, const std::string& v, const OnnxGraphIndex& index,
                     const std::set<int>& layer_nodes, Calibration& calibration, Rewrite& rewrite) {
   const auto [scale, zp] = activation_parameters(calibration.ranges[v]);
   add_initializer(g, graph::Tensor::from_floats({}, {scale}), v + "_scale");
@@ -410,7 +408,7 @@ onnx::NodeProto dequantized_weight(onnx::GraphProto* g, const Target& t, const g
 /// One target rewritten: its activation quantized and dequantized (once per tensor), an int8
 /// copy of its weight dequantized (once per weight; [-64, 64] where options.reduce_range says),
 /// its bias corrected for the weight's mean rounding error where options.bias_correction says.
-Status rewrite_target(onnx::GraphProto* g, const Target& t, const GraphIndex& index,
+Status rewrite_target(onnx::GraphProto* g, const Target& t, const OnnxGraphIndex& index,
                       Calibration& calibration, const QuantizeOptions& options,
                       QuantizeReport& report, Rewrite& rewrite) {
   auto& ranges = calibration.ranges;
@@ -512,7 +510,7 @@ Expected<QuantizeReport> quantize_onnx_file(const std::string& in, const std::st
   if (!batch_norms) return batch_norms.error().with_context(in);
   report.batch_norms_folded = *batch_norms;
   report.per_channel = options.per_channel && default_opset(model) >= 13;
-  const GraphIndex index(*g);
+  const OnnxGraphIndex index(*g);
   const std::vector<Target> targets = find_targets(*g, index, report);
   QuantizedOutputPlan outputs;
   std::set<int> layer_nodes;

@@ -61,6 +61,11 @@ class Realizer {
     for (size_t i = 0; i < g_.nodes().size(); ++i)
       for (ValueId in : g_.nodes()[i].inputs)
         consumer_[static_cast<size_t>(in)] = uses[static_cast<size_t>(in)] == 1 ? int(i) : -1;
+    read_in_float_.assign(g_.values().size(), false);
+    for (ValueId o : g_.outputs()) read_in_float_[static_cast<size_t>(o)] = true;
+    for (const Node& n : g_.nodes())
+      if (n.op != OpKind::kConv2d && n.op != OpKind::kDense)
+        for (ValueId in : n.inputs) read_in_float_[static_cast<size_t>(in)] = true;
     for (const Node& n : g_.nodes()) {
       if (skipped_.count(n.output)) continue;
       if (n.op == OpKind::kConv2dInteger && n.inputs.size() == 2) {
@@ -333,13 +338,7 @@ class Realizer {
   /// layers that read its bytes: a residual sum read by the next block's add, in a model that
   /// quantizes every layer's output (ONNX Runtime's quantizer's form).
   bool read_in_float(ValueId dequantized) const {
-    for (ValueId o : g_.outputs())
-      if (o == dequantized) return true;
-    for (const Node& r : g_.nodes())
-      if (r.op != OpKind::kConv2d && r.op != OpKind::kDense &&
-          std::find(r.inputs.begin(), r.inputs.end(), dequantized) != r.inputs.end())
-        return true;
-    return false;
+    return read_in_float_[static_cast<size_t>(dequantized)];
   }
 
   /// The uint8 node of quantized data computed back from its dequantized value dq = (q - z) * s:
@@ -576,7 +575,9 @@ class Realizer {
   std::map<ValueId, std::optional<Tensor>> evaluated_;
   std::map<ValueId, ValueId> quantized_;  ///< source integer values -> their uint8 cast
   std::vector<int> consumer_;             ///< per value: the node that alone reads it, else -1
-  std::set<ValueId> skipped_;             ///< outputs of nodes a rewrite replaced (not copied)
+  /// per value: read by a node other than a conv2d or dense, or a graph output (read_in_float)
+  std::vector<bool> read_in_float_;
+  std::set<ValueId> skipped_;  ///< outputs of nodes a rewrite replaced (not copied)
 };
 
 }  // namespace
