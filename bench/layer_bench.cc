@@ -18,11 +18,11 @@
 #include <map>
 
 #include "bench/bench_stats.h"
-#include "bench/fma_peak.h"
 #include "bench/onednn_anchor.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/local_measurer.h"
 #include "records/record_store.h"
+#include "support/fma_peak.h"
 #include "tuner/measurer.h"
 #include "tuner/task_extraction.h"
 #include "tuner/tuner_factory.h"
@@ -144,9 +144,9 @@ int main(int argc, char** argv) {
   }
 
   auto measure_peak = [&] {
-    return int8 ? tt::bench::measured_int8_peak(threads) : tt::bench::measured_fma_peak(threads);
+    return int8 ? tt::measured_int8_peak(threads) : tt::measured_fma_peak(threads);
   };
-  const tt::bench::Peak peak = measure_peak();
+  const tt::Peak peak = measure_peak();
   tt::measure::TimeEvaluatorOptions timing;
   timing.number = number;
   timing.repeat = repeat;
@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   // Measured again: a peak far below the first says the machine was busy at the start.
-  const tt::bench::Peak later = measure_peak();
+  const tt::Peak later = measure_peak();
   if (later.gflops > 0)
     std::printf("# the peak loop again after the last layer: %.1f (the %%pk columns: %.1f)\n",
                 later.gflops, peak.gflops);

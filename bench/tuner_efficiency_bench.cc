@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   double min_repeat_ms = 20;
   std::vector<std::string> tuners{"random", "ga", "xgb"};
   std::vector<uint64_t> seeds{0, 1, 2};
+  bool whole_too = false;
   app.add_option("--trials", budget, "trial budget per tuner run")->capture_default_str();
   app.add_option("--only", only, "run only tasks whose name contains one of these");
   app.add_option("--replay-db", replay_db,
@@ -111,6 +112,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tuners", tuners, "tuners to compare")->capture_default_str();
   app.add_option("--seeds", seeds, "seeds per tuner")->capture_default_str();
+  app.add_flag("--whole-space", whole_too,
+               "also run each tuner over every valid config (columns marked *), beside the "
+               "configs the CPU model offers, on the same measurements");
   CLI11_PARSE(app, argc, argv);
 
   auto store = tt::records::RecordStore::open(db_path);
@@ -119,13 +123,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   const ss::Target target = tt::codegen::host_target();
+  if (whole_too) {
+    const size_t n = tuners.size();
+    for (size_t i = 0; i < n; ++i) tuners.push_back(tuners[i] + "*");
+  }
+  std::printf("# CPU model %s\n", ss::describe_cpu_model(ss::cpu_model_of(target)).c_str());
   std::printf(
       "# tuner efficiency, %s, one thread, budget %lld trials, seeds %zu, protocol number=10 "
       "repeat=3 "
       "min_repeat_ms=%.0f; t95 = trials to reach 95%% of the best known ('>' = not within "
       "budget)\n",
       target.spec.c_str(), static_cast<long long>(budget), seeds.size(), min_repeat_ms);
-  std::printf("%-26s %6s %9s", "task", "valid", "bestGF");
+  std::printf("%-26s %6s %7s %9s", "task", "valid", "offered", "bestGF");
   for (const auto& t : tuners) std::printf(" %18s", (t + " t95").c_str());
   for (const auto& t : tuners) std::printf(" %10s", (t + " best%").c_str());
   std::printf(" %9s\n", "xgb time%");
@@ -158,12 +167,15 @@ int main(int argc, char** argv) {
 
     std::map<std::string, std::vector<RunStats>> stats;
     std::map<std::string, std::vector<std::vector<ss::Config>>> sequences;
+    const ss::ConfigSpace whole = space.whole();
     for (const auto& tname : tuners)
       for (uint64_t seed : seeds) {
+        const bool over_whole = tname.back() == '*';
+        const ss::ConfigSpace& walked = over_whole ? whole : space;
         tt::tuner::TunerOptions to;
-        to.name = tname;
+        to.name = over_whole ? tname.substr(0, tname.size() - 1) : tname;
         to.seed = seed;
-        auto tuner = tt::tuner::make_tuner(task, space, to, nullptr);
+        auto tuner = tt::tuner::make_tuner(task, walked, to, nullptr);
         if (!tuner) {
           std::fprintf(stderr, "error: %s\n", tuner.error().message.c_str());
           return 1;
@@ -171,10 +183,10 @@ int main(int argc, char** argv) {
         memo.log_configs.clear();
         memo.log_results.clear();
         tt::tuner::TuneOptions o;
-        o.trials = tname == "random" ? std::max(budget, random_trials) : budget;
+        o.trials = to.name == "random" ? std::max(budget, random_trials) : budget;
         o.batch_size = 8;
         auto r = tt::tuner::tune_task(
-            task, space, **tuner, memo, nullptr, o, [&](const tt::tuner::TuneProgress& p) {
+            task, walked, **tuner, memo, nullptr, o, [&](const tt::tuner::TuneProgress& p) {
               std::fprintf(stderr, "\r%-26s %-6s seed %llu %lld/%lld (distinct measured %zu)   ",
                            named.name.c_str(), tname.c_str(), static_cast<unsigned long long>(seed),
                            static_cast<long long>(p.done), static_cast<long long>(p.total),
@@ -201,7 +213,8 @@ int main(int argc, char** argv) {
     double best_known = 0;
     for (const auto& [i, r] : memo.memo()) best_known = std::max(best_known, gflops(task, r));
     std::fprintf(stderr, "\n");
-    std::printf("%-26s %6lld %9.1f", named.name.c_str(), static_cast<long long>(valid), best_known);
+    std::printf("%-26s %6lld %7lld %9.1f", named.name.c_str(), static_cast<long long>(valid),
+                static_cast<long long>(space.offered_count()), best_known);
     for (const auto& tname : tuners) {
       std::string cells;
       for (size_t k = 0; k < seeds.size(); ++k) {
@@ -233,7 +246,7 @@ int main(int argc, char** argv) {
       std::printf(" %9.1f%%", 100 * mean / static_cast<double>(stats[tname].size()));
     }
     double share = 0;
-    if (stats.count("xgb")) {
+    if (stats.count("xgb") && !stats["xgb"].empty()) {
       double tuner_s = 0, measure_s = 0;
       for (const auto& s : stats["xgb"]) {
         tuner_s += s.tuner_s;
@@ -249,6 +262,10 @@ int main(int argc, char** argv) {
   for (const auto& tname : tuners) std::printf("  %s %.1f", tname.c_str(), geomean(t95_all[tname]));
   if (t95_all.count("xgb") && t95_all.count("random"))
     std::printf("  | xgb/random %.3f", geomean(t95_all["xgb"]) / geomean(t95_all["random"]));
+  for (const auto& tname : tuners)
+    if (tname.back() != '*' && t95_all.count(tname + "*"))
+      std::printf("  | %s offered/whole %.3f", tname.c_str(),
+                  geomean(t95_all[tname]) / geomean(t95_all[tname + "*"]));
   double share_mean = 0;
   for (double s : xgb_share) share_mean += s;
   if (!xgb_share.empty())

@@ -174,6 +174,8 @@ Status run_tune_model(const TuneModelFlags& f) {
               per_task > 1 ? (" on each of " + counts_text + " threads").c_str() : "", f.db.c_str(),
               parallel > 1 ? (", " + std::to_string(parallel) + " tasks at once").c_str() : "");
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
+  if (!ss::target_kind_of(target).runs_on_gpu())
+    std::printf("CPU model %s\n", ss::describe_cpu_model(ss::cpu_model_of(target)).c_str());
 
   workflow::TuningOptions tuning = f.tuning;
   // A model's tasks share templates: xgb pre-trains on what the DB already holds of the others.

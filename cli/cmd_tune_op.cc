@@ -34,6 +34,8 @@ Status run_tune_op(const TuneOpFlags& f) {
   TT_ASSIGN_OR_RETURN(auto weight, workflow::parse_shape(wtext, conv ? "--kernel" : "--weight"));
   TT_ASSIGN_OR_RETURN(auto task, workflow::make_op_task(f.op, data, weight));
   TT_ASSIGN_OR_RETURN(auto store, records::RecordStore::open(f.db));
+  if (!ss::target_kind_of(task.target).runs_on_gpu())
+    std::printf("CPU model %s\n", ss::describe_cpu_model(ss::cpu_model_of(task.target)).c_str());
   TT_ASSIGN_OR_RETURN(auto summary, workflow::tune_one_task(task, f.tuning, store.get(), 1, 1));
   const auto& p = summary.result.progress;
   std::printf("best: %.2f GFLOPS with %s\n", p.best_gflops, summary.best_config.c_str());

@@ -41,6 +41,10 @@ void add_tuning_flags(CLI::App& cmd, workflow::TuningOptions& f, bool threads_fl
                  "stop after this many trials without a new best (0: never)")
       ->check(tensortune::cli::at_least(0))
       ->capture_default_str();
+  cmd.add_flag("--whole-space", f.whole_space,
+               "propose every valid config, not only the register tiles the CPU model offers "
+               "(tiles its vector registers hold, with enough sums to keep its FMA pipes busy; "
+               "`tune` prints the model)");
   cmd.add_option("--seed", f.seed,
                  "random seed of the tuner; the same seed gives the same sequence")
       ->capture_default_str();

@@ -68,7 +68,16 @@ class BatchMatmulTemplate final : public Template {
   OperatorKind operator_kind() const override { return OperatorKind::kBatchMatmul; }
 
   ConfigSpace config_space(const Task& task) const override {
-    return batch_matmul_space(workload(task), task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    const bool nt = workload(task).transpose_b;
+    // Bound by memory where its rows are few (a decode step's one token).
+    return util::offer_tiles_for(
+        batch_matmul_space(workload(task), task.target.vector_lanes), task.target,
+        util::TileBound::kMemory, [lanes, nt](const ConfigSpace& space, const Config& c) {
+          const BatchMatmulSchedule s = batch_matmul_schedule(space, c);
+          return util::tile_with(accumulators(nt, s, lanes), ceil_div(nt ? s.kf : s.xi, lanes),
+                                 nt ? s.yi * s.xi : s.yi);
+        });
   }
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     return batch_matmul_default(space, workload(task));

@@ -1,5 +1,7 @@
 #include "schedule_space/config_space.h"
 
+#include <algorithm>
+
 namespace tensortune::schedule_space {
 
 ConfigSpace::ConfigSpace(std::string template_name, std::vector<Knob> knobs, Validity valid)
@@ -97,6 +99,58 @@ int64_t ConfigSpace::valid_count() const {
     valid_count_->count = n;
   });
   return valid_count_->count;
+}
+
+void ConfigSpace::offer_register_tiles(TileOf tile, int64_t registers, int64_t accumulators) {
+  offer_ = std::make_shared<RegisterTileOffer>();
+  offer_->tile = std::move(tile);
+  offer_->wanted_registers = registers;
+  offer_->wanted_accumulators = accumulators;
+}
+
+const ConfigSpace::RegisterTileOffer& ConfigSpace::settled_offer() const {
+  RegisterTileOffer& o = *offer_;
+  std::call_once(o.once, [this, &o] {
+    std::vector<RegisterTile> tiles;  // one per valid point
+    for (int64_t i = 0; i < size_; ++i) {
+      const Config c = *config_at(i);
+      if (is_valid(c)) tiles.push_back(o.tile(c.digits));
+    }
+    if (tiles.empty()) return;
+    o.registers = o.wanted_registers;
+    int64_t fewest_registers = tiles.front().registers;
+    bool any_fits = false;
+    for (const RegisterTile& t : tiles) {
+      fewest_registers = std::min(fewest_registers, t.registers);
+      any_fits = any_fits || t.registers <= o.wanted_registers;
+    }
+    if (!any_fits) o.registers = fewest_registers;
+    int64_t most_accumulators = 0;
+    for (const RegisterTile& t : tiles)
+      if (t.registers <= o.registers)
+        most_accumulators = std::max(most_accumulators, t.accumulators);
+    o.accumulators = std::min(o.wanted_accumulators, most_accumulators);
+    for (const RegisterTile& t : tiles)
+      o.count += t.registers <= o.registers && t.accumulators >= o.accumulators;
+  });
+  return o;
+}
+
+bool ConfigSpace::is_offered(const Config& config) const {
+  if (!is_valid(config)) return false;
+  if (!offer_) return true;
+  const RegisterTileOffer& o = settled_offer();
+  const RegisterTile t = o.tile(config.digits);
+  return t.registers <= o.registers && t.accumulators >= o.accumulators;
+}
+
+bool ConfigSpace::is_offered_index(int64_t index) const {
+  auto c = config_at(index);
+  return c.has_value() && is_offered(*c);
+}
+
+int64_t ConfigSpace::offered_count() const {
+  return offer_ ? settled_offer().count : valid_count();
 }
 
 bool ConfigSpace::is_valid_index(int64_t index) const {

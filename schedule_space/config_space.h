@@ -4,7 +4,9 @@
 /// Index <-> config is mixed radix over the knobs in definition order, first knob fastest
 /// varying (AutoTVM's order): digit_j = (index / prod_{i<j} dims_i) mod dims_j.
 /// A template may declare some points invalid (for example register tiles that cannot fit);
-/// invalid points keep their index but tuners never propose them.
+/// invalid points keep their index but tuners never propose them. Among the valid points, a
+/// template may also say which suit the machine (offer_register_tiles): tuners propose only
+/// those, while records of the others still decode, compile and run.
 
 #include <cstdint>
 #include <functional>
@@ -62,6 +64,33 @@ class ConfigSpace {
   /// takes seconds for the largest GPU spaces (10^8 points).
   int64_t valid_count() const;
 
+  /// A config's register tile: its vector accumulators, and every vector register its inner
+  /// loop holds at once (the accumulators, the weight vectors beside them, the broadcast input).
+  struct RegisterTile {
+    int64_t accumulators = 0;
+    int64_t registers = 0;
+  };
+  using TileOf = std::function<RegisterTile(const std::vector<int32_t>& digits)>;
+  /// Which valid points suit the machine: tiles that hold at most `registers` vector registers
+  /// (more spill) and at least `accumulators` accumulators (fewer leave the FMA pipes waiting
+  /// on their latency). Each bound gives way where the workload has no valid tile within it (the
+  /// floor drops to the most accumulators a fitting tile has; the ceiling rises to the fewest
+  /// registers a tile holds), so a space with valid points always offers some. Indices and
+  /// validity do not change. The bounds are settled by one scan of the space, on first use.
+  void offer_register_tiles(TileOf tile, int64_t registers, int64_t accumulators);
+  /// Valid, and within the register-tile bounds where the template set them: what tuners
+  /// propose.
+  bool is_offered(const Config& config) const;
+  bool is_offered_index(int64_t index) const;
+  /// Points offered (valid_count() where no bounds are set); counted by the same scan.
+  int64_t offered_count() const;
+  /// The same space offering every valid point (`tune --whole-space`, and comparisons).
+  ConfigSpace whole() const {
+    ConfigSpace copy = *this;
+    copy.offer_.reset();
+    return copy;
+  }
+
   /// The value of knob `name` in `config`; TT_CHECKs that the knob exists.
   const KnobValue& value(const Config& config, const std::string& name) const;
   int knob_position(const std::string& name) const;  ///< -1 when absent
@@ -79,6 +108,14 @@ class ConfigSpace {
     int64_t count = 0;
   };
   std::shared_ptr<ValidCount> valid_count_ = std::make_shared<ValidCount>();
+  struct RegisterTileOffer {
+    TileOf tile;
+    int64_t wanted_registers = 0, wanted_accumulators = 0;
+    std::once_flag once;
+    int64_t registers = 0, accumulators = 0, count = 0;  // settled bounds
+  };
+  std::shared_ptr<RegisterTileOffer> offer_;
+  const RegisterTileOffer& settled_offer() const;
 };
 
 }  // namespace tensortune::schedule_space

@@ -151,7 +151,15 @@ class Conv2dNCHWcInt8Template final : public Template {
   }
 
   ConfigSpace config_space(const Task& task) const override {
-    return conv2d_nchwc_int8_space(workload_of(task), task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    const Precision precision = workload_of(task).precision;
+    return util::offer_tiles_for(
+        conv2d_nchwc_int8_space(workload_of(task), task.target.vector_lanes), task.target,
+        util::TileBound::kFmaPipes, [lanes, precision](const ConfigSpace& space, const Config& c) {
+          const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(space, c);
+          return util::tile_with(accumulators(s, lanes, precision), ceil_div(s.oc_bn, lanes),
+                                 s.reg_h * s.reg_n);
+        });
   }
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     return conv2d_nchwc_int8_default(space, workload_of(task), task.target.vector_lanes);

@@ -17,6 +17,18 @@ using util::log_feature;
 
 bool is_1x1(const Conv2dWorkload& w) { return w.kernel_h == 1 && w.kernel_w == 1; }
 
+int64_t accumulators(const Conv2dSchedule& s, int64_t lanes) {
+  return s.reg_h * s.reg_n * ceil_div(s.oc_bn, lanes);
+}
+
+/// Whether a fallback row of `columns` tiles of `vectors` vectors is valid and keeps its sums
+/// in registers: at most 28 accumulators of 32 zmm (AutoTVM-compatible; the widest such row may
+/// spill one register, which costs less than a narrower row), 12 of 16 ymm (AutoTVM's 28-wide
+/// row spills half its sums there).
+bool row_fits(int64_t columns, int64_t vectors, int vector_registers) {
+  return columns * vectors <= std::min<int64_t>(kMaxAccumulators, vector_registers - 4);
+}
+
 }  // namespace
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
@@ -102,15 +114,17 @@ ReductionSlicing reduction_slicing(const Conv2dWorkload& w, const Conv2dSchedule
   return r;
 }
 
-Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes) {
+Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes,
+                            int vector_registers) {
   const auto& knobs = space.knobs();
   const int64_t oc_bn = largest_divisor_at_most(w.out_channels, vector_lanes);
   const int64_t ic_bn = largest_divisor_at_most(w.in_channels, oc_bn);
   const int64_t vectors = (oc_bn + vector_lanes - 1) / vector_lanes;
-  // AutoTVM caps reg_n at 31; we also keep the tile within the register budget so that the
-  // fallback is always a valid config.
-  const int64_t reg_n =
-      largest_divisor_at_most(w.out_width(), std::min<int64_t>(31, kMaxAccumulators / vectors));
+  // AutoTVM caps reg_n at 31; we also keep the tile within the registers, so that the fallback
+  // is valid and does not spill.
+  int64_t widest = 1;
+  while (widest < 31 && row_fits(widest + 1, vectors, vector_registers)) ++widest;
+  const int64_t reg_n = largest_divisor_at_most(w.out_width(), widest);
   std::vector<int32_t> digits(knobs.size(), 0);
   digits[0] = util::split_with_inner(knobs[0], ic_bn);
   digits[1] = util::split_with_inner(knobs[1], oc_bn);
@@ -123,13 +137,14 @@ Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, i
 }
 
 Conv2dSchedule conv2d_nchwc_schedule_for_blocks(const Conv2dWorkload& w, int64_t ic_bn,
-                                                int64_t oc_bn, int vector_lanes, int64_t widest) {
+                                                int64_t oc_bn, int vector_lanes, int64_t widest,
+                                                int vector_registers) {
   Conv2dSchedule s;
   s.ic_bn = ic_bn;
   s.oc_bn = oc_bn;
   const int64_t vectors = (oc_bn + vector_lanes - 1) / vector_lanes;
   for (int64_t n = std::min<int64_t>(w.out_width(), widest); n >= 1; --n)
-    if (w.out_width() % n == 0 && n * vectors <= kMaxAccumulators) {
+    if (w.out_width() % n == 0 && row_fits(n, vectors, vector_registers)) {
       s.reg_n = n;
       break;
     }
@@ -145,19 +160,28 @@ class Conv2dNCHWcTemplate final : public Template {
   OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
 
   ConfigSpace config_space(const Task& task) const override {
-    return conv2d_nchwc_space(workload(task), task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    return util::offer_tiles_for(
+        conv2d_nchwc_space(workload(task), task.target.vector_lanes), task.target,
+        util::TileBound::kFmaPipes, [lanes](const ConfigSpace& space, const Config& c) {
+          const Conv2dSchedule s = conv2d_nchwc_schedule(space, c);
+          return util::tile_with(accumulators(s, lanes), ceil_div(s.oc_bn, lanes),
+                                 s.reg_h * s.reg_n);
+        });
   }
   Config default_config(const Task& task, const ConfigSpace& space) const override {
-    return conv2d_nchwc_default(space, workload(task), task.target.vector_lanes);
+    return conv2d_nchwc_default(space, workload(task), task.target.vector_lanes,
+                                cpu_model_of(task.target).vector_registers);
   }
 
   const std::vector<std::string>& feature_names() const override {
     static const std::vector<std::string> names{
-        "ic_bn",        "oc_bn",          "reg_n",        "reg_h",      "unroll_kw",
-        "vectors",      "accumulators",   "full_vectors", "ow_tail",    "oh_tail",
-        "parallel",     "tiles_per_task", "reduction",    "inner_trip", "input_tile_bytes",
-        "weight_bytes", "output_bytes",   "fma_per_load", "oc_inner",   "split_reduction",
-        "slices",       "rows_per_task"};
+        "ic_bn",        "oc_bn",          "reg_n",           "reg_h",        "unroll_kw",
+        "vectors",      "accumulators",   "full_vectors",    "ow_tail",      "oh_tail",
+        "parallel",     "tiles_per_task", "reduction",       "inner_trip",   "input_tile_bytes",
+        "weight_bytes", "output_bytes",   "fma_per_load",    "oc_inner",     "split_reduction",
+        "slices",       "rows_per_task",  "fma_chain_cover", "register_use", "l1_share",
+        "l2_share"};
     return names;
   }
 
@@ -172,6 +196,13 @@ class Conv2dNCHWcTemplate final : public Template {
     const ReductionSlicing slicing = reduction_slicing(w, s);
     const int64_t in_rows = (s.reg_h - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h + 1;
     const int64_t in_cols = (s.reg_n - 1) * w.stride_w + (w.kernel_w - 1) * w.dilation_w + 1;
+    // Relative to the machine, so that what is learnt on one CPU kind carries to another: a
+    // step's weight block and input tile against L1; a task's weights and input rows against L2.
+    const CpuModel cpu = cpu_model_of(task.target);
+    const double step_bytes =
+        4.0 * s.ic_bn * (w.kernel_h * w.kernel_w * s.oc_bn + in_rows * in_cols);
+    const double task_bytes =
+        4.0 * w.in_channels * (w.kernel_h * w.kernel_w * s.oc_bn + in_rows * w.in_width);
     return {log_feature(s.ic_bn),
             log_feature(s.oc_bn),
             log_feature(s.reg_n),
@@ -193,7 +224,12 @@ class Conv2dNCHWcTemplate final : public Template {
             s.oc_inner ? 1.0f : 0.0f,
             s.split_reduction ? 1.0f : 0.0f,
             log_feature(slicing.slices),
-            log_feature(slicing.row_tiles_per_task)};
+            log_feature(slicing.row_tiles_per_task),
+            static_cast<float>(acc) / static_cast<float>(cpu.fma_chains),
+            static_cast<float>(util::tile_with(acc, vectors, s.reg_h * s.reg_n).registers) /
+                static_cast<float>(cpu.vector_registers),
+            static_cast<float>(step_bytes / static_cast<double>(cpu.l1d_bytes)),
+            static_cast<float>(task_bytes / static_cast<double>(cpu.l2_bytes))};
   }
 
   KernelSignature signature(const Task& task, const ConfigSpace& space,
@@ -219,7 +255,8 @@ class Conv2dNCHWcTemplate final : public Template {
     const Conv2dWorkload& w = workload(task);
     const auto& knobs = space.knobs();
     const Conv2dSchedule s =
-        conv2d_nchwc_schedule_for_blocks(w, ic_block, oc_block, task.target.vector_lanes);
+        conv2d_nchwc_schedule_for_blocks(w, ic_block, oc_block, task.target.vector_lanes, 31,
+                                         cpu_model_of(task.target).vector_registers);
     std::vector<int32_t> digits(knobs.size(), 0);
     const int64_t factors[] = {s.ic_bn, s.oc_bn, s.reg_n};
     for (size_t k = 0; k < 3; ++k) {

@@ -74,13 +74,15 @@ int64_t reduction_slice_chunks(const Conv2dWorkload& w, int64_t ic_bn, int64_t o
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);
 Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config);
 /// AutoTVM's fallback: oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor of IC
-/// <= oc_bn, reg_n = largest divisor of OW <= 31, unroll_kw = false, one row.
-Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes);
+/// <= oc_bn, reg_n = largest divisor of OW <= 31 whose row fits `vector_registers` (the CPU
+/// model's: 16 on AVX2, where AutoTVM's row spills), unroll_kw = false, one row.
+Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes,
+                            int vector_registers = 32);
 /// A valid direct schedule for blocks no record chose (a layout fixed by the neighbours, NCHW
 /// convolutions with blocks of 1, a Winograd node's fallback): the widest register row of at
-/// most `widest` columns that divides OW and fits, one row.
+/// most `widest` columns that divides OW and fits `vector_registers`, one row.
 Conv2dSchedule conv2d_nchwc_schedule_for_blocks(const Conv2dWorkload& w, int64_t ic_bn,
                                                 int64_t oc_bn, int vector_lanes,
-                                                int64_t widest = 31);
+                                                int64_t widest = 31, int vector_registers = 32);
 
 }  // namespace tensortune::schedule_space

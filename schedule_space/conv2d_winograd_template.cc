@@ -143,7 +143,15 @@ class Conv2dWinogradTemplate final : public Template {
   }
 
   ConfigSpace config_space(const Task& task) const override {
-    return conv2d_winograd_space(workload(task), task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    // The batched products of the transformed tiles: a register tile per (tiles, channels).
+    return util::offer_tiles_for(conv2d_winograd_space(workload(task), task.target.vector_lanes),
+                                 task.target, util::TileBound::kFmaPipes,
+                                 [lanes](const ConfigSpace& space, const Config& c) {
+                                   const WinogradSchedule s = conv2d_winograd_schedule(space, c);
+                                   return util::tile_with(s.reg_t * ceil_div(s.oc_bn, lanes),
+                                                          ceil_div(s.oc_bn, lanes), s.reg_t);
+                                 });
   }
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     return conv2d_winograd_default(space, workload(task), task.target.vector_lanes);

@@ -59,7 +59,15 @@ class DenseInt8Template final : public Template {
   }
 
   ConfigSpace config_space(const Task& task) const override {
-    return dense_int8_space(workload_of(task), task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    const DenseWorkload w = workload_of(task);
+    return util::offer_tiles_for(dense_int8_space(w, task.target.vector_lanes), task.target,
+                                 util::TileBound::kMemory,
+                                 [lanes, w](const ConfigSpace& space, const Config& c) {
+                                   const DenseInt8Schedule s = dense_int8_schedule(space, c, w);
+                                   return util::tile_with(accumulators(s.rows, s.oc_bn, lanes),
+                                                          ceil_div(s.oc_bn, lanes), s.rows);
+                                 });
   }
   // AutoTVM's fallback factor, 32 rows, where it divides M and fits; else the largest that does.
   Config default_config(const Task& task, const ConfigSpace& space) const override {

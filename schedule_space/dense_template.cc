@@ -103,7 +103,16 @@ class DenseTemplate final : public Template {
   bool needs_constant_weight() const override { return packed_; }
 
   ConfigSpace config_space(const Task& task) const override {
-    return dense_space(workload(task), packed_, task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    const bool packed = packed_;
+    return util::offer_tiles_for(
+        dense_space(workload(task), packed_, task.target.vector_lanes), task.target,
+        util::TileBound::kMemory, [lanes, packed](const ConfigSpace& space, const Config& c) {
+          const DenseSchedule s = dense_schedule(space, c, packed);
+          const int64_t vectors = ceil_div(packed ? s.xi : s.kf, lanes);
+          return util::tile_with(packed ? s.yi * vectors : s.yi * s.xi * vectors, vectors,
+                                 packed ? s.yi : s.yi * s.xi);
+        });
   }
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     return dense_default(space, workload(task), packed_, task.target.vector_lanes);

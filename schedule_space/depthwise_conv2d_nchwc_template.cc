@@ -71,7 +71,15 @@ class DepthwiseConv2dNCHWcTemplate final : public Template {
   }
 
   ConfigSpace config_space(const Task& task) const override {
-    return depthwise_space(workload(task), task.target.vector_lanes);
+    const int64_t lanes = task.target.vector_lanes;
+    // Bound by its loads (each weight and input is used once per output row), not its FMAs.
+    return util::offer_tiles_for(
+        depthwise_space(workload(task), task.target.vector_lanes), task.target,
+        util::TileBound::kMemory, [lanes](const ConfigSpace& space, const Config& c) {
+          const int64_t oc_bn = inner_factor(space.value(c, "tile_oc"));
+          const int64_t reg_n = inner_factor(space.value(c, "tile_ow"));
+          return util::tile_with(accumulators(reg_n, oc_bn, lanes), ceil_div(oc_bn, lanes), reg_n);
+        });
   }
 
   // AutoTVM's fallback blocks (oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor

@@ -70,6 +70,16 @@ std::string target_backend(const Target& target) {
   return target.spec.substr(0, target.spec.find(' '));
 }
 
+CpuModel cpu_model_of(const Target& target) {
+  if (target.measured_cpu) return *target.measured_cpu;
+  std::string cpu;
+  if (const size_t at = target.spec.find("-mcpu="); at != std::string::npos) {
+    const size_t begin = at + 6;
+    cpu = target.spec.substr(begin, target.spec.find(' ', begin) - begin);
+  }
+  return cpu_model_for(cpu, target.vector_lanes);
+}
+
 std::string workload_key(const Task& task) {
   std::string args;
   if (const auto* c = std::get_if<Conv2dWorkload>(&task.workload)) {

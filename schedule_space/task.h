@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/cpu_model.h"
 #include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 #include "support/error.h"
@@ -33,10 +34,24 @@ inline constexpr char kDenseLargeBatchGpu[] = "dense_large_batch.gpu";
 /// -mcpu=icelake-server"); `vector_lanes` is the number of float32 lanes of the widest vector
 /// register (16 for AVX-512, 8 for AVX2, 4 for SSE/NEON).
 struct Target {
+  Target() = default;
+  Target(std::string spec, int vector_lanes, std::optional<CpuModel> measured_cpu = std::nullopt)
+      : spec(std::move(spec)), vector_lanes(vector_lanes), measured_cpu(std::move(measured_cpu)) {}
+
   std::string spec = "llvm -keys=cpu";
   int vector_lanes = 16;
-  friend bool operator==(const Target&, const Target&) = default;
+  /// The CPU's kernel model as measured on it (codegen::host_target fills it for the host);
+  /// absent for a target known only by its spec, whose model is the table's (cpu_model_of).
+  std::optional<CpuModel> measured_cpu;
+  /// The same target whatever is known of its CPU: spec and lanes.
+  friend bool operator==(const Target& a, const Target& b) {
+    return a.spec == b.spec && a.vector_lanes == b.vector_lanes;
+  }
 };
+
+/// The kernel model of an llvm target's CPU: the measured one where the target has it, else the
+/// table's for the spec's -mcpu (cpu_model_for).
+CpuModel cpu_model_of(const Target& target);
 
 /// The backend a target's code comes from: "cuda" for CUDA targets, else "llvm" (the first
 /// word of the spec, as AutoTVM's target kinds).

@@ -11,11 +11,44 @@
 #include <vector>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/cpu_model.h"
 #include "schedule_space/knob.h"
+#include "schedule_space/task.h"
 #include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 
 namespace tensortune::schedule_space::util {
+
+/// Whether a template's kernels are bound by their FMA pipes (a convolution's register tile
+/// reuses each load many times) or may be bound by memory (a dense at batch 1 streams its
+/// weights once, and its best tiles are narrow).
+enum class TileBound { kFmaPipes, kMemory };
+
+/// A register tile of `accumulators` vectors, `columns` of them (the inputs broadcast in turn)
+/// sharing `weights` weight vectors per step. Its inner loop holds the accumulators, one
+/// broadcast input, and the weights where more than one column reuses them (one column's
+/// weights are each used once, and LLVM folds their loads into the FMAs). On Zen 3 (16 ymm) and
+/// Ice Lake (32 zmm) LLVM 14 spills exactly the conv2d_NCHWc tiles this counts above the
+/// registers (tests/compiler/register_tile_test.cc).
+inline ConfigSpace::RegisterTile tile_with(int64_t accumulators, int64_t weights, int64_t columns) {
+  return {accumulators, accumulators + (columns > 1 ? weights : 0) + 1};
+}
+
+/// The space, offering the register tiles the task's CPU suits (ConfigSpace::
+/// offer_register_tiles): at most its vector registers, and, for FMA-bound kernels, at least
+/// its FMA chains in accumulators. `tile(space, config)` is the template's RegisterTile of a
+/// config.
+template <typename TileFn>
+ConfigSpace offer_tiles_for(ConfigSpace space, const Target& target, TileBound bound, TileFn tile) {
+  const CpuModel cpu = cpu_model_of(target);
+  const ConfigSpace plain = space;
+  space.offer_register_tiles(
+      [plain, tile](const std::vector<int32_t>& digits) {
+        return tile(plain, Config{0, digits});
+      },
+      cpu.vector_registers, bound == TileBound::kFmaPipes ? cpu.fma_chains : 1);
+  return space;
+}
 
 /// The factors of a split knob's value ([-1, f1, ...]).
 inline const std::vector<int64_t>& split_sizes(const KnobValue& v) {

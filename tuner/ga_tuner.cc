@@ -84,11 +84,11 @@ std::optional<int64_t> GaTuner::child(
       }
     }
     auto c = space_.config_from_digits(genes);
-    if (c && space_.is_valid(*c) && !visited_.visited(c->index) && !taken.count(c->index))
+    if (c && space_.is_offered(*c) && !visited_.visited(c->index) && !taken.count(c->index))
       return c->index;
   }
-  return random_valid_index(space_, rng_,
-                            [&](int64_t i) { return !visited_.visited(i) && !taken.count(i); });
+  return random_offered_index(space_, rng_,
+                              [&](int64_t i) { return !visited_.visited(i) && !taken.count(i); });
 }
 
 void GaTuner::breed() {
@@ -97,7 +97,7 @@ void GaTuner::breed() {
   std::vector<int64_t> next;
   if (generation_scores_.empty() && elites_.empty()) {
     while (next.size() < pop) {
-      auto i = random_valid_index(
+      auto i = random_offered_index(
           space_, rng_, [&](int64_t x) { return !visited_.visited(x) && !taken.count(x); });
       if (!i) break;
       taken.insert(*i);

@@ -5,10 +5,10 @@ namespace tensortune::tuner {
 namespace ss = schedule_space;
 
 VisitedSet::VisitedSet(const ss::ConfigSpace& space)
-    : space_(space), valid_count_(space.valid_count()) {}
+    : space_(space), offered_count_(space.offered_count()) {}
 
 void VisitedSet::mark(int64_t index) {
-  if (visited_.insert(index).second && space_.is_valid_index(index)) ++visited_valid_;
+  if (visited_.insert(index).second && space_.is_offered_index(index)) ++visited_offered_;
 }
 
 std::vector<ss::Config> GridTuner::next_batch(int n) {
@@ -18,7 +18,7 @@ std::vector<ss::Config> GridTuner::next_batch(int n) {
     const int64_t i = cursor_++;
     if (visited_.visited(i)) continue;
     auto c = space.config_at(i);
-    if (!space.is_valid(*c)) continue;
+    if (!space.is_offered(*c)) continue;
     visited_.mark(i);
     out.push_back(*c);
   }
@@ -39,13 +39,13 @@ std::vector<ss::Config> RandomTuner::next_batch(int n) {
     int64_t found = -1;
     for (int attempt = 0; attempt < 64 && found < 0; ++attempt) {
       const int64_t i = pick(rng_);
-      if (!visited_.visited(i) && space.is_valid_index(i)) found = i;
+      if (!visited_.visited(i) && space.is_offered_index(i)) found = i;
     }
     if (found < 0) {
       const int64_t start = pick(rng_);
       for (int64_t k = 0; k < space.size() && found < 0; ++k) {
         const int64_t i = (start + k) % space.size();
-        if (!visited_.visited(i) && space.is_valid_index(i)) found = i;
+        if (!visited_.visited(i) && space.is_offered_index(i)) found = i;
       }
     }
     if (found < 0) break;

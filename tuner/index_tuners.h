@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// Tuners that walk the index space without a model: grid (ascending valid indices), random
-/// (uniform over valid unvisited indices, never repeating, seedable) and a given list.
+/// Tuners that walk the index space without a model: grid (ascending offered indices), random
+/// (uniform over offered unvisited indices, never repeating, seedable) and a given list (any
+/// valid index in it: the caller chose them).
 
 #include <memory>
 #include <random>
@@ -10,22 +11,22 @@
 
 namespace tensortune::tuner {
 
-/// Shared bookkeeping: which indices are valid and which were visited.
+/// Shared bookkeeping: which indices the space offers (ConfigSpace::is_offered) and which were
+/// visited.
 class VisitedSet {
  public:
   explicit VisitedSet(const schedule_space::ConfigSpace& space);
   bool visited(int64_t index) const { return visited_.count(index) > 0; }
   void mark(int64_t index);
-  /// Valid indices not visited yet.
-  int64_t remaining() const { return valid_count_ - visited_valid_; }
-  int64_t valid_count() const { return valid_count_; }
+  /// Offered indices not visited yet.
+  int64_t remaining() const { return offered_count_ - visited_offered_; }
   const schedule_space::ConfigSpace& space() const { return space_; }
 
  private:
   const schedule_space::ConfigSpace& space_;
   std::set<int64_t> visited_;
-  int64_t valid_count_ = 0;
-  int64_t visited_valid_ = 0;
+  int64_t offered_count_ = 0;
+  int64_t visited_offered_ = 0;
 };
 
 class GridTuner final : public Tuner {

@@ -15,7 +15,7 @@ std::vector<ScoredIndex> simulated_annealing(const ss::ConfigSpace& space, const
                                              const SaOptions& o, std::mt19937_64& rng) {
   std::vector<int64_t> points;
   for (int c = 0; c < o.chains; ++c) {
-    auto i = random_valid_index(space, rng, [](int64_t) { return true; });
+    auto i = random_offered_index(space, rng, [](int64_t) { return true; });
     if (!i) break;
     points.push_back(*i);
   }

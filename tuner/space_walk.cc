@@ -4,18 +4,18 @@ namespace tensortune::tuner {
 
 namespace ss = schedule_space;
 
-std::optional<int64_t> random_valid_index(const ss::ConfigSpace& space, std::mt19937_64& rng,
-                                          const std::function<bool(int64_t)>& wanted,
-                                          int attempts) {
+std::optional<int64_t> random_offered_index(const ss::ConfigSpace& space, std::mt19937_64& rng,
+                                            const std::function<bool(int64_t)>& wanted,
+                                            int attempts) {
   std::uniform_int_distribution<int64_t> pick(0, space.size() - 1);
   for (int a = 0; a < attempts; ++a) {
     const int64_t i = pick(rng);
-    if (space.is_valid_index(i) && wanted(i)) return i;
+    if (space.is_offered_index(i) && wanted(i)) return i;
   }
   const int64_t start = pick(rng);
   for (int64_t k = 0; k < space.size(); ++k) {
     const int64_t i = (start + k) % space.size();
-    if (space.is_valid_index(i) && wanted(i)) return i;
+    if (space.is_offered_index(i) && wanted(i)) return i;
   }
   return std::nullopt;
 }
@@ -36,7 +36,7 @@ std::optional<int64_t> random_walk(const ss::ConfigSpace& space, int64_t index,
     if (v >= digits[k]) ++v;  // any candidate but the current one
     digits[k] = v;
     auto next = space.config_from_digits(digits);
-    if (next && space.is_valid(*next)) return next->index;
+    if (next && space.is_offered(*next)) return next->index;
   }
   return std::nullopt;
 }

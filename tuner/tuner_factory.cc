@@ -39,6 +39,9 @@ Expected<TransferSet> load_transfer_samples(records::RecordStore& store, const s
       auto t = records::task_from_workload_key(r.task.workload_key, r.task.target,
                                                task.target.vector_lanes);
       if (!t) continue;
+      // The same target as the task's: its measured CPU model too, so that the machine-relative
+      // features of the samples are the task's own.
+      if (t->target == task.target) t->target = task.target;
       auto s = ss::make_config_space(*t);
       if (!s) continue;
       g.task = *t;

@@ -59,7 +59,7 @@ std::vector<ss::Config> XgbTuner::next_batch(int n) {
       }
     }
     if (!pick)
-      pick = random_valid_index(space_, rng_, [&](int64_t i) { return !visited_.visited(i); });
+      pick = random_offered_index(space_, rng_, [&](int64_t i) { return !visited_.visited(i); });
     if (!pick) break;
     visited_.mark(*pick);
     out.push_back(*space_.config_at(*pick));

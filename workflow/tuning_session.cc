@@ -62,6 +62,7 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
                                     records::RecordStore* store, int task_number, int task_count,
                                     const TaskReporting& reporting) {
   TT_ASSIGN_OR_RETURN(ss::ConfigSpace space, ss::make_config_space(task));
+  if (f.whole_space) space = space.whole();
   measure::MeasureOptions mo;
   mo.timing.number = f.number;
   mo.timing.repeat = f.repeat;
@@ -97,10 +98,11 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   TaskSummary summary;
   summary.space_size = space.size();
   summary.valid_configs = space.valid_count();
+  summary.offered_configs = space.offered_count();
 
   tuner::TuneOptions to;
-  to.trials = std::min(
-      f.trials, f.configs.empty() ? summary.valid_configs : static_cast<int64_t>(f.configs.size()));
+  to.trials = std::min(f.trials, f.configs.empty() ? summary.offered_configs
+                                                   : static_cast<int64_t>(f.configs.size()));
   to.batch_size = f.batch_size;
   to.early_stopping = f.configs.empty() ? f.early_stopping : 0;
   to.run_id =
@@ -108,11 +110,13 @@ Expected<TaskSummary> tune_one_task(const ss::Task& task, const TuningOptions& f
   to.on_batch = reporting.on_batch;
   to.repeat = f.repeat;
   if (!reporting.quiet)
-    std::printf("[Task %2d/%2d] %s %s | space %lld configs (%lld valid) | %s, %d thread%s\n",
-                task_number, task_count, task.template_name.c_str(),
-                ss::describe_workload(task.workload).c_str(), static_cast<long long>(space.size()),
-                static_cast<long long>(summary.valid_configs), measurer->device_key().c_str(),
-                f.threads, f.threads == 1 ? "" : "s");
+    std::printf(
+        "[Task %2d/%2d] %s %s | space %lld configs (%lld valid, %lld offered) | %s, %d thread%s\n",
+        task_number, task_count, task.template_name.c_str(),
+        ss::describe_workload(task.workload).c_str(), static_cast<long long>(space.size()),
+        static_cast<long long>(summary.valid_configs),
+        static_cast<long long>(summary.offered_configs), measurer->device_key().c_str(), f.threads,
+        f.threads == 1 ? "" : "s");
   TT_ASSIGN_OR_RETURN(summary.result, tuner::tune_task(task, space, *tuner, *measurer, store, to,
                                                        [&](const tuner::TuneProgress& p) {
                                                          if (!reporting.quiet)

@@ -27,6 +27,8 @@ struct TuningOptions {
   int batch_size = 8;
   int64_t early_stopping = 0;
   uint64_t seed = 0;
+  /// Propose every valid config, not only the register tiles the CPU model suits.
+  bool whole_space = false;
   int threads = 1;
   int gpu = 0;  ///< CUDA templates measured here: the GPU ordinal
   int64_t number = schedule_space::kDefaultNumber;
@@ -82,6 +84,8 @@ struct TaskSummary {
   std::string best_config;  ///< described, or "-" when nothing succeeded
   int64_t space_size = 0;
   int64_t valid_configs = 0;
+  /// Valid configs the tuners propose on the task's CPU (ConfigSpace::offered_count).
+  int64_t offered_configs = 0;
   double default_gflops = 0;  ///< with measure_default; 0 when it failed or was not asked for
 };
 

@@ -43,7 +43,7 @@ def main():
         r = tt.tune_op(t, tuner="xgb", trials=args.trials, early_stopping=args.early_stopping,
                        db=args.db, threads=args.threads,
                        callbacks=[tt.callbacks.progress_bar(prefix)])
-        if r["trials"] < min(args.trials, r["valid_configs"]):
+        if r["trials"] < min(args.trials, r["offered_configs"]):
             print()  # the bar stopped short of its total (early stopping)
 
     # 2b. Graph tuning (tune_graph): each conv node's record chosen with the layout

@@ -175,7 +175,8 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
                   py::arg("measured") = r.measured, py::arg("resumed") = r.resumed,
                   py::arg("replayed") = r.replayed, py::arg("errors") = r.progress.errors,
                   py::arg("elapsed_s") = r.progress.elapsed_s, py::arg("stopped") = r.stopped,
-                  py::arg("valid_configs") = s.valid_configs);
+                  py::arg("valid_configs") = s.valid_configs,
+                  py::arg("offered_configs") = s.offered_configs);
 }
 
 void graph_tune(const py::object& model, const py::object& db, const py::object& input_shapes,

@@ -75,6 +75,14 @@ Expected<std::string> compile_kernel_object(const schedule_space::Task& task,
                                             const schedule_space::Config& config,
                                             const CpuDescription& cpu);
 
+/// The same kernel as assembly text for `cpu`, with LLVM's "Spill" and "Reload" comments on
+/// the instructions that move a register to the stack and back: how a register tile that is too
+/// large for the CPU shows itself.
+Expected<std::string> kernel_assembly(const schedule_space::Task& task,
+                                      const schedule_space::ConfigSpace& space,
+                                      const schedule_space::Config& config,
+                                      const CpuDescription& cpu);
+
 /// Links an object from compile_kernel_object into this process (kInvalidArgument when it does
 /// not load or has no "kernel"); `signature` is the config's (kernel_signature).
 Expected<CompiledKernel> load_kernel_object(const std::string& object_code,
@@ -89,9 +97,14 @@ Expected<std::string> kernel_ir(const schedule_space::Task& task,
                                 const schedule_space::Config& config, const KernelOptions& options,
                                 bool optimized);
 
-/// The host as a code generation target: "llvm -keys=cpu -mcpu=<host cpu>" and its widest
-/// float32 vector (16 lanes with AVX-512F, 8 with AVX, else 4).
+/// The host as a code generation target: "llvm -keys=cpu -mcpu=<host cpu>", its widest
+/// float32 vector (16 lanes with AVX-512F, 8 with AVX, else 4) and its measured kernel model.
 schedule_space::Target host_target();
+
+/// The host CPU's kernel model (schedule_space/cpu_model.h): the table's for its LLVM name,
+/// with the FMA chains and one core's peak measured by the FMA probe (a few milliseconds, once
+/// per process) and the cache sizes the kernel reports.
+schedule_space::CpuModel host_cpu_model();
 
 /// Device key for records: "x86-avx512", "x86-avx2", "x86-sse" (or "<arch>-cpu").
 std::string host_device_key();

@@ -112,8 +112,11 @@ Expected<CompiledKernel> compile_kernel(const ss::Task& task, const ss::ConfigSp
   return CompiledKernel(std::move(impl));
 }
 
-Expected<std::string> compile_kernel_object(const ss::Task& task, const ss::ConfigSpace& space,
-                                            const ss::Config& config, const CpuDescription& cpu) {
+namespace {
+
+Expected<std::string> compile_kernel_file(const ss::Task& task, const ss::ConfigSpace& space,
+                                          const ss::Config& config, const CpuDescription& cpu,
+                                          llvm::CodeGenFileType type) {
   emit::initialize_llvm();
   llvm::LLVMContext ctx;
   TT_ASSIGN_OR_RETURN(auto module, emit_module(ctx, task, space, config, {}));
@@ -123,7 +126,19 @@ Expected<std::string> compile_kernel_object(const ss::Task& task, const ss::Conf
     return internal_error("cannot create the target machine for " + cpu.cpu + ": " +
                           llvm::toString(tm.takeError()));
   emit::optimize(*module, **tm);
-  return emit::emit_object_file(*module, **tm);
+  return emit::emit_file(*module, **tm, type);
+}
+
+}  // namespace
+
+Expected<std::string> compile_kernel_object(const ss::Task& task, const ss::ConfigSpace& space,
+                                            const ss::Config& config, const CpuDescription& cpu) {
+  return compile_kernel_file(task, space, config, cpu, llvm::CGFT_ObjectFile);
+}
+
+Expected<std::string> kernel_assembly(const ss::Task& task, const ss::ConfigSpace& space,
+                                      const ss::Config& config, const CpuDescription& cpu) {
+  return compile_kernel_file(task, space, config, cpu, llvm::CGFT_AssemblyFile);
 }
 
 Expected<CompiledKernel> load_kernel_object(const std::string& object_code,
@@ -174,6 +189,7 @@ ss::Target host_target() {
   ss::Target t;
   t.spec = "llvm -keys=cpu -mcpu=" + llvm::sys::getHostCPUName().str();
   t.vector_lanes = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
+  t.measured_cpu = host_cpu_model();
   return t;
 }
 

@@ -40,11 +40,20 @@ Expected<llvm::orc::JITTargetMachineBuilder> machine_builder_for(const CpuDescri
 }
 
 Expected<std::string> emit_object_file(llvm::Module& m, llvm::TargetMachine& tm) {
+  return emit_file(m, tm, llvm::CGFT_ObjectFile);
+}
+
+Expected<std::string> emit_assembly_file(llvm::Module& m, llvm::TargetMachine& tm) {
+  return emit_file(m, tm, llvm::CGFT_AssemblyFile);
+}
+
+Expected<std::string> emit_file(llvm::Module& m, llvm::TargetMachine& tm,
+                                llvm::CodeGenFileType type) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
-    return internal_error("the target cannot emit object files");
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    return internal_error("the target cannot emit this kind of file");
   pm.run(m);
   return std::string(buffer.begin(), buffer.end());
 }

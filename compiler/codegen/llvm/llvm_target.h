@@ -21,8 +21,12 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder();
 /// The described CPU (its triple, CPU and features); the host's builder when it is the host.
 Expected<llvm::orc::JITTargetMachineBuilder> machine_builder_for(const CpuDescription& cpu);
 
-/// The module (optimised for `tm`) as an ELF object file.
+/// The module (optimised for `tm`) as an ELF object file, or as assembly text (with LLVM's
+/// spill and reload comments).
 Expected<std::string> emit_object_file(llvm::Module& m, llvm::TargetMachine& tm);
+Expected<std::string> emit_assembly_file(llvm::Module& m, llvm::TargetMachine& tm);
+Expected<std::string> emit_file(llvm::Module& m, llvm::TargetMachine& tm,
+                                llvm::CodeGenFileType type);
 
 /// A JIT for `jtmb` that resolves what kernels call outside themselves (libm's expf, fmaf,
 /// fmaxf where the CPU lacks an instruction LLVM would use) from this process.

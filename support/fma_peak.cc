@@ -1,13 +1,14 @@
-#include "bench/fma_peak.h"
+#include "support/fma_peak.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <vector>
 
-namespace tensortune::bench {
+namespace tensortune {
 
 namespace {
 
@@ -68,6 +69,51 @@ __attribute__((target("avx2,avxvnni"))) int dot_loop_256(long iterations) {
   return s;
 }
 
+// One dependent chain (each FMA waits for the last: bound by latency) and sixteen (twelve with
+// AVX2's sixteen registers) independent ones (bound by the pipes), the same count of FMAs.
+constexpr long kChainFmas = 1 << 20;
+
+template <int kChains>
+__attribute__((target("avx512f"))) float chain_512() {
+  __m512 acc[kChains];
+#pragma GCC unroll 16
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (long n = 0; n < kChainFmas / kChains; ++n)
+#pragma GCC unroll 16
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  __m512 sum = acc[0];
+#pragma GCC unroll 16
+  for (int i = 1; i < kChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
+  return _mm512_reduce_add_ps(sum);
+}
+
+template <int kChains>
+__attribute__((target("avx2,fma"))) float chain_256() {
+  __m256 acc[kChains];
+#pragma GCC unroll 16
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (long n = 0; n < kChainFmas / kChains; ++n)
+#pragma GCC unroll 16
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  __m256 sum = acc[0];
+#pragma GCC unroll 16
+  for (int i = 1; i < kChains; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  float s = 0;
+  for (float v : lanes) s += v;
+  return s;
+}
+
+double seconds_of(float (*loop)()) {
+  volatile float sink = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  sink = sink + loop();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Runs `loop` on `threads` threads at once, five times, and keeps the fastest round: the
 // peak is what the pipes can do, so the least disturbed round is the truest.
 template <typename Loop>
@@ -109,4 +155,25 @@ Peak measured_int8_peak(int threads) {
   return {ops / seconds / 1e9, bytes * 8};
 }
 
-}  // namespace tensortune::bench
+FmaChains probe_fma_chains() {
+  const bool wide = __builtin_cpu_supports("avx512f");
+  if (!wide && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return {};
+  float (*one)() = wide ? chain_512<1> : chain_256<1>;
+  float (*independent)() = wide ? chain_512<16> : chain_256<12>;
+  const int many = wide ? 16 : 12;
+  // Interleaved rounds, the fastest of each kept: a round the OS disturbed only runs slower.
+  double latency = 1e30, throughput = 1e30;
+  for (int round = 0; round < 7; ++round) {
+    latency = std::min(latency, seconds_of(one));
+    throughput = std::min(throughput, seconds_of(independent));
+  }
+  const double fmas_many = static_cast<double>(kChainFmas / many * many);
+  FmaChains c;
+  c.ratio = (latency / static_cast<double>(kChainFmas)) / (throughput / fmas_many);
+  c.chains = std::clamp(static_cast<int>(std::lround(c.ratio)), 1, many);
+  c.vector_bits = wide ? 512 : 256;
+  c.peak_gflops = 2.0 * (wide ? 16 : 8) * fmas_many / throughput / 1e9;
+  return c;
+}
+
+}  // namespace tensortune

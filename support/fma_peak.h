@@ -8,7 +8,7 @@
 /// of several rounds counts; a caller that measures again later and keeps the larger is safer
 /// still on a shared machine.
 
-namespace tensortune::bench {
+namespace tensortune {
 
 struct Peak {
   double gflops = 0;  ///< operations (a multiply-add counts two) per second, in 1e9
@@ -21,4 +21,18 @@ Peak measured_fma_peak(int threads);
 /// gflops 0 where it has neither.
 Peak measured_int8_peak(int threads);
 
-}  // namespace tensortune::bench
+/// How many independent multiply-add chains one core needs to keep its FMA pipes busy: the
+/// latency of one FMA divided by the time between two FMAs at full throughput, i.e. latency x
+/// pipes (8 on a core with two 512-bit pipes of four cycles; 4 where 512-bit FMAs go through
+/// 256-bit pipes twice, as on Zen 4). A ratio of two timings taken on the same core moments
+/// apart, so it needs no clock frequency and is what the hardware does whatever its model name
+/// says. A few milliseconds.
+struct FmaChains {
+  int chains = 0;          ///< rounded; 0 when the CPU has no FMA
+  double ratio = 0;        ///< as measured
+  double peak_gflops = 0;  ///< one core, from the throughput loop
+  int vector_bits = 0;
+};
+FmaChains probe_fma_chains();
+
+}  // namespace tensortune
