@@ -72,7 +72,7 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
                  const py::object& key, const py::object& token_file, const py::object& tls_ca,
                  const py::object& tls_cert, const py::object& tls_key, int priority,
                  const py::object& build_workers, bool remote_build, bool transfer, int plan_size,
-                 const py::object& callbacks) {
+                 bool whole_space, const py::object& callbacks) {
   check_at_least("trials", double(trials), 1);
   check_at_least("batch_size", batch_size, 1);
   check_at_least("early_stopping", double(early_stopping), 0);
@@ -126,6 +126,7 @@ py::dict tune_op(const PyTask& task, const std::string& tuner_name, int64_t tria
   f.remote_build = remote_build;
   f.transfer = transfer;
   f.plan_size = plan_size;
+  f.whole_space = whole_space;
   const std::string db_path = optional_path_arg(db, "db");
 
   auto space = task.space();
@@ -252,7 +253,8 @@ void bind_tuning(py::module_& m) {
         py::arg("tls_ca") = py::none(), py::arg("tls_cert") = py::none(),
         py::arg("tls_key") = py::none(), py::arg("priority") = 0,
         py::arg("build_workers") = py::none(), py::arg("remote_build") = false,
-        py::arg("transfer") = false, py::arg("plan_size") = 64, py::arg("callbacks") = py::none(),
+        py::arg("transfer") = false, py::arg("plan_size") = 64, py::arg("whole_space") = false,
+        py::arg("callbacks") = py::none(),
         R"doc(Tunes one task, as `tensortune tune-op` does: measured on this machine, or on a farm
 with tracker="HOST:PORT" (and key=, token_file= or tls_*). On a farm the kernels are built
 on build_workers threads here (None: all cores for CUDA tasks, none for CPU tasks; 0: the
@@ -261,8 +263,10 @@ recorded there and a rerun resumes (its earlier trials count). After every batch
 is called as callback(progress, results): progress has done, total, current_gflops,
 best_gflops, elapsed_s and errors; results has one dict per config (config, gflops, costs,
 error_no, error_msg, threads). A callback returning False stops the tuning after that batch;
-so does Ctrl-C (KeyboardInterrupt is raised once the batch is recorded). Returns a dict:
-best_gflops, best_config, trials, measured, resumed, errors, elapsed_s, stopped.)doc");
+so does Ctrl-C (KeyboardInterrupt is raised once the batch is recorded). The tuner proposes the
+register tiles this CPU suits (docs/cpu_model.md); whole_space=True proposes every valid config.
+Returns a dict: best_gflops, best_config, trials, measured, resumed, errors, elapsed_s, stopped,
+valid_configs, offered_configs.)doc");
 }
 
 }  // namespace tensortune::python

@@ -74,7 +74,7 @@ def tune_op(task: Task, *, tuner: str = "xgb", trials: int = 200,
             tls_ca: Optional[PathLike] = None, tls_cert: Optional[PathLike] = None,
             tls_key: Optional[PathLike] = None, priority: int = 0,
             build_workers: Optional[int] = None, remote_build: bool = False,
-            transfer: bool = False, plan_size: int = 64,
+            transfer: bool = False, plan_size: int = 64, whole_space: bool = False,
             callbacks: Union[None, Callback, Sequence[Callback]] = None) -> Dict[str, Any]: ...
 
 def tune_model(model: Model, *, tuner: str = "xgb", trials: int = 200,
