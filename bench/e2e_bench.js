@@ -22,7 +22,8 @@
 // (`tensortune graph-tune` on the copy, transforms timed on this machine), beside ONNX Runtime.
 //
 // --int8 1 adds int8 rows: every model quantized by `tensortune quantize` (QDQ, random
-// calibration, written to WORK/MODEL.int8.onnx), run by ONNX Runtime (its int8 kernels) and by
+// calibration, written to WORK/MODEL.int8.onnx), run by ONNX Runtime (its int8 kernels, from the
+// QDQ file and from its own QOperator form of it, WORK/MODEL.int8.qoperator.onnx) and by
 // us (its convolutions on the conv2d_NCHWc_int8 kernels; default configs, and tuned with
 // --int8-records-MODEL DB or else the float model's DB: tune the QDQ file's int8 tasks into it
 // with `tensortune tune --model WORK/MODEL.int8.onnx --db DB`), beside both float32 runs.
@@ -125,6 +126,14 @@ for (const m of models) {
     variants[m].int8Onnx = path.join(work, `${m}.int8.onnx`);
     run(tt, ['--log-level', 'error', 'quantize', variants[m].onnx, '-o', variants[m].int8Onnx,
              ...quantizeFlags(opts)]);
+    // ONNX Runtime's QOperator form of the same file (QLinearConv nodes; ort_qoperator.js):
+    // its int8 anchor is the faster of the two forms.
+    variants[m].int8QopOnnx = path.join(work, `${m}.int8.qoperator.onnx`);
+    const qop = JSON.parse(run('node', [path.join(ortDir, 'ort_qoperator.js'), variants[m].int8Onnx,
+                                        variants[m].int8QopOnnx],
+                               { env: { ...process.env, NODE_PATH: path.join(ortDir, 'node_modules') } })
+                               .trim().split('\n').pop());
+    variants[m].int8QopOps = qop.ops;
     variants[m].int8Default = path.join(work, `${m}-int8-default.tt`);
     run(tt, ['--log-level', 'error', 'compile', '--model', variants[m].int8Onnx, '--opt-level', '3', '-o',
              variants[m].int8Default]);
@@ -184,6 +193,7 @@ for (let p = 0; p < passes; ++p) {
         heuristic: [],
         graph: [],
         int8Ort: [],
+        int8OrtQop: [],
         int8Default: [],
         int8Tuned: []
       };
@@ -198,6 +208,7 @@ for (let p = 0; p < passes; ++p) {
         if (variants[m][name]) samples[key][name].push(ours(variants[m][name], t));
       if (variants[m].int8Onnx) {
         samples[key].int8Ort.push(ort(variants[m].int8Onnx, t, variants[m].onnx));
+        samples[key].int8OrtQop.push(ort(variants[m].int8QopOnnx, t, variants[m].onnx));
         samples[key].int8Default.push(ours(variants[m].int8Default, t));
         if (variants[m].int8Tuned) samples[key].int8Tuned.push(ours(variants[m].int8Tuned[t], t));
       }
@@ -260,19 +271,26 @@ if (int8) {
   console.log(
       'int8: each model quantized by `tensortune quantize` (QDQ, random calibration' +
       (quantizeFlags(opts).length ? ', ' + quantizeFlags(opts).join(' ') : '') + '), run by ONNX ' +
-      'Runtime and by us (conv2d_NCHWc_int8 kernels); ratio = ours int8 / ONNX Runtime int8, ' +
-      'vs fp32 = ours int8 tuned / ours fp32 tuned:');
+      'Runtime and by us (conv2d_NCHWc_int8 kernels). ONNX Runtime runs the QDQ file and its own ' +
+      'QOperator form of it (bench/ort/ort_qoperator.js: its level-2 graph, QLinearConv nodes); ' +
+      'ratio = ours int8 / the faster of the two, vs fp32 = ours int8 tuned / ours fp32 tuned:');
   console.log('');
-  console.log('| model | threads | ORT fp32 ms | ORT int8 ms | ours fp32 default ms | ours int8 default ms | ratio | ' +
-              'ours fp32 tuned ms | ours int8 tuned ms | ratio | vs fp32 |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const m of models)
+    if (variants[m].int8QopOps) console.log(`${m} QOperator form: ${JSON.stringify(variants[m].int8QopOps)}`);
+  console.log('');
+  console.log('| model | threads | ORT fp32 ms | ORT int8 QDQ ms | ORT int8 QOperator ms | faster | ' +
+              'ours fp32 default ms | ours int8 default ms | ratio | ours fp32 tuned ms | ' +
+              'ours int8 tuned ms | ratio | vs fp32 |');
+  console.log('|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
   const f = (v) => (v.length ? median(v).toFixed(2) : '-');
   for (const m of models) {
     for (const t of threads) {
       const s = samples[`${m}/${t}`];
-      const oi = median(s.int8Ort);
+      const qdq = median(s.int8Ort), qop = median(s.int8OrtQop);
+      const oi = Math.min(qdq, qop);
       const r = (v) => (v.length ? (median(v) / oi).toFixed(3) : '-');
-      console.log(`| ${m} | ${t} | ${f(s.ort)} | ${oi.toFixed(2)} | ${f(s.default)} | ${f(s.int8Default)} | ` +
+      console.log(`| ${m} | ${t} | ${f(s.ort)} | ${qdq.toFixed(2)} | ${qop.toFixed(2)} | ` +
+                  `${qop < qdq ? 'QOperator' : 'QDQ'} | ${f(s.default)} | ${f(s.int8Default)} | ` +
                   `${r(s.int8Default)} | ${f(s.tuned)} | ${f(s.int8Tuned)} | ${r(s.int8Tuned)} | ` +
                   `${s.int8Tuned.length && s.tuned.length ? (median(s.int8Tuned) / median(s.tuned)).toFixed(3) : '-'} |`);
     }
