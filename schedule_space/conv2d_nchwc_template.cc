@@ -50,6 +50,9 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes) {
   // split_reduction.
   const size_t oh_pos = knobs.size() - 3;
   const size_t split_pos = knobs.size() - 1;
+  // Last, false first: records made before it existed keep their index and meaning.
+  if (4 * w.out_channels * w.in_channels * w.kernel_h * w.kernel_w >= kPrefetchWeightBytes)
+    knobs.push_back(make_other_knob("prefetch_weights", {KnobValue(false), KnobValue(true)}));
   std::vector<Knob> captured = knobs;
   auto valid = [captured, lanes, oh, oh_pos, split_pos, w](const std::vector<int32_t>& d) {
     const int64_t ic_bn = inner_factor(captured[0].options[d[0]]);
@@ -80,6 +83,8 @@ Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& con
   // Spaces of records written before the knob existed decode as unsplit.
   if (space.knob_position("split_reduction") >= 0)
     s.split_reduction = std::get<bool>(space.value(config, "split_reduction"));
+  if (space.knob_position("prefetch_weights") >= 0)
+    s.prefetch_weights = std::get<bool>(space.value(config, "prefetch_weights"));
   return s;
 }
 
@@ -176,12 +181,12 @@ class Conv2dNCHWcTemplate final : public Template {
 
   const std::vector<std::string>& feature_names() const override {
     static const std::vector<std::string> names{
-        "ic_bn",        "oc_bn",          "reg_n",           "reg_h",        "unroll_kw",
-        "vectors",      "accumulators",   "full_vectors",    "ow_tail",      "oh_tail",
-        "parallel",     "tiles_per_task", "reduction",       "inner_trip",   "input_tile_bytes",
-        "weight_bytes", "output_bytes",   "fma_per_load",    "oc_inner",     "split_reduction",
-        "slices",       "rows_per_task",  "fma_chain_cover", "register_use", "l1_share",
-        "l2_share"};
+        "ic_bn",        "oc_bn",           "reg_n",           "reg_h",        "unroll_kw",
+        "vectors",      "accumulators",    "full_vectors",    "ow_tail",      "oh_tail",
+        "parallel",     "tiles_per_task",  "reduction",       "inner_trip",   "input_tile_bytes",
+        "weight_bytes", "output_bytes",    "fma_per_load",    "oc_inner",     "split_reduction",
+        "slices",       "rows_per_task",   "fma_chain_cover", "register_use", "l1_share",
+        "l2_share",     "prefetch_weights"};
     return names;
   }
 
@@ -229,7 +234,8 @@ class Conv2dNCHWcTemplate final : public Template {
             static_cast<float>(util::tile_with(acc, vectors, s.reg_h * s.reg_n).registers) /
                 static_cast<float>(cpu.vector_registers),
             static_cast<float>(step_bytes / static_cast<double>(cpu.l1d_bytes)),
-            static_cast<float>(task_bytes / static_cast<double>(cpu.l2_bytes))};
+            static_cast<float>(task_bytes / static_cast<double>(cpu.l2_bytes)),
+            s.prefetch_weights ? 1.0f : 0.0f};
   }
 
   KernelSignature signature(const Task& task, const ConfigSpace& space,

@@ -170,7 +170,13 @@ FmaChains probe_fma_chains() {
   const double fmas_many = static_cast<double>(kChainFmas / many * many);
   FmaChains c;
   c.ratio = (latency / static_cast<double>(kChainFmas)) / (throughput / fmas_many);
-  c.chains = std::clamp(static_cast<int>(std::lround(c.ratio)), 1, many);
+  // Snapped to a latency of 3-6 cycles times one or two pipes: a ratio of 7.5 on a loaded
+  // machine is a two-pipe core of four cycles, not a CPU of seven.
+  int nearest = 0;
+  for (int plausible : {3, 4, 5, 6, 8, 10, 12})
+    if (nearest == 0 || std::abs(c.ratio - plausible) < std::abs(c.ratio - nearest))
+      nearest = plausible;
+  c.chains = std::min(nearest, many);
   c.vector_bits = wide ? 512 : 256;
   c.peak_gflops = 2.0 * (wide ? 16 : 8) * fmas_many / throughput / 1e9;
   return c;

@@ -28,7 +28,7 @@ Peak measured_int8_peak(int threads);
 /// apart, so it needs no clock frequency and is what the hardware does whatever its model name
 /// says. A few milliseconds.
 struct FmaChains {
-  int chains = 0;          ///< rounded; 0 when the CPU has no FMA
+  int chains = 0;          ///< the nearest of 3, 4, 5, 6, 8, 10, 12; 0 when the CPU has no FMA
   double ratio = 0;        ///< as measured
   double peak_gflops = 0;  ///< one core, from the throughput loop
   int vector_bits = 0;

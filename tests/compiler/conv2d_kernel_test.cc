@@ -41,8 +41,10 @@ void expect_close(const Tensor& got, const Tensor& want, const std::string& what
 }
 
 /// Runs configs 0, step, 2 * step, ... (of those, only the ones that split their reduction when
-/// `split_only`) and compares each with the reference.
-int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias, bool split_only = false) {
+/// `split_only`, or that prefetch weights when `prefetch_only`) and compares each with the
+/// reference.
+int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias, bool split_only = false,
+                  bool prefetch_only = false) {
   auto task = ss::make_task(ss::kConv2dNCHWc, w, tt::codegen::host_target());
   EXPECT_TRUE(task.has_value());
   auto space = ss::make_config_space(*task);
@@ -62,7 +64,9 @@ int check_configs(const ss::Conv2dWorkload& w, int64_t step, bool bias, bool spl
   for (int64_t i = 0; i < space->size(); i += step) {
     auto c = space->config_at(i);
     if (!space->is_valid(*c)) continue;
-    if (split_only && !ss::conv2d_nchwc_schedule(*space, *c).split_reduction) continue;
+    const ss::Conv2dSchedule s = ss::conv2d_nchwc_schedule(*space, *c);
+    if (split_only && !s.split_reduction) continue;
+    if (prefetch_only && !s.prefetch_weights) continue;
     auto got = tt::measure::run_operator(*task, *space, *c, in, 1 + (i % 2));
     EXPECT_TRUE(got.has_value()) << (got ? "" : got.error().message);
     if (!got) return checked;
@@ -106,6 +110,16 @@ TEST(Conv2dKernel, SplitReductionsMatchReference) {
   EXPECT_GT(check_configs(three, 23, true, /*split_only=*/true), 8);
   const auto one = conv(300, 7, 7, 48, 1, 1, 1, {0, 0, 0, 0});
   EXPECT_GT(check_configs(one, 31, false, /*split_only=*/true), 8);
+}
+
+// Weights of 4 MiB and more may be prefetched a chunk ahead (past the last chunk, past the
+// buffer's end): the answer is the same; smaller weights have no such knob.
+TEST(Conv2dKernel, PrefetchingWeightsChangesNoValue) {
+  const auto big = conv(512, 4, 4, 256, 3, 3, 1, {1, 1, 1, 1});  // 4.5 MiB of weights
+  EXPECT_GT(check_configs(big, 997, true, false, /*prefetch_only=*/true), 5);
+  const auto small = conv(256, 4, 4, 256, 3, 3, 1, {1, 1, 1, 1});  // 2.25 MiB
+  auto task = *ss::make_task(ss::kConv2dNCHWc, small, tt::codegen::host_target());
+  EXPECT_LT(ss::make_config_space(task)->knob_position("prefetch_weights"), 0);
 }
 
 // Where a chunk's weights fit in one slice, splitting is not a config of its own.

@@ -1,3 +1,4 @@
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
 #include <optional>
@@ -31,6 +32,9 @@ class ConvEmitter {
     row_tiles_ = (oh_ + s.reg_h - 1) / s.reg_h;
     widths_ = lane_widths(s.oc_bn, lanes);
     columns_ = classify_columns(w, s.reg_n);
+    if (s.prefetch_weights)
+      prefetch_ =
+          llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::prefetch, {b.getInt8PtrTy()});
     const bool rows_may_leave_input =
         w.pad_top > 0 || w.pad_bottom > 0 ||
         (oh_ - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h >= w.in_height;
@@ -281,6 +285,18 @@ class ConvEmitter {
     std::vector<llvm::Value*> wv;
     for (size_t v = 0; v < nv; ++v)
       wv.push_back(load_vector(b_, weight_, add_i64(b_, woff, v * lanes_), widths_[v]));
+    if (prefetch_) {
+      // The same weights of the next input-channel chunk, one 64-byte line at a time. Past the
+      // last chunk this is the next output chunk's first, or past the end: a prefetch of any
+      // address is harmless.
+      const int64_t ahead = w_.kernel_h * w_.kernel_w * s_.ic_bn * s_.oc_bn;
+      for (int64_t line = 0; line < (s_.oc_bn + 15) / 16; ++line) {
+        llvm::Value* ptr =
+            b_.CreateGEP(b_.getFloatTy(), weight_, add_i64(b_, woff, ahead + line * 16));
+        b_.CreateCall(prefetch_, {b_.CreateBitCast(ptr, b_.getInt8PtrTy()), b_.getInt32(0),
+                                  b_.getInt32(2), b_.getInt32(1)});
+      }
+    }
     // Within a row: element (iw, icb) at iw * ic_bn + icb, iw = ow0 * SW + kw * DW - PL + p * SW.
     llvm::Value* col0 = add_i64(b_, mul_i64(b_, t.ow0, w_.stride_w),
                                 add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
@@ -332,7 +348,8 @@ class ConvEmitter {
   const AnchorArgs& args_;
   llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
-  llvm::Value* partial_ = nullptr;  ///< float*: a split reduction's partial sums
+  llvm::Value* partial_ = nullptr;      ///< float*: a split reduction's partial sums
+  llvm::Function* prefetch_ = nullptr;  ///< llvm.prefetch, declared when the schedule prefetches
   int64_t icc_, occ_, oh_, ow_;
   int64_t row_tiles_;  ///< register-tile rows of the output (the last may be short)
   std::vector<int> widths_;
