@@ -12,24 +12,17 @@
 #include "compiler/codegen/llvm/cpu_description.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "schedule_space/task.h"
+#include "tests/schedule_space/conv2d_register_tile.h"
 
 namespace tt = tensortune;
 namespace ss = tensortune::schedule_space;
 
 namespace {
 
-struct Tile {
-  int64_t accumulators, registers;
-};
+using Tile = tensortune::testing::Conv2dRegisterTile;
 
 Tile tile_of(const ss::ConfigSpace& s, const ss::Config& c, int lanes) {
-  const auto inner = [&](const char* knob) {
-    return std::get<std::vector<int64_t>>(s.value(c, knob)).back();
-  };
-  const int64_t vectors = (inner("tile_oc") + lanes - 1) / lanes;
-  const int64_t columns = std::get<int64_t>(s.value(c, "tile_oh")) * inner("tile_ow");
-  const int64_t acc = columns * vectors;
-  return {acc, acc + (columns > 1 ? vectors : 0) + 1};
+  return tensortune::testing::conv2d_register_tile(s, c, lanes);
 }
 
 // Instructions that move a vector register to the stack or back (LLVM addresses its spill slots

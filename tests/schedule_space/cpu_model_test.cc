@@ -8,6 +8,7 @@
 
 #include "schedule_space/task.h"
 #include "schedule_space/workload.h"
+#include "tests/schedule_space/conv2d_register_tile.h"
 
 namespace ss = tensortune::schedule_space;
 
@@ -61,20 +62,10 @@ TEST(CpuModel, AMeasuredModelSpeaksForItsTargetAndTheSameTargetStaysEqual) {
   EXPECT_NE(ss::describe_cpu_model(measured).find("(measured)"), std::string::npos);
 }
 
-// The register tile of a conv2d_NCHWc config, read off its entity: its accumulators (rows x
-// columns x vectors), and the registers its inner loop holds (those, the broadcast input, and
-// the weight vectors where more than one column shares them).
-struct Tile {
-  int64_t accumulators, registers;
-};
+using Tile = tensortune::testing::Conv2dRegisterTile;
+
 Tile tile_of(const ss::ConfigSpace& s, const ss::Config& c, int lanes) {
-  const auto inner = [&](const char* knob) {
-    return std::get<std::vector<int64_t>>(s.value(c, knob)).back();
-  };
-  const int64_t vectors = (inner("tile_oc") + lanes - 1) / lanes;
-  const int64_t columns = std::get<int64_t>(s.value(c, "tile_oh")) * inner("tile_ow");
-  const int64_t acc = columns * vectors;
-  return {acc, acc + (columns > 1 ? vectors : 0) + 1};
+  return tensortune::testing::conv2d_register_tile(s, c, lanes);
 }
 
 // resnet-50's convolutions, and shapes at the edges: a 1x1 spatial convolution (squeeze and
