@@ -159,6 +159,10 @@ void bind_tasks(py::module_& m) {
       .def(
           "valid_count", [](const PySpace& s) { return s.space->valid_count(); },
           "points the template can build")
+      .def(
+          "offered_count", [](const PySpace& s) { return s.space->offered_count(); },
+          "valid points the tuners propose on the task's CPU (its registers and FMA pipes; "
+          "docs/cpu_model.md)")
       .def_property_readonly(
           "knobs",
           [](const PySpace& s) {

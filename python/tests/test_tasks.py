@@ -29,6 +29,8 @@ def test_config_space_indexing_and_entities_round_trip():
     space = task.config_space
     assert len(space) > 1000
     assert 0 < space.valid_count() <= len(space)
+    # The host's CPU model keeps back tiles that spill or leave its FMA pipes waiting.
+    assert 0 < space.offered_count() < space.valid_count()
     knob_names = [k["name"] for k in space.knobs]
     # The flat index is mixed radix over the knobs, first knob fastest (AutoTVM's order).
     sizes = [len(k["options"]) for k in space.knobs]
