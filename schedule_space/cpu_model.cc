@@ -82,7 +82,8 @@ CpuModel cpu_model_for(std::string_view cpu, int vector_lanes) {
 
 std::string describe_cpu_model(const CpuModel& m) {
   std::string s = m.cpu + ": " + std::to_string(m.vector_lanes) + " lanes x " +
-                  std::to_string(m.vector_registers) + " registers, " + std::to_string(m.fma_chains) + " FMA chains, L1d " + bytes_text(m.l1d_bytes) +
+                  std::to_string(m.vector_registers) + " registers, " +
+                  std::to_string(m.fma_chains) + " FMA chains, L1d " + bytes_text(m.l1d_bytes) +
                   ", L2 " + bytes_text(m.l2_bytes);
   if (m.measured_peak_gflops > 0) {
     char buf[48];

@@ -617,9 +617,8 @@ TEST_F(Farm, PausedTrackerKeepsItsDevicesAndTheirFinishedWork) {
   EXPECT_EQ(s->devices(0).device_id(), id_before) << "the same registration: never dropped";
   // The pause is noticed by the tracker's housekeeping thread, which may run after the results
   // that waited in the streams have reached us.
-  wait_until([&] {
-    return read_text(path("tracker.log")).find("did not run for") != std::string::npos;
-  });
+  wait_until(
+      [&] { return read_text(path("tracker.log")).find("did not run for") != std::string::npos; });
   const std::string log = read_text(path("tracker.log"));
   EXPECT_EQ(log.find("silent"), std::string::npos) << log;
   EXPECT_EQ(log.find("re-queued"), std::string::npos) << log;
