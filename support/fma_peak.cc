@@ -17,32 +17,6 @@ namespace {
 constexpr int kAccumulators = 12;
 constexpr long kIterations = 20'000'000;
 
-__attribute__((target("avx512f"))) float fma_loop_512(long iterations) {
-  __m512 acc[kAccumulators];
-  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (long n = 0; n < iterations; ++n)
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-  __m512 sum = acc[0];
-  for (int i = 1; i < kAccumulators; ++i) sum = _mm512_add_ps(sum, acc[i]);
-  return _mm512_reduce_add_ps(sum);
-}
-
-__attribute__((target("avx2,fma"))) float fma_loop_256(long iterations) {
-  __m256 acc[kAccumulators];
-  for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long n = 0; n < iterations; ++n)
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-  __m256 sum = acc[0];
-  for (int i = 1; i < kAccumulators; ++i) sum = _mm256_add_ps(sum, acc[i]);
-  float lanes[8];
-  _mm256_storeu_ps(lanes, sum);
-  float s = 0;
-  for (float v : lanes) s += v;
-  return s;
-}
-
 __attribute__((target("avx512f,avx512vnni"))) int dot_loop_512(long iterations) {
   __m512i acc[kAccumulators];
   for (int i = 0; i < kAccumulators; ++i) acc[i] = _mm512_set1_epi32(i);
@@ -69,17 +43,15 @@ __attribute__((target("avx2,avxvnni"))) int dot_loop_256(long iterations) {
   return s;
 }
 
-// One dependent chain (each FMA waits for the last: bound by latency) and sixteen (twelve with
-// AVX2's sixteen registers) independent ones (bound by the pipes), the same count of FMAs.
-constexpr long kChainFmas = 1 << 20;
-
+// `fmas` multiply-adds in kChains independent chains: one chain is bound by the FMA latency,
+// enough of them by the pipes (the peak loop and the chain probe).
 template <int kChains>
-__attribute__((target("avx512f"))) float chain_512() {
+__attribute__((target("avx512f"))) float chain_512(long fmas) {
   __m512 acc[kChains];
 #pragma GCC unroll 16
   for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (long n = 0; n < kChainFmas / kChains; ++n)
+  for (long n = 0; n < fmas / kChains; ++n)
 #pragma GCC unroll 16
     for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   __m512 sum = acc[0];
@@ -89,12 +61,12 @@ __attribute__((target("avx512f"))) float chain_512() {
 }
 
 template <int kChains>
-__attribute__((target("avx2,fma"))) float chain_256() {
+__attribute__((target("avx2,fma"))) float chain_256(long fmas) {
   __m256 acc[kChains];
 #pragma GCC unroll 16
   for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (long n = 0; n < kChainFmas / kChains; ++n)
+  for (long n = 0; n < fmas / kChains; ++n)
 #pragma GCC unroll 16
     for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
   __m256 sum = acc[0];
@@ -107,10 +79,14 @@ __attribute__((target("avx2,fma"))) float chain_256() {
   return s;
 }
 
-double seconds_of(float (*loop)()) {
+// The probe's FMAs per timing: the same count in one chain and in sixteen (twelve with AVX2's
+// sixteen registers).
+constexpr long kChainFmas = 1 << 20;
+
+double seconds_of(float (*loop)(long)) {
   volatile float sink = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  sink = sink + loop();
+  sink = sink + loop(kChainFmas);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -137,8 +113,12 @@ double best_seconds(int threads, Loop loop) {
 Peak measured_fma_peak(int threads) {
   threads = std::max(threads, 1);
   const bool wide = __builtin_cpu_supports("avx512f");
-  const double seconds =
-      wide ? best_seconds(threads, fma_loop_512) : best_seconds(threads, fma_loop_256);
+  // kIterations steps of kAccumulators chains, counted in FMAs.
+  const auto fmas = [](float (*chains)(long)) {
+    return [chains](long iterations) { return chains(iterations * kAccumulators); };
+  };
+  const double seconds = wide ? best_seconds(threads, fmas(chain_512<kAccumulators>))
+                              : best_seconds(threads, fmas(chain_256<kAccumulators>));
   const int lanes = wide ? 16 : 8;
   const double ops = 2.0 * lanes * kAccumulators * static_cast<double>(kIterations) * threads;
   return {ops / seconds / 1e9, lanes * 32};
@@ -158,8 +138,8 @@ Peak measured_int8_peak(int threads) {
 FmaChains probe_fma_chains() {
   const bool wide = __builtin_cpu_supports("avx512f");
   if (!wide && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return {};
-  float (*one)() = wide ? chain_512<1> : chain_256<1>;
-  float (*independent)() = wide ? chain_512<16> : chain_256<12>;
+  float (*one)(long) = wide ? chain_512<1> : chain_256<1>;
+  float (*independent)(long) = wide ? chain_512<16> : chain_256<12>;
   const int many = wide ? 16 : 12;
   // Interleaved rounds, the fastest of each kept: a round the OS disturbed only runs slower.
   double latency = 1e30, throughput = 1e30;

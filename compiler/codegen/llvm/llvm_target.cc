@@ -43,10 +43,6 @@ Expected<std::string> emit_object_file(llvm::Module& m, llvm::TargetMachine& tm)
   return emit_file(m, tm, llvm::CGFT_ObjectFile);
 }
 
-Expected<std::string> emit_assembly_file(llvm::Module& m, llvm::TargetMachine& tm) {
-  return emit_file(m, tm, llvm::CGFT_AssemblyFile);
-}
-
 Expected<std::string> emit_file(llvm::Module& m, llvm::TargetMachine& tm,
                                 llvm::CodeGenFileType type) {
   llvm::SmallVector<char, 0> buffer;

@@ -21,10 +21,8 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder();
 /// The described CPU (its triple, CPU and features); the host's builder when it is the host.
 Expected<llvm::orc::JITTargetMachineBuilder> machine_builder_for(const CpuDescription& cpu);
 
-/// The module (optimised for `tm`) as an ELF object file, or as assembly text (with LLVM's
-/// spill and reload comments).
+/// The module (optimised for `tm`) as an ELF object file, or as a file of `type` (assembly text).
 Expected<std::string> emit_object_file(llvm::Module& m, llvm::TargetMachine& tm);
-Expected<std::string> emit_assembly_file(llvm::Module& m, llvm::TargetMachine& tm);
 Expected<std::string> emit_file(llvm::Module& m, llvm::TargetMachine& tm,
                                 llvm::CodeGenFileType type);
 
