@@ -108,7 +108,7 @@ Status check_model(const workflow::ModelOptions& flags, bool json) {
   driver::KernelChooser chooser(defaults, target, {});
   auto lowered = driver::lower_network(
       *optimised, [&](const driver::NodeKernelRequest& r) { return chooser.for_node(r); },
-      target.vector_lanes);
+      target.vector_lanes, /*row_kernels=*/true);  // as `compile` lowers for this CPU
   compiler_log->set_level(level);
   if (!lowered) return fail(lowered.error());
 

@@ -109,8 +109,17 @@ struct SoftmaxKernelSpec {
   int64_t rows = 0, len = 0;
 };
 
-using NetworkKernelSpec = std::variant<TemplateKernelSpec, DepthwiseKernelSpec,
-                                       ElementwiseKernelSpec, MaxPoolKernelSpec, SoftmaxKernelSpec>;
+/// Layer normalisation of float32 rows: rows x len in (args: out, in, scale, then bias when
+/// has_bias), scale and bias of len each. Computed in double as the interpreter computes it.
+struct LayerNormKernelSpec {
+  int64_t rows = 0, len = 0;
+  double epsilon = 1e-5;
+  bool has_bias = false;
+};
+
+using NetworkKernelSpec =
+    std::variant<TemplateKernelSpec, DepthwiseKernelSpec, ElementwiseKernelSpec, MaxPoolKernelSpec,
+                 SoftmaxKernelSpec, LayerNormKernelSpec>;
 
 struct NamedKernel {
   std::string symbol;

@@ -166,7 +166,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
                                                     return k;
                                                   },
                                                   target.vector_lanes,
-                                                  /*softmax_kernels=*/true));
+                                                  /*row_kernels=*/true));
   net.schedules = chooser.uses();
 
   net.graph = std::move(lowered.graph);

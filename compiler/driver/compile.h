@@ -90,10 +90,11 @@ struct LoweredNetwork {
 /// The kernel of each conv2d and dense node (KernelChooser::for_node).
 using KernelChoiceFn =
     std::function<Expected<schedule_space::TemplateConfig>(const NodeKernelRequest&)>;
-/// `vector_lanes`: the block of depthwise convolutions laid out plain. `softmax_kernels`: a
-/// float softmax over the last axis is a generated kernel (codegen::SoftmaxKernelSpec; back ends
-/// that generate one), else a native loop.
+/// `vector_lanes`: the block of depthwise convolutions laid out plain. `row_kernels`: a
+/// float softmax over the last axis and a float layer norm are generated kernels
+/// (codegen::SoftmaxKernelSpec, LayerNormKernelSpec; back ends that generate them), else native
+/// loops.
 Expected<LoweredNetwork> lower_network(const graph::Graph& fused, const KernelChoiceFn& choose,
-                                       int vector_lanes, bool softmax_kernels = false);
+                                       int vector_lanes, bool row_kernels = false);
 
 }  // namespace tensortune::driver

@@ -145,8 +145,8 @@ std::string op_label(const Graph& g, const std::vector<int>& nodes) {
 
 class Lowerer {
  public:
-  Lowerer(Graph g, const KernelChoiceFn& choose, int lanes, bool softmax_kernels)
-      : choose_(choose), lanes_(lanes), softmax_kernels_(softmax_kernels) {
+  Lowerer(Graph g, const KernelChoiceFn& choose, int lanes, bool row_kernels)
+      : choose_(choose), lanes_(lanes), row_kernels_(row_kernels) {
     out_.graph = std::move(g);
     uses_ = out_.graph.use_counts();
   }
@@ -259,9 +259,10 @@ class Lowerer {
                                              "kernel anchors and float element-wise chains"};
     } else if (floats && (head.op == OpKind::kMaxPool2d || head.op == OpKind::kAvgPool2d)) {
       lower_pool(step, head);
-    } else if (floats && softmax_kernels_ && head.op == OpKind::kSoftmax &&
-               native_axes(g(), head)) {
+    } else if (floats && row_kernels_ && head.op == OpKind::kSoftmax && native_axes(g(), head)) {
       lower_softmax(step, head);
+    } else if (floats && row_kernels_ && head.op == OpKind::kLayerNorm && is_native(g(), head)) {
+      lower_layer_norm(step, head);
     } else if ((floats || moves_bytes(head) || head.op == OpKind::kWhere) && is_native(g(), head)) {
       step.kind = Step::Kind::kNative;
     } else {
@@ -442,6 +443,24 @@ class Lowerer {
     step.symbol = kernel_symbol(spec);
   }
 
+  /// Layer normalisation over the trailing axes from its axis: one row per parallel iteration
+  /// (is_native checked that scale and bias span the row).
+  void lower_layer_norm(Step& step, const Node& n) {
+    const Shape& shape = g().type(n.inputs[0]).shape;
+    const auto a = graph::attrs_as<graph::LayerNormAttrs>(n.attrs);
+    const int64_t axis = graph::normalize_axis(a.axis, shape.size());
+    codegen::LayerNormKernelSpec spec;
+    spec.len = graph::num_elements(Shape(shape.begin() + axis, shape.end()));
+    spec.rows = spec.len == 0 ? 0 : graph::num_elements(shape) / spec.len;
+    spec.epsilon = a.epsilon;
+    spec.has_bias = n.inputs.size() > 2;
+    step.kind = Step::Kind::kKernel;
+    step.args = {value(step.output), value(n.inputs[0]), value(n.inputs[1])};
+    if (spec.has_bias) step.args.push_back(value(n.inputs[2]));
+    step.extent = spec.rows;
+    step.symbol = kernel_symbol(spec);
+  }
+
   /// The attributes an instruction reads (clip bounds, alphas, ...).
   static void set_parameters(const Node& n, ElementwiseInstr& in) {
     if (n.op == OpKind::kClip) {
@@ -527,7 +546,7 @@ class Lowerer {
 
   const KernelChoiceFn& choose_;
   int lanes_;
-  bool softmax_kernels_;
+  bool row_kernels_;
   LoweredNetwork out_;
   std::vector<int> uses_;  ///< per value: node inputs and graph outputs that read it
   std::map<std::string, std::string> symbols_;
@@ -536,8 +555,8 @@ class Lowerer {
 }  // namespace
 
 Expected<LoweredNetwork> lower_network(const Graph& fused, const KernelChoiceFn& choose,
-                                       int vector_lanes, bool softmax_kernels) {
-  return Lowerer(fused, choose, vector_lanes, softmax_kernels).run();
+                                       int vector_lanes, bool row_kernels) {
+  return Lowerer(fused, choose, vector_lanes, row_kernels).run();
 }
 
 }  // namespace tensortune::driver

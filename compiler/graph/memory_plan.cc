@@ -11,7 +11,12 @@ int64_t element_bytes(DType d) { return buffer_element_size(d); }
 
 }  // namespace
 
-MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
+bool is_view_op(OpKind op) {
+  return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze ||
+         op == OpKind::kUnsqueeze;
+}
+
+MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
   const auto& nodes = g.nodes();
   // Step of each node: its fusion group's order of first appearance, or its own index.
   std::vector<int> step(nodes.size());
@@ -43,10 +48,32 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment) {
       if (producer >= 0 && step[producer] != step[i]) read_outside[in] = true;
     }
 
+  // Views, in node order so that a view of a view finds its root already known.
   MemoryPlan plan;
+  std::vector<ValueId> root(g.values().size(), kNoValue);
+  auto planned = [&](ValueId v) {
+    const int producer = g.value(v).producer;
+    return producer >= 0 && !is_output[v] && read_outside[v];
+  };
+  if (views) {
+    std::map<int, int> group_size;
+    for (const Node& n : nodes)
+      if (n.fusion_group >= 0) ++group_size[n.fusion_group];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node& n = nodes[i];
+      const bool alone = n.fusion_group < 0 || group_size[n.fusion_group] == 1;
+      if (!is_view_op(n.op) || !alone || n.inputs.empty()) continue;
+      const ValueId in = n.inputs[0];
+      if (!planned(in) || !planned(n.output)) continue;
+      const ValueId r = root[in] != kNoValue ? root[in] : in;
+      root[n.output] = r;
+      last_read[r] = std::max(last_read[r], last_read[n.output]);
+      plan.views.push_back({n.output, r});
+    }
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ValueId v = nodes[i].output;
-    if (is_output[v] || !read_outside[v]) continue;  // caller-owned, or internal to its group
+    if (!planned(v) || root[v] != kNoValue) continue;  // caller-owned, internal, or a view
     const TensorType& t = g.type(v);
     PlannedBuffer b;
     b.value = v;

@@ -24,8 +24,16 @@ struct PlannedBuffer {
   int64_t offset = -1;  ///< byte offset in the arena, aligned to `alignment`
 };
 
+/// A value that is another's bytes under another shape (a reshape, flatten, squeeze or
+/// unsqueeze of an intermediate tensor): it has no buffer of its own, and the step that computes
+/// it copies nothing. `root` is the planned value whose buffer it is.
+struct BufferView {
+  ValueId value = kNoValue, root = kNoValue;
+};
+
 struct MemoryPlan {
   std::vector<PlannedBuffer> buffers;
+  std::vector<BufferView> views;
   int64_t arena_bytes = 0;
   /// Bytes if every tensor had its own buffer, and the most bytes alive at any one step.
   int64_t unshared_bytes = 0, peak_live_bytes = 0;
@@ -33,6 +41,14 @@ struct MemoryPlan {
 
 /// Values produced inside a fusion group and read only inside it are not materialised and
 /// not planned. Offsets are multiples of `alignment` (a power of two).
-MemoryPlan plan_memory(const Graph& graph, int64_t alignment = 64);
+///
+/// With `views`, an unfused reshape-like node (is_view_op) whose input is a planned buffer and
+/// whose output is not a graph output makes its output a view of that buffer, which then lives
+/// until the view's last reader (chains of views share one root). For executors that skip the
+/// views' copies.
+MemoryPlan plan_memory(const Graph& graph, int64_t alignment = 64, bool views = false);
+
+/// Reshape, flatten, squeeze and unsqueeze: the output's bytes are the input's.
+bool is_view_op(OpKind op);
 
 }  // namespace tensortune::graph

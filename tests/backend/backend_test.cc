@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -20,6 +21,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
+#include "compiler/graph/shape_rules.h"
 #include "compiler/runtime/artifact.h"
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
@@ -316,6 +318,55 @@ TEST(Softmax, TheGeneratedKernelMatchesTheInterpreterOnRowsOfAnyLength) {
       for (size_t i = 0; i < in.f32.size(); ++i)
         ASSERT_NEAR((*got)[0].f32[i], (*ref)[0].f32[i], 1e-6 + 1e-6 * (*ref)[0].f32[i])
             << "element " << i << " of " << graph::num_elements(shape);
+    }
+  }
+}
+
+// Layer normalisation over the trailing axes is a generated kernel computing in double as the
+// interpreter does: rows shorter than a vector, of whole vectors and with a tail, over one and
+// two axes, with and without a bias, rows whose mean is far from zero (a float sum of squares
+// would lose the deviations), on one and two threads. The two differ only in the order of the
+// double sums, so each element is the interpreter's within one float rounding.
+TEST(LayerNorm, TheGeneratedKernelIsTheInterpretersWithinOneRounding) {
+  struct Case {
+    graph::Shape shape;
+    int64_t axis;
+    bool bias;
+  };
+  for (const Case& c : std::vector<Case>{{{3, 5, 37}, -1, true},
+                                         {{2, 16}, -1, false},
+                                         {{4, 7}, 1, true},
+                                         {{2, 3, 4, 12}, 2, true},
+                                         {{6, 1}, -1, true},
+                                         {{1, 9, 768}, -1, true}}) {
+    graph::Graph g("layer_norm");
+    auto x = g.add_input("x", {graph::DType::kFloat32, c.shape});
+    const int64_t axis = graph::normalize_axis(c.axis, c.shape.size());
+    const graph::Shape inner(c.shape.begin() + axis, c.shape.end());
+    std::vector<graph::ValueId> in{x, g.add_constant("scale", random_input(inner, 2))};
+    if (c.bias) in.push_back(g.add_constant("bias", random_input(inner, 3)));
+    g.add_output(
+        *g.add_node(graph::OpKind::kLayerNorm, "ln", in, {{"axis", c.axis}, {"epsilon", 1e-5}}));
+    Tensor data = random_input(c.shape, 9);
+    for (size_t i = 0; i < data.f32.size(); ++i) data.f32[i] = 300.0f + 4.0f * data.f32[i];
+    auto ref = graph::interpret(g, {{"x", data}});
+    ASSERT_TRUE(ref) << ref.error().message;
+    for (int threads : {1, 2}) {
+      CompiledNetwork net;
+      auto exe = build(g, CompileOptions{}, threads, &net);
+      ASSERT_TRUE(exe);
+      ASSERT_EQ(net.steps.size(), 1u);
+      EXPECT_EQ(net.steps[0].kind, Step::Kind::kKernel) << net.steps[0].label;
+      auto got = exe->run({{"x", data}});
+      ASSERT_TRUE(got) << got.error().message;
+      ASSERT_EQ((*got)[0].shape, c.shape);
+      for (size_t i = 0; i < data.f32.size(); ++i) {
+        const float want = (*ref)[0].f32[i];
+        // One float rounding either way, and double's own order of summation (far below it).
+        const float tolerance = std::abs(want) * std::numeric_limits<float>::epsilon() + 1e-9f;
+        ASSERT_NEAR((*got)[0].f32[i], want, tolerance)
+            << "element " << i << " of " << graph::num_elements(c.shape) << ", axis " << c.axis;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
 
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/passes/passes.h"
@@ -38,6 +39,43 @@ TEST(MemoryPlan, ChainReusesTwoBuffers) {
   ASSERT_EQ(plan.buffers.size(), 4u);
   expect_no_overlap(plan);
   EXPECT_EQ(plan.arena_bytes, 2 * 4032);  // 4000 bytes rounded up to 64
+}
+
+// x -> relu a -> reshape b -> flatten c -> relu d, with `a` also read by a relu e before d: with
+// views, b and c are a's bytes (c through b), and a lives until its views' last reader (d), not
+// only its own (e), so d's buffer, made while a is alive, does not take a's bytes. A reshape of the
+// graph's input and one whose result is a graph output keep their own buffers.
+TEST(MemoryPlan, ReshapesOfIntermediatesAreViewsOfTheirRootsBuffer) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::kFloat32, {2, 3, 4}});
+  ValueId a = *g.add_node(OpKind::kRelu, "a", {x});
+  ValueId b = *g.add_node(OpKind::kReshape, "b", {a}, {{"shape", Shape{2, 3, 2, 2}}});
+  ValueId c = *g.add_node(OpKind::kFlatten, "c", {b}, {{"axis", int64_t{1}}});
+  ValueId e = *g.add_node(OpKind::kRelu, "e", {a});
+  ValueId d = *g.add_node(OpKind::kRelu, "d", {c});
+  ValueId of_input = *g.add_node(OpKind::kFlatten, "of_input", {x}, {{"axis", int64_t{1}}});
+  ValueId f = *g.add_node(OpKind::kAdd, "f", {of_input, d});
+  ValueId out = *g.add_node(OpKind::kReshape, "out", {f}, {{"shape", Shape{24}}});
+  g.add_output(e);
+  g.add_output(out);
+
+  const MemoryPlan copies = plan_memory(g);
+  EXPECT_TRUE(copies.views.empty());
+  const MemoryPlan plan = plan_memory(g, 64, /*views=*/true);
+  expect_no_overlap(plan);
+  ASSERT_EQ(plan.views.size(), 2u);
+  EXPECT_EQ(plan.views[0].value, b);
+  EXPECT_EQ(plan.views[0].root, a);
+  EXPECT_EQ(plan.views[1].value, c);
+  EXPECT_EQ(plan.views[1].root, a);
+  std::map<ValueId, PlannedBuffer> by_value;
+  for (const auto& buffer : plan.buffers) by_value[buffer.value] = buffer;
+  EXPECT_FALSE(by_value.count(b) || by_value.count(c));
+  ASSERT_TRUE(by_value.count(a) && by_value.count(d) && by_value.count(of_input));
+  ASSERT_EQ(copies.buffers[0].value, a);
+  EXPECT_LT(copies.buffers[0].last_step, by_value[d].first_step);  // e reads a before d runs
+  EXPECT_EQ(by_value[a].last_step, by_value[d].first_step);
+  EXPECT_EQ(plan.buffers.size() + plan.views.size(), copies.buffers.size());
 }
 
 TEST(MemoryPlan, ZooNetworksShareMemorySafely) {

@@ -136,6 +136,11 @@ void emit_max_pool(llvm::Module& m, const std::string& name, const MaxPoolKernel
 void emit_softmax(llvm::Module& m, const std::string& name, const SoftmaxKernelSpec& spec,
                   int lanes);
 
+/// A network layer-norm kernel over rows of spec.len floats, complete with its function
+/// (out, in, scale[, bias]): one row per parallel iteration.
+void emit_layer_norm(llvm::Module& m, const std::string& name, const LayerNormKernelSpec& spec,
+                     int lanes);
+
 /// A network element-wise kernel, complete with its function.
 void emit_elementwise(llvm::Module& m, const std::string& name, const ElementwiseKernelSpec& spec,
                       int lanes);

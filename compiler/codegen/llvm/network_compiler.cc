@@ -28,6 +28,7 @@ int64_t parallel_extent(const NetworkKernelSpec& spec) {
   if (const auto* p = std::get_if<MaxPoolKernelSpec>(&spec))
     return p->in_shape[0] * p->in_shape[1] * p->out_h;
   if (const auto* x = std::get_if<SoftmaxKernelSpec>(&spec)) return x->rows;
+  if (const auto* l = std::get_if<LayerNormKernelSpec>(&spec)) return l->rows;
   const auto& e = std::get<ElementwiseKernelSpec>(spec);
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < e.out_shape.size(); ++d) rows *= e.out_shape[d];
@@ -74,6 +75,9 @@ std::string spec_key(const NetworkKernelSpec& spec) {
                   p->pad_bottom, p->pad_right});
   } else if (const auto* x = std::get_if<SoftmaxKernelSpec>(&spec)) {
     os << "softmax " << x->rows << ' ' << x->len;
+  } else if (const auto* l = std::get_if<LayerNormKernelSpec>(&spec)) {
+    os << std::setprecision(17) << "layer_norm " << l->rows << ' ' << l->len << ' ' << l->epsilon
+       << (l->has_bias ? " bias" : "");
   } else {
     const auto& e = std::get<ElementwiseKernelSpec>(spec);
     os << "elementwise ";
@@ -101,6 +105,10 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   }
   if (const auto* x = std::get_if<SoftmaxKernelSpec>(&k.spec)) {
     emit::emit_softmax(m, k.symbol, *x, lanes);
+    return;
+  }
+  if (const auto* l = std::get_if<LayerNormKernelSpec>(&k.spec)) {
+    emit::emit_layer_norm(m, k.symbol, *l, lanes);
     return;
   }
   llvm::IRBuilder<> b(m.getContext());
