@@ -56,7 +56,8 @@ Error no_cuda(const ss::Task& task) {
 /// The key of a CPU object for the CPU the target names.
 Expected<std::pair<codegen::CpuDescription, KernelBinary>> cpu_object_key(
     const ss::Task& task, const ss::ConfigSpace& space, const ss::Config& config) {
-  TT_ASSIGN_OR_RETURN(codegen::CpuDescription cpu, codegen::cpu_for_target_spec(task.target.spec));
+  TT_ASSIGN_OR_RETURN(codegen::CpuDescription cpu,
+                      codegen::cpu_for_target_spec(task.target.spec, task.target.vector_lanes));
   TT_ASSIGN_OR_RETURN(std::string ir, codegen::kernel_ir(task, space, config, {}, false));
   KernelBinary key;
   key.format = KernelFormat::kCpuObject;
@@ -77,7 +78,7 @@ ss::MeasureErrorNo build_error_no(const ss::Task& task, const Error& error) {
 
 Status can_build_kernels(const ss::Task& task) {
   if (!builds_cubins(task)) {
-    auto cpu = codegen::cpu_for_target_spec(task.target.spec);
+    auto cpu = codegen::cpu_for_target_spec(task.target.spec, task.target.vector_lanes);
     if (!cpu) return cpu.error();
     return ok_status();
   }

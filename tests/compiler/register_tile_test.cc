@@ -44,7 +44,7 @@ TEST(RegisterTiles, OfferedTilesKeepTheirVectorsInRegistersAndHeldBackOnesSpill)
   // LLVM 14 knows no Zen 4 or 5: Ice Lake's server part stands for AVX-512, Zen 3 for AVX2.
   for (const Probe& p : {Probe{"znver3", 8}, Probe{"icelake-server", 16}}) {
     const std::string spec = std::string("llvm -keys=cpu -mcpu=") + p.cpu;
-    const auto cpu = tt::codegen::cpu_for_target_spec(spec);
+    const auto cpu = tt::codegen::cpu_for_target_spec(spec, p.lanes);
     ASSERT_TRUE(cpu.has_value()) << cpu.error().message;
     const auto task = *ss::make_task(ss::kConv2dNCHWc, w, {spec, p.lanes});
     const ss::ConfigSpace space = *ss::make_config_space(task);

@@ -33,13 +33,13 @@ CpuDescription host_cpu() {
   return cpu;
 }
 
-Expected<CpuDescription> cpu_for_target_spec(const std::string& spec) {
+Expected<CpuDescription> cpu_for_target_spec(const std::string& spec, int vector_lanes) {
   CpuDescription host = host_cpu();
   const size_t at = spec.find("-mcpu=");
   if (at == std::string::npos) return host;
   const size_t begin = at + 6;
   const std::string name = spec.substr(begin, spec.find(' ', begin) - begin);
-  if (name == host.cpu) return host;
+  if (name == host.cpu && (vector_lanes == 0 || vector_lanes == host.vector_lanes)) return host;
   const bool x86 = host.triple.starts_with("x86_64") || host.triple.starts_with("i686");
   if (!x86 || llvm::X86::parseArchX86(name, /*Only64Bit=*/true) == llvm::X86::CK_None)
     return invalid_argument("target '" + spec + "': CPU '" + name +
