@@ -1,6 +1,7 @@
 // The one list of templates, and the defaults of the Template interface.
 #include <algorithm>
 
+#include "schedule_space/batch_matmul_cuda_template.h"
 #include "schedule_space/batch_matmul_template.h"
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_int8_template.h"
@@ -34,6 +35,7 @@ const std::vector<const Template*>& all_templates() {
       &depthwise_conv2d_nchw_cuda_template(),
       &dense_small_batch_gpu_template(),
       &dense_large_batch_gpu_template(),
+      &batch_matmul_cuda_template(),
   };
   return templates;
 }

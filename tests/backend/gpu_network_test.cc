@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -76,6 +77,48 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
   auto exe = Executable::load(std::make_shared<CompiledNetwork>(std::move(*back)), 1, true);
   EXPECT_TRUE(exe.has_value()) << exe.error().message;
   return exe ? std::move(*exe) : nullptr;
+}
+
+// Attention as exporters write it, on CUDA: MatMul(q, k^T) then a scale, softmax, MatMul(p, v)
+// then a residual add. Both matmuls are batch_matmul.cuda kernels with the scale and the residual
+// in their epilogues (no host loop between device kernels); equal to the interpreter.
+TEST(GpuNetwork, AttentionMatMulsAreBatchMatmulKernels) {
+  using graph::OpKind;
+  graph::Graph g("attention");
+  const graph::Shape qs{2, 3, 16, 8}, kts{2, 3, 8, 16};
+  auto q = g.add_input("q", {graph::DType::kFloat32, qs});
+  auto kt = g.add_input("kt", {graph::DType::kFloat32, kts});
+  auto v = g.add_input("v", {graph::DType::kFloat32, qs});
+  auto r = g.add_input("r", {graph::DType::kFloat32, qs});
+  auto scale = g.add_constant("scale", Tensor::from_floats({}, {0.25f}));
+  auto scores = *g.add_node(OpKind::kMatMul, "qk", {q, kt});
+  auto scaled = *g.add_node(OpKind::kMultiply, "scale", {scores, scale});
+  auto p = *g.add_node(OpKind::kSoftmax, "softmax", {scaled}, {{"axis", int64_t{-1}}});
+  auto pv = *g.add_node(OpKind::kMatMul, "pv", {p, v});
+  g.add_output(*g.add_node(OpKind::kAdd, "residual", {pv, r}));
+  const std::map<std::string, Tensor> inputs{{"q", random_input(qs, 1)},
+                                             {"kt", random_input(kts, 2)},
+                                             {"v", random_input(qs, 3)},
+                                             {"r", random_input(qs, 4)}};
+  auto ref = graph::interpret(g, inputs);
+  ASSERT_TRUE(ref) << ref.error().message;
+  CompiledNetwork net;
+  auto exe = build(g, cuda_options(3), &net);
+  ASSERT_TRUE(exe);
+  int matmul_kernels = 0;
+  for (const Step& s : net.steps)
+    if (s.label.starts_with("matmul")) {
+      EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
+      ++matmul_kernels;
+    }
+  EXPECT_EQ(matmul_kernels, 2);
+  int batch_matmuls = 0;
+  for (const auto& sched : net.schedules)
+    batch_matmuls += sched.workload.starts_with(ss::kBatchMatmulCuda);
+  EXPECT_EQ(batch_matmuls, 2);
+  auto got = exe->run(inputs);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5);
 }
 
 struct ZooCase {

@@ -128,6 +128,14 @@ TEST(CudaEmulation, DenseLargeBatchMatchesTheReference) {
   expect_matches_reference(make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}), 6, false);
 }
 
+// Both weight layouts, sizes whose tiles are not powers of two, three batch entries (blockIdx.z),
+// a per-column bias and relu in the epilogue.
+TEST(CudaEmulation, BatchMatmulOfBothWeightLayoutsMatchesTheReference) {
+  for (bool transpose_b : {true, false})
+    expect_matches_reference(
+        make("batch_matmul.cuda", ss::BatchMatmulWorkload{3, 12, 20, 24, transpose_b}), 8, true);
+}
+
 /// A task's operands (uniform data and weights from two seeds) and the reference output, NCHW.
 struct ReferenceCase {
   ss::OperandShapes shapes;
@@ -352,6 +360,9 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
       make("conv2d_nchw_winograd.cuda", ss::square_conv2d(512, 7, 512, 3, 1)),
       make("dense_small_batch.gpu", ss::DenseWorkload{1, 1000, 512}),
       make("dense_large_batch.gpu", ss::DenseWorkload{256, 1024, 1024}),
+      // BERT-base's attention: Q K^T (AutoTVM's layout) and the product with V (exporters').
+      make("batch_matmul.cuda", ss::BatchMatmulWorkload{12, 128, 128, 64, true}),
+      make("batch_matmul.cuda", ss::BatchMatmulWorkload{12, 128, 64, 128, false}),
   };
   for (const ss::Task& task : tasks) {
     auto space = ss::make_config_space(task);

@@ -10,11 +10,13 @@
 #include <set>
 #include <sstream>
 
+#include "schedule_space/batch_matmul_cuda_template.h"
 #include "schedule_space/batch_matmul_template.h"
 #include "schedule_space/conv2d_cuda_template.h"
 #include "schedule_space/conv2d_nchwc_template.h"
 #include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
+#include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
 #include "tests/support/test_paths.h"
 
@@ -605,6 +607,54 @@ TEST(AutoTvmLog, TopHubCudaLogWithEveryQuirkImportsEverySupportedRecord) {
   ASSERT_EQ(stats->skipped.size(), 1u);
   EXPECT_EQ(stats->skipped.at("conv2d_transpose_nchw.cuda").count, 1);
   EXPECT_EQ(stats->device_keys, (std::set<std::string>{"titanx", "1080ti", "v100", "jetson-nano"}));
+}
+
+// A batch_matmul.cuda line as AutoTVM writes it (x, y as (B, N, K), transpose_b) imports for the
+// CUDA target, decodes to the tiles and unroll knobs it names, and its index is AutoTVM's mixed
+// radix over the five knobs in AutoTVM's order (tile_y fastest).
+TEST(AutoTvmLog, BatchMatmulCudaLinesImportWithAutoTvmsIndex) {
+  const std::string target = "cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=1024";
+  const std::string log =
+      line(target, "batch_matmul.cuda",
+           "[[\"TENSOR\", [12, 128, 64], \"float32\"], [\"TENSOR\", [12, 96, 64], \"float32\"], "
+           "[12, 128, 96], \"float32\", false, true]",
+           "[[\"tile_y\", \"sp\", [-1, 8, 4]], [\"tile_x\", \"sp\", [-1, 16, 2]], [\"tile_k\", "
+           "\"sp\", [-1, 16]], [\"auto_unroll_max_step\", \"ot\", 32], [\"unroll_explicit\", "
+           "\"ot\", 1]]",
+           0.0001);
+  auto store = *tt::records::RecordStore::open(tt::testing::fresh_db_path("log_batch_matmul_cuda"));
+  std::istringstream in(log);
+  auto stats =
+      tt::records::import_autotvm_log(*store, in, "bmm_cuda.log", import_options("", false));
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_EQ(stats->imported, 1);
+  auto all = *store->all_records();
+  ASSERT_EQ(all.size(), 1u);
+  const ss::BatchMatmulWorkload nt{12, 128, 96, 64, true};
+  const ss::Target cuda{ss::cuda_target_spec(80), 1};
+  EXPECT_EQ(all[0].task.workload_key,
+            ss::workload_key(*ss::make_task(ss::kBatchMatmulCuda, nt, cuda)));
+  auto task = tt::records::task_from_workload_key(all[0].task.workload_key, cuda.spec, 1);
+  ASSERT_TRUE(task) << task.error().message;
+  auto space = *ss::make_config_space(*task);
+  auto config = space.config_from_entity(*tt::records::entity_from_json(all[0].entity_json));
+  ASSERT_TRUE(config) << config.error().message;
+  const auto s = ss::batch_matmul_cuda_schedule(nt, space, *config);
+  EXPECT_EQ(s.y, (std::array<int64_t, 3>{4, 8, 4}));
+  EXPECT_EQ(s.x, (std::array<int64_t, 3>{3, 16, 2}));
+  EXPECT_EQ(s.k, (std::array<int64_t, 2>{4, 16}));
+  EXPECT_EQ(s.auto_unroll_max_step, 32);
+  EXPECT_TRUE(s.unroll_explicit);
+  const auto& k = space.knobs();
+  auto at = [&](size_t knob, const ss::KnobValue& v) {
+    const auto& o = k[knob].options;
+    return static_cast<int64_t>(std::find(o.begin(), o.end(), v) - o.begin());
+  };
+  const int64_t y = at(0, std::vector<int64_t>{-1, 8, 4}),
+                x = at(1, std::vector<int64_t>{-1, 16, 2}),
+                kk = at(2, std::vector<int64_t>{-1, 16});
+  const int64_t ny = k[0].options.size(), nx = k[1].options.size(), nk = k[2].options.size();
+  EXPECT_EQ(config->index, y + ny * (x + nx * (kk + nk * (2 + 4 * 1))));
 }
 
 // batch_matmul.x86 lines in the argument lists of TVM since 0.8 (x, y, out_shape, out_dtype,

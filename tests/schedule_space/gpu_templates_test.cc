@@ -207,6 +207,33 @@ TEST(GpuTemplates, DenseLargeBatchAppliesAutoTvmsFiltersAsMeant) {
   EXPECT_TRUE(small_space.is_valid(ss::default_config(small, small_space)));
 }
 
+// AutoTVM's batch_matmul.cuda: tile_y, tile_x (3-way), tile_k (2-way), auto_unroll_max_step
+// {8, 16, 32, 64}, unroll_explicit {0, 1}, so the space is |split3(M)| |split3(N)| |split2(K)| 4 2;
+// its fallback: power-of-two blocks of at most 64 over at most 8 threads, 8 columns of k, 16, 0.
+TEST(GpuTemplates, BatchMatmulCudaHasAutoTvmsKnobsSpaceAndFallback) {
+  const ss::Task task =
+      cuda_task("batch_matmul.cuda", ss::BatchMatmulWorkload{12, 128, 96, 64, true});
+  auto space = *ss::make_config_space(task);
+  std::vector<std::string> names;
+  for (const auto& k : space.knobs()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tile_y", "tile_x", "tile_k", "auto_unroll_max_step",
+                                             "unroll_explicit"}));
+  // 128 = 2^7: C(9, 2) = 36 ordered 3-way splits; 96 = 2^5 3: C(7, 2) * 3 = 63; 64: 7 divisors.
+  EXPECT_EQ(space.size(), 36 * 63 * 7 * 4 * 2);
+  const ss::Config fallback = ss::default_config(task, space);
+  EXPECT_EQ(sizes(space.value(fallback, "tile_y")), (std::vector<int64_t>{-1, 8, 8}));
+  EXPECT_EQ(sizes(space.value(fallback, "tile_x")), (std::vector<int64_t>{-1, 8, 4}));
+  EXPECT_EQ(sizes(space.value(fallback, "tile_k")), (std::vector<int64_t>{-1, 8}));
+  EXPECT_EQ(std::get<int64_t>(space.value(fallback, "auto_unroll_max_step")), 16);
+  EXPECT_EQ(std::get<int64_t>(space.value(fallback, "unroll_explicit")), 0);
+  // Validity is the launch's: more than 1024 threads per block is invalid.
+  for (int64_t i = 0; i < space.size(); i += 97) {
+    const ss::Config c = *space.config_at(i);
+    const int64_t threads = sizes(space.value(c, "tile_y"))[1] * sizes(space.value(c, "tile_x"))[1];
+    if (threads > 1024) EXPECT_FALSE(space.is_valid(c)) << space.describe(c);
+  }
+}
+
 TEST(GpuTemplates, LimitsNameTheFieldAndBothValues) {
   ss::GpuKernelUsage usage{512, 64 * 1024, 32};
   auto s = ss::check_gpu_limits(usage, ss::kUniversalGpuLimits);

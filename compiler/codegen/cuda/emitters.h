@@ -99,5 +99,9 @@ CudaKernelSource emit_dense_large_batch(const schedule_space::Task& task,
                                         const schedule_space::ConfigSpace& space,
                                         const schedule_space::Config& config,
                                         const CudaKernelOptions& options);
+CudaKernelSource emit_batch_matmul(const schedule_space::Task& task,
+                                   const schedule_space::ConfigSpace& space,
+                                   const schedule_space::Config& config,
+                                   const CudaKernelOptions& options);
 
 }  // namespace tensortune::codegen::cuda

@@ -24,6 +24,7 @@ constexpr Registered kEmitters[] = {
     {"depthwise_conv2d_nchw.cuda", emit_depthwise_conv2d_nchw},
     {"dense_small_batch.gpu", emit_dense_small_batch},
     {"dense_large_batch.gpu", emit_dense_large_batch},
+    {"batch_matmul.cuda", emit_batch_matmul},
 };
 
 EmitFn find_emitter(std::string_view template_name) {
