@@ -246,6 +246,7 @@ if wanted c sanitize; then
     "depthwise_conv2d_nchw|conv2d|--data 1x96x28x28 --kernel 96x1x3x3 --strides 2,2 --pads 1|--strides 2,2 --pads 1,1,1,1"
     "dense_small_batch|dense|--data 4x512 --weight 1000x512|"
     "dense_large_batch|dense|--data 64x256 --weight 128x256|"
+    "batch_matmul|batch_matmul|--data 12x128x64 --weight 12x96x64|"
   )
   for c in "${cases[@]}"; do
     IFS='|' read -r op kind shape oppads <<< "$c"

@@ -4,6 +4,7 @@ the farm archive's once-per-config check, and PyTorch's ResNet-18 timing on the 
 
   check_tools.py inputs DIR --op conv2d --data 1x64x14x14 --kernel 128x64x3x3 --pads 1 --strides 1
   check_tools.py inputs DIR --op dense --data 1x512 --weight 1000x512
+  check_tools.py inputs DIR --op batch_matmul --data 12x128x64 --weight 12x96x64
       writes DIR/{data,weight,bias,ref}.npy; ref = op(data, weight) + bias, then relu (float64)
   check_tools.py compare GOT.npy WANT.npy [--rtol 1e-4]     max abs / relative error; 1 if over
   check_tools.py records DB [--at-least N]                  results per (task, config, key)
@@ -65,6 +66,10 @@ def cmd_inputs(a):
                                pair(a.strides), [int(p) for p in a.pads.split(",")],
                                pair(a.dilation))
         ref += bias.astype(np.float64)[None, :, None, None]
+    elif a.op == "batch_matmul":  # weight (B, N, K), AutoTVM's layout; a bias per column
+        weight = rng.uniform(-1, 1, dims(a.weight)).astype(np.float32)
+        bias = rng.uniform(-1, 1, weight.shape[1]).astype(np.float32)
+        ref = data.astype(np.float64) @ weight.astype(np.float64).transpose(0, 2, 1) + bias
     else:
         weight = rng.uniform(-1, 1, dims(a.weight)).astype(np.float32)
         bias = rng.uniform(-1, 1, weight.shape[0]).astype(np.float32)
@@ -148,7 +153,7 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     i = sub.add_parser("inputs")
     i.add_argument("dir")
-    i.add_argument("--op", choices=["conv2d", "dense"], required=True)
+    i.add_argument("--op", choices=["conv2d", "dense", "batch_matmul"], required=True)
     i.add_argument("--data", required=True)
     i.add_argument("--kernel")
     i.add_argument("--weight")
