@@ -49,13 +49,18 @@ Expected<CudaKernelSource> cuda_kernel(const codegen::NamedKernel& k) {
     return codegen::cuda::emit_depthwise_conv_kernel(*d, k.symbol);
   if (const auto* e = std::get_if<codegen::ElementwiseKernelSpec>(&k.spec))
     return codegen::cuda::emit_elementwise_kernel(*e, k.symbol);
+  if (const auto* s = std::get_if<codegen::SoftmaxKernelSpec>(&k.spec))
+    return codegen::cuda::emit_softmax_kernel(*s, k.symbol);
+  if (const auto* l = std::get_if<codegen::LayerNormKernelSpec>(&k.spec))
+    return codegen::cuda::emit_layer_norm_kernel(*l, k.symbol);
   return codegen::cuda::emit_max_pool_kernel(std::get<codegen::MaxPoolKernelSpec>(k.spec),
                                              k.symbol);
 }
 
 /// Global average pools and layout transforms run as generated kernels (out, data); reshapes
 /// are copies the executors make themselves; the other native loops (transposes, slices,
-/// row reductions, softmax) have no CUDA kernel yet and run interpreted.
+/// reductions, a softmax not over the last axis) have no CUDA kernel yet and run interpreted.
+/// Softmax over the last axis and layer norm are row kernels already (lower_network).
 void lower_native_steps(CompiledNetwork& net) {
   for (Step& step : net.steps) {
     if (step.kind != Step::Kind::kNative) continue;
@@ -153,7 +158,8 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   TT_ASSIGN_OR_RETURN(
       LoweredNetwork lowered,
       lower_network(
-          optimised, [&](const NodeKernelRequest& r) { return chooser.for_node(r); }, 1));
+          optimised, [&](const NodeKernelRequest& r) { return chooser.for_node(r); }, 1,
+          /*row_kernels=*/true));
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);
   net.params = std::move(lowered.params);

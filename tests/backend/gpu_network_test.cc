@@ -80,9 +80,10 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
 }
 
 // Attention as exporters write it, on CUDA: MatMul(q, k^T) then a scale, softmax, MatMul(p, v)
-// then a residual add. Both matmuls are batch_matmul.cuda kernels with the scale and the residual
-// in their epilogues (no host loop between device kernels); equal to the interpreter.
-TEST(GpuNetwork, AttentionMatMulsAreBatchMatmulKernels) {
+// then a residual add and a layer norm. Both matmuls are batch_matmul.cuda kernels with the
+// scale and the residual in their epilogues, softmax and layer norm row kernels: every step runs
+// on the device; equal to the interpreter.
+TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
   using graph::OpKind;
   graph::Graph g("attention");
   const graph::Shape qs{2, 3, 16, 8}, kts{2, 3, 8, 16};
@@ -95,7 +96,11 @@ TEST(GpuNetwork, AttentionMatMulsAreBatchMatmulKernels) {
   auto scaled = *g.add_node(OpKind::kMultiply, "scale", {scores, scale});
   auto p = *g.add_node(OpKind::kSoftmax, "softmax", {scaled}, {{"axis", int64_t{-1}}});
   auto pv = *g.add_node(OpKind::kMatMul, "pv", {p, v});
-  g.add_output(*g.add_node(OpKind::kAdd, "residual", {pv, r}));
+  auto sum = *g.add_node(OpKind::kAdd, "residual", {pv, r});
+  auto gamma = g.add_constant("gamma", random_input({8}, 5));
+  auto beta = g.add_constant("beta", random_input({8}, 6));
+  g.add_output(*g.add_node(OpKind::kLayerNorm, "norm", {sum, gamma, beta},
+                           {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
   const std::map<std::string, Tensor> inputs{{"q", random_input(qs, 1)},
                                              {"kt", random_input(kts, 2)},
                                              {"v", random_input(qs, 3)},
@@ -106,11 +111,11 @@ TEST(GpuNetwork, AttentionMatMulsAreBatchMatmulKernels) {
   auto exe = build(g, cuda_options(3), &net);
   ASSERT_TRUE(exe);
   int matmul_kernels = 0;
-  for (const Step& s : net.steps)
-    if (s.label.starts_with("matmul")) {
-      EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
-      ++matmul_kernels;
-    }
+  for (const Step& s : net.steps) {
+    EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
+    matmul_kernels += s.label.starts_with("matmul");
+  }
+  EXPECT_EQ(net.steps.size(), 4u);  // qk+scale, softmax, pv+residual, layer_norm
   EXPECT_EQ(matmul_kernels, 2);
   int batch_matmuls = 0;
   for (const auto& sched : net.schedules)

@@ -3,6 +3,7 @@
 // here, several in one emulated module, and (with the CUDA Toolkit) NVRTC + ptxas for sm_80.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -255,6 +256,42 @@ TEST(CudaNetworkKernels, ALaunchSplitOverThreadsComputesTheSame) {
   EXPECT_NE(s.error().message.find("divergent barrier"), std::string::npos) << s.error().message;
 }
 
+// Softmax and layer norm rows (one block each): rows shorter than a warp, longer than the block,
+// of a transformer's widths, values far apart (exponentials that underflow), against the
+// interpreter's loops written out here in double; equal within one float rounding.
+TEST(CudaNetworkKernels, SoftmaxAndLayerNormRowsAreTheInterpretersWithinOneRounding) {
+  for (int64_t len : {1, 7, 37, 128, 300, 768}) {
+    const int64_t rows = 3;
+    auto x = random_floats(static_cast<size_t>(rows * len), 5);
+    for (size_t i = 0; i < x.size(); i += 3) x[i] *= 30.0f;
+    auto scale = random_floats(static_cast<size_t>(len), 6), bias = random_floats(len, 7);
+    std::vector<float> soft(x.size()), norm(x.size());
+    run_emulated(cuda::emit_softmax_kernel({rows, len}, "softmax"), {soft.data(), x.data()});
+    run_emulated(cuda::emit_layer_norm_kernel({rows, len, 1e-5, true}, "layer_norm"),
+                 {norm.data(), x.data(), scale.data(), bias.data()});
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = x.data() + r * len;
+      float m = -std::numeric_limits<float>::infinity();
+      double sum = 0, mean = 0, var = 0;
+      for (int64_t j = 0; j < len; ++j) m = std::max(m, row[j]);
+      for (int64_t j = 0; j < len; ++j) sum += std::exp(double(row[j]) - m);
+      for (int64_t j = 0; j < len; ++j) mean += row[j];
+      mean /= double(len);
+      for (int64_t j = 0; j < len; ++j) var += (row[j] - mean) * (row[j] - mean);
+      const double inv = 1.0 / std::sqrt(var / double(len) + 1e-5);
+      for (int64_t j = 0; j < len; ++j) {
+        const float want_soft = static_cast<float>(std::exp(double(row[j]) - m) / sum);
+        const float want_norm = static_cast<float>((row[j] - mean) * inv * scale[j] + bias[j]);
+        const float eps = std::numeric_limits<float>::epsilon();
+        ASSERT_NEAR(soft[r * len + j], want_soft, std::abs(want_soft) * eps + 1e-30f)
+            << "softmax, row of " << len << ", element " << j;
+        ASSERT_NEAR(norm[r * len + j], want_norm, std::abs(want_norm) * eps + 1e-9f)
+            << "layer norm, row of " << len << ", element " << j;
+      }
+    }
+  }
+}
+
 #ifdef TT_WITH_CUDA
 TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   if (auto s = cuda::nvrtc_available(); !s.has_value()) GTEST_SKIP() << s.error().message;
@@ -278,7 +315,8 @@ TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   for (const cuda::CudaKernelSource& k :
        {cuda::emit_elementwise_kernel(e, "ew"), cuda::emit_max_pool_kernel(p, "pool"),
         cuda::emit_global_avg_pool_kernel({1, 512, 7, 7}, "gap"),
-        cuda::emit_depthwise_conv_kernel(d, "dw")}) {
+        cuda::emit_depthwise_conv_kernel(d, "dw"), cuda::emit_softmax_kernel({1536, 128}, "soft"),
+        cuda::emit_layer_norm_kernel({128, 768, 1e-12, true}, "ln")}) {
     auto compiled = cuda::nvrtc_compile(k, 80, /*cubin=*/false);
     ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k.source;
     auto report = cuda::assemble_ptx(compiled->ptx, 80);

@@ -9,9 +9,12 @@
 ///   global avg pool   out, data (N, C, H, W) or (N, C/b, H, W, b)
 ///   depthwise conv    data, weight (C/b, 1, KH, KW, 1, b), out, then the epilogue's operands
 ///   layout transform  out, data: NCHW[from]c to NCHW[to]c (a block of 0 is plain NCHW)
-/// One thread per output element in a grid-stride loop (these steps are memory-bound; a
-/// schedule to tune would buy little), and results equal to the CPU's: the same operation
-/// order, sigmoid and averages in double as the CPU kernels compute them.
+///   softmax           out, in: rows of spec.len, the last axis
+///   layer norm        out, in, scale, then bias where spec.has_bias
+/// The row kernels (softmax, layer norm) run a block per row, its threads reducing in shared
+/// memory. The others run one thread per output element in a grid-stride loop (these steps are
+/// memory-bound; a schedule to tune would buy little), and results equal to the CPU's: the same
+/// operation order, sigmoid and averages in double as the CPU kernels compute them.
 
 #include <string>
 #include <vector>
@@ -34,7 +37,11 @@ CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_sha
 CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
                                             const std::string& entry);
 
-/// Threads per block of these kernels.
+/// Softmax and layer norm as the interpreter computes them (row_kernels.cc).
+CudaKernelSource emit_softmax_kernel(const SoftmaxKernelSpec& spec, const std::string& entry);
+CudaKernelSource emit_layer_norm_kernel(const LayerNormKernelSpec& spec, const std::string& entry);
+
+/// Threads per block of these kernels (at most, for the row kernels).
 inline constexpr int64_t kNetworkKernelThreads = 256;
 
 }  // namespace tensortune::codegen::cuda
