@@ -12,6 +12,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/driver/tuned_configs.h"
 #include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_rules.h"
 #include "compiler/passes/passes.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -58,8 +59,9 @@ Expected<CudaKernelSource> cuda_kernel(const codegen::NamedKernel& k) {
 }
 
 /// Global average pools and layout transforms run as generated kernels (out, data); reshapes
-/// are copies the executors make themselves; the other native loops (transposes, slices,
-/// reductions, a softmax not over the last axis) have no CUDA kernel yet and run interpreted.
+/// are copies the executors make themselves; transposes and slices are strided-copy kernels;
+/// the other native loops (reductions, concat, pads, a softmax not over the last axis) have no
+/// CUDA kernel yet and run interpreted.
 /// Softmax over the last axis and layer norm are row kernels already (lower_network).
 void lower_native_steps(CompiledNetwork& net) {
   for (Step& step : net.steps) {
@@ -73,6 +75,17 @@ void lower_native_steps(CompiledNetwork& net) {
       const auto a = graph::attrs_as<graph::LayoutTransformAttrs>(n.attrs);
       net.gpu_kernels.push_back(
           codegen::cuda::emit_layout_transform_kernel(in, a.from_block, a.to_block, symbol));
+    } else if (n.op == graph::OpKind::kTranspose || n.op == graph::OpKind::kSlice) {
+      // Attention's head split and merge, and slices: the CPU's strided copies, on the device.
+      const graph::StridedView v =
+          n.op == graph::OpKind::kTranspose
+              ? graph::transpose_view(in, graph::attrs_as<graph::TransposeAttrs>(n.attrs).perm)
+              : [&] {
+                  const auto a = graph::attrs_as<graph::SliceAttrs>(n.attrs);
+                  return graph::slice_view(in, a.axes, a.starts, a.ends, a.steps);
+                }();
+      net.gpu_kernels.push_back(codegen::cuda::emit_strided_copy_kernel(
+          net.graph.type(n.output).shape, v.strides, v.base, symbol));
     } else if (n.op != graph::OpKind::kFlatten && n.op != graph::OpKind::kReshape &&
                n.op != graph::OpKind::kSqueeze && n.op != graph::OpKind::kUnsqueeze) {
       step.kind = Step::Kind::kInterpret;

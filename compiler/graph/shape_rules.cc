@@ -50,4 +50,25 @@ int64_t matmul_batch_offset(const Shape& out_shape, const Shape& op, int64_t bi)
   return offset;
 }
 
+StridedView transpose_view(const Shape& in_shape, const std::vector<int64_t>& perm) {
+  const auto in_strides = strides_of(in_shape);
+  StridedView v;
+  for (int64_t axis : perm) v.strides.push_back(in_strides[static_cast<size_t>(axis)]);
+  return v;
+}
+
+StridedView slice_view(const Shape& in_shape, const std::vector<int64_t>& axes,
+                       const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                       const std::vector<int64_t>& steps) {
+  StridedView v;
+  v.strides = strides_of(in_shape);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const auto axis = static_cast<size_t>(axes[i]);
+    const SliceRange r = normalize_slice(in_shape[axis], starts[i], ends[i], steps[i]);
+    v.base += r.start * v.strides[axis];
+    v.strides[axis] *= r.step;
+  }
+  return v;
+}
+
 }  // namespace tensortune::graph

@@ -365,23 +365,14 @@ NativeKernel concat(const std::vector<Shape>& shapes, int64_t axis,
 
 NativeKernel transpose(const Shape& in_shape, const graph::Ints& perm, const Shape& out_shape,
                        const float* in, float* out) {
-  const auto in_strides = graph::strides_of(in_shape);
-  std::vector<int64_t> stride(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) stride[d] = in_strides[perm[d]];
-  return strided_copy(out_shape, std::move(stride), 0, in, out);
+  graph::StridedView v = graph::transpose_view(in_shape, perm);
+  return strided_copy(out_shape, std::move(v.strides), v.base, in, out);
 }
 
 NativeKernel slice(const Shape& in_shape, const graph::SliceAttrs& a, const Shape& out_shape,
                    const float* in, float* out) {
-  auto stride = graph::strides_of(in_shape);
-  int64_t base = 0;
-  for (size_t i = 0; i < a.axes.size(); ++i) {
-    const int64_t axis = a.axes[i];
-    const auto r = graph::normalize_slice(in_shape[axis], a.starts[i], a.ends[i], a.steps[i]);
-    base += r.start * stride[axis];
-    stride[axis] *= r.step;
-  }
-  return strided_copy(out_shape, std::move(stride), base, in, out);
+  graph::StridedView v = graph::slice_view(in_shape, a.axes, a.starts, a.ends, a.steps);
+  return strided_copy(out_shape, std::move(v.strides), v.base, in, out);
 }
 
 /// Constant padding that crops nothing: each output row (along the last axis) is the fill value,

@@ -80,9 +80,9 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
 }
 
 // Attention as exporters write it, on CUDA: MatMul(q, k^T) then a scale, softmax, MatMul(p, v)
-// then a residual add and a layer norm. Both matmuls are batch_matmul.cuda kernels with the
-// scale and the residual in their epilogues, softmax and layer norm row kernels: every step runs
-// on the device; equal to the interpreter.
+// then a residual add, a layer norm and the heads' transpose. Both matmuls are batch_matmul.cuda
+// kernels with the scale and the residual in their epilogues, softmax and layer norm row kernels,
+// the transpose a strided copy: every step runs on the device; equal to the interpreter.
 TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
   using graph::OpKind;
   graph::Graph g("attention");
@@ -99,8 +99,11 @@ TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
   auto sum = *g.add_node(OpKind::kAdd, "residual", {pv, r});
   auto gamma = g.add_constant("gamma", random_input({8}, 5));
   auto beta = g.add_constant("beta", random_input({8}, 6));
-  g.add_output(*g.add_node(OpKind::kLayerNorm, "norm", {sum, gamma, beta},
-                           {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
+  auto norm = *g.add_node(OpKind::kLayerNorm, "norm", {sum, gamma, beta},
+                          {{"axis", int64_t{-1}}, {"epsilon", 1e-5}});
+  // The heads merged back: [batch, heads, tokens, d] -> [batch, tokens, heads, d].
+  g.add_output(
+      *g.add_node(OpKind::kTranspose, "merge_heads", {norm}, {{"perm", graph::Ints{0, 2, 1, 3}}}));
   const std::map<std::string, Tensor> inputs{{"q", random_input(qs, 1)},
                                              {"kt", random_input(kts, 2)},
                                              {"v", random_input(qs, 3)},
@@ -115,7 +118,7 @@ TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
     EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
     matmul_kernels += s.label.starts_with("matmul");
   }
-  EXPECT_EQ(net.steps.size(), 4u);  // qk+scale, softmax, pv+residual, layer_norm
+  EXPECT_EQ(net.steps.size(), 5u);  // qk+scale, softmax, pv+residual, layer_norm, transpose
   EXPECT_EQ(matmul_kernels, 2);
   int batch_matmuls = 0;
   for (const auto& sched : net.schedules)

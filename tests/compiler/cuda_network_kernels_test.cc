@@ -292,6 +292,46 @@ TEST(CudaNetworkKernels, SoftmaxAndLayerNormRowsAreTheInterpretersWithinOneRound
   }
 }
 
+// Transposes (attention's head split and merge, NCHW to NHWC) and slices (a step of 2, a
+// negative step) as strided copies: every element where the naive index says.
+TEST(CudaNetworkKernels, TransposesAndSlicesCopyWhatTheirIndicesSay) {
+  const std::vector<int64_t> shape{2, 3, 4, 5};
+  auto x = random_floats(120, 8);
+  auto at = [&](int64_t a, int64_t b, int64_t c, int64_t d) {
+    return x[static_cast<size_t>(((a * 3 + b) * 4 + c) * 5 + d)];
+  };
+  const std::vector<int64_t> in_strides{60, 20, 5, 1};
+  for (const std::vector<int64_t>& perm : {std::vector<int64_t>{0, 2, 1, 3}, {0, 2, 3, 1}}) {
+    std::vector<int64_t> out_shape, strides;
+    for (int64_t p : perm) {
+      out_shape.push_back(shape[p]);
+      strides.push_back(in_strides[p]);
+    }
+    std::vector<float> got(120);
+    run_emulated(cuda::emit_strided_copy_kernel(out_shape, strides, 0, "transpose"),
+                 {got.data(), x.data()});
+    size_t i = 0;
+    for (int64_t a = 0; a < out_shape[0]; ++a)
+      for (int64_t b = 0; b < out_shape[1]; ++b)
+        for (int64_t c = 0; c < out_shape[2]; ++c)
+          for (int64_t d = 0; d < out_shape[3]; ++d, ++i) {
+            int64_t in[4];
+            const int64_t o[4] = {a, b, c, d};
+            for (int k = 0; k < 4; ++k) in[perm[k]] = o[k];
+            ASSERT_EQ(got[i], at(in[0], in[1], in[2], in[3])) << "perm " << perm[1] << perm[2];
+          }
+  }
+  // x[:, 1:, ::2, 4:0:-2]: shape (2, 2, 2, 2), from element (0, 1, 0, 4) = 24.
+  std::vector<float> got(16);
+  run_emulated(cuda::emit_strided_copy_kernel({2, 2, 2, 2}, {60, 20, 10, -2}, 24, "slice"),
+               {got.data(), x.data()});
+  size_t i = 0;
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t b = 1; b < 3; ++b)
+      for (int64_t c = 0; c < 4; c += 2)
+        for (int64_t d = 4; d > 0; d -= 2, ++i) ASSERT_EQ(got[i], at(a, b, c, d)) << i;
+}
+
 #ifdef TT_WITH_CUDA
 TEST(CudaNvrtc, NetworkKernelsCompileAndAssembleForSm80) {
   if (auto s = cuda::nvrtc_available(); !s.has_value()) GTEST_SKIP() << s.error().message;

@@ -276,6 +276,26 @@ CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_sha
   return k;
 }
 
+CudaKernelSource emit_strided_copy_kernel(const std::vector<int64_t>& out_shape,
+                                          const std::vector<int64_t>& in_strides, int64_t base,
+                                          const std::string& entry) {
+  int64_t total = 1;
+  for (int64_t d : out_shape) total *= d;
+  SourceWriter src;
+  src.line("// strided copy into " + num(total) + " elements");
+  CudaKernelSource k = grid_stride_kernel(
+      entry, "(float* __restrict__ out, const float* __restrict__ data)", total, src);
+  decompose(src, out_shape, "c");
+  std::string at = num(base) + "LL";
+  for (size_t d = 0; d < out_shape.size(); ++d)
+    if (in_strides[d] != 0)
+      at += " + c" + num(static_cast<int64_t>(d)) + " * " + num(in_strides[d]) + "LL";
+  src.line("out[i] = data[" + at + "];");
+  finish(k, src);
+  k.arg_count = 2;
+  return k;
+}
+
 CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
                                             const std::string& entry) {
   const auto& w = spec.workload;

@@ -9,6 +9,7 @@
 ///   global avg pool   out, data (N, C, H, W) or (N, C/b, H, W, b)
 ///   depthwise conv    data, weight (C/b, 1, KH, KW, 1, b), out, then the epilogue's operands
 ///   layout transform  out, data: NCHW[from]c to NCHW[to]c (a block of 0 is plain NCHW)
+///   strided copy      out, data: a transpose or a slice
 ///   softmax           out, in: rows of spec.len, the last axis
 ///   layer norm        out, in, scale, then bias where spec.has_bias
 /// The row kernels (softmax, layer norm) run a block per row, its threads reducing in shared
@@ -33,6 +34,11 @@ CudaKernelSource emit_global_avg_pool_kernel(const std::vector<int64_t>& in_shap
 CudaKernelSource emit_layout_transform_kernel(const std::vector<int64_t>& in_shape,
                                               int64_t from_block, int64_t to_block,
                                               const std::string& entry);
+/// out[coordinates c of out_shape] = data[base + sum of c[d] * in_strides[d]]: a transpose or a
+/// slice as the CPU's native loops compute it.
+CudaKernelSource emit_strided_copy_kernel(const std::vector<int64_t>& out_shape,
+                                          const std::vector<int64_t>& in_strides, int64_t base,
+                                          const std::string& entry);
 /// spec.depthwise; the block b is spec.block (1 for NCHW).
 CudaKernelSource emit_depthwise_conv_kernel(const DepthwiseKernelSpec& spec,
                                             const std::string& entry);
