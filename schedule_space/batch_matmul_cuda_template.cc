@@ -24,13 +24,6 @@ BatchMatmulCudaSchedule decode(const BatchMatmulWorkload& w, const std::vector<K
   return s;
 }
 
-/// The largest power of two dividing n, at most cap.
-int64_t power_of_two_block(int64_t n, int64_t cap) {
-  int64_t b = 1;
-  while (b * 2 <= cap && n % (b * 2) == 0) b *= 2;
-  return b;
-}
-
 const BatchMatmulWorkload& workload(const Task& task) {
   return std::get<BatchMatmulWorkload>(task.workload);
 }
@@ -54,7 +47,8 @@ class BatchMatmulCudaTemplate final : public Template {
     const BatchMatmulWorkload& w = workload(task);
     const auto& knobs = space.knobs();
     auto tile = [](const Knob& knob, int64_t axis) {
-      const int64_t bn = power_of_two_block(axis, 64), threads = std::min<int64_t>(bn, 8);
+      const int64_t bn = util::largest_power_of_two_divisor_at_most(axis, 64),
+                    threads = std::min<int64_t>(bn, 8);
       return option_index(knob, std::vector<int64_t>{-1, threads, bn / threads});
     };
     return util::preferred_or_first_valid(

@@ -17,13 +17,6 @@ int64_t accumulators(bool transpose_b, const BatchMatmulSchedule& s, int64_t lan
   return transpose_b ? s.yi * s.xi * ceil_div(s.kf, lanes) : s.yi * ceil_div(s.xi, lanes);
 }
 
-/// The largest power of two dividing n, at most cap (AutoTVM's tile sizes of the fallback).
-int64_t power_of_two_block(int64_t n, int64_t cap) {
-  int64_t b = 1;
-  while (b * 2 <= cap && n % (b * 2) == 0) b *= 2;
-  return b;
-}
-
 }  // namespace
 
 ConfigSpace batch_matmul_space(const BatchMatmulWorkload& w, int vector_lanes) {
@@ -53,8 +46,10 @@ BatchMatmulSchedule batch_matmul_schedule(const ConfigSpace& space, const Config
 Config batch_matmul_default(const ConfigSpace& space, const BatchMatmulWorkload& w) {
   const auto& knobs = space.knobs();
   const std::vector<int32_t> digits{
-      option_index(knobs[0], std::vector<int64_t>{-1, power_of_two_block(w.m, 8)}),
-      option_index(knobs[1], std::vector<int64_t>{-1, power_of_two_block(w.n, 8)}),
+      option_index(knobs[0],
+                   std::vector<int64_t>{-1, util::largest_power_of_two_divisor_at_most(w.m, 8)}),
+      option_index(knobs[1],
+                   std::vector<int64_t>{-1, util::largest_power_of_two_divisor_at_most(w.n, 8)}),
       option_index(knobs[2], std::vector<int64_t>{-1, largest_divisor_at_most(w.k, 16)})};
   return util::preferred_or_first_valid(space, digits);
 }

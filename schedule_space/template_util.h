@@ -75,6 +75,13 @@ inline int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
   return best;
 }
 
+/// The largest power of two dividing n, at most cap (AutoTVM's batch matmul fallback tiles).
+inline int64_t largest_power_of_two_divisor_at_most(int64_t n, int64_t cap) {
+  int64_t b = 1;
+  while (b * 2 <= cap && n % (b * 2) == 0) b *= 2;
+  return b;
+}
+
 /// The position of `value` among the knob's candidates; -1 when it is not one.
 inline int option_index(const Knob& knob, const KnobValue& value) {
   for (size_t i = 0; i < knob.options.size(); ++i)
