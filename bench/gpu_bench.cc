@@ -1,11 +1,12 @@
 // gpu_bench: tuned CUDA kernels against cuDNN (conv2d) and cuBLAS (dense) on the same GPU in
 // one run. ResNet-18's convolutions (conv2d_nchw.cuda, and conv2d_nchw_winograd.cuda where it
-// serves: the faster is ours) and dense 1x512x1000 / 16x1024x1024 (dense_small_batch.gpu) are
-// tuned with the XGBoost tuner on --gpu, their best configs timed again, then the anchors with the
-// same protocol (CUDA events, median of rounds). Prints why it cannot run where there is no GPU and
-// exits 0. Goal: geomean >= 0.9 of cuDNN on the convs. Then ResNet-18 end to end: compiled for the
-// GPU with the records just made (`compile --target cuda-smXY --records`), timed as `tensortune
-// bench` times it, against ONNX Runtime's CUDA provider on the same ONNX model
+// serves: the faster is ours), dense 1x512x1000 / 16x1024x1024 (dense_small_batch.gpu) and
+// BERT-base's two attention batch matmuls (batch_matmul.cuda, against cuBLAS's strided batched
+// SGEMM) are tuned with the XGBoost tuner on --gpu, their best configs timed again, then the
+// anchors with the same protocol (CUDA events, median of rounds). Prints why it cannot run where
+// there is no GPU and exits 0. Goal: geomean >= 0.9 of cuDNN on the convs. Then ResNet-18 end to
+// end: compiled for the GPU with the records just made (`compile --target cuda-smXY --records`),
+// timed as `tensortune bench` times it, against ONNX Runtime's CUDA provider on the same ONNX model
 // (bench/ort/ort_bench.js) where node and that provider exist.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -146,6 +147,30 @@ double cublas_dense_seconds(cublasHandle_t h, const ss::DenseWorkload& d, int nu
   return s;
 }
 
+// y[b] = x[b] w[b]^T (transpose_b, w as (B, N, K)) or x[b] w[b] (w as (B, K, N)), every entry
+// row-major, with cuBLAS's strided batched SGEMM (column-major: y^T = op(w) x^T).
+double cublas_batch_matmul_seconds(cublasHandle_t h, const ss::BatchMatmulWorkload& b, int number,
+                                   int rounds) {
+  float *x, *w, *y;
+  cudaMalloc(&x, 4 * b.batch * b.m * b.k);
+  cudaMalloc(&w, 4 * b.batch * b.n * b.k);
+  cudaMalloc(&y, 4 * b.batch * b.m * b.n);
+  const float one = 1, zero = 0;
+  const int M = static_cast<int>(b.m), N = static_cast<int>(b.n), K = static_cast<int>(b.k),
+            B = static_cast<int>(b.batch);
+  const double s = time_events(
+      [&] {
+        cublasSgemmStridedBatched(h, b.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M,
+                                  K, &one, w, b.transpose_b ? K : N, 1LL * N * K, x, K, 1LL * M * K,
+                                  &zero, y, N, 1LL * M * N, B);
+      },
+      number, rounds);
+  cudaFree(x);
+  cudaFree(w);
+  cudaFree(y);
+  return s;
+}
+
 /// ResNet-18 at 224x224 compiled for the GPU with `db`'s records, and ONNX Runtime's CUDA
 /// provider on its ONNX export, timed under the same protocol.
 void end_to_end(int cc, const std::string& db, const std::string& ort_script) {
@@ -205,8 +230,9 @@ void end_to_end(int cc, const std::string& db, const std::string& ort_script) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Tuned CUDA kernels vs cuDNN and cuBLAS on one GPU (ResNet-18 layers, dense, MobileNet-v2 "
-      "depthwise)"};
+      "Tuned CUDA kernels vs cuDNN and cuBLAS on one GPU (ResNet-18 layers, dense, BERT's "
+      "attention "
+      "batch matmuls, MobileNet-v2 depthwise)"};
   int64_t trials = 300;
   int gpu = 0;
   std::string db = "gpu_bench.db", only;
@@ -262,6 +288,12 @@ int main(int argc, char** argv) {
   std::vector<tt::tuner::NamedTask> layers = tt::tuner::resnet18_workloads();
   layers.push_back(
       {"dense 16x1024x1024", ss::kDenseSmallBatchGpu, ss::DenseWorkload{16, 1024, 1024}});
+  // BERT-base's attention (12 heads, 128 tokens, 64 per head): Q K^T in AutoTVM's layout and
+  // the product with V in the exporters': `--only bmm` runs them alone.
+  layers.push_back({"bmm qk 12x128x128 k64", ss::kBatchMatmulCuda,
+                    ss::BatchMatmulWorkload{12, 128, 128, 64, true}});
+  layers.push_back({"bmm pv 12x128x64 k128", ss::kBatchMatmulCuda,
+                    ss::BatchMatmulWorkload{12, 128, 64, 128, false}});
   // MobileNet-v2's depthwise layers of each kind (stride 1 and 2, wide and narrow planes):
   // `--only dw` runs them alone.
   for (auto [name, c, hw, s] :
@@ -282,6 +314,8 @@ int main(int argc, char** argv) {
     if (conv) {
       for (const ss::Template* t : ss::templates_for(l.workload, "cuda"))
         if (t->network_layout() == ss::NetworkLayout::kPlain) names.emplace_back(t->name());
+    } else if (std::holds_alternative<ss::BatchMatmulWorkload>(l.workload)) {
+      names.emplace_back(ss::kBatchMatmulCuda);
     } else {
       names.emplace_back(ss::kDenseSmallBatchGpu);
     }
@@ -332,9 +366,15 @@ int main(int argc, char** argv) {
       }
     }
     std::string algo = "SGEMM";
-    const double anchor =
-        conv ? cudnn_conv_seconds(cudnn, std::get<ss::Conv2dWorkload>(l.workload), 20, 5, &algo)
-             : cublas_dense_seconds(cublas, std::get<ss::DenseWorkload>(l.workload), 20, 5);
+    double anchor = 0;
+    if (conv) {
+      anchor = cudnn_conv_seconds(cudnn, std::get<ss::Conv2dWorkload>(l.workload), 20, 5, &algo);
+    } else if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&l.workload)) {
+      algo = "SGEMM strided batched";
+      anchor = cublas_batch_matmul_seconds(cublas, *b, 20, 5);
+    } else {
+      anchor = cublas_dense_seconds(cublas, std::get<ss::DenseWorkload>(l.workload), 20, 5);
+    }
     if (mine == 0 || anchor <= 0) {
       std::printf("%-26s not measured\n", l.name.c_str());
       continue;

@@ -24,8 +24,9 @@
 #               replaced twice, every other config measured
 #   e networks  resnet-18 and mobilenet-v1 compiled for the GPU with those records, run on it,
 #               against the interpreter on the CPU
-#   f bench     gpu_bench (3 conv layers, 2 dense shapes, vs cuDNN / cuBLAS; then 4 MobileNet-v2
-#               depthwise layers vs cuDNN) and ResNet-18 end to end against PyTorch at batch 1
+#   f bench     gpu_bench (3 conv layers, 2 dense shapes, 2 attention batch matmuls, vs cuDNN /
+#               cuBLAS; then 4 MobileNet-v2 depthwise layers vs cuDNN) and ResNet-18 end to end
+#               against PyTorch at batch 1
 # Without a GPU (a dry run, e.g. here or in ctest) the steps that need none still run: the
 # bundle's completeness, --help, `op run --emulate` and emulated networks from the unpacked
 # bundle; the rest say "skipped" and why. Exit status: 1 if any step failed.
@@ -441,7 +442,7 @@ if wanted f bench; then
     if run 240 "$bin/gpu_bench" --trials 24 --max-convs 3 --db "$out/gpu_bench.db" \
       --no-end-to-end; then
       result bench/layers pass "$(grep -i 'geomean' "$last" | tail -1)"
-      grep -E '^(conv|dense|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
+      grep -E '^(conv|dense|bmm|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
     else
       result bench/layers fail "$(tail_of)"
     fi
