@@ -79,14 +79,19 @@ std::unique_ptr<Executable> build(const graph::Graph& model, const CompileOption
   return exe ? std::move(*exe) : nullptr;
 }
 
-// Attention as exporters write it, on CUDA: MatMul(q, k^T) then a scale, softmax, MatMul(p, v)
-// then a residual add, a layer norm and the heads' transpose. Both matmuls are batch_matmul.cuda
-// kernels with the scale and the residual in their epilogues, softmax and layer norm row kernels,
-// the transpose a strided copy: every step runs on the device; equal to the interpreter.
-TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
+/// Attention as exporters write it: MatMul(q, k^T) then a scale, softmax, MatMul(p, v) then a
+/// residual add, a layer norm and the heads' transpose ([batch, heads, tokens, d] to [batch,
+/// tokens, heads, d]), with its inputs; `tokens` tokens of 8 per head.
+struct AttentionCase {
+  graph::Graph graph{"attention"};
+  std::map<std::string, Tensor> inputs;
+};
+
+AttentionCase attention_case(int64_t tokens) {
   using graph::OpKind;
-  graph::Graph g("attention");
-  const graph::Shape qs{2, 3, 16, 8}, kts{2, 3, 8, 16};
+  AttentionCase c;
+  graph::Graph& g = c.graph;
+  const graph::Shape qs{2, 3, tokens, 8}, kts{2, 3, 8, tokens};
   auto q = g.add_input("q", {graph::DType::kFloat32, qs});
   auto kt = g.add_input("kt", {graph::DType::kFloat32, kts});
   auto v = g.add_input("v", {graph::DType::kFloat32, qs});
@@ -101,32 +106,42 @@ TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
   auto beta = g.add_constant("beta", random_input({8}, 6));
   auto norm = *g.add_node(OpKind::kLayerNorm, "norm", {sum, gamma, beta},
                           {{"axis", int64_t{-1}}, {"epsilon", 1e-5}});
-  // The heads merged back: [batch, heads, tokens, d] -> [batch, tokens, heads, d].
   g.add_output(
       *g.add_node(OpKind::kTranspose, "merge_heads", {norm}, {{"perm", graph::Ints{0, 2, 1, 3}}}));
-  const std::map<std::string, Tensor> inputs{{"q", random_input(qs, 1)},
-                                             {"kt", random_input(kts, 2)},
-                                             {"v", random_input(qs, 3)},
-                                             {"r", random_input(qs, 4)}};
-  auto ref = graph::interpret(g, inputs);
-  ASSERT_TRUE(ref) << ref.error().message;
-  CompiledNetwork net;
-  auto exe = build(g, cuda_options(3), &net);
-  ASSERT_TRUE(exe);
-  int matmul_kernels = 0;
-  for (const Step& s : net.steps) {
-    EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
-    matmul_kernels += s.label.starts_with("matmul");
+  c.inputs = {{"q", random_input(qs, 1)},
+              {"kt", random_input(kts, 2)},
+              {"v", random_input(qs, 3)},
+              {"r", random_input(qs, 4)}};
+  return c;
+}
+
+// Attention on CUDA: both matmuls are batch_matmul.cuda kernels with the scale and the residual
+// in their epilogues, softmax and layer norm row kernels, the transpose a strided copy: every
+// step runs on the device; emulated, equal to the interpreter (16 tokens, and ViT's prime 197).
+TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
+  for (int64_t tokens : {16, 197}) {
+    SCOPED_TRACE(std::to_string(tokens) + " tokens");
+    const AttentionCase c = attention_case(tokens);
+    auto ref = graph::interpret(c.graph, c.inputs);
+    ASSERT_TRUE(ref) << ref.error().message;
+    CompiledNetwork net;
+    auto exe = build(c.graph, cuda_options(3), &net);
+    ASSERT_TRUE(exe);
+    int matmul_kernels = 0;
+    for (const Step& s : net.steps) {
+      EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
+      matmul_kernels += s.label.starts_with("matmul");
+    }
+    EXPECT_EQ(net.steps.size(), 5u);  // qk+scale, softmax, pv+residual, layer_norm, transpose
+    EXPECT_EQ(matmul_kernels, 2);
+    int batch_matmuls = 0;
+    for (const auto& sched : net.schedules)
+      batch_matmuls += sched.workload.starts_with(ss::kBatchMatmulCuda);
+    EXPECT_EQ(batch_matmuls, 2);
+    auto got = exe->run(c.inputs);
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5);
   }
-  EXPECT_EQ(net.steps.size(), 5u);  // qk+scale, softmax, pv+residual, layer_norm, transpose
-  EXPECT_EQ(matmul_kernels, 2);
-  int batch_matmuls = 0;
-  for (const auto& sched : net.schedules)
-    batch_matmuls += sched.workload.starts_with(ss::kBatchMatmulCuda);
-  EXPECT_EQ(batch_matmuls, 2);
-  auto got = exe->run(inputs);
-  ASSERT_TRUE(got) << got.error().message;
-  EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5);
 }
 
 struct ZooCase {
@@ -426,6 +441,34 @@ TEST(GpuArtifact, KeepsItsKernelsAndIsRefusedWhereItCannotRun) {
 
 // Where a GPU exists: every zoo model compiled for it runs on it and matches the interpreter
 // (at 224x224 too for ResNet-18), and profiling times every step.
+// The same attention on a real GPU (gpu-check step b runs GpuDevice.*): batch_matmul.cuda, the
+// row kernels and the strided copy as the hardware runs them, at BERT's 128 tokens and at 197
+// (ViT's: tiles that do not divide), against the interpreter.
+TEST(GpuDevice, AttentionRunsOnTheGpuAndMatchesTheInterpreter) {
+#ifdef TT_WITH_CUDA
+  auto gpus = codegen::cuda::list_gpus();
+  if (!gpus) GTEST_SKIP() << "no GPU: " << gpus.error().message;
+  const int cc = gpus->front().compute_capability;
+  for (int64_t tokens : {128, 197}) {
+    SCOPED_TRACE(std::to_string(tokens) + " tokens");
+    const AttentionCase c = attention_case(tokens);
+    auto ref = graph::interpret(c.graph, c.inputs);
+    ASSERT_TRUE(ref) << ref.error().message;
+    CompileOptions options = cuda_options();
+    options.target = "cuda-sm" + std::to_string(cc);
+    auto net = compile_network(c.graph, options);
+    ASSERT_TRUE(net) << net.error().message;
+    auto exe = Executable::load(std::make_shared<CompiledNetwork>(std::move(*net)), 1);
+    ASSERT_TRUE(exe) << exe.error().message;
+    auto got = (*exe)->run(c.inputs);
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5);
+  }
+#else
+  GTEST_SKIP() << "built without the CUDA Toolkit";
+#endif
+}
+
 TEST(GpuDevice, ZooModelsRunOnTheGpuAndMatchTheInterpreter) {
 #ifdef TT_WITH_CUDA
   auto gpus = codegen::cuda::list_gpus();
