@@ -11,6 +11,7 @@
 #include "compiler/codegen/cuda/network_kernels.h"
 #include "compiler/driver/compile.h"
 #include "compiler/driver/tuned_configs.h"
+#include "compiler/graph/memory_plan.h"
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/passes.h"
@@ -86,8 +87,7 @@ void lower_native_steps(CompiledNetwork& net) {
                 }();
       net.gpu_kernels.push_back(codegen::cuda::emit_strided_copy_kernel(
           net.graph.type(n.output).shape, v.strides, v.base, symbol));
-    } else if (n.op != graph::OpKind::kFlatten && n.op != graph::OpKind::kReshape &&
-               n.op != graph::OpKind::kSqueeze && n.op != graph::OpKind::kUnsqueeze) {
+    } else if (!graph::is_view_op(n.op)) {
       step.kind = Step::Kind::kInterpret;
       continue;
     } else {

@@ -36,11 +36,6 @@ Expected<Tensor> download(GpuModule& m, uint64_t device, const graph::TensorType
   return graph::read_buffer(type, staged.data());
 }
 
-bool is_device_copy(graph::OpKind op) {
-  return op == graph::OpKind::kFlatten || op == graph::OpKind::kReshape ||
-         op == graph::OpKind::kSqueeze || op == graph::OpKind::kUnsqueeze;
-}
-
 }  // namespace
 
 struct GpuExecution::Impl {
@@ -141,7 +136,7 @@ struct GpuExecution::Impl {
       if (step.kind == Step::Kind::kKernel) {
         TT_ASSIGN_OR_RETURN(auto run, bind_kernel(step));
         steps.push_back(std::move(run));
-      } else if (step.kind == Step::Kind::kNative && is_device_copy(head.op) &&
+      } else if (step.kind == Step::Kind::kNative && graph::is_view_op(head.op) &&
                  value_ptr[head.inputs[0]]) {
         const uint64_t to = value_ptr[head.output], from = value_ptr[head.inputs[0]];
         const int64_t bytes = bytes_of(g().type(head.output));
