@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -17,6 +19,8 @@
 #include "compiler/runtime/artifact.h"
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
+#include "compiler/runtime/ranged_artifact.h"
+#include "compiler/runtime/ranged_executor.h"
 #include "support/npy.h"
 #include "support/stopwatch.h"
 #include "workflow/model_source.h"
@@ -87,7 +91,49 @@ struct CompileFlags {
   bool verbose = false;
 };
 
+std::string run_inputs_hint(const graph::Graph& g) {
+  std::string inputs;
+  for (graph::ValueId in : g.inputs())
+    if (g.value(in).name != graph::kSequenceMaskInput)
+      inputs += " --input " + g.value(in).name + "=" + g.value(in).name + ".npy";
+  return inputs;
+}
+
+/// compile with a range of sequence lengths: every bucket, a line each, into one artifact.
+Status compile_ranged(const CompileFlags& f, const graph::SequenceRange& range) {
+  const Stopwatch start;
+  std::string inputs;
+  std::printf("compiling %s for sequence lengths %lld..%lld: %zu buckets\n", f.model.model.c_str(),
+              static_cast<long long>(range.lo), static_cast<long long>(range.hi),
+              graph::sequence_buckets(range.lo, range.hi).size());
+  const auto progress = [&](size_t i, size_t count, int64_t length, const CompiledNetwork& net) {
+    int kernels = 0, tuned = 0;
+    for (const Step& s : net.steps) kernels += s.kind == Step::Kind::kKernel;
+    for (const auto& s : net.schedules) tuned += s.tuned;
+    std::printf("  bucket %zu/%zu: length %lld, %zu steps (%d generated), %d of %zu "
+                "conv2d/dense/matmul kernels tuned, %.1f s\n",
+                i + 1, count, static_cast<long long>(length), net.steps.size(), kernels, tuned,
+                net.schedules.size(), start.seconds());
+    std::fflush(stdout);
+    if (inputs.empty()) inputs = run_inputs_hint(net.graph);
+  };
+  TT_ASSIGN_OR_RETURN(std::string bytes,
+                      workflow::compile_ranged_model(f.model, f.threads, !f.fastest_records,
+                                                     !f.fastest_records && !f.no_graph_best,
+                                                     progress));
+  TT_RETURN_IF_ERROR(runtime::write_artifact_bytes(bytes, f.output));
+  std::printf(
+      "wrote %s (%.1f MB; the buckets share equal weights) in %.1f s; run it on any length in "
+      "%lld..%lld with `tensortune run %s%s`\n",
+      f.output.c_str(), double(bytes.size()) / 1e6, start.seconds(),
+      static_cast<long long>(range.lo), static_cast<long long>(range.hi), f.output.c_str(),
+      inputs.c_str());
+  return ok_status();
+}
+
 Status compile(const CompileFlags& f) {
+  TT_ASSIGN_OR_RETURN(auto range, workflow::sequence_range(f.model));
+  if (range) return compile_ranged(f, *range);
   const Stopwatch start;
   TT_ASSIGN_OR_RETURN(CompiledNetwork net,
                       workflow::compile_model(f.model, f.threads, !f.fastest_records,
@@ -101,9 +147,7 @@ Status compile(const CompileFlags& f) {
                   : s.borrowed_from.empty() ? "default"
                                             : ("borrowed from " + s.borrowed_from).c_str());
   // The run command to suggest names the network's own inputs.
-  std::string inputs;
-  for (graph::ValueId in : net.graph.inputs())
-    inputs += " --input " + net.graph.value(in).name + "=" + net.graph.value(in).name + ".npy";
+  const std::string inputs = run_inputs_hint(net.graph);
   if (net.target == runtime::TargetKind::kCuda) {
     std::printf(
         "wrote %s (%.1f MB) in %.1f s; check it on this CPU with `tensortune run %s --emulate%s`\n",
@@ -144,6 +188,7 @@ struct RunFlags {
   std::vector<std::string> saved_inputs;  ///< NAME=x.npy: the tensor input NAME ran on
   std::vector<std::string> outputs;
   int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
+  int64_t sequence_length = 0;  ///< a ranged artifact's NAME=random length; 0: the range's top
 };
 
 /// --save-input NAME=x.npy: writes what input NAME was given (an image after its resize and
@@ -177,7 +222,75 @@ Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifa
   return std::make_shared<CompiledNetwork>(std::move(net));
 }
 
+/// The ranged artifact at `path`, or nothing where it is a one-network artifact (or none).
+Expected<std::shared_ptr<const runtime::RangedArtifact>> ranged_artifact(const std::string& path,
+                                                                         int64_t max_bytes) {
+  if (path.empty()) return std::shared_ptr<const runtime::RangedArtifact>();
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  if (!in.read(magic, sizeof magic) || !runtime::is_ranged_artifact(std::string(magic, 8)))
+    return std::shared_ptr<const runtime::RangedArtifact>();
+  TT_ASSIGN_OR_RETURN(std::string bytes, runtime::read_artifact_bytes(path, max_bytes));
+  TT_ASSIGN_OR_RETURN(auto artifact, runtime::RangedArtifact::parse(bytes, path));
+  return std::make_shared<const runtime::RangedArtifact>(std::move(artifact));
+}
+
+/// A graph with `g`'s inputs, their sequence axes at `length` (what --input NAME=random makes).
+graph::Graph inputs_at_length(const graph::Graph& g, const graph::SequencePlan& plan,
+                              int64_t length) {
+  graph::Graph out(g.name());
+  for (graph::ValueId in : g.inputs()) {
+    graph::TensorType type = g.type(in);
+    for (const auto& s : plan.range.inputs)
+      if (s.name == g.value(in).name) type.shape[static_cast<size_t>(s.axis)] = length;
+    out.add_input(g.value(in).name, type);
+  }
+  return out;
+}
+
+Expected<int64_t> length_in_range(int64_t length, const graph::SequencePlan& plan) {
+  if (length == 0) return plan.range.hi;
+  if (length < plan.range.lo || length > plan.range.hi)
+    return invalid_argument("--sequence-length " + std::to_string(length) +
+                            " is outside the artifact's range " + std::to_string(plan.range.lo) +
+                            ".." + std::to_string(plan.range.hi));
+  return length;
+}
+
+Status run_ranged(const RunFlags& f, std::shared_ptr<const runtime::RangedArtifact> artifact) {
+  if (f.reference)
+    return invalid_argument("--reference runs one network's graph; " + f.artifact +
+                            " holds one per bucket of sequence lengths: run the model with "
+                            "--model and --input-shape instead");
+  const int threads = f.threads > 0 ? f.threads : artifact->threads();
+  const Stopwatch start;
+  TT_ASSIGN_OR_RETURN(auto exe,
+                      runtime::RangedExecutable::load(artifact, threads, f.emulate,
+                                                      std::max(f.gpu, 0)));
+  TT_ASSIGN_OR_RETURN(runtime::Executable * first, exe->bucket(0));
+  const graph::Graph& g = first->network().graph;
+  TT_ASSIGN_OR_RETURN(int64_t length, length_in_range(f.sequence_length, artifact->plan()));
+  TT_ASSIGN_OR_RETURN(auto inputs, workflow::read_inputs(inputs_at_length(g, artifact->plan(), length),
+                                                         f.inputs, f.images));
+  TT_RETURN_IF_ERROR(save_inputs(inputs, f.saved_inputs));
+  TT_ASSIGN_OR_RETURN(const int64_t actual, exe->length_of(inputs));
+  if (auto loaded = exe->prepare(inputs); !loaded) return loaded.error();  // the bucket, loaded
+  const double load_s = start.seconds();
+  const Stopwatch run_start;
+  TT_ASSIGN_OR_RETURN(auto outputs, exe->run(inputs));
+  std::printf("ran %s at sequence length %lld (bucket %lld of %lld..%lld, %d thread%s%s) in %.2f "
+              "ms (first run; loading took %.2f s)\n",
+              artifact->model().c_str(), static_cast<long long>(actual),
+              static_cast<long long>(graph::bucket_for_length(artifact->buckets(), actual)),
+              static_cast<long long>(artifact->plan().range.lo),
+              static_cast<long long>(artifact->plan().range.hi), threads, threads == 1 ? "" : "s",
+              f.emulate ? ", emulated on this CPU" : "", run_start.seconds() * 1e3, load_s);
+  return workflow::report_outputs(g, outputs, f.outputs);
+}
+
 Status run(const RunFlags& f) {
+  TT_ASSIGN_OR_RETURN(auto ranged, ranged_artifact(f.artifact, f.max_artifact_bytes));
+  if (ranged) return run_ranged(f, ranged);
   TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
   TT_ASSIGN_OR_RETURN(auto inputs, workflow::read_inputs(net->graph, f.inputs, f.images));
   TT_RETURN_IF_ERROR(save_inputs(inputs, f.saved_inputs));
@@ -220,19 +333,47 @@ struct BenchFlags {
   bool json = false;
   bool no_step_batching = false;
   int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
+  int64_t sequence_length = 0;  ///< a ranged artifact's length to time; 0: the range's top
 };
 
 Status bench(const BenchFlags& f) {
-  TT_ASSIGN_OR_RETURN(auto net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
-  const int threads = f.threads > 0 ? f.threads : net->threads;
-  TT_ASSIGN_OR_RETURN(int gpu, gpu_for(*net, f.gpu, false));
-  TT_ASSIGN_OR_RETURN(auto exe, runtime::Executable::load(net, threads, false, gpu));
-  exe->set_step_batching(!f.no_step_batching);
-  std::map<std::string, graph::Tensor> inputs;
-  for (auto in : net->graph.inputs()) {
-    TT_RETURN_IF_ERROR(
-        exe->set_input(net->graph.value(in).name, workflow::random_input(net->graph.type(in))));
+  TT_ASSIGN_OR_RETURN(auto ranged, ranged_artifact(f.artifact, f.max_artifact_bytes));
+  std::shared_ptr<const CompiledNetwork> net;
+  std::unique_ptr<runtime::Executable> owned;
+  std::unique_ptr<runtime::RangedExecutable> ranged_exe;
+  runtime::Executable* exe = nullptr;
+  std::string at_length;
+  if (ranged) {
+    const int threads = f.threads > 0 ? f.threads : ranged->threads();
+    TT_ASSIGN_OR_RETURN(ranged_exe, runtime::RangedExecutable::load(ranged, threads, false,
+                                                                    std::max(f.gpu, 0)));
+    TT_ASSIGN_OR_RETURN(int64_t length, length_in_range(f.sequence_length, ranged->plan()));
+    const auto& buckets = ranged->buckets();
+    const size_t index = static_cast<size_t>(
+        std::lower_bound(buckets.begin(), buckets.end(), length) - buckets.begin());
+    TT_ASSIGN_OR_RETURN(runtime::Executable * first, ranged_exe->bucket(0));
+    const graph::Graph g = inputs_at_length(first->network().graph, ranged->plan(), length);
+    std::map<std::string, graph::Tensor> inputs;
+    for (auto in : g.inputs())
+      if (g.value(in).name != graph::kSequenceMaskInput)
+        inputs[g.value(in).name] = workflow::random_input(g.type(in));
+    TT_ASSIGN_OR_RETURN(exe, ranged_exe->prepare(inputs));
+    net = std::shared_ptr<const CompiledNetwork>(std::shared_ptr<const CompiledNetwork>(),
+                                                 &exe->network());  // not owned: exe's
+    at_length = " at sequence length " + std::to_string(length) + " (bucket " +
+                std::to_string(buckets[index]) + ")";
+  } else {
+    TT_ASSIGN_OR_RETURN(net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
+    const int threads = f.threads > 0 ? f.threads : net->threads;
+    TT_ASSIGN_OR_RETURN(int gpu, gpu_for(*net, f.gpu, false));
+    TT_ASSIGN_OR_RETURN(owned, runtime::Executable::load(net, threads, false, gpu));
+    exe = owned.get();
+    for (auto in : net->graph.inputs()) {
+      TT_RETURN_IF_ERROR(
+          exe->set_input(net->graph.value(in).name, workflow::random_input(net->graph.type(in))));
+    }
   }
+  exe->set_step_batching(!f.no_step_batching);
   TT_ASSIGN_OR_RETURN(runtime::BenchResult r, runtime::benchmark(*exe, f.options));
   if (f.json) {
     nlohmann::json steps = nlohmann::json::array();
@@ -262,10 +403,9 @@ Status bench(const BenchFlags& f) {
     return ok_status();
   }
   std::printf(
-      "%s (opt level %d): median %.3f ms per run (min %.3f, max %.3f; %.1f GFLOPS), %d rounds x "
-      "%lld runs "
-      "after 1 warm-up run, %d thread%s\n",
-      net->model.c_str(), net->opt_level, r.median_ms, r.min_ms, r.max_ms, r.gflops, r.repeat,
+      "%s (opt level %d%s): median %.3f ms per run (min %.3f, max %.3f; %.1f GFLOPS), %d rounds "
+      "x %lld runs after 1 warm-up run, %d thread%s\n",
+      net->model.c_str(), net->opt_level, at_length.c_str(), r.median_ms, r.min_ms, r.max_ms, r.gflops, r.repeat,
       static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   if (f.options.profile) std::printf("%s", runtime::format_profile(*exe, r).c_str());
   return ok_status();
@@ -353,6 +493,10 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   r->add_option("--save-input", rf->saved_inputs,
                 "NAME=x.npy: write the tensor input NAME ran on (an image as the network saw it), "
                 "to run another runtime on the same data");
+  r->add_option("--sequence-length", rf->sequence_length,
+                "an artifact compiled for a range of sequence lengths: the length of NAME=random "
+                "inputs (default: the range's top; .npy inputs bring their own)")
+      ->check(at_least(1));
   r->add_option("-o,--output", rf->outputs,
                 "write the graph outputs to these .npy files, in order (fewer than the outputs: "
                 "the first ones)");
@@ -389,6 +533,10 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
   b->add_flag("--profile", bf->options.profile,
               "also time every step (fusion group) under the same protocol and compare the sum "
               "with the end-to-end time");
+  b->add_option("--sequence-length", bf->sequence_length,
+                "an artifact compiled for a range of sequence lengths: time this length (default: "
+                "the range's top), in the bucket that holds it")
+      ->check(at_least(1));
   b->add_flag("--json", bf->json, "print JSON");
   b->add_flag("--no-step-batching", bf->no_step_batching,
               "hand each step to the thread pool on its own instead of running back-to-back "

@@ -12,6 +12,7 @@
 #include "compiler/graph/printer.h"
 #include "tuner/task_extraction.h"
 #include "workflow/model_source.h"
+#include "workflow/model_tasks.h"
 #include "workflow/op_task.h"
 
 namespace tensortune::cli {
@@ -48,10 +49,7 @@ std::string tune_op_flags(const ss::Task& task) {
 
 Status list_tasks(const workflow::ModelOptions& flags, const std::string& target_flag, bool json) {
   TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(target_flag));
-  TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(flags));
-  TT_ASSIGN_OR_RETURN(auto algorithms, workflow::algorithm_filter(flags));
-  TT_ASSIGN_OR_RETURN(auto extraction,
-                      tuner::extract_tasks(model, target, algorithms, !flags.no_int8));
+  TT_ASSIGN_OR_RETURN(auto extraction, workflow::extract_model_tasks(flags, target));
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : extraction.tasks)
@@ -103,12 +101,14 @@ Status list_tasks(const workflow::ModelOptions& flags, const std::string& target
   }
   std::printf("%.3f GFLOP in tunable operators per run\n", total / 1e9);
   for (const auto& u : extraction.untunable) std::printf("not tunable: %s\n", u.c_str());
+  std::string shapes;  // the model as this command was given it
+  for (const auto& s : flags.input_shapes) shapes += " --input-shape " + s;
   if (!extraction.tasks.empty())
     std::printf(
-        "Tune them all with `tensortune tune --model %s%s --tuner xgb`, or task 1 alone with:\n"
+        "Tune them all with `tensortune tune --model %s%s%s --tuner xgb`, or task 1 alone with:\n"
         "  tensortune tune-op %s --tuner xgb --trials 200\n"
         "(--json prints every task's workload key)\n",
-        flags.model.c_str(),
+        flags.model.c_str(), shapes.c_str(),
         ss::target_kind_of(extraction.tasks.front().task.target).runs_on_gpu()
             ? (" --target " + target_flag).c_str()
             : "",

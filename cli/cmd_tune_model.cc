@@ -21,6 +21,7 @@
 #include "tuner/task_extraction.h"
 #include "workflow/graph_tune.h"
 #include "workflow/imposed_blocks.h"
+#include "workflow/model_tasks.h"
 #include "workflow/model_source.h"
 #include "workflow/op_task.h"
 #include "workflow/tuning_session.h"
@@ -141,11 +142,9 @@ struct Row {
 };
 
 Status run_tune_model(const TuneModelFlags& f) {
-  TT_ASSIGN_OR_RETURN(graph::Graph model, workflow::load_model(f.model));
   TT_ASSIGN_OR_RETURN(ss::Target target, workflow::op_target(f.target));
-  TT_ASSIGN_OR_RETURN(auto algorithms, workflow::algorithm_filter(f.model));
-  TT_ASSIGN_OR_RETURN(auto extraction,
-                      tuner::extract_tasks(model, target, algorithms, !f.model.no_int8));
+  TT_ASSIGN_OR_RETURN(auto range, workflow::sequence_range(f.model));
+  TT_ASSIGN_OR_RETURN(auto extraction, workflow::extract_model_tasks(f.model, target));
   const std::set<int> only(f.only.begin(), f.only.end());
   const int count = static_cast<int>(extraction.tasks.size());
   for (int n : only)
@@ -255,7 +254,10 @@ Status run_tune_model(const TuneModelFlags& f) {
   // The blocks the network imposes on layers (NCHW[x]c on the CPU): their configs measured, so
   // that compile and the graph tuner choose among good ones. Not for a subset of the tasks.
   const bool gpu = ss::target_kind_of(target).runs_on_gpu();
-  if (f.imposed_trials > 0 && only.empty() && !gpu) {
+  if (range && (f.imposed_trials > 0 || f.graph_tune))
+    std::printf("\na range of sequence lengths: the imposed-blocks and graph-tuning steps are for "
+                "convolution layouts, not run\n");
+  if (f.imposed_trials > 0 && only.empty() && !gpu && !range) {
     std::printf("\n");
     workflow::ModelOptions model = f.model;
     model.records = f.db;
@@ -270,7 +272,7 @@ Status run_tune_model(const TuneModelFlags& f) {
                     static_cast<long long>(measured), threads_text(threads).c_str());
     }
   }
-  if (f.graph_tune) {
+  if (f.graph_tune && !range) {
     if (gpu) {
       std::printf("\n--graph-tune: not run; graph tuning of GPU layouts is not built yet\n");
     } else {
@@ -291,6 +293,14 @@ Status run_tune_model(const TuneModelFlags& f) {
       }
       return ok_status();
     }
+  }
+  if (range) {
+    std::string shapes;
+    for (const auto& s : f.model.input_shapes) shapes += " --input-shape " + s;
+    std::printf("\nCompile every bucket with these records: `tensortune compile --model %s%s "
+                "--records %s -o net.tt`\n",
+                f.model.model.c_str(), shapes.c_str(), f.db.c_str());
+    return ok_status();
   }
   std::printf(
       "\nCompile-time use: `tensortune inspect --model %s --records %s` shows the tuned block "

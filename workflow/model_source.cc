@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/driver/compile.h"
@@ -11,7 +13,9 @@
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/printer.h"
+#include "compiler/graph/sequence_range.h"
 #include "compiler/passes/passes.h"
+#include "compiler/runtime/ranged_artifact.h"
 #include "support/image_io.h"
 #include "support/npy.h"
 #include "workflow/op_task.h"
@@ -20,18 +24,53 @@ namespace tensortune::workflow {
 
 namespace {
 
-Expected<std::map<std::string, graph::Shape>> parse_input_shapes(
-    const std::vector<std::string>& items) {
+/// --input-shape's values: each input's shape, a range axis (LO..HI) held at HI; the range
+/// where one is given (every ranged axis the same range: one sequence length).
+struct InputShapes {
   std::map<std::string, graph::Shape> shapes;
+  std::optional<graph::SequenceRange> range;
+};
+
+Expected<InputShapes> parse_input_shapes(const std::vector<std::string>& items) {
+  InputShapes parsed;
   for (const auto& item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       return invalid_argument("--input-shape = '" + item + "' is not NAME=AxBx...");
-    TT_ASSIGN_OR_RETURN(auto shape,
-                        parse_shape(item.substr(eq + 1), "--input-shape " + item.substr(0, eq)));
-    shapes[item.substr(0, eq)] = shape;
+    const std::string name = item.substr(0, eq), field = "--input-shape " + name;
+    std::string dims = item.substr(eq + 1);
+    const size_t dots = dims.find("..");
+    std::optional<graph::SequenceRange> range;
+    if (dots != std::string::npos) {
+      size_t begin = dims.rfind('x', dots), end = dims.find('x', dots);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+      end = end == std::string::npos ? dims.size() : end;
+      const std::string token = dims.substr(begin, end - begin);
+      TT_ASSIGN_OR_RETURN(auto lo, parse_shape(token.substr(0, token.find("..")), field));
+      TT_ASSIGN_OR_RETURN(auto hi, parse_shape(token.substr(token.find("..") + 2), field));
+      if (lo.size() != 1 || hi.size() != 1 || lo[0] < 1 || hi[0] <= lo[0])
+        return invalid_argument(field + " = '" + dims + "': the range '" + token +
+                                "' is not LO..HI with 1 <= LO < HI");
+      const int axis = static_cast<int>(std::count(dims.begin(), dims.begin() + begin, 'x'));
+      range = graph::SequenceRange{lo[0], hi[0], {{name, axis}}};
+      dims.replace(begin, end - begin, std::to_string(hi[0]));
+    }
+    TT_ASSIGN_OR_RETURN(auto shape, parse_shape(dims, field));
+    parsed.shapes[name] = shape;
+    if (!range) continue;
+    if (!parsed.range) {
+      parsed.range = range;
+    } else if (parsed.range->lo != range->lo || parsed.range->hi != range->hi) {
+      return invalid_argument(field + ": its range " + std::to_string(range->lo) + ".." +
+                              std::to_string(range->hi) + " is not the other inputs' " +
+                              std::to_string(parsed.range->lo) + ".." +
+                              std::to_string(parsed.range->hi) +
+                              " (the ranged axes are one sequence length)");
+    } else {
+      parsed.range->inputs.push_back(range->inputs[0]);
+    }
   }
-  return shapes;
+  return parsed;
 }
 
 bool is_zoo_name(const std::string& model) {
@@ -46,8 +85,10 @@ Expected<schedule_space::AlgorithmFilter> algorithm_filter(const ModelOptions& f
   return schedule_space::exclude_algorithms(flags.excluded_algorithms, "--exclude-algorithm");
 }
 
-Expected<graph::Graph> load_model(const ModelOptions& flags) {
-  TT_ASSIGN_OR_RETURN(auto shapes, parse_input_shapes(flags.input_shapes));
+namespace {
+
+Expected<graph::Graph> load_with_shapes(const ModelOptions& flags,
+                                        std::map<std::string, graph::Shape> shapes) {
   if (is_zoo_name(flags.model)) {
     graph::Shape shape = {1, 3, 224, 224};
     for (const auto& [name, s] : shapes) {
@@ -68,6 +109,31 @@ Expected<graph::Graph> load_model(const ModelOptions& flags) {
   options.input_shapes = std::move(shapes);
   options.limits = flags.limits;
   return frontend::import_onnx_file(flags.model, options);
+}
+
+}  // namespace
+
+Expected<std::optional<graph::SequenceRange>> sequence_range(const ModelOptions& flags) {
+  TT_ASSIGN_OR_RETURN(auto parsed, parse_input_shapes(flags.input_shapes));
+  return parsed.range;
+}
+
+Expected<graph::Graph> load_model_at_length(const ModelOptions& flags, int64_t length) {
+  TT_ASSIGN_OR_RETURN(auto parsed, parse_input_shapes(flags.input_shapes));
+  if (parsed.range)
+    for (const auto& in : parsed.range->inputs)
+      parsed.shapes[in.name][static_cast<size_t>(in.axis)] = length;
+  return load_with_shapes(flags, std::move(parsed.shapes));
+}
+
+Expected<graph::Graph> load_model(const ModelOptions& flags) {
+  TT_ASSIGN_OR_RETURN(auto parsed, parse_input_shapes(flags.input_shapes));
+  if (parsed.range)
+    return invalid_argument("--input-shape " + parsed.range->inputs[0].name + ": a range of " +
+                            "sequence lengths (" + std::to_string(parsed.range->lo) + ".." +
+                            std::to_string(parsed.range->hi) +
+                            ") is for compile and tune; give this command one length");
+  return load_with_shapes(flags, std::move(parsed.shapes));
 }
 
 Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOptions& flags) {
@@ -120,9 +186,11 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
                               "' is not NAME=FILE.npy, NAME=IMAGE.jpg|png or NAME=random");
     const std::string name = item.substr(0, eq), source = item.substr(eq + 1);
     const graph::ValueId id = g.find_input(name);
-    if (id == graph::kNoValue) {
+    if (id == graph::kNoValue || name == graph::kSequenceMaskInput) {
       std::string names;
-      for (auto in : g.inputs()) names += (names.empty() ? "" : ", ") + g.value(in).name;
+      for (auto in : g.inputs())
+        if (g.value(in).name != graph::kSequenceMaskInput)
+          names += (names.empty() ? "" : ", ") + g.value(in).name;
       return invalid_argument("--input names '" + name +
                               "', which is not an input of the model (its inputs: " + names + ")");
     }
@@ -143,7 +211,7 @@ Expected<std::map<std::string, graph::Tensor>> read_inputs(const graph::Graph& g
     }
   }
   for (auto in : g.inputs())
-    if (!inputs.count(g.value(in).name))
+    if (!inputs.count(g.value(in).name) && g.value(in).name != graph::kSequenceMaskInput)
       return invalid_argument("input '" + g.value(in).name + "' (" +
                               graph::type_string(g.type(in)) + ") has no --input; pass --input " +
                               g.value(in).name + "=x.npy, =photo.jpg or =random");
@@ -175,10 +243,11 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
   return ok_status();
 }
 
-Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int threads,
+namespace {
+
+Expected<driver::CompileOptions> compile_options(const ModelOptions& flags, int threads,
                                                  bool layout_aware, bool use_graph_best,
                                                  driver::NodeKernelObserver on_node_kernel) {
-  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
   driver::CompileOptions options;
   options.target = flags.target;
   options.gpu_blocked_layout = flags.gpu_blocked;
@@ -197,7 +266,47 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int 
       std::printf("=== after %s ===\n%s\n", pass.c_str(), graph::print_graph(g).c_str());
     };
   }
+  return options;
+}
+
+}  // namespace
+
+Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int threads,
+                                                 bool layout_aware, bool use_graph_best,
+                                                 driver::NodeKernelObserver on_node_kernel) {
+  TT_ASSIGN_OR_RETURN(graph::Graph model, load_model(flags));
+  TT_ASSIGN_OR_RETURN(auto options, compile_options(flags, threads, layout_aware, use_graph_best,
+                                                    std::move(on_node_kernel)));
   return driver::compile_network(model, options);
+}
+
+Expected<graph::SequencePlan> plan_model_range(const ModelOptions& flags) {
+  TT_ASSIGN_OR_RETURN(auto range, sequence_range(flags));
+  if (!range) return invalid_argument("no --input-shape gives a range (NAME=1x1..512)");
+  return graph::plan_sequence_range(
+      *range, [&](int64_t length) { return load_model_at_length(flags, length); });
+}
+
+Expected<std::string> compile_ranged_model(const ModelOptions& flags, int threads,
+                                           bool layout_aware, bool use_graph_best,
+                                           const RangedProgress& progress) {
+  TT_ASSIGN_OR_RETURN(graph::SequencePlan plan, plan_model_range(flags));
+  TT_ASSIGN_OR_RETURN(auto options,
+                      compile_options(flags, threads, layout_aware, use_graph_best, {}));
+  runtime::RangedArtifactWriter writer(plan);
+  const auto buckets = graph::sequence_buckets(plan.range.lo, plan.range.hi);
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    TT_ASSIGN_OR_RETURN(graph::Graph model, load_model_at_length(flags, buckets[i]));
+    TT_ASSIGN_OR_RETURN(graph::Graph masked,
+                        graph::mask_sequence_padding(model, plan, buckets[i]));
+    auto net = driver::compile_network(masked, options);
+    if (!net)
+      return Error{net.error().code, "bucket " + std::to_string(buckets[i]) + ": " +
+                                         net.error().message};
+    writer.add(buckets[i], *net);
+    if (progress) progress(i, buckets.size(), buckets[i], *net);
+  }
+  return writer.finish();
 }
 
 }  // namespace tensortune::workflow

@@ -3,13 +3,16 @@
 /// Where a job's model comes from: a zoo name or an ONNX file, input shapes, the opt level and
 /// the records it compiles with; loading, optimising and compiling it, its inputs and outputs.
 /// The CLI's --model options (cli/option_groups.h) and the Python module fill ModelOptions.
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/graph.h"
+#include "compiler/graph/sequence_range.h"
 #include "compiler/runtime/compiled_network.h"
 #include "schedule_space/template.h"
 #include "support/error.h"
@@ -19,7 +22,7 @@ namespace tensortune::workflow {
 
 struct ModelOptions {
   std::string model;
-  std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224
+  std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224, or NAME=1x1..512 (a range)
   int opt_level = 3;
   bool print_after_each = false;
   std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout
@@ -37,8 +40,17 @@ struct ModelOptions {
 /// The algorithms the flags leave out (--exclude-algorithm); an error naming an unknown one.
 Expected<schedule_space::AlgorithmFilter> algorithm_filter(const ModelOptions& flags);
 
-/// The zoo model or ONNX file named by --model, with --input-shape applied.
+/// The zoo model or ONNX file named by --model, with --input-shape applied; a range
+/// (NAME=1x1..512) is refused, naming the commands that take one.
 Expected<graph::Graph> load_model(const ModelOptions& flags);
+
+/// The range of sequence lengths --input-shape gives (NAME=1x1..512; the inputs whose shapes
+/// have the same range share the length), or nothing.
+Expected<std::optional<graph::SequenceRange>> sequence_range(const ModelOptions& flags);
+/// load_model with every ranged axis at `length`.
+Expected<graph::Graph> load_model_at_length(const ModelOptions& flags, int64_t length);
+/// The range's plan (graph/sequence_range.h): its error names what makes padding inexact.
+Expected<graph::SequencePlan> plan_model_range(const ModelOptions& flags);
 
 /// The standard pipeline at --opt-level for the host (prints the IR after every pass with
 /// --print-after-each).
@@ -52,6 +64,15 @@ Expected<runtime::CompiledNetwork> compile_model(const ModelOptions& flags, int 
                                                  bool layout_aware = true,
                                                  bool use_graph_best = true,
                                                  driver::NodeKernelObserver on_node_kernel = {});
+
+/// Called after each bucket of a ranged compile (index of count, its length, its network).
+using RangedProgress = std::function<void(size_t index, size_t count, int64_t length,
+                                          const runtime::CompiledNetwork& network)>;
+/// compile_model for a range of sequence lengths: every bucket compiled with its padding
+/// masked, into a ranged artifact's bytes (runtime/ranged_artifact.h).
+Expected<std::string> compile_ranged_model(const ModelOptions& flags, int threads,
+                                           bool layout_aware = true, bool use_graph_best = true,
+                                           const RangedProgress& progress = {});
 
 /// The data of `--input NAME=random` and of `bench`: deterministic uniform values for a float
 /// input; zeros for an integer one (token ids, indices: zero is valid for every table).

@@ -131,8 +131,10 @@ class Planner {
 
   Expected<SequencePlan> run() {
     TT_RETURN_IF_ERROR(check_same_structure(a_, la_, b_, lb_));
+    const std::vector<int> uses = a_.use_counts();
     for (ValueId v = 0; v < static_cast<ValueId>(a_.values().size()); ++v)
-      TT_RETURN_IF_ERROR(classify(v));
+      if (uses[static_cast<size_t>(v)] > 0 || a_.value(v).producer < 0)
+        TT_RETURN_IF_ERROR(classify(v, uses[static_cast<size_t>(v)] > 0));
     for (const SequenceInput& in : range_.inputs) {
       const ValueId id = a_.find_input(in.name);
       if (id == kNoValue) return invalid_argument("no model input is named '" + in.name + "'");
@@ -154,7 +156,7 @@ class Planner {
 
  private:
   /// Sequence axes from the two shapes; constants must agree on the shorter length's positions.
-  Status classify(ValueId v) {
+  Status classify(ValueId v, bool used) {
     const Shape &sa = a_.type(v).shape, &sb = b_.type(v).shape;
     const std::string what = a_.value(v).producer >= 0 ? describe(a_, a_.value(v).producer)
                                                        : "'" + a_.value(v).name + "'";
@@ -173,7 +175,8 @@ class Planner {
                                 "lengths needs the sequence as an axis of its own");
       }
     }
-    if (a_.is_constant(v) && !agrees_on_prefix(*a_.constant(v), *b_.constant(v)))
+    // What the importer folded and nothing reads (the length's own Shape) does not matter.
+    if (used && a_.is_constant(v) && !agrees_on_prefix(*a_.constant(v), *b_.constant(v)))
       return invalid_argument("constant '" + a_.value(v).name +
                               "' depends on the sequence length beyond its extent (its values "
                               "at length " +

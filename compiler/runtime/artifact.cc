@@ -1,6 +1,8 @@
 // Implements artifact.h.
 #include "compiler/runtime/artifact.h"
 
+#include "compiler/runtime/artifact_codec.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -32,21 +34,6 @@ void put_u64(std::string& out, uint64_t v) {
   std::memcpy(b, &v, 8);
   out.append(b, 8);
 }
-
-/// Collects blobs while the header is written.
-struct BlobWriter {
-  std::vector<std::string> blobs;
-  int add(std::string bytes) {
-    blobs.push_back(std::move(bytes));
-    return static_cast<int>(blobs.size() - 1);
-  }
-  /// At the dtype's width (int8 weights one byte each), as the executor's buffers hold them.
-  int add(const Tensor& t) {
-    std::string bytes(static_cast<size_t>(t.size() * graph::buffer_element_size(t.dtype)), '\0');
-    graph::write_buffer(t, bytes.data());
-    return add(std::move(bytes));
-  }
-};
 
 json encode_attrs(const graph::Attrs& attrs) {
   json out = json::object();
@@ -93,8 +80,23 @@ json encode_graph(const Graph& g, BlobWriter& blobs) {
 
 }  // namespace
 
-std::string serialize_network(const CompiledNetwork& net) {
-  BlobWriter blobs;
+int BlobWriter::add(std::string bytes) {
+  if (dedupe) {
+    std::string digest = sha256(bytes);
+    if (auto it = by_digest.find(digest); it != by_digest.end()) return it->second;
+    by_digest.emplace(std::move(digest), static_cast<int>(blobs.size()));
+  }
+  blobs.push_back(std::move(bytes));
+  return static_cast<int>(blobs.size() - 1);
+}
+
+int BlobWriter::add(const Tensor& t) {
+  std::string bytes(static_cast<size_t>(t.size() * graph::buffer_element_size(t.dtype)), '\0');
+  graph::write_buffer(t, bytes.data());
+  return add(std::move(bytes));
+}
+
+json encode_network(const CompiledNetwork& net, BlobWriter& blobs) {
   json header;
   header["format"] = kFormat;
   header["model"] = net.model;
@@ -148,8 +150,11 @@ std::string serialize_network(const CompiledNetwork& net) {
     header["gpu_source_blob"] = blobs.add(net.gpu_source);
     header["gpu_ptx_blob"] = blobs.add(net.gpu_ptx);
   }
+  return header;
+}
 
-  std::string out(kMagic, sizeof kMagic);
+std::string frame(const char (&magic)[8], const json& header, const BlobWriter& blobs) {
+  std::string out(magic, sizeof magic);
   const std::string text = header.dump();
   put_u64(out, text.size());
   out += text;
@@ -160,6 +165,12 @@ std::string serialize_network(const CompiledNetwork& net) {
   }
   out += sha256(out);
   return out;
+}
+
+std::string serialize_network(const CompiledNetwork& net) {
+  BlobWriter blobs;
+  const json header = encode_network(net, blobs);
+  return frame(kMagic, header, blobs);
 }
 
 namespace {
@@ -184,7 +195,7 @@ class Reader {
 
  private:
   const std::string& bytes_;
-  size_t end_, pos_ = sizeof kMagic;
+  size_t end_, pos_ = 8;  // after the magic
 };
 
 Expected<DType> dtype_from(const std::string& name) {
@@ -421,39 +432,52 @@ struct Decoder {
   }
 };
 
+}  // namespace
+
 Error corrupted(const std::string& what, const std::string& why) {
   return Error{ErrorCode::kDataLoss, what + " is not a valid tensortune artifact: " + why};
 }
 
-}  // namespace
-
-Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const std::string& what) {
-  if (bytes.size() < sizeof kMagic + 16 + kDigestBytes || std::memcmp(bytes.data(), kMagic, 5) != 0)
-    return corrupted(what, "it does not start with TTNET (was it written by tensortune compile?)");
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return corrupted(what, "its format " + bytes.substr(5, 3) +
-                               " is not 001: compile it again with this tensortune");
+Expected<Framed> unframe(const std::string& bytes, const char (&magic)[8],
+                         const std::string& what) {
+  const std::string kind(magic, 5);
+  if (bytes.size() < sizeof magic + 16 + kDigestBytes || std::memcmp(bytes.data(), magic, 5) != 0)
+    return corrupted(what, "it does not start with " + kind +
+                               " (was it written by tensortune compile?)");
+  if (std::memcmp(bytes.data(), magic, sizeof magic) != 0)
+    return corrupted(what, "its format " + bytes.substr(5, 3) + " is not " +
+                               std::string(magic + 5, 3) +
+                               ": compile it again with this tensortune");
   const size_t end = bytes.size() - kDigestBytes;
   if (sha256(std::string_view(bytes).substr(0, end)) != bytes.substr(end))
     return corrupted(what,
                      "its SHA-256 checksum does not match (the file is truncated or corrupted)");
   Reader r(bytes, end);
   uint64_t header_length = 0, count = 0;
-  std::string header_text;
-  if (!r.u64(&header_length) || !r.take(header_length, &header_text) || !r.u64(&count))
+  Framed f;
+  if (!r.u64(&header_length) || !r.take(header_length, &f.header) || !r.u64(&count))
     return corrupted(what, "its header is truncated");
-  std::vector<std::string> blobs;
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t n = 0;
-    blobs.emplace_back();
-    if (!r.u64(&n) || !r.take(n, &blobs.back()))
+    f.blobs.emplace_back();
+    if (!r.u64(&n) || !r.take(n, &f.blobs.back()))
       return corrupted(what, "blob " + std::to_string(i) + " is truncated");
   }
   if (!r.at_end()) return corrupted(what, "it has bytes after its last blob");
+  return f;
+}
+
+Expected<CompiledNetwork> decode_network(const json& header,
+                                         const std::vector<std::string>& blobs) {
+  Decoder d{blobs};
+  return d.network(header);
+}
+
+Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const std::string& what) {
+  TT_ASSIGN_OR_RETURN(Framed f, unframe(bytes, kMagic, what));
   try {
-    const json header = json::parse(header_text);
-    Decoder d{blobs};
-    auto net = d.network(header);
+    const json header = json::parse(f.header);
+    auto net = decode_network(header, f.blobs);
     if (!net) return corrupted(what, net.error().message);
     return net;
   } catch (const json::exception& e) {
@@ -461,8 +485,7 @@ Expected<CompiledNetwork> deserialize_network(const std::string& bytes, const st
   }
 }
 
-Status write_network(const CompiledNetwork& network, const std::string& path) {
-  const std::string bytes = serialize_network(network);
+Status write_artifact_bytes(const std::string& bytes, const std::string& path) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -470,13 +493,12 @@ Status write_network(const CompiledNetwork& network, const std::string& path) {
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out) return invalid_argument("cannot write " + tmp + ": " + std::strerror(errno));
   }
-  // Renamed into place: a crash mid-write never leaves a half artifact under the real name.
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     return invalid_argument("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
   return Status{};
 }
 
-Expected<CompiledNetwork> read_network(const std::string& path, int64_t max_bytes) {
+Expected<std::string> read_artifact_bytes(const std::string& path, int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error{ErrorCode::kNotFound,
@@ -489,7 +511,16 @@ Expected<CompiledNetwork> read_network(const std::string& path, int64_t max_byte
                                              std::to_string(max_bytes) + " (--max-artifact-bytes)"};
   std::ostringstream ss;
   ss << in.rdbuf();
-  return deserialize_network(ss.str(), path);
+  return ss.str();
+}
+
+Status write_network(const CompiledNetwork& network, const std::string& path) {
+  return write_artifact_bytes(serialize_network(network), path);
+}
+
+Expected<CompiledNetwork> read_network(const std::string& path, int64_t max_bytes) {
+  TT_ASSIGN_OR_RETURN(std::string bytes, read_artifact_bytes(path, max_bytes));
+  return deserialize_network(bytes, path);
 }
 
 }  // namespace tensortune::runtime

@@ -28,4 +28,11 @@ inline constexpr int64_t kDefaultMaxArtifactBytes = int64_t{8} << 30;
 Expected<CompiledNetwork> read_network(const std::string& path,
                                        int64_t max_bytes = kDefaultMaxArtifactBytes);
 
+/// An artifact's bytes to `path` (through a temporary renamed into place: a crash mid-write
+/// never leaves half an artifact under the real name).
+Status write_artifact_bytes(const std::string& bytes, const std::string& path);
+/// A file's bytes, refused unread above `max_bytes` (kOutOfRange naming the limit).
+Expected<std::string> read_artifact_bytes(const std::string& path,
+                                          int64_t max_bytes = kDefaultMaxArtifactBytes);
+
 }  // namespace tensortune::runtime
