@@ -1,9 +1,9 @@
 // The back-end commands: `compile` (a model to a .tt artifact), `run` (an artifact or a model,
 // compiled or --reference) and `bench` (end-to-end time and --profile).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -110,17 +110,17 @@ Status compile_ranged(const CompileFlags& f, const graph::SequenceRange& range) 
     int kernels = 0, tuned = 0;
     for (const Step& s : net.steps) kernels += s.kind == Step::Kind::kKernel;
     for (const auto& s : net.schedules) tuned += s.tuned;
-    std::printf("  bucket %zu/%zu: length %lld, %zu steps (%d generated), %d of %zu "
-                "conv2d/dense/matmul kernels tuned, %.1f s\n",
-                i + 1, count, static_cast<long long>(length), net.steps.size(), kernels, tuned,
-                net.schedules.size(), start.seconds());
+    std::printf(
+        "  bucket %zu/%zu: length %lld, %zu steps (%d generated), %d of %zu "
+        "conv2d/dense/matmul kernels tuned, %.1f s\n",
+        i + 1, count, static_cast<long long>(length), net.steps.size(), kernels, tuned,
+        net.schedules.size(), start.seconds());
     std::fflush(stdout);
     if (inputs.empty()) inputs = run_inputs_hint(net.graph);
   };
-  TT_ASSIGN_OR_RETURN(std::string bytes,
-                      workflow::compile_ranged_model(f.model, f.threads, !f.fastest_records,
-                                                     !f.fastest_records && !f.no_graph_best,
-                                                     progress));
+  TT_ASSIGN_OR_RETURN(std::string bytes, workflow::compile_ranged_model(
+                                             f.model, f.threads, !f.fastest_records,
+                                             !f.fastest_records && !f.no_graph_best, progress));
   TT_RETURN_IF_ERROR(runtime::write_artifact_bytes(bytes, f.output));
   std::printf(
       "wrote %s (%.1f MB; the buckets share equal weights) in %.1f s; run it on any length in "
@@ -264,27 +264,28 @@ Status run_ranged(const RunFlags& f, std::shared_ptr<const runtime::RangedArtifa
                             "--model and --input-shape instead");
   const int threads = f.threads > 0 ? f.threads : artifact->threads();
   const Stopwatch start;
-  TT_ASSIGN_OR_RETURN(auto exe,
-                      runtime::RangedExecutable::load(artifact, threads, f.emulate,
-                                                      std::max(f.gpu, 0)));
+  TT_ASSIGN_OR_RETURN(
+      auto exe, runtime::RangedExecutable::load(artifact, threads, f.emulate, std::max(f.gpu, 0)));
   TT_ASSIGN_OR_RETURN(runtime::Executable * first, exe->bucket(0));
   const graph::Graph& g = first->network().graph;
   TT_ASSIGN_OR_RETURN(int64_t length, length_in_range(f.sequence_length, artifact->plan()));
-  TT_ASSIGN_OR_RETURN(auto inputs, workflow::read_inputs(inputs_at_length(g, artifact->plan(), length),
-                                                         f.inputs, f.images));
+  TT_ASSIGN_OR_RETURN(
+      auto inputs,
+      workflow::read_inputs(inputs_at_length(g, artifact->plan(), length), f.inputs, f.images));
   TT_RETURN_IF_ERROR(save_inputs(inputs, f.saved_inputs));
   TT_ASSIGN_OR_RETURN(const int64_t actual, exe->length_of(inputs));
   if (auto loaded = exe->prepare(inputs); !loaded) return loaded.error();  // the bucket, loaded
   const double load_s = start.seconds();
   const Stopwatch run_start;
   TT_ASSIGN_OR_RETURN(auto outputs, exe->run(inputs));
-  std::printf("ran %s at sequence length %lld (bucket %lld of %lld..%lld, %d thread%s%s) in %.2f "
-              "ms (first run; loading took %.2f s)\n",
-              artifact->model().c_str(), static_cast<long long>(actual),
-              static_cast<long long>(graph::bucket_for_length(artifact->buckets(), actual)),
-              static_cast<long long>(artifact->plan().range.lo),
-              static_cast<long long>(artifact->plan().range.hi), threads, threads == 1 ? "" : "s",
-              f.emulate ? ", emulated on this CPU" : "", run_start.seconds() * 1e3, load_s);
+  std::printf(
+      "ran %s at sequence length %lld (bucket %lld of %lld..%lld, %d thread%s%s) in %.2f "
+      "ms (first run; loading took %.2f s)\n",
+      artifact->model().c_str(), static_cast<long long>(actual),
+      static_cast<long long>(graph::bucket_for_length(artifact->buckets(), actual)),
+      static_cast<long long>(artifact->plan().range.lo),
+      static_cast<long long>(artifact->plan().range.hi), threads, threads == 1 ? "" : "s",
+      f.emulate ? ", emulated on this CPU" : "", run_start.seconds() * 1e3, load_s);
   return workflow::report_outputs(g, outputs, f.outputs);
 }
 
@@ -345,8 +346,8 @@ Status bench(const BenchFlags& f) {
   std::string at_length;
   if (ranged) {
     const int threads = f.threads > 0 ? f.threads : ranged->threads();
-    TT_ASSIGN_OR_RETURN(ranged_exe, runtime::RangedExecutable::load(ranged, threads, false,
-                                                                    std::max(f.gpu, 0)));
+    TT_ASSIGN_OR_RETURN(
+        ranged_exe, runtime::RangedExecutable::load(ranged, threads, false, std::max(f.gpu, 0)));
     TT_ASSIGN_OR_RETURN(int64_t length, length_in_range(f.sequence_length, ranged->plan()));
     const auto& buckets = ranged->buckets();
     const size_t index = static_cast<size_t>(
@@ -405,8 +406,8 @@ Status bench(const BenchFlags& f) {
   std::printf(
       "%s (opt level %d%s): median %.3f ms per run (min %.3f, max %.3f; %.1f GFLOPS), %d rounds "
       "x %lld runs after 1 warm-up run, %d thread%s\n",
-      net->model.c_str(), net->opt_level, at_length.c_str(), r.median_ms, r.min_ms, r.max_ms, r.gflops, r.repeat,
-      static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
+      net->model.c_str(), net->opt_level, at_length.c_str(), r.median_ms, r.min_ms, r.max_ms,
+      r.gflops, r.repeat, static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
   if (f.options.profile) std::printf("%s", runtime::format_profile(*exe, r).c_str());
   return ok_status();
 }

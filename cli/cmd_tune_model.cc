@@ -21,8 +21,8 @@
 #include "tuner/task_extraction.h"
 #include "workflow/graph_tune.h"
 #include "workflow/imposed_blocks.h"
-#include "workflow/model_tasks.h"
 #include "workflow/model_source.h"
+#include "workflow/model_tasks.h"
 #include "workflow/op_task.h"
 #include "workflow/tuning_session.h"
 
@@ -255,8 +255,9 @@ Status run_tune_model(const TuneModelFlags& f) {
   // that compile and the graph tuner choose among good ones. Not for a subset of the tasks.
   const bool gpu = ss::target_kind_of(target).runs_on_gpu();
   if (range && (f.imposed_trials > 0 || f.graph_tune))
-    std::printf("\na range of sequence lengths: the imposed-blocks and graph-tuning steps are for "
-                "convolution layouts, not run\n");
+    std::printf(
+        "\na range of sequence lengths: the imposed-blocks and graph-tuning steps are for "
+        "convolution layouts, not run\n");
   if (f.imposed_trials > 0 && only.empty() && !gpu && !range) {
     std::printf("\n");
     workflow::ModelOptions model = f.model;
@@ -297,9 +298,10 @@ Status run_tune_model(const TuneModelFlags& f) {
   if (range) {
     std::string shapes;
     for (const auto& s : f.model.input_shapes) shapes += " --input-shape " + s;
-    std::printf("\nCompile every bucket with these records: `tensortune compile --model %s%s "
-                "--records %s -o net.tt`\n",
-                f.model.model.c_str(), shapes.c_str(), f.db.c_str());
+    std::printf(
+        "\nCompile every bucket with these records: `tensortune compile --model %s%s "
+        "--records %s -o net.tt`\n",
+        f.model.model.c_str(), shapes.c_str(), f.db.c_str());
     return ok_status();
   }
   std::printf(

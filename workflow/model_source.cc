@@ -1,9 +1,9 @@
 #include "workflow/model_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -18,60 +18,12 @@
 #include "compiler/runtime/ranged_artifact.h"
 #include "support/image_io.h"
 #include "support/npy.h"
+#include "workflow/input_shapes.h"
 #include "workflow/op_task.h"
 
 namespace tensortune::workflow {
 
 namespace {
-
-/// --input-shape's values: each input's shape, a range axis (LO..HI) held at HI; the range
-/// where one is given (every ranged axis the same range: one sequence length).
-struct InputShapes {
-  std::map<std::string, graph::Shape> shapes;
-  std::optional<graph::SequenceRange> range;
-};
-
-Expected<InputShapes> parse_input_shapes(const std::vector<std::string>& items) {
-  InputShapes parsed;
-  for (const auto& item : items) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return invalid_argument("--input-shape = '" + item + "' is not NAME=AxBx...");
-    const std::string name = item.substr(0, eq), field = "--input-shape " + name;
-    std::string dims = item.substr(eq + 1);
-    const size_t dots = dims.find("..");
-    std::optional<graph::SequenceRange> range;
-    if (dots != std::string::npos) {
-      size_t begin = dims.rfind('x', dots), end = dims.find('x', dots);
-      begin = begin == std::string::npos ? 0 : begin + 1;
-      end = end == std::string::npos ? dims.size() : end;
-      const std::string token = dims.substr(begin, end - begin);
-      TT_ASSIGN_OR_RETURN(auto lo, parse_shape(token.substr(0, token.find("..")), field));
-      TT_ASSIGN_OR_RETURN(auto hi, parse_shape(token.substr(token.find("..") + 2), field));
-      if (lo.size() != 1 || hi.size() != 1 || lo[0] < 1 || hi[0] <= lo[0])
-        return invalid_argument(field + " = '" + dims + "': the range '" + token +
-                                "' is not LO..HI with 1 <= LO < HI");
-      const int axis = static_cast<int>(std::count(dims.begin(), dims.begin() + begin, 'x'));
-      range = graph::SequenceRange{lo[0], hi[0], {{name, axis}}};
-      dims.replace(begin, end - begin, std::to_string(hi[0]));
-    }
-    TT_ASSIGN_OR_RETURN(auto shape, parse_shape(dims, field));
-    parsed.shapes[name] = shape;
-    if (!range) continue;
-    if (!parsed.range) {
-      parsed.range = range;
-    } else if (parsed.range->lo != range->lo || parsed.range->hi != range->hi) {
-      return invalid_argument(field + ": its range " + std::to_string(range->lo) + ".." +
-                              std::to_string(range->hi) + " is not the other inputs' " +
-                              std::to_string(parsed.range->lo) + ".." +
-                              std::to_string(parsed.range->hi) +
-                              " (the ranged axes are one sequence length)");
-    } else {
-      parsed.range->inputs.push_back(range->inputs[0]);
-    }
-  }
-  return parsed;
-}
 
 bool is_zoo_name(const std::string& model) {
   for (const auto& n : frontend::zoo_model_names())
@@ -297,12 +249,11 @@ Expected<std::string> compile_ranged_model(const ModelOptions& flags, int thread
   const auto buckets = graph::sequence_buckets(plan.range.lo, plan.range.hi);
   for (size_t i = 0; i < buckets.size(); ++i) {
     TT_ASSIGN_OR_RETURN(graph::Graph model, load_model_at_length(flags, buckets[i]));
-    TT_ASSIGN_OR_RETURN(graph::Graph masked,
-                        graph::mask_sequence_padding(model, plan, buckets[i]));
+    TT_ASSIGN_OR_RETURN(graph::Graph masked, graph::mask_sequence_padding(model, plan, buckets[i]));
     auto net = driver::compile_network(masked, options);
     if (!net)
-      return Error{net.error().code, "bucket " + std::to_string(buckets[i]) + ": " +
-                                         net.error().message};
+      return Error{net.error().code,
+                   "bucket " + std::to_string(buckets[i]) + ": " + net.error().message};
     writer.add(buckets[i], *net);
     if (progress) progress(i, buckets.size(), buckets[i], *net);
   }

@@ -1,8 +1,6 @@
 // Implements artifact.h.
 #include "compiler/runtime/artifact.h"
 
-#include "compiler/runtime/artifact_codec.h"
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "compiler/runtime/artifact_codec.h"
 #include "schedule_space/target_kind.h"
 #include "support/sha256.h"
 
@@ -442,8 +441,8 @@ Expected<Framed> unframe(const std::string& bytes, const char (&magic)[8],
                          const std::string& what) {
   const std::string kind(magic, 5);
   if (bytes.size() < sizeof magic + 16 + kDigestBytes || std::memcmp(bytes.data(), magic, 5) != 0)
-    return corrupted(what, "it does not start with " + kind +
-                               " (was it written by tensortune compile?)");
+    return corrupted(what,
+                     "it does not start with " + kind + " (was it written by tensortune compile?)");
   if (std::memcmp(bytes.data(), magic, sizeof magic) != 0)
     return corrupted(what, "its format " + bytes.substr(5, 3) + " is not " +
                                std::string(magic + 5, 3) +

@@ -19,8 +19,10 @@ json encode_plan(const graph::SequencePlan& plan) {
   json inputs = json::array(), masks = json::array();
   for (const auto& in : plan.range.inputs) inputs.push_back({{"name", in.name}, {"axis", in.axis}});
   for (const auto& m : plan.masks) masks.push_back({{"node", m.node}, {"axis", m.axis}});
-  return {{"lo", plan.range.lo},  {"hi", plan.range.hi},
-          {"inputs", inputs},     {"masks", masks},
+  return {{"lo", plan.range.lo},
+          {"hi", plan.range.hi},
+          {"inputs", inputs},
+          {"masks", masks},
           {"output_axes", plan.output_axes}};
 }
 
@@ -111,8 +113,8 @@ Expected<CompiledNetwork> RangedArtifact::network(size_t index) const {
   try {
     auto net = decode_network(json::parse(headers_[index]), *blobs_);
     if (!net)
-      return corrupted(what_, "bucket " + std::to_string(buckets_[index]) + ": " +
-                                  net.error().message);
+      return corrupted(what_,
+                       "bucket " + std::to_string(buckets_[index]) + ": " + net.error().message);
     return net;
   } catch (const json::exception& e) {
     return corrupted(what_, "bucket " + std::to_string(buckets_[index]) + ": " + e.what());

@@ -53,8 +53,8 @@ Expected<int64_t> RangedExecutable::length_of(
     const graph::Shape& shape = it->second.shape;
     if (in.axis >= static_cast<int>(shape.size()))
       return invalid_argument("input '" + in.name + "' has shape " + graph::shape_to_string(shape) +
-                              ": it has no axis " + std::to_string(in.axis) +
-                              ", the sequence's (" + range_text(range) + ")");
+                              ": it has no axis " + std::to_string(in.axis) + ", the sequence's (" +
+                              range_text(range) + ")");
     const int64_t n = shape[static_cast<size_t>(in.axis)];
     if (n < range.lo || n > range.hi)
       return invalid_argument("input '" + in.name + "' has shape " + graph::shape_to_string(shape) +
@@ -90,8 +90,8 @@ Expected<Executable*> RangedExecutable::prepare(
     }
     TT_RETURN_IF_ERROR(exe->set_input(name, padded));
   }
-  TT_RETURN_IF_ERROR(exe->set_input(graph::kSequenceMaskInput,
-                                    graph::sequence_mask(bucket_length, length)));
+  TT_RETURN_IF_ERROR(
+      exe->set_input(graph::kSequenceMaskInput, graph::sequence_mask(bucket_length, length)));
   last_ = exe;
   last_length_ = length;
   return exe;

@@ -114,9 +114,9 @@ class BertEncoder(torch.nn.Module):
         return x
 
 
-def bert_inputs(rng, tokens=128, padding=16):
+def bert_inputs(rng, tokens=128, padding=16, vocab=30522):
     """Token ids and an attention mask whose last `padding` positions are padding."""
-    ids = rng.integers(0, 30522, size=(1, tokens)).astype(np.int64)
+    ids = rng.integers(0, vocab, size=(1, tokens)).astype(np.int64)
     mask = np.ones((1, tokens), dtype=np.int64)
     mask[:, tokens - padding:] = 0
     return {"input_ids": ids, "attention_mask": mask}
@@ -202,14 +202,22 @@ MODELS = {
     "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), (1, 3, 224, 224), "image"),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 224, 224), "image"),
     "bert_base": (BertEncoder, (1, 128), bert_inputs),
+    # A small BERT exported with its sequence axis dynamic, as Hugging Face's exports are: the
+    # model of `compile --input-shape input_ids=1x1..64` (a range of lengths).
+    "bert_dynamic": (lambda: BertEncoder(vocab=1000, dim=64, heads=4, layers=2, ffn=128,
+                                         positions=128), (1, 16),
+                     lambda rng: bert_inputs(rng, 16, 4, vocab=1000)),
     "gpt2_prefill": (lambda: Gpt2(128, 0), (1, 128), gpt2_inputs(128, 0)),
     "gpt2_decode": (lambda: Gpt2(1, 128), (1, 1), gpt2_inputs(1, 128)),
 }
 # Models whose operators need a newer opset than the corpus's first.
 MIN_OPSET = {"qdq_convnet": 13}
+# Models exported with these axes dynamic (input or output name -> {axis: name}).
+DYNAMIC_AXES = {"bert_dynamic": {"input_ids": {1: "tokens"}, "attention_mask": {1: "tokens"},
+                                 "output": {1: "tokens"}}}
 # Large models, exported at these opsets only (LayerNormalization decomposed into its Reduce
 # form at 13, one node at 17): each file is hundreds of megabytes.
-ONLY_OPSETS = {"bert_base": (13, 17), "gpt2_prefill": (17,), "gpt2_decode": (17,),
+ONLY_OPSETS = {"bert_base": (13, 17), "bert_dynamic": (13,), "gpt2_prefill": (17,), "gpt2_decode": (17,),
                "vit_b_16": (17,), "swin_t": (17,)}
 
 
@@ -279,7 +287,7 @@ def main():
             outputs = ["output"] + [f"present_{kv}_{i}" for i in range(len(getattr(model, "layers", [])) if isinstance(model, Gpt2) else 0) for kv in ("key", "value")]
             torch.onnx.export(model, tuple(torch.from_numpy(v) for v in feeds.values()), path,
                               opset_version=opset, input_names=list(feeds),
-                              output_names=outputs)
+                              output_names=outputs, dynamic_axes=DYNAMIC_AXES.get(name))
             manifest.append(f"{name} {opset} {os.path.basename(path)} {input_column}")
             print(f"corpus: {name} opset {opset}: {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
     with open(stamp_path, "w") as f:
