@@ -12,6 +12,8 @@
 #include "compiler/runtime/artifact.h"
 #include "compiler/runtime/benchmark.h"
 #include "compiler/runtime/executor.h"
+#include "compiler/runtime/ranged_artifact.h"
+#include "compiler/runtime/ranged_executor.h"
 #include "python/src/model_source.h"
 #include "python/src/objects.h"
 #include "support/tensor.h"
@@ -43,13 +45,37 @@ std::string shape_list(const py::array& a) {
   return out + ")";
 }
 
+/// A ranged artifact's own part of a Network: the artifact (and its bytes, for save()).
+struct Ranged {
+  std::string bytes;
+  std::shared_ptr<const runtime::RangedArtifact> artifact;
+  std::unique_ptr<runtime::RangedExecutable> exe;
+};
+
 class Network {
  public:
   Network(std::shared_ptr<const CompiledNetwork> net, int threads)
       : net_(std::move(net)), threads_(threads > 0 ? threads : net_->threads) {}
 
+  /// A ranged artifact's bytes: `compiled()` is then its longest bucket's network (what
+  /// steps, schedules and the inputs' dtypes describe), run() takes any length of its range.
+  static Network ranged(std::string bytes, const std::string& what, int threads) {
+    auto ranged = std::make_shared<Ranged>();
+    ranged->bytes = std::move(bytes);
+    ranged->artifact = std::make_shared<const runtime::RangedArtifact>(
+        unwrap(runtime::RangedArtifact::parse(ranged->bytes, what)));
+    const auto& a = *ranged->artifact;
+    Network n(std::make_shared<const CompiledNetwork>(unwrap(a.network(a.buckets().size() - 1))),
+              threads > 0 ? threads : a.threads());
+    n.ranged_ = std::move(ranged);
+    return n;
+  }
+
   const CompiledNetwork& compiled() const { return *net_; }
   int threads() const { return threads_; }
+  const runtime::RangedArtifact* ranged_artifact() const {
+    return ranged_ ? ranged_->artifact.get() : nullptr;
+  }
 
   // Loaded on first use: object code linked into this process, the arena allocated.
   Executable& exe() {
@@ -92,7 +118,61 @@ class Network {
     }
   }
 
+  /// A ranged network's inputs, copied into tensors (their length picks the bucket).
+  std::map<std::string, Tensor> tensors(const py::dict& inputs) const {
+    std::map<std::string, Tensor> out;
+    const graph::Graph& g = net_->graph;
+    for (auto [key, value] : inputs) {
+      if (!py::isinstance<py::str>(key) || !py::isinstance<py::array>(value))
+        raise(invalid_argument("inputs: " + py::repr(key).cast<std::string>() +
+                               " is not an input name with a numpy array"));
+      const std::string name = key.cast<std::string>();
+      const graph::ValueId id = g.find_input(name);
+      if (id == graph::kNoValue || name == graph::kSequenceMaskInput)
+        raise(invalid_argument("input '" + name + "' is not one of the network's"));
+      const bool f32 = g.type(id).dtype == DType::kFloat32;
+      const py::dtype dtype = f32 ? py::dtype::of<float>() : py::dtype::of<int64_t>();
+      auto array = py::array::ensure(py::reinterpret_borrow<py::array>(value), py::array::c_style);
+      if (!array.dtype().equal(dtype))
+        raise(invalid_argument("input '" + name + "' is a " +
+                               py::str(array.dtype()).cast<std::string>() +
+                               " array, the network "
+                               "takes " +
+                               dtype_name(g.type(id).dtype)));
+      graph::TensorType type{g.type(id).dtype,
+                             graph::Shape(array.shape(), array.shape() + array.ndim())};
+      out[name] = graph::tensor_from_storage(type, array.data());
+    }
+    return out;
+  }
+
+  runtime::RangedExecutable& ranged_exe() {
+    if (!ranged_->exe) {
+      py::gil_scoped_release release;
+      ranged_->exe = unwrap(runtime::RangedExecutable::load(ranged_->artifact, threads_));
+    }
+    return *ranged_->exe;
+  }
+
+  py::dict named_outputs(std::vector<Tensor> outputs) const {
+    py::dict out;
+    const graph::Graph& g = net_->graph;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      out[py::str(g.output_name(i))] = to_numpy(std::move(outputs[i]));
+    return out;
+  }
+
   py::dict run(const py::dict& inputs) {
+    if (ranged_) {
+      const auto tensors_in = tensors(inputs);
+      runtime::RangedExecutable& e = ranged_exe();
+      std::vector<Tensor> outputs;
+      {
+        py::gil_scoped_release release;
+        outputs = unwrap(e.run(tensors_in));
+      }
+      return named_outputs(std::move(outputs));
+    }
     set_inputs(inputs);
     Executable& e = exe();
     std::vector<Tensor> outputs;
@@ -114,6 +194,7 @@ class Network {
       raise(invalid_argument("repeat = " + std::to_string(repeat) + ", must be >= 1"));
     if (number < 1)
       raise(invalid_argument("number = " + std::to_string(number) + ", must be >= 1"));
+    if (ranged_) return bench_ranged(inputs, repeat, number, min_repeat_ms, profile);
     if (!inputs.is_none()) {
       set_inputs(inputs.cast<py::dict>());
     } else {  // as `tensortune bench`: deterministic uniform data
@@ -134,8 +215,40 @@ class Network {
     return unwrap(runtime::benchmark(e, o));
   }
 
+  /// A ranged network timed on the inputs' length (or random ones at the range's top), in the
+  /// bucket that holds it.
+  runtime::BenchResult bench_ranged(const py::object& inputs, int repeat, int64_t number,
+                                    double min_repeat_ms, bool profile) {
+    std::map<std::string, Tensor> in;
+    if (!inputs.is_none()) {
+      in = tensors(inputs.cast<py::dict>());
+    } else {
+      const graph::Graph& g = net_->graph;  // the top bucket's: the range's top length
+      for (auto id : g.inputs())
+        if (g.value(id).name != graph::kSequenceMaskInput)
+          in[g.value(id).name] = workflow::random_input(g.type(id));
+    }
+    runtime::RangedExecutable& e = ranged_exe();
+    runtime::BenchOptions o;
+    o.repeat = repeat;
+    o.number = number;
+    o.min_repeat_ms = min_repeat_ms;
+    o.profile = profile;
+    py::gil_scoped_release release;
+    Executable* bucket = unwrap(e.prepare(in));
+    last_bench_ = bucket;
+    return unwrap(runtime::benchmark(*bucket, o));
+  }
+
+  /// The executable the last bench timed (a ranged network's bucket), for its profile table.
+  Executable& timed() { return last_bench_ ? *last_bench_ : exe(); }
+
   void save(const std::string& path) const {
     py::gil_scoped_release release;
+    if (ranged_) {
+      unwrap(runtime::write_artifact_bytes(ranged_->bytes, path));
+      return;
+    }
     unwrap(runtime::write_network(*net_, path));
   }
 
@@ -143,6 +256,8 @@ class Network {
   std::shared_ptr<const CompiledNetwork> net_;
   int threads_;
   std::unique_ptr<Executable> exe_;
+  std::shared_ptr<Ranged> ranged_;
+  Executable* last_bench_ = nullptr;
 };
 
 py::dict bench_dict(const runtime::BenchResult& r) {
@@ -168,6 +283,14 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
   flags.target = target;
   flags.excluded_algorithms = exclude_algorithms;
   flags.no_borrow = !borrow;
+  if (unwrap(workflow::sequence_range(flags))) {
+    std::string bytes;
+    {
+      py::gil_scoped_release release;
+      bytes = unwrap(workflow::compile_ranged_model(flags, threads));
+    }
+    return Network::ranged(std::move(bytes), flags.model, threads);
+  }
   std::shared_ptr<const CompiledNetwork> net;
   {
     py::gil_scoped_release release;
@@ -202,16 +325,27 @@ py::dict profile_network(Network& n, const py::object& inputs, int repeat, int64
   out["steps"] = steps;
   out["profile_sum_ms"] = r.profile_sum_ms;
   out["triad_gbs"] = r.triad_gbs;
-  out["table"] = runtime::format_profile(n.exe(), r);
+  out["table"] = runtime::format_profile(n.timed(), r);
   return out;
 }
 
 py::dict input_types(const Network& n) {
   py::dict out;
   const graph::Graph& g = n.compiled().graph;
-  for (auto in : g.inputs())
-    out[py::str(g.value(in).name)] =
-        py::make_tuple(py::tuple(py::cast(g.type(in).shape)), dtype_name(g.type(in).dtype));
+  const runtime::RangedArtifact* ranged = n.ranged_artifact();
+  for (auto in : g.inputs()) {
+    const std::string& name = g.value(in).name;
+    if (name == graph::kSequenceMaskInput) continue;
+    py::list shape = py::cast(g.type(in).shape);
+    // A sequence axis is the range it takes: range(1, 513) for 1..512.
+    if (ranged)
+      for (const auto& s : ranged->plan().range.inputs)
+        if (s.name == name)
+          shape[static_cast<size_t>(s.axis)] =
+              py::module_::import("builtins")
+                  .attr("range")(ranged->plan().range.lo, ranged->plan().range.hi + 1);
+    out[py::str(name)] = py::make_tuple(py::tuple(shape), dtype_name(g.type(in).dtype));
+  }
   return out;
 }
 
@@ -263,6 +397,22 @@ void bind_network(py::module_& m) {
           "target", [](const Network& n) { return runtime::describe_target(n.compiled()); })
       .def_property_readonly("opt_level", [](const Network& n) { return n.compiled().opt_level; })
       .def_property_readonly("threads", &Network::threads)
+      .def_property_readonly(
+          "sequence_range",
+          [](const Network& n) -> py::object {
+            const runtime::RangedArtifact* r = n.ranged_artifact();
+            if (!r) return py::none();
+            return py::module_::import("builtins")
+                .attr("range")(r->plan().range.lo, r->plan().range.hi + 1);
+          },
+          "the sequence lengths run() takes (compiled with a range in input_shapes), else None")
+      .def_property_readonly(
+          "buckets",
+          [](const Network& n) {
+            const runtime::RangedArtifact* r = n.ranged_artifact();
+            return r ? r->buckets() : std::vector<int64_t>{};
+          },
+          "a ranged network's bucket lengths (each length runs in the first at or above it)")
       .def_property_readonly("inputs", &input_types, "{name: (shape, dtype)}")
       .def_property_readonly("outputs",
                              [](const Network& n) {
@@ -286,7 +436,10 @@ void bind_network(py::module_& m) {
         py::arg("opt_level") = 3, py::arg("threads") = 1, py::arg("target") = "llvm",
         py::arg("input_shapes") = py::none(), py::arg("device_key") = "",
         py::arg("exclude_algorithms") = std::vector<std::string>{}, py::arg("borrow") = true,
-        "Compiles a model (a zoo name or an ONNX file) as `tensortune compile` does: records= a "
+        "Compiles a model (a zoo name or an ONNX file) as `tensortune compile` does; "
+        "input_shapes={'input_ids': (1, range(1, 513))} compiles for every sequence length "
+        "1..512 (power-of-two buckets, padded and masked exactly; run() takes any of them). "
+        "records= a "
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
         "nearest tuned one unless borrow=False), or none for default configs; exclude_algorithms: "
         "template algorithms no node runs (e.g. ['winograd']), as --exclude-algorithm.");
@@ -294,10 +447,18 @@ void bind_network(py::module_& m) {
       "load",
       [](const py::handle& path, int threads) {
         const std::string p = path_arg(path, "path");
+        std::string bytes;
+        {
+          py::gil_scoped_release release;
+          bytes = unwrap(runtime::read_artifact_bytes(p));
+        }
+        if (runtime::is_ranged_artifact(bytes))
+          return Network::ranged(std::move(bytes), p, threads);
         std::shared_ptr<const CompiledNetwork> net;
         {
           py::gil_scoped_release release;
-          net = std::make_shared<const CompiledNetwork>(unwrap(runtime::read_network(p)));
+          net = std::make_shared<const CompiledNetwork>(
+              unwrap(runtime::deserialize_network(bytes, p)));
         }
         return Network(std::move(net), threads);
       },

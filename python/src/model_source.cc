@@ -21,10 +21,23 @@ workflow::ModelOptions model_options(const py::handle& model, const py::handle& 
       raise(invalid_argument("input_shapes['" + name.cast<std::string>() +
                              "']: " + py::repr(shape).cast<std::string>() + " is not a shape"));
     for (auto d : shape) {
+      text += text.empty() ? "" : "x";
+      // range(1, 513): a range of sequence lengths, 1..512 (compile --input-shape NAME=1x1..512).
+      if (py::isinstance(d, py::module_::import("builtins").attr("range"))) {
+        const int64_t start = d.attr("start").cast<int64_t>(),
+                      stop = d.attr("stop").cast<int64_t>();
+        if (d.attr("step").cast<int64_t>() != 1 || stop - 1 <= start)
+          raise(invalid_argument("input_shapes['" + name.cast<std::string>() +
+                                 "']: " + py::repr(d).cast<std::string>() +
+                                 " is not a range of lengths (step 1, at least two of them)"));
+        text += std::to_string(start) + ".." + std::to_string(stop - 1);
+        continue;
+      }
       if (!py::isinstance<py::int_>(d))
-        raise(invalid_argument("input_shapes['" + name.cast<std::string>() + "']: " +
-                               py::repr(shape).cast<std::string>() + " is not a tuple of ints"));
-      text += (text.empty() ? "" : "x") + std::to_string(d.cast<int64_t>());
+        raise(invalid_argument("input_shapes['" + name.cast<std::string>() +
+                               "']: " + py::repr(shape).cast<std::string>() +
+                               " is not a tuple of ints (and at most one range)"));
+      text += std::to_string(d.cast<int64_t>());
     }
     flags.input_shapes.push_back(name.cast<std::string>() + "=" + text);
   }
