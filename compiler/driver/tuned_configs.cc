@@ -1,6 +1,7 @@
 #include "compiler/driver/tuned_configs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -13,6 +14,31 @@
 namespace tensortune::driver {
 
 namespace ss = schedule_space;
+
+namespace {
+
+/// A dense layer or batch matmul at another token count (a sequence bucket, a batch size) is
+/// the same layer: its weight shape (batch and layout, the one fixed axis) first, then the
+/// nearest size.
+double same_layer_affinity(const ss::Workload& want, const ss::Workload& tuned) {
+  const auto nearness = [](double a, double b) {
+    return 1.0 / (1.0 + std::abs(std::log2(std::max(a, 1.0) / std::max(b, 1.0))));
+  };
+  if (const auto* d = std::get_if<ss::DenseWorkload>(&want))
+    if (const auto* t = std::get_if<ss::DenseWorkload>(&tuned))
+      return 3.0 * (d->out_features == t->out_features && d->in_features == t->in_features) +
+             nearness(double(d->batch), double(t->batch));
+  if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&want))
+    if (const auto* t = std::get_if<ss::BatchMatmulWorkload>(&tuned)) {
+      // Attention's QK^T keeps its K (the head size) across lengths, its product with V its N.
+      const bool same = b->batch == t->batch && b->transpose_b == t->transpose_b &&
+                        ((b->k == t->k) != (b->n == t->n));
+      return 3.0 * same + nearness(b->flop(), t->flop());
+    }
+  return 0;
+}
+
+}  // namespace
 
 Expected<TunedConfigs> TunedConfigs::load(const std::string& path, const std::string& device_key,
                                           int vector_lanes, bool borrow, int threads) {
@@ -160,6 +186,7 @@ std::optional<ss::Config> TunedConfigs::borrow_for(const ss::Task& task,
     if (const auto* rc = std::get_if<ss::Conv2dWorkload>(&r.workload); conv && rc)
       score += 2.0 * (rc->kernel_h == conv->kernel_h && rc->kernel_w == conv->kernel_w) +
                1.0 * (rc->stride_h == conv->stride_h && rc->stride_w == conv->stride_w);
+    score += same_layer_affinity(task.workload, r.workload);
     if (score > best_score) {
       best_score = score;
       nearest = &r;

@@ -193,3 +193,38 @@ TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
 
 }  // namespace
 }  // namespace tensortune::driver
+
+namespace tensortune::driver {
+namespace {
+
+// A dense layer at a token count nobody tuned (a sequence bucket) borrows the same layer's
+// config at the nearest tuned count, not another layer's of a closer size.
+TEST(TunedConfigs, ADenseAtAnotherTokenCountBorrowsTheSameLayers) {
+  const std::string db = temp("dense.db");
+  fs::remove(db);
+  {
+    auto store = std::move(records::RecordStore::open(db)).value();
+    for (const ss::DenseWorkload w : {ss::DenseWorkload{32, 64, 64}, ss::DenseWorkload{4, 128, 64},
+                                      ss::DenseWorkload{128, 64, 64}}) {
+      const ss::Task task = *ss::make_task(ss::kDensePack, w, kTarget);
+      const ss::ConfigSpace space = *ss::make_config_space(task);
+      const ss::Config c = ss::default_config(task, space);
+      ss::MeasureResult r;
+      r.config_index = c.index;
+      r.costs = {1e-4};
+      r.device_key = "test-key";
+      const int64_t id = *store->ensure_task(records::task_info(task, space));
+      EXPECT_TRUE(store->add_results(id, space, {c}, {r}, {"test", "t"}, {0}));
+    }
+  }
+  auto tuned = TunedConfigs::load(db, "test-key", 16);
+  ASSERT_TRUE(tuned) << tuned.error().message;
+  const ss::Task want = *ss::make_task(ss::kDensePack, ss::DenseWorkload{8, 64, 64}, kTarget);
+  tuned->config(want, *ss::make_config_space(want));
+  ASSERT_EQ(tuned->borrowed().size(), 1u);
+  EXPECT_EQ(tuned->borrowed().begin()->second, "dense 32x64 w64x64");
+  fs::remove(db);
+}
+
+}  // namespace
+}  // namespace tensortune::driver
