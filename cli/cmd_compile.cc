@@ -105,7 +105,7 @@ Status compile_ranged(const CompileFlags& f, const graph::SequenceRange& range) 
   std::string inputs;
   std::printf("compiling %s for sequence lengths %lld..%lld: %zu buckets\n", f.model.model.c_str(),
               static_cast<long long>(range.lo), static_cast<long long>(range.hi),
-              graph::sequence_buckets(range.lo, range.hi).size());
+              range.buckets.size());
   const auto progress = [&](size_t i, size_t count, int64_t length, const CompiledNetwork& net) {
     int kernels = 0, tuned = 0;
     for (const Step& s : net.steps) kernels += s.kind == Step::Kind::kKernel;

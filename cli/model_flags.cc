@@ -18,6 +18,12 @@ void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise
   cmd->add_option("--input-shape", flags.input_shapes,
                   "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
                   "repeat for several inputs)");
+  cmd->add_option("--sequence-buckets", flags.sequence_buckets,
+                  "with a range in --input-shape (NAME=1x1..512): the bucket lengths compiled, "
+                  "each length running in the first at or above it: half-octaves (powers of two "
+                  "and 1.5x each: pads by at most a third), octaves (powers of two: half the "
+                  "buckets, pads up to nearly twice) or a list (16,64,128,512)")
+      ->default_str("half-octaves");
   cmd->add_option("--max-model-bytes", flags.limits.max_model_bytes,
                   "an ONNX file larger than this is refused unread")
       ->check(at_least(1))

@@ -67,6 +67,23 @@ Expected<graph::Graph> load_with_shapes(const ModelOptions& flags,
 
 Expected<std::optional<graph::SequenceRange>> sequence_range(const ModelOptions& flags) {
   TT_ASSIGN_OR_RETURN(auto parsed, parse_input_shapes(flags.input_shapes));
+  const std::string& scheme = flags.sequence_buckets;
+  if (!parsed.range) {
+    if (!scheme.empty())
+      return invalid_argument("--sequence-buckets " + scheme +
+                              ": no --input-shape gives a range (NAME=1x1..512)");
+    return parsed.range;
+  }
+  graph::SequenceRange& range = *parsed.range;
+  if (scheme == "octaves") {
+    range.buckets = graph::sequence_buckets(range.lo, range.hi, false);
+  } else if (scheme.empty() || scheme == "half-octaves") {
+    range.buckets = graph::sequence_buckets(range.lo, range.hi, true);
+  } else {
+    TT_ASSIGN_OR_RETURN(range.buckets, parse_int_list(scheme, "--sequence-buckets"));
+    if (auto checked = graph::buckets_of(range); !checked)
+      return checked.error().with_context("--sequence-buckets " + scheme);
+  }
   return parsed.range;
 }
 
@@ -246,7 +263,7 @@ Expected<std::string> compile_ranged_model(const ModelOptions& flags, int thread
   TT_ASSIGN_OR_RETURN(auto options,
                       compile_options(flags, threads, layout_aware, use_graph_best, {}));
   runtime::RangedArtifactWriter writer(plan);
-  const auto buckets = graph::sequence_buckets(plan.range.lo, plan.range.hi);
+  TT_ASSIGN_OR_RETURN(const auto buckets, graph::buckets_of(plan.range));
   for (size_t i = 0; i < buckets.size(); ++i) {
     TT_ASSIGN_OR_RETURN(graph::Graph model, load_model_at_length(flags, buckets[i]));
     TT_ASSIGN_OR_RETURN(graph::Graph masked, graph::mask_sequence_padding(model, plan, buckets[i]));

@@ -23,6 +23,9 @@ namespace tensortune::workflow {
 struct ModelOptions {
   std::string model;
   std::vector<std::string> input_shapes;  ///< NAME=1x3x224x224, or NAME=1x1..512 (a range)
+  /// With a range: "half-octaves" (default: powers of two and 1.5x each), "octaves" (powers of
+  /// two) or the bucket lengths ("16,64,128,512").
+  std::string sequence_buckets;
   int opt_level = 3;
   bool print_after_each = false;
   std::string records;     ///< a record DB or an AutoTVM log: block sizes for AlterOpLayout

@@ -18,7 +18,8 @@ Expected<tuner::TaskExtraction> extract_model_tasks(const ModelOptions& flags,
   TT_ASSIGN_OR_RETURN(graph::SequencePlan plan, plan_model_range(flags));
   tuner::TaskExtraction all;
   std::set<std::string> seen_tasks, seen_untunable;
-  for (int64_t bucket : graph::sequence_buckets(range->lo, range->hi)) {
+  TT_ASSIGN_OR_RETURN(const auto buckets, graph::buckets_of(*range));
+  for (int64_t bucket : buckets) {
     TT_ASSIGN_OR_RETURN(graph::Graph model, load_model_at_length(flags, bucket));
     TT_ASSIGN_OR_RETURN(graph::Graph masked, graph::mask_sequence_padding(model, plan, bucket));
     auto extraction = tuner::extract_tasks(masked, target, algorithms, !flags.no_int8);

@@ -11,13 +11,32 @@
 
 namespace tensortune::graph {
 
-std::vector<int64_t> sequence_buckets(int64_t lo, int64_t hi) {
+std::vector<int64_t> sequence_buckets(int64_t lo, int64_t hi, bool half_octaves) {
   std::vector<int64_t> buckets;
-  int64_t b = 1;
-  while (b < lo) b *= 2;
-  for (; b < hi; b *= 2) buckets.push_back(b);
+  for (int64_t b = 1; b < hi; b *= 2) {
+    for (int64_t length : {b, half_octaves && b >= 2 ? b + b / 2 : int64_t{0}})
+      if (length >= lo && length < hi && (buckets.empty() || length > buckets.back()))
+        buckets.push_back(length);
+  }
   buckets.push_back(hi);
   return buckets;
+}
+
+Expected<std::vector<int64_t>> buckets_of(const SequenceRange& range) {
+  if (range.buckets.empty()) return sequence_buckets(range.lo, range.hi, true);
+  for (size_t i = 0; i < range.buckets.size(); ++i) {
+    const int64_t b = range.buckets[i];
+    if (b < range.lo || b > range.hi || (i > 0 && b <= range.buckets[i - 1]))
+      return invalid_argument("bucket " + std::to_string(b) +
+                              ": the buckets must be ascending "
+                              "lengths inside the range " +
+                              std::to_string(range.lo) + ".." + std::to_string(range.hi));
+  }
+  if (range.buckets.back() != range.hi)
+    return invalid_argument("the last bucket " + std::to_string(range.buckets.back()) +
+                            " is not the range's top " + std::to_string(range.hi) +
+                            ": longer lengths would have none");
+  return range.buckets;
 }
 
 int64_t bucket_for_length(const std::vector<int64_t>& buckets, int64_t length) {

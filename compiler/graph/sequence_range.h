@@ -37,6 +37,8 @@ struct SequenceInput {
 struct SequenceRange {
   int64_t lo = 1, hi = 1;
   std::vector<SequenceInput> inputs;
+  /// The bucket lengths, ascending, the last hi (empty: sequence_buckets' default).
+  std::vector<int64_t> buckets;
 };
 
 /// What running a bucket's graph on a shorter sequence takes.
@@ -57,8 +59,14 @@ struct SequencePlan {
 inline constexpr char kSequenceMaskInput[] = "tensortune.sequence_mask";
 
 /// The bucket lengths that cover [lo, hi]: the powers of two from the first at or above lo,
-/// then hi itself where it is none (1..512: 1, 2, 4, ..., 512; 100..300: 128, 256, 300).
-std::vector<int64_t> sequence_buckets(int64_t lo, int64_t hi);
+/// then hi itself where it is none (1..512: 1, 2, 4, ..., 512; 100..300: 128, 256, 300). With
+/// `half_octaves`, also 1.5 times each power of two (1, 2, 3, 4, 6, 8, 12, ..., 384, 512): a
+/// length pads by at most a third instead of nearly doubling, for twice the buckets.
+std::vector<int64_t> sequence_buckets(int64_t lo, int64_t hi, bool half_octaves = false);
+
+/// `range.buckets` where given (checked: ascending, inside the range, the last hi), else the
+/// default scheme's (half octaves).
+Expected<std::vector<int64_t>> buckets_of(const SequenceRange& range);
 
 /// The smallest bucket at or above `length` (the caller checks the range first).
 int64_t bucket_for_length(const std::vector<int64_t>& buckets, int64_t length);

@@ -103,6 +103,7 @@ Expected<RangedArtifact> RangedArtifact::parse(const std::string& bytes, const s
   } catch (const json::exception& e) {
     return corrupted(what, std::string("its header does not parse: ") + e.what());
   }
+  a.plan_.range.buckets = a.buckets_;
   a.blobs_ = std::make_shared<const std::vector<std::string>>(std::move(f.blobs));
   return a;
 }

@@ -271,7 +271,7 @@ py::dict bench_dict(const runtime::BenchResult& r) {
 Network compile(const py::object& model, const py::object& records, int opt_level, int threads,
                 const std::string& target, const py::object& input_shapes,
                 const std::string& device_key, const std::vector<std::string>& exclude_algorithms,
-                bool borrow) {
+                bool borrow, const std::string& sequence_buckets) {
   if (opt_level < 0 || opt_level > 3)
     raise(invalid_argument("opt_level = " + std::to_string(opt_level) + ", must be 0..3"));
   if (threads < 1)
@@ -283,6 +283,7 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
   flags.target = target;
   flags.excluded_algorithms = exclude_algorithms;
   flags.no_borrow = !borrow;
+  flags.sequence_buckets = sequence_buckets;
   if (unwrap(workflow::sequence_range(flags))) {
     std::string bytes;
     {
@@ -436,9 +437,11 @@ void bind_network(py::module_& m) {
         py::arg("opt_level") = 3, py::arg("threads") = 1, py::arg("target") = "llvm",
         py::arg("input_shapes") = py::none(), py::arg("device_key") = "",
         py::arg("exclude_algorithms") = std::vector<std::string>{}, py::arg("borrow") = true,
+        py::arg("sequence_buckets") = "",
         "Compiles a model (a zoo name or an ONNX file) as `tensortune compile` does; "
         "input_shapes={'input_ids': (1, range(1, 513))} compiles for every sequence length "
-        "1..512 (power-of-two buckets, padded and masked exactly; run() takes any of them). "
+        "1..512 (buckets at powers of two and 1.5x each, or sequence_buckets='octaves' or "
+        "'16,64,512'; each length padded to its bucket and masked exactly; run() takes any). "
         "records= a "
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
         "nearest tuned one unless borrow=False), or none for default configs; exclude_algorithms: "

@@ -57,7 +57,7 @@ def test_every_length_equals_torch_and_the_artifact_round_trips(model, tmp_path)
     net = tt.compile(path, input_shapes={"input_ids": (1, range(1, 33)),
                                          "attention_mask": (1, range(1, 33))})
     assert net.sequence_range == range(1, 33)
-    assert net.buckets == [1, 2, 4, 8, 16, 32]
+    assert net.buckets == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]  # half octaves
     assert net.inputs["input_ids"] == ((1, range(1, 33)), "int64")
     for length in (1, 3, 8, 13, 32):
         x = feeds(length)
@@ -73,5 +73,13 @@ def test_every_length_equals_torch_and_the_artifact_round_trips(model, tmp_path)
     assert net.bench(inputs=feeds(5), repeat=2)["median_ms"] > 0
     with pytest.raises(tt.InvalidArgumentError, match=r"sequence length 33 .* outside the range 1..32"):
         net.run(feeds(33))
+    octaves = tt.compile(path, input_shapes={"input_ids": (1, range(1, 33)),
+                                             "attention_mask": (1, range(1, 33))},
+                         sequence_buckets="octaves")
+    assert octaves.buckets == [1, 2, 4, 8, 16, 32]
+    np.testing.assert_allclose(octaves.run(feeds(13))["hidden"], net.run(feeds(13))["hidden"],
+                               atol=1e-5)
+    with pytest.raises(tt.InvalidArgumentError, match="last bucket 16 is not the range's top 32"):
+        tt.compile(path, input_shapes={"input_ids": (1, range(1, 33))}, sequence_buckets="8,16")
     with pytest.raises(tt.InvalidArgumentError, match="not a range of lengths"):
         tt.compile(path, input_shapes={"input_ids": (1, range(5, 6))})

@@ -60,6 +60,15 @@ TEST(SequenceRange, BucketsArePowersOfTwoThenTheTop) {
             (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
   EXPECT_EQ(sequence_buckets(100, 300), (std::vector<int64_t>{128, 256, 300}));
   EXPECT_EQ(sequence_buckets(3, 4), (std::vector<int64_t>{4}));
+  EXPECT_EQ(sequence_buckets(1, 64, true),
+            (std::vector<int64_t>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}));
+  EXPECT_EQ(sequence_buckets(100, 300, true), (std::vector<int64_t>{128, 192, 256, 300}));
+  // Explicit buckets are checked; none given: half octaves.
+  EXPECT_EQ(*buckets_of({1, 8, {}, {}}), (std::vector<int64_t>{1, 2, 3, 4, 6, 8}));
+  EXPECT_EQ(*buckets_of({1, 8, {}, {4, 8}}), (std::vector<int64_t>{4, 8}));
+  EXPECT_FALSE(buckets_of({1, 8, {}, {4}}));
+  EXPECT_FALSE(buckets_of({1, 8, {}, {8, 4, 8}}));
+  EXPECT_FALSE(buckets_of({2, 8, {}, {1, 8}}));
   const auto b = sequence_buckets(100, 300);
   EXPECT_EQ(bucket_for_length(b, 100), 128);
   EXPECT_EQ(bucket_for_length(b, 128), 128);
