@@ -12,6 +12,9 @@
 #include "compiler/runtime/ranged_executor.h"
 #include "tests/backend/network_test_util.h"
 #include "tests/compiler/tiny_encoder.h"
+#ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/cuda_driver.h"
+#endif
 
 namespace tensortune {
 namespace {
@@ -141,6 +144,24 @@ TEST(RangedNetwork, CudaBucketsEmulatedComputeTheInterpretersOutputs) {
   auto exe = RangedExecutable::load(artifact, 1, /*emulate=*/true);
   ASSERT_TRUE(exe) << exe.error().message;
   expect_lengths_match_the_interpreter(**exe, {5, 8});
+}
+
+// The same on a real GPU (gpu-check step b runs GpuDevice.*): each bucket's kernels as the
+// hardware runs them, the padded keys' -infinity through its softmax row kernel.
+TEST(GpuDevice, RangedEncoderRunsOnTheGpuAtEveryLength) {
+#ifdef TT_WITH_CUDA
+  auto gpus = codegen::cuda::list_gpus();
+  if (!gpus) GTEST_SKIP() << "no GPU: " << gpus.error().message;
+  CompileOptions options;
+  options.target = "cuda-sm" + std::to_string(gpus->front().compute_capability);
+  auto artifact = parse(compile_ranged(encoder_range(1, 16), options));
+  ASSERT_TRUE(artifact);
+  auto exe = RangedExecutable::load(artifact, 1);
+  ASSERT_TRUE(exe) << exe.error().message;
+  expect_lengths_match_the_interpreter(**exe, {1, 3, 8, 11, 16});
+#else
+  GTEST_SKIP() << "built without the CUDA Toolkit";
+#endif
 }
 
 }  // namespace
