@@ -95,7 +95,38 @@ Status check_model(const workflow::ModelOptions& flags, bool json) {
                                         (unsupported > 1 ? "s" : "") + " above)"
                                   : "")};
   };
-  auto model = workflow::load_model(flags);
+  // A range of sequence lengths: whether padding is exact (the plan, or the node it is not
+  // at), then the rest of the check at the range's top length.
+  auto range = workflow::sequence_range(flags);
+  if (!range) return fail(range.error());
+  if (*range) {
+    auto plan = workflow::plan_model_range(flags);
+    if (!plan)
+      return fail(plan.error().with_context("lengths " + std::to_string((*range)->lo) + ".." +
+                                            std::to_string((*range)->hi)));
+    std::string masked, buckets;
+    for (const auto& m : plan->masks) masked += (masked.empty() ? "" : ", ") + m.node;
+    for (int64_t b : (*range)->buckets)
+      buckets += (buckets.empty() ? "" : ", ") + std::to_string(b);
+    if (json) {
+      nlohmann::json masks = nlohmann::json::array();
+      for (const auto& m : plan->masks) masks.push_back(m.node);
+      out["sequence_range"] = {{"lo", (*range)->lo},
+                               {"hi", (*range)->hi},
+                               {"buckets", (*range)->buckets},
+                               {"masked_softmax", masks},
+                               {"output_sequence_axes", plan->output_axes}};
+    } else {
+      std::printf(
+          "\n  lengths %lld..%lld: exact under padding; %zu buckets (%s), each length padded to "
+          "the first at or above it; %zu softmax node%s over the tokens masked (%s)\n",
+          static_cast<long long>((*range)->lo), static_cast<long long>((*range)->hi),
+          (*range)->buckets.size(), buckets.c_str(), plan->masks.size(),
+          plan->masks.size() == 1 ? "" : "s", masked.empty() ? "none" : masked.c_str());
+    }
+  }
+  auto model =
+      *range ? workflow::load_model_at_length(flags, (*range)->hi) : workflow::load_model(flags);
   if (!model) return fail(model.error());
   auto optimised = workflow::optimise_model(*model, flags);
   if (!optimised) return fail(optimised.error());
@@ -164,6 +195,8 @@ void add_check_model_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "\nExamples:\n  tensortune check-model resnet50.onnx\n"
       "  tensortune check-model bert.onnx --input-shape input_ids=1x128\n"
+      "  tensortune check-model bert.onnx --input-shape input_ids=1x1..512 --input-shape "
+      "attention_mask=1x1..512   (can it take every length?)\n"
       "Exit status: 0 when the model will run (import, passes and lowering succeed), 1 with the "
       "first error otherwise (it names the node, the operator and the opset).");
   cmd->callback([&exit_code, flags, json] {

@@ -89,6 +89,13 @@ def check_ranged(tensortune, ort_run, model, work, tag, inputs, top, vocab):
     range (each in its power-of-two bucket, padded and masked) equals ONNX Runtime at that
     length; a length past the range is refused naming the range."""
     shapes = [arg for n in inputs for arg in ("--input-shape", f"{n}=1x1..{top}")]
+    report = json.loads(run([tensortune, "check-model", model, "--json"] + shapes,
+                            f"{tag}: check-model for lengths 1..{top}"))
+    masked = report["sequence_range"]["masked_softmax"]
+    print(f"{tag}: check-model: {len(report['sequence_range']['buckets'])} buckets, "
+          f"{len(masked)} softmax nodes masked")
+    if not masked:
+        sys.exit(f"FAIL {tag}: check-model masks no softmax over the tokens")
     artifact = os.path.join(work, os.path.basename(model) + ".ranged.tt")
     out = run([tensortune, "compile", "--model", model] + shapes + ["-o", artifact],
               f"{tag}: compile for lengths 1..{top}")
