@@ -113,6 +113,10 @@ class BatchMatmulTemplate final : public Template {
     sig.weight_shape = shapes.weight;
     sig.out_shape = shapes.out;
     sig.parallel_extent = w.batch * (w.m / s.yi) * (w.n / s.xi);
+    // The emitter's fused index: batch entries, then row tiles, then column tiles.
+    sig.rows_per_block = s.yi;
+    sig.row_blocks = w.m / s.yi;
+    sig.row_inner = w.n / s.xi;
     return sig;
   }
 

@@ -160,9 +160,16 @@ class DenseTemplate final : public Template {
       sig.weight_shape = {w.out_features / s.xi, w.in_features, s.xi};
       sig.parallel_extent = (w.batch / (s.yo * s.yi)) * (w.out_features / (s.xo * s.xi));
       sig.oc_block = s.xi;
+      // The emitter's fused index: row tiles innermost, column tiles outside them.
+      sig.rows_per_block = s.yo * s.yi;
+      sig.row_blocks = w.batch / (s.yo * s.yi);
     } else {
       sig.weight_shape = {w.out_features, w.in_features};
       sig.parallel_extent = (w.batch / s.yi) * (w.out_features / s.xi);
+      // Row tiles outermost, each over every column tile.
+      sig.rows_per_block = s.yi;
+      sig.row_blocks = w.batch / s.yi;
+      sig.row_inner = w.out_features / s.xi;
     }
     return sig;
   }

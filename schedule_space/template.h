@@ -51,6 +51,11 @@ struct KernelSignature {
   std::vector<int64_t> out_shape;  ///< conv2d_NCHWc: N, OC/y, OH, OW, y; dense: M, N
   int64_t parallel_extent = 1;
   int64_t ic_block = 1, oc_block = 1;  ///< conv2d data and output blocks; dense_pack: oc_block = bn
+  /// How the parallel loop walks the output's rows (dense's M, batch matmul's M), where the
+  /// template says: iteration (o * row_blocks + r) * row_inner + j computes rows
+  /// [r * rows_per_block, (r + 1) * rows_per_block) for every o and j. A sequence shorter than
+  /// its bucket then runs only the row blocks its tokens are in. 0: not said.
+  int64_t rows_per_block = 0, row_blocks = 0, row_inner = 1;
   friend bool operator==(const KernelSignature&, const KernelSignature&) = default;
 };
 

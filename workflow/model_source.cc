@@ -271,8 +271,8 @@ Expected<std::string> compile_ranged_model(const ModelOptions& flags, int thread
     if (!net)
       return Error{net.error().code,
                    "bucket " + std::to_string(buckets[i]) + ": " + net.error().message};
-    writer.add(buckets[i], *net);
     if (progress) progress(i, buckets.size(), buckets[i], *net);
+    writer.add(buckets[i], std::move(*net));
   }
   return writer.finish();
 }

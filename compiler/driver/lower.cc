@@ -375,6 +375,14 @@ class Lowerer {
     }
     TT_ASSIGN_OR_RETURN(ops, epilogue(step, group, head, std::move(ops)));
     step.extent = sig.parallel_extent;
+    const graph::Shape& out_shape = g().type(step.output).shape;
+    if (sig.rows_per_block > 0 && sig.row_blocks > 0 && sig.row_inner > 0 &&
+        sig.parallel_extent % (sig.row_blocks * sig.row_inner) == 0 && out_shape.size() >= 2 &&
+        out_shape[out_shape.size() - 2] == sig.rows_per_block * sig.row_blocks) {
+      step.rows_per_block = sig.rows_per_block;
+      step.row_blocks = sig.row_blocks;
+      step.row_inner = sig.row_inner;
+    }
     step.flop = t.flop(kernel.task);
     if (t.algorithm() != schedule_space::kDirectAlgorithm)
       step.label += "(" + std::string(t.algorithm()) + ")";

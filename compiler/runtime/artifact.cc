@@ -130,6 +130,9 @@ json encode_network(const CompiledNetwork& net, BlobWriter& blobs) {
                      {"extent", s.extent},
                      {"args", args},
                      {"flop", s.flop}});
+    if (s.rows_per_block > 0)
+      steps.back()["rows"] = {s.rows_per_block, s.row_blocks, s.row_inner,
+                              s.rows_follow_sequence ? 1 : 0};
   }
   header["steps"] = steps;
   header["object_blob"] = blobs.add(net.object_code);
@@ -366,6 +369,20 @@ struct Decoder {
       for (int n : step.nodes)
         if (n < 0 || static_cast<size_t>(n) >= nodes)
           return invalid_argument("step '" + step.label + "' names node " + std::to_string(n));
+      if (s.contains("rows")) {
+        const auto rows = s.at("rows").get<std::vector<int64_t>>();
+        const graph::Shape& out = net.graph.type(step.output).shape;
+        // The walk must tile the extent, and the rows the output's second-last axis (the
+        // executor zeroes rows of it).
+        if (rows.size() != 4 || rows[0] < 1 || rows[1] < 1 || rows[2] < 1 ||
+            step.extent % (rows[1] * rows[2]) != 0 || out.size() < 2 ||
+            out[out.size() - 2] != rows[0] * rows[1])
+          return invalid_argument("step '" + step.label + "' has a row walk that does not fit it");
+        step.rows_per_block = rows[0];
+        step.row_blocks = rows[1];
+        step.row_inner = rows[2];
+        step.rows_follow_sequence = rows[3] != 0;
+      }
       for (const auto& a : s.at("args")) {
         ArgRef r{
             a.at(0).get<std::string>() == "value" ? ArgRef::Kind::kValue : ArgRef::Kind::kParam,

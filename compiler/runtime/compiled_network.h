@@ -38,6 +38,12 @@ struct Step {
   std::vector<ArgRef>
       args;         ///< kKernel: in the ABI order of compiler/codegen/llvm/network_kernels.h
   double flop = 0;  ///< of the anchor, 0 when not counted
+  /// kKernel, where its template says how its parallel loop walks the output's rows
+  /// (KernelSignature::rows_per_block): the walk, and whether those rows are the sequence's
+  /// tokens in a ranged network's bucket (then a shorter sequence runs only its row blocks and
+  /// the rest of the output is zeroed: Executable::set_active_rows).
+  int64_t rows_per_block = 0, row_blocks = 0, row_inner = 1;
+  bool rows_follow_sequence = false;
 };
 
 /// One tuned workload's schedule and where it came from.

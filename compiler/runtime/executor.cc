@@ -78,6 +78,9 @@ struct Executable::Impl {
   };
   std::vector<Run> runs;
   bool batch_steps = true;
+  /// By step: the whole loop of a kernel whose rows can be cut (Step::rows_follow_sequence).
+  std::vector<std::optional<ParallelLoop>> whole_loops;
+  int64_t active_rows = 0;  ///< 0: every row
 
   float* f32(ValueId v) const { return static_cast<float*>(value_ptr[v]); }
 
@@ -94,12 +97,15 @@ struct Executable::Impl {
   Status bind_steps();
   void plan_runs();
   void add_loop_step(ParallelLoop loop) {
-    loops.push_back(loop);
-    steps.push_back([this, loop = std::move(loop)]() {
-      parallel(loop.extent, loop.body);
+    loops.push_back(std::move(loop));
+    steps.push_back([this, i = loops.size() - 1]() {
+      parallel(loops[i]->extent, loops[i]->body);
       return Status{};
     });
   }
+  /// `step`'s loop over its first `blocks` row blocks only, the output's rows past them zeroed.
+  ParallelLoop row_blocks_loop(const Step& step, const ParallelLoop& whole, int64_t blocks);
+  void set_active_rows(int64_t rows);
   ParallelLoop bind_kernel(const Step& step, codegen::NetworkKernelFn fn);
   Expected<std::function<Status()>> bind_emulated(const Step& step);
   std::function<Status()> bind_interpreted(const Step& step);
@@ -252,8 +258,57 @@ Status Executable::Impl::bind_steps() {
         break;
     }
   }
+  whole_loops.assign(steps.size(), std::nullopt);
+  for (size_t i = 0; i < net->steps.size() && i < loops.size(); ++i) {
+    const Step& s = net->steps[i];
+    if (s.kind == Step::Kind::kKernel && s.rows_follow_sequence && s.rows_per_block > 0 &&
+        loops[i] && !emulated)
+      whole_loops[i] = loops[i];
+  }
   plan_runs();
   return Status{};
+}
+
+ParallelLoop Executable::Impl::row_blocks_loop(const Step& step, const ParallelLoop& whole,
+                                               int64_t blocks) {
+  const graph::TensorType& out = net->graph.type(step.output);
+  const int64_t rows = out.shape[out.shape.size() - 2], cols = out.shape.back();
+  const int64_t matrices = graph::num_elements(out.shape) / std::max<int64_t>(rows * cols, 1);
+  const int64_t first_zero = std::min(rows, blocks * step.rows_per_block);
+  const int64_t row_bytes = cols * element_bytes(out.dtype);
+  char* data = static_cast<char*>(value_ptr[step.output]);
+  const int64_t span = blocks * step.row_inner, whole_span = step.row_blocks * step.row_inner;
+  const int64_t outer = step.extent / whole_span;
+  return ParallelLoop{outer * span, [=, body = whole.body](int64_t b, int64_t e) {
+                        // The rows no block computes: zero, so that what reads them (a product
+                        // with masked weights) sees finite values, not an older tensor's.
+                        if (b == 0 && first_zero < rows)
+                          for (int64_t m = 0; m < matrices; ++m)
+                            std::memset(data + (m * rows + first_zero) * row_bytes, 0,
+                                        static_cast<size_t>((rows - first_zero) * row_bytes));
+                        for (int64_t j = b; j < e;) {
+                          const int64_t o = j / span, at = j % span;
+                          const int64_t n = std::min(e - j, span - at);
+                          body(o * whole_span + at, o * whole_span + at + n);
+                          j += n;
+                        }
+                      }};
+}
+
+void Executable::Impl::set_active_rows(int64_t rows) {
+  if (rows == active_rows || gpu) return;
+  active_rows = rows;
+  for (size_t i = 0; i < whole_loops.size(); ++i) {
+    if (!whole_loops[i]) continue;
+    const Step& step = net->steps[i];
+    const int64_t blocks =
+        rows <= 0
+            ? step.row_blocks
+            : std::min(step.row_blocks, (rows + step.rows_per_block - 1) / step.rows_per_block);
+    loops[i] = blocks == step.row_blocks ? *whole_loops[i]
+                                         : row_blocks_loop(step, *whole_loops[i], blocks);
+  }
+  plan_runs();
 }
 
 void Executable::Impl::plan_runs() {
@@ -330,6 +385,8 @@ Expected<std::unique_ptr<Executable>> Executable::load(
 
 const CompiledNetwork& Executable::network() const { return *impl_->net; }
 int Executable::threads() const { return impl_->pool->size(); }
+
+void Executable::set_active_rows(int64_t rows) { impl_->set_active_rows(rows); }
 
 void Executable::set_step_batching(bool on) {
   impl_->batch_steps = on;

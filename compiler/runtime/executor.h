@@ -49,6 +49,11 @@ class Executable {
   /// measuring what batching gains; the results are the same either way). A run with
   /// `step_seconds` times each step on its own and never batches.
   void set_step_batching(bool on);
+  /// A ranged network's bucket run on a shorter sequence: the kernels whose output rows are the
+  /// tokens (Step::rows_follow_sequence) compute only the row blocks of the first `rows` tokens
+  /// and zero the rest of their output; 0 computes every row. The outputs' real rows are the
+  /// same either way (the padded ones are masked downstream).
+  void set_active_rows(int64_t rows);
   /// Runs every step once on the inputs set so far. With `step_seconds` (one slot per step),
   /// each step's wall time on the steady clock is added to its slot.
   Status run(std::vector<double>* step_seconds = nullptr);

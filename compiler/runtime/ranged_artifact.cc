@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <optional>
 
 #include "compiler/runtime/artifact_codec.h"
 
@@ -43,11 +45,37 @@ Expected<graph::SequencePlan> decode_plan(const json& j) {
 
 }  // namespace
 
+namespace {
+
+/// Marks `net`'s kernel steps whose rows are `length` where the same output (by name) has
+/// `other_length` rows in `other`: rows that follow the sequence.
+void mark_sequence_rows(CompiledNetwork& net, int64_t length, const CompiledNetwork& other,
+                        int64_t other_length) {
+  std::map<std::string, int64_t> rows_there;
+  for (const Step& s : other.steps)
+    if (s.rows_per_block > 0)
+      rows_there[other.graph.value(s.output).name] = s.rows_per_block * s.row_blocks;
+  for (Step& s : net.steps) {
+    if (s.rows_per_block <= 0 || s.rows_per_block * s.row_blocks != length) continue;
+    const auto it = rows_there.find(net.graph.value(s.output).name);
+    s.rows_follow_sequence = it != rows_there.end() && it->second == other_length;
+  }
+}
+
+}  // namespace
+
 struct RangedArtifactWriter::State {
   graph::SequencePlan plan;
   BlobWriter blobs;
   json buckets = json::array();
   std::string model;
+  std::optional<std::pair<int64_t, CompiledNetwork>> pending;  ///< added, not yet encoded
+  bool first = true;
+
+  void encode(int64_t bucket, const CompiledNetwork& network) {
+    model = network.model;
+    buckets.push_back({{"length", bucket}, {"network", encode_network(network, blobs)}});
+  }
 };
 
 RangedArtifactWriter::RangedArtifactWriter(graph::SequencePlan plan)
@@ -58,13 +86,23 @@ RangedArtifactWriter::RangedArtifactWriter(graph::SequencePlan plan)
 
 RangedArtifactWriter::~RangedArtifactWriter() = default;
 
-void RangedArtifactWriter::add(int64_t bucket, const CompiledNetwork& network) {
-  state_->model = network.model;
-  state_->buckets.push_back(
-      {{"length", bucket}, {"network", encode_network(network, state_->blobs)}});
+void RangedArtifactWriter::add(int64_t bucket, CompiledNetwork network) {
+  State& s = *state_;
+  if (s.pending) {
+    auto& [before, previous] = *s.pending;
+    if (s.first) mark_sequence_rows(previous, before, network, bucket);
+    mark_sequence_rows(network, bucket, previous, before);
+    s.encode(before, previous);
+    s.first = false;
+  }
+  s.pending.emplace(bucket, std::move(network));
 }
 
-std::string RangedArtifactWriter::finish() const {
+std::string RangedArtifactWriter::finish() {
+  if (state_->pending) {
+    state_->encode(state_->pending->first, state_->pending->second);
+    state_->pending.reset();
+  }
   const json header = {{"format", kRangedFormat},
                        {"model", state_->model},
                        {"plan", encode_plan(state_->plan)},

@@ -21,14 +21,16 @@
 
 namespace tensortune::runtime {
 
-/// Builds a ranged artifact one bucket at a time (a bucket's network can be dropped once added).
+/// Builds a ranged artifact one bucket at a time, holding at most two buckets' networks: each is
+/// encoded once the next is added, the kernel steps whose output rows are the tokens marked
+/// (Step::rows_follow_sequence: the same output has each bucket's length of rows in both).
 class RangedArtifactWriter {
  public:
   explicit RangedArtifactWriter(graph::SequencePlan plan);
   ~RangedArtifactWriter();
   /// Buckets in ascending order of length.
-  void add(int64_t bucket, const CompiledNetwork& network);
-  std::string finish() const;
+  void add(int64_t bucket, CompiledNetwork network);
+  std::string finish();
 
  private:
   struct State;

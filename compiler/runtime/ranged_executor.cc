@@ -92,6 +92,7 @@ Expected<Executable*> RangedExecutable::prepare(
   }
   TT_RETURN_IF_ERROR(
       exe->set_input(graph::kSequenceMaskInput, graph::sequence_mask(bucket_length, length)));
+  exe->set_active_rows(length);
   last_ = exe;
   last_length_ = length;
   return exe;

@@ -84,12 +84,22 @@ TEST(RangedNetwork, EveryLengthOfTheRangeComputesTheInterpretersOutputs) {
   // rows of 16 floats) four times fewer than five separate artifacts.
   EXPECT_GE(separate - bytes.size(), 4 * (50 + 64) * 16 * sizeof(float))
       << bytes.size() << " against " << separate;
-  auto exe = RangedExecutable::load(artifact, 1);
-  ASSERT_TRUE(exe) << exe.error().message;
-  std::vector<int64_t> every;
-  for (int64_t n = 1; n <= 16; ++n) every.push_back(n);
-  expect_lengths_match_the_interpreter(**exe, every);
-  expect_lengths_match_the_interpreter(**exe, {3, 16, 1});  // back to loaded buckets
+  // The dense and batch matmul steps walk the tokens' rows: a shorter sequence runs only its
+  // row blocks (every length below checks what that computes).
+  auto top = artifact->network(artifact->buckets().size() - 1);
+  ASSERT_TRUE(top) << top.error().message;
+  int row_steps = 0;
+  for (const auto& s : top->steps) row_steps += s.rows_follow_sequence;
+  EXPECT_EQ(row_steps, 5) << "q, k and v, the scores, the context: each a step over the tokens";
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    auto exe = RangedExecutable::load(artifact, threads);
+    ASSERT_TRUE(exe) << exe.error().message;
+    std::vector<int64_t> every;
+    for (int64_t n = 1; n <= 16; ++n) every.push_back(n);
+    expect_lengths_match_the_interpreter(**exe, every);
+    expect_lengths_match_the_interpreter(**exe, {3, 16, 1, 13});  // back to loaded buckets
+  }
 }
 
 TEST(RangedNetwork, LengthsOutsideTheRangeAndDisagreeingInputsAreRefusedNamingThem) {
