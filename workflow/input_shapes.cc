@@ -34,6 +34,8 @@ Expected<InputShapes> parse_input_shapes(const std::vector<std::string>& items) 
     const std::string name = item.substr(0, eq), dims = item.substr(eq + 1);
     const std::string field = "--input-shape " + name;
     if (dims.empty()) return invalid_argument(field + " is empty");
+    if (parsed.shapes.count(name))
+      return invalid_argument(field + " is given twice (" + item + " after another)");
     graph::Shape shape;
     std::optional<graph::SequenceRange> range;
     size_t begin = 0;

@@ -20,8 +20,9 @@ struct InputShapes {
   std::optional<graph::SequenceRange> range;
 };
 
-/// kInvalidArgument naming the item and the text that is not a dimension, a range that is not
-/// 1 <= LO < HI, two ranges on one input, or ranges that differ between inputs.
+/// kInvalidArgument naming the item and the text that is not a dimension, an input given twice,
+/// a range that is not 1 <= LO < HI, two ranges on one input, or ranges that differ between
+/// inputs.
 Expected<InputShapes> parse_input_shapes(const std::vector<std::string>& items);
 
 }  // namespace tensortune::workflow
