@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/artifact_source.h"
 #include "cli/commands.h"
 #include "cli/option_groups.h"
 #include "compiler/codegen/llvm/kernel.h"
@@ -163,19 +164,6 @@ Status compile(const CompileFlags& f) {
   return ok_status();
 }
 
-/// The GPU a network runs on: --gpu where given (only for a network compiled for a GPU, and not
-/// with --emulate), else GPU 0.
-Expected<int> gpu_for(const runtime::CompiledNetwork& net, int gpu, bool emulate) {
-  if (gpu < 0) return 0;
-  if (emulate)
-    return invalid_argument("--gpu " + std::to_string(gpu) + ": --emulate runs on the CPU");
-  if (net.target != runtime::TargetKind::kCuda)
-    return invalid_argument("--gpu " + std::to_string(gpu) + ": " + net.model +
-                            " is compiled for " + runtime::describe_target(net) +
-                            ", which runs on the CPU");
-  return gpu;
-}
-
 struct RunFlags {
   std::string artifact;
   workflow::ModelOptions model;
@@ -205,56 +193,6 @@ Status save_inputs(const std::map<std::string, graph::Tensor>& inputs,
     TT_RETURN_IF_ERROR(write_npy(item.substr(eq + 1), it->second));
   }
   return ok_status();
-}
-
-Expected<std::shared_ptr<CompiledNetwork>> network_for(const std::string& artifact,
-                                                       const workflow::ModelOptions& model,
-                                                       int threads, int64_t max_artifact_bytes) {
-  if (!artifact.empty() && !model.model.empty())
-    return invalid_argument("give an artifact or --model, not both");
-  if (artifact.empty() && model.model.empty())
-    return invalid_argument("give an artifact (net.tt from tensortune compile) or --model");
-  if (!artifact.empty()) {
-    TT_ASSIGN_OR_RETURN(CompiledNetwork net, runtime::read_network(artifact, max_artifact_bytes));
-    return std::make_shared<CompiledNetwork>(std::move(net));
-  }
-  TT_ASSIGN_OR_RETURN(CompiledNetwork net, workflow::compile_model(model, std::max(threads, 1)));
-  return std::make_shared<CompiledNetwork>(std::move(net));
-}
-
-/// The ranged artifact at `path`, or nothing where it is a one-network artifact (or none).
-Expected<std::shared_ptr<const runtime::RangedArtifact>> ranged_artifact(const std::string& path,
-                                                                         int64_t max_bytes) {
-  if (path.empty()) return std::shared_ptr<const runtime::RangedArtifact>();
-  std::ifstream in(path, std::ios::binary);
-  char magic[8] = {};
-  if (!in.read(magic, sizeof magic) || !runtime::is_ranged_artifact(std::string(magic, 8)))
-    return std::shared_ptr<const runtime::RangedArtifact>();
-  TT_ASSIGN_OR_RETURN(std::string bytes, runtime::read_artifact_bytes(path, max_bytes));
-  TT_ASSIGN_OR_RETURN(auto artifact, runtime::RangedArtifact::parse(bytes, path));
-  return std::make_shared<const runtime::RangedArtifact>(std::move(artifact));
-}
-
-/// A graph with `g`'s inputs, their sequence axes at `length` (what --input NAME=random makes).
-graph::Graph inputs_at_length(const graph::Graph& g, const graph::SequencePlan& plan,
-                              int64_t length) {
-  graph::Graph out(g.name());
-  for (graph::ValueId in : g.inputs()) {
-    graph::TensorType type = g.type(in);
-    for (const auto& s : plan.range.inputs)
-      if (s.name == g.value(in).name) type.shape[static_cast<size_t>(s.axis)] = length;
-    out.add_input(g.value(in).name, type);
-  }
-  return out;
-}
-
-Expected<int64_t> length_in_range(int64_t length, const graph::SequencePlan& plan) {
-  if (length == 0) return plan.range.hi;
-  if (length < plan.range.lo || length > plan.range.hi)
-    return invalid_argument("--sequence-length " + std::to_string(length) +
-                            " is outside the artifact's range " + std::to_string(plan.range.lo) +
-                            ".." + std::to_string(plan.range.hi));
-  return length;
 }
 
 Status run_ranged(const RunFlags& f, std::shared_ptr<const runtime::RangedArtifact> artifact) {
@@ -323,100 +261,6 @@ Status run(const RunFlags& f) {
     }
   }
   return workflow::report_outputs(net->graph, outputs, f.outputs);
-}
-
-struct BenchFlags {
-  std::string artifact;
-  workflow::ModelOptions model;
-  int threads = 0;
-  int gpu = -1;  ///< -1: not given (GPU 0)
-  runtime::BenchOptions options;
-  bool json = false;
-  bool no_step_batching = false;
-  int64_t max_artifact_bytes = runtime::kDefaultMaxArtifactBytes;
-  int64_t sequence_length = 0;  ///< a ranged artifact's length to time; 0: the range's top
-};
-
-Status bench(const BenchFlags& f) {
-  TT_ASSIGN_OR_RETURN(auto ranged, ranged_artifact(f.artifact, f.max_artifact_bytes));
-  std::shared_ptr<const CompiledNetwork> net;
-  std::unique_ptr<runtime::Executable> owned;
-  std::unique_ptr<runtime::RangedExecutable> ranged_exe;
-  runtime::Executable* exe = nullptr;
-  std::string at_length;
-  if (ranged) {
-    const int threads = f.threads > 0 ? f.threads : ranged->threads();
-    TT_ASSIGN_OR_RETURN(
-        ranged_exe, runtime::RangedExecutable::load(ranged, threads, false, std::max(f.gpu, 0)));
-    TT_ASSIGN_OR_RETURN(int64_t length, length_in_range(f.sequence_length, ranged->plan()));
-    const auto& buckets = ranged->buckets();
-    const size_t index = static_cast<size_t>(
-        std::lower_bound(buckets.begin(), buckets.end(), length) - buckets.begin());
-    TT_ASSIGN_OR_RETURN(runtime::Executable * first, ranged_exe->bucket(0));
-    const graph::Graph g = inputs_at_length(first->network().graph, ranged->plan(), length);
-    std::map<std::string, graph::Tensor> inputs;
-    for (auto in : g.inputs())
-      if (g.value(in).name != graph::kSequenceMaskInput)
-        inputs[g.value(in).name] = workflow::random_input(g.type(in));
-    TT_ASSIGN_OR_RETURN(exe, ranged_exe->prepare(inputs));
-    net = std::shared_ptr<const CompiledNetwork>(std::shared_ptr<const CompiledNetwork>(),
-                                                 &exe->network());  // not owned: exe's
-    at_length = " at sequence length " + std::to_string(length) + " (bucket " +
-                std::to_string(buckets[index]) + ")";
-  } else {
-    TT_ASSIGN_OR_RETURN(net, network_for(f.artifact, f.model, f.threads, f.max_artifact_bytes));
-    const int threads = f.threads > 0 ? f.threads : net->threads;
-    TT_ASSIGN_OR_RETURN(int gpu, gpu_for(*net, f.gpu, false));
-    TT_ASSIGN_OR_RETURN(owned, runtime::Executable::load(net, threads, false, gpu));
-    exe = owned.get();
-    for (auto in : net->graph.inputs()) {
-      TT_RETURN_IF_ERROR(
-          exe->set_input(net->graph.value(in).name, workflow::random_input(net->graph.type(in))));
-    }
-  }
-  exe->set_step_batching(!f.no_step_batching);
-  TT_ASSIGN_OR_RETURN(runtime::BenchResult r, runtime::benchmark(*exe, f.options));
-  if (f.json) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (size_t i = 0; i < r.steps.size(); ++i) {
-      const auto& s = r.steps[i];
-      steps.push_back(
-          {{"label", s.label},
-           {"node", s.node},
-           {"output_elements", graph::num_elements(net->graph.type(net->steps.at(i).output).shape)},
-           {"kind", runtime::step_kind_name(s.kind)},
-           {"calls", s.calls},
-           {"mean_ms", s.mean_ms},
-           {"gflops", s.gflops},
-           {"bytes", s.bytes}});
-    }
-    nlohmann::json out = {
-        {"model", net->model},      {"opt_level", net->opt_level}, {"threads", r.threads},
-        {"repeat", r.repeat},       {"number", r.number},          {"median_ms", r.median_ms},
-        {"min_ms", r.min_ms},       {"max_ms", r.max_ms},          {"round_ms", r.round_ms},
-        {"warmup_ms", r.warmup_ms}, {"gflops", r.gflops}};
-    if (f.options.profile) {
-      out["profile"] = steps;
-      out["profile_sum_ms"] = r.profile_sum_ms;
-      out["profiled_median_ms"] = r.profiled_median_ms;
-    }
-    std::printf("%s\n", out.dump(2).c_str());
-    return ok_status();
-  }
-  std::printf(
-      "%s (opt level %d%s): median %.3f ms per run (min %.3f, max %.3f; %.1f GFLOPS), %d rounds "
-      "x %lld runs after 1 warm-up run, %d thread%s\n",
-      net->model.c_str(), net->opt_level, at_length.c_str(), r.median_ms, r.min_ms, r.max_ms,
-      r.gflops, r.repeat, static_cast<long long>(r.number), r.threads, r.threads == 1 ? "" : "s");
-  if (f.options.profile) std::printf("%s", runtime::format_profile(*exe, r).c_str());
-  return ok_status();
-}
-
-void add_artifact_limit(CLI::App& cmd, int64_t& max_bytes) {
-  cmd.add_option("--max-artifact-bytes", max_bytes, "a larger artifact is refused unread")
-      ->check(at_least(1))
-      ->capture_default_str()
-      ->group("Limits");
 }
 
 }  // namespace
@@ -510,46 +354,6 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
       "    tensortune run r18-gpu.tt --emulate --input data=x.npy --output y.npy");
   r->callback([&exit_code, rf] {
     if (Status s = run(*rf); !s) exit_code = report_error(s.error());
-  });
-
-  auto bf = std::make_shared<BenchFlags>();
-  CLI::App* b = app.add_subcommand(
-      "bench", "Time a compiled artifact end to end (--profile: per fusion group)");
-  b->add_option("artifact", bf->artifact, "a .tt artifact from tensortune compile");
-  add_artifact_limit(*b, bf->max_artifact_bytes);
-  add_model_flags(b, bf->model, true, false);
-  b->add_option("--threads", bf->threads, "threads (default: the artifact's)")->check(at_least(1));
-  b->add_option("--gpu", bf->gpu, "a network compiled for cuda: time it on this GPU (default 0)")
-      ->check(at_least(0));
-  b->add_option("--repeat", bf->options.repeat, "timed rounds; the median is reported")
-      ->check(at_least(1))
-      ->capture_default_str();
-  b->add_option("--number", bf->options.number,
-                "runs per round (grown until a round lasts --min-repeat-ms)")
-      ->check(at_least(1))
-      ->capture_default_str();
-  b->add_option("--min-repeat-ms", bf->options.min_repeat_ms, "shortest round")
-      ->check(at_least(0))
-      ->capture_default_str();
-  b->add_flag("--profile", bf->options.profile,
-              "also time every step (fusion group) under the same protocol and compare the sum "
-              "with the end-to-end time");
-  b->add_option("--sequence-length", bf->sequence_length,
-                "an artifact compiled for a range of sequence lengths: time this length (default: "
-                "the range's top), in the bucket that holds it")
-      ->check(at_least(1));
-  b->add_flag("--json", bf->json, "print JSON");
-  b->add_flag("--no-step-batching", bf->no_step_batching,
-              "hand each step to the thread pool on its own instead of running back-to-back "
-              "parallel steps as one sequence (to measure what batching gains; same results)");
-  b->footer(
-      "\nProtocol: 1 warm-up run not counted, then --repeat rounds of --number runs on the steady "
-      "clock; "
-      "inputs are deterministic random data.\n"
-      "Examples:\n  tensortune bench r18.tt --repeat 20 --profile\n  tensortune bench r18.tt "
-      "--threads 2");
-  b->callback([&exit_code, bf] {
-    if (Status s = bench(*bf); !s) exit_code = report_error(s.error());
   });
 }
 

@@ -21,8 +21,10 @@ void add_records_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
 /// tasks, inspect, export-onnx
 void add_model_commands(CLI::App& app, int& exit_code);
-/// compile, run, bench
+/// compile, run
 void add_compile_commands(CLI::App& app, int& exit_code);
+/// bench
+void add_bench_command(CLI::App& app, int& exit_code);
 /// tracker, device, status, admin (and the hidden device-worker)
 void add_farm_commands(CLI::App& app, int& exit_code);
 /// gpus

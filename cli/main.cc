@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   cli::add_quantize_command(app, exit_code);
   cli::add_graph_tune_command(app, exit_code);
   cli::add_compile_commands(app, exit_code);
+  cli::add_bench_command(app, exit_code);
   cli::add_farm_commands(app, exit_code);
   cli::add_gpus_command(app, exit_code);
   app.parse_complete_callback([&] {
