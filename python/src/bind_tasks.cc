@@ -8,6 +8,7 @@
 #include "records/autotvm_log.h"
 #include "tuner/task_extraction.h"
 #include "workflow/model_source.h"
+#include "workflow/model_tasks.h"
 #include "workflow/op_task.h"
 
 namespace tensortune::python {
@@ -244,13 +245,12 @@ void bind_tasks(py::module_& m) {
          const std::vector<std::string>& exclude_algorithms) {
         workflow::ModelOptions flags = model_options(model, input_shapes);
         flags.excluded_algorithms = exclude_algorithms;
-        const auto algorithms = unwrap(workflow::algorithm_filter(flags));
         const ss::Target t = unwrap(workflow::op_target(target));
         std::vector<PyTask> out;
         {
           py::gil_scoped_release release;
-          auto graph = unwrap(workflow::load_model(flags));
-          auto extraction = unwrap(tuner::extract_tasks(graph, t, algorithms));
+          // A range of lengths in input_shapes: every bucket's tasks, as `tasks` lists them.
+          auto extraction = unwrap(workflow::extract_model_tasks(flags, t));
           for (auto& e : extraction.tasks) out.emplace_back(e.task, e.nodes);
         }
         return out;
@@ -260,7 +260,8 @@ void bind_tasks(py::module_& m) {
       py::arg("exclude_algorithms") = std::vector<std::string>{},
       "The tunable operators of a model (a zoo name or an ONNX file) as tasks, deduplicated by "
       "workload, in first-use order: what `tensortune tasks --model` lists. exclude_algorithms: "
-      "template algorithms to leave out (e.g. ['winograd']), as --exclude-algorithm.");
+      "template algorithms to leave out (e.g. ['winograd']), as --exclude-algorithm; "
+      "input_shapes with a range(1, 513) in a shape: every sequence bucket's tasks.");
 }
 
 }  // namespace tensortune::python

@@ -81,5 +81,9 @@ def test_every_length_equals_torch_and_the_artifact_round_trips(model, tmp_path)
                                atol=1e-5)
     with pytest.raises(tt.InvalidArgumentError, match="last bucket 16 is not the range's top 32"):
         tt.compile(path, input_shapes={"input_ids": (1, range(1, 33))}, sequence_buckets="8,16")
+    tasks = tt.extract_tasks(path, input_shapes={"input_ids": (1, range(1, 33)),
+                                                 "attention_mask": (1, range(1, 33))})
+    lengths = {n.rsplit("(length ", 1)[1].rstrip(")") for t in tasks for n in t.nodes}
+    assert lengths == {str(b) for b in net.buckets}  # every bucket's layers, named by length
     with pytest.raises(tt.InvalidArgumentError, match="not a range of lengths"):
         tt.compile(path, input_shapes={"input_ids": (1, range(5, 6))})
