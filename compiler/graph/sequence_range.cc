@@ -194,6 +194,8 @@ class Planner {
                                 "lengths needs the sequence as an axis of its own");
       }
     }
+    if (a_.is_constant(v) != b_.is_constant(v))
+      return invalid_argument(what + " is a constant at one sequence length and not at the other");
     // What the importer folded and nothing reads (the length's own Shape) does not matter.
     if (used && a_.is_constant(v) && !agrees_on_prefix(*a_.constant(v), *b_.constant(v)))
       return invalid_argument("constant '" + a_.value(v).name +
