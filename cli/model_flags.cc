@@ -17,7 +17,9 @@ void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise
       ->required(model_required);
   cmd->add_option("--input-shape", flags.input_shapes,
                   "NAME=1x3x224x224: fixes an input's shape (required for dynamic dimensions; "
-                  "repeat for several inputs)");
+                  "repeat for several inputs); NAME=1x1..512: every sequence length 1..512 "
+                  "(compile, tune, tasks, check-model; inputs given the same range share the "
+                  "length)");
   cmd->add_option("--sequence-buckets", flags.sequence_buckets,
                   "with a range in --input-shape (NAME=1x1..512): the bucket lengths compiled, "
                   "each length running in the first at or above it: half-octaves (powers of two "
