@@ -44,8 +44,7 @@ Status bench(const BenchFlags& f) {
         ranged_exe, runtime::RangedExecutable::load(ranged, threads, false, std::max(f.gpu, 0)));
     TT_ASSIGN_OR_RETURN(int64_t length, length_in_range(f.sequence_length, ranged->plan()));
     const auto& buckets = ranged->buckets();
-    const size_t index = static_cast<size_t>(
-        std::lower_bound(buckets.begin(), buckets.end(), length) - buckets.begin());
+    const size_t index = graph::bucket_index_for_length(buckets, length);
     TT_ASSIGN_OR_RETURN(runtime::Executable * first, ranged_exe->bucket(0));
     const graph::Graph g = inputs_at_length(first->network().graph, ranged->plan(), length);
     std::map<std::string, graph::Tensor> inputs;

@@ -39,10 +39,14 @@ Expected<std::vector<int64_t>> buckets_of(const SequenceRange& range) {
   return range.buckets;
 }
 
+size_t bucket_index_for_length(const std::vector<int64_t>& buckets, int64_t length) {
+  const auto it = std::lower_bound(buckets.begin(), buckets.end(), length);
+  const size_t index = static_cast<size_t>(it - buckets.begin());
+  return buckets.empty() ? 0 : std::min(index, buckets.size() - 1);
+}
+
 int64_t bucket_for_length(const std::vector<int64_t>& buckets, int64_t length) {
-  for (int64_t b : buckets)
-    if (b >= length) return b;
-  return buckets.empty() ? length : buckets.back();
+  return buckets.empty() ? length : buckets[bucket_index_for_length(buckets, length)];
 }
 
 Tensor sequence_mask(int64_t bucket, int64_t length) {

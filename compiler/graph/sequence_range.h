@@ -68,8 +68,10 @@ std::vector<int64_t> sequence_buckets(int64_t lo, int64_t hi, bool half_octaves 
 /// default scheme's (half octaves).
 Expected<std::vector<int64_t>> buckets_of(const SequenceRange& range);
 
-/// The smallest bucket at or above `length` (the caller checks the range first).
+/// The smallest bucket at or above `length` (the caller checks the range first), and its index
+/// in `buckets` (ascending).
 int64_t bucket_for_length(const std::vector<int64_t>& buckets, int64_t length);
+size_t bucket_index_for_length(const std::vector<int64_t>& buckets, int64_t length);
 
 /// `graph_at(L)` is the model with its sequence inputs at length L. The plan, or an error
 /// naming the node (and its operator) that padding would make inexact, a sequence input whose

@@ -1,6 +1,8 @@
 // Implements ranged_executor.h.
 #include "compiler/runtime/ranged_executor.h"
 
+#include <algorithm>
+
 namespace tensortune::runtime {
 
 namespace {
@@ -75,20 +77,21 @@ Expected<Executable*> RangedExecutable::prepare(
     const std::map<std::string, graph::Tensor>& inputs) {
   TT_ASSIGN_OR_RETURN(const int64_t length, length_of(inputs));
   const auto& buckets = artifact_->buckets();
-  size_t index = 0;
-  while (buckets[index] < length) ++index;
+  const size_t index = graph::bucket_index_for_length(buckets, length);
   const int64_t bucket_length = buckets[index];
   TT_ASSIGN_OR_RETURN(Executable * exe, bucket(index));
   const graph::SequenceRange& range = artifact_->plan().range;
   for (const auto& [name, value] : inputs) {
-    graph::Tensor padded = value;
-    for (const auto& in : range.inputs) {
-      if (in.name != name) continue;
-      graph::Shape shape = value.shape;
-      shape[static_cast<size_t>(in.axis)] = bucket_length;
-      padded = graph::resize_box(value, shape);
+    const auto sequence =
+        std::find_if(range.inputs.begin(), range.inputs.end(),
+                     [&](const graph::SequenceInput& s) { return s.name == name; });
+    if (sequence == range.inputs.end()) {  // as it is
+      TT_RETURN_IF_ERROR(exe->set_input(name, value));
+      continue;
     }
-    TT_RETURN_IF_ERROR(exe->set_input(name, padded));
+    graph::Shape shape = value.shape;
+    shape[static_cast<size_t>(sequence->axis)] = bucket_length;
+    TT_RETURN_IF_ERROR(exe->set_input(name, graph::resize_box(value, shape)));
   }
   TT_RETURN_IF_ERROR(
       exe->set_input(graph::kSequenceMaskInput, graph::sequence_mask(bucket_length, length)));

@@ -57,16 +57,24 @@ class Network {
   Network(std::shared_ptr<const CompiledNetwork> net, int threads)
       : net_(std::move(net)), threads_(threads > 0 ? threads : net_->threads) {}
 
-  /// A ranged artifact's bytes: `compiled()` is then its longest bucket's network (what
-  /// steps, schedules and the inputs' dtypes describe), run() takes any length of its range.
+  /// A ranged artifact's bytes, its shortest bucket loaded at once: `compiled()` is that
+  /// bucket's network (what steps, schedules and the inputs' dtypes describe; no bucket decoded
+  /// twice), run() takes any length of its range.
   static Network ranged(std::string bytes, const std::string& what, int threads) {
     auto ranged = std::make_shared<Ranged>();
     ranged->bytes = std::move(bytes);
     ranged->artifact = std::make_shared<const runtime::RangedArtifact>(
         unwrap(runtime::RangedArtifact::parse(ranged->bytes, what)));
-    const auto& a = *ranged->artifact;
-    Network n(std::make_shared<const CompiledNetwork>(unwrap(a.network(a.buckets().size() - 1))),
-              threads > 0 ? threads : a.threads());
+    const int count = threads > 0 ? threads : ranged->artifact->threads();
+    const Executable* shortest = nullptr;
+    {
+      py::gil_scoped_release release;
+      ranged->exe = unwrap(runtime::RangedExecutable::load(ranged->artifact, count));
+      shortest = unwrap(ranged->exe->bucket(0));
+    }
+    // Shares ownership with `ranged`, which holds the executable that holds the network.
+    std::shared_ptr<const CompiledNetwork> net(ranged, &shortest->network());
+    Network n(std::move(net), count);
     n.ranged_ = std::move(ranged);
     return n;
   }
@@ -146,13 +154,7 @@ class Network {
     return out;
   }
 
-  runtime::RangedExecutable& ranged_exe() {
-    if (!ranged_->exe) {
-      py::gil_scoped_release release;
-      ranged_->exe = unwrap(runtime::RangedExecutable::load(ranged_->artifact, threads_));
-    }
-    return *ranged_->exe;
-  }
+  runtime::RangedExecutable& ranged_exe() { return *ranged_->exe; }
 
   py::dict named_outputs(std::vector<Tensor> outputs) const {
     py::dict out;
@@ -223,10 +225,15 @@ class Network {
     if (!inputs.is_none()) {
       in = tensors(inputs.cast<py::dict>());
     } else {
-      const graph::Graph& g = net_->graph;  // the top bucket's: the range's top length
-      for (auto id : g.inputs())
-        if (g.value(id).name != graph::kSequenceMaskInput)
-          in[g.value(id).name] = workflow::random_input(g.type(id));
+      const graph::Graph& g = net_->graph;  // the shortest bucket's, taken to the range's top
+      const graph::SequenceRange& range = ranged_->artifact->plan().range;
+      for (auto id : g.inputs()) {
+        if (g.value(id).name == graph::kSequenceMaskInput) continue;
+        graph::TensorType type = g.type(id);
+        for (const auto& s : range.inputs)
+          if (s.name == g.value(id).name) type.shape[static_cast<size_t>(s.axis)] = range.hi;
+        in[g.value(id).name] = workflow::random_input(type);
+      }
     }
     runtime::RangedExecutable& e = ranged_exe();
     runtime::BenchOptions o;
