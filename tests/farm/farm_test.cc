@@ -4,7 +4,9 @@
 #include <httplib.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -379,20 +381,34 @@ TEST_F(Farm, TuneOpStatusAndRecordsBestThroughTheTracker) {
 }
 
 // tune --model on a farm of two one-slot devices tunes two tasks at once (as many as the key
-// has slots): their measurements interleave in time instead of one task after the other.
+// has slots): both tasks' jobs are open at the tracker together, and their measurements
+// interleave instead of one task after the other. The devices are stopped until both jobs are
+// there, so that a task finishing before the other starts (a loaded machine) cannot pass for
+// the sequential behaviour, nor the sequential behaviour for concurrency.
 TEST_F(Farm, ModelTuningRunsTasksConcurrentlyOnTheFarmsSlots) {
-  ASSERT_GT(start_tracker(), 0);
+  ASSERT_GT(start_tracker(0, {"--heartbeat-timeout", "60"}), 0);
   start_device("x86");
   start_device("x86");
   auto c = client();
   ASSERT_TRUE(wait_for_devices(*c, 2));
   const std::string tracker = "127.0.0.1:" + std::to_string(port_);
-  auto [code, out] = run_cli(
-      "tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 2 3 --trials 6 "
-      "--batch-size 2 --tracker " +
-      tracker + " --key x86 --db " + path("client.db") +
-      " --number 1 --repeat 1 --min-repeat-ms 0");
+  for (auto& d : devices_) d->signal(SIGSTOP);
+  auto tuning = std::async(std::launch::async, [&] {
+    return run_cli(
+        "tune --model mobilenet-v1 --input-shape data=1x3x32x32 --only 2 3 --trials 6 "
+        "--batch-size 2 --tracker " +
+        tracker + " --key x86 --db " + path("client.db") +
+        " --number 1 --repeat 1 --min-repeat-ms 0");
+  });
+  const bool together = wait_until([&] {
+    auto s = c->status();
+    return s && std::count_if(s->jobs().begin(), s->jobs().end(),
+                              [](const auto& j) { return !j.finished(); }) == 2;
+  });
+  for (auto& d : devices_) d->signal(SIGCONT);
+  auto [code, out] = tuning.get();
   ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(together) << "the two tasks' jobs were never open at the tracker at once";
   EXPECT_NE(out.find("2 tasks at once"), std::string::npos) << out;
   EXPECT_NE(out.find("[Total] tasks 2/2 done"), std::string::npos) << out;
   auto store = records::RecordStore::open(path("client.db"));
