@@ -176,6 +176,11 @@ void add_op_command(CLI::App& app, int& exit_code) {
                   "int8 templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64], as `quantize "
                   "--reduce-range` writes them: exact byte-product kernels without VNNI)")
       ->capture_default_str();
+  run->add_option(
+      "--precision", flags->op.precision,
+      "the products' precision: fp32, or on the tensor cores of a CUDA target (sm_80+) tf32 "
+      "(as PyTorch's allow_tf32), fp16 or bf16, each summed in float32 (default: the "
+      "template's own; `--op dense --precision fp16` picks the tensor-core template)");
   run->add_option("--db", flags->db,
                   "record DB to take the best config from (default config without it)");
   run->add_option("--out", flags->out, "output .npy")->required();

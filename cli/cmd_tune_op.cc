@@ -84,6 +84,11 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
                   "conv2d zero padding top,left,bottom,right (or one value, or v,h)")
       ->capture_default_str();
   cmd->add_option("--dilation", flags->op.dilation, "conv2d dilation h,w")->capture_default_str();
+  cmd->add_option(
+      "--precision", flags->op.precision,
+      "the products' precision: fp32, or on the tensor cores of a CUDA target (sm_80+) tf32 "
+      "(as PyTorch's allow_tf32), fp16 or bf16, each summed in float32 (default: the "
+      "template's own; `--op dense --precision fp16` picks the tensor-core template)");
   cmd->add_option("--weight-bits", flags->op.weight_bits,
                   "int8 templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64], as `quantize "
                   "--reduce-range` writes them: exact byte-product kernels without VNNI)")

@@ -33,6 +33,12 @@ v1::Precision precision_to_proto(ss::Precision p) {
       return v1::PRECISION_UINT8_INT8;
     case ss::Precision::kUInt8Int7:
       return v1::PRECISION_UINT8_INT7;
+    case ss::Precision::kTf32:
+      return v1::PRECISION_TF32;
+    case ss::Precision::kFloat16:
+      return v1::PRECISION_FLOAT16;
+    case ss::Precision::kBFloat16:
+      return v1::PRECISION_BFLOAT16;
     case ss::Precision::kFloat32:
       break;
   }
@@ -48,6 +54,12 @@ Expected<ss::Precision> precision_from_proto(v1::Precision p, const std::string&
       return ss::Precision::kUInt8Int8;
     case v1::PRECISION_UINT8_INT7:
       return ss::Precision::kUInt8Int7;
+    case v1::PRECISION_TF32:
+      return ss::Precision::kTf32;
+    case v1::PRECISION_FLOAT16:
+      return ss::Precision::kFloat16;
+    case v1::PRECISION_BFLOAT16:
+      return ss::Precision::kBFloat16;
     default:
       return invalid_argument(field + " = " + std::to_string(p) +
                               " is not a precision this server knows");

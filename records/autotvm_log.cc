@@ -71,6 +71,18 @@ Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& fi
   return int_list(v[1], field + " shape");
 }
 
+constexpr std::initializer_list<const char*> kFloatDTypes = {"float32", "tf32", "float16",
+                                                             "bfloat16"};
+
+// A float operator's precision: its operands' dtype (both the same), float32 or a reduced one.
+Expected<ss::Precision> float_precision(const json& data, const json& weight,
+                                        const std::string& field) {
+  if (data[2] != weight[2])
+    return unimplemented(field + ": data of dtype " + data[2].dump() + " and weight of dtype " +
+                         weight[2].dump() + " (one float precision for both)");
+  return ss::parse_float_precision(data[2].get<std::string>());
+}
+
 Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
                                        ss::Precision precision) {
   if (!a.is_array() || a.size() < 5)
@@ -79,10 +91,13 @@ Expected<ss::Workload> parse_conv_args(const json& a, ss::ConvArgsLayout layout,
   // dtype "int32".
   const bool int8 = ss::is_quantized(precision);
   TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
-                                      : tensor_shape(a[0], "input[2][0]"));
+                                      : tensor_shape(a[0], "input[2][0]", kFloatDTypes));
   TT_ASSIGN_OR_RETURN(auto kernel, int8 ? tensor_shape(a[1], "input[2][1]", {"int8", "int7"})
-                                        : tensor_shape(a[1], "input[2][1]"));
+                                        : tensor_shape(a[1], "input[2][1]", kFloatDTypes));
   if (int8 && a[1][2] == "int7") precision = ss::Precision::kUInt8Int7;
+  if (!int8) {
+    TT_ASSIGN_OR_RETURN(precision, float_precision(a[0], a[1], "input[2]"));
+  }
   if (int8 && layout == ss::ConvArgsLayout::kWithLayouts && a.size() > 7 && a[7] != "int32")
     return unimplemented("input[2][7]: out dtype " + a[7].dump() +
                          " is not supported (int32 only)");
@@ -109,10 +124,13 @@ Expected<ss::Workload> parse_dense_args(const json& a, ss::Precision precision) 
     return field_error("input[2]", "dense args need at least 2 entries");
   const bool int8 = ss::is_quantized(precision);
   TT_ASSIGN_OR_RETURN(auto data, int8 ? tensor_shape(a[0], "input[2][0]", {"uint8"})
-                                      : tensor_shape(a[0], "input[2][0]"));
+                                      : tensor_shape(a[0], "input[2][0]", kFloatDTypes));
   TT_ASSIGN_OR_RETURN(auto weight, int8 ? tensor_shape(a[1], "input[2][1]", {"int8", "int7"})
-                                        : tensor_shape(a[1], "input[2][1]"));
+                                        : tensor_shape(a[1], "input[2][1]", kFloatDTypes));
   if (int8 && a[1][2] == "int7") precision = ss::Precision::kUInt8Int7;
+  if (!int8) {
+    TT_ASSIGN_OR_RETURN(precision, float_precision(a[0], a[1], "input[2]"));
+  }
   if (int8 && a.size() > 3 && a[3] != "int32")
     return unimplemented("input[2][3]: out dtype " + a[3].dump() +
                          " is not supported (int32 only)");
@@ -127,8 +145,9 @@ Expected<ss::Workload> parse_dense_args(const json& a, ss::Precision precision) 
 Expected<ss::Workload> parse_batch_matmul_args(const json& a) {
   if (!a.is_array() || a.size() < 2)
     return field_error("input[2]", "batch_matmul args need at least 2 entries");
-  TT_ASSIGN_OR_RETURN(auto x, tensor_shape(a[0], "input[2][0]"));
-  TT_ASSIGN_OR_RETURN(auto y, tensor_shape(a[1], "input[2][1]"));
+  TT_ASSIGN_OR_RETURN(auto x, tensor_shape(a[0], "input[2][0]", kFloatDTypes));
+  TT_ASSIGN_OR_RETURN(auto y, tensor_shape(a[1], "input[2][1]", kFloatDTypes));
+  TT_ASSIGN_OR_RETURN(const ss::Precision precision, float_precision(a[0], a[1], "input[2]"));
   if (a.size() > 3 && !a[3].is_null() && a[3] != "float32")
     return unimplemented("input[2][3]: out dtype " + a[3].dump() +
                          " is not supported (float32 only)");
@@ -141,6 +160,7 @@ Expected<ss::Workload> parse_batch_matmul_args(const json& a) {
   const bool transpose_b = a.size() > 5 ? a[5].get<bool>() : true;
   auto w = ss::batch_matmul_workload(x, y, transpose_b);
   if (!w) return w.error().with_context("input[2]");
+  w->precision = precision;
   return ss::Workload(*w);
 }
 

@@ -19,11 +19,21 @@ std::string tensor(std::initializer_list<int64_t> shape, const char* dtype = "fl
 
 // The weight tensor's dtype in the key: AutoTVM's "int8", or "int7" for weights in [-64, 64]
 // (no AutoTVM task has those; they keep records of their own).
+// A reduced float precision's operands are its dtype ("float16" as AutoTVM's tensor-core tasks
+// write them; "tf32" and "bfloat16" are ours), summed and stored as float32.
 const char* weight_dtype(Precision p) {
-  return p == Precision::kUInt8Int7 ? "int7" : p == Precision::kUInt8Int8 ? "int8" : "float32";
+  return p == Precision::kUInt8Int7   ? "int7"
+         : p == Precision::kUInt8Int8 ? "int8"
+         : is_reduced_float(p)        ? precision_name(p)
+                                      : "float32";
 }
 
-const char* precision_suffix(Precision p) {
+const char* data_dtype(Precision p) {
+  return is_quantized(p) ? "uint8" : is_reduced_float(p) ? precision_name(p) : "float32";
+}
+
+std::string precision_suffix(Precision p) {
+  if (is_reduced_float(p)) return std::string(" ") + precision_name(p);
   return p == Precision::kUInt8Int7 ? " u8i7" : p == Precision::kUInt8Int8 ? " u8i8" : "";
 }
 
@@ -55,6 +65,7 @@ Expected<Task> make_task(std::string template_name, Workload workload, Target ta
   if (target.vector_lanes < 1 || target.vector_lanes > 64)
     return invalid_argument("target vector_lanes = " + std::to_string(target.vector_lanes) +
                             ", must be in [1, 64]");
+  TT_RETURN_IF_ERROR(tmpl->accepts_target(target));
   return Task{std::move(template_name), std::move(workload), std::move(target)};
 }
 
@@ -86,26 +97,27 @@ std::string workload_key(const Task& task) {
     // AutoTVM's int8 tasks: uint8 data, int8 kernel, "int32" as the output dtype.
     const bool int8 = is_quantized(c->precision);
     const std::string out_dtype = int8 ? "\"int32\"" : "\"float32\"";
-    args =
-        tensor({c->batch, c->in_channels, c->in_height, c->in_width}, int8 ? "uint8" : "float32") +
-        ", " +
-        tensor({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w},
-               weight_dtype(c->precision)) +
-        ", " + ints({c->stride_h, c->stride_w}) + ", " +
-        ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
-        ints({c->dilation_h, c->dilation_w}) +
-        (template_of(task).autotvm_conv_args() == ConvArgsLayout::kWithLayouts
-             ? ", \"NCHW\", \"NCHW\", " + out_dtype
-             : ", " + out_dtype);
+    args = tensor({c->batch, c->in_channels, c->in_height, c->in_width}, data_dtype(c->precision)) +
+           ", " +
+           tensor({c->out_channels, c->in_channels / c->groups, c->kernel_h, c->kernel_w},
+                  weight_dtype(c->precision)) +
+           ", " + ints({c->stride_h, c->stride_w}) + ", " +
+           ints({c->pad_top, c->pad_left, c->pad_bottom, c->pad_right}) + ", " +
+           ints({c->dilation_h, c->dilation_w}) +
+           (template_of(task).autotvm_conv_args() == ConvArgsLayout::kWithLayouts
+                ? ", \"NCHW\", \"NCHW\", " + out_dtype
+                : ", " + out_dtype);
   } else if (const auto* b = std::get_if<BatchMatmulWorkload>(&task.workload)) {
     // AutoTVM's batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b).
-    args = tensor({b->batch, b->m, b->k}) + ", " +
-           (b->transpose_b ? tensor({b->batch, b->n, b->k}) : tensor({b->batch, b->k, b->n})) +
+    const char* dtype = data_dtype(b->precision);
+    args = tensor({b->batch, b->m, b->k}, dtype) + ", " +
+           (b->transpose_b ? tensor({b->batch, b->n, b->k}, dtype)
+                           : tensor({b->batch, b->k, b->n}, dtype)) +
            ", null, \"float32\", false, " + (b->transpose_b ? "true" : "false");
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
     const bool int8 = is_quantized(d.precision);
-    args = tensor({d.batch, d.in_features}, int8 ? "uint8" : "float32") + ", " +
+    args = tensor({d.batch, d.in_features}, data_dtype(d.precision)) + ", " +
            tensor({d.out_features, d.in_features}, weight_dtype(d.precision)) + ", null, " +
            (int8 ? "\"int32\"" : "\"float32\"");
   }
@@ -130,7 +142,8 @@ std::string describe_workload(const Workload& w) {
       return std::to_string(x) + "x" + std::to_string(y) + "x" + std::to_string(z);
     };
     return "batch_matmul " + dims(b->batch, b->m, b->k) + " w" +
-           (b->transpose_b ? dims(b->batch, b->n, b->k) : dims(b->batch, b->k, b->n) + " nn");
+           (b->transpose_b ? dims(b->batch, b->n, b->k) : dims(b->batch, b->k, b->n) + " nn") +
+           precision_suffix(b->precision);
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +

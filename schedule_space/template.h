@@ -31,6 +31,7 @@
 
 namespace tensortune::schedule_space {
 
+struct Target;
 struct Task;
 
 /// Which Workload alternative a template computes.
@@ -101,9 +102,16 @@ class Template {
   /// naming what disqualifies them, so that no task for them exists. Default: every dense
   /// workload and every ungrouped (groups = 1) convolution.
   virtual Status accepts(const Workload& w) const;
+  /// OK when its kernels run on the target (of its backend). Templates that need a newer
+  /// GPU (the tensor cores' sm_80) refuse older ones here, naming the target. Default: every
+  /// target of its backend.
+  virtual Status accepts_target(const Target& target) const;
   /// The element types it computes; make_task and templates_for pair it only with workloads of
   /// the same precision.
   virtual Precision precision() const { return Precision::kFloat32; }
+  /// Whether it computes workloads of precision `p` (a tensor-core template takes several).
+  /// Default: precision() only.
+  virtual bool computes(Precision p) const { return p == precision(); }
   /// The shape of its workload in AutoTVM's logs (conv2d templates only).
   virtual ConvArgsLayout autotvm_conv_args() const { return ConvArgsLayout::kWithLayouts; }
   /// An entity as an AutoTVM log wrote it, in this template's knob names (before

@@ -11,6 +11,7 @@
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/dense_int8_template.h"
 #include "schedule_space/dense_template.h"
+#include "schedule_space/dense_tensorcore_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
@@ -36,6 +37,7 @@ const std::vector<const Template*>& all_templates() {
       &dense_small_batch_gpu_template(),
       &dense_large_batch_gpu_template(),
       &batch_matmul_cuda_template(),
+      &dense_tensorcore_cuda_template(),
   };
   return templates;
 }
@@ -145,7 +147,7 @@ const char* operator_kind_name(OperatorKind kind) {
 Status precision_matches(const Template& t, const Workload& w) {
   const Precision p = precision_of(w);
   // A template of int8 weights computes 7-bit ones too (its kernel may take a faster form).
-  if (p == t.precision() || (p == Precision::kUInt8Int7 && t.precision() == Precision::kUInt8Int8))
+  if (t.computes(p) || (p == Precision::kUInt8Int7 && t.computes(Precision::kUInt8Int8)))
     return ok_status();
   return invalid_argument("template " + std::string(t.name()) + " computes " +
                           precision_name(t.precision()) + "; the workload is " + precision_name(p) +
@@ -160,6 +162,8 @@ Status Template::accepts(const Workload& w) const {
                             std::to_string(c->groups) + " (" + describe_workload(w) + ")");
   return ok_status();
 }
+
+Status Template::accepts_target(const Target&) const { return ok_status(); }
 
 Tensor Template::pack_data(const KernelSignature&, const Tensor& data) const { return data; }
 

@@ -1,6 +1,9 @@
 #include "schedule_space/workload.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 
 namespace tensortune::schedule_space {
 namespace {
@@ -44,10 +47,88 @@ const char* precision_name(Precision p) {
       return "uint8 x int8 -> int32";
     case Precision::kUInt8Int7:
       return "uint8 x int7 -> int32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFloat16:
+      return "float16";
+    case Precision::kBFloat16:
+      return "bfloat16";
     case Precision::kFloat32:
       break;
   }
   return "float32";
+}
+
+Expected<Precision> parse_float_precision(const std::string& name) {
+  if (name == "fp32" || name == "float32") return Precision::kFloat32;
+  if (name == "tf32") return Precision::kTf32;
+  if (name == "fp16" || name == "float16") return Precision::kFloat16;
+  if (name == "bf16" || name == "bfloat16") return Precision::kBFloat16;
+  return invalid_argument("precision '" + name + "': choose fp32, tf32, fp16 or bf16");
+}
+
+namespace {
+
+uint32_t bits_of(float x) { return std::bit_cast<uint32_t>(x); }
+float float_of(uint32_t b) { return std::bit_cast<float>(b); }
+
+float round_tf32(float x) {
+  uint32_t b = bits_of(x);
+  if (std::isfinite(x)) b += 0x1000;
+  return float_of(b & 0xFFFFE000u);
+}
+
+float round_bf16(float x) {
+  uint32_t b = bits_of(x);
+  if (std::isnan(x)) return float_of((b | 0x00400000u) & 0xFFFF0000u);  // quiet, as cvt.rn
+  b += 0x7FFFu + ((b >> 16) & 1u);
+  return float_of(b & 0xFFFF0000u);
+}
+
+// To the nearest float16 (ties to even), as a float: magnitudes past 65504 + half an ulp become
+// infinity, those below 2^-14 keep the subnormals' fixed step of 2^-24.
+float round_f16(float x) {
+  if (!std::isfinite(x)) return x;
+  const float a = std::fabs(x);
+  if (a >= 65520.0f) return std::copysign(INFINITY, x);
+  int e = 0;
+  std::frexp(a, &e);                      // a = m * 2^e, m in [0.5, 1)
+  const int exponent = std::max(e, -13);  // float16's smallest normal is 2^-14 = 0.5 * 2^-13
+  const float step = std::ldexp(1.0f, exponent - 11);
+  return std::copysign(std::nearbyint(a / step) * step, x);  // the default mode: ties to even
+}
+
+}  // namespace
+
+float round_to_precision(float x, Precision p) {
+  switch (p) {
+    case Precision::kTf32:
+      return round_tf32(x);
+    case Precision::kFloat16:
+      return round_f16(x);
+    case Precision::kBFloat16:
+      return round_bf16(x);
+    case Precision::kFloat32:
+    case Precision::kUInt8Int8:
+    case Precision::kUInt8Int7:
+      break;
+  }
+  return x;
+}
+
+double input_unit_roundoff(Precision p) {
+  switch (p) {
+    case Precision::kTf32:
+    case Precision::kFloat16:
+      return std::ldexp(1.0, -11);
+    case Precision::kBFloat16:
+      return std::ldexp(1.0, -8);
+    case Precision::kFloat32:
+    case Precision::kUInt8Int8:
+    case Precision::kUInt8Int7:
+      break;
+  }
+  return std::ldexp(1.0, -24);
 }
 
 IntRange weight_range(Precision p) {
@@ -124,7 +205,7 @@ Status validate(const BatchMatmulWorkload& w) {
   if (is_quantized(w.precision))
     return invalid_argument("batch_matmul workload: precision " +
                             std::string(precision_name(w.precision)) +
-                            " is not supported (float32 only)");
+                            " is not supported (float precisions only)");
   const double largest = double(w.batch) * std::max({w.m * w.k, w.n * w.k, w.m * w.n});
   if (largest > double(int64_t{1} << 31))
     return invalid_argument("batch_matmul workload: an operand has more than 2^31 elements");

@@ -24,13 +24,43 @@ namespace tensortune::schedule_space {
 /// within int16, so CPUs without VNNI can multiply bytes directly (`vpmaddubsw`) and stay
 /// exact; full-range weights would saturate there. Its kernels differ, so its tasks and records
 /// are its own (the weight tensor's dtype is "int7" in the workload key).
-enum class Precision { kFloat32, kUInt8Int8, kUInt8Int7 };
+///
+/// The reduced float precisions keep float32 buffers and float32 accumulation (and float32 for
+/// everything outside the operator: softmax, normalisation, reductions), but round each input
+/// of a product first, as tensor cores take them: kTf32 to TF32 (10 explicit mantissa bits,
+/// round to nearest with ties away from zero, as `cvt.rna.tf32.f32`), kFloat16 to IEEE half
+/// and kBFloat16 to bfloat16 (both round to nearest even). Their kernels and timings differ,
+/// so their tasks and records are their own (the operands' dtype in the workload key).
+enum class Precision { kFloat32, kUInt8Int8, kUInt8Int7, kTf32, kFloat16, kBFloat16 };
 
-/// "float32", "uint8 x int8 -> int32", "uint8 x int7 -> int32".
+/// "float32", "uint8 x int8 -> int32", "uint8 x int7 -> int32", "tf32", "float16",
+/// "bfloat16".
 const char* precision_name(Precision p);
 
 /// Either quantized precision: uint8 data, int8 weight storage, int32 output.
-inline bool is_quantized(Precision p) { return p != Precision::kFloat32; }
+inline bool is_quantized(Precision p) {
+  return p == Precision::kUInt8Int8 || p == Precision::kUInt8Int7;
+}
+
+/// tf32, float16 or bfloat16: float32 storage and accumulation, products of rounded inputs.
+inline bool is_reduced_float(Precision p) {
+  return p == Precision::kTf32 || p == Precision::kFloat16 || p == Precision::kBFloat16;
+}
+
+/// A float precision by the name `--precision` takes: "fp32" or "float32", "tf32", "fp16" or
+/// "float16", "bf16" or "bfloat16". Refused naming the value and the choices.
+Expected<Precision> parse_float_precision(const std::string& name);
+
+/// `x` as the precision's products take it (itself for float32 and the quantized ones):
+/// TF32 rounds to nearest, ties away from zero, on the magnitude (what `cvt.rna.tf32.f32`
+/// computes: add half a TF32 ulp to the bits, clear the low 13; infinities and NaN are only
+/// masked); float16 and bfloat16 round to nearest even, overflowing to infinity, float16's
+/// subnormals kept. The result is a float32 holding that value exactly.
+float round_to_precision(float x, Precision p);
+
+/// The unit roundoff of the precision's rounded inputs (2^-11 for tf32 and float16, 2^-8 for
+/// bfloat16, 2^-24 for float32): what a product's input may move by, relatively.
+double input_unit_roundoff(Precision p);
 
 /// The weight values a quantized precision allows: [-128, 127], or [-64, 64] for kUInt8Int7.
 struct IntRange {

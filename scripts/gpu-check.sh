@@ -14,7 +14,8 @@
 #               resolving every library (the bundle's own from the bundle)
 #   b gpus      tensortune --help and gpus; the GPU unit tests (CudaDriver, CudaNvrtc, GpuDevice)
 #   c sanitize  one config of each GPU template through `op run` under compute-sanitizer
-#               memcheck and racecheck, against numpy references
+#               memcheck, racecheck and synccheck, against numpy references (the tensor-core
+#               template at fp16, tf32 and bf16, its reference rounded as each)
 #   d tune      tune-op --target cuda-smXY on two ResNet-18 layers (32 xgb trials each), then
 #               the same through a farm (tracker + device --gpus 0) with its worker killed
 #               mid-job: every config recorded once, the worker replaced (`farm`: that alone)
@@ -248,45 +249,50 @@ if wanted c sanitize; then
     "dense_small_batch|dense|--data 4x512 --weight 1000x512|"
     "dense_large_batch|dense|--data 64x256 --weight 128x256|"
     "batch_matmul|batch_matmul|--data 12x128x64 --weight 12x96x64|"
+    "dense_tensorcore|dense|--data 64x256 --weight 128x256|--precision fp16"
+    "dense_tensorcore|dense|--data 37x264 --weight 45x264|--precision tf32"
+    "dense_tensorcore|dense|--data 64x256 --weight 96x256|--precision bf16"
   )
   for c in "${cases[@]}"; do
     IFS='|' read -r op kind shape oppads <<< "$c"
-    dir=$work/op_$op
+    precision=$(sed -n 's/.*--precision \([a-z0-9]*\).*/\1/p' <<< "$oppads")
+    name=$op${precision:+_$precision}
+    dir=$work/op_$name
     mkdir -p "$dir"
     if [[ -z $py ]]; then
-      result "sanitize/$op" skipped "no python3 with numpy for the reference"
+      result "sanitize/$name" skipped "no python3 with numpy for the reference"
       continue
     fi
     # shellcheck disable=SC2086
-    run 60 "$py" "$tools" inputs "$dir" --op "$kind" $shape ||
-      { result "sanitize/$op" fail "inputs: $(tail_of)"; continue; }
+    run 60 "$py" "$tools" inputs "$dir" --op "$kind" $shape ${precision:+--precision $precision} ||
+      { result "sanitize/$name" fail "inputs: $(tail_of)"; continue; }
     args=(op run --op "$op" --target "$target" --data "$dir/data.npy" --weight "$dir/weight.npy"
       --bias "$dir/bias.npy" --relu --out "$dir/out.npy")
     # shellcheck disable=SC2206
     [[ -n $oppads ]] && args+=($oppads)
     if [[ $gpu == 0 ]]; then
       if run 120 "$tt" "${args[@]}" --emulate && run 30 "$py" "$tools" compare "$dir/out.npy" "$dir/ref.npy"; then
-        result "sanitize/$op" skipped "$gpu_reason; emulated: $(tail_of)"
+        result "sanitize/$name" skipped "$gpu_reason; emulated: $(tail_of)"
       else
-        result "sanitize/$op" fail "emulated: $(tail_of)"
+        result "sanitize/$name" fail "emulated: $(tail_of)"
       fi
       continue
     fi
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck; do
       if [[ -z $sanitizer ]]; then
-        result "sanitize/$op/$tool" skipped "no compute-sanitizer on this machine"
+        result "sanitize/$name/$tool" skipped "no compute-sanitizer on this machine"
         continue
       fi
       rm -f "$dir/out.npy"
       if run 90 "$sanitizer" --tool "$tool" --error-exitcode 9 "$tt" "${args[@]}"; then
         errors=$(grep -o 'ERROR SUMMARY: [0-9]* error[s]*\|RACECHECK SUMMARY: [0-9]* hazard[s]*' "$last" | tail -1)
         if run 30 "$py" "$tools" compare "$dir/out.npy" "$dir/ref.npy"; then
-          result "sanitize/$op/$tool" pass "${errors:-no errors}; $(tail_of)"
+          result "sanitize/$name/$tool" pass "${errors:-no errors}; $(tail_of)"
         else
-          result "sanitize/$op/$tool" fail "${errors:-no errors}; wrong output: $(tail_of)"
+          result "sanitize/$name/$tool" fail "${errors:-no errors}; wrong output: $(tail_of)"
         fi
       else
-        result "sanitize/$op/$tool" fail "$(grep -m3 'Invalid\|Error\|error\|hazard' "$last" | tr '\n' ' ' | cut -c1-200)"
+        result "sanitize/$name/$tool" fail "$(grep -m3 'Invalid\|Error\|error\|hazard' "$last" | tr '\n' ' ' | cut -c1-200)"
       fi
     done
   done

@@ -93,7 +93,9 @@ namespace {
 std::string serving_template(const std::string& op, const std::string& tmpl,
                              const ss::Workload& w) {
   const ss::Template* t = ss::find_template(tmpl);
-  if (!t || t->accepts(w) || op != ss::operator_kind_name(t->operator_kind())) return tmpl;
+  if (!t || (t->accepts(w) && t->computes(ss::precision_of(w))) ||
+      op != ss::operator_kind_name(t->operator_kind()))
+    return tmpl;
   const auto serving = ss::templates_for(w, t->backend());
   return serving.empty() ? tmpl : std::string(serving.front()->name());
 }
@@ -113,6 +115,13 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
                                  ? ", must be 8 or 7"
                                  : " is for quantized templates; " + tmpl + " is float32"));
   if (args.weight_bits == 7) precision = ss::Precision::kUInt8Int7;
+  if (!args.precision.empty()) {
+    TT_ASSIGN_OR_RETURN(const ss::Precision p, ss::parse_float_precision(args.precision));
+    if (ss::is_quantized(precision))
+      return invalid_argument("--precision " + args.precision + " is for float templates; " + tmpl +
+                              " is " + ss::precision_name(precision));
+    precision = p;
+  }
   if (takes_conv2d_shapes(tmpl)) {
     TT_ASSIGN_OR_RETURN(auto strides, parse_int_list(args.strides, "--strides"));
     TT_ASSIGN_OR_RETURN(auto pads, parse_int_list(args.pads, "--pads"));
@@ -125,7 +134,8 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
   if (ss::find_template(tmpl)->operator_kind() == ss::OperatorKind::kBatchMatmul) {
     auto b = ss::batch_matmul_workload(data, weight, args.transpose_b);
     if (!b) return invalid_argument("--data, --weight: " + b.error().message);
-    return ss::make_task(tmpl, *b, target);
+    b->precision = precision;
+    return ss::make_task(serving_template(args.op, tmpl, *b), *b, target);
   }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));
   d.precision = precision;

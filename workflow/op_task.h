@@ -21,6 +21,10 @@ struct OpArgs {
   std::string dilation = "1,1";
   /// Quantized templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64]: Precision::kUInt8Int7).
   int weight_bits = 8;
+  /// Float templates: "fp32" (or empty: the template's own), "tf32", "fp16", "bf16"
+  /// (schedule_space::parse_float_precision); a reduced one picks the tensor-core template for
+  /// `--op dense`.
+  std::string precision;
   /// batch_matmul: the weight is (B, N, K) (AutoTVM's transpose_b, the default) or, false,
   /// (B, K, N) (`--weight-kn`, as exporters write a MatMul's second operand).
   bool transpose_b = true;

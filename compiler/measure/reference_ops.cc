@@ -33,6 +33,23 @@ void direct_conv(const schedule_space::Conv2dWorkload& w, Init init, Product pro
         }
 }
 
+// The operand as a reduced float precision's products take it: each value rounded (a copy), or
+// the operand itself for float32.
+class RoundedOperand {
+ public:
+  RoundedOperand(const Tensor& t, schedule_space::Precision p) : tensor_(&t) {
+    if (!schedule_space::is_reduced_float(p)) return;
+    copy_ = t;
+    for (float& v : copy_.f32) v = schedule_space::round_to_precision(v, p);
+    tensor_ = &copy_;
+  }
+  const std::vector<float>& f32() const { return tensor_->f32; }
+
+ private:
+  const Tensor* tensor_;
+  Tensor copy_;
+};
+
 }  // namespace
 
 Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
@@ -48,9 +65,10 @@ Tensor conv2d_nchw_reference(const Tensor& data, const Tensor& weight, const Ten
     return out;
   }
   Tensor out = Tensor::zeros(shapes.out);
+  const RoundedOperand x(data, w.precision), y(weight, w.precision);
   direct_conv<double>(
       w, [&](int64_t oc) { return bias ? static_cast<double>(bias->f32[oc]) : 0.0; },
-      [&](int64_t d, int64_t k) { return static_cast<double>(data.f32[d]) * weight.f32[k]; },
+      [&](int64_t d, int64_t k) { return static_cast<double>(x.f32()[d]) * y.f32()[k]; },
       [&](int64_t o, double acc) { out.f32[o] = static_cast<float>(acc); });
   return out;
 }
@@ -69,12 +87,12 @@ Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* b
     return out;
   }
   Tensor out = Tensor::zeros({w.batch, w.out_features});
+  const RoundedOperand x(data, w.precision), y(weight, w.precision);
   for (int64_t m = 0; m < w.batch; ++m)
     for (int64_t n = 0; n < w.out_features; ++n) {
       double acc = bias ? bias->f32[n] : 0.0;
       for (int64_t k = 0; k < w.in_features; ++k)
-        acc += static_cast<double>(data.f32[m * w.in_features + k]) *
-               weight.f32[n * w.in_features + k];
+        acc += static_cast<double>(x.f32()[m * w.in_features + k]) * y.f32()[n * w.in_features + k];
       out.f32[m * w.out_features + n] = static_cast<float>(acc);
     }
   return out;
@@ -84,13 +102,14 @@ Tensor batch_matmul_reference(const Tensor& data, const Tensor& weight, const Te
                               const schedule_space::BatchMatmulWorkload& w) {
   const int64_t M = w.m, N = w.n, K = w.k;
   Tensor out = Tensor::zeros({w.batch, M, N});
+  const RoundedOperand x(data, w.precision), y(weight, w.precision);
   for (int64_t b = 0; b < w.batch; ++b)
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double acc = bias ? bias->f32[n] : 0.0;
         for (int64_t k = 0; k < K; ++k) {
           const int64_t wi = w.transpose_b ? (b * N + n) * K + k : (b * K + k) * N + n;
-          acc += static_cast<double>(data.f32[(b * M + m) * K + k]) * weight.f32[wi];
+          acc += static_cast<double>(x.f32()[(b * M + m) * K + k]) * y.f32()[wi];
         }
         out.f32[(b * M + m) * N + n] = static_cast<float>(acc);
       }

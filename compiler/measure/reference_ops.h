@@ -1,7 +1,9 @@
 #pragma once
 /// \file
 /// Plain reference implementations: the trusted oracles every generated kernel is checked
-/// against. Straight loops with double accumulation; speed is not their job.
+/// against. Straight loops with double accumulation; speed is not their job. A reduced float
+/// precision (tf32, float16, bfloat16) rounds data and weight as its kernels' products take
+/// them (schedule_space::round_to_precision) and sums in double as float32 does.
 
 #include "schedule_space/workload.h"
 #include "support/tensor.h"

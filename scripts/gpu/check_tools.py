@@ -55,6 +55,21 @@ def conv2d_reference(np, x, w, strides, pads, dilation):
     return out
 
 
+def rounded(np, x, precision):
+    """x as a reduced precision's products take it (numpy's own float16; bfloat16 to nearest
+    even and TF32 to nearest, ties away, by their bit patterns), as float64."""
+    if precision == "fp16":
+        return x.astype(np.float16).astype(np.float64)
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    if precision == "bf16":
+        bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000)
+    elif precision == "tf32":
+        bits = ((bits + 0x1000) & 0xFFFFE000)
+    else:
+        return x.astype(np.float64)
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
 def cmd_inputs(a):
     import numpy as np
     rng = np.random.default_rng(7)
@@ -73,7 +88,7 @@ def cmd_inputs(a):
     else:
         weight = rng.uniform(-1, 1, dims(a.weight)).astype(np.float32)
         bias = rng.uniform(-1, 1, weight.shape[0]).astype(np.float32)
-        ref = data.astype(np.float64) @ weight.astype(np.float64).T + bias
+        ref = rounded(np, data, a.precision) @ rounded(np, weight, a.precision).T + bias
     ref = np.maximum(ref, 0).astype(np.float32)
     for name, value in (("data", data), ("weight", weight), ("bias", bias), ("ref", ref)):
         np.save(f"{a.dir}/{name}.npy", value)
@@ -160,6 +175,8 @@ def main():
     i.add_argument("--strides", default="1,1")
     i.add_argument("--pads", default="0")
     i.add_argument("--dilation", default="1,1")
+    i.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+                   help="dense: the inputs of the reference's products rounded as this precision")
     c = sub.add_parser("compare")
     c.add_argument("got")
     c.add_argument("want")

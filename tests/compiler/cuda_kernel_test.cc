@@ -410,6 +410,11 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
            *ss::conv2d_workload({2, 16, 9, 11}, {12, 16, 3, 3}, {1, 1}, {1, 2, 1, 2}, {1, 1})),
       make("dense_small_batch.gpu", ss::DenseWorkload{3, 20, 24}),
       make("dense_large_batch.gpu", ss::DenseWorkload{128, 64, 48}),
+      // The tensor cores at each precision, edges in M and N (the reference rounds the inputs
+      // as each does).
+      make("dense_tensorcore.cuda", ss::DenseWorkload{37, 45, 40, ss::Precision::kFloat16}),
+      make("dense_tensorcore.cuda", ss::DenseWorkload{64, 96, 72, ss::Precision::kTf32}),
+      make("dense_tensorcore.cuda", ss::DenseWorkload{32, 48, 64, ss::Precision::kBFloat16}),
   };
   for (const ss::Task& task : tasks) {
     auto space = ss::make_config_space(task);

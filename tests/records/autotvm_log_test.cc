@@ -657,6 +657,50 @@ TEST(AutoTvmLog, BatchMatmulCudaLinesImportWithAutoTvmsIndex) {
   EXPECT_EQ(config->index, y + ny * (x + nx * (kk + nk * (2 + 4 * 1))));
 }
 
+// dense_tensorcore.cuda lines (float16 operands, AutoTVM's nine knobs) import as float16 tasks
+// of the template, their entities decoding to AutoTVM's index (the first knob fastest); a
+// float32 task of the same shape is another workload, and mixed operand dtypes are refused.
+TEST(AutoTvmLog, DenseTensorcoreLinesImportAsFloat16TasksWithAutoTvmsIndex) {
+  const std::string target = "cuda -keys=cuda,gpu -arch=sm_80 -max_num_threads=1024";
+  const std::string entity =
+      "[[\"block_row_warps\", \"ot\", 2], [\"block_col_warps\", \"ot\", 4], "
+      "[\"warp_row_tiles\", \"ot\", 1], [\"warp_col_tiles\", \"ot\", 2], [\"chunk\", \"ot\", 4], "
+      "[\"offset\", \"ot\", 8], [\"offsetCS\", \"ot\", 0], [\"vec\", \"ot\", 8], "
+      "[\"wmma_m\", \"ot\", 16]]";
+  const std::string log =
+      line(target, "dense_tensorcore.cuda",
+           "[[\"TENSOR\", [64, 128], \"float16\"], [\"TENSOR\", [256, 128], \"float16\"], null, "
+           "\"float16\"]",
+           entity, 0.00002);
+  auto parsed = tt::records::parse_autotvm_line(log, 1);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const auto& d = std::get<ss::DenseWorkload>(parsed->task.workload);
+  EXPECT_EQ(d, (ss::DenseWorkload{64, 256, 128, ss::Precision::kFloat16}));
+  auto space = *ss::make_config_space(parsed->task);
+  auto config = space.config_from_entity(parsed->entity);
+  ASSERT_TRUE(config) << config.error().message;
+  // brw 2 (digit 1), bcw 4 (2), wrt 1 (0), wct 2 (1), chunk 4 (2), offset 8 (1), offsetCS 0,
+  // vec 8 (3), wmma_m 16 of [32, 16, 8] (1).
+  EXPECT_EQ(config->index, 1 + 3 * 2 + 27 * 1 + 81 * 2 + 324 * 1 + 1296 * 3 + 5184 * 1);
+  const ss::Target cuda{ss::cuda_target_spec(80), 1};
+  EXPECT_NE(ss::workload_key(parsed->task),
+            ss::workload_key(
+                *ss::make_task("dense_large_batch.gpu", ss::DenseWorkload{64, 256, 128}, cuda)));
+  // The key round-trips: the stored task is the parsed one.
+  auto again = tt::records::task_from_workload_key(ss::workload_key(parsed->task), cuda.spec, 1);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(std::get<ss::DenseWorkload>(again->workload), d);
+  const std::string mixed =
+      line(target, "dense_tensorcore.cuda",
+           "[[\"TENSOR\", [64, 128], \"float16\"], [\"TENSOR\", [256, 128], \"float32\"], null, "
+           "\"float16\"]",
+           entity, 0.00002);
+  auto refused = tt::records::parse_autotvm_line(mixed, 1);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("\"float32\""), std::string::npos)
+      << refused.error().message;
+}
+
 // batch_matmul.x86 lines in the argument lists of TVM since 0.8 (x, y, out_shape, out_dtype,
 // transpose_a, transpose_b) and of older TVM (x, y, out_shape; y as (B, N, K)) import as the
 // tasks tensortune extracts, and their entities decode to the tiles they name.

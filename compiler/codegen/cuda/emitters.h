@@ -25,11 +25,13 @@ std::string unroll_pragma(int64_t nest_steps, int64_t auto_unroll_max_step, bool
 
 /// Opens a kernel as every emitter does: a comment naming the template, the workload (then
 /// `note`) and the config, then `extern "C" __global__` with k's entry,
-/// __launch_bounds__(threads) and the parameters of `options`. The body follows one level deeper.
+/// __launch_bounds__(threads[, min_blocks_per_sm]) and the parameters of `options`. The body
+/// follows one level deeper. A minimum of blocks per SM (1) keeps ptxas from capping the
+/// registers for an occupancy the kernel does not need (it spills at 40 registers otherwise).
 void open_kernel(SourceWriter& src, const schedule_space::Task& task,
                  const schedule_space::ConfigSpace& space, const schedule_space::Config& config,
                  const CudaKernelSource& k, int64_t threads, const CudaKernelOptions& options,
-                 const std::string& note = "");
+                 const std::string& note = "", int64_t min_blocks_per_sm = 0);
 
 /// The coordinates of a thread of a tiled convolution whose blocks are (threads_x, threads_y,
 /// threads_z) threads and whose grid's z runs over images times `channel_blocks`: tz, ty, tx, the
@@ -99,6 +101,10 @@ CudaKernelSource emit_dense_large_batch(const schedule_space::Task& task,
                                         const schedule_space::ConfigSpace& space,
                                         const schedule_space::Config& config,
                                         const CudaKernelOptions& options);
+CudaKernelSource emit_dense_tensorcore(const schedule_space::Task& task,
+                                       const schedule_space::ConfigSpace& space,
+                                       const schedule_space::Config& config,
+                                       const CudaKernelOptions& options);
 CudaKernelSource emit_batch_matmul(const schedule_space::Task& task,
                                    const schedule_space::ConfigSpace& space,
                                    const schedule_space::Config& config,

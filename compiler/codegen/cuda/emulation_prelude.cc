@@ -12,6 +12,7 @@ const char kEmulationPrelude[] = R"PRELUDE(
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 struct tt_uint3 { unsigned x, y, z; };
@@ -23,6 +24,8 @@ static thread_local tt_uint3 threadIdx, blockIdx, blockDim, gridDim;
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
 #define __ldg(p) (*(p))
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) float2 { float x, y; };
 
 namespace tt_emu {
 // A launcher argument: the buffer as whichever pointer type the kernel declares (float, or the
@@ -32,10 +35,22 @@ struct any_ptr {
   template <class T>
   operator T*() const { return reinterpret_cast<T*>(p); }
 };
+// Where a fiber waits: a block's barrier, or a warp-collective instruction (mma.sync), which
+// its warp's 32 lanes enter together as the PTX ISA requires (.aligned).
+enum Wait { kBarrier = 1, kWarpCollective = 2 };
 struct Fiber {
   ucontext_t context;
   bool done, at_barrier;
+  int wait;
+  long long collectives;  // warp-collective instructions entered: the exchange slot's parity
 };
+// What a warp's lanes hand a collective: mma.sync's A and B fragment registers. Two slots by
+// parity, so that lanes entering the next collective never overwrite the registers others are
+// still reading from this one (every lane reads them in the round after all have written).
+struct WarpExchange {
+  unsigned a[32][4], b[32][2];
+};
+static thread_local WarpExchange (*exchange)[2];
 static thread_local Fiber* fibers;
 static thread_local int current;
 static thread_local ucontext_t scheduler;
@@ -77,6 +92,7 @@ static const char* run(const long long* dims, bool barriers) {
   const size_t stack_bytes = 64 * 1024;
   fibers = static_cast<Fiber*>(calloc(threads, sizeof(Fiber)));
   char* stacks = static_cast<char*>(malloc(threads * stack_bytes));
+  exchange = static_cast<WarpExchange(*)[2]>(calloc((threads + 31) / 32, sizeof(WarpExchange[2])));
   const char* error = nullptr;
   for (long long b = dims[6]; b < dims[7] && !error; ++b) {
     set_block(b);
@@ -88,6 +104,7 @@ static const char* run(const long long* dims, bool barriers) {
       f.context.uc_link = &scheduler;
       makecontext(&f.context, trampoline, 0);
       f.done = false;
+      f.collectives = 0;
     }
     for (;;) {
       long long waiting = 0, finished = 0;
@@ -100,11 +117,21 @@ static const char* run(const long long* dims, bool barriers) {
                      unsigned(t / (blockDim.x * blockDim.y))};
         swapcontext(&scheduler, &f.context);
       }
+      int kinds = 0;
       for (long long t = 0; t < threads; ++t) {
         waiting += fibers[t].at_barrier && !fibers[t].done;
         finished += fibers[t].done;
+        if (fibers[t].at_barrier && !fibers[t].done) kinds |= fibers[t].wait;
       }
       if (finished == threads) break;
+      if (kinds == (kBarrier | kWarpCollective)) {
+        snprintf(message, sizeof message,
+                 "block (%u, %u, %u): some threads wait at __syncthreads() while others enter a "
+                 "warp-collective mma.sync (divergent control flow)", blockIdx.x, blockIdx.y,
+                 blockIdx.z);
+        error = message;
+        break;
+      }
       if (finished > 0 && waiting > 0) {
         snprintf(message, sizeof message,
                  "block (%u, %u, %u): %lld threads wait at __syncthreads() while %lld have "
@@ -117,15 +144,129 @@ static const char* run(const long long* dims, bool barriers) {
   }
   free(stacks);
   free(fibers);
+  free(exchange);
   fibers = nullptr;
+  exchange = nullptr;
   return error;
+}
+
+static inline void wait_for(Wait kind) {
+  Fiber& f = fibers[current];
+  f.at_barrier = true;
+  f.wait = kind;
+  swapcontext(&f.context, &scheduler);
+}
+
+// The calling lane's slot of its warp's exchange for its next collective, after all the warp's
+// lanes have filled theirs (a lane's registers are copied in before it waits).
+static inline const WarpExchange& exchange_fragments(const unsigned* a, int a_regs,
+                                                     const unsigned* b) {
+  const int lane = current % 32;
+  Fiber& f = fibers[current];
+  WarpExchange& x = exchange[current / 32][f.collectives++ & 1];
+  for (int i = 0; i < a_regs; ++i) x.a[lane][i] = a[i];
+  x.b[lane][0] = b[0];
+  x.b[lane][1] = b[1];
+  wait_for(kWarpCollective);
+  return x;
+}
+
+static inline float from_bits(unsigned b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+static inline unsigned to_bits(float f) {
+  unsigned b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+
+// An IEEE half's bits as a float (exact: every half is a float).
+static inline float half_value(unsigned h) {
+  const unsigned e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  float v = e == 0 ? ldexpf(float(m), -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+                      : ldexpf(float(m | 0x400), int(e) - 25);
+  return (h & 0x8000) ? -v : v;
+}
+static inline float bf16_value(unsigned h) { return from_bits((h & 0xFFFF) << 16); }
+// What the tensor cores read of a .tf32 register: the sign, exponent and upper 10 mantissa bits
+// (the low 13 bits are not part of the format and are ignored).
+static inline float tf32_value(unsigned b) { return from_bits(b & 0xFFFFE000u); }
+
+// D = A B + C of one m16n8k16 (float16 or bfloat16 inputs) for the calling lane's four C
+// elements, from the fragments the PTX ISA assigns each lane (g = lane / 4, t = lane % 4):
+// A's register r holds rows g (r even) or g + 8 (r odd) at columns 2t, 2t + 1 (r < 2) or
+// 2t + 8, 2t + 9, low half first; B's register r holds rows 2t, 2t + 1 (+ 8 for r = 1) of
+// column g; C's element i is row g + 8 (i / 2), column 2t + i % 2. Products are exact in
+// float; they are summed into C in order of k in float.
+template <float (*value)(unsigned)>
+static inline void mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  const WarpExchange& x = exchange_fragments(a, 4, b);
+  const int lane = current % 32, g = lane >> 2, t = lane & 3;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+    float acc = d[i];
+    for (int k = 0; k < 16; ++k) {
+      const int kk = k % 8;
+      const unsigned areg = x.a[(row % 8) * 4 + kk / 2][(row >= 8) + 2 * (k >= 8)];
+      const unsigned breg = x.b[col * 4 + kk / 2][k / 8];
+      acc += value((areg >> (16 * (k & 1))) & 0xFFFF) * value((breg >> (16 * (k & 1))) & 0xFFFF);
+    }
+    d[i] = acc;
+  }
 }
 }  // namespace tt_emu
 
-static inline void __syncthreads() {
-  tt_emu::Fiber& f = tt_emu::fibers[tt_emu::current];
-  f.at_barrier = true;
-  swapcontext(&f.context, &tt_emu::scheduler);
+static inline void __syncthreads() { tt_emu::wait_for(tt_emu::kBarrier); }
+
+// The kernels' tensor-core helpers (their GPU forms are inline PTX behind __CUDA_ARCH__).
+// cvt.rna.tf32.f32: half a TF32 ulp added to a finite value's bits, the low 13 cleared.
+static inline unsigned tt_to_tf32(float x) {
+  unsigned b = tt_emu::to_bits(x);
+  if (isfinite(x)) b += 0x1000;
+  return b & 0xFFFFE000u;
+}
+// cvt.rn.f16.f32: to nearest even, past 65504 + half an ulp to infinity, subnormals kept.
+static inline unsigned short tt_to_f16(float f) {
+  const unsigned x = tt_emu::to_bits(f), sign = (x >> 16) & 0x8000, a = x & 0x7FFFFFFF;
+  if (a >= 0x7F800000) return sign | (a > 0x7F800000 ? 0x7E00 : 0x7C00);
+  if (a >= 0x477FF000) return sign | 0x7C00;  // 65520 and above
+  if (a < 0x38800000)  // below 2^-14: multiples of 2^-24 (exact scaling, ties to even)
+    return sign | unsigned(nearbyintf(tt_emu::from_bits(a) * 16777216.0f));
+  unsigned h = (((a >> 23) - 112) << 10) | ((a >> 13) & 0x3FF);
+  const unsigned rest = a & 0x1FFF;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;  // a carry moves to the exponent
+  return sign | h;
+}
+// cvt.rn.bf16.f32: to nearest even; NaN stays a (quiet) NaN.
+static inline unsigned short tt_to_bf16(float f) {
+  const unsigned x = tt_emu::to_bits(f);
+  if (isnan(f)) return ((x >> 16) | 0x40) & 0xFFFF;
+  return (x + 0x7FFF + ((x >> 16) & 1)) >> 16;
+}
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 for the calling lane: A's register r holds
+// row g (r even) or g + 8 (r odd) at column t (r < 2) or t + 4; B's register r holds row t
+// (+ 4 for r = 1) of column g; C as m16n8k16's.
+static inline void tt_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  using namespace tt_emu;
+  const WarpExchange& x = exchange_fragments(a, 4, b);
+  const int lane = current % 32, g = lane >> 2, t = lane & 3;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i >> 1), col = 2 * t + (i & 1);
+    float acc = d[i];
+    for (int k = 0; k < 8; ++k)
+      acc += tf32_value(x.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]) *
+             tf32_value(x.b[col * 4 + k % 4][k / 4]);
+    d[i] = acc;
+  }
+}
+static inline void tt_mma_m16n8k16_f16(float* d, const unsigned* a, const unsigned* b) {
+  tt_emu::mma_m16n8k16<tt_emu::half_value>(d, a, b);
+}
+static inline void tt_mma_m16n8k16_bf16(float* d, const unsigned* a, const unsigned* b) {
+  tt_emu::mma_m16n8k16<tt_emu::bf16_value>(d, a, b);
 }
 #line 1 "kernel.cu"
 )PRELUDE";
@@ -141,7 +282,11 @@ std::string emulation_launcher(const CudaKernelSource& kernel) {
          "() { " + call + "; }\nextern \"C\" const char* tt_emulate_" + e +
          "(float* const* args, const long long* dims) {\n  tt_args_" + e +
          " = args;\n  tt_emu::body = tt_body_" + e + ";\n  return tt_emu::run(dims, " +
-         (kernel.source.find("__syncthreads") == std::string::npos ? "false" : "true") + ");\n}\n";
+         (kernel.source.find("__syncthreads") == std::string::npos &&
+                  kernel.source.find("tt_mma_") == std::string::npos
+              ? "false"
+              : "true") +
+         ");\n}\n";
 }
 
 }  // namespace tensortune::codegen::cuda

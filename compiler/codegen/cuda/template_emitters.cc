@@ -25,6 +25,7 @@ constexpr Registered kEmitters[] = {
     {"dense_small_batch.gpu", emit_dense_small_batch},
     {"dense_large_batch.gpu", emit_dense_large_batch},
     {"batch_matmul.cuda", emit_batch_matmul},
+    {"dense_tensorcore.cuda", emit_dense_tensorcore},
 };
 
 EmitFn find_emitter(std::string_view template_name) {
@@ -144,10 +145,13 @@ std::string float_literal(float v) {
 
 void open_kernel(SourceWriter& src, const ss::Task& task, const ss::ConfigSpace& space,
                  const ss::Config& config, const CudaKernelSource& k, int64_t threads,
-                 const CudaKernelOptions& options, const std::string& note) {
+                 const CudaKernelOptions& options, const std::string& note,
+                 int64_t min_blocks_per_sm) {
   src.line("// " + task.template_name + " " + ss::describe_workload(task.workload) + note);
   src.line("// " + space.describe(config));
-  src.open("extern \"C\" __global__ void __launch_bounds__(" + num(threads) + ") " + k.entry +
+  const std::string bounds =
+      num(threads) + (min_blocks_per_sm > 0 ? ", " + num(min_blocks_per_sm) : std::string());
+  src.open("extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + k.entry +
            kernel_params(options) + " {");
 }
 

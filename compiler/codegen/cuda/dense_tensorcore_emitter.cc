@@ -1,0 +1,227 @@
+// dense_tensorcore.cuda (schedule_space/dense_tensorcore_cuda_template.h) in CUDA C with PTX
+// mma.sync. The fragment loads follow the PTX ISA's fragment layouts (g = lane / 4,
+// t = lane % 4), which the CPU emulation models (emulation_prelude.cc).
+#include "compiler/codegen/cuda/emitters.h"
+#include "compiler/codegen/cuda/source_writer.h"
+#include "schedule_space/dense_tensorcore_cuda_template.h"
+
+namespace tensortune::codegen::cuda {
+
+namespace ss = schedule_space;
+
+namespace {
+
+// The GPU forms of the tensor-core helpers (the emulation prelude defines the CPU forms);
+// guarded so that a network's kernels can share one compilation.
+constexpr char kTensorcoreHelpers[] =
+    R"(#if defined(__CUDA_ARCH__) && !defined(TT_TENSORCORE_HELPERS)
+#define TT_TENSORCORE_HELPERS
+__device__ __forceinline__ unsigned tt_to_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ unsigned short tt_to_f16(float x) {
+  unsigned short r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ unsigned short tt_to_bf16(float x) {
+  unsigned short r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ void tt_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void tt_mma_m16n8k16_f16(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void tt_mma_m16n8k16_bf16(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+)";
+
+struct PrecisionCode {
+  const char* element;  // the staged element's type
+  const char* convert;  // float -> staged element
+  const char* mma;      // the helper of the instruction
+};
+
+PrecisionCode code_of(ss::Precision p) {
+  switch (p) {
+    case ss::Precision::kTf32:
+      return {"unsigned", "tt_to_tf32", "tt_mma_m16n8k8_tf32"};
+    case ss::Precision::kBFloat16:
+      return {"unsigned short", "tt_to_bf16", "tt_mma_m16n8k16_bf16"};
+    default:
+      return {"unsigned short", "tt_to_f16", "tt_mma_m16n8k16_f16"};
+  }
+}
+
+// Stages a (rows x tile_k) block of a row-major [extent, K] operand, rounded, with zeros past
+// the extent and past K (K is a multiple of vec, so a vector is wholly inside or outside).
+void stage_operand(SourceWriter& src, const ss::DenseTensorcoreSchedule& s, const char* tile,
+                   const char* operand, const char* origin, int64_t rows, int64_t extent, int64_t K,
+                   const PrecisionCode& code) {
+  const int64_t per_row = s.tile_k() / s.vec;
+  src.open("for (int i = tid; i < " + num(rows * per_row) + "; i += " + num(s.threads()) + ") {");
+  src.line("const int r = i / " + num(per_row) + ", c = i % " + num(per_row) + " * " + num(s.vec) +
+           ";");
+  src.line("const int row = " + std::string(origin) + " + r, col = k0 + c;");
+  src.line("float v[" + num(s.vec) + "];");
+  src.open("if (row < " + num(extent) + " && col < " + num(K) + ") {");
+  const std::string at = std::string(operand) + " + row * " + num(K) + " + col";
+  if (s.vec >= 4) {
+    src.open_for("q", s.vec / 4, "#pragma unroll");
+    src.line("const float4 x = reinterpret_cast<const float4*>(" + at + ")[q];");
+    src.line("v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;");
+    src.close();
+  } else if (s.vec == 2) {
+    src.line("const float2 x = *reinterpret_cast<const float2*>(" + at + ");");
+    src.line("v[0] = x.x, v[1] = x.y;");
+  } else {
+    src.line("v[0] = (" + at + ")[0];");
+  }
+  src.close();
+  src.open("else {");
+  src.line("#pragma unroll");
+  src.line("for (int j = 0; j < " + num(s.vec) + "; ++j) v[j] = 0.0f;");
+  src.close();
+  src.line("#pragma unroll");
+  src.line("for (int j = 0; j < " + num(s.vec) + "; ++j) " + tile + "[r * " + num(s.row_stride()) +
+           " + c + j] = " + code.convert + "(v[j]);");
+  src.close();
+}
+
+}  // namespace
+
+CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
+                                       const ss::Config& config, const CudaKernelOptions& options) {
+  const auto& w = std::get<ss::DenseWorkload>(task.workload);
+  const ss::DenseTensorcoreSchedule s = ss::dense_tensorcore_schedule(w, space, config);
+  const int64_t M = w.batch, N = w.out_features, K = w.in_features;
+  const int64_t tm = s.tile_m(), tn = s.tile_n(), tk = s.tile_k();
+  const ss::MmaShape mma = s.mma();
+  const PrecisionCode code = code_of(s.precision);
+  const bool tf32 = s.precision == ss::Precision::kTf32;
+  const int64_t ld = s.row_stride();  // staged elements per row of both operands
+
+  CudaKernelSource k;
+  k.entry = options.entry.empty() ? "tt_dense_tensorcore" : options.entry;
+  k.grid = {(N + tn - 1) / tn, (M + tm - 1) / tm, 1};
+  k.block = {s.threads(), 1, 1};
+  k.shared_bytes = s.shared_bytes();
+  k.signature = ss::template_of(task).signature(task, space, config);
+
+  SourceWriter src;
+  src.line(kTensorcoreHelpers);
+  open_kernel(src, task, space, config, k, s.threads(), options,
+              std::string(" ") + ss::precision_name(s.precision), /*min_blocks_per_sm=*/1);
+  src.line("__shared__ float4 smem[" + num(s.shared_bytes() / 16) + "];");
+  src.line(std::string(code.element) + "* const a_tile = reinterpret_cast<" + code.element +
+           "*>(smem);  // [m][k]");
+  src.line(std::string(code.element) + "* const b_tile = a_tile + " + num(tm * ld) +
+           ";  // [n][k]");
+  src.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+  src.line("const int g = lane / 4, t = lane % 4;");
+  src.line("const int m0 = blockIdx.y * " + num(tm) + ", n0 = blockIdx.x * " + num(tn) + ";");
+  src.line("const int wm = warp / " + num(s.block_col_warps) + " * " + num(s.warp_m()) +
+           ", wn = warp % " + num(s.block_col_warps) + " * " + num(s.warp_n()) +
+           ";  // the warp's tile in the block's");
+  src.line("float acc[" + num(s.mma_rows()) + "][" + num(s.mma_cols()) + "][4];");
+  src.line("#pragma unroll");
+  src.open_for("i", s.mma_rows());
+  src.line("#pragma unroll");
+  src.open_for("j", s.mma_cols());
+  src.line("acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
+  src.close().close();
+
+  src.open("for (int k0 = 0; k0 < " + num(K) + "; k0 += " + num(tk) + ") {");
+  src.line("__syncthreads();  // the previous step's tiles are consumed");
+  stage_operand(src, s, "a_tile", "data", "m0", tm, M, K, code);
+  stage_operand(src, s, "b_tile", "weight", "n0", tn, N, K, code);
+  src.line("__syncthreads();");
+  src.line("#pragma unroll");
+  src.open("for (int kk = 0; kk < " + num(tk) + "; kk += " + num(mma.k) + ") {");
+  src.line("unsigned a[" + num(s.mma_rows()) + "][4], b[" + num(s.mma_cols()) + "][2];");
+  src.line("#pragma unroll");
+  src.open_for("i", s.mma_rows());
+  src.line("const int r = wm + i * 16 + g;");
+  if (tf32) {
+    // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
+    src.line("a[i][0] = a_tile[r * " + num(ld) + " + kk + t];");
+    src.line("a[i][1] = a_tile[(r + 8) * " + num(ld) + " + kk + t];");
+    src.line("a[i][2] = a_tile[r * " + num(ld) + " + kk + t + 4];");
+    src.line("a[i][3] = a_tile[(r + 8) * " + num(ld) + " + kk + t + 4];");
+  } else {
+    // Register r holds two consecutive k: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, ..).
+    src.line("const unsigned* w0 = reinterpret_cast<const unsigned*>(a_tile + r * " + num(ld) +
+             " + kk + 2 * t);");
+    src.line("const unsigned* w8 = reinterpret_cast<const unsigned*>(a_tile + (r + 8) * " +
+             num(ld) + " + kk + 2 * t);");
+    src.line("a[i][0] = w0[0], a[i][1] = w8[0], a[i][2] = w0[4], a[i][3] = w8[4];");
+  }
+  src.close();
+  src.line("#pragma unroll");
+  src.open_for("j", s.mma_cols());
+  src.line("const int c = wn + j * 8 + g;");
+  if (tf32) {
+    src.line("b[j][0] = b_tile[c * " + num(ld) + " + kk + t];");
+    src.line("b[j][1] = b_tile[c * " + num(ld) + " + kk + t + 4];");
+  } else {
+    src.line("const unsigned* w = reinterpret_cast<const unsigned*>(b_tile + c * " + num(ld) +
+             " + kk + 2 * t);");
+    src.line("b[j][0] = w[0], b[j][1] = w[4];");
+  }
+  src.close();
+  src.line("#pragma unroll");
+  src.open_for("i", s.mma_rows());
+  src.line("#pragma unroll");
+  src.open_for("j", s.mma_cols());
+  src.line(std::string(code.mma) + "(acc[i][j], a[i], b[j]);");
+  src.close().close();
+  src.close();  // kk
+  src.close();  // k0
+
+  // Through shared memory, so that consecutive threads store consecutive columns.
+  const int64_t ldc = s.output_row_stride();
+  src.line("__syncthreads();");
+  src.line("float* const c_tile = reinterpret_cast<float*>(smem);  // [m][n]");
+  src.line("#pragma unroll");
+  src.open_for("i", s.mma_rows());
+  src.line("#pragma unroll");
+  src.open_for("j", s.mma_cols());
+  src.line("const int r = wm + i * 16 + g, c = wn + j * 8 + 2 * t;");
+  src.line("c_tile[r * " + num(ldc) + " + c] = acc[i][j][0];");
+  src.line("c_tile[r * " + num(ldc) + " + c + 1] = acc[i][j][1];");
+  src.line("c_tile[(r + 8) * " + num(ldc) + " + c] = acc[i][j][2];");
+  src.line("c_tile[(r + 8) * " + num(ldc) + " + c + 1] = acc[i][j][3];");
+  src.close().close();
+  src.line("__syncthreads();");
+  src.open("for (int i = tid; i < " + num(tm * tn) + "; i += " + num(s.threads()) + ") {");
+  src.line("const int m = m0 + i / " + num(tn) + ", j = n0 + i % " + num(tn) + ";");
+  src.line("if (m < " + num(M) + " && j < " + num(N) + ") out[m * " + num(N) + " + j] = " +
+           epilogue("c_tile[i / " + num(tn) + " * " + num(ldc) + " + i % " + num(tn) + "]", "j",
+                    "m * " + num(N) + " + j", options) +
+           ";");
+  src.close();
+  src.close();  // kernel
+  k.source = src.text();
+  return k;
+}
+
+}  // namespace tensortune::codegen::cuda

@@ -1,0 +1,83 @@
+#pragma once
+/// \file
+/// dense_tensorcore.cuda, AutoTVM's tensor-core dense (topi/cuda/dense_tensorcore.py), for
+/// y[M, N] = x[M, K] w[N, K]^T at a reduced float precision (tf32, float16, bfloat16): float32
+/// buffers and float32 accumulation, products of rounded inputs on the tensor cores (PTX
+/// mma.sync: m16n8k8 for tf32, m16n8k16 for float16 and bfloat16), sm_80 or newer.
+///
+/// AutoTVM's knobs, names and order, so that its float16 logs import with its indices:
+/// block_row_warps and block_col_warps {1, 2, 4} (the warps of a block along M and N),
+/// warp_row_tiles and warp_col_tiles {1, 2, 4} (the fragment tiles of a warp along M and N),
+/// chunk {1, 2, 4, 8} (fragment tiles of K staged per step), offset {0, 8} (elements of padding
+/// after each staged row: shifts the rows' banks), offsetCS {0, 8} (the same for the staged
+/// output), vec {1, 2, 4, 8} (floats per global load), and for float16 and bfloat16 wmma_m, the
+/// fragment tile's rows ((m, n, k) = (16, 16, 16), (32, 8, 16) or (8, 32, 16); AutoTVM's order
+/// of the three by the shape's divisibility). tf32 has one fragment tile, 16 x 16 x 8, and no
+/// wmma_m knob; its offset candidates are {0, 4} (four 4-byte elements shift a row by four
+/// banks, which is what spreads the fragment loads of eight rows over all 32).
+///
+/// A block computes a (block_row_warps * warp_row_tiles * m) x (block_col_warps *
+/// warp_col_tiles * n) output tile; per step of chunk * k columns its threads load both operands'
+/// rows (vec floats at a time, rows past M or N and columns past K as zeros), round them to the
+/// precision into shared memory, then each warp runs its tiles' mma.sync over the step. The
+/// accumulators are staged through shared memory so that the stores (with the fused epilogue)
+/// are coalesced. No shape rule: edges are guarded. Valid when K is a multiple of vec, the
+/// fragment tile's m is a multiple of 16 (the 8 x 32 form has no m16n8 instruction: its configs
+/// are invalid here), a thread holds at most kMaxCudaAccumulators accumulators, and the staged
+/// tiles fit in 48 KiB of shared memory.
+
+#include <cstdint>
+
+#include "schedule_space/config_space.h"
+#include "schedule_space/template.h"
+#include "schedule_space/workload.h"
+
+namespace tensortune::schedule_space {
+
+/// The template object (registered in template_registry.cc).
+const Template& dense_tensorcore_cuda_template();
+
+/// The PTX mma.sync instruction shape a precision's tiles are made of: m16n8k8 for tf32,
+/// m16n8k16 for float16 and bfloat16.
+struct MmaShape {
+  int64_t m = 16, n = 8, k = 8;
+};
+MmaShape mma_shape(Precision p);
+
+struct DenseTensorcoreSchedule {
+  Precision precision = Precision::kFloat16;
+  int64_t block_row_warps = 1, block_col_warps = 1, warp_row_tiles = 1, warp_col_tiles = 1;
+  int64_t chunk = 1, offset = 0, offset_cs = 0, vec = 1;
+  int64_t wmma_m = 16, wmma_n = 16, wmma_k = 16;  ///< the fragment tile
+
+  MmaShape mma() const { return mma_shape(precision); }
+  int64_t warps() const { return block_row_warps * block_col_warps; }
+  int64_t threads() const { return 32 * warps(); }
+  int64_t tile_m() const { return block_row_warps * warp_row_tiles * wmma_m; }
+  int64_t tile_n() const { return block_col_warps * warp_col_tiles * wmma_n; }
+  int64_t tile_k() const { return chunk * wmma_k; }
+  int64_t warp_m() const { return warp_row_tiles * wmma_m; }
+  int64_t warp_n() const { return warp_col_tiles * wmma_n; }
+  /// mma.sync tiles of a warp along M and N.
+  int64_t mma_rows() const { return warp_m() / mma().m; }
+  int64_t mma_cols() const { return warp_n() / mma().n; }
+  int64_t accumulators() const { return 4 * mma_rows() * mma_cols(); }
+  /// Bytes of one staged operand element: a TF32 bit pattern, or a float16 / bfloat16.
+  int64_t element_bytes() const { return precision == Precision::kTf32 ? 4 : 2; }
+  int64_t row_stride() const { return tile_k() + offset; }            ///< staged rows, elements
+  int64_t output_row_stride() const { return tile_n() + offset_cs; }  ///< staged output, floats
+  int64_t operand_bytes() const { return element_bytes() * row_stride() * (tile_m() + tile_n()); }
+  int64_t output_bytes() const { return 4 * tile_m() * output_row_stride(); }
+  /// The operands' and the output's staging share one buffer (the output's after the last step),
+  /// of float4s (16-byte aligned for the fragment loads).
+  int64_t shared_bytes() const {
+    const int64_t bytes = operand_bytes() > output_bytes() ? operand_bytes() : output_bytes();
+    return (bytes + 15) / 16 * 16;
+  }
+};
+
+ConfigSpace dense_tensorcore_space(const DenseWorkload& w);
+DenseTensorcoreSchedule dense_tensorcore_schedule(const DenseWorkload& w, const ConfigSpace& space,
+                                                  const Config& c);
+
+}  // namespace tensortune::schedule_space

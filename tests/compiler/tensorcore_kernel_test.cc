@@ -1,0 +1,278 @@
+// The tensor-core templates: the precisions' rounding against independent definitions, the
+// CPU emulation of mma.sync against a reference with the same input rounding and a derived
+// bound on float32 accumulation, and (with the CUDA Toolkit) NVRTC + ptxas for sm_80 and sm_90.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "compiler/codegen/cuda/cuda_kernel.h"
+#include "compiler/measure/op_runner.h"
+#include "compiler/measure/reference_ops.h"
+#include "schedule_space/gpu_limits.h"
+#include "schedule_space/task.h"
+#ifdef TT_WITH_CUDA
+#include "compiler/codegen/cuda/nvrtc.h"
+#endif
+
+namespace tt = tensortune;
+namespace ss = tensortune::schedule_space;
+namespace cuda = tensortune::codegen::cuda;
+using tt::Tensor;
+
+namespace {
+
+constexpr ss::Precision kReduced[] = {ss::Precision::kTf32, ss::Precision::kFloat16,
+                                      ss::Precision::kBFloat16};
+
+// Round to nearest with `bits` significant bits, by arithmetic on the value (not its encoding):
+// ties away from zero (TF32's cvt.rna) or to even (float16's and bfloat16's cvt.rn). Normal
+// range only: the callers keep to it.
+double round_significand(double x, int bits, bool ties_away) {
+  if (x == 0) return x;
+  int e = 0;
+  std::frexp(x, &e);  // |x| = m 2^e, m in [0.5, 1)
+  const double scaled = std::ldexp(x, bits - e);
+  return std::ldexp(ties_away ? std::round(scaled) : std::nearbyint(scaled), e - bits);
+}
+
+TEST(ReducedPrecision, RoundingMatchesIndependentDefinitions) {
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-12, 14);
+  for (int i = 0; i < 20000; ++i) {
+    const float x = std::ldexp(mantissa(gen), exponent(gen)) * (i % 2 ? -1.0f : 1.0f);
+    EXPECT_EQ(ss::round_to_precision(x, ss::Precision::kTf32), round_significand(x, 11, true)) << x;
+    EXPECT_EQ(ss::round_to_precision(x, ss::Precision::kBFloat16), round_significand(x, 8, false))
+        << x;
+    EXPECT_EQ(ss::round_to_precision(x, ss::Precision::kFloat16),
+              static_cast<float>(static_cast<_Float16>(x)))
+        << x;
+    EXPECT_EQ(ss::round_to_precision(x, ss::Precision::kFloat32), x);
+  }
+  // Ties: TF32 away from zero, the 16-bit formats to even.
+  const float tie11 = 1.0f + std::ldexp(1.0f, -11), tie8 = 1.0f + std::ldexp(1.0f, -8);
+  EXPECT_EQ(ss::round_to_precision(tie11, ss::Precision::kTf32), 1.0f + std::ldexp(1.0f, -10));
+  EXPECT_EQ(ss::round_to_precision(-tie11, ss::Precision::kTf32), -1.0f - std::ldexp(1.0f, -10));
+  EXPECT_EQ(ss::round_to_precision(tie11, ss::Precision::kFloat16), 1.0f);
+  EXPECT_EQ(ss::round_to_precision(tie8, ss::Precision::kBFloat16), 1.0f);
+  // float16's range: subnormals, overflow past 65504 + half an ulp; infinities stay.
+  for (float x : {65504.0f, 65519.0f, 65520.0f, 1e6f, 3e-5f, 6e-8f, 2.9e-8f, 1e-9f, -0.0f})
+    EXPECT_EQ(ss::round_to_precision(x, ss::Precision::kFloat16),
+              static_cast<float>(static_cast<_Float16>(x)))
+        << x;
+  EXPECT_TRUE(std::isinf(ss::round_to_precision(INFINITY, ss::Precision::kTf32)));
+  EXPECT_TRUE(std::isnan(ss::round_to_precision(NAN, ss::Precision::kBFloat16)));
+  EXPECT_TRUE(std::isnan(ss::round_to_precision(NAN, ss::Precision::kFloat16)));
+}
+
+TEST(ReducedPrecision, NamesParseAndKeepTheirTasksApart) {
+  EXPECT_EQ(*ss::parse_float_precision("tf32"), ss::Precision::kTf32);
+  EXPECT_EQ(*ss::parse_float_precision("fp16"), ss::Precision::kFloat16);
+  EXPECT_EQ(*ss::parse_float_precision("bfloat16"), ss::Precision::kBFloat16);
+  auto bad = ss::parse_float_precision("fp8");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("'fp8'"), std::string::npos) << bad.error().message;
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  auto f16 = ss::make_task("dense_tensorcore.cuda",
+                           ss::DenseWorkload{64, 32, 48, ss::Precision::kFloat16}, gpu);
+  auto tf32 = ss::make_task("dense_tensorcore.cuda",
+                            ss::DenseWorkload{64, 32, 48, ss::Precision::kTf32}, gpu);
+  ASSERT_TRUE(f16.has_value()) << f16.error().message;
+  ASSERT_TRUE(tf32.has_value()) << tf32.error().message;
+  EXPECT_NE(ss::workload_key(*f16), ss::workload_key(*tf32));
+  EXPECT_NE(ss::workload_key(*f16).find("\"float16\""), std::string::npos);
+  // A float32 workload is not the tensor-core template's; float16 is not the FP32 templates'.
+  auto fp32 = ss::make_task("dense_tensorcore.cuda", ss::DenseWorkload{64, 32, 48}, gpu);
+  ASSERT_FALSE(fp32.has_value());
+  EXPECT_NE(fp32.error().message.find("float32"), std::string::npos) << fp32.error().message;
+  EXPECT_FALSE(ss::make_task("dense_large_batch.gpu",
+                             ss::DenseWorkload{64, 32, 48, ss::Precision::kFloat16}, gpu)
+                   .has_value());
+  // Tensor cores need sm_80.
+  auto old =
+      ss::make_task("dense_tensorcore.cuda", ss::DenseWorkload{64, 32, 48, ss::Precision::kFloat16},
+                    ss::Target{ss::cuda_target_spec(75), 1});
+  ASSERT_FALSE(old.has_value());
+  EXPECT_NE(old.error().message.find("sm_75"), std::string::npos) << old.error().message;
+}
+
+// AutoTVM's float16 space: 15552 points, its index formula (the first knob fastest), wmma_m's
+// candidates by the shape's divisibility.
+TEST(DenseTensorcore, SpaceHasAutoTvmsKnobsAndIndices) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  auto task = ss::make_task("dense_tensorcore.cuda",
+                            ss::DenseWorkload{64, 256, 128, ss::Precision::kFloat16}, gpu);
+  ASSERT_TRUE(task.has_value());
+  auto space = ss::make_config_space(*task);
+  ASSERT_TRUE(space.has_value());
+  EXPECT_EQ(space->size(), 15552);
+  const std::vector<std::string> names{
+      "block_row_warps", "block_col_warps", "warp_row_tiles", "warp_col_tiles",
+      "chunk",           "offset",          "offsetCS",       "vec",
+      "wmma_m"};
+  ASSERT_EQ(space->knobs().size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(space->knobs()[i].name, names[i]);
+  // brw 2 (digit 1), bcw 4 (2), chunk 4 (2), vec 8 (3), wmma_m: M % 32 = 0 -> [32, 16, 8], 16.
+  const int64_t index = 1 + 3 * 2 + 81 * 2 + 1296 * 3 + 5184 * 1;
+  auto c = space->config_at(index);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(std::get<int64_t>(space->value(*c, "block_row_warps")), 2);
+  EXPECT_EQ(std::get<int64_t>(space->value(*c, "block_col_warps")), 4);
+  EXPECT_EQ(std::get<int64_t>(space->value(*c, "chunk")), 4);
+  EXPECT_EQ(std::get<int64_t>(space->value(*c, "vec")), 8);
+  EXPECT_EQ(std::get<int64_t>(space->value(*c, "wmma_m")), 16);
+  // tf32: no wmma_m.
+  auto tf32 = ss::make_task("dense_tensorcore.cuda",
+                            ss::DenseWorkload{64, 256, 128, ss::Precision::kTf32}, gpu);
+  EXPECT_EQ(ss::make_config_space(*tf32)->size(), 5184);
+}
+
+// `count` valid configs spread over the space, the default first: from each of count - 1 evenly
+// spaced indices, the first valid one at or after it.
+std::vector<ss::Config> sample(const ss::Task& task, const ss::ConfigSpace& space, int count) {
+  std::vector<ss::Config> out{ss::default_config(task, space)};
+  for (int s = 1; s < count; ++s)
+    for (int64_t i = space.size() * s / count; i < space.size(); ++i)
+      if (space.is_valid_index(i)) {
+        out.push_back(*space.config_at(i));
+        break;
+      }
+  return out;
+}
+
+// |computed - exact| for a sum of K products computed in float32 in any order, from exact
+// products of rounded inputs: at most gamma(K + 1) sum |products| (+ |bias|), gamma(n) =
+// n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1). The reference is that sum
+// in double, rounded once to float (half an ulp more).
+void expect_within_accumulation_bound(const ss::DenseWorkload& w, const Tensor& data,
+                                      const Tensor& weight, const Tensor& bias, const Tensor& got,
+                                      const std::string& what) {
+  const Tensor want = tt::measure::dense_reference(data, weight, &bias, w);
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = (w.in_features + 1) * u / (1 - (w.in_features + 1) * u);
+  ASSERT_EQ(got.f32.size(), want.f32.size());
+  for (int64_t m = 0; m < w.batch; ++m)
+    for (int64_t n = 0; n < w.out_features; ++n) {
+      double magnitude = std::fabs(bias.f32[n]);
+      for (int64_t k = 0; k < w.in_features; ++k)
+        magnitude +=
+            std::fabs(double(ss::round_to_precision(data.f32[m * w.in_features + k], w.precision)) *
+                      ss::round_to_precision(weight.f32[n * w.in_features + k], w.precision));
+      const size_t i = m * w.out_features + n;
+      const double bound = gamma * magnitude + u * std::fabs(want.f32[i]);
+      ASSERT_LE(std::fabs(double(got.f32[i]) - want.f32[i]), bound)
+          << what << " element (" << m << ", " << n << "): " << got.f32[i] << " vs " << want.f32[i];
+    }
+}
+
+// Shapes with edges in every direction (M, N not multiples of any tile; K a multiple of 8 only),
+// sampled configs of every precision, with a bias (relu would hide the signs of errors).
+TEST(DenseTensorcore, EmulatedKernelsEqualTheRoundedReference) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  for (ss::Precision p : kReduced)
+    for (const ss::DenseWorkload base :
+         {ss::DenseWorkload{37, 45, 40}, ss::DenseWorkload{64, 32, 96}}) {
+      ss::DenseWorkload w = base;
+      w.precision = p;
+      auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
+      ASSERT_TRUE(task.has_value()) << task.error().message;
+      auto space = ss::make_config_space(*task);
+      ASSERT_TRUE(space.has_value());
+      tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
+                                     Tensor::zeros({w.out_features, w.in_features}),
+                                     Tensor::zeros({w.out_features})};
+      tt::fill_uniform(in.data, 41);
+      tt::fill_uniform(in.weight, 42);
+      tt::fill_uniform(*in.bias, 43);
+      const auto configs = sample(*task, *space, 4);
+      EXPECT_GE(configs.size(), 3u);
+      for (const ss::Config& c : configs) {
+        auto got = tt::measure::run_operator(*task, *space, c, in, 1);
+        ASSERT_TRUE(got.has_value()) << got.error().message;
+        expect_within_accumulation_bound(w, in.data, in.weight, *in.bias, *got,
+                                         std::string(ss::precision_name(p)) + " " +
+                                             ss::describe_workload(w) + " " + space->describe(c));
+      }
+    }
+}
+
+// Inputs at a rounding tie, so that the kernel's results are exact and say which rounding the
+// inputs took: TF32 rounds 1 + 2^-11 away from zero to 1 + 2^-10, float16 to even (1), and
+// bfloat16 1 + 2^-8 to 1. Every product is then a small exact value and so is every sum.
+TEST(DenseTensorcore, EmulatedInputsRoundAsTheHardwareRounds) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  for (ss::Precision p : kReduced) {
+    const ss::DenseWorkload w{32, 16, 32, p};
+    auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
+    ASSERT_TRUE(task.has_value());
+    auto space = ss::make_config_space(*task);
+    const float tie =
+        p == ss::Precision::kBFloat16 ? 1.0f + std::ldexp(1.0f, -8) : 1.0f + std::ldexp(1.0f, -11);
+    const float rounded = p == ss::Precision::kTf32 ? 1.0f + std::ldexp(1.0f, -10) : 1.0f;
+    tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
+                                   Tensor::zeros({w.out_features, w.in_features}),
+                                   Tensor::zeros({w.out_features})};
+    // data[m][k] = tie for k < m (else 0); weight[n][k] = n + 1 for every k: out = min(m, K)
+    // rounded values times (n + 1).
+    for (int64_t m = 0; m < w.batch; ++m)
+      for (int64_t k = 0; k < std::min(m, w.in_features); ++k)
+        in.data.f32[m * w.in_features + k] = tie;
+    for (int64_t n = 0; n < w.out_features; ++n)
+      for (int64_t k = 0; k < w.in_features; ++k)
+        in.weight.f32[n * w.in_features + k] = float(n + 1);
+    for (const ss::Config& c : sample(*task, *space, 3)) {
+      auto got = tt::measure::run_operator(*task, *space, c, in, 1);
+      ASSERT_TRUE(got.has_value()) << got.error().message;
+      for (int64_t m = 0; m < w.batch; ++m)
+        for (int64_t n = 0; n < w.out_features; ++n)
+          ASSERT_EQ(got->f32[m * w.out_features + n],
+                    float(std::min(m, w.in_features)) * rounded * float(n + 1))
+              << ss::precision_name(p) << " " << space->describe(c) << " (" << m << ", " << n
+              << ")";
+    }
+  }
+}
+
+#ifdef TT_WITH_CUDA
+// Sampled configs of BERT-sized and odd shapes through NVRTC to PTX, assembled for sm_80 and
+// sm_90 within the limits, without spills.
+TEST(DenseTensorcore, SampledConfigsCompileAndAssembleWithinTheLimits) {
+  if (auto s = cuda::nvrtc_available(); !s.has_value()) GTEST_SKIP() << s.error().message;
+  if (auto p = cuda::ptxas_path(); !p) GTEST_SKIP() << p.error().message;
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  for (ss::Precision p : kReduced)
+    for (const ss::DenseWorkload base :
+         {ss::DenseWorkload{128, 768, 768}, ss::DenseWorkload{1, 1000, 2048},
+          ss::DenseWorkload{37, 45, 40}}) {
+      ss::DenseWorkload w = base;
+      w.precision = p;
+      auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
+      ASSERT_TRUE(task.has_value());
+      auto space = ss::make_config_space(*task);
+      for (const ss::Config& c : sample(*task, *space, 12)) {
+        auto k = cuda::emit_cuda_kernel(*task, *space, c,
+                                        cuda::CudaKernelOptions::bias_relu(true, true));
+        ASSERT_TRUE(k.has_value()) << k.error().message;
+        auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
+        ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
+        EXPECT_NE(compiled->ptx.find("mma.sync.aligned"), std::string::npos);
+        for (int cc : {80, 90}) {
+          auto report = cuda::assemble_ptx(compiled->ptx, cc);
+          ASSERT_TRUE(report.has_value()) << report.error().message;
+          EXPECT_EQ(report->shared_bytes, k->shared_bytes) << space->describe(c);
+          EXPECT_EQ(report->spill_stores + report->spill_loads, 0)
+              << space->describe(c) << " sm_" << cc << ": " << report->log;
+          ss::GpuKernelUsage usage = k->usage();
+          usage.registers_per_thread = report->registers;
+          EXPECT_TRUE(ss::check_gpu_limits(usage, ss::kUniversalGpuLimits).has_value())
+              << space->describe(c) << " sm_" << cc << ": " << report->log;
+        }
+      }
+    }
+}
+#endif
+
+}  // namespace
