@@ -11,7 +11,7 @@
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/dense_int8_template.h"
 #include "schedule_space/dense_template.h"
-#include "schedule_space/dense_tensorcore_cuda_template.h"
+#include "schedule_space/tensorcore_gemm_template.h"
 #include "schedule_space/depthwise_conv2d_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
@@ -38,6 +38,7 @@ const std::vector<const Template*>& all_templates() {
       &dense_large_batch_gpu_template(),
       &batch_matmul_cuda_template(),
       &dense_tensorcore_cuda_template(),
+      &batch_matmul_tensorcore_cuda_template(),
   };
   return templates;
 }

@@ -252,6 +252,7 @@ if wanted c sanitize; then
     "dense_tensorcore|dense|--data 64x256 --weight 128x256|--precision fp16"
     "dense_tensorcore|dense|--data 37x264 --weight 45x264|--precision tf32"
     "dense_tensorcore|dense|--data 64x256 --weight 96x256|--precision bf16"
+    "batch_matmul_tensorcore|batch_matmul|--data 12x128x64 --weight 12x96x64|--precision fp16"
   )
   for c in "${cases[@]}"; do
     IFS='|' read -r op kind shape oppads <<< "$c"

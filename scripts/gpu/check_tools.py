@@ -84,7 +84,8 @@ def cmd_inputs(a):
     elif a.op == "batch_matmul":  # weight (B, N, K), AutoTVM's layout; a bias per column
         weight = rng.uniform(-1, 1, dims(a.weight)).astype(np.float32)
         bias = rng.uniform(-1, 1, weight.shape[1]).astype(np.float32)
-        ref = data.astype(np.float64) @ weight.astype(np.float64).transpose(0, 2, 1) + bias
+        ref = (rounded(np, data, a.precision) @
+               rounded(np, weight, a.precision).transpose(0, 2, 1) + bias)
     else:
         weight = rng.uniform(-1, 1, dims(a.weight)).astype(np.float32)
         bias = rng.uniform(-1, 1, weight.shape[0]).astype(np.float32)
@@ -176,7 +177,7 @@ def main():
     i.add_argument("--pads", default="0")
     i.add_argument("--dilation", default="1,1")
     i.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
-                   help="dense: the inputs of the reference's products rounded as this precision")
+                   help="dense, batch_matmul: the reference's products' inputs rounded so")
     c = sub.add_parser("compare")
     c.add_argument("got")
     c.add_argument("want")

@@ -415,6 +415,8 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
       make("dense_tensorcore.cuda", ss::DenseWorkload{37, 45, 40, ss::Precision::kFloat16}),
       make("dense_tensorcore.cuda", ss::DenseWorkload{64, 96, 72, ss::Precision::kTf32}),
       make("dense_tensorcore.cuda", ss::DenseWorkload{32, 48, 64, ss::Precision::kBFloat16}),
+      make("batch_matmul_tensorcore.cuda",
+           ss::BatchMatmulWorkload{3, 40, 24, 32, false, ss::Precision::kFloat16}),
   };
   for (const ss::Task& task : tasks) {
     auto space = ss::make_config_space(task);

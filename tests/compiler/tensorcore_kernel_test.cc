@@ -236,7 +236,66 @@ TEST(DenseTensorcore, EmulatedInputsRoundAsTheHardwareRounds) {
   }
 }
 
+// Batch matmul of both weight layouts ([B, N, K] and [B, K, N]), three batch entries
+// (blockIdx.z), edges in M and N, every precision, a bias per column.
+TEST(BatchMatmulTensorcore, EmulatedKernelsEqualTheRoundedReference) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  for (ss::Precision p : kReduced)
+    for (bool transpose_b : {true, false}) {
+      const ss::BatchMatmulWorkload w{3, 37, 24, 32, transpose_b, p};
+      auto task = ss::make_task("batch_matmul_tensorcore.cuda", w, gpu);
+      ASSERT_TRUE(task.has_value()) << task.error().message;
+      auto space = ss::make_config_space(*task);
+      ASSERT_TRUE(space.has_value());
+      const ss::OperandShapes shapes = ss::operand_shapes(w);
+      tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
+                                     Tensor::zeros(shapes.bias)};
+      tt::fill_uniform(in.data, 51);
+      tt::fill_uniform(in.weight, 52);
+      tt::fill_uniform(*in.bias, 53);
+      const Tensor want = tt::measure::batch_matmul_reference(in.data, in.weight, &*in.bias, w);
+      const double u = std::ldexp(1.0, -24), gamma = (w.k + 1) * u / (1 - (w.k + 1) * u);
+      for (const ss::Config& c : sample(*task, *space, 3)) {
+        auto got = tt::measure::run_operator(*task, *space, c, in, 1);
+        ASSERT_TRUE(got.has_value()) << got.error().message;
+        ASSERT_EQ(got->f32.size(), want.f32.size());
+        for (int64_t b = 0; b < w.batch; ++b)
+          for (int64_t m = 0; m < w.m; ++m)
+            for (int64_t n = 0; n < w.n; ++n) {
+              double magnitude = std::fabs(in.bias->f32[n]);
+              for (int64_t k = 0; k < w.k; ++k) {
+                const int64_t wi = transpose_b ? (b * w.n + n) * w.k + k : (b * w.k + k) * w.n + n;
+                magnitude += std::fabs(
+                    double(ss::round_to_precision(in.data.f32[(b * w.m + m) * w.k + k], p)) *
+                    ss::round_to_precision(in.weight.f32[wi], p));
+              }
+              const size_t i = (b * w.m + m) * w.n + n;
+              ASSERT_LE(std::fabs(double(got->f32[i]) - want.f32[i]),
+                        gamma * magnitude + u * std::fabs(want.f32[i]))
+                  << ss::describe_workload(w) << " " << space->describe(c) << " (" << b << ", " << m
+                  << ", " << n << ")";
+            }
+      }
+    }
+}
+
 #ifdef TT_WITH_CUDA
+// ptxas for sm_80 and sm_90: the shared memory the launch asks for, no spills, the limits.
+void assemble_within_limits(const cuda::CudaKernelSource& k, const std::string& ptx,
+                            const std::string& what) {
+  for (int cc : {80, 90}) {
+    auto report = cuda::assemble_ptx(ptx, cc);
+    ASSERT_TRUE(report.has_value()) << report.error().message;
+    EXPECT_EQ(report->shared_bytes, k.shared_bytes) << what;
+    EXPECT_EQ(report->spill_stores + report->spill_loads, 0)
+        << what << " sm_" << cc << ": " << report->log;
+    ss::GpuKernelUsage usage = k.usage();
+    usage.registers_per_thread = report->registers;
+    EXPECT_TRUE(ss::check_gpu_limits(usage, ss::kUniversalGpuLimits).has_value())
+        << what << " sm_" << cc << ": " << report->log;
+  }
+}
+
 // Sampled configs of BERT-sized and odd shapes through NVRTC to PTX, assembled for sm_80 and
 // sm_90 within the limits, without spills.
 TEST(DenseTensorcore, SampledConfigsCompileAndAssembleWithinTheLimits) {
@@ -252,24 +311,32 @@ TEST(DenseTensorcore, SampledConfigsCompileAndAssembleWithinTheLimits) {
       auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
       ASSERT_TRUE(task.has_value());
       auto space = ss::make_config_space(*task);
-      for (const ss::Config& c : sample(*task, *space, 12)) {
+      for (const ss::Config& c : sample(*task, *space, 6)) {
         auto k = cuda::emit_cuda_kernel(*task, *space, c,
                                         cuda::CudaKernelOptions::bias_relu(true, true));
         ASSERT_TRUE(k.has_value()) << k.error().message;
         auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
         ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
         EXPECT_NE(compiled->ptx.find("mma.sync.aligned"), std::string::npos);
-        for (int cc : {80, 90}) {
-          auto report = cuda::assemble_ptx(compiled->ptx, cc);
-          ASSERT_TRUE(report.has_value()) << report.error().message;
-          EXPECT_EQ(report->shared_bytes, k->shared_bytes) << space->describe(c);
-          EXPECT_EQ(report->spill_stores + report->spill_loads, 0)
-              << space->describe(c) << " sm_" << cc << ": " << report->log;
-          ss::GpuKernelUsage usage = k->usage();
-          usage.registers_per_thread = report->registers;
-          EXPECT_TRUE(ss::check_gpu_limits(usage, ss::kUniversalGpuLimits).has_value())
-              << space->describe(c) << " sm_" << cc << ": " << report->log;
-        }
+        assemble_within_limits(*k, compiled->ptx, space->describe(c));
+      }
+    }
+  // BERT-base's attention: Q K^T ([B, N, K]) and the product with V ([B, K, N]).
+  for (ss::Precision p : kReduced)
+    for (const ss::BatchMatmulWorkload base : {ss::BatchMatmulWorkload{12, 128, 128, 64, true},
+                                               ss::BatchMatmulWorkload{12, 128, 64, 128, false}}) {
+      ss::BatchMatmulWorkload w = base;
+      w.precision = p;
+      auto task = ss::make_task("batch_matmul_tensorcore.cuda", w, gpu);
+      ASSERT_TRUE(task.has_value());
+      auto space = ss::make_config_space(*task);
+      for (const ss::Config& c : sample(*task, *space, 6)) {
+        auto k = cuda::emit_cuda_kernel(*task, *space, c,
+                                        cuda::CudaKernelOptions::bias_relu(true, false));
+        ASSERT_TRUE(k.has_value()) << k.error().message;
+        auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
+        ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
+        assemble_within_limits(*k, compiled->ptx, space->describe(c));
       }
     }
 }

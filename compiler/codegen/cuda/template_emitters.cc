@@ -26,6 +26,7 @@ constexpr Registered kEmitters[] = {
     {"dense_large_batch.gpu", emit_dense_large_batch},
     {"batch_matmul.cuda", emit_batch_matmul},
     {"dense_tensorcore.cuda", emit_dense_tensorcore},
+    {"batch_matmul_tensorcore.cuda", emit_batch_matmul_tensorcore},
 };
 
 EmitFn find_emitter(std::string_view template_name) {

@@ -1,9 +1,12 @@
 #pragma once
 /// \file
-/// dense_tensorcore.cuda, AutoTVM's tensor-core dense (topi/cuda/dense_tensorcore.py), for
-/// y[M, N] = x[M, K] w[N, K]^T at a reduced float precision (tf32, float16, bfloat16): float32
-/// buffers and float32 accumulation, products of rounded inputs on the tensor cores (PTX
-/// mma.sync: m16n8k8 for tf32, m16n8k16 for float16 and bfloat16), sm_80 or newer.
+/// The tensor-core templates, AutoTVM's dense_tensorcore.cuda and batch_matmul_tensorcore.cuda
+/// (topi/cuda/dense_tensorcore.py, batch_matmul_tensorcore.py): y[b, M, N] = x[b, M, K] w[b]^T
+/// at a reduced float precision (tf32, float16, bfloat16): float32 buffers and float32
+/// accumulation, products of rounded inputs on the tensor cores (PTX mma.sync: m16n8k8 for tf32,
+/// m16n8k16 for float16 and bfloat16), sm_80 or newer. Dense is the case of one batch entry and
+/// w as [N, K]; batch matmul takes w as [B, N, K] (AutoTVM's only form) or [B, K, N]
+/// (exporters').
 ///
 /// AutoTVM's knobs, names and order, so that its float16 logs import with its indices:
 /// block_row_warps and block_col_warps {1, 2, 4} (the warps of a block along M and N),
@@ -17,16 +20,20 @@
 /// banks, which is what spreads the fragment loads of eight rows over all 32).
 ///
 /// A block computes a (block_row_warps * warp_row_tiles * m) x (block_col_warps *
-/// warp_col_tiles * n) output tile; per step of chunk * k columns its threads load both operands'
-/// rows (vec floats at a time, rows past M or N and columns past K as zeros), round them to the
-/// precision into shared memory, then each warp runs its tiles' mma.sync over the step. The
-/// accumulators are staged through shared memory so that the stores (with the fused epilogue)
-/// are coalesced. No shape rule: edges are guarded. Valid when K is a multiple of vec, the
-/// fragment tile's m is a multiple of 16 (the 8 x 32 form has no m16n8 instruction: its configs
-/// are invalid here), a thread holds at most kMaxCudaAccumulators accumulators, and the staged
-/// tiles fit in 48 KiB of shared memory.
+/// warp_col_tiles * n) output tile of one batch entry (blockIdx.z); per step of chunk * k
+/// columns its threads load both operands (vec floats at a time; rows past M or N and columns
+/// past K as zeros), round them to the precision into shared memory as [row][k], then each warp
+/// runs its tiles' mma.sync over the step. The accumulators are staged through shared memory so
+/// that the stores (with the fused epilogue) are coalesced. No shape rule: edges are guarded.
+/// Valid when the rows a vector load walks (K, or N for a [K, N] weight) are a multiple of vec,
+/// the fragment tile's m is a multiple of 16 (the 8 x 32 form has no m16n8 instruction: its
+/// configs are invalid here), a thread holds at most kMaxCudaAccumulators accumulators, and the
+/// staged tiles fit in 48 KiB of shared memory.
 
+#include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "schedule_space/config_space.h"
 #include "schedule_space/template.h"
@@ -34,8 +41,9 @@
 
 namespace tensortune::schedule_space {
 
-/// The template object (registered in template_registry.cc).
+/// The template objects (registered in template_registry.cc).
 const Template& dense_tensorcore_cuda_template();
+const Template& batch_matmul_tensorcore_cuda_template();
 
 /// The PTX mma.sync instruction shape a precision's tiles are made of: m16n8k8 for tf32,
 /// m16n8k16 for float16 and bfloat16.
@@ -44,7 +52,16 @@ struct MmaShape {
 };
 MmaShape mma_shape(Precision p);
 
-struct DenseTensorcoreSchedule {
+/// The product a tensor-core kernel computes: `batch` entries of [m, k] x [k, n], the weight
+/// stored as [n, k] (dense, AutoTVM's batch matmul) or [k, n] (weight_kn).
+struct GemmExtents {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool weight_kn = false;
+  Precision precision = Precision::kFloat16;
+};
+GemmExtents gemm_extents(const Workload& w);
+
+struct TensorcoreSchedule {
   Precision precision = Precision::kFloat16;
   int64_t block_row_warps = 1, block_col_warps = 1, warp_row_tiles = 1, warp_col_tiles = 1;
   int64_t chunk = 1, offset = 0, offset_cs = 0, vec = 1;
@@ -74,10 +91,15 @@ struct DenseTensorcoreSchedule {
     const int64_t bytes = operand_bytes() > output_bytes() ? operand_bytes() : output_bytes();
     return (bytes + 15) / 16 * 16;
   }
+  /// Blocks of the launch: N tiles, M tiles, batch entries.
+  std::array<int64_t, 3> grid(const GemmExtents& e) const {
+    return {(e.n + tile_n() - 1) / tile_n(), (e.m + tile_m() - 1) / tile_m(), e.batch};
+  }
 };
 
-ConfigSpace dense_tensorcore_space(const DenseWorkload& w);
-DenseTensorcoreSchedule dense_tensorcore_schedule(const DenseWorkload& w, const ConfigSpace& space,
-                                                  const Config& c);
+/// The space of either template for the extents (its name, AutoTVM's knobs).
+ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e);
+TensorcoreSchedule tensorcore_schedule(const GemmExtents& e, const ConfigSpace& space,
+                                       const Config& c);
 
 }  // namespace tensortune::schedule_space

@@ -1,4 +1,6 @@
-#include "schedule_space/dense_tensorcore_cuda_template.h"
+#include "schedule_space/tensorcore_gemm_template.h"
+
+#include <numeric>
 
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -34,17 +36,17 @@ int64_t int_value(const std::vector<Knob>& knobs, const std::vector<int32_t>& d,
 }
 
 // AutoTVM's wmma_m candidates: the first fragment form the shape divides, its own first.
-std::vector<int64_t> wmma_m_candidates(const DenseWorkload& w) {
-  if (w.batch % 32 == 0 && w.out_features % 8 == 0) return {32, 16, 8};
-  if (w.batch % 16 == 0 && w.out_features % 16 == 0) return {16, 8, 32};
-  if (w.batch % 8 == 0 && w.out_features % 32 == 0) return {8, 16, 32};
+std::vector<int64_t> wmma_m_candidates(const GemmExtents& e) {
+  if (e.m % 32 == 0 && e.n % 8 == 0) return {32, 16, 8};
+  if (e.m % 16 == 0 && e.n % 16 == 0) return {16, 8, 32};
+  if (e.m % 8 == 0 && e.n % 32 == 0) return {8, 16, 32};
   return {16, 32, 8};  // guarded edges: any form computes it; the square one first
 }
 
-DenseTensorcoreSchedule decode(const DenseWorkload& w, const std::vector<Knob>& knobs,
-                               const std::vector<int32_t>& d) {
-  DenseTensorcoreSchedule s;
-  s.precision = w.precision;
+TensorcoreSchedule decode(const GemmExtents& e, const std::vector<Knob>& knobs,
+                          const std::vector<int32_t>& d) {
+  TensorcoreSchedule s;
+  s.precision = e.precision;
   s.block_row_warps = int_value(knobs, d, kBlockRowWarps);
   s.block_col_warps = int_value(knobs, d, kBlockColWarps);
   s.warp_row_tiles = int_value(knobs, d, kWarpRowTiles);
@@ -53,7 +55,7 @@ DenseTensorcoreSchedule decode(const DenseWorkload& w, const std::vector<Knob>& 
   s.offset = int_value(knobs, d, kOffset);
   s.offset_cs = int_value(knobs, d, kOffsetCs);
   s.vec = int_value(knobs, d, kVec);
-  if (w.precision == Precision::kTf32) {
+  if (e.precision == Precision::kTf32) {
     s.wmma_m = 16, s.wmma_n = 16, s.wmma_k = 8;
   } else {
     s.wmma_m = int_value(knobs, d, kWmmaM);
@@ -63,55 +65,54 @@ DenseTensorcoreSchedule decode(const DenseWorkload& w, const std::vector<Knob>& 
   return s;
 }
 
-bool valid(const DenseWorkload& w, const DenseTensorcoreSchedule& s) {
-  if (w.in_features % s.vec != 0 || s.tile_k() % s.vec != 0) return false;
+bool valid(const GemmExtents& e, const TensorcoreSchedule& s) {
+  // Vector loads walk K (data, and a weight of [N, K]) or N (a weight of [K, N]).
+  if (e.k % s.vec != 0 || s.tile_k() % s.vec != 0) return false;
+  if (e.weight_kn && (e.n % s.vec != 0 || s.tile_n() % s.vec != 0)) return false;
   if (s.wmma_m % s.mma().m != 0 || s.wmma_n % s.mma().n != 0) return false;
-  const int64_t grid_x = (w.out_features + s.tile_n() - 1) / s.tile_n();
-  const int64_t grid_y = (w.batch + s.tile_m() - 1) / s.tile_m();
-  return fits_universal_limits(
-      launch_usage({s.threads(), 1, 1}, {grid_x, grid_y, 1}, s.shared_bytes()), s.accumulators());
+  const auto grid = s.grid(e);
+  return fits_universal_limits(launch_usage({s.threads(), 1, 1}, grid, s.shared_bytes()),
+                               s.accumulators());
 }
 
-const DenseWorkload& dense_of(const Task& task) { return std::get<DenseWorkload>(task.workload); }
-
-class DenseTensorcoreCudaTemplate final : public Template {
+// What the two templates share; they differ in name, operator and operand shapes.
+class TensorcoreGemmTemplate : public Template {
  public:
-  std::string_view name() const override { return "dense_tensorcore.cuda"; }
   std::string_view backend() const override { return "cuda"; }
-  OperatorKind operator_kind() const override { return OperatorKind::kDense; }
   Precision precision() const override { return Precision::kFloat16; }
   bool computes(Precision p) const override { return is_reduced_float(p); }
+  Status accepts(const Workload&) const override { return ok_status(); }
   Status accepts_target(const Target& target) const override {
     auto cc = cuda_compute_capability(target.spec);
     if (!cc) return cc.error();
     if (*cc < 80)
       return invalid_argument(std::string(name()) +
-                              " runs on the tensor cores of sm_80 or newer; "
-                              "the target is '" +
+                              " runs on the tensor cores of sm_80 or newer; the target is '" +
                               target.spec + "'");
     return ok_status();
   }
   ConfigSpace config_space(const Task& task) const override {
-    return dense_tensorcore_space(dense_of(task));
+    return tensorcore_space(std::string(name()), gemm_extents(task.workload));
   }
   // AutoTVM falls back to every knob's first candidate (a one-warp 16 x 16 tile); ours is a
   // 2 x 2 warp block of 2 x 2 tiles, two fragment steps of K per stage, padded rows and
   // float4 loads where the space has them, else the first valid config.
   Config default_config(const Task& task, const ConfigSpace& space) const override {
-    const DenseWorkload& w = dense_of(task);
+    const GemmExtents e = gemm_extents(task.workload);
     const auto& knobs = space.knobs();
+    const int64_t vec =
+        util::largest_power_of_two_divisor_at_most(e.weight_kn ? std::gcd(e.k, e.n) : e.k, 4);
     std::vector<int32_t> digits{
         option_index(knobs[kBlockRowWarps], int64_t{2}),
         option_index(knobs[kBlockColWarps], int64_t{2}),
         option_index(knobs[kWarpRowTiles], int64_t{2}),
         option_index(knobs[kWarpColTiles], int64_t{2}),
         option_index(knobs[kChunk], int64_t{2}),
-        option_index(knobs[kOffset], w.precision == Precision::kTf32 ? int64_t{4} : int64_t{8}),
+        option_index(knobs[kOffset], e.precision == Precision::kTf32 ? int64_t{4} : int64_t{8}),
         option_index(knobs[kOffsetCs], int64_t{0}),
-        option_index(knobs[kVec],
-                     int64_t{util::largest_power_of_two_divisor_at_most(w.in_features, 4)}),
+        option_index(knobs[kVec], vec),
     };
-    if (w.precision != Precision::kTf32) digits.push_back(option_index(knobs[kWmmaM], int64_t{16}));
+    if (e.precision != Precision::kTf32) digits.push_back(option_index(knobs[kWmmaM], int64_t{16}));
     return preferred_or_first_valid(space, digits);
   }
   const std::vector<std::string>& feature_names() const override {
@@ -124,32 +125,44 @@ class DenseTensorcoreCudaTemplate final : public Template {
   }
   std::vector<float> features(const Task& task, const ConfigSpace& space,
                               const Config& config) const override {
-    const DenseWorkload& w = dense_of(task);
-    const DenseTensorcoreSchedule s = dense_tensorcore_schedule(w, space, config);
-    const double blocks = double((w.out_features + s.tile_n() - 1) / s.tile_n()) *
-                          double((w.batch + s.tile_m() - 1) / s.tile_m());
+    const GemmExtents e = gemm_extents(task.workload);
+    const TensorcoreSchedule s = tensorcore_schedule(e, space, config);
+    const auto grid = s.grid(e);
     return {log_feature(s.block_row_warps), log_feature(s.block_col_warps),
             log_feature(s.warp_row_tiles), log_feature(s.warp_col_tiles), log_feature(s.chunk),
             static_cast<float>(s.offset), static_cast<float>(s.offset_cs), log_feature(s.vec),
-            log_feature(s.wmma_m), log_feature(s.threads()), log_feature(blocks),
+            log_feature(s.wmma_m), log_feature(s.threads()),
+            log_feature(double(grid[0]) * double(grid[1]) * double(grid[2])),
             log_feature(s.accumulators()), log_feature(s.shared_bytes()),
             // A warp's mma.sync per 32-bit fragment register it loads from shared memory.
             static_cast<float>(double(s.mma_rows() * s.mma_cols()) /
                                double(s.mma_rows() * 4 + s.mma_cols() * 2)),
-            log_feature(double((w.in_features + s.tile_k() - 1) / s.tile_k()))};
+            log_feature(double((e.k + s.tile_k() - 1) / s.tile_k()))};
   }
   KernelSignature signature(const Task& task, const ConfigSpace& space,
                             const Config& config) const override {
-    const DenseWorkload& w = dense_of(task);
-    const DenseTensorcoreSchedule s = dense_tensorcore_schedule(w, space, config);
+    const GemmExtents e = gemm_extents(task.workload);
+    const auto grid = tensorcore_schedule(e, space, config).grid(e);
+    const OperandShapes shapes = operand_shapes(task.workload);
     KernelSignature sig;
-    sig.data_shape = {w.batch, w.in_features};
-    sig.weight_shape = {w.out_features, w.in_features};
-    sig.out_shape = {w.batch, w.out_features};
-    sig.parallel_extent = ((w.out_features + s.tile_n() - 1) / s.tile_n()) *
-                          ((w.batch + s.tile_m() - 1) / s.tile_m());
+    sig.data_shape = shapes.data;
+    sig.weight_shape = shapes.weight;
+    sig.out_shape = shapes.out;
+    sig.parallel_extent = grid[0] * grid[1] * grid[2];  // blocks
     return sig;
   }
+};
+
+class DenseTensorcoreCudaTemplate final : public TensorcoreGemmTemplate {
+ public:
+  std::string_view name() const override { return "dense_tensorcore.cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kDense; }
+};
+
+class BatchMatmulTensorcoreCudaTemplate final : public TensorcoreGemmTemplate {
+ public:
+  std::string_view name() const override { return "batch_matmul_tensorcore.cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kBatchMatmul; }
 };
 
 }  // namespace
@@ -158,33 +171,45 @@ MmaShape mma_shape(Precision p) {
   return p == Precision::kTf32 ? MmaShape{16, 8, 8} : MmaShape{16, 8, 16};
 }
 
-ConfigSpace dense_tensorcore_space(const DenseWorkload& w) {
+GemmExtents gemm_extents(const Workload& w) {
+  if (const auto* b = std::get_if<BatchMatmulWorkload>(&w))
+    return {b->batch, b->m, b->n, b->k, !b->transpose_b, b->precision};
+  const auto& d = std::get<DenseWorkload>(w);
+  return {1, d.batch, d.out_features, d.in_features, false, d.precision};
+}
+
+ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e) {
   std::vector<Knob> knobs{
       ints_knob("block_row_warps", {1, 2, 4}),
       ints_knob("block_col_warps", {1, 2, 4}),
       ints_knob("warp_row_tiles", {1, 2, 4}),
       ints_knob("warp_col_tiles", {1, 2, 4}),
       ints_knob("chunk", {1, 2, 4, 8}),
-      ints_knob("offset", w.precision == Precision::kTf32 ? std::vector<int64_t>{0, 4}
+      ints_knob("offset", e.precision == Precision::kTf32 ? std::vector<int64_t>{0, 4}
                                                           : std::vector<int64_t>{0, 8}),
       ints_knob("offsetCS", {0, 8}),
       ints_knob("vec", {1, 2, 4, 8}),
   };
-  if (w.precision != Precision::kTf32) knobs.push_back(ints_knob("wmma_m", wmma_m_candidates(w)));
+  if (e.precision != Precision::kTf32) knobs.push_back(ints_knob("wmma_m", wmma_m_candidates(e)));
   std::vector<Knob> captured = knobs;
-  auto is_valid = [captured, w](const std::vector<int32_t>& d) {
-    return valid(w, decode(w, captured, d));
+  auto is_valid = [captured, e](const std::vector<int32_t>& d) {
+    return valid(e, decode(e, captured, d));
   };
-  return ConfigSpace("dense_tensorcore.cuda", std::move(knobs), is_valid);
+  return ConfigSpace(template_name, std::move(knobs), is_valid);
 }
 
-DenseTensorcoreSchedule dense_tensorcore_schedule(const DenseWorkload& w, const ConfigSpace& space,
-                                                  const Config& c) {
-  return decode(w, space.knobs(), c.digits);
+TensorcoreSchedule tensorcore_schedule(const GemmExtents& e, const ConfigSpace& space,
+                                       const Config& c) {
+  return decode(e, space.knobs(), c.digits);
 }
 
 const Template& dense_tensorcore_cuda_template() {
   static const DenseTensorcoreCudaTemplate instance;
+  return instance;
+}
+
+const Template& batch_matmul_tensorcore_cuda_template() {
+  static const BatchMatmulTensorcoreCudaTemplate instance;
   return instance;
 }
 

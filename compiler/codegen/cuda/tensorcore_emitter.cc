@@ -1,9 +1,10 @@
-// dense_tensorcore.cuda (schedule_space/dense_tensorcore_cuda_template.h) in CUDA C with PTX
-// mma.sync. The fragment loads follow the PTX ISA's fragment layouts (g = lane / 4,
-// t = lane % 4), which the CPU emulation models (emulation_prelude.cc).
+// dense_tensorcore.cuda and batch_matmul_tensorcore.cuda
+// (schedule_space/tensorcore_gemm_template.h) in CUDA C with PTX mma.sync. The fragment loads
+// follow the PTX ISA's fragment layouts (g = lane / 4, t = lane % 4), which the CPU emulation
+// models (emulation_prelude.cc).
 #include "compiler/codegen/cuda/emitters.h"
 #include "compiler/codegen/cuda/source_writer.h"
-#include "schedule_space/dense_tensorcore_cuda_template.h"
+#include "schedule_space/tensorcore_gemm_template.h"
 
 namespace tensortune::codegen::cuda {
 
@@ -72,11 +73,33 @@ PrecisionCode code_of(ss::Precision p) {
   }
 }
 
-// Stages a (rows x tile_k) block of a row-major [extent, K] operand, rounded, with zeros past
-// the extent and past K (K is a multiple of vec, so a vector is wholly inside or outside).
-void stage_operand(SourceWriter& src, const ss::DenseTensorcoreSchedule& s, const char* tile,
-                   const char* operand, const char* origin, int64_t rows, int64_t extent, int64_t K,
-                   const PrecisionCode& code) {
+// Stages a (rows x tile_k) block of a row-major [extent, K] operand at `base` (this batch
+// entry's), rounded, as [row][k], with zeros past the extent and past K (K is a multiple of vec,
+// so a vector is wholly inside or outside).
+void load_vector(SourceWriter& src, const std::string& at, int64_t vec) {
+  if (vec >= 4) {
+    src.open_for("q", vec / 4, "#pragma unroll");
+    src.line("const float4 x = reinterpret_cast<const float4*>(" + at + ")[q];");
+    src.line("v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;");
+    src.close();
+  } else if (vec == 2) {
+    src.line("const float2 x = *reinterpret_cast<const float2*>(" + at + ");");
+    src.line("v[0] = x.x, v[1] = x.y;");
+  } else {
+    src.line("v[0] = (" + at + ")[0];");
+  }
+}
+
+void zero_vector(SourceWriter& src, int64_t vec) {
+  src.open("else {");
+  src.line("#pragma unroll");
+  src.line("for (int j = 0; j < " + num(vec) + "; ++j) v[j] = 0.0f;");
+  src.close();
+}
+
+void stage_rows(SourceWriter& src, const ss::TensorcoreSchedule& s, const char* tile,
+                const std::string& base, const char* origin, int64_t rows, int64_t extent,
+                int64_t K, const PrecisionCode& code) {
   const int64_t per_row = s.tile_k() / s.vec;
   src.open("for (int i = tid; i < " + num(rows * per_row) + "; i += " + num(s.threads()) + ") {");
   src.line("const int r = i / " + num(per_row) + ", c = i % " + num(per_row) + " * " + num(s.vec) +
@@ -84,36 +107,41 @@ void stage_operand(SourceWriter& src, const ss::DenseTensorcoreSchedule& s, cons
   src.line("const int row = " + std::string(origin) + " + r, col = k0 + c;");
   src.line("float v[" + num(s.vec) + "];");
   src.open("if (row < " + num(extent) + " && col < " + num(K) + ") {");
-  const std::string at = std::string(operand) + " + row * " + num(K) + " + col";
-  if (s.vec >= 4) {
-    src.open_for("q", s.vec / 4, "#pragma unroll");
-    src.line("const float4 x = reinterpret_cast<const float4*>(" + at + ")[q];");
-    src.line("v[4 * q] = x.x, v[4 * q + 1] = x.y, v[4 * q + 2] = x.z, v[4 * q + 3] = x.w;");
-    src.close();
-  } else if (s.vec == 2) {
-    src.line("const float2 x = *reinterpret_cast<const float2*>(" + at + ");");
-    src.line("v[0] = x.x, v[1] = x.y;");
-  } else {
-    src.line("v[0] = (" + at + ")[0];");
-  }
+  load_vector(src, base + " + row * " + num(K) + " + col", s.vec);
   src.close();
-  src.open("else {");
-  src.line("#pragma unroll");
-  src.line("for (int j = 0; j < " + num(s.vec) + "; ++j) v[j] = 0.0f;");
-  src.close();
+  zero_vector(src, s.vec);
   src.line("#pragma unroll");
   src.line("for (int j = 0; j < " + num(s.vec) + "; ++j) " + tile + "[r * " + num(s.row_stride()) +
            " + c + j] = " + code.convert + "(v[j]);");
   src.close();
 }
 
-}  // namespace
+// The same for a [K, N] weight: vectors along N, stored transposed as [n][k].
+void stage_columns(SourceWriter& src, const ss::TensorcoreSchedule& s, const char* tile,
+                   const std::string& base, int64_t N, int64_t K, const PrecisionCode& code) {
+  const int64_t per_row = s.tile_n() / s.vec;
+  src.open("for (int i = tid; i < " + num(s.tile_k() * per_row) + "; i += " + num(s.threads()) +
+           ") {");
+  src.line("const int r = i / " + num(per_row) + ", c = i % " + num(per_row) + " * " + num(s.vec) +
+           ";  // k, n in the tile");
+  src.line("const int kk = k0 + r, col = n0 + c;");
+  src.line("float v[" + num(s.vec) + "];");
+  src.open("if (kk < " + num(K) + " && col < " + num(N) + ") {");
+  load_vector(src, base + " + kk * " + num(N) + " + col", s.vec);
+  src.close();
+  zero_vector(src, s.vec);
+  src.line("#pragma unroll");
+  src.line("for (int j = 0; j < " + num(s.vec) + "; ++j) " + tile + "[(c + j) * " +
+           num(s.row_stride()) + " + r] = " + code.convert + "(v[j]);");
+  src.close();
+}
 
-CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
-                                       const ss::Config& config, const CudaKernelOptions& options) {
-  const auto& w = std::get<ss::DenseWorkload>(task.workload);
-  const ss::DenseTensorcoreSchedule s = ss::dense_tensorcore_schedule(w, space, config);
-  const int64_t M = w.batch, N = w.out_features, K = w.in_features;
+CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpace& space,
+                                      const ss::Config& config, const CudaKernelOptions& options,
+                                      const std::string& default_entry) {
+  const ss::GemmExtents e = ss::gemm_extents(task.workload);
+  const ss::TensorcoreSchedule s = ss::tensorcore_schedule(e, space, config);
+  const int64_t M = e.m, N = e.n, K = e.k;
   const int64_t tm = s.tile_m(), tn = s.tile_n(), tk = s.tile_k();
   const ss::MmaShape mma = s.mma();
   const PrecisionCode code = code_of(s.precision);
@@ -121,8 +149,9 @@ CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpa
   const int64_t ld = s.row_stride();  // staged elements per row of both operands
 
   CudaKernelSource k;
-  k.entry = options.entry.empty() ? "tt_dense_tensorcore" : options.entry;
-  k.grid = {(N + tn - 1) / tn, (M + tm - 1) / tm, 1};
+  k.entry = options.entry.empty() ? default_entry : options.entry;
+  const auto grid = s.grid(e);
+  k.grid = {grid[0], grid[1], grid[2]};
   k.block = {s.threads(), 1, 1};
   k.shared_bytes = s.shared_bytes();
   k.signature = ss::template_of(task).signature(task, space, config);
@@ -138,28 +167,31 @@ CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpa
            ";  // [n][k]");
   src.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
   src.line("const int g = lane / 4, t = lane % 4;");
-  src.line("const int m0 = blockIdx.y * " + num(tm) + ", n0 = blockIdx.x * " + num(tn) + ";");
+  src.line("const int m0 = blockIdx.y * " + num(tm) + ", n0 = blockIdx.x * " + num(tn) +
+           ", b = blockIdx.z;");
+  src.line("const float* const data_b = data + b * " + num(M * K) + ";  // this batch entry's");
+  src.line("const float* const weight_b = weight + b * " + num(N * K) + ";");
   src.line("const int wm = warp / " + num(s.block_col_warps) + " * " + num(s.warp_m()) +
            ", wn = warp % " + num(s.block_col_warps) + " * " + num(s.warp_n()) +
            ";  // the warp's tile in the block's");
   src.line("float acc[" + num(s.mma_rows()) + "][" + num(s.mma_cols()) + "][4];");
-  src.line("#pragma unroll");
-  src.open_for("i", s.mma_rows());
-  src.line("#pragma unroll");
-  src.open_for("j", s.mma_cols());
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
   src.line("acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
   src.close().close();
 
   src.open("for (int k0 = 0; k0 < " + num(K) + "; k0 += " + num(tk) + ") {");
   src.line("__syncthreads();  // the previous step's tiles are consumed");
-  stage_operand(src, s, "a_tile", "data", "m0", tm, M, K, code);
-  stage_operand(src, s, "b_tile", "weight", "n0", tn, N, K, code);
+  stage_rows(src, s, "a_tile", "data_b", "m0", tm, M, K, code);
+  if (e.weight_kn)
+    stage_columns(src, s, "b_tile", "weight_b", N, K, code);
+  else
+    stage_rows(src, s, "b_tile", "weight_b", "n0", tn, N, K, code);
   src.line("__syncthreads();");
   src.line("#pragma unroll");
   src.open("for (int kk = 0; kk < " + num(tk) + "; kk += " + num(mma.k) + ") {");
-  src.line("unsigned a[" + num(s.mma_rows()) + "][4], b[" + num(s.mma_cols()) + "][2];");
-  src.line("#pragma unroll");
-  src.open_for("i", s.mma_rows());
+  src.line("unsigned a[" + num(s.mma_rows()) + "][4], w[" + num(s.mma_cols()) + "][2];");
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
   src.line("const int r = wm + i * 16 + g;");
   if (tf32) {
     // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
@@ -169,30 +201,28 @@ CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpa
     src.line("a[i][3] = a_tile[(r + 8) * " + num(ld) + " + kk + t + 4];");
   } else {
     // Register r holds two consecutive k: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, ..).
-    src.line("const unsigned* w0 = reinterpret_cast<const unsigned*>(a_tile + r * " + num(ld) +
+    src.line("const unsigned* r0 = reinterpret_cast<const unsigned*>(a_tile + r * " + num(ld) +
              " + kk + 2 * t);");
-    src.line("const unsigned* w8 = reinterpret_cast<const unsigned*>(a_tile + (r + 8) * " +
+    src.line("const unsigned* r8 = reinterpret_cast<const unsigned*>(a_tile + (r + 8) * " +
              num(ld) + " + kk + 2 * t);");
-    src.line("a[i][0] = w0[0], a[i][1] = w8[0], a[i][2] = w0[4], a[i][3] = w8[4];");
+    src.line("a[i][0] = r0[0], a[i][1] = r8[0], a[i][2] = r0[4], a[i][3] = r8[4];");
   }
   src.close();
-  src.line("#pragma unroll");
-  src.open_for("j", s.mma_cols());
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
   src.line("const int c = wn + j * 8 + g;");
   if (tf32) {
-    src.line("b[j][0] = b_tile[c * " + num(ld) + " + kk + t];");
-    src.line("b[j][1] = b_tile[c * " + num(ld) + " + kk + t + 4];");
+    // b0 (k = t, n = g), b1 (k = t + 4, n = g).
+    src.line("w[j][0] = b_tile[c * " + num(ld) + " + kk + t];");
+    src.line("w[j][1] = b_tile[c * " + num(ld) + " + kk + t + 4];");
   } else {
-    src.line("const unsigned* w = reinterpret_cast<const unsigned*>(b_tile + c * " + num(ld) +
+    src.line("const unsigned* c0 = reinterpret_cast<const unsigned*>(b_tile + c * " + num(ld) +
              " + kk + 2 * t);");
-    src.line("b[j][0] = w[0], b[j][1] = w[4];");
+    src.line("w[j][0] = c0[0], w[j][1] = c0[4];");
   }
   src.close();
-  src.line("#pragma unroll");
-  src.open_for("i", s.mma_rows());
-  src.line("#pragma unroll");
-  src.open_for("j", s.mma_cols());
-  src.line(std::string(code.mma) + "(acc[i][j], a[i], b[j]);");
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
+  src.line(std::string(code.mma) + "(acc[i][j], a[i], w[j]);");
   src.close().close();
   src.close();  // kk
   src.close();  // k0
@@ -201,10 +231,8 @@ CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpa
   const int64_t ldc = s.output_row_stride();
   src.line("__syncthreads();");
   src.line("float* const c_tile = reinterpret_cast<float*>(smem);  // [m][n]");
-  src.line("#pragma unroll");
-  src.open_for("i", s.mma_rows());
-  src.line("#pragma unroll");
-  src.open_for("j", s.mma_cols());
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
   src.line("const int r = wm + i * 16 + g, c = wn + j * 8 + 2 * t;");
   src.line("c_tile[r * " + num(ldc) + " + c] = acc[i][j][0];");
   src.line("c_tile[r * " + num(ldc) + " + c + 1] = acc[i][j][1];");
@@ -214,14 +242,28 @@ CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpa
   src.line("__syncthreads();");
   src.open("for (int i = tid; i < " + num(tm * tn) + "; i += " + num(s.threads()) + ") {");
   src.line("const int m = m0 + i / " + num(tn) + ", j = n0 + i % " + num(tn) + ";");
-  src.line("if (m < " + num(M) + " && j < " + num(N) + ") out[m * " + num(N) + " + j] = " +
+  const std::string index = "(b * " + num(M) + " + m) * " + num(N) + " + j";
+  src.line("if (m < " + num(M) + " && j < " + num(N) + ") out[" + index + "] = " +
            epilogue("c_tile[i / " + num(tn) + " * " + num(ldc) + " + i % " + num(tn) + "]", "j",
-                    "m * " + num(N) + " + j", options) +
+                    index, options) +
            ";");
   src.close();
   src.close();  // kernel
   k.source = src.text();
   return k;
+}
+
+}  // namespace
+
+CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
+                                       const ss::Config& config, const CudaKernelOptions& options) {
+  return emit_tensorcore_gemm(task, space, config, options, "tt_dense_tensorcore");
+}
+
+CudaKernelSource emit_batch_matmul_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
+                                              const ss::Config& config,
+                                              const CudaKernelOptions& options) {
+  return emit_tensorcore_gemm(task, space, config, options, "tt_batch_matmul_tensorcore");
 }
 
 }  // namespace tensortune::codegen::cuda
