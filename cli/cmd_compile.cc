@@ -285,6 +285,8 @@ void add_compile_commands(CLI::App& app, int& exit_code) {
        "(the CPU's blocked layouts, the blocked CUDA templates' records choosing the blocks)")
       ->check(CLI::IsMember({"nchw", "nchwc"}))
       ->default_str("nchw");
+  add_precision_flag(c, cf->model.precision,
+                     "their records are those of the tasks `tune --model --precision` tunes");
   c->add_flag("-v,--verbose", cf->verbose,
               "list every conv2d and dense workload's template, its config and where it came from");
   c->add_flag(

@@ -23,9 +23,13 @@ namespace ss = schedule_space;
 // The tune-op flags that describe a task's workload.
 std::string tune_op_flags(const ss::Task& task) {
   const std::string op = std::string(ss::template_of(task).op_name());
-  const std::string target = ss::template_of(task).target_kind().runs_on_gpu()
-                                 ? " --target " + workflow::device_key_for(task.target)
-                                 : "";
+  const ss::Precision precision = ss::precision_of(task.workload);
+  const std::string target = (ss::template_of(task).target_kind().runs_on_gpu()
+                                  ? " --target " + workflow::device_key_for(task.target)
+                                  : "") +
+                             (ss::is_reduced_float(precision)
+                                  ? std::string(" --precision ") + ss::precision_name(precision)
+                                  : "");
   auto list = [](std::initializer_list<int64_t> v, char sep) {
     std::string s;
     for (int64_t x : v) s += (s.empty() ? "" : std::string(1, sep)) + std::to_string(x);
@@ -105,13 +109,14 @@ Status list_tasks(const workflow::ModelOptions& flags, const std::string& target
   for (const auto& s : flags.input_shapes) shapes += " --input-shape " + s;
   if (!extraction.tasks.empty())
     std::printf(
-        "Tune them all with `tensortune tune --model %s%s%s --tuner xgb`, or task 1 alone with:\n"
+        "Tune them all with `tensortune tune --model %s%s%s%s --tuner xgb`, or task 1 alone with:\n"
         "  tensortune tune-op %s --tuner xgb --trials 200\n"
         "(--json prints every task's workload key)\n",
         flags.model.c_str(), shapes.c_str(),
         ss::target_kind_of(extraction.tasks.front().task.target).runs_on_gpu()
             ? (" --target " + target_flag).c_str()
             : "",
+        flags.precision.empty() ? "" : (" --precision " + flags.precision).c_str(),
         tune_op_flags(extraction.tasks.front().task).c_str());
   return ok_status();
 }
@@ -146,6 +151,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       ->add_option("--target", *tasks_target,
                    "llvm (this CPU) or cuda / cuda-smXY: which templates the tasks take")
       ->capture_default_str();
+  add_precision_flag(tasks, tasks_flags->precision, "the tasks compile --precision runs");
   tasks->footer(
       "\nExamples:\n  tensortune tasks --model resnet-18\n"
       "  tensortune tasks --model model.onnx --input-shape input=1x3x224x224 --json");

@@ -324,6 +324,8 @@ void add_tune_model_command(CLI::App& app, int& exit_code) {
                   "llvm (this CPU), or cuda / cuda-smXY: the CUDA templates, measured on --gpu "
                   "here or with --tracker on GPU servers (key cuda-smXY by default)")
       ->capture_default_str();
+  add_precision_flag(cmd, flags->model.precision,
+                     "their tasks, as `compile --precision` runs them");
   cmd->add_option("--only", flags->only,
                   "tune only these task numbers (as `tensortune tasks` lists them)");
   add_tuning_flags(*cmd, flags->tuning, /*threads_flag=*/false);

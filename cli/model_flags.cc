@@ -9,6 +9,18 @@
 
 namespace tensortune::cli {
 
+void add_precision_flag(CLI::App* command, std::string& precision, const std::string& effect) {
+  command
+      ->add_option("--precision", precision,
+                   "fp32, or with a CUDA target of sm_80+ tf32 (as PyTorch's allow_tf32), fp16 or "
+                   "bf16: the dense and batch matmul layers' products on the tensor cores, summed "
+                   "in float32 (convolutions, softmax, normalisation and reductions stay "
+                   "float32); " +
+                       effect)
+      ->check(CLI::IsMember({"fp32", "float32", "tf32", "fp16", "float16", "bf16", "bfloat16"}))
+      ->default_str("fp32");
+}
+
 void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise,
                      bool model_required) {
   std::string zoo;

@@ -17,6 +17,10 @@ namespace tensortune::cli {
 void add_model_flags(CLI::App* command, workflow::ModelOptions& flags, bool optimise,
                      bool model_required = true);
 
+/// --precision fp32|tf32|fp16|bf16 into `precision`: the dense and batch matmul layers' products
+/// on a CUDA target's tensor cores; `effect` says what it does in this command.
+void add_precision_flag(CLI::App* command, std::string& precision, const std::string& effect);
+
 /// --exclude-algorithm NAME (repeatable) into `excluded`, and --no-NAME for each algorithm of the
 /// registry but the direct one; `effect` says what leaving one out does in this command.
 void add_algorithm_flags(CLI::App* command, std::vector<std::string>& excluded,

@@ -222,4 +222,11 @@ bool has_template_for(const Workload& w);
 std::vector<const Template*> templates_for(const Workload& w, std::string_view backend,
                                            const AlgorithmFilter& filter = {});
 
+/// A network's float32 operator at the precision the compile asks for (`--precision tf32`):
+/// the workload relabelled where a template of `backend` computes it at `p` (the tensor-core
+/// dense and batch matmul), else as it is (a convolution without a tensor-core template stays
+/// float32; quantized workloads keep theirs). The one rule compile and task extraction share.
+Workload at_precision(const Workload& w, Precision p, std::string_view backend,
+                      const AlgorithmFilter& filter = {});
+
 }  // namespace tensortune::schedule_space

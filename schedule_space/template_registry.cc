@@ -11,11 +11,11 @@
 #include "schedule_space/dense_cuda_template.h"
 #include "schedule_space/dense_int8_template.h"
 #include "schedule_space/dense_template.h"
-#include "schedule_space/tensorcore_gemm_template.h"
 #include "schedule_space/depthwise_conv2d_cuda_template.h"
 #include "schedule_space/depthwise_conv2d_nchwc_template.h"
 #include "schedule_space/task.h"
 #include "schedule_space/template.h"
+#include "schedule_space/tensorcore_gemm_template.h"
 
 namespace tensortune::schedule_space {
 
@@ -117,6 +117,14 @@ std::vector<const Template*> templates_for(const Workload& w, std::string_view b
         precision_matches(*t, w).has_value() && t->accepts(w))
       out.push_back(t);
   return out;
+}
+
+Workload at_precision(const Workload& w, Precision p, std::string_view backend,
+                      const AlgorithmFilter& filter) {
+  if (!is_reduced_float(p) || precision_of(w) != Precision::kFloat32) return w;
+  Workload relabelled = w;
+  std::visit([p](auto& x) { x.precision = p; }, relabelled);
+  return templates_for(relabelled, backend, filter).empty() ? w : relabelled;
 }
 
 bool has_template_for(const Workload& w) {

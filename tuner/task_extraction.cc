@@ -27,8 +27,8 @@ std::pair<graph::Shape, graph::Shape> nchw_shapes(const graph::Graph& g, const g
 }  // namespace
 
 Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Target& target,
-                                       const ss::AlgorithmFilter& algorithms,
-                                       bool integer_kernels) {
+                                       const ss::AlgorithmFilter& algorithms, bool integer_kernels,
+                                       ss::Precision precision) {
   const std::string backend = ss::target_backend(target);
   graph::Graph g = model;
   if (integer_kernels) {
@@ -84,6 +84,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
     } else {
       continue;
     }
+    workload = ss::at_precision(workload, precision, backend, algorithms);
     // A task per template that serves the node (e.g. direct and Winograd for a 3x3 stride-1
     // conv): tuning measures each, and compilation runs the fastest.
     bool any = false;

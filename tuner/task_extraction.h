@@ -36,9 +36,11 @@ struct TaskExtraction {
 /// are the int8 templates' tasks, as compile
 /// runs them (passes::fake_quantization_to_integer, for those a template of the target serves);
 /// false: their float tasks, as `compile --no-int8` runs them.
-Expected<TaskExtraction> extract_tasks(const graph::Graph& graph,
-                                       const schedule_space::Target& target,
-                                       const schedule_space::AlgorithmFilter& algorithms = {},
-                                       bool integer_kernels = true);
+/// `precision`: the float operators' (schedule_space::at_precision), as `compile --precision`
+/// runs them.
+Expected<TaskExtraction> extract_tasks(
+    const graph::Graph& graph, const schedule_space::Target& target,
+    const schedule_space::AlgorithmFilter& algorithms = {}, bool integer_kernels = true,
+    schedule_space::Precision precision = schedule_space::Precision::kFloat32);
 
 }  // namespace tensortune::tuner

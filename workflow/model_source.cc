@@ -212,6 +212,20 @@ Status report_outputs(const graph::Graph& g, const std::vector<graph::Tensor>& o
   return ok_status();
 }
 
+Expected<schedule_space::Precision> model_precision(const ModelOptions& flags,
+                                                    const std::string& target_spec) {
+  if (flags.precision.empty()) return schedule_space::Precision::kFloat32;
+  TT_ASSIGN_OR_RETURN(const schedule_space::Precision p,
+                      schedule_space::parse_float_precision(flags.precision));
+  const std::string target = target_spec.empty() ? flags.target : target_spec;
+  if (schedule_space::is_reduced_float(p) && target.rfind("cuda", 0) != 0)
+    return invalid_argument(
+        "--precision " + flags.precision +
+        " runs on a CUDA target's tensor cores (sm_80 or newer); the target is '" +
+        (target.empty() ? std::string("llvm") : target) + "'");
+  return p;
+}
+
 namespace {
 
 Expected<driver::CompileOptions> compile_options(const ModelOptions& flags, int threads,
@@ -229,6 +243,7 @@ Expected<driver::CompileOptions> compile_options(const ModelOptions& flags, int 
   options.borrow_configs = !flags.no_borrow;
   TT_ASSIGN_OR_RETURN(options.algorithms, algorithm_filter(flags));
   options.integer_kernels = !flags.no_int8;
+  TT_ASSIGN_OR_RETURN(options.precision, model_precision(flags));
   options.on_node_kernel = std::move(on_node_kernel);
   if (flags.print_after_each) {
     options.after_pass = [](const std::string& pass, const graph::Graph& g) {

@@ -34,12 +34,19 @@ struct ModelOptions {
   /// Template::algorithm() values (--exclude-algorithm): tasks/tune extract no tasks of those
   /// templates, compile runs none of their kernels.
   std::vector<std::string> excluded_algorithms;
-  bool no_int8 = false;      ///< quantized convolutions compute in float32, not with int8 kernels
-  std::string target;        ///< compile, run, bench: llvm (default) or cuda[-smXY]
-  bool gpu_blocked = false;  ///< compile --gpu-layout nchwc
+  bool no_int8 = false;  ///< quantized convolutions compute in float32, not with int8 kernels
+  std::string target;    ///< compile, run, bench: llvm (default) or cuda[-smXY]
+  /// The products' precision of the float dense and batch matmul layers (a CUDA target's
+  /// tensor cores): "" or "fp32", "tf32", "fp16", "bf16" (parse_float_precision).
+  std::string precision;
+  bool gpu_blocked = false;     ///< compile --gpu-layout nchwc
   frontend::OnnxLimits limits;  ///< --max-model-bytes, --max-onnx-nodes, --max-initializers
 };
 
+/// The precision --precision names, for `target_spec` (the flags' own target when empty): a
+/// reduced one on a CPU target is refused, naming both.
+Expected<schedule_space::Precision> model_precision(const ModelOptions& flags,
+                                                    const std::string& target_spec = "");
 /// The algorithms the flags leave out (--exclude-algorithm); an error naming an unknown one.
 Expected<schedule_space::AlgorithmFilter> algorithm_filter(const ModelOptions& flags);
 

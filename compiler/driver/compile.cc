@@ -71,6 +71,11 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
     return invalid_argument("threads = " + std::to_string(options.threads) +
                             ", must be at least 1");
   TT_ASSIGN_OR_RETURN(std::optional<int> cc, cuda_target_capability(options.target));
+  if (ss::is_reduced_float(options.precision) && (!cc || *cc < 80))
+    return invalid_argument(std::string("precision ") + ss::precision_name(options.precision) +
+                            " runs on the tensor cores of a CUDA target of sm_80 or newer; the "
+                            "target is '" +
+                            (options.target.empty() ? std::string("llvm") : options.target) + "'");
   if (cc) return compile_network_cuda(model, options, *cc);
   const Stopwatch start;
   CompiledNetwork net;

@@ -52,6 +52,10 @@ struct CompileOptions {
   /// NCHW[x]c, blocks from its records or default configs) instead of NCHW with
   /// the plain CUDA templates (AutoTVM's; the default).
   bool gpu_blocked_layout = false;
+  /// CUDA targets: the products' precision of the float dense and batch matmul layers that a
+  /// tensor-core template computes (schedule_space::at_precision); the rest, and every
+  /// softmax, normalisation and reduction, stay float32. A CPU target refuses a reduced one.
+  schedule_space::Precision precision = schedule_space::Precision::kFloat32;
   /// Chooses a workload's kernel instead of the records (tests pick non-default ones).
   KernelOverride choose_kernel;
   /// Sees each conv2d and dense node's request and the kernel chosen for it (`tune --model`

@@ -168,11 +168,16 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
   TT_RETURN_IF_ERROR(chooser.first_error());
-  TT_ASSIGN_OR_RETURN(
-      LoweredNetwork lowered,
-      lower_network(
-          optimised, [&](const NodeKernelRequest& r) { return chooser.for_node(r); }, 1,
-          /*row_kernels=*/true));
+  TT_ASSIGN_OR_RETURN(LoweredNetwork lowered,
+                      lower_network(
+                          optimised,
+                          [&](NodeKernelRequest r) {
+                            r.workload =
+                                ss::at_precision(r.workload, options.precision,
+                                                 ss::target_backend(target), options.algorithms);
+                            return chooser.for_node(r);
+                          },
+                          1, /*row_kernels=*/true));
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);
   net.params = std::move(lowered.params);
