@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/graph/op_attrs.h"
+#include "schedule_space/gpu_limits.h"
 
 namespace tensortune {
 namespace {
@@ -89,6 +90,45 @@ TEST(TaskExtraction, ATransformersProjectionsAndAttentionMatMulsAreTasks) {
   EXPECT_EQ(tasks->tasks[1].workload_key,
             "[\"batch_matmul.x86\", [[\"TENSOR\", [2, 16, 64], \"float32\"], [\"TENSOR\", [2, "
             "64, 16], \"float32\"], null, \"float32\", false, false]]");
+
+  // At fp16 on a CUDA target the same layers are the tensor-core templates' float16 tasks (as
+  // compile --precision fp16 runs them), and only those.
+  const schedule_space::Target gpu{schedule_space::cuda_target_spec(80), 1};
+  auto half = tuner::extract_tasks(g, gpu, {}, true, schedule_space::Precision::kFloat16);
+  ASSERT_TRUE(half) << half.error().message;
+  ASSERT_EQ(half->tasks.size(), 3u);
+  EXPECT_EQ(half->tasks[0].task.template_name, "dense_tensorcore.cuda");
+  EXPECT_EQ(half->tasks[0].task.workload, schedule_space::Workload(schedule_space::DenseWorkload{
+                                              32, 64, 32, schedule_space::Precision::kFloat16}));
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(half->tasks[i].task.template_name, "batch_matmul_tensorcore.cuda");
+    EXPECT_EQ(schedule_space::precision_of(half->tasks[i].task.workload),
+              schedule_space::Precision::kFloat16);
+  }
+}
+
+// A convolution has no tensor-core template: at tf32 it stays a float32 task of the CUDA
+// templates.
+TEST(TaskExtraction, AConvolutionAtAReducedPrecisionStaysFloat32) {
+  graph::Graph g("conv");
+  const graph::ValueId x = g.add_input("x", {DType::kFloat32, {1, 8, 10, 10}});
+  auto conv = g.add_node(
+      OpKind::kConv2d, "conv",
+      {x,
+       g.add_constant("w", Tensor::from_floats({16, 8, 3, 3}, std::vector<float>(16 * 72, 0.1f)))},
+      graph::Attrs{{"strides", std::vector<int64_t>{1, 1}},
+                   {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                   {"dilations", std::vector<int64_t>{1, 1}},
+                   {"groups", int64_t{1}}});
+  ASSERT_TRUE(conv);
+  g.add_output(*conv);
+  const schedule_space::Target gpu{schedule_space::cuda_target_spec(80), 1};
+  auto tasks = tuner::extract_tasks(g, gpu, {}, true, schedule_space::Precision::kTf32);
+  ASSERT_TRUE(tasks) << tasks.error().message;
+  ASSERT_FALSE(tasks->tasks.empty());
+  for (const auto& t : tasks->tasks)
+    EXPECT_EQ(schedule_space::precision_of(t.task.workload), schedule_space::Precision::kFloat32)
+        << t.task.template_name;
 }
 
 }  // namespace
