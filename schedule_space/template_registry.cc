@@ -39,6 +39,7 @@ const std::vector<const Template*>& all_templates() {
       &batch_matmul_cuda_template(),
       &dense_tensorcore_cuda_template(),
       &batch_matmul_tensorcore_cuda_template(),
+      &conv2d_nchw_tensorcore_cuda_template(),
   };
   return templates;
 }

@@ -66,7 +66,8 @@ TensorcoreSchedule decode(const GemmExtents& e, const std::vector<Knob>& knobs,
 }
 
 bool valid(const GemmExtents& e, const TensorcoreSchedule& s) {
-  // Vector loads walk K (data, and a weight of [N, K]) or N (a weight of [K, N]).
+  // Vector loads walk K (data, and a weight of [N, K]) or N (a weight of [K, N]); a
+  // convolution's patches are gathered one element at a time.
   if (e.k % s.vec != 0 || s.tile_k() % s.vec != 0) return false;
   if (e.weight_kn && (e.n % s.vec != 0 || s.tile_n() % s.vec != 0)) return false;
   if (s.wmma_m % s.mma().m != 0 || s.wmma_n % s.mma().n != 0) return false;
@@ -165,6 +166,17 @@ class BatchMatmulTensorcoreCudaTemplate final : public TensorcoreGemmTemplate {
   OperatorKind operator_kind() const override { return OperatorKind::kBatchMatmul; }
 };
 
+class Conv2dNchwTensorcoreCudaTemplate final : public TensorcoreGemmTemplate {
+ public:
+  std::string_view name() const override { return "conv2d_nchw_tensorcore.cuda"; }
+  OperatorKind operator_kind() const override { return OperatorKind::kConv2d; }
+  NetworkLayout network_layout() const override { return NetworkLayout::kPlain; }
+  ConvArgsLayout autotvm_conv_args() const override { return ConvArgsLayout::kNoLayouts; }
+  // Ungrouped convolutions (the GEMM has one weight matrix per image); depthwise ones have
+  // their own template.
+  Status accepts(const Workload& w) const override { return Template::accepts(w); }
+};
+
 }  // namespace
 
 MmaShape mma_shape(Precision p) {
@@ -173,9 +185,17 @@ MmaShape mma_shape(Precision p) {
 
 GemmExtents gemm_extents(const Workload& w) {
   if (const auto* b = std::get_if<BatchMatmulWorkload>(&w))
-    return {b->batch, b->m, b->n, b->k, !b->transpose_b, b->precision};
+    return {b->batch, b->m, b->n, b->k, !b->transpose_b, b->precision, std::nullopt};
+  if (const auto* c = std::get_if<Conv2dWorkload>(&w))
+    return {c->batch,
+            c->out_channels,
+            c->out_height() * c->out_width(),
+            c->in_channels / c->groups * c->kernel_h * c->kernel_w,
+            false,
+            c->precision,
+            *c};
   const auto& d = std::get<DenseWorkload>(w);
-  return {1, d.batch, d.out_features, d.in_features, false, d.precision};
+  return {1, d.batch, d.out_features, d.in_features, false, d.precision, std::nullopt};
 }
 
 ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e) {
@@ -210,6 +230,11 @@ const Template& dense_tensorcore_cuda_template() {
 
 const Template& batch_matmul_tensorcore_cuda_template() {
   static const BatchMatmulTensorcoreCudaTemplate instance;
+  return instance;
+}
+
+const Template& conv2d_nchw_tensorcore_cuda_template() {
+  static const Conv2dNchwTensorcoreCudaTemplate instance;
   return instance;
 }
 

@@ -32,6 +32,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ namespace tensortune::schedule_space {
 /// The template objects (registered in template_registry.cc).
 const Template& dense_tensorcore_cuda_template();
 const Template& batch_matmul_tensorcore_cuda_template();
+/// conv2d_nchw_tensorcore.cuda: a convolution as the same product, in the networks' NCHW
+/// layout (implicit GEMM): per image, [OC, IC*KH*KW] weights times the [IC*KH*KW, OH*OW] patches
+/// of the input, gathered into shared memory as they are staged (zero padding, strides and
+/// dilations in the gather), the product [OC, OH*OW] being the NCHW output. Ours: AutoTVM's
+/// tensor-core convolution is NHWC (conv2d_nhwc_tensorcore.cuda), a layout our networks do not
+/// take; this one runs where conv2d_nchw.cuda runs, with the same knobs as the GEMMs.
+const Template& conv2d_nchw_tensorcore_cuda_template();
 
 /// The PTX mma.sync instruction shape a precision's tiles are made of: m16n8k8 for tf32,
 /// m16n8k16 for float16 and bfloat16.
@@ -53,11 +61,13 @@ struct MmaShape {
 MmaShape mma_shape(Precision p);
 
 /// The product a tensor-core kernel computes: `batch` entries of [m, k] x [k, n], the weight
-/// stored as [n, k] (dense, AutoTVM's batch matmul) or [k, n] (weight_kn).
+/// stored as [n, k] (dense, AutoTVM's batch matmul) or [k, n] (weight_kn); a convolution
+/// (`conv` set) is the weight [OC = m, k] times the image's patches [k, n = OH * OW].
 struct GemmExtents {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool weight_kn = false;
   Precision precision = Precision::kFloat16;
+  std::optional<Conv2dWorkload> conv;
 };
 GemmExtents gemm_extents(const Workload& w);
 

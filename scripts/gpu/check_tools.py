@@ -77,7 +77,7 @@ def cmd_inputs(a):
     if a.op == "conv2d":
         weight = rng.uniform(-1, 1, dims(a.kernel)).astype(np.float32)
         bias = rng.uniform(-1, 1, weight.shape[0]).astype(np.float32)
-        ref = conv2d_reference(np, data.astype(np.float64), weight.astype(np.float64),
+        ref = conv2d_reference(np, rounded(np, data, a.precision), rounded(np, weight, a.precision),
                                pair(a.strides), [int(p) for p in a.pads.split(",")],
                                pair(a.dilation))
         ref += bias.astype(np.float64)[None, :, None, None]
@@ -177,7 +177,7 @@ def main():
     i.add_argument("--pads", default="0")
     i.add_argument("--dilation", default="1,1")
     i.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
-                   help="dense, batch_matmul: the reference's products' inputs rounded so")
+                   help="the reference's products' inputs rounded so (the tensor-core templates')")
     c = sub.add_parser("compare")
     c.add_argument("got")
     c.add_argument("want")

@@ -415,6 +415,13 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
       make("dense_tensorcore.cuda", ss::DenseWorkload{37, 45, 40, ss::Precision::kFloat16}),
       make("dense_tensorcore.cuda", ss::DenseWorkload{64, 96, 72, ss::Precision::kTf32}),
       make("dense_tensorcore.cuda", ss::DenseWorkload{32, 48, 64, ss::Precision::kBFloat16}),
+      make("conv2d_nchw_tensorcore.cuda",
+           [] {
+             auto w =
+                 *ss::conv2d_workload({2, 16, 9, 11}, {24, 16, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 1});
+             w.precision = ss::Precision::kTf32;
+             return w;
+           }()),
       make("batch_matmul_tensorcore.cuda",
            ss::BatchMatmulWorkload{3, 40, 24, 32, false, ss::Precision::kFloat16}),
   };

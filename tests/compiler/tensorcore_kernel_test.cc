@@ -279,6 +279,55 @@ TEST(BatchMatmulTensorcore, EmulatedKernelsEqualTheRoundedReference) {
     }
 }
 
+// The convolution as an implicit GEMM: two images, stride (2, 1), dilation (1, 2), pads t1 l0
+// b2 r1, a 3x2 kernel, and a 1x1 one; every precision; a bias per output channel.
+TEST(Conv2dNchwTensorcore, EmulatedKernelsEqualTheRoundedReference) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  for (ss::Precision p : kReduced)
+    for (auto base :
+         {*ss::conv2d_workload({2, 6, 9, 11}, {20, 6, 3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}),
+          ss::square_conv2d(16, 6, 24, 1, 1)}) {
+      ss::Conv2dWorkload w = base;
+      w.precision = p;
+      auto task = ss::make_task("conv2d_nchw_tensorcore.cuda", w, gpu);
+      ASSERT_TRUE(task.has_value()) << task.error().message;
+      auto space = ss::make_config_space(*task);
+      ASSERT_TRUE(space.has_value());
+      const ss::OperandShapes shapes = ss::operand_shapes(w);
+      tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
+                                     Tensor::zeros(shapes.bias)};
+      tt::fill_uniform(in.data, 61);
+      tt::fill_uniform(in.weight, 62);
+      tt::fill_uniform(*in.bias, 63);
+      const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
+      // The same bound as the GEMMs', over the taps inside the input (at most IC * KH * KW).
+      const int64_t taps = w.in_channels * w.kernel_h * w.kernel_w;
+      const double u = std::ldexp(1.0, -24), gamma = (taps + 1) * u / (1 - (taps + 1) * u);
+      // sum |x w| of the rounded inputs: the reference of their magnitudes, in float32.
+      auto magnitudes = [p](Tensor t) {
+        for (float& v : t.f32) v = std::fabs(ss::round_to_precision(v, p));
+        return t;
+      };
+      ss::Conv2dWorkload exact = w;
+      exact.precision = ss::Precision::kFloat32;
+      const Tensor magnitude = tt::measure::conv2d_nchw_reference(
+          magnitudes(in.data), magnitudes(in.weight), nullptr, exact);
+      for (const ss::Config& c : sample(*task, *space, 3)) {
+        auto got = tt::measure::run_operator(*task, *space, c, in, 1);
+        ASSERT_TRUE(got.has_value()) << got.error().message;
+        ASSERT_EQ(got->f32.size(), want.f32.size());
+        const int64_t plane = w.out_height() * w.out_width();
+        for (size_t i = 0; i < want.f32.size(); ++i) {
+          const int64_t oc = static_cast<int64_t>(i) / plane % w.out_channels;
+          const double bound = gamma * (magnitude.f32[i] + std::fabs(in.bias->f32[oc])) +
+                               u * std::fabs(want.f32[i]) + 1e-30;
+          ASSERT_LE(std::fabs(double(got->f32[i]) - want.f32[i]), bound * (1 + 1e-6))
+              << ss::describe_workload(w) << " " << space->describe(c) << " element " << i;
+        }
+      }
+    }
+}
+
 #ifdef TT_WITH_CUDA
 // ptxas for sm_80 and sm_90: the shared memory the launch asks for, no spills, the limits.
 void assemble_within_limits(const cuda::CudaKernelSource& k, const std::string& ptx,
@@ -318,6 +367,24 @@ TEST(DenseTensorcore, SampledConfigsCompileAndAssembleWithinTheLimits) {
         auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
         ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
         EXPECT_NE(compiled->ptx.find("mma.sync.aligned"), std::string::npos);
+        assemble_within_limits(*k, compiled->ptx, space->describe(c));
+      }
+    }
+  // ResNet-50's convolutions: a 3x3 stride-1, a strided 1x1, the 7x7 stem.
+  for (ss::Precision p : kReduced)
+    for (ss::Conv2dWorkload w :
+         {ss::square_conv2d(64, 56, 64, 3, 1), ss::square_conv2d(256, 28, 512, 1, 2),
+          *ss::conv2d_workload({1, 3, 224, 224}, {64, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1})}) {
+      w.precision = p;
+      auto task = ss::make_task("conv2d_nchw_tensorcore.cuda", w, gpu);
+      ASSERT_TRUE(task.has_value()) << task.error().message;
+      auto space = ss::make_config_space(*task);
+      for (const ss::Config& c : sample(*task, *space, 4)) {
+        auto k = cuda::emit_cuda_kernel(*task, *space, c,
+                                        cuda::CudaKernelOptions::bias_relu(true, true));
+        ASSERT_TRUE(k.has_value()) << k.error().message;
+        auto compiled = cuda::nvrtc_compile(*k, 80, /*cubin=*/false);
+        ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
         assemble_within_limits(*k, compiled->ptx, space->describe(c));
       }
     }

@@ -105,6 +105,10 @@ CudaKernelSource emit_dense_tensorcore(const schedule_space::Task& task,
                                        const schedule_space::ConfigSpace& space,
                                        const schedule_space::Config& config,
                                        const CudaKernelOptions& options);
+CudaKernelSource emit_conv2d_nchw_tensorcore(const schedule_space::Task& task,
+                                             const schedule_space::ConfigSpace& space,
+                                             const schedule_space::Config& config,
+                                             const CudaKernelOptions& options);
 CudaKernelSource emit_batch_matmul_tensorcore(const schedule_space::Task& task,
                                               const schedule_space::ConfigSpace& space,
                                               const schedule_space::Config& config,

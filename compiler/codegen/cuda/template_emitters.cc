@@ -27,6 +27,7 @@ constexpr Registered kEmitters[] = {
     {"batch_matmul.cuda", emit_batch_matmul},
     {"dense_tensorcore.cuda", emit_dense_tensorcore},
     {"batch_matmul_tensorcore.cuda", emit_batch_matmul_tensorcore},
+    {"conv2d_nchw_tensorcore.cuda", emit_conv2d_nchw_tensorcore},
 };
 
 EmitFn find_emitter(std::string_view template_name) {

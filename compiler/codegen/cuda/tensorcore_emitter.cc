@@ -136,6 +136,34 @@ void stage_columns(SourceWriter& src, const ss::TensorcoreSchedule& s, const cha
   src.close();
 }
 
+// The patches of a convolution's image as the [K, N] operand (k = (ic, kh, kw), n = (oh, ow)),
+// gathered one element at a time (zeros in the padding and past the edges), stored as [n][k]:
+// consecutive threads take consecutive output columns, so their reads are a strided row.
+void stage_patches(SourceWriter& src, const ss::TensorcoreSchedule& s, const char* tile,
+                   const std::string& base, const ss::Conv2dWorkload& c, int64_t N, int64_t K,
+                   const PrecisionCode& code) {
+  const int64_t taps = c.kernel_h * c.kernel_w, ow = c.out_width();
+  src.open("for (int i = tid; i < " + num(s.tile_k() * s.tile_n()) + "; i += " + num(s.threads()) +
+           ") {");
+  src.line("const int r = i / " + num(s.tile_n()) + ", c = i % " + num(s.tile_n()) +
+           ";  // k, n in the tile");
+  src.line("const int kk = k0 + r, p = n0 + c;");
+  src.line("float v = 0.0f;");
+  src.open("if (kk < " + num(K) + " && p < " + num(N) + ") {");
+  src.line("const int ic = kk / " + num(taps) + ", kh = kk % " + num(taps) + " / " +
+           num(c.kernel_w) + ", kw = kk % " + num(c.kernel_w) + ";");
+  src.line("const int ih = p / " + num(ow) + " * " + num(c.stride_h) + " + kh * " +
+           num(c.dilation_h) + " - " + num(c.pad_top) + ";");
+  src.line("const int iw = p % " + num(ow) + " * " + num(c.stride_w) + " + kw * " +
+           num(c.dilation_w) + " - " + num(c.pad_left) + ";");
+  src.line("if (ih >= 0 && ih < " + num(c.in_height) + " && iw >= 0 && iw < " + num(c.in_width) +
+           ") v = " + base + "[(ic * " + num(c.in_height) + " + ih) * " + num(c.in_width) +
+           " + iw];");
+  src.close();
+  src.line(std::string(tile) + "[c * " + num(s.row_stride()) + " + r] = " + code.convert + "(v);");
+  src.close();
+}
+
 CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpace& space,
                                       const ss::Config& config, const CudaKernelOptions& options,
                                       const std::string& default_entry) {
@@ -169,8 +197,15 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
   src.line("const int g = lane / 4, t = lane % 4;");
   src.line("const int m0 = blockIdx.y * " + num(tm) + ", n0 = blockIdx.x * " + num(tn) +
            ", b = blockIdx.z;");
-  src.line("const float* const data_b = data + b * " + num(M * K) + ";  // this batch entry's");
-  src.line("const float* const weight_b = weight + b * " + num(N * K) + ";");
+  if (e.conv) {
+    // The weight [OC, K] is the row operand of every image; the image's patches the columns.
+    const ss::Conv2dWorkload& c = *e.conv;
+    src.line("const float* const image = data + b * " +
+             num(c.in_channels * c.in_height * c.in_width) + ";");
+  } else {
+    src.line("const float* const data_b = data + b * " + num(M * K) + ";  // this batch entry's");
+    src.line("const float* const weight_b = weight + b * " + num(N * K) + ";");
+  }
   src.line("const int wm = warp / " + num(s.block_col_warps) + " * " + num(s.warp_m()) +
            ", wn = warp % " + num(s.block_col_warps) + " * " + num(s.warp_n()) +
            ";  // the warp's tile in the block's");
@@ -182,11 +217,16 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
 
   src.open("for (int k0 = 0; k0 < " + num(K) + "; k0 += " + num(tk) + ") {");
   src.line("__syncthreads();  // the previous step's tiles are consumed");
-  stage_rows(src, s, "a_tile", "data_b", "m0", tm, M, K, code);
-  if (e.weight_kn)
-    stage_columns(src, s, "b_tile", "weight_b", N, K, code);
-  else
-    stage_rows(src, s, "b_tile", "weight_b", "n0", tn, N, K, code);
+  if (e.conv) {
+    stage_rows(src, s, "a_tile", "weight", "m0", tm, M, K, code);
+    stage_patches(src, s, "b_tile", "image", *e.conv, N, K, code);
+  } else {
+    stage_rows(src, s, "a_tile", "data_b", "m0", tm, M, K, code);
+    if (e.weight_kn)
+      stage_columns(src, s, "b_tile", "weight_b", N, K, code);
+    else
+      stage_rows(src, s, "b_tile", "weight_b", "n0", tn, N, K, code);
+  }
   src.line("__syncthreads();");
   src.line("#pragma unroll");
   src.open("for (int kk = 0; kk < " + num(tk) + "; kk += " + num(mma.k) + ") {");
@@ -244,8 +284,8 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
   src.line("const int m = m0 + i / " + num(tn) + ", j = n0 + i % " + num(tn) + ";");
   const std::string index = "(b * " + num(M) + " + m) * " + num(N) + " + j";
   src.line("if (m < " + num(M) + " && j < " + num(N) + ") out[" + index + "] = " +
-           epilogue("c_tile[i / " + num(tn) + " * " + num(ldc) + " + i % " + num(tn) + "]", "j",
-                    index, options) +
+           epilogue("c_tile[i / " + num(tn) + " * " + num(ldc) + " + i % " + num(tn) + "]",
+                    e.conv ? "m" : "j", index, options) +
            ";");
   src.close();
   src.close();  // kernel
@@ -258,6 +298,12 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
 CudaKernelSource emit_dense_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
                                        const ss::Config& config, const CudaKernelOptions& options) {
   return emit_tensorcore_gemm(task, space, config, options, "tt_dense_tensorcore");
+}
+
+CudaKernelSource emit_conv2d_nchw_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
+                                             const ss::Config& config,
+                                             const CudaKernelOptions& options) {
+  return emit_tensorcore_gemm(task, space, config, options, "tt_conv2d_nchw_tensorcore");
 }
 
 CudaKernelSource emit_batch_matmul_tensorcore(const ss::Task& task, const ss::ConfigSpace& space,
