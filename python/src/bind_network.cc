@@ -278,7 +278,7 @@ py::dict bench_dict(const runtime::BenchResult& r) {
 Network compile(const py::object& model, const py::object& records, int opt_level, int threads,
                 const std::string& target, const py::object& input_shapes,
                 const std::string& device_key, const std::vector<std::string>& exclude_algorithms,
-                bool borrow, const std::string& sequence_buckets) {
+                bool borrow, const std::string& sequence_buckets, const std::string& precision) {
   if (opt_level < 0 || opt_level > 3)
     raise(invalid_argument("opt_level = " + std::to_string(opt_level) + ", must be 0..3"));
   if (threads < 1)
@@ -291,6 +291,7 @@ Network compile(const py::object& model, const py::object& records, int opt_leve
   flags.excluded_algorithms = exclude_algorithms;
   flags.no_borrow = !borrow;
   flags.sequence_buckets = sequence_buckets;
+  flags.precision = precision;
   if (unwrap(workflow::sequence_range(flags))) {
     std::string bytes;
     {
@@ -444,7 +445,7 @@ void bind_network(py::module_& m) {
         py::arg("opt_level") = 3, py::arg("threads") = 1, py::arg("target") = "llvm",
         py::arg("input_shapes") = py::none(), py::arg("device_key") = "",
         py::arg("exclude_algorithms") = std::vector<std::string>{}, py::arg("borrow") = true,
-        py::arg("sequence_buckets") = "",
+        py::arg("sequence_buckets") = "", py::arg("precision") = "fp32",
         "Compiles a model (a zoo name or an ONNX file) as `tensortune compile` does; "
         "input_shapes={'input_ids': (1, range(1, 513))} compiles for every sequence length "
         "1..512 (buckets at powers of two and 1.5x each, or sequence_buckets='octaves' or "
@@ -452,7 +453,10 @@ void bind_network(py::module_& m) {
         "records= a "
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
         "nearest tuned one unless borrow=False), or none for default configs; exclude_algorithms: "
-        "template algorithms no node runs (e.g. ['winograd']), as --exclude-algorithm.");
+        "template algorithms no node runs (e.g. ['winograd']), as --exclude-algorithm; "
+        "precision='tf32', 'fp16' or 'bf16' (a CUDA target of sm_80+): the convolutions, dense "
+        "and batch matmul layers on the tensor cores at that precision, summed in float32, as "
+        "--precision.");
   m.def(
       "load",
       [](const py::handle& path, int threads) {

@@ -96,9 +96,10 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 PyTask make_task(const std::string& op, const std::vector<int64_t>& data,
                  const std::vector<int64_t>& weight, const std::vector<int64_t>& strides,
                  const std::vector<int64_t>& pads, const std::vector<int64_t>& dilation,
-                 const std::string& target, int weight_bits) {
+                 const std::string& target, int weight_bits, const std::string& precision) {
   workflow::OpArgs args;
   args.weight_bits = weight_bits;
+  args.precision = precision;
   args.op = op;
   args.target = target;
   args.strides = int_list(strides);
@@ -200,13 +201,15 @@ void bind_tasks(py::module_& m) {
            py::arg("strides") = std::vector<int64_t>{1, 1},
            py::arg("pads") = std::vector<int64_t>{0, 0, 0, 0},
            py::arg("dilation") = std::vector<int64_t>{1, 1}, py::arg("target") = "llvm",
-           py::arg("weight_bits") = 8,
+           py::arg("weight_bits") = 8, py::arg("precision") = "",
            "op: a template's name or op name (`tensortune tune-op --help` lists them), or the "
            "operator (conv2d, "
            "dense: its backend's first template); data/weight: NCHW and OIHW shapes for conv2d, "
            "(M, K) and (N, "
            "K) for dense; pads: 1, 2 or 4 values (top, left, bottom, right); weight_bits: 7 for "
-           "an int8 template's task of weights in [-64, 64] (as quantize's reduce_range writes)")
+           "an int8 template's task of weights in [-64, 64] (as quantize's reduce_range writes); "
+           "precision: 'tf32', 'fp16' or 'bf16' for a tensor-core task (a CUDA target; "
+           "op='dense' then picks the tensor-core template)")
       .def_static(
           "from_workload_key",
           [](const std::string& key, const std::string& target) {
@@ -219,6 +222,10 @@ void bind_tasks(py::module_& m) {
       .def_property_readonly("workload_key",
                              [](const PyTask& t) { return ss::workload_key(t.task); })
       .def_property_readonly("target", [](const PyTask& t) { return t.task.target.spec; })
+      .def_property_readonly(
+          "precision",
+          [](const PyTask& t) { return ss::precision_name(ss::precision_of(t.task.workload)); },
+          "float32, tf32, float16, bfloat16, or a quantized one ('uint8 x int8 -> int32')")
       .def_property_readonly(
           "flop", [](const PyTask& t) { return ss::task_flop(t.task); },
           "floating-point operations of one run")
@@ -242,9 +249,10 @@ void bind_tasks(py::module_& m) {
   m.def(
       "extract_tasks",
       [](const py::object& model, const std::string& target, const py::object& input_shapes,
-         const std::vector<std::string>& exclude_algorithms) {
+         const std::vector<std::string>& exclude_algorithms, const std::string& precision) {
         workflow::ModelOptions flags = model_options(model, input_shapes);
         flags.excluded_algorithms = exclude_algorithms;
+        flags.precision = precision;
         const ss::Target t = unwrap(workflow::op_target(target));
         std::vector<PyTask> out;
         {
@@ -257,11 +265,12 @@ void bind_tasks(py::module_& m) {
       },
       py::arg("model"), py::kw_only(), py::arg("target") = "llvm",
       py::arg("input_shapes") = py::none(),
-      py::arg("exclude_algorithms") = std::vector<std::string>{},
+      py::arg("exclude_algorithms") = std::vector<std::string>{}, py::arg("precision") = "fp32",
       "The tunable operators of a model (a zoo name or an ONNX file) as tasks, deduplicated by "
       "workload, in first-use order: what `tensortune tasks --model` lists. exclude_algorithms: "
       "template algorithms to leave out (e.g. ['winograd']), as --exclude-algorithm; "
-      "input_shapes with a range(1, 513) in a shape: every sequence bucket's tasks.");
+      "input_shapes with a range(1, 513) in a shape: every sequence bucket's tasks; precision: "
+      "the tensor-core tasks compile(precision=) runs.");
 }
 
 }  // namespace tensortune::python

@@ -41,7 +41,7 @@ from . import callbacks  # noqa: F401
 
 def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="llvm",
                input_shapes=None, tasks=None, exclude_algorithms=(), callbacks=None, imposed_trials=16,
-               **options):
+               precision="fp32", **options):
     """Tunes every task of a model one after the other, as `tensortune tune --model` does
     on this machine (AutoTVM's tune_tasks).
 
@@ -53,15 +53,16 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
     Ctrl-C stops the whole run (KeyboardInterrupt), with everything measured recorded.
     After all the tasks of a CPU target, measured here, up to imposed_trials configs of each
     layer that the compiled network runs at blocks its neighbours impose are measured too
-    (tune_imposed_blocks; 0: not). Returns tune_op's dict per tuned task (and thread count),
-    in order.
+    (tune_imposed_blocks; 0: not). precision: 'tf32', 'fp16' or 'bf16' tunes the tensor-core
+    tasks that compile(precision=) runs (a CUDA target). Returns tune_op's dict per tuned task
+    (and thread count), in order.
     """
     threads = options.pop("threads", 1)
     counts = sorted(set(threads)) if isinstance(threads, (list, tuple, set)) else [threads]
     if not counts:
         raise InvalidArgumentError("threads: an empty list of thread counts")
     found = extract_tasks(model, target=target, input_shapes=input_shapes,
-                          exclude_algorithms=list(exclude_algorithms))
+                          exclude_algorithms=list(exclude_algorithms), precision=precision)
     chosen = range(len(found)) if tasks is None else list(tasks)
     for i in chosen:
         if not isinstance(i, int) or not 0 <= i < len(found):

@@ -84,3 +84,26 @@ def test_bad_input_raises_clear_errors():
         tt.extract_tasks("no-such-model")
     with pytest.raises(tt.InvalidArgumentError, match="input_shapes"):
         tt.extract_tasks("resnet-18", input_shapes={"data": "1x3x64x64"})
+
+
+def test_a_reduced_precision_makes_tensor_core_tasks_and_keeps_them_apart(cli):
+    half = tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="fp16")
+    assert half.template_name == "dense_tensorcore.cuda"
+    assert half.precision == "float16"
+    assert '"float16"' in half.workload_key
+    tf32 = tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="tf32")
+    assert tf32.workload_key != half.workload_key
+    assert tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda").precision == "float32"
+    with pytest.raises(tt.InvalidArgumentError, match="'fp8'"):
+        tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="fp8")
+    # A model's tasks at fp16: every convolution and the classifier on the tensor cores, as the
+    # CLI lists them; on a CPU target the precision is refused, naming it.
+    tasks = tt.extract_tasks("resnet-18", target="cuda", precision="fp16")
+    listed = cli("tasks", "--model", "resnet-18", "--target", "cuda", "--precision", "fp16",
+                 "--json", parse_json=True)["tasks"]
+    assert [t.workload_key for t in tasks] == [t["workload_key"] for t in listed]
+    assert {t.template_name for t in tasks} == {"conv2d_nchw_tensorcore.cuda",
+                                                 "dense_tensorcore.cuda"}
+    assert all(t.precision == "float16" for t in tasks)
+    with pytest.raises(tt.InvalidArgumentError, match="llvm"):
+        tt.extract_tasks("resnet-18", precision="fp16")
