@@ -23,7 +23,7 @@ enum KnobPosition {
   kOffset,
   kOffsetCs,
   kVec,
-  kWmmaM,
+  kWmmaM,  // float16 and bfloat16 only; `stages` is the last knob
 };
 
 Knob ints_knob(const char* name, std::vector<int64_t> values) {
@@ -62,6 +62,7 @@ TensorcoreSchedule decode(const GemmExtents& e, const std::vector<Knob>& knobs,
     s.wmma_n = 256 / s.wmma_m;  // (16, 16), (32, 8), (8, 32)
     s.wmma_k = 16;
   }
+  s.stages = int_value(knobs, d, static_cast<int>(knobs.size()) - 1);
   return s;
 }
 
@@ -71,6 +72,8 @@ bool valid(const GemmExtents& e, const TensorcoreSchedule& s) {
   if (e.k % s.vec != 0 || s.tile_k() % s.vec != 0) return false;
   if (e.weight_kn && (e.n % s.vec != 0 || s.tile_n() % s.vec != 0)) return false;
   if (s.wmma_m % s.mma().m != 0 || s.wmma_n % s.mma().n != 0) return false;
+  // cp.async copies rows as they lie: the pipeline takes row-major [rows, K] operands only.
+  if (s.pipelined() && (e.weight_kn || e.conv)) return false;
   const auto grid = s.grid(e);
   return fits_universal_limits(launch_usage({s.threads(), 1, 1}, grid, s.shared_bytes()),
                                s.accumulators());
@@ -114,6 +117,7 @@ class TensorcoreGemmTemplate : public Template {
         option_index(knobs[kVec], vec),
     };
     if (e.precision != Precision::kTf32) digits.push_back(option_index(knobs[kWmmaM], int64_t{16}));
+    digits.push_back(0);  // stages 1: the pipeline has not yet run on a GPU
     return preferred_or_first_valid(space, digits);
   }
   const std::vector<std::string>& feature_names() const override {
@@ -121,7 +125,7 @@ class TensorcoreGemmTemplate : public Template {
         "block_row_warps", "block_col_warps", "warp_row_tiles", "warp_col_tiles",
         "chunk",           "offset",          "offset_cs",      "vec",
         "wmma_m",          "threads",         "blocks",         "accumulators",
-        "shared_bytes",    "mma_per_load",    "k_steps"};
+        "shared_bytes",    "mma_per_load",    "k_steps",        "stages"};
     return names;
   }
   std::vector<float> features(const Task& task, const ConfigSpace& space,
@@ -138,7 +142,7 @@ class TensorcoreGemmTemplate : public Template {
             // A warp's mma.sync per 32-bit fragment register it loads from shared memory.
             static_cast<float>(double(s.mma_rows() * s.mma_cols()) /
                                double(s.mma_rows() * 4 + s.mma_cols() * 2)),
-            log_feature(double((e.k + s.tile_k() - 1) / s.tile_k()))};
+            log_feature(double((e.k + s.tile_k() - 1) / s.tile_k())), static_cast<float>(s.stages)};
   }
   KernelSignature signature(const Task& task, const ConfigSpace& space,
                             const Config& config) const override {
@@ -211,6 +215,7 @@ ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents
       ints_knob("vec", {1, 2, 4, 8}),
   };
   if (e.precision != Precision::kTf32) knobs.push_back(ints_knob("wmma_m", wmma_m_candidates(e)));
+  knobs.push_back(ints_knob("stages", {1, 2, 3}));
   std::vector<Knob> captured = knobs;
   auto is_valid = [captured, e](const std::vector<int32_t>& d) {
     return valid(e, decode(e, captured, d));

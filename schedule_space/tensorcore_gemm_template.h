@@ -17,7 +17,13 @@
 /// fragment tile's rows ((m, n, k) = (16, 16, 16), (32, 8, 16) or (8, 32, 16); AutoTVM's order
 /// of the three by the shape's divisibility). tf32 has one fragment tile, 16 x 16 x 8, and no
 /// wmma_m knob; its offset candidates are {0, 4} (four 4-byte elements shift a row by four
-/// banks, which is what spreads the fragment loads of eight rows over all 32).
+/// banks, which is what spreads the fragment loads of eight rows over all 32). After them one
+/// knob of ours, `stages` {1, 2, 3} (its first candidate AutoTVM's behaviour, so that AutoTVM's
+/// indices stay): 1 stages each step's operands rounded, with synchronous loads; 2 and 3 copy
+/// raw float32 tiles with cp.async into a ring of that many buffers, the next steps' copies in
+/// flight while the warps multiply the current one, rounding as the fragments are read (dense
+/// and batch matmul of an [N, K] weight; a [K, N] weight and a convolution's gathered patches
+/// take stages 1 only).
 ///
 /// A block computes a (block_row_warps * warp_row_tiles * m) x (block_col_warps *
 /// warp_col_tiles * n) output tile of one batch entry (blockIdx.z); per step of chunk * k
@@ -75,6 +81,7 @@ struct TensorcoreSchedule {
   Precision precision = Precision::kFloat16;
   int64_t block_row_warps = 1, block_col_warps = 1, warp_row_tiles = 1, warp_col_tiles = 1;
   int64_t chunk = 1, offset = 0, offset_cs = 0, vec = 1;
+  int64_t stages = 1;  ///< 1: synchronous rounded staging; 2, 3: a cp.async ring of raw tiles
   int64_t wmma_m = 16, wmma_n = 16, wmma_k = 16;  ///< the fragment tile
 
   MmaShape mma() const { return mma_shape(precision); }
@@ -89,11 +96,17 @@ struct TensorcoreSchedule {
   int64_t mma_rows() const { return warp_m() / mma().m; }
   int64_t mma_cols() const { return warp_n() / mma().n; }
   int64_t accumulators() const { return 4 * mma_rows() * mma_cols(); }
-  /// Bytes of one staged operand element: a TF32 bit pattern, or a float16 / bfloat16.
-  int64_t element_bytes() const { return precision == Precision::kTf32 ? 4 : 2; }
-  int64_t row_stride() const { return tile_k() + offset; }            ///< staged rows, elements
+  bool pipelined() const { return stages > 1; }
+  /// Bytes of one staged operand element: a TF32 bit pattern, a float16 / bfloat16, or (a
+  /// pipeline's raw copies) a float32.
+  int64_t element_bytes() const { return pipelined() || precision == Precision::kTf32 ? 4 : 2; }
+  /// Staged rows, in elements. A pipeline's float rows are padded by 4 floats when `offset` asks
+  /// for padding (four banks: the fragment loads of eight rows then hit all 32).
+  int64_t row_stride() const { return tile_k() + (pipelined() ? (offset > 0 ? 4 : 0) : offset); }
   int64_t output_row_stride() const { return tile_n() + offset_cs; }  ///< staged output, floats
-  int64_t operand_bytes() const { return element_bytes() * row_stride() * (tile_m() + tile_n()); }
+  int64_t operand_bytes() const {
+    return stages * element_bytes() * row_stride() * (tile_m() + tile_n());
+  }
   int64_t output_bytes() const { return 4 * tile_m() * output_row_stride(); }
   /// The operands' and the output's staging share one buffer (the output's after the last step),
   /// of float4s (16-byte aligned for the fragment loads).

@@ -34,7 +34,7 @@ ss::Workload small_workload(const ss::Template& t) {
     case ss::OperatorKind::kDense:
       return ss::DenseWorkload{3, 16, 12, t.precision()};
     case ss::OperatorKind::kBatchMatmul:  // w as (B, K, N), N past one vector
-      return ss::BatchMatmulWorkload{2, 6, 20, 12, false};
+      return ss::BatchMatmulWorkload{2, 6, 20, 12, false, t.precision()};
   }
   return ss::DenseWorkload{1, 1, 1};
 }

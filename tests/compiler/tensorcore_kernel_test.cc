@@ -9,6 +9,7 @@
 #include <random>
 
 #include "compiler/codegen/cuda/cuda_kernel.h"
+#include "compiler/codegen/cuda/emulator.h"
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
 #include "schedule_space/gpu_limits.h"
@@ -99,8 +100,9 @@ TEST(ReducedPrecision, NamesParseAndKeepTheirTasksApart) {
   EXPECT_NE(old.error().message.find("sm_75"), std::string::npos) << old.error().message;
 }
 
-// AutoTVM's float16 space: 15552 points, its index formula (the first knob fastest), wmma_m's
-// candidates by the shape's divisibility.
+// AutoTVM's float16 space: 15552 points times our `stages` knob, AutoTVM's index formula (the
+// first knob fastest; its configs are stages 1), wmma_m's candidates by the shape's
+// divisibility.
 TEST(DenseTensorcore, SpaceHasAutoTvmsKnobsAndIndices) {
   const ss::Target gpu{ss::cuda_target_spec(80), 1};
   auto task = ss::make_task("dense_tensorcore.cuda",
@@ -108,11 +110,11 @@ TEST(DenseTensorcore, SpaceHasAutoTvmsKnobsAndIndices) {
   ASSERT_TRUE(task.has_value());
   auto space = ss::make_config_space(*task);
   ASSERT_TRUE(space.has_value());
-  EXPECT_EQ(space->size(), 15552);
+  EXPECT_EQ(space->size(), 15552 * 3);
   const std::vector<std::string> names{
       "block_row_warps", "block_col_warps", "warp_row_tiles", "warp_col_tiles",
       "chunk",           "offset",          "offsetCS",       "vec",
-      "wmma_m"};
+      "wmma_m",          "stages"};
   ASSERT_EQ(space->knobs().size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(space->knobs()[i].name, names[i]);
   // brw 2 (digit 1), bcw 4 (2), chunk 4 (2), vec 8 (3), wmma_m: M % 32 = 0 -> [32, 16, 8], 16.
@@ -127,7 +129,8 @@ TEST(DenseTensorcore, SpaceHasAutoTvmsKnobsAndIndices) {
   // tf32: no wmma_m.
   auto tf32 = ss::make_task("dense_tensorcore.cuda",
                             ss::DenseWorkload{64, 256, 128, ss::Precision::kTf32}, gpu);
-  EXPECT_EQ(ss::make_config_space(*tf32)->size(), 5184);
+  EXPECT_EQ(std::get<int64_t>(space->value(*c, "stages")), 1);
+  EXPECT_EQ(ss::make_config_space(*tf32)->size(), 5184 * 3);
 }
 
 // `count` valid configs spread over the space, the default first: from each of count - 1 evenly
@@ -234,6 +237,73 @@ TEST(DenseTensorcore, EmulatedInputsRoundAsTheHardwareRounds) {
               << ")";
     }
   }
+}
+
+// The cp.async ring (stages 2 and 3) computes what the synchronous staging does: the same
+// configs with each stage count, every precision, edges in M and N and a K of several steps.
+TEST(DenseTensorcore, PipelinedStagesEqualTheRoundedReference) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  for (ss::Precision p : kReduced) {
+    const ss::DenseWorkload w{37, 45, 96, p};
+    auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
+    ASSERT_TRUE(task.has_value());
+    auto space = ss::make_config_space(*task);
+    tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
+                                   Tensor::zeros({w.out_features, w.in_features}),
+                                   Tensor::zeros({w.out_features})};
+    tt::fill_uniform(in.data, 71);
+    tt::fill_uniform(in.weight, 72);
+    tt::fill_uniform(*in.bias, 73);
+    int pipelined = 0;
+    for (const ss::Config& base : sample(*task, *space, 3)) {
+      for (int32_t stages : {1, 2}) {  // digits: 2 and 3 stages
+        std::vector<int32_t> digits = base.digits;
+        digits.back() = stages;
+        auto c = space->config_from_digits(digits);
+        ASSERT_TRUE(c.has_value());
+        if (!space->is_valid(*c)) continue;  // three stages may not fit 48 KiB
+        ++pipelined;
+        auto got = tt::measure::run_operator(*task, *space, *c, in, 1);
+        ASSERT_TRUE(got.has_value()) << got.error().message;
+        expect_within_accumulation_bound(
+            w, in.data, in.weight, *in.bias, *got,
+            std::string(ss::precision_name(p)) + " " + space->describe(*c));
+      }
+    }
+    EXPECT_GE(pipelined, 3);
+  }
+}
+
+// The emulation's cp.async: the copy lands at the wait that completes its group (before it the
+// destination holds what it held), bytes past `valid` are zeros, and a wait keeps the newest
+// groups in flight.
+TEST(CudaEmulation, CpAsyncLandsAtItsWaitGroup) {
+  cuda::CudaKernelSource k;
+  k.entry = "copies";
+  k.block = {1, 1, 1};
+  k.source = R"(extern "C" __global__ void copies(const float* data, const float* weight,
+                                         float* out) {
+    __shared__ float s[8];
+    for (int i = 0; i < 8; ++i) s[i] = -1.0f;
+    tt_cp_async<16>(s, data, 16);        // group 0
+    tt_cp_async_commit();
+    tt_cp_async<8>(s + 4, data + 4, 4);  // group 1: one float, then a zero
+    tt_cp_async_commit();
+    out[0] = s[0];                       // nothing has landed
+    tt_cp_async_wait<1>();               // group 0 only
+    out[1] = s[3];
+    out[2] = s[4];
+    tt_cp_async_wait<0>();
+    out[3] = s[4];
+    out[4] = s[5];
+    __syncthreads();
+  })";
+  auto kernel = cuda::compile_for_emulation(k);
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  const std::vector<float> in{1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> out(5, 0.0f);
+  ASSERT_TRUE(kernel->launch(in.data(), nullptr, out.data()).has_value());
+  EXPECT_EQ(out, (std::vector<float>{-1, 4, -1, 5, 0}));
 }
 
 // Batch matmul of both weight layouts ([B, N, K] and [B, K, N]), three batch entries

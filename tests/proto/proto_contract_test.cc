@@ -36,14 +36,20 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
     ss::Conv2dWorkload quantized = std::get<ss::Conv2dWorkload>(conv);
     quantized.precision = ss::Precision::kUInt8Int8;
     // transpose_b true: not the field's default, so that the round trip shows it was written.
-    const ss::Workload w = t->operator_kind() == ss::OperatorKind::kBatchMatmul
-                               ? ss::Workload(ss::BatchMatmulWorkload{3, 8, 12, 16, true})
-                           : t->operator_kind() == ss::OperatorKind::kDense
-                               ? ss::Workload(ss::DenseWorkload{3, 32, 20, t->precision()})
-                           : t->precision() == ss::Precision::kUInt8Int8 ? ss::Workload(quantized)
-                           : t->accepts(conv)                            ? conv
-                           : t->accepts(conv_stride1)                    ? conv_stride1
-                                                                         : ss::Workload(depthwise);
+    const ss::Workload w =
+        t->operator_kind() == ss::OperatorKind::kBatchMatmul
+            ? ss::Workload(ss::BatchMatmulWorkload{3, 8, 12, 16, true, t->precision()})
+        : t->operator_kind() == ss::OperatorKind::kDense
+            ? ss::Workload(ss::DenseWorkload{3, 32, 20, t->precision()})
+        : t->precision() == ss::Precision::kUInt8Int8 ? ss::Workload(quantized)
+        : t->precision() == ss::Precision::kFloat16   ? ss::Workload([&] {
+            ss::Conv2dWorkload half = std::get<ss::Conv2dWorkload>(conv);
+            half.precision = ss::Precision::kFloat16;
+            return half;
+          }())
+        : t->accepts(conv)                            ? conv
+        : t->accepts(conv_stride1)                    ? conv_stride1
+                                                      : ss::Workload(depthwise);
     // A GPU target has no vector lanes (1); a CPU target's are its SIMD width in floats.
     const ss::Target target = t->backend() == "cuda" ? ss::Target{"cuda -arch=sm_80", 1}
                                                      : ss::Target{"llvm -keys=cpu", 8};

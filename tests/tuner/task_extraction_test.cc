@@ -107,28 +107,36 @@ TEST(TaskExtraction, ATransformersProjectionsAndAttentionMatMulsAreTasks) {
   }
 }
 
-// A convolution has no tensor-core template: at tf32 it stays a float32 task of the CUDA
-// templates.
-TEST(TaskExtraction, AConvolutionAtAReducedPrecisionStaysFloat32) {
-  graph::Graph g("conv");
+// At tf32 an ungrouped convolution is conv2d_nchw_tensorcore's tf32 task; a depthwise one has no
+// tensor-core template and stays a float32 task of the CUDA templates.
+TEST(TaskExtraction, ConvolutionsAtAReducedPrecisionTakeTheTensorCoresWhereATemplateServes) {
+  graph::Graph g("convs");
   const graph::ValueId x = g.add_input("x", {DType::kFloat32, {1, 8, 10, 10}});
-  auto conv = g.add_node(
-      OpKind::kConv2d, "conv",
-      {x,
-       g.add_constant("w", Tensor::from_floats({16, 8, 3, 3}, std::vector<float>(16 * 72, 0.1f)))},
-      graph::Attrs{{"strides", std::vector<int64_t>{1, 1}},
-                   {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                   {"dilations", std::vector<int64_t>{1, 1}},
-                   {"groups", int64_t{1}}});
-  ASSERT_TRUE(conv);
-  g.add_output(*conv);
+  auto conv = [&](const char* name, graph::ValueId in, int64_t out, int64_t groups) {
+    const int64_t per_group = 8 / groups;
+    auto n = g.add_node(
+        OpKind::kConv2d, name,
+        {in, g.add_constant(std::string(name) + ".w",
+                            Tensor::from_floats({out, per_group, 3, 3},
+                                                std::vector<float>(out * per_group * 9, 0.1f)))},
+        graph::Attrs{{"strides", std::vector<int64_t>{1, 1}},
+                     {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                     {"dilations", std::vector<int64_t>{1, 1}},
+                     {"groups", groups}});
+    EXPECT_TRUE(n);
+    return *n;
+  };
+  g.add_output(conv("depthwise", conv("dense_conv", x, 8, 1), 8, 8));
   const schedule_space::Target gpu{schedule_space::cuda_target_spec(80), 1};
   auto tasks = tuner::extract_tasks(g, gpu, {}, true, schedule_space::Precision::kTf32);
   ASSERT_TRUE(tasks) << tasks.error().message;
-  ASSERT_FALSE(tasks->tasks.empty());
-  for (const auto& t : tasks->tasks)
-    EXPECT_EQ(schedule_space::precision_of(t.task.workload), schedule_space::Precision::kFloat32)
-        << t.task.template_name;
+  ASSERT_EQ(tasks->tasks.size(), 2u);
+  EXPECT_EQ(tasks->tasks[0].task.template_name, "conv2d_nchw_tensorcore.cuda");
+  EXPECT_EQ(schedule_space::precision_of(tasks->tasks[0].task.workload),
+            schedule_space::Precision::kTf32);
+  EXPECT_EQ(tasks->tasks[1].task.template_name, "depthwise_conv2d_nchw.cuda");
+  EXPECT_EQ(schedule_space::precision_of(tasks->tasks[1].task.workload),
+            schedule_space::Precision::kFloat32);
 }
 
 }  // namespace

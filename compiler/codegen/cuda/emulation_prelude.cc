@@ -38,11 +38,23 @@ struct any_ptr {
 // Where a fiber waits: a block's barrier, or a warp-collective instruction (mma.sync), which
 // its warp's 32 lanes enter together as the PTX ISA requires (.aligned).
 enum Wait { kBarrier = 1, kWarpCollective = 2 };
+// A cp.async a thread issued and has not waited for: the copy happens at the wait that
+// completes its group (reading the destination before then sees what was there, as a kernel
+// that forgets the wait may on a GPU).
+struct PendingCopy {
+  void* dst;
+  const void* src;
+  int bytes, valid;
+  long long group;
+};
 struct Fiber {
   ucontext_t context;
   bool done, at_barrier;
   int wait;
   long long collectives;  // warp-collective instructions entered: the exchange slot's parity
+  PendingCopy* pending;   // cp.async copies not yet waited for
+  int pending_count, pending_capacity;
+  long long committed;  // cp.async groups committed
 };
 // What a warp's lanes hand a collective: mma.sync's A and B fragment registers. Two slots by
 // parity, so that lanes entering the next collective never overwrite the registers others are
@@ -105,6 +117,8 @@ static const char* run(const long long* dims, bool barriers) {
       makecontext(&f.context, trampoline, 0);
       f.done = false;
       f.collectives = 0;
+      f.pending_count = 0;
+      f.committed = 0;
     }
     for (;;) {
       long long waiting = 0, finished = 0;
@@ -143,6 +157,7 @@ static const char* run(const long long* dims, bool barriers) {
     }
   }
   free(stacks);
+  for (long long t = 0; t < threads; ++t) free(fibers[t].pending);
   free(fibers);
   free(exchange);
   fibers = nullptr;
@@ -220,6 +235,38 @@ static inline void mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) 
 }  // namespace tt_emu
 
 static inline void __syncthreads() { tt_emu::wait_for(tt_emu::kBarrier); }
+
+// cp.async (PTX 9.7.9.25.3): `Bytes` copied from global to shared memory, the bytes past
+// `valid` zero; the copy is deferred to the cp.async.wait_group that completes its group.
+template <int Bytes>
+static inline void tt_cp_async(void* dst, const void* src, int valid) {
+  tt_emu::Fiber& f = tt_emu::fibers[tt_emu::current];
+  if (f.pending_count == f.pending_capacity) {
+    f.pending_capacity = f.pending_capacity ? 2 * f.pending_capacity : 64;
+    f.pending = static_cast<tt_emu::PendingCopy*>(
+        realloc(f.pending, f.pending_capacity * sizeof(tt_emu::PendingCopy)));
+  }
+  f.pending[f.pending_count++] = {dst, src, Bytes, valid, f.committed};
+}
+// cp.async.commit_group: the copies issued since the last commit form a group.
+static inline void tt_cp_async_commit() { ++tt_emu::fibers[tt_emu::current].committed; }
+// cp.async.wait_group N: every group but the N most recent complete (the thread's own copies;
+// other threads see them after a barrier, as on a GPU).
+template <int N>
+static inline void tt_cp_async_wait() {
+  tt_emu::Fiber& f = tt_emu::fibers[tt_emu::current];
+  int kept = 0;
+  for (int i = 0; i < f.pending_count; ++i) {
+    tt_emu::PendingCopy& c = f.pending[i];
+    if (c.group < f.committed - N) {
+      memcpy(c.dst, c.src, c.valid);
+      memset(static_cast<char*>(c.dst) + c.valid, 0, c.bytes - c.valid);
+    } else {
+      f.pending[kept++] = c;
+    }
+  }
+  f.pending_count = kept;
+}
 
 // The kernels' tensor-core helpers (their GPU forms are inline PTX behind __CUDA_ARCH__).
 // cvt.rna.tf32.f32: half a TF32 ulp added to a finite value's bits, the low 13 cleared.

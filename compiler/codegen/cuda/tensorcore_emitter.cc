@@ -53,6 +53,35 @@ __device__ __forceinline__ void tt_mma_m16n8k16_bf16(float* d, const unsigned* a
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+__device__ __forceinline__ unsigned tt_shared_address(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+template <int Bytes>
+__device__ __forceinline__ void tt_cp_async(void* dst, const void* src, int valid) {
+  if (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :: "r"(tt_shared_address(dst)), "l"(src), "r"(valid));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                 :: "r"(tt_shared_address(dst)), "l"(src), "n"(Bytes), "r"(valid));
+}
+__device__ __forceinline__ void tt_cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void tt_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N));
+}
+#endif
+#ifndef TT_TENSORCORE_PACK
+#define TT_TENSORCORE_PACK
+// Two floats rounded to 16 bits and packed as a fragment register holds them (low half first).
+__device__ __forceinline__ unsigned tt_pack_f16(float2 v) {
+  return unsigned(tt_to_f16(v.x)) | (unsigned(tt_to_f16(v.y)) << 16);
+}
+__device__ __forceinline__ unsigned tt_pack_bf16(float2 v) {
+  return unsigned(tt_to_bf16(v.x)) | (unsigned(tt_to_bf16(v.y)) << 16);
+}
 #endif
 )";
 
@@ -164,6 +193,118 @@ void stage_patches(SourceWriter& src, const ss::TensorcoreSchedule& s, const cha
   src.close();
 }
 
+// The warps' mma.sync over one staged step: each fragment register read from the staged
+// tiles by the PTX ISA's layouts (rows of A and of B's columns, both stored [row][k]). `raw`:
+// the tiles hold float32 copies (the cp.async ring), rounded as they are read.
+void emit_fragment_steps(SourceWriter& src, const ss::TensorcoreSchedule& s, const std::string& a,
+                         const std::string& b, bool raw) {
+  const bool tf32 = s.precision == ss::Precision::kTf32;
+  const PrecisionCode code = code_of(s.precision);
+  const std::string ld = num(s.row_stride());
+  // The register holding elements (row, k) and (row, k + 1) of a tile: two staged 16-bit values,
+  // or two floats rounded and packed (low half first).
+  auto pair = [&](const std::string& tile, const std::string& row, const std::string& k) {
+    const std::string at = tile + " + (" + row + ") * " + ld + " + " + k;
+    if (!raw) return "*reinterpret_cast<const unsigned*>(" + at + ")";
+    return std::string(code.convert == std::string("tt_to_bf16") ? "tt_pack_bf16" : "tt_pack_f16") +
+           "(*reinterpret_cast<const float2*>(" + at + "))";
+  };
+  auto single = [&](const std::string& tile, const std::string& row, const std::string& k) {
+    const std::string v = tile + "[(" + row + ") * " + ld + " + " + k + "]";
+    return raw ? "tt_to_tf32(" + v + ")" : v;
+  };
+  src.line("#pragma unroll");
+  src.open("for (int kk = 0; kk < " + num(s.tile_k()) + "; kk += " + num(s.mma().k) + ") {");
+  src.line("unsigned a[" + num(s.mma_rows()) + "][4], w[" + num(s.mma_cols()) + "][2];");
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.line("const int r = wm + i * 16 + g;");
+  if (tf32) {
+    // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
+    src.line("a[i][0] = " + single(a, "r", "kk + t") + ";");
+    src.line("a[i][1] = " + single(a, "r + 8", "kk + t") + ";");
+    src.line("a[i][2] = " + single(a, "r", "kk + t + 4") + ";");
+    src.line("a[i][3] = " + single(a, "r + 8", "kk + t + 4") + ";");
+  } else {
+    // Register r holds two consecutive k: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, ..).
+    src.line("a[i][0] = " + pair(a, "r", "kk + 2 * t") + ";");
+    src.line("a[i][1] = " + pair(a, "r + 8", "kk + 2 * t") + ";");
+    src.line("a[i][2] = " + pair(a, "r", "kk + 2 * t + 8") + ";");
+    src.line("a[i][3] = " + pair(a, "r + 8", "kk + 2 * t + 8") + ";");
+  }
+  src.close();
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
+  src.line("const int c = wn + j * 8 + g;");
+  if (tf32) {
+    // b0 (k = t, n = g), b1 (k = t + 4, n = g).
+    src.line("w[j][0] = " + single(b, "c", "kk + t") + ";");
+    src.line("w[j][1] = " + single(b, "c", "kk + t + 4") + ";");
+  } else {
+    src.line("w[j][0] = " + pair(b, "c", "kk + 2 * t") + ";");
+    src.line("w[j][1] = " + pair(b, "c", "kk + 2 * t + 8") + ";");
+  }
+  src.close();
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
+  src.line(std::string(code.mma) + "(acc[i][j], a[i], w[j]);");
+  src.close().close();
+  src.close();  // kk
+}
+
+// The cp.async copies of one step's tiles into a ring slot: `rows` rows of a row-major
+// [extent, K] operand, vec floats a copy (16, 8 or 4 bytes), zeros past the extent and past K.
+void issue_copies(SourceWriter& src, const ss::TensorcoreSchedule& s, const std::string& ring,
+                  int64_t rows, const std::string& base, const char* origin, int64_t extent,
+                  int64_t K) {
+  const int64_t per_row = s.tile_k() / s.vec;
+  src.open("for (int i = tid; i < " + num(rows * per_row) + "; i += " + num(s.threads()) + ") {");
+  src.line("const int r = i / " + num(per_row) + ", c = i % " + num(per_row) + " * " + num(s.vec) +
+           ";");
+  src.line("const int row = " + std::string(origin) + " + r, col = k0 + c;");
+  src.line("const bool inside = row < " + num(extent) + " && col < " + num(K) + ";");
+  // An outside copy reads nothing (valid 0) but still names a mapped address.
+  src.line("tt_cp_async<" + num(4 * s.vec) + ">(" + ring + " + (slot * " + num(rows) + " + r) * " +
+           num(s.row_stride()) + " + c, inside ? " + base + " + row * " + num(K) +
+           " + col : " + base + ", inside ? " + num(4 * s.vec) + " : 0);");
+  src.close();
+}
+
+// The steps as a ring of `stages` raw tiles: the copies of the next stages - 1 steps in flight
+// while the warps multiply the current one (cp.async.wait_group stages - 2, then a barrier, so
+// every thread's copies of this step have landed and are visible to all).
+void emit_pipelined_steps(SourceWriter& src, const ss::TensorcoreSchedule& s,
+                          const ss::GemmExtents& e) {
+  const int64_t tm = s.tile_m(), tn = s.tile_n(), tk = s.tile_k();
+  const int64_t steps = (e.k + tk - 1) / tk;
+  auto issue = [&](const std::string& step) {  // inside the caller's braces
+    src.line("const int k0 = (" + step + ") * " + num(tk) + ", slot = (" + step + ") % " +
+             num(s.stages) + ";");
+    issue_copies(src, s, "a_ring", tm, "data_b", "m0", e.m, e.k);
+    issue_copies(src, s, "b_ring", tn, "weight_b", "n0", e.n, e.k);
+  };
+  src.open_for("p", s.stages - 1, "#pragma unroll");
+  src.open("if (p < " + num(steps) + ") {");
+  issue("p");
+  src.close();
+  src.line("tt_cp_async_commit();");
+  src.close();
+  src.open("for (int step = 0; step < " + num(steps) + "; ++step) {");
+  src.line("tt_cp_async_wait<" + num(s.stages - 2) + ">();");
+  src.line("__syncthreads();  // this step's copies, every thread's, have landed");
+  src.line("const float* const a_step = a_ring + step % " + num(s.stages) + " * " +
+           num(tm * s.row_stride()) + ";");
+  src.line("const float* const b_step = b_ring + step % " + num(s.stages) + " * " +
+           num(tn * s.row_stride()) + ";");
+  emit_fragment_steps(src, s, "a_step", "b_step", /*raw=*/true);
+  // Into the slot the previous step used: every thread has passed this step's barrier, so no
+  // warp still reads it.
+  src.open("if (step + " + num(s.stages - 1) + " < " + num(steps) + ") {");
+  issue("step + " + num(s.stages - 1));
+  src.close();
+  src.line("tt_cp_async_commit();");
+  src.close();
+  src.line("tt_cp_async_wait<0>();  // nothing in flight when the output reuses the memory");
+}
+
 CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpace& space,
                                       const ss::Config& config, const CudaKernelOptions& options,
                                       const std::string& default_entry) {
@@ -171,9 +312,7 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
   const ss::TensorcoreSchedule s = ss::tensorcore_schedule(e, space, config);
   const int64_t M = e.m, N = e.n, K = e.k;
   const int64_t tm = s.tile_m(), tn = s.tile_n(), tk = s.tile_k();
-  const ss::MmaShape mma = s.mma();
   const PrecisionCode code = code_of(s.precision);
-  const bool tf32 = s.precision == ss::Precision::kTf32;
   const int64_t ld = s.row_stride();  // staged elements per row of both operands
 
   CudaKernelSource k;
@@ -189,10 +328,15 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
   open_kernel(src, task, space, config, k, s.threads(), options,
               std::string(" ") + ss::precision_name(s.precision), /*min_blocks_per_sm=*/1);
   src.line("__shared__ float4 smem[" + num(s.shared_bytes() / 16) + "];");
-  src.line(std::string(code.element) + "* const a_tile = reinterpret_cast<" + code.element +
-           "*>(smem);  // [m][k]");
-  src.line(std::string(code.element) + "* const b_tile = a_tile + " + num(tm * ld) +
-           ";  // [n][k]");
+  if (s.pipelined()) {
+    src.line("float* const a_ring = reinterpret_cast<float*>(smem);  // [stage][m][k]");
+    src.line("float* const b_ring = a_ring + " + num(s.stages * tm * ld) + ";  // [stage][n][k]");
+  } else {
+    src.line(std::string(code.element) + "* const a_tile = reinterpret_cast<" + code.element +
+             "*>(smem);  // [m][k]");
+    src.line(std::string(code.element) + "* const b_tile = a_tile + " + num(tm * ld) +
+             ";  // [n][k]");
+  }
   src.line("const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
   src.line("const int g = lane / 4, t = lane % 4;");
   src.line("const int m0 = blockIdx.y * " + num(tm) + ", n0 = blockIdx.x * " + num(tn) +
@@ -215,57 +359,25 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
   src.line("acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;");
   src.close().close();
 
-  src.open("for (int k0 = 0; k0 < " + num(K) + "; k0 += " + num(tk) + ") {");
-  src.line("__syncthreads();  // the previous step's tiles are consumed");
-  if (e.conv) {
-    stage_rows(src, s, "a_tile", "weight", "m0", tm, M, K, code);
-    stage_patches(src, s, "b_tile", "image", *e.conv, N, K, code);
+  if (s.pipelined()) {
+    emit_pipelined_steps(src, s, e);
   } else {
-    stage_rows(src, s, "a_tile", "data_b", "m0", tm, M, K, code);
-    if (e.weight_kn)
-      stage_columns(src, s, "b_tile", "weight_b", N, K, code);
-    else
-      stage_rows(src, s, "b_tile", "weight_b", "n0", tn, N, K, code);
+    src.open("for (int k0 = 0; k0 < " + num(K) + "; k0 += " + num(tk) + ") {");
+    src.line("__syncthreads();  // the previous step's tiles are consumed");
+    if (e.conv) {
+      stage_rows(src, s, "a_tile", "weight", "m0", tm, M, K, code);
+      stage_patches(src, s, "b_tile", "image", *e.conv, N, K, code);
+    } else {
+      stage_rows(src, s, "a_tile", "data_b", "m0", tm, M, K, code);
+      if (e.weight_kn)
+        stage_columns(src, s, "b_tile", "weight_b", N, K, code);
+      else
+        stage_rows(src, s, "b_tile", "weight_b", "n0", tn, N, K, code);
+    }
+    src.line("__syncthreads();");
+    emit_fragment_steps(src, s, "a_tile", "b_tile", /*raw=*/false);
+    src.close();  // k0
   }
-  src.line("__syncthreads();");
-  src.line("#pragma unroll");
-  src.open("for (int kk = 0; kk < " + num(tk) + "; kk += " + num(mma.k) + ") {");
-  src.line("unsigned a[" + num(s.mma_rows()) + "][4], w[" + num(s.mma_cols()) + "][2];");
-  src.open_for("i", s.mma_rows(), "#pragma unroll");
-  src.line("const int r = wm + i * 16 + g;");
-  if (tf32) {
-    // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
-    src.line("a[i][0] = a_tile[r * " + num(ld) + " + kk + t];");
-    src.line("a[i][1] = a_tile[(r + 8) * " + num(ld) + " + kk + t];");
-    src.line("a[i][2] = a_tile[r * " + num(ld) + " + kk + t + 4];");
-    src.line("a[i][3] = a_tile[(r + 8) * " + num(ld) + " + kk + t + 4];");
-  } else {
-    // Register r holds two consecutive k: (g, 2t..), (g + 8, 2t..), (g, 2t + 8..), (g + 8, ..).
-    src.line("const unsigned* r0 = reinterpret_cast<const unsigned*>(a_tile + r * " + num(ld) +
-             " + kk + 2 * t);");
-    src.line("const unsigned* r8 = reinterpret_cast<const unsigned*>(a_tile + (r + 8) * " +
-             num(ld) + " + kk + 2 * t);");
-    src.line("a[i][0] = r0[0], a[i][1] = r8[0], a[i][2] = r0[4], a[i][3] = r8[4];");
-  }
-  src.close();
-  src.open_for("j", s.mma_cols(), "#pragma unroll");
-  src.line("const int c = wn + j * 8 + g;");
-  if (tf32) {
-    // b0 (k = t, n = g), b1 (k = t + 4, n = g).
-    src.line("w[j][0] = b_tile[c * " + num(ld) + " + kk + t];");
-    src.line("w[j][1] = b_tile[c * " + num(ld) + " + kk + t + 4];");
-  } else {
-    src.line("const unsigned* c0 = reinterpret_cast<const unsigned*>(b_tile + c * " + num(ld) +
-             " + kk + 2 * t);");
-    src.line("w[j][0] = c0[0], w[j][1] = c0[4];");
-  }
-  src.close();
-  src.open_for("i", s.mma_rows(), "#pragma unroll");
-  src.open_for("j", s.mma_cols(), "#pragma unroll");
-  src.line(std::string(code.mma) + "(acc[i][j], a[i], w[j]);");
-  src.close().close();
-  src.close();  // kk
-  src.close();  // k0
 
   // Through shared memory, so that consecutive threads store consecutive columns.
   const int64_t ldc = s.output_row_stride();
