@@ -7,7 +7,11 @@
 // there is no GPU and exits 0. Goal: geomean >= 0.9 of cuDNN on the convs. Then ResNet-18 end to
 // end: compiled for the GPU with the records just made (`compile --target cuda-smXY --records`),
 // timed as `tensortune bench` times it, against ONNX Runtime's CUDA provider on the same ONNX model
-// (bench/ort/ort_bench.js) where node and that provider exist.
+// (bench/ort/ort_bench.js) where node and that provider exist. --precision tf32|fp16|bf16 runs
+// every layer a tensor-core template serves on it (schedule_space::at_precision, as compile
+// --precision does) against cuDNN and cuBLAS at the same precision: TF32 math on float32
+// buffers, or float16 / bfloat16 operands summed in float32 (the anchors' operands stored in
+// 16 bits, as their users store them; ours are float32 buffers rounded as they are staged).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -70,9 +74,22 @@ double time_events(Fn fn, int number, int rounds) {
     }                                                                   \
   } while (0)
 
-// cuDNN's fastest forward algorithm for the workload (cudnnFind), timed; -1 on failure.
+// The cuDNN data type of a precision's operands, and its bytes.
+cudnnDataType_t cudnn_type(ss::Precision p) {
+  return p == ss::Precision::kFloat16    ? CUDNN_DATA_HALF
+         : p == ss::Precision::kBFloat16 ? CUDNN_DATA_BFLOAT16
+                                         : CUDNN_DATA_FLOAT;
+}
+int64_t element_bytes(ss::Precision p) {
+  return p == ss::Precision::kFloat16 || p == ss::Precision::kBFloat16 ? 2 : 4;
+}
+
+// cuDNN's fastest forward algorithm for the workload (cudnnFind) at its precision, timed; -1 on
+// failure.
 double cudnn_conv_seconds(cudnnHandle_t h, const ss::Conv2dWorkload& w, int number, int rounds,
                           std::string* algo_name) {
+  const cudnnDataType_t type = cudnn_type(w.precision);
+  const int64_t bytes_each = element_bytes(w.precision);
   if (w.pad_top != w.pad_bottom || w.pad_left != w.pad_right) return -1;  // cuDNN: symmetric
   cudnnTensorDescriptor_t x, y;
   cudnnFilterDescriptor_t f;
@@ -81,23 +98,26 @@ double cudnn_conv_seconds(cudnnHandle_t h, const ss::Conv2dWorkload& w, int numb
   CHECK_CUDNN(cudnnCreateTensorDescriptor(&y));
   CHECK_CUDNN(cudnnCreateFilterDescriptor(&f));
   CHECK_CUDNN(cudnnCreateConvolutionDescriptor(&c));
-  CHECK_CUDNN(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, w.batch,
-                                         w.in_channels, w.in_height, w.in_width));
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, type, w.batch, w.in_channels,
+                                         w.in_height, w.in_width));
   const int64_t group_channels = w.in_channels / w.groups;
-  CHECK_CUDNN(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w.out_channels,
-                                         group_channels, w.kernel_h, w.kernel_w));
+  CHECK_CUDNN(cudnnSetFilter4dDescriptor(f, type, CUDNN_TENSOR_NCHW, w.out_channels, group_channels,
+                                         w.kernel_h, w.kernel_w));
   CHECK_CUDNN(cudnnSetConvolution2dDescriptor(c, w.pad_top, w.pad_left, w.stride_h, w.stride_w,
                                               w.dilation_h, w.dilation_w, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT));
   CHECK_CUDNN(cudnnSetConvolutionGroupCount(c, static_cast<int>(w.groups)));
-  // FP32 throughout, as our kernels: no TF32 tensor cores.
-  CHECK_CUDNN(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
-  CHECK_CUDNN(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, w.batch,
-                                         w.out_channels, w.out_height(), w.out_width()));
-  float *dx, *df, *dy;
-  cudaMalloc(&dx, 4 * w.batch * w.in_channels * w.in_height * w.in_width);
-  cudaMalloc(&df, 4 * w.out_channels * group_channels * w.kernel_h * w.kernel_w);
-  cudaMalloc(&dy, 4 * w.batch * w.out_channels * w.out_height() * w.out_width());
+  // As our kernels: FP32 FMA (no TF32), TF32 allowed, or tensor-core math on 16-bit operands.
+  CHECK_CUDNN(cudnnSetConvolutionMathType(c, w.precision == ss::Precision::kFloat32 ? CUDNN_FMA_MATH
+                                             : w.precision == ss::Precision::kTf32
+                                                 ? CUDNN_DEFAULT_MATH
+                                                 : CUDNN_TENSOR_OP_MATH));
+  CHECK_CUDNN(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, type, w.batch, w.out_channels,
+                                         w.out_height(), w.out_width()));
+  void *dx, *df, *dy;
+  cudaMalloc(&dx, bytes_each * w.batch * w.in_channels * w.in_height * w.in_width);
+  cudaMalloc(&df, bytes_each * w.out_channels * group_channels * w.kernel_h * w.kernel_w);
+  cudaMalloc(&dy, bytes_each * w.batch * w.out_channels * w.out_height() * w.out_width());
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
   CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, x, f, c, y, 8, &found, perf));
@@ -129,18 +149,36 @@ double cudnn_conv_seconds(cudnnHandle_t h, const ss::Conv2dWorkload& w, int numb
   return best;
 }
 
-// y[M, N] = x[M, K] w[N, K]^T with cuBLAS SGEMM (column-major: y^T = w x^T).
+// The cuBLAS type of a precision's operands (the output is float32, as ours).
+cudaDataType_t cublas_type(ss::Precision p) {
+  return p == ss::Precision::kFloat16    ? CUDA_R_16F
+         : p == ss::Precision::kBFloat16 ? CUDA_R_16BF
+                                         : CUDA_R_32F;
+}
+
+// y[M, N] = x[M, K] w[N, K]^T with cuBLAS (column-major: y^T = w x^T): SGEMM, TF32 tensor-op
+// SGEMM, or GemmEx of 16-bit operands summed in float32.
 double cublas_dense_seconds(cublasHandle_t h, const ss::DenseWorkload& d, int number, int rounds) {
-  float *x, *w, *y;
-  cudaMalloc(&x, 4 * d.batch * d.in_features);
-  cudaMalloc(&w, 4 * d.out_features * d.in_features);
+  void *x, *w, *y;
+  const int64_t e = element_bytes(d.precision);
+  cudaMalloc(&x, e * d.batch * d.in_features);
+  cudaMalloc(&w, e * d.out_features * d.in_features);
   cudaMalloc(&y, 4 * d.batch * d.out_features);
   const float one = 1, zero = 0;
   const int M = static_cast<int>(d.batch), N = static_cast<int>(d.out_features),
             K = static_cast<int>(d.in_features);
+  cublasSetMathMode(
+      h, d.precision == ss::Precision::kTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+  const cudaDataType_t t = cublas_type(d.precision);
   const double s = time_events(
-      [&] { cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, K, x, K, &zero, y, N); },
+      [&] {
+        cublasGemmEx(
+            h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w, t, K, x, t, K, &zero, y, CUDA_R_32F, N,
+            d.precision == ss::Precision::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT);
+      },
       number, rounds);
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
   cudaFree(x);
   cudaFree(w);
   cudaFree(y);
@@ -151,18 +189,23 @@ double cublas_dense_seconds(cublasHandle_t h, const ss::DenseWorkload& d, int nu
 // row-major, with cuBLAS's strided batched SGEMM (column-major: y^T = op(w) x^T).
 double cublas_batch_matmul_seconds(cublasHandle_t h, const ss::BatchMatmulWorkload& b, int number,
                                    int rounds) {
-  float *x, *w, *y;
-  cudaMalloc(&x, 4 * b.batch * b.m * b.k);
-  cudaMalloc(&w, 4 * b.batch * b.n * b.k);
+  void *x, *w, *y;
+  const int64_t e = element_bytes(b.precision);
+  cudaMalloc(&x, e * b.batch * b.m * b.k);
+  cudaMalloc(&w, e * b.batch * b.n * b.k);
   cudaMalloc(&y, 4 * b.batch * b.m * b.n);
   const float one = 1, zero = 0;
   const int M = static_cast<int>(b.m), N = static_cast<int>(b.n), K = static_cast<int>(b.k),
             B = static_cast<int>(b.batch);
+  const cudaDataType_t t = cublas_type(b.precision);
   const double s = time_events(
       [&] {
-        cublasSgemmStridedBatched(h, b.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M,
-                                  K, &one, w, b.transpose_b ? K : N, 1LL * N * K, x, K, 1LL * M * K,
-                                  &zero, y, N, 1LL * M * N, B);
+        cublasGemmStridedBatchedEx(
+            h, b.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, w, t,
+            b.transpose_b ? K : N, 1LL * N * K, x, t, K, 1LL * M * K, &zero, y, CUDA_R_32F, N,
+            1LL * M * N, B,
+            b.precision == ss::Precision::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT);
       },
       number, rounds);
   cudaFree(x);
@@ -173,10 +216,12 @@ double cublas_batch_matmul_seconds(cublasHandle_t h, const ss::BatchMatmulWorklo
 
 /// ResNet-18 at 224x224 compiled for the GPU with `db`'s records, and ONNX Runtime's CUDA
 /// provider on its ONNX export, timed under the same protocol.
-void end_to_end(int cc, const std::string& db, const std::string& ort_script) {
+void end_to_end(int cc, const std::string& db, const std::string& ort_script,
+                ss::Precision precision) {
   auto model = tt::frontend::zoo_model("resnet-18", {1, 3, 224, 224});
   tt::driver::CompileOptions options;
   options.target = "cuda-sm" + std::to_string(cc);
+  options.precision = precision;
   options.records = db;
   auto net = model ? tt::driver::compile_network(*model, options)
                    : tt::Expected<tt::runtime::CompiledNetwork>(model.error());
@@ -202,8 +247,8 @@ void end_to_end(int cc, const std::string& db, const std::string& ort_script) {
     std::printf("resnet-18 end to end: %s\n", ours.error().message.c_str());
     return;
   }
-  std::printf("resnet-18 end to end, batch 1: ours %.3f ms (median of %d rounds)", ours->median_ms,
-              ours->repeat);
+  std::printf("resnet-18 end to end, batch 1: ours %.3f ms at %s (median of %d rounds)",
+              ours->median_ms, ss::precision_name(precision), ours->repeat);
   const std::string onnx = "gpu_bench_resnet18.onnx";
   if (auto w = tt::frontend::export_onnx(*model, onnx); !w) {
     std::printf("; ONNX Runtime not run: %s\n", w.error().message.c_str());
@@ -252,7 +297,18 @@ int main(int argc, char** argv) {
   app.add_option("--ort-script", ort_script,
                  "ONNX Runtime's runner (node) for the end-to-end anchor")
       ->capture_default_str();
+  std::string precision_flag = "fp32";
+  app.add_option("--precision", precision_flag,
+                 "fp32, or tf32 / fp16 / bf16: the layers a tensor-core template serves at that "
+                 "precision, against cuDNN / cuBLAS at it")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  auto parsed_precision = ss::parse_float_precision(precision_flag);
+  if (!parsed_precision) {
+    std::fprintf(stderr, "error: %s\n", parsed_precision.error().message.c_str());
+    return 2;
+  }
+  const ss::Precision precision = *parsed_precision;
 
   auto gpus = tt::codegen::cuda::list_gpus();
   if (!gpus) {
@@ -280,9 +336,10 @@ int main(int argc, char** argv) {
   }
   const ss::Target target{ss::cuda_target_spec(dev.compute_capability), 1};
   std::printf(
-      "# tensortune vs cuDNN / cuBLAS, FP32, GPU %d %s (sm_%d), xgb tuner, %lld trials "
+      "# tensortune vs cuDNN / cuBLAS, %s, GPU %d %s (sm_%d), xgb tuner, %lld trials "
       "per layer\n",
-      gpu, dev.name.c_str(), dev.compute_capability, static_cast<long long>(trials));
+      ss::precision_name(precision), gpu, dev.name.c_str(), dev.compute_capability,
+      static_cast<long long>(trials));
   std::printf("%-26s %12s %12s %7s  %s\n", "layer", "ours (us)", "anchor (us)", "ratio",
               "best config");
   std::vector<tt::tuner::NamedTask> layers = tt::tuner::resnet18_workloads();
@@ -308,11 +365,16 @@ int main(int argc, char** argv) {
     if (!only.empty() && l.name.find(only) == std::string::npos) continue;
     const bool conv = std::holds_alternative<ss::Conv2dWorkload>(l.workload);
     if (conv && max_convs > 0 && convs_run++ >= max_convs) continue;
+    // At a reduced precision, the layer as compile --precision runs it (depthwise stays FP32).
+    const ss::Workload workload = ss::at_precision(l.workload, precision, "cuda");
+    const bool reduced = ss::is_reduced_float(ss::precision_of(workload));
+    // No tensor-core template serves it (depthwise): the FP32 run measures it.
+    if (ss::is_reduced_float(precision) && !reduced) continue;
     // Every template a network could run the layer with (direct, and Winograd for 3x3 stride-1
     // convolutions), each tuned with the full budget; the fastest is ours, as compile's choice.
     std::vector<std::string> names;
-    if (conv) {
-      for (const ss::Template* t : ss::templates_for(l.workload, "cuda"))
+    if (conv || reduced) {
+      for (const ss::Template* t : ss::templates_for(workload, "cuda"))
         if (t->network_layout() == ss::NetworkLayout::kPlain) names.emplace_back(t->name());
     } else if (std::holds_alternative<ss::BatchMatmulWorkload>(l.workload)) {
       names.emplace_back(ss::kBatchMatmulCuda);
@@ -322,7 +384,7 @@ int main(int argc, char** argv) {
     double mine = 0;
     std::string best_described;
     for (const std::string& name : names) {
-      auto task = ss::make_task(name, l.workload, target);
+      auto task = ss::make_task(name, workload, target);
       auto space = ss::make_config_space(*task);
       tt::measure::MeasureOptions mo;
       mo.gpu = gpu;
@@ -365,15 +427,15 @@ int main(int argc, char** argv) {
         best_described = name + " " + space->describe(*result->best_config);
       }
     }
-    std::string algo = "SGEMM";
+    std::string algo = reduced ? "GemmEx" : "SGEMM";
     double anchor = 0;
     if (conv) {
-      anchor = cudnn_conv_seconds(cudnn, std::get<ss::Conv2dWorkload>(l.workload), 20, 5, &algo);
-    } else if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&l.workload)) {
-      algo = "SGEMM strided batched";
+      anchor = cudnn_conv_seconds(cudnn, std::get<ss::Conv2dWorkload>(workload), 20, 5, &algo);
+    } else if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&workload)) {
+      algo = reduced ? "GemmStridedBatchedEx" : "SGEMM strided batched";
       anchor = cublas_batch_matmul_seconds(cublas, *b, 20, 5);
     } else {
-      anchor = cublas_dense_seconds(cublas, std::get<ss::DenseWorkload>(l.workload), 20, 5);
+      anchor = cublas_dense_seconds(cublas, std::get<ss::DenseWorkload>(workload), 20, 5);
     }
     if (mine == 0 || anchor <= 0) {
       std::printf("%-26s not measured\n", l.name.c_str());
@@ -388,9 +450,10 @@ int main(int argc, char** argv) {
                 ratio, best_described.c_str(), algo.c_str());
   }
   if (convs)
-    std::printf("geomean speed vs cuDNN over %d convolutions: %.3f (goal >= 0.9)\n", convs,
-                std::exp(log_sum / convs));
-  if (end_to_end_too) end_to_end(dev.compute_capability, db, ort_script);
+    std::printf("geomean speed vs cuDNN over %d convolutions at %s: %.3f (goal >= %s)\n", convs,
+                ss::precision_name(precision), std::exp(log_sum / convs),
+                precision == ss::Precision::kFloat32 ? "0.9" : "1.0");
+  if (end_to_end_too) end_to_end(dev.compute_capability, db, ort_script, precision);
   cudnnDestroy(cudnn);
   cublasDestroy(cublas);
   return 0;

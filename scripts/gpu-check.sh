@@ -26,8 +26,9 @@
 #   e networks  resnet-18 and mobilenet-v1 compiled for the GPU with those records, run on it,
 #               against the interpreter on the CPU
 #   f bench     gpu_bench (3 conv layers, 2 dense shapes, 2 attention batch matmuls, vs cuDNN /
-#               cuBLAS; then 4 MobileNet-v2 depthwise layers vs cuDNN) and ResNet-18 end to end
-#               against PyTorch at batch 1
+#               cuBLAS; the tensor-core templates at fp16 and tf32 against cuDNN / cuBLAS at
+#               the same precision; then 4 MobileNet-v2 depthwise layers vs cuDNN) and ResNet-18
+#               end to end against PyTorch at batch 1
 # Without a GPU (a dry run, e.g. here or in ctest) the steps that need none still run: the
 # bundle's completeness, --help, `op run --emulate` and emulated networks from the unpacked
 # bundle; the rest say "skipped" and why. Exit status: 1 if any step failed.
@@ -39,7 +40,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --only) only=",$2,"; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -445,6 +446,7 @@ if wanted f bench; then
     run 30 "$bin/gpu_bench" --help > /dev/null
     result bench/layers skipped "$gpu_reason (gpu_bench --help: rc $?)"
     result bench/depthwise skipped "$gpu_reason"
+    result bench/tensorcore skipped "$gpu_reason"
     result bench/resnet-18 skipped "$gpu_reason"
   else
     if run 240 "$bin/gpu_bench" --trials 24 --max-convs 3 --db "$out/gpu_bench.db" \
@@ -454,6 +456,17 @@ if wanted f bench; then
     else
       result bench/layers fail "$(tail_of)"
     fi
+    # The tensor cores: two convolutions, the dense shapes and the attention at fp16 and tf32
+    # against cuDNN / cuBLAS at the same precision.
+    for precision in fp16 tf32; do
+      if run 180 "$bin/gpu_bench" --trials 24 --max-convs 2 --precision "$precision" \
+        --db "$out/gpu_bench.db" --no-end-to-end; then
+        result "bench/tensorcore-$precision" pass "$(grep -i 'geomean' "$last" | tail -1)"
+        grep -E '^(conv|dense|bmm|layer)' "$last" | sed "s/^/    $precision /" | tee -a "$summary" > /dev/null
+      else
+        result "bench/tensorcore-$precision" fail "$(tail_of)"
+      fi
+    done
     if run 150 "$bin/gpu_bench" --trials 24 --only 'dw ' --db "$out/gpu_bench.db" --no-end-to-end; then
       result bench/depthwise pass "$(grep -i 'geomean' "$last" | tail -1)"
       grep -E '^(dw|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
