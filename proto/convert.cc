@@ -96,6 +96,7 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_n(b->n);
     p->set_k(b->k);
     p->set_transpose_b(b->transpose_b);
+    p->set_precision(precision_to_proto(b->precision));
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
@@ -183,7 +184,12 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
     for (const auto& [name, v] : dims)
       TT_RETURN_IF_ERROR(
           in_range(std::string("workload.batch_matmul.") + name, double(v), 1, kMaxDim));
-    workload = ss::BatchMatmulWorkload{p.batch(), p.m(), p.n(), p.k(), p.transpose_b()};
+    TT_ASSIGN_OR_RETURN(ss::Precision precision,
+                        precision_from_proto(p.precision(), "workload.batch_matmul.precision"));
+    if (ss::is_quantized(precision))
+      return invalid_argument(std::string("workload.batch_matmul.precision = ") +
+                              ss::precision_name(precision) + ": batch matmuls are float");
+    workload = ss::BatchMatmulWorkload{p.batch(), p.m(), p.n(), p.k(), p.transpose_b(), precision};
   } else {
     return invalid_argument("workload has none of conv2d, dense, batch_matmul set");
   }

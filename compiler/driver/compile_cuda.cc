@@ -5,6 +5,7 @@
 // from codegen/cuda/network_kernels.h. Runs on any machine; NVRTC, where
 // present, checks the module and leaves its PTX in the artifact.
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include "compiler/codegen/cuda/cuda_kernel.h"
@@ -100,6 +101,26 @@ void lower_native_steps(CompiledNetwork& net) {
   }
 }
 
+/// The nodes whose constant weight holds a finite value beyond the precision's range (float16's
+/// 65504: rounding would make it infinite), with that value: they keep float32, said at compile,
+/// instead of a silent overflow. Activations are not known before run time.
+std::map<std::string, float> weights_beyond_range(const graph::Graph& g, ss::Precision p) {
+  std::map<std::string, float> out;
+  if (p != ss::Precision::kFloat16) return out;  // bfloat16 and tf32 have float32's range
+  constexpr float kLargestHalf = 65504.0f;
+  for (const graph::Node& n : g.nodes()) {
+    if (n.inputs.size() < 2 || !g.is_constant(n.inputs[1])) continue;
+    const graph::Tensor* w = g.constant(n.inputs[1]);
+    if (!w || !is_float(w->dtype)) continue;
+    for (float v : w->f32)
+      if (std::isfinite(v) && std::fabs(ss::round_to_precision(v, p)) > kLargestHalf) {
+        out[n.name] = v;
+        break;
+      }
+  }
+  return out;
+}
+
 /// NVRTC's PTX of the whole module, where this build and machine have NVRTC: a kernel that
 /// does not compile is a bug of ours, reported here rather than on the GPU machine.
 Expected<std::string> module_ptx(const CompiledNetwork& net) {
@@ -168,16 +189,21 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   TT_ASSIGN_OR_RETURN(graph::Graph optimised,
                       passes::run_pipeline(passes::standard_pipeline(pipeline), model, ctx));
   TT_RETURN_IF_ERROR(chooser.first_error());
+  // Each node at the compile's precision where a tensor-core template computes it.
+  const std::map<std::string, float> too_large = weights_beyond_range(optimised, options.precision);
+  auto kernel_for = [&](NodeKernelRequest r) {
+    if (auto beyond = too_large.find(r.node); beyond != too_large.end()) {
+      logger("compiler")
+          ->warn("node {} stays float32: its weight holds {}, beyond {}'s range", r.node,
+                 beyond->second, ss::precision_name(options.precision));
+    } else {
+      r.workload = ss::at_precision(r.workload, options.precision, ss::target_backend(target),
+                                    options.algorithms);
+    }
+    return chooser.for_node(r);
+  };
   TT_ASSIGN_OR_RETURN(LoweredNetwork lowered,
-                      lower_network(
-                          optimised,
-                          [&](NodeKernelRequest r) {
-                            r.workload =
-                                ss::at_precision(r.workload, options.precision,
-                                                 ss::target_backend(target), options.algorithms);
-                            return chooser.for_node(r);
-                          },
-                          1, /*row_kernels=*/true));
+                      lower_network(optimised, kernel_for, 1, /*row_kernels=*/true));
   net.graph = std::move(lowered.graph);
   net.steps = std::move(lowered.steps);
   net.params = std::move(lowered.params);

@@ -193,6 +193,38 @@ TEST(GpuNetwork, AttentionAtAReducedPrecisionRunsOnTheTensorCores) {
   EXPECT_NE(old.error().message.find("sm75"), std::string::npos) << old.error().message;
 }
 
+// A weight beyond float16's range (65504) keeps its layer float32 at fp16 instead of turning into
+// infinities; at tf32 (float32's range) the same layer takes the tensor cores.
+TEST(GpuNetwork, AWeightBeyondFloat16sRangeKeepsItsLayerFloat32) {
+  graph::Graph g("big_weight");
+  auto x = g.add_input("x", {graph::DType::kFloat32, {4, 8}});
+  std::vector<float> w(16 * 8, 0.5f);
+  w[5] = 1e5f;
+  auto dense = g.add_node(graph::OpKind::kDense, "fc",
+                          {x, g.add_constant("w", Tensor::from_floats({16, 8}, w))});
+  ASSERT_TRUE(dense) << dense.error().message;
+  g.add_output(*dense);
+  const std::map<std::string, Tensor> inputs{{"x", random_input({4, 8}, 9)}};
+  auto ref = graph::interpret(g, inputs);
+  ASSERT_TRUE(ref) << ref.error().message;
+  for (const auto precision : {ss::Precision::kFloat16, ss::Precision::kTf32}) {
+    SCOPED_TRACE(ss::precision_name(precision));
+    CompileOptions options = cuda_options(3);
+    options.precision = precision;
+    CompiledNetwork net;
+    auto exe = build(g, options, &net);
+    ASSERT_TRUE(exe);
+    bool tensorcore = false;
+    for (const auto& sched : net.schedules)
+      tensorcore = tensorcore || sched.workload.starts_with("dense_tensorcore.cuda");
+    EXPECT_EQ(tensorcore, precision == ss::Precision::kTf32);
+    auto got = exe->run(inputs);
+    ASSERT_TRUE(got) << got.error().message;
+    for (float v : (*got)[0].f32) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-2);
+  }
+}
+
 struct ZooCase {
   std::string model;
   int opt_level;
