@@ -70,10 +70,9 @@ bool valid(const GemmExtents& e, const TensorcoreSchedule& s) {
   // Vector loads walk K (data, and a weight of [N, K]) or N (a weight of [K, N]); a
   // convolution's patches are gathered one element at a time.
   if (e.k % s.vec != 0 || s.tile_k() % s.vec != 0) return false;
-  if (e.weight_kn && (e.n % s.vec != 0 || s.tile_n() % s.vec != 0)) return false;
+  // A pipeline copies a [K, N] weight one float at a time (vec is for the rows it copies).
+  if (e.weight_kn && !s.pipelined() && (e.n % s.vec != 0 || s.tile_n() % s.vec != 0)) return false;
   if (s.wmma_m % s.mma().m != 0 || s.wmma_n % s.mma().n != 0) return false;
-  // cp.async copies rows as they lie: the pipeline takes row-major [rows, K] operands only.
-  if (s.pipelined() && (e.weight_kn || e.conv)) return false;
   const auto grid = s.grid(e);
   return fits_universal_limits(launch_usage({s.threads(), 1, 1}, grid, s.shared_bytes()),
                                s.accumulators());

@@ -21,9 +21,9 @@
 /// knob of ours, `stages` {1, 2, 3} (its first candidate AutoTVM's behaviour, so that AutoTVM's
 /// indices stay): 1 stages each step's operands rounded, with synchronous loads; 2 and 3 copy
 /// raw float32 tiles with cp.async into a ring of that many buffers, the next steps' copies in
-/// flight while the warps multiply the current one, rounding as the fragments are read (dense
-/// and batch matmul of an [N, K] weight; a [K, N] weight and a convolution's gathered patches
-/// take stages 1 only).
+/// flight while the warps multiply the current one, rounding as the fragments are read (rows of
+/// [rows, K] operands vec floats a copy; a [K, N] weight's elements and a convolution's patches,
+/// gathered with zeros in the padding, one float a copy to their place in the [n][k] tile).
 ///
 /// A block computes a (block_row_warps * warp_row_tiles * m) x (block_col_warps *
 /// warp_col_tiles * n) output tile of one batch entry (blockIdx.z); per step of chunk * k

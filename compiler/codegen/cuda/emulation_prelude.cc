@@ -240,6 +240,7 @@ static inline void __syncthreads() { tt_emu::wait_for(tt_emu::kBarrier); }
 // `valid` zero; the copy is deferred to the cp.async.wait_group that completes its group.
 template <int Bytes>
 static inline void tt_cp_async(void* dst, const void* src, int valid) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
   tt_emu::Fiber& f = tt_emu::fibers[tt_emu::current];
   if (f.pending_count == f.pending_capacity) {
     f.pending_capacity = f.pending_capacity ? 2 * f.pending_capacity : 64;

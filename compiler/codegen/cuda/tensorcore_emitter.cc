@@ -2,6 +2,8 @@
 // (schedule_space/tensorcore_gemm_template.h) in CUDA C with PTX mma.sync. The fragment loads
 // follow the PTX ISA's fragment layouts (g = lane / 4, t = lane % 4), which the CPU emulation
 // models (emulation_prelude.cc).
+#include <algorithm>
+
 #include "compiler/codegen/cuda/emitters.h"
 #include "compiler/codegen/cuda/source_writer.h"
 #include "schedule_space/tensorcore_gemm_template.h"
@@ -261,10 +263,49 @@ void issue_copies(SourceWriter& src, const ss::TensorcoreSchedule& s, const std:
            ";");
   src.line("const int row = " + std::string(origin) + " + r, col = k0 + c;");
   src.line("const bool inside = row < " + num(extent) + " && col < " + num(K) + ";");
-  // An outside copy reads nothing (valid 0) but still names a mapped address.
-  src.line("tt_cp_async<" + num(4 * s.vec) + ">(" + ring + " + (slot * " + num(rows) + " + r) * " +
-           num(s.row_stride()) + " + c, inside ? " + base + " + row * " + num(K) +
-           " + col : " + base + ", inside ? " + num(4 * s.vec) + " : 0);");
+  // At most 16 bytes a copy (cp.async's largest): vec 8 is two. An outside copy reads nothing
+  // (valid 0) but still names a mapped address.
+  const int64_t chunk = std::min<int64_t>(s.vec, 4), bytes = 4 * chunk;
+  for (int64_t q = 0; q < s.vec / chunk; ++q) {
+    const std::string at = " + c + " + num(q * chunk);
+    src.line("tt_cp_async<" + num(bytes) + ">(" + ring + " + (slot * " + num(rows) + " + r) * " +
+             num(s.row_stride()) + at + ", inside ? " + base + " + row * " + num(K) + " + col + " +
+             num(q * chunk) + " : " + base + ", inside ? " + num(bytes) + " : 0);");
+  }
+  src.close();
+}
+
+// The cp.async copies of one step's B tile when it is not rows of [N, K]: a [K, N] weight's
+// elements or a convolution's patches (gathered: zeros in the padding), one float a copy, each to
+// its place of the [n][k] slot.
+void issue_column_copies(SourceWriter& src, const ss::TensorcoreSchedule& s,
+                         const ss::GemmExtents& e) {
+  const int64_t tn = s.tile_n(), ld = s.row_stride();
+  src.open("for (int i = tid; i < " + num(s.tile_k() * tn) + "; i += " + num(s.threads()) + ") {");
+  src.line("const int r = i / " + num(tn) + ", c = i % " + num(tn) + ";  // k, n in the tile");
+  src.line("const int kk = k0 + r, p = n0 + c;");
+  std::string at, base;
+  if (e.conv) {
+    const ss::Conv2dWorkload& c = *e.conv;
+    const int64_t taps = c.kernel_h * c.kernel_w, ow = c.out_width();
+    src.line("const int ic = kk / " + num(taps) + ", kh = kk % " + num(taps) + " / " +
+             num(c.kernel_w) + ", kw = kk % " + num(c.kernel_w) + ";");
+    src.line("const int ih = p / " + num(ow) + " * " + num(c.stride_h) + " + kh * " +
+             num(c.dilation_h) + " - " + num(c.pad_top) + ";");
+    src.line("const int iw = p % " + num(ow) + " * " + num(c.stride_w) + " + kw * " +
+             num(c.dilation_w) + " - " + num(c.pad_left) + ";");
+    src.line("const bool inside = kk < " + num(e.k) + " && p < " + num(e.n) +
+             " && ih >= 0 && ih < " + num(c.in_height) + " && iw >= 0 && iw < " + num(c.in_width) +
+             ";");
+    base = "image";
+    at = "image + (ic * " + num(c.in_height) + " + ih) * " + num(c.in_width) + " + iw";
+  } else {
+    src.line("const bool inside = kk < " + num(e.k) + " && p < " + num(e.n) + ";");
+    base = "weight_b";
+    at = "weight_b + kk * " + num(e.n) + " + p";
+  }
+  src.line("tt_cp_async<4>(b_ring + (slot * " + num(tn) + " + c) * " + num(ld) + " + r, inside ? " +
+           at + " : " + base + ", inside ? 4 : 0);");
   src.close();
 }
 
@@ -278,8 +319,16 @@ void emit_pipelined_steps(SourceWriter& src, const ss::TensorcoreSchedule& s,
   auto issue = [&](const std::string& step) {  // inside the caller's braces
     src.line("const int k0 = (" + step + ") * " + num(tk) + ", slot = (" + step + ") % " +
              num(s.stages) + ";");
-    issue_copies(src, s, "a_ring", tm, "data_b", "m0", e.m, e.k);
-    issue_copies(src, s, "b_ring", tn, "weight_b", "n0", e.n, e.k);
+    if (e.conv) {
+      issue_copies(src, s, "a_ring", tm, "weight", "m0", e.m, e.k);
+      issue_column_copies(src, s, e);
+    } else {
+      issue_copies(src, s, "a_ring", tm, "data_b", "m0", e.m, e.k);
+      if (e.weight_kn)
+        issue_column_copies(src, s, e);
+      else
+        issue_copies(src, s, "b_ring", tn, "weight_b", "n0", e.n, e.k);
+    }
   };
   src.open_for("p", s.stages - 1, "#pragma unroll");
   src.open("if (p < " + num(steps) + ") {");
