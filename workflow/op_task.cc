@@ -120,6 +120,11 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
     if (ss::is_quantized(precision))
       return invalid_argument("--precision " + args.precision + " is for float templates; " + tmpl +
                               " is " + ss::precision_name(precision));
+    if (ss::is_reduced_float(p) && !ss::target_kind_of(target).runs_on_gpu())
+      return invalid_argument("--precision " + args.precision +
+                              " runs on a CUDA target's tensor cores (sm_80 or newer); the target "
+                              "is '" +
+                              target.spec + "'");
     precision = p;
   }
   if (takes_conv2d_shapes(tmpl)) {

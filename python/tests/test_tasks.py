@@ -94,6 +94,8 @@ def test_a_reduced_precision_makes_tensor_core_tasks_and_keeps_them_apart(cli):
     tf32 = tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="tf32")
     assert tf32.workload_key != half.workload_key
     assert tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda").precision == "float32"
+    with pytest.raises(tt.InvalidArgumentError, match="tensor cores"):
+        tt.Task("dense", data=(32, 64), weight=(48, 64), precision="fp16")  # a CPU target
     with pytest.raises(tt.InvalidArgumentError, match="'fp8'"):
         tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="fp8")
     # A model's tasks at fp16: every convolution and the classifier on the tensor cores, as the
