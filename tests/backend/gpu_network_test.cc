@@ -171,13 +171,7 @@ TEST(GpuNetwork, AttentionAtAReducedPrecisionRunsOnTheTensorCores) {
     ASSERT_TRUE(got) << got.error().message;
     const Tensor& y = (*got)[0];
     const Tensor& r = (*ref)[0];
-    double dot = 0, yy = 0, rr = 0;
-    for (size_t i = 0; i < r.f32.size(); ++i) {
-      dot += double(y.f32[i]) * r.f32[i];
-      yy += double(y.f32[i]) * y.f32[i];
-      rr += double(r.f32[i]) * r.f32[i];
-    }
-    EXPECT_GE(dot / std::sqrt(yy * rr), cosine);
+    EXPECT_GE(testing::cosine_similarity(y, r), cosine);
     EXPECT_GT(relative_error(y, r), 1e-6) << "no input was rounded";
   }
   CompileOptions cpu;
@@ -577,13 +571,7 @@ TEST(GpuDevice, AttentionAtAReducedPrecisionRunsOnTheGpuTensorCores) {
     ASSERT_TRUE(got) << got.error().message;
     const Tensor& y = (*got)[0];
     const Tensor& r = (*ref)[0];
-    double dot = 0, yy = 0, rr = 0;
-    for (size_t i = 0; i < r.f32.size(); ++i) {
-      dot += double(y.f32[i]) * r.f32[i];
-      yy += double(y.f32[i]) * y.f32[i];
-      rr += double(r.f32[i]) * r.f32[i];
-    }
-    EXPECT_GE(dot / std::sqrt(yy * rr), cosine);
+    EXPECT_GE(testing::cosine_similarity(y, r), cosine);
   }
 #else
   GTEST_SKIP() << "built without the CUDA Toolkit";

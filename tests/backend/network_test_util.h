@@ -35,6 +35,19 @@ inline double relative_error(const graph::Tensor& a, const graph::Tensor& b) {
   return diff / scale;
 }
 
+/// The cosine of the angle between two outputs as vectors (the accuracy goals of reduced
+/// precisions are written in it).
+inline double cosine_similarity(const graph::Tensor& a, const graph::Tensor& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double dot = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < b.f32.size() && i < a.f32.size(); ++i) {
+    dot += double(a.f32[i]) * b.f32[i];
+    aa += double(a.f32[i]) * a.f32[i];
+    bb += double(b.f32[i]) * b.f32[i];
+  }
+  return dot / std::sqrt(aa * bb);
+}
+
 /// The template's config for the workload on the target whose knobs take these values (a split
 /// knob: its inner factor; a boolean: 0 or 1); knobs not named take their first candidate. A
 /// value no candidate has fails the test.

@@ -148,27 +148,31 @@ std::vector<ss::Config> sample(const ss::Task& task, const ss::ConfigSpace& spac
 
 // |computed - exact| for a sum of K products computed in float32 in any order, from exact
 // products of rounded inputs: at most gamma(K + 1) sum |products| (+ |bias|), gamma(n) =
-// n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1). The reference is that sum
-// in double, rounded once to float (half an ulp more).
-void expect_within_accumulation_bound(const ss::DenseWorkload& w, const Tensor& data,
-                                      const Tensor& weight, const Tensor& bias, const Tensor& got,
-                                      const std::string& what) {
-  const Tensor want = tt::measure::dense_reference(data, weight, &bias, w);
-  const double u = std::ldexp(1.0, -24);
-  const double gamma = (w.in_features + 1) * u / (1 - (w.in_features + 1) * u);
+// n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), K the workload's reduction
+// length. The reference is that sum in double, rounded once to float (half an ulp more);
+// sum |products| is the float32 reference of the rounded inputs' magnitudes (1e-6 of slack for
+// its own rounding).
+void expect_within_accumulation_bound(const ss::Workload& w, const tt::measure::OperatorInputs& in,
+                                      const Tensor& got, const std::string& what) {
+  const ss::Precision p = ss::precision_of(w);
+  const Tensor want = tt::measure::reference_output(w, in.data, in.weight, &*in.bias);
+  auto magnitudes = [p](Tensor t) {
+    for (float& v : t.f32) v = std::fabs(ss::round_to_precision(v, p));
+    return t;
+  };
+  ss::Workload exact = w;
+  std::visit([](auto& x) { x.precision = ss::Precision::kFloat32; }, exact);
+  Tensor bias = *in.bias;
+  for (float& v : bias.f32) v = std::fabs(v);
+  const Tensor magnitude =
+      tt::measure::reference_output(exact, magnitudes(in.data), magnitudes(in.weight), &bias);
+  const double u = std::ldexp(1.0, -24), n = double(ss::reduction_length(w) + 1);
+  const double gamma = n * u / (1 - n * u);
   ASSERT_EQ(got.f32.size(), want.f32.size());
-  for (int64_t m = 0; m < w.batch; ++m)
-    for (int64_t n = 0; n < w.out_features; ++n) {
-      double magnitude = std::fabs(bias.f32[n]);
-      for (int64_t k = 0; k < w.in_features; ++k)
-        magnitude +=
-            std::fabs(double(ss::round_to_precision(data.f32[m * w.in_features + k], w.precision)) *
-                      ss::round_to_precision(weight.f32[n * w.in_features + k], w.precision));
-      const size_t i = m * w.out_features + n;
-      const double bound = gamma * magnitude + u * std::fabs(want.f32[i]);
-      ASSERT_LE(std::fabs(double(got.f32[i]) - want.f32[i]), bound)
-          << what << " element (" << m << ", " << n << "): " << got.f32[i] << " vs " << want.f32[i];
-    }
+  for (size_t i = 0; i < want.f32.size(); ++i)
+    ASSERT_LE(std::fabs(double(got.f32[i]) - want.f32[i]),
+              gamma * magnitude.f32[i] * (1 + 1e-6) + u * std::fabs(want.f32[i]))
+        << what << " element " << i << ": " << got.f32[i] << " vs " << want.f32[i];
 }
 
 // Shapes with edges in every direction (M, N not multiples of any tile; K a multiple of 8 only),
@@ -195,7 +199,7 @@ TEST(DenseTensorcore, EmulatedKernelsEqualTheRoundedReference) {
       for (const ss::Config& c : configs) {
         auto got = tt::measure::run_operator(*task, *space, c, in, 1);
         ASSERT_TRUE(got.has_value()) << got.error().message;
-        expect_within_accumulation_bound(w, in.data, in.weight, *in.bias, *got,
+        expect_within_accumulation_bound(w, in, *got,
                                          std::string(ss::precision_name(p)) + " " +
                                              ss::describe_workload(w) + " " + space->describe(c));
       }
@@ -266,8 +270,7 @@ TEST(DenseTensorcore, PipelinedStagesEqualTheRoundedReference) {
         auto got = tt::measure::run_operator(*task, *space, *c, in, 1);
         ASSERT_TRUE(got.has_value()) << got.error().message;
         expect_within_accumulation_bound(
-            w, in.data, in.weight, *in.bias, *got,
-            std::string(ss::precision_name(p)) + " " + space->describe(*c));
+            w, in, *got, std::string(ss::precision_name(p)) + " " + space->describe(*c));
       }
     }
     EXPECT_GE(pipelined, 3);
@@ -323,28 +326,11 @@ TEST(BatchMatmulTensorcore, EmulatedKernelsEqualTheRoundedReference) {
       tt::fill_uniform(in.data, 51);
       tt::fill_uniform(in.weight, 52);
       tt::fill_uniform(*in.bias, 53);
-      const Tensor want = tt::measure::batch_matmul_reference(in.data, in.weight, &*in.bias, w);
-      const double u = std::ldexp(1.0, -24), gamma = (w.k + 1) * u / (1 - (w.k + 1) * u);
       for (const ss::Config& c : sample(*task, *space, 3)) {
         auto got = tt::measure::run_operator(*task, *space, c, in, 1);
         ASSERT_TRUE(got.has_value()) << got.error().message;
-        ASSERT_EQ(got->f32.size(), want.f32.size());
-        for (int64_t b = 0; b < w.batch; ++b)
-          for (int64_t m = 0; m < w.m; ++m)
-            for (int64_t n = 0; n < w.n; ++n) {
-              double magnitude = std::fabs(in.bias->f32[n]);
-              for (int64_t k = 0; k < w.k; ++k) {
-                const int64_t wi = transpose_b ? (b * w.n + n) * w.k + k : (b * w.k + k) * w.n + n;
-                magnitude += std::fabs(
-                    double(ss::round_to_precision(in.data.f32[(b * w.m + m) * w.k + k], p)) *
-                    ss::round_to_precision(in.weight.f32[wi], p));
-              }
-              const size_t i = (b * w.m + m) * w.n + n;
-              ASSERT_LE(std::fabs(double(got->f32[i]) - want.f32[i]),
-                        gamma * magnitude + u * std::fabs(want.f32[i]))
-                  << ss::describe_workload(w) << " " << space->describe(c) << " (" << b << ", " << m
-                  << ", " << n << ")";
-            }
+        expect_within_accumulation_bound(w, in, *got,
+                                         ss::describe_workload(w) + " " + space->describe(c));
       }
     }
 }
@@ -369,31 +355,11 @@ TEST(Conv2dNchwTensorcore, EmulatedKernelsEqualTheRoundedReference) {
       tt::fill_uniform(in.data, 61);
       tt::fill_uniform(in.weight, 62);
       tt::fill_uniform(*in.bias, 63);
-      const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, &*in.bias, w);
-      // The same bound as the GEMMs', over the taps inside the input (at most IC * KH * KW).
-      const int64_t taps = w.in_channels * w.kernel_h * w.kernel_w;
-      const double u = std::ldexp(1.0, -24), gamma = (taps + 1) * u / (1 - (taps + 1) * u);
-      // sum |x w| of the rounded inputs: the reference of their magnitudes, in float32.
-      auto magnitudes = [p](Tensor t) {
-        for (float& v : t.f32) v = std::fabs(ss::round_to_precision(v, p));
-        return t;
-      };
-      ss::Conv2dWorkload exact = w;
-      exact.precision = ss::Precision::kFloat32;
-      const Tensor magnitude = tt::measure::conv2d_nchw_reference(
-          magnitudes(in.data), magnitudes(in.weight), nullptr, exact);
       for (const ss::Config& c : sample(*task, *space, 3)) {
         auto got = tt::measure::run_operator(*task, *space, c, in, 1);
         ASSERT_TRUE(got.has_value()) << got.error().message;
-        ASSERT_EQ(got->f32.size(), want.f32.size());
-        const int64_t plane = w.out_height() * w.out_width();
-        for (size_t i = 0; i < want.f32.size(); ++i) {
-          const int64_t oc = static_cast<int64_t>(i) / plane % w.out_channels;
-          const double bound = gamma * (magnitude.f32[i] + std::fabs(in.bias->f32[oc])) +
-                               u * std::fabs(want.f32[i]) + 1e-30;
-          ASSERT_LE(std::fabs(double(got->f32[i]) - want.f32[i]), bound * (1 + 1e-6))
-              << ss::describe_workload(w) << " " << space->describe(c) << " element " << i;
-        }
+        expect_within_accumulation_bound(w, in, *got,
+                                         ss::describe_workload(w) + " " + space->describe(c));
       }
     }
 }

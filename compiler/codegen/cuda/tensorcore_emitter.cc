@@ -24,37 +24,25 @@ __device__ __forceinline__ unsigned tt_to_tf32(float x) {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
 }
-__device__ __forceinline__ unsigned short tt_to_f16(float x) {
-  unsigned short r;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ unsigned short tt_to_bf16(float x) {
-  unsigned short r;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ void tt_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-__device__ __forceinline__ void tt_mma_m16n8k16_f16(float* d, const unsigned* a, const unsigned* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-__device__ __forceinline__ void tt_mma_m16n8k16_bf16(float* d, const unsigned* a, const unsigned* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+#define TT_CVT_16(name, type)                                        \
+  __device__ __forceinline__ unsigned short name(float x) {           \
+    unsigned short r;                                                  \
+    asm("cvt.rn." type ".f32 %0, %1;" : "=h"(r) : "f"(x));             \
+    return r;                                                          \
+  }
+TT_CVT_16(tt_to_f16, "f16")
+TT_CVT_16(tt_to_bf16, "bf16")
+// D = A B + D for one mma.sync of the shape and input type, float32 accumulators.
+#define TT_MMA(name, shape, type)                                                            \
+  __device__ __forceinline__ void name(float* d, const unsigned* a, const unsigned* b) {     \
+    asm volatile("mma.sync.aligned." shape ".row.col.f32." type "." type                     \
+                 ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"       \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                            \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));        \
+  }
+TT_MMA(tt_mma_m16n8k8_tf32, "m16n8k8", "tf32")
+TT_MMA(tt_mma_m16n8k16_f16, "m16n8k16", "f16")
+TT_MMA(tt_mma_m16n8k16_bf16, "m16n8k16", "bf16")
 __device__ __forceinline__ unsigned tt_shared_address(const void* p) {
   unsigned a;
   asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
