@@ -82,9 +82,11 @@ Expected<Executable*> RangedExecutable::prepare(
   TT_ASSIGN_OR_RETURN(Executable * exe, bucket(index));
   const graph::SequenceRange& range = artifact_->plan().range;
   for (const auto& [name, value] : inputs) {
+    // Named apart: clang before 16 does not let a lambda capture a structured binding.
+    const std::string& input_name = name;
     const auto sequence =
         std::find_if(range.inputs.begin(), range.inputs.end(),
-                     [&](const graph::SequenceInput& s) { return s.name == name; });
+                     [&](const graph::SequenceInput& s) { return s.name == input_name; });
     if (sequence == range.inputs.end()) {  // as it is
       TT_RETURN_IF_ERROR(exe->set_input(name, value));
       continue;
