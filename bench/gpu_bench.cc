@@ -12,6 +12,7 @@
 // --precision does) against cuDNN and cuBLAS at the same precision: TF32 math on float32
 // buffers, or float16 / bfloat16 operands summed in float32 (the anchors' operands stored in
 // 16 bits, as their users store them; ours are float32 buffers rounded as they are staged).
+// --precision 3xtf32 is measured against the anchors' float32 (FMA) math, the accuracy it gives.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -107,8 +108,11 @@ double cudnn_conv_seconds(cudnnHandle_t h, const ss::Conv2dWorkload& w, int numb
                                               w.dilation_h, w.dilation_w, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT));
   CHECK_CUDNN(cudnnSetConvolutionGroupCount(c, static_cast<int>(w.groups)));
-  // As our kernels: FP32 FMA (no TF32), TF32 allowed, or tensor-core math on 16-bit operands.
-  CHECK_CUDNN(cudnnSetConvolutionMathType(c, w.precision == ss::Precision::kFloat32 ? CUDNN_FMA_MATH
+  // As our kernels: FP32 FMA (no TF32; also 3xtf32's anchor, the float32 accuracy it matches),
+  // TF32 allowed, or tensor-core math on 16-bit operands.
+  const bool fp32_accuracy =
+      w.precision == ss::Precision::kFloat32 || w.precision == ss::Precision::k3xTf32;
+  CHECK_CUDNN(cudnnSetConvolutionMathType(c, fp32_accuracy ? CUDNN_FMA_MATH
                                              : w.precision == ss::Precision::kTf32
                                                  ? CUDNN_DEFAULT_MATH
                                                  : CUDNN_TENSOR_OP_MATH));

@@ -23,16 +23,18 @@ Status list_gpus(bool json) {
     j["gpus"] = nlohmann::json::array();
     if (!gpus) j["reason"] = gpus.error().message;
     for (const auto& g : gpus ? *gpus : std::vector<codegen::cuda::GpuDevice>{})
-      j["gpus"].push_back({{"ordinal", g.ordinal},
-                           {"name", g.name},
-                           {"key", "cuda-sm" + std::to_string(g.compute_capability)},
-                           {"sm_count", g.sm_count},
-                           {"clock_mhz", g.clock_khz / 1000},
-                           {"memory_bytes", g.memory_bytes},
-                           {"l2_bytes", g.l2_bytes},
-                           {"max_threads_per_block", g.limits.max_threads_per_block},
-                           {"max_shared_bytes_per_block", g.limits.max_shared_bytes_per_block},
-                           {"max_registers_per_block", g.limits.max_registers_per_block}});
+      j["gpus"].push_back(
+          {{"ordinal", g.ordinal},
+           {"name", g.name},
+           {"key", "cuda-sm" + std::to_string(g.compute_capability)},
+           {"sm_count", g.sm_count},
+           {"clock_mhz", g.clock_khz / 1000},
+           {"memory_bytes", g.memory_bytes},
+           {"l2_bytes", g.l2_bytes},
+           {"max_threads_per_block", g.limits.max_threads_per_block},
+           {"max_shared_bytes_per_block", g.limits.max_shared_bytes_per_block},
+           {"max_dynamic_shared_bytes_per_block", g.limits.max_dynamic_shared_bytes_per_block},
+           {"max_registers_per_block", g.limits.max_registers_per_block}});
     std::printf("%s\n", j.dump(2).c_str());
     return ok_status();
   }
@@ -42,13 +44,14 @@ Status list_gpus(bool json) {
     return ok_status();
   }
   std::printf("%-3s %-32s %-10s %5s %6s %8s  %s\n", "#", "name", "key", "SMs", "MHz", "GiB",
-              "per block: threads, shared KiB, registers");
+              "per block: threads, shared KiB (opted in), registers");
   for (const auto& g : *gpus)
-    std::printf("%-3d %-32s %-10s %5d %6d %8.1f  %lld, %lld, %lld\n", g.ordinal, g.name.c_str(),
-                ("cuda-sm" + std::to_string(g.compute_capability)).c_str(), g.sm_count,
-                g.clock_khz / 1000, static_cast<double>(g.memory_bytes) / (1 << 30),
+    std::printf("%-3d %-32s %-10s %5d %6d %8.1f  %lld, %lld (%lld), %lld\n", g.ordinal,
+                g.name.c_str(), ("cuda-sm" + std::to_string(g.compute_capability)).c_str(),
+                g.sm_count, g.clock_khz / 1000, static_cast<double>(g.memory_bytes) / (1 << 30),
                 static_cast<long long>(g.limits.max_threads_per_block),
                 static_cast<long long>(g.limits.max_shared_bytes_per_block / 1024),
+                static_cast<long long>(g.limits.max_dynamic_shared_bytes_per_block / 1024),
                 static_cast<long long>(g.limits.max_registers_per_block));
   return ok_status();
 #else

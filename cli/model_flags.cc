@@ -11,13 +11,16 @@ namespace tensortune::cli {
 
 void add_precision_flag(CLI::App* command, std::string& precision, const std::string& effect) {
   command
-      ->add_option("--precision", precision,
-                   "fp32, or with a CUDA target of sm_80+ tf32 (as PyTorch's allow_tf32), fp16 or "
-                   "bf16: the dense and batch matmul layers' products on the tensor cores, summed "
-                   "in float32 (convolutions, softmax, normalisation and reductions stay "
-                   "float32); " +
-                       effect)
-      ->check(CLI::IsMember({"fp32", "float32", "tf32", "fp16", "float16", "bf16", "bfloat16"}))
+      ->add_option(
+          "--precision", precision,
+          "fp32, or with a CUDA target of sm_80+ tf32 (as PyTorch's allow_tf32), fp16, bf16 or "
+          "3xtf32 (each input split into two TF32 values: float32's accuracy at a third "
+          "of the tensor cores' speed): the convolution, dense and batch matmul layers' "
+          "products on the tensor cores, summed in float32 (depthwise convolutions, "
+          "softmax, normalisation and reductions stay float32); " +
+              effect)
+      ->check(CLI::IsMember(
+          {"fp32", "float32", "tf32", "fp16", "float16", "bf16", "bfloat16", "3xtf32"}))
       ->default_str("fp32");
 }
 

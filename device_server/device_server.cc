@@ -68,12 +68,15 @@ Status resolve_gpus(ServerSetup& o) {
     info.set_max_threads_per_block(static_cast<int32_t>(g.limits.max_threads_per_block));
     info.set_max_shared_bytes_per_block(static_cast<int32_t>(g.limits.max_shared_bytes_per_block));
     info.set_max_registers_per_block(static_cast<int32_t>(g.limits.max_registers_per_block));
+    info.set_max_dynamic_shared_bytes_per_block(
+        static_cast<int32_t>(g.limits.max_dynamic_shared_bytes_per_block));
     logger("device")->info(
-        "GPU {}: {} sm_{}, {} SMs at {} MHz, {} GiB; per block {} threads, {} KiB shared, {} "
-        "registers",
+        "GPU {}: {} sm_{}, {} SMs at {} MHz, {} GiB; per block {} threads, {} KiB shared ({} KiB "
+        "opted in), {} registers",
         g.ordinal, g.name, g.compute_capability, g.sm_count, g.clock_khz / 1000,
         g.memory_bytes >> 30, g.limits.max_threads_per_block,
-        g.limits.max_shared_bytes_per_block / 1024, g.limits.max_registers_per_block);
+        g.limits.max_shared_bytes_per_block / 1024,
+        g.limits.max_dynamic_shared_bytes_per_block / 1024, g.limits.max_registers_per_block);
   }
   std::sort(o.gpus.begin(), o.gpus.end());
   if (std::adjacent_find(o.gpus.begin(), o.gpus.end()) != o.gpus.end())

@@ -39,6 +39,8 @@ v1::Precision precision_to_proto(ss::Precision p) {
       return v1::PRECISION_FLOAT16;
     case ss::Precision::kBFloat16:
       return v1::PRECISION_BFLOAT16;
+    case ss::Precision::k3xTf32:
+      return v1::PRECISION_3XTF32;
     case ss::Precision::kFloat32:
       break;
   }
@@ -60,6 +62,8 @@ Expected<ss::Precision> precision_from_proto(v1::Precision p, const std::string&
       return ss::Precision::kFloat16;
     case v1::PRECISION_BFLOAT16:
       return ss::Precision::kBFloat16;
+    case v1::PRECISION_3XTF32:
+      return ss::Precision::k3xTf32;
     default:
       return invalid_argument(field + " = " + std::to_string(p) +
                               " is not a precision this server knows");

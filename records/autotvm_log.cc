@@ -72,7 +72,7 @@ Expected<std::vector<int64_t>> tensor_shape(const json& v, const std::string& fi
 }
 
 constexpr std::initializer_list<const char*> kFloatDTypes = {"float32", "tf32", "float16",
-                                                             "bfloat16"};
+                                                             "bfloat16", "3xtf32"};
 
 // A float operator's precision: its operands' dtype (both the same), float32 or a reduced one.
 Expected<ss::Precision> float_precision(const json& data, const json& weight,

@@ -55,7 +55,7 @@ TensorcoreSchedule decode(const GemmExtents& e, const std::vector<Knob>& knobs,
   s.offset = int_value(knobs, d, kOffset);
   s.offset_cs = int_value(knobs, d, kOffsetCs);
   s.vec = int_value(knobs, d, kVec);
-  if (e.precision == Precision::kTf32) {
+  if (uses_tf32_mma(e.precision)) {
     s.wmma_m = 16, s.wmma_n = 16, s.wmma_k = 8;
   } else {
     s.wmma_m = int_value(knobs, d, kWmmaM);
@@ -66,7 +66,7 @@ TensorcoreSchedule decode(const GemmExtents& e, const std::vector<Knob>& knobs,
   return s;
 }
 
-bool valid(const GemmExtents& e, const TensorcoreSchedule& s) {
+bool valid(const GemmExtents& e, const TensorcoreSchedule& s, const GpuLimits& limits) {
   // Vector loads walk K (data, and a weight of [N, K]) or N (a weight of [K, N]); a
   // convolution's patches are gathered one element at a time.
   if (e.k % s.vec != 0 || s.tile_k() % s.vec != 0) return false;
@@ -74,8 +74,10 @@ bool valid(const GemmExtents& e, const TensorcoreSchedule& s) {
   if (e.weight_kn && !s.pipelined() && (e.n % s.vec != 0 || s.tile_n() % s.vec != 0)) return false;
   if (s.wmma_m % s.mma().m != 0 || s.wmma_n % s.mma().n != 0) return false;
   const auto grid = s.grid(e);
-  return fits_universal_limits(launch_usage({s.threads(), 1, 1}, grid, s.shared_bytes()),
-                               s.accumulators());
+  const int64_t bytes = s.shared_bytes();
+  return fits_limits(launch_usage({s.threads(), 1, 1}, grid, s.dynamic_shared() ? 0 : bytes,
+                                  s.dynamic_shared() ? bytes : 0),
+                     s.accumulators(), limits);
 }
 
 // What the two templates share; they differ in name, operator and operand shapes.
@@ -95,7 +97,10 @@ class TensorcoreGemmTemplate : public Template {
     return ok_status();
   }
   ConfigSpace config_space(const Task& task) const override {
-    return tensorcore_space(std::string(name()), gemm_extents(task.workload));
+    // accepts_target has checked the target; a spec without an arch keeps the universal limits.
+    auto cc = cuda_compute_capability(task.target.spec);
+    return tensorcore_space(std::string(name()), gemm_extents(task.workload),
+                            cc ? limits_for_capability(*cc) : kUniversalGpuLimits);
   }
   // AutoTVM falls back to every knob's first candidate (a one-warp 16 x 16 tile); ours is a
   // 2 x 2 warp block of 2 x 2 tiles, two fragment steps of K per stage, padded rows and
@@ -111,11 +116,11 @@ class TensorcoreGemmTemplate : public Template {
         option_index(knobs[kWarpRowTiles], int64_t{2}),
         option_index(knobs[kWarpColTiles], int64_t{2}),
         option_index(knobs[kChunk], int64_t{2}),
-        option_index(knobs[kOffset], e.precision == Precision::kTf32 ? int64_t{4} : int64_t{8}),
+        option_index(knobs[kOffset], uses_tf32_mma(e.precision) ? int64_t{4} : int64_t{8}),
         option_index(knobs[kOffsetCs], int64_t{0}),
         option_index(knobs[kVec], vec),
     };
-    if (e.precision != Precision::kTf32) digits.push_back(option_index(knobs[kWmmaM], int64_t{16}));
+    if (!uses_tf32_mma(e.precision)) digits.push_back(option_index(knobs[kWmmaM], int64_t{16}));
     digits.push_back(0);  // stages 1: the pipeline has not yet run on a GPU
     return preferred_or_first_valid(space, digits);
   }
@@ -183,7 +188,7 @@ class Conv2dNchwTensorcoreCudaTemplate final : public TensorcoreGemmTemplate {
 }  // namespace
 
 MmaShape mma_shape(Precision p) {
-  return p == Precision::kTf32 ? MmaShape{16, 8, 8} : MmaShape{16, 8, 16};
+  return uses_tf32_mma(p) ? MmaShape{16, 8, 8} : MmaShape{16, 8, 16};
 }
 
 GemmExtents gemm_extents(const Workload& w) {
@@ -201,23 +206,24 @@ GemmExtents gemm_extents(const Workload& w) {
   return {1, d.batch, d.out_features, d.in_features, false, d.precision, std::nullopt};
 }
 
-ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e) {
+ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e,
+                             const GpuLimits& limits) {
   std::vector<Knob> knobs{
       ints_knob("block_row_warps", {1, 2, 4}),
       ints_knob("block_col_warps", {1, 2, 4}),
       ints_knob("warp_row_tiles", {1, 2, 4}),
       ints_knob("warp_col_tiles", {1, 2, 4}),
       ints_knob("chunk", {1, 2, 4, 8}),
-      ints_knob("offset", e.precision == Precision::kTf32 ? std::vector<int64_t>{0, 4}
-                                                          : std::vector<int64_t>{0, 8}),
+      ints_knob("offset", uses_tf32_mma(e.precision) ? std::vector<int64_t>{0, 4}
+                                                     : std::vector<int64_t>{0, 8}),
       ints_knob("offsetCS", {0, 8}),
       ints_knob("vec", {1, 2, 4, 8}),
   };
-  if (e.precision != Precision::kTf32) knobs.push_back(ints_knob("wmma_m", wmma_m_candidates(e)));
+  if (!uses_tf32_mma(e.precision)) knobs.push_back(ints_knob("wmma_m", wmma_m_candidates(e)));
   knobs.push_back(ints_knob("stages", {1, 2, 3}));
   std::vector<Knob> captured = knobs;
-  auto is_valid = [captured, e](const std::vector<int32_t>& d) {
-    return valid(e, decode(e, captured, d));
+  auto is_valid = [captured, e, limits](const std::vector<int32_t>& d) {
+    return valid(e, decode(e, captured, d), limits);
   };
   return ConfigSpace(template_name, std::move(knobs), is_valid);
 }

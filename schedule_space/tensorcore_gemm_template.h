@@ -24,6 +24,9 @@
 /// flight while the warps multiply the current one, rounding as the fragments are read (rows of
 /// [rows, K] operands vec floats a copy; a [K, N] weight's elements and a convolution's patches,
 /// gathered with zeros in the padding, one float a copy to their place in the [n][k] tile).
+/// 3xtf32 is tf32's space and instructions on raw float32 tiles (stages 1 too), each fragment
+/// register split as it is read into big = tf32(x) and small = tf32(x - big), three mma.sync
+/// per fragment pair (small * big, big * small, then big * big) into the same accumulators.
 ///
 /// A block computes a (block_row_warps * warp_row_tiles * m) x (block_col_warps *
 /// warp_col_tiles * n) output tile of one batch entry (blockIdx.z); per step of chunk * k
@@ -34,7 +37,9 @@
 /// Valid when the rows a vector load walks (K, or N for a [K, N] weight) are a multiple of vec,
 /// the fragment tile's m is a multiple of 16 (the 8 x 32 form has no m16n8 instruction: its
 /// configs are invalid here), a thread holds at most kMaxCudaAccumulators accumulators, and the
-/// staged tiles fit in 48 KiB of shared memory.
+/// staged tiles fit the target's shared memory: up to 48 KiB a static array, beyond it dynamic
+/// shared memory up to what the target's architecture lets a block opt into (163 KiB on sm_80,
+/// 227 KiB on sm_90: limits_for_capability), which deep pipelines of large tiles need.
 
 #include <array>
 #include <cstdint>
@@ -43,6 +48,7 @@
 #include <vector>
 
 #include "schedule_space/config_space.h"
+#include "schedule_space/gpu_limits.h"
 #include "schedule_space/template.h"
 #include "schedule_space/workload.h"
 
@@ -99,7 +105,7 @@ struct TensorcoreSchedule {
   bool pipelined() const { return stages > 1; }
   /// Bytes of one staged operand element: a TF32 bit pattern, a float16 / bfloat16, or (a
   /// pipeline's raw copies) a float32.
-  int64_t element_bytes() const { return pipelined() || precision == Precision::kTf32 ? 4 : 2; }
+  int64_t element_bytes() const { return pipelined() || uses_tf32_mma(precision) ? 4 : 2; }
   /// Staged rows, in elements. A pipeline's float rows are padded by 4 floats when `offset` asks
   /// for padding (four banks: the fragment loads of eight rows then hit all 32).
   int64_t row_stride() const { return tile_k() + (pipelined() ? (offset > 0 ? 4 : 0) : offset); }
@@ -114,14 +120,21 @@ struct TensorcoreSchedule {
     const int64_t bytes = operand_bytes() > output_bytes() ? operand_bytes() : output_bytes();
     return (bytes + 15) / 16 * 16;
   }
+  /// Beyond the 48 KiB of a static array: the kernel's buffer is dynamic (extern __shared__,
+  /// sized at launch, the function opted into it).
+  bool dynamic_shared() const {
+    return shared_bytes() > kUniversalGpuLimits.max_shared_bytes_per_block;
+  }
   /// Blocks of the launch: N tiles, M tiles, batch entries.
   std::array<int64_t, 3> grid(const GemmExtents& e) const {
     return {(e.n + tile_n() - 1) / tile_n(), (e.m + tile_m() - 1) / tile_m(), e.batch};
   }
 };
 
-/// The space of either template for the extents (its name, AutoTVM's knobs).
-ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e);
+/// The space of a template for the extents (its name, AutoTVM's knobs), valid within the
+/// target's limits (limits_for_capability of its architecture).
+ConfigSpace tensorcore_space(const std::string& template_name, const GemmExtents& e,
+                             const GpuLimits& limits);
 TensorcoreSchedule tensorcore_schedule(const GemmExtents& e, const ConfigSpace& space,
                                        const Config& c);
 

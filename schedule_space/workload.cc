@@ -53,6 +53,8 @@ const char* precision_name(Precision p) {
       return "float16";
     case Precision::kBFloat16:
       return "bfloat16";
+    case Precision::k3xTf32:
+      return "3xtf32";
     case Precision::kFloat32:
       break;
   }
@@ -64,7 +66,8 @@ Expected<Precision> parse_float_precision(const std::string& name) {
   if (name == "tf32") return Precision::kTf32;
   if (name == "fp16" || name == "float16") return Precision::kFloat16;
   if (name == "bf16" || name == "bfloat16") return Precision::kBFloat16;
-  return invalid_argument("precision '" + name + "': choose fp32, tf32, fp16 or bf16");
+  if (name == "3xtf32") return Precision::k3xTf32;
+  return invalid_argument("precision '" + name + "': choose fp32, tf32, fp16, bf16 or 3xtf32");
 }
 
 namespace {
@@ -108,6 +111,7 @@ float round_to_precision(float x, Precision p) {
       return round_f16(x);
     case Precision::kBFloat16:
       return round_bf16(x);
+    case Precision::k3xTf32:
     case Precision::kFloat32:
     case Precision::kUInt8Int8:
     case Precision::kUInt8Int7:
@@ -123,6 +127,8 @@ double input_unit_roundoff(Precision p) {
       return std::ldexp(1.0, -11);
     case Precision::kBFloat16:
       return std::ldexp(1.0, -8);
+    case Precision::k3xTf32:
+      return std::ldexp(1.0, -21);
     case Precision::kFloat32:
     case Precision::kUInt8Int8:
     case Precision::kUInt8Int7:

@@ -29,12 +29,16 @@ namespace tensortune::schedule_space {
 /// everything outside the operator: softmax, normalisation, reductions), but round each input
 /// of a product first, as tensor cores take them: kTf32 to TF32 (10 explicit mantissa bits,
 /// round to nearest with ties away from zero, as `cvt.rna.tf32.f32`), kFloat16 to IEEE half
-/// and kBFloat16 to bfloat16 (both round to nearest even). Their kernels and timings differ,
-/// so their tasks and records are their own (the operands' dtype in the workload key).
-enum class Precision { kFloat32, kUInt8Int8, kUInt8Int7, kTf32, kFloat16, kBFloat16 };
+/// and kBFloat16 to bfloat16 (both round to nearest even). k3xTf32 splits each input x into
+/// two TF32 values, big = tf32(x) and small = tf32(x - big), and sums three products of each
+/// pair (small * big + big * small + big * big; small * small, below float32's rounding, is
+/// left out): float32's accuracy from TF32 tensor cores, at three times their work. Their
+/// kernels and timings differ, so their tasks and records are their own (the operands' dtype in
+/// the workload key).
+enum class Precision { kFloat32, kUInt8Int8, kUInt8Int7, kTf32, kFloat16, kBFloat16, k3xTf32 };
 
 /// "float32", "uint8 x int8 -> int32", "uint8 x int7 -> int32", "tf32", "float16",
-/// "bfloat16".
+/// "bfloat16", "3xtf32".
 const char* precision_name(Precision p);
 
 /// Either quantized precision: uint8 data, int8 weight storage, int32 output.
@@ -42,24 +46,32 @@ inline bool is_quantized(Precision p) {
   return p == Precision::kUInt8Int8 || p == Precision::kUInt8Int7;
 }
 
-/// tf32, float16 or bfloat16: float32 storage and accumulation, products of rounded inputs.
+/// A tensor cores' float precision (tf32, float16, bfloat16, 3xtf32): float32 storage and
+/// accumulation, products of rounded (or, 3xtf32, split) inputs.
 inline bool is_reduced_float(Precision p) {
-  return p == Precision::kTf32 || p == Precision::kFloat16 || p == Precision::kBFloat16;
+  return p == Precision::kTf32 || p == Precision::kFloat16 || p == Precision::kBFloat16 ||
+         p == Precision::k3xTf32;
 }
 
+/// The precisions whose products are TF32 mma.sync instructions (m16n8k8): tf32 and 3xtf32.
+inline bool uses_tf32_mma(Precision p) { return p == Precision::kTf32 || p == Precision::k3xTf32; }
+
 /// A float precision by the name `--precision` takes: "fp32" or "float32", "tf32", "fp16" or
-/// "float16", "bf16" or "bfloat16". Refused naming the value and the choices.
+/// "float16", "bf16" or "bfloat16", "3xtf32". Refused naming the value and the choices.
 Expected<Precision> parse_float_precision(const std::string& name);
 
 /// `x` as the precision's products take it (itself for float32 and the quantized ones):
 /// TF32 rounds to nearest, ties away from zero, on the magnitude (what `cvt.rna.tf32.f32`
 /// computes: add half a TF32 ulp to the bits, clear the low 13; infinities and NaN are only
 /// masked); float16 and bfloat16 round to nearest even, overflowing to infinity, float16's
-/// subnormals kept. The result is a float32 holding that value exactly.
+/// subnormals kept. The result is a float32 holding that value exactly. 3xtf32 keeps x (its
+/// split loses under float32's rounding: input_unit_roundoff says how much).
 float round_to_precision(float x, Precision p);
 
 /// The unit roundoff of the precision's rounded inputs (2^-11 for tf32 and float16, 2^-8 for
-/// bfloat16, 2^-24 for float32): what a product's input may move by, relatively.
+/// bfloat16, 2^-24 for float32): what a product's input may move by, relatively. For 3xtf32,
+/// 2^-21: each split input is within 2^-22 of x relatively, and the product left out (small *
+/// small) is within 2^-22 of the exact one, so a product moves by at most about 3 * 2^-22.
 double input_unit_roundoff(Precision p);
 
 /// The weight values a quantized precision allows: [-128, 127], or [-64, 64] for kUInt8Int7.

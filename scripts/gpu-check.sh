@@ -253,6 +253,7 @@ if wanted c sanitize; then
     "dense_tensorcore|dense|--data 64x256 --weight 128x256|--precision fp16"
     "dense_tensorcore|dense|--data 37x264 --weight 45x264|--precision tf32"
     "dense_tensorcore|dense|--data 64x256 --weight 96x256|--precision bf16"
+    "dense_tensorcore|dense|--data 37x264 --weight 45x264|--precision 3xtf32"
     "batch_matmul_tensorcore|batch_matmul|--data 12x128x64 --weight 12x96x64|--precision fp16"
     "conv2d_nchw_tensorcore|conv2d|--data 1x64x14x14 --kernel 128x64x3x3 --pads 1|--pads 1,1,1,1 --precision tf32"
   )

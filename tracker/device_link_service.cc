@@ -1,5 +1,6 @@
 #include "tracker/device_link_service.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -26,8 +27,11 @@ std::string describe_gpus(const v1::Register& reg) {
            std::to_string(g.sm_count()) + " SMs " + std::to_string(g.clock_mhz()) + " MHz " +
            std::to_string(g.memory_bytes() >> 30) + " GiB, per block " +
            std::to_string(g.max_threads_per_block()) + " threads " +
-           std::to_string(g.max_shared_bytes_per_block() / 1024) + " KiB " +
-           std::to_string(g.max_registers_per_block()) + " regs";
+           std::to_string(g.max_shared_bytes_per_block() / 1024) + " KiB (" +
+           std::to_string(
+               std::max(g.max_shared_bytes_per_block(), g.max_dynamic_shared_bytes_per_block()) /
+               1024) +
+           " opted in) " + std::to_string(g.max_registers_per_block()) + " regs";
   }
   return out;
 }

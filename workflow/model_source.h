@@ -37,7 +37,7 @@ struct ModelOptions {
   bool no_int8 = false;  ///< quantized convolutions compute in float32, not with int8 kernels
   std::string target;    ///< compile, run, bench: llvm (default) or cuda[-smXY]
   /// The products' precision of the float dense and batch matmul layers (a CUDA target's
-  /// tensor cores): "" or "fp32", "tf32", "fp16", "bf16" (parse_float_precision).
+  /// tensor cores): "" or "fp32", "tf32", "fp16", "bf16", "3xtf32" (parse_float_precision).
   std::string precision;
   bool gpu_blocked = false;     ///< compile --gpu-layout nchwc
   frontend::OnnxLimits limits;  ///< --max-model-bytes, --max-onnx-nodes, --max-initializers

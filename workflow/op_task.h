@@ -21,7 +21,7 @@ struct OpArgs {
   std::string dilation = "1,1";
   /// Quantized templates: 8 (weights in [-128, 127]) or 7 (in [-64, 64]: Precision::kUInt8Int7).
   int weight_bits = 8;
-  /// Float templates: "fp32" (or empty: the template's own), "tf32", "fp16", "bf16"
+  /// Float templates: "fp32" (or empty: the template's own), "tf32", "fp16", "bf16", "3xtf32"
   /// (schedule_space::parse_float_precision); a reduced one picks the tensor-core template for
   /// `--op dense`.
   std::string precision;

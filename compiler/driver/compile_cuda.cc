@@ -216,7 +216,10 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   lower_native_steps(net);
   net.schedules = chooser.uses();
   for (const auto& k : net.gpu_kernels) {
-    if (auto fits = ss::check_gpu_limits(k.usage(), ss::kUniversalGpuLimits); !fits)
+    // The limits of the target's architecture (dynamic shared memory beyond 48 KiB is its).
+    if (auto fits =
+            ss::check_gpu_limits(k.usage(), ss::limits_for_capability(net.compute_capability));
+        !fits)
       return fits.error().with_context("kernel " + k.entry);
     net.gpu_source += k.source + "\n";
   }

@@ -31,14 +31,14 @@ Error invalid(const ss::ConfigSpace& space, const ss::Config& config) {
 }
 
 #ifdef TT_WITH_CUDA
-/// The config's CUDA source, checked against the limits every supported GPU has (the device
-/// checks its own again at load), and the key of its cubin.
+/// The config's CUDA source, checked against the limits of the target's architecture (the
+/// device checks its own again at load), and the key of its cubin.
 Expected<std::pair<codegen::cuda::CudaKernelSource, KernelBinary>> cubin_key(
     const ss::Task& task, const ss::ConfigSpace& space, const ss::Config& config) {
   TT_ASSIGN_OR_RETURN(int cc, ss::cuda_compute_capability(task.target.spec));
   TT_ASSIGN_OR_RETURN(codegen::cuda::CudaKernelSource source,
                       codegen::cuda::emit_cuda_kernel(task, space, config));
-  TT_RETURN_IF_ERROR(ss::check_gpu_limits(source.usage(), ss::GpuLimits{}));
+  TT_RETURN_IF_ERROR(ss::check_gpu_limits(source.usage(), ss::limits_for_capability(cc)));
   KernelBinary key;
   key.format = KernelFormat::kCubin;
   key.arch = "sm_" + std::to_string(cc);

@@ -145,6 +145,7 @@ json encode_network(const CompiledNetwork& net, BlobWriter& blobs) {
                          {"grid", {k.grid.x, k.grid.y, k.grid.z}},
                          {"block", {k.block.x, k.block.y, k.block.z}},
                          {"shared_bytes", k.shared_bytes},
+                         {"dynamic_shared_bytes", k.dynamic_shared_bytes},
                          {"epilogue_operands", k.epilogue_operands},
                          {"arg_count", k.arg_count},
                          {"source_blob", blobs.add(k.source)}});
@@ -431,13 +432,16 @@ struct Decoder {
       kernel.grid = {grid[0], grid[1], grid[2]};
       kernel.block = {block[0], block[1], block[2]};
       kernel.shared_bytes = k.at("shared_bytes").get<int64_t>();
+      // Absent from artifacts written before kernels had dynamic shared memory.
+      kernel.dynamic_shared_bytes = k.value("dynamic_shared_bytes", int64_t{0});
       kernel.epilogue_operands = k.at("epilogue_operands").get<int>();
       kernel.arg_count = k.at("arg_count").get<int>();
       for (int64_t d : {grid[0], grid[1], grid[2], block[0], block[1], block[2]})
         if (d < 1)
           return invalid_argument("GPU kernel '" + kernel.entry + "' has a launch dimension " +
                                   std::to_string(d));
-      if (kernel.arg_count < 1 || kernel.epilogue_operands < 0 || kernel.shared_bytes < 0)
+      if (kernel.arg_count < 1 || kernel.epilogue_operands < 0 || kernel.shared_bytes < 0 ||
+          kernel.dynamic_shared_bytes < 0)
         return invalid_argument("GPU kernel '" + kernel.entry + "' is malformed");
       TT_ASSIGN_OR_RETURN(kernel.source, blob(k.at("source_blob"), "GPU kernel source"));
       net.gpu_kernels.push_back(std::move(kernel));

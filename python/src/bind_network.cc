@@ -454,7 +454,8 @@ void bind_network(py::module_& m) {
         "record DB or an AutoTVM log (each workload's best config; untuned ones borrow the "
         "nearest tuned one unless borrow=False), or none for default configs; exclude_algorithms: "
         "template algorithms no node runs (e.g. ['winograd']), as --exclude-algorithm; "
-        "precision='tf32', 'fp16' or 'bf16' (a CUDA target of sm_80+): the convolutions, dense "
+        "precision='tf32', 'fp16', 'bf16' or '3xtf32' (a CUDA target of sm_80+): the convolutions, "
+        "dense "
         "and batch matmul layers on the tensor cores at that precision, summed in float32, as "
         "--precision.");
   m.def(

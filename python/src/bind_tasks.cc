@@ -208,7 +208,7 @@ void bind_tasks(py::module_& m) {
            "(M, K) and (N, "
            "K) for dense; pads: 1, 2 or 4 values (top, left, bottom, right); weight_bits: 7 for "
            "an int8 template's task of weights in [-64, 64] (as quantize's reduce_range writes); "
-           "precision: 'tf32', 'fp16' or 'bf16' for a tensor-core task (a CUDA target; "
+           "precision: 'tf32', 'fp16', 'bf16' or '3xtf32' for a tensor-core task (a CUDA target; "
            "op='dense' then picks the tensor-core template)")
       .def_static(
           "from_workload_key",

@@ -53,7 +53,7 @@ def tune_model(model, *, tuner="xgb", trials=200, db="tensortune.db", target="ll
     Ctrl-C stops the whole run (KeyboardInterrupt), with everything measured recorded.
     After all the tasks of a CPU target, measured here, up to imposed_trials configs of each
     layer that the compiled network runs at blocks its neighbours impose are measured too
-    (tune_imposed_blocks; 0: not). precision: 'tf32', 'fp16' or 'bf16' tunes the tensor-core
+    (tune_imposed_blocks; 0: not). precision: 'tf32', 'fp16', 'bf16' or '3xtf32' tunes the tensor-core
     tasks that compile(precision=) runs (a CUDA target). Returns tune_op's dict per tuned task
     (and thread count), in order.
     """

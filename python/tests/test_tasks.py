@@ -93,6 +93,9 @@ def test_a_reduced_precision_makes_tensor_core_tasks_and_keeps_them_apart(cli):
     assert '"float16"' in half.workload_key
     tf32 = tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="tf32")
     assert tf32.workload_key != half.workload_key
+    split = tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda", precision="3xtf32")
+    assert split.precision == "3xtf32"
+    assert split.workload_key not in (tf32.workload_key, half.workload_key)
     assert tt.Task("dense", data=(32, 64), weight=(48, 64), target="cuda").precision == "float32"
     with pytest.raises(tt.InvalidArgumentError, match="tensor cores"):
         tt.Task("dense", data=(32, 64), weight=(48, 64), precision="fp16")  # a CPU target

@@ -176,7 +176,7 @@ def main():
     i.add_argument("--strides", default="1,1")
     i.add_argument("--pads", default="0")
     i.add_argument("--dilation", default="1,1")
-    i.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+    i.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16", "3xtf32"],
                    help="the reference's products' inputs rounded so (the tensor-core templates')")
     c = sub.add_parser("compare")
     c.add_argument("got")

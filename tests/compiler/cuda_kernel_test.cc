@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 
 #include "compiler/codegen/cuda/emulator.h"
 #include "compiler/measure/op_runner.h"
@@ -12,6 +14,7 @@
 #include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
+#include "schedule_space/tensorcore_gemm_template.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/cuda_driver.h"
 #include "compiler/codegen/cuda/nvrtc.h"
@@ -415,6 +418,7 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
       make("dense_tensorcore.cuda", ss::DenseWorkload{37, 45, 40, ss::Precision::kFloat16}),
       make("dense_tensorcore.cuda", ss::DenseWorkload{64, 96, 72, ss::Precision::kTf32}),
       make("dense_tensorcore.cuda", ss::DenseWorkload{32, 48, 64, ss::Precision::kBFloat16}),
+      make("dense_tensorcore.cuda", ss::DenseWorkload{37, 45, 264, ss::Precision::k3xTf32}),
       make("conv2d_nchw_tensorcore.cuda",
            [] {
              auto w =
@@ -455,6 +459,53 @@ TEST(CudaDriver, ListsGpusOrSaysWhyNot) {
         ASSERT_NEAR(got.f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
             << space->describe(c) << " element " << j;
     }
+  }
+}
+
+// Tensor-core configs whose tiles need more than 48 KiB of shared memory (dynamic, the function
+// opted into it at load) run on the GPU at its own architecture: the largest the GPU allows and
+// one just past 48 KiB, each against the rounded reference.
+TEST(CudaDriver, DynamicSharedMemoryKernelsRunOnTheGpu) {
+  auto gpus = cuda::list_gpus();
+  if (!gpus) GTEST_SKIP() << "no GPU: " << gpus.error().message;
+  const cuda::GpuDevice& gpu = gpus->front();
+  if (gpu.compute_capability < 80) GTEST_SKIP() << "sm_" << gpu.compute_capability << ": no mma";
+  auto task = ss::make_task("dense_tensorcore.cuda",
+                            ss::DenseWorkload{256, 256, 512, ss::Precision::kFloat16},
+                            ss::Target{ss::cuda_target_spec(gpu.compute_capability), 1});
+  ASSERT_TRUE(task.has_value()) << task.error().message;
+  auto space = ss::make_config_space(*task);
+  const ss::GemmExtents e = ss::gemm_extents(task->workload);
+  std::optional<ss::Config> smallest, largest;
+  int64_t low = INT64_MAX, high = 0;
+  for (int64_t i = 0; i < space->size(); ++i) {
+    if (!space->is_valid_index(i)) continue;
+    const ss::Config c = *space->config_at(i);
+    const ss::TensorcoreSchedule sc = ss::tensorcore_schedule(e, *space, c);
+    if (!sc.dynamic_shared() || sc.shared_bytes() > gpu.limits.max_dynamic_shared_bytes_per_block)
+      continue;
+    if (sc.shared_bytes() < low) low = sc.shared_bytes(), smallest = c;
+    if (sc.shared_bytes() > high) high = sc.shared_bytes(), largest = c;
+  }
+  ASSERT_TRUE(smallest && largest) << "no dynamic shared memory config for " << gpu.name;
+  const ss::OperandShapes shapes = ss::operand_shapes(task->workload);
+  Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight),
+         bias = Tensor::zeros(shapes.bias);
+  tt::fill_uniform(data, 34);
+  tt::fill_uniform(weight, 35);
+  tt::fill_uniform(bias, 36);
+  const Tensor want = tt::measure::reference_output(task->workload, data, weight, &bias);
+  for (const ss::Config& c : {*smallest, *largest}) {
+    auto k =
+        cuda::emit_cuda_kernel(*task, *space, c, cuda::CudaKernelOptions::bias_relu(true, false));
+    ASSERT_TRUE(k.has_value()) << k.error().message;
+    ASSERT_GT(k->dynamic_shared_bytes, 48 * 1024);
+    auto run = cuda::run_on_gpu(gpu, *k, data.f32, weight.f32, {bias.f32},
+                                static_cast<int64_t>(want.f32.size()), 3);
+    ASSERT_TRUE(run.has_value()) << space->describe(c) << ": " << run.error().message;
+    for (size_t j = 0; j < want.f32.size(); ++j)
+      ASSERT_NEAR(run->out[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
+          << space->describe(c) << " (" << k->dynamic_shared_bytes << " bytes) element " << j;
   }
 }
 #endif

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
 
 #include "compiler/codegen/cuda/cuda_kernel.h"
@@ -14,6 +15,7 @@
 #include "compiler/measure/reference_ops.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
+#include "schedule_space/tensorcore_gemm_template.h"
 #ifdef TT_WITH_CUDA
 #include "compiler/codegen/cuda/nvrtc.h"
 #endif
@@ -26,7 +28,7 @@ using tt::Tensor;
 namespace {
 
 constexpr ss::Precision kReduced[] = {ss::Precision::kTf32, ss::Precision::kFloat16,
-                                      ss::Precision::kBFloat16};
+                                      ss::Precision::kBFloat16, ss::Precision::k3xTf32};
 
 // Round to nearest with `bits` significant bits, by arithmetic on the value (not its encoding):
 // ties away from zero (TF32's cvt.rna) or to even (float16's and bfloat16's cvt.rn). Normal
@@ -73,6 +75,7 @@ TEST(ReducedPrecision, NamesParseAndKeepTheirTasksApart) {
   EXPECT_EQ(*ss::parse_float_precision("tf32"), ss::Precision::kTf32);
   EXPECT_EQ(*ss::parse_float_precision("fp16"), ss::Precision::kFloat16);
   EXPECT_EQ(*ss::parse_float_precision("bfloat16"), ss::Precision::kBFloat16);
+  EXPECT_EQ(*ss::parse_float_precision("3xtf32"), ss::Precision::k3xTf32);
   auto bad = ss::parse_float_precision("fp8");
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("'fp8'"), std::string::npos) << bad.error().message;
@@ -85,6 +88,11 @@ TEST(ReducedPrecision, NamesParseAndKeepTheirTasksApart) {
   ASSERT_TRUE(tf32.has_value()) << tf32.error().message;
   EXPECT_NE(ss::workload_key(*f16), ss::workload_key(*tf32));
   EXPECT_NE(ss::workload_key(*f16).find("\"float16\""), std::string::npos);
+  auto split = ss::make_task("dense_tensorcore.cuda",
+                             ss::DenseWorkload{64, 32, 48, ss::Precision::k3xTf32}, gpu);
+  ASSERT_TRUE(split.has_value()) << split.error().message;
+  EXPECT_NE(ss::workload_key(*split), ss::workload_key(*tf32));
+  EXPECT_NE(ss::workload_key(*split).find("\"3xtf32\""), std::string::npos);
   // A float32 workload is not the tensor-core template's; float16 is not the FP32 templates'.
   auto fp32 = ss::make_task("dense_tensorcore.cuda", ss::DenseWorkload{64, 32, 48}, gpu);
   ASSERT_FALSE(fp32.has_value());
@@ -151,7 +159,8 @@ std::vector<ss::Config> sample(const ss::Task& task, const ss::ConfigSpace& spac
 // n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), K the workload's reduction
 // length. The reference is that sum in double, rounded once to float (half an ulp more);
 // sum |products| is the float32 reference of the rounded inputs' magnitudes (1e-6 of slack for
-// its own rounding).
+// its own rounding). 3xtf32 sums three products per term (3K + 1 additions), and each term is
+// within input_unit_roundoff of the exact product of unrounded inputs (its reference's).
 void expect_within_accumulation_bound(const ss::Workload& w, const tt::measure::OperatorInputs& in,
                                       const Tensor& got, const std::string& what) {
   const ss::Precision p = ss::precision_of(w);
@@ -166,8 +175,9 @@ void expect_within_accumulation_bound(const ss::Workload& w, const tt::measure::
   for (float& v : bias.f32) v = std::fabs(v);
   const Tensor magnitude =
       tt::measure::reference_output(exact, magnitudes(in.data), magnitudes(in.weight), &bias);
-  const double u = std::ldexp(1.0, -24), n = double(ss::reduction_length(w) + 1);
-  const double gamma = n * u / (1 - n * u);
+  const bool split = p == ss::Precision::k3xTf32;
+  const double u = std::ldexp(1.0, -24), n = double((split ? 3 : 1) * ss::reduction_length(w) + 1);
+  const double gamma = n * u / (1 - n * u) + (split ? ss::input_unit_roundoff(p) : 0.0);
   ASSERT_EQ(got.f32.size(), want.f32.size());
   for (size_t i = 0; i < want.f32.size(); ++i)
     ASSERT_LE(std::fabs(double(got.f32[i]) - want.f32[i]),
@@ -218,7 +228,10 @@ TEST(DenseTensorcore, EmulatedInputsRoundAsTheHardwareRounds) {
     auto space = ss::make_config_space(*task);
     const float tie =
         p == ss::Precision::kBFloat16 ? 1.0f + std::ldexp(1.0f, -8) : 1.0f + std::ldexp(1.0f, -11);
-    const float rounded = p == ss::Precision::kTf32 ? 1.0f + std::ldexp(1.0f, -10) : 1.0f;
+    // 3xtf32 splits the tie into 1 + 2^-10 and -2^-11: their products sum to the tie's exactly.
+    const float rounded = p == ss::Precision::kTf32     ? 1.0f + std::ldexp(1.0f, -10)
+                          : p == ss::Precision::k3xTf32 ? tie
+                                                        : 1.0f;
     tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
                                    Tensor::zeros({w.out_features, w.in_features}),
                                    Tensor::zeros({w.out_features})};
@@ -241,6 +254,48 @@ TEST(DenseTensorcore, EmulatedInputsRoundAsTheHardwareRounds) {
               << ")";
     }
   }
+}
+
+// What 3xtf32 is for: float32's accuracy from TF32 instructions. Against a double-precision
+// sum of the unrounded inputs over a long reduction, its worst error is well below tf32's (64x:
+// tf32's inputs move by 2^-11, 3xtf32's terms by ~2^-22) and within 4x of a float32 loop's
+// (which sums K products where 3xtf32 sums 3K: sqrt(3) more rounding noise).
+TEST(DenseTensorcore, ThreeTf32HasFloat32sAccuracy) {
+  const ss::Target gpu{ss::cuda_target_spec(80), 1};
+  const int64_t M = 19, N = 24, K = 512;
+  tt::measure::OperatorInputs in{Tensor::zeros({M, K}), Tensor::zeros({N, K}), Tensor::zeros({N})};
+  tt::fill_uniform(in.data, 81);
+  tt::fill_uniform(in.weight, 82);
+  std::vector<double> exact(static_cast<size_t>(M * N));
+  Tensor loop = Tensor::zeros({M, N});
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double sum = 0;
+      float sum32 = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        sum += double(in.data.f32[m * K + k]) * double(in.weight.f32[n * K + k]);
+        sum32 = std::fma(in.data.f32[m * K + k], in.weight.f32[n * K + k], sum32);
+      }
+      exact[m * N + n] = sum;
+      loop.f32[m * N + n] = sum32;
+    }
+  auto worst = [&](const Tensor& t) {
+    double e = 0;
+    for (size_t i = 0; i < exact.size(); ++i) e = std::max(e, std::fabs(t.f32[i] - exact[i]));
+    return e;
+  };
+  std::map<ss::Precision, double> error;
+  for (ss::Precision p : {ss::Precision::kTf32, ss::Precision::k3xTf32}) {
+    auto task = ss::make_task("dense_tensorcore.cuda", ss::DenseWorkload{M, N, K, p}, gpu);
+    ASSERT_TRUE(task.has_value()) << task.error().message;
+    auto space = ss::make_config_space(*task);
+    auto got = tt::measure::run_operator(*task, *space, ss::default_config(*task, *space), in, 1);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    error[p] = worst(*got);
+  }
+  const double split = error[ss::Precision::k3xTf32], tf32 = error[ss::Precision::kTf32];
+  EXPECT_LT(split * 64, tf32) << "3xtf32 " << split << ", tf32 " << tf32;
+  EXPECT_LE(split, 4 * worst(loop)) << "3xtf32 " << split << ", float32 loop " << worst(loop);
 }
 
 // The cp.async ring (stages 2 and 3) computes what the synchronous staging does: the same
@@ -274,6 +329,85 @@ TEST(DenseTensorcore, PipelinedStagesEqualTheRoundedReference) {
       }
     }
     EXPECT_GE(pipelined, 3);
+  }
+}
+
+// The valid configs of a space whose staged tiles need more than a static array's 48 KiB, the
+// deepest pipelines first.
+std::vector<ss::Config> dynamic_shared_configs(const ss::Task& task, const ss::ConfigSpace& space,
+                                               size_t count) {
+  const ss::GemmExtents e = ss::gemm_extents(task.workload);
+  std::vector<ss::Config> out;
+  for (int64_t stages : {3, 2, 1})
+    for (int64_t i = 0; i < space.size() && out.size() < count; ++i) {
+      if (!space.is_valid_index(i)) continue;
+      const ss::Config c = *space.config_at(i);
+      const ss::TensorcoreSchedule s = ss::tensorcore_schedule(e, space, c);
+      if (s.stages == stages && s.dynamic_shared()) out.push_back(c);
+    }
+  return out;
+}
+
+// Beyond 48 KiB the staged tiles are dynamic shared memory, valid up to what the target's
+// architecture lets a block opt into: configs of 100-163 KiB are valid for sm_80 and not for
+// sm_86 (99 KiB); the kernel declares its buffer extern and the launch asks for its bytes.
+TEST(DenseTensorcore, TilesBeyondFortyEightKiBAreDynamicSharedMemoryWithinTheArchsLimit) {
+  const ss::DenseWorkload w{256, 256, 512, ss::Precision::kTf32};
+  std::map<int, int64_t> largest;
+  for (int cc : {80, 86, 90}) {
+    auto task = ss::make_task("dense_tensorcore.cuda", w, ss::Target{ss::cuda_target_spec(cc), 1});
+    ASSERT_TRUE(task.has_value()) << task.error().message;
+    auto space = ss::make_config_space(*task);
+    const ss::GemmExtents e = ss::gemm_extents(task->workload);
+    for (int64_t i = 0; i < space->size(); ++i)
+      if (space->is_valid_index(i))
+        largest[cc] = std::max(
+            largest[cc], ss::tensorcore_schedule(e, *space, *space->config_at(i)).shared_bytes());
+  }
+  EXPECT_GT(largest[80], 99 * 1024);
+  EXPECT_LE(largest[80], 163 * 1024);
+  EXPECT_LE(largest[86], 99 * 1024);
+  EXPECT_GT(largest[86], 48 * 1024);
+  EXPECT_GT(largest[90], largest[80]);
+  EXPECT_LE(largest[90], 227 * 1024);
+
+  const ss::Target gpu{ss::cuda_target_spec(90), 1};
+  auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
+  auto space = ss::make_config_space(*task);
+  const auto configs = dynamic_shared_configs(*task, *space, 1);
+  ASSERT_FALSE(configs.empty());
+  auto k = cuda::emit_cuda_kernel(*task, *space, configs[0], cuda::CudaKernelOptions{});
+  ASSERT_TRUE(k.has_value()) << k.error().message;
+  EXPECT_EQ(k->shared_bytes, 0);
+  EXPECT_GT(k->dynamic_shared_bytes, 48 * 1024);
+  EXPECT_NE(k->source.find("TT_DYNAMIC_SHARED(float4, smem"), std::string::npos);
+  EXPECT_TRUE(ss::check_gpu_limits(k->usage(), ss::limits_for_capability(90)).has_value());
+  EXPECT_FALSE(ss::check_gpu_limits(k->usage(), ss::kUniversalGpuLimits).has_value());
+}
+
+// A kernel of dynamic shared memory computes what the static ones do (a 3-stage ring of large
+// tiles, and a synchronous one), emulated; every precision.
+TEST(DenseTensorcore, DynamicSharedMemoryKernelsEqualTheRoundedReference) {
+  const ss::Target gpu{ss::cuda_target_spec(90), 1};
+  for (ss::Precision p : kReduced) {
+    const ss::DenseWorkload w{130, 136, 256, p};
+    auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
+    ASSERT_TRUE(task.has_value()) << task.error().message;
+    auto space = ss::make_config_space(*task);
+    tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
+                                   Tensor::zeros({w.out_features, w.in_features}),
+                                   Tensor::zeros({w.out_features})};
+    tt::fill_uniform(in.data, 91);
+    tt::fill_uniform(in.weight, 92);
+    tt::fill_uniform(*in.bias, 93);
+    const auto configs = dynamic_shared_configs(*task, *space, 1);
+    ASSERT_FALSE(configs.empty()) << ss::precision_name(p);
+    for (const ss::Config& c : configs) {
+      auto got = tt::measure::run_operator(*task, *space, c, in, 1);
+      ASSERT_TRUE(got.has_value()) << got.error().message;
+      expect_within_accumulation_bound(
+          w, in, *got, std::string(ss::precision_name(p)) + " " + space->describe(c));
+    }
   }
 }
 
@@ -367,8 +501,8 @@ TEST(Conv2dNchwTensorcore, EmulatedKernelsEqualTheRoundedReference) {
 #ifdef TT_WITH_CUDA
 // ptxas for sm_80 and sm_90: the shared memory the launch asks for, no spills, the limits.
 void assemble_within_limits(const cuda::CudaKernelSource& k, const std::string& ptx,
-                            const std::string& what) {
-  for (int cc : {80, 90}) {
+                            const std::string& what, std::vector<int> archs = {80, 90}) {
+  for (int cc : archs) {
     auto report = cuda::assemble_ptx(ptx, cc);
     ASSERT_TRUE(report.has_value()) << report.error().message;
     EXPECT_EQ(report->shared_bytes, k.shared_bytes) << what;
@@ -376,7 +510,7 @@ void assemble_within_limits(const cuda::CudaKernelSource& k, const std::string& 
         << what << " sm_" << cc << ": " << report->log;
     ss::GpuKernelUsage usage = k.usage();
     usage.registers_per_thread = report->registers;
-    EXPECT_TRUE(ss::check_gpu_limits(usage, ss::kUniversalGpuLimits).has_value())
+    EXPECT_TRUE(ss::check_gpu_limits(usage, ss::limits_for_capability(cc)).has_value())
         << what << " sm_" << cc << ": " << report->log;
   }
 }
@@ -406,6 +540,21 @@ TEST(DenseTensorcore, SampledConfigsCompileAndAssembleWithinTheLimits) {
         assemble_within_limits(*k, compiled->ptx, space->describe(c));
       }
     }
+  // Dynamic shared memory: ptxas sees no static array; the launch's bytes are within sm_90's.
+  for (ss::Precision p : kReduced) {
+    const ss::Target sm90{ss::cuda_target_spec(90), 1};
+    auto task = ss::make_task("dense_tensorcore.cuda", ss::DenseWorkload{256, 256, 512, p}, sm90);
+    ASSERT_TRUE(task.has_value());
+    auto space = ss::make_config_space(*task);
+    for (const ss::Config& c : dynamic_shared_configs(*task, *space, 2)) {
+      auto k =
+          cuda::emit_cuda_kernel(*task, *space, c, cuda::CudaKernelOptions::bias_relu(true, true));
+      ASSERT_TRUE(k.has_value()) << k.error().message;
+      auto compiled = cuda::nvrtc_compile(*k, 90, /*cubin=*/false);
+      ASSERT_TRUE(compiled.has_value()) << compiled.error().message << "\n" << k->source;
+      assemble_within_limits(*k, compiled->ptx, space->describe(c), {90});
+    }
+  }
   // ResNet-50's convolutions: a 3x3 stride-1, a strided 1x1, the 7x7 stem.
   for (ss::Precision p : kReduced)
     for (ss::Conv2dWorkload w :

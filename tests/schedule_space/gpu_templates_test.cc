@@ -256,4 +256,29 @@ TEST(GpuTemplates, LimitsNameTheFieldAndBothValues) {
   EXPECT_TRUE(ss::fits_universal_limits(ss::launch_usage({16, 1, 64}, {1, 1, 1}, 0), 1));
 }
 
+// Dynamic shared memory: what a block may opt into per architecture (the CUDA programming
+// guide's table), checked with the static part, and refused naming both sums.
+TEST(GpuTemplates, DynamicSharedMemoryIsCheckedAgainstTheArchitecturesOptInLimit) {
+  EXPECT_EQ(ss::limits_for_capability(75).max_dynamic_shared_bytes_per_block, 64 * 1024);
+  EXPECT_EQ(ss::limits_for_capability(80).max_dynamic_shared_bytes_per_block, 163 * 1024);
+  EXPECT_EQ(ss::limits_for_capability(86).max_dynamic_shared_bytes_per_block, 99 * 1024);
+  EXPECT_EQ(ss::limits_for_capability(89).max_dynamic_shared_bytes_per_block, 99 * 1024);
+  EXPECT_EQ(ss::limits_for_capability(90).max_dynamic_shared_bytes_per_block, 227 * 1024);
+  EXPECT_EQ(ss::limits_for_capability(120).max_dynamic_shared_bytes_per_block, 99 * 1024);
+  // Static memory keeps its 48 KiB everywhere.
+  EXPECT_EQ(ss::limits_for_capability(90).max_shared_bytes_per_block, 48 * 1024);
+  const auto big = ss::launch_usage({128, 1, 1}, {1, 1, 1}, 0, 160 * 1024);
+  EXPECT_FALSE(ss::fits_universal_limits(big, 1));
+  EXPECT_TRUE(ss::fits_limits(big, 1, ss::limits_for_capability(80)));
+  EXPECT_FALSE(ss::fits_limits(big, 1, ss::limits_for_capability(86)));
+  EXPECT_TRUE(ss::check_gpu_limits(big, ss::limits_for_capability(90)).has_value());
+  // The static part counts too: 4 KiB static and 160 KiB dynamic is over sm_80's 163 KiB.
+  auto both = ss::check_gpu_limits(ss::launch_usage({128, 1, 1}, {1, 1, 1}, 4096, 160 * 1024),
+                                   ss::limits_for_capability(80));
+  ASSERT_FALSE(both.has_value());
+  EXPECT_EQ(both.error().message,
+            "static and dynamic shared memory per block (bytes) = 167936 exceeds the device's "
+            "limit of 166912");
+}
+
 }  // namespace

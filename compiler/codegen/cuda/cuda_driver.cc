@@ -32,6 +32,7 @@ struct DriverApi {
   decltype(&cuModuleUnload) module_unload = nullptr;
   decltype(&cuModuleGetFunction) module_function = nullptr;
   decltype(&cuFuncGetAttribute) function_attribute = nullptr;
+  decltype(&cuFuncSetAttribute) set_function_attribute = nullptr;
   decltype(&cuMemAlloc_v2) mem_alloc = nullptr;
   decltype(&cuMemFree_v2) mem_free = nullptr;
   decltype(&cuMemcpyHtoD_v2) copy_to_device = nullptr;
@@ -76,6 +77,7 @@ const DriverApi& driver() {
     load(a.module_unload, "cuModuleUnload");
     load(a.module_function, "cuModuleGetFunction");
     load(a.function_attribute, "cuFuncGetAttribute");
+    load(a.set_function_attribute, "cuFuncSetAttribute");
     load(a.mem_alloc, "cuMemAlloc_v2");
     load(a.mem_free, "cuMemFree_v2");
     load(a.copy_to_device, "cuMemcpyHtoD_v2");
@@ -176,6 +178,18 @@ Expected<CUmodule> load_module(const DriverApi& api, const void* image, const st
   return module;
 }
 
+// A kernel's function opted into its dynamic shared memory: beyond 48 KiB a launch that asks
+// for it fails unless the function's attribute allows it (the device's own limit was checked).
+Status allow_dynamic_shared(const DriverApi& api, CUfunction fn, const CudaKernelSource& k) {
+  if (k.dynamic_shared_bytes <= 48 * 1024) return ok_status();
+  TT_CU(api,
+        api.set_function_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(k.dynamic_shared_bytes)),
+        "allowing " + k.entry + " " + std::to_string(k.dynamic_shared_bytes) +
+            " bytes of dynamic shared memory");
+  return ok_status();
+}
+
 }  // namespace
 
 Status reset_gpu_context(const GpuDevice& device) {
@@ -216,6 +230,9 @@ Expected<std::vector<GpuDevice>> list_gpus() {
     d.clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
     d.limits.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     d.limits.max_shared_bytes_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    d.limits.max_dynamic_shared_bytes_per_block =
+        std::max<int64_t>(d.limits.max_shared_bytes_per_block,
+                          attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
     d.limits.max_registers_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
     d.limits.max_block_dims = {attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
                                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
@@ -299,6 +316,7 @@ Expected<std::unique_ptr<GpuKernelRunner>> GpuKernelRunner::create(
   TT_ASSIGN_OR_RETURN(impl->module, load_module(api, compiled.cubin.data(), kLoadingCubin));
   TT_CU(api, api.module_function(&impl->fn, impl->module, kernel.entry.c_str()),
         "cuModuleGetFunction");
+  TT_RETURN_IF_ERROR(allow_dynamic_shared(api, impl->fn, kernel));
   int max_threads = 0;
   api.function_attribute(&impl->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, impl->fn);
   api.function_attribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, impl->fn);
@@ -337,8 +355,8 @@ Status GpuKernelRunner::launch() {
   TT_CU(m.api,
         m.api.launch(m.fn, static_cast<unsigned>(k.grid.x), static_cast<unsigned>(k.grid.y),
                      static_cast<unsigned>(k.grid.z), static_cast<unsigned>(k.block.x),
-                     static_cast<unsigned>(k.block.y), static_cast<unsigned>(k.block.z), 0, nullptr,
-                     args.data(), nullptr),
+                     static_cast<unsigned>(k.block.y), static_cast<unsigned>(k.block.z),
+                     static_cast<unsigned>(k.dynamic_shared_bytes), nullptr, args.data(), nullptr),
         "launching " + k.entry);
   return ok_status();
 }
@@ -460,6 +478,7 @@ Expected<std::unique_ptr<GpuModule>> GpuModule::load(const GpuDevice& device,
     usage.registers_per_thread = registers;
     if (auto fits = schedule_space::check_gpu_limits(usage, device.limits); !fits)
       return fits.error().with_context("kernel " + k.entry);
+    TT_RETURN_IF_ERROR(allow_dynamic_shared(api, fn, k));
     if (k.block.count() > max_threads)
       return Error{ErrorCode::kFailedPrecondition,
                    "kernel " + k.entry +
@@ -518,10 +537,11 @@ Status GpuModule::launch(size_t index, const std::vector<uint64_t>& args) {
   std::vector<void*> params;
   for (CUdeviceptr& v : values) params.push_back(&v);
   TT_CU(m.api,
-        m.api.launch(m.functions[index], static_cast<unsigned>(k.grid.x),
-                     static_cast<unsigned>(k.grid.y), static_cast<unsigned>(k.grid.z),
-                     static_cast<unsigned>(k.block.x), static_cast<unsigned>(k.block.y),
-                     static_cast<unsigned>(k.block.z), 0, nullptr, params.data(), nullptr),
+        m.api.launch(
+            m.functions[index], static_cast<unsigned>(k.grid.x), static_cast<unsigned>(k.grid.y),
+            static_cast<unsigned>(k.grid.z), static_cast<unsigned>(k.block.x),
+            static_cast<unsigned>(k.block.y), static_cast<unsigned>(k.block.z),
+            static_cast<unsigned>(k.dynamic_shared_bytes), nullptr, params.data(), nullptr),
         "launching " + k.entry);
   return ok_status();
 }

@@ -49,7 +49,10 @@ struct CudaKernelSource {
   std::string entry;   ///< the extern "C" kernel name
   std::string source;  ///< CUDA C
   Dim3 grid, block;
-  int64_t shared_bytes = 0;   ///< static __shared__ memory per block
+  int64_t shared_bytes = 0;  ///< static __shared__ memory per block
+  /// extern __shared__ memory per block, given at launch (beyond 48 KiB the loader sets the
+  /// function's opt-in attribute to it).
+  int64_t dynamic_shared_bytes = 0;
   int epilogue_operands = 0;  ///< pointers after `out`
   /// Pointer parameters in all: 3 + epilogue_operands for a template's kernel; a network's
   /// element-wise and pooling kernels have their own (codegen/cuda/network_kernels.h).
@@ -58,7 +61,7 @@ struct CudaKernelSource {
   /// What the launch asks for before compilation (registers come from the compiled kernel).
   schedule_space::GpuKernelUsage usage() const {
     return schedule_space::launch_usage({block.x, block.y, block.z}, {grid.x, grid.y, grid.z},
-                                        shared_bytes);
+                                        shared_bytes, dynamic_shared_bytes);
   }
 };
 

@@ -23,6 +23,9 @@ static thread_local tt_uint3 threadIdx, blockIdx, blockDim, gridDim;
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
+// A kernel's dynamic shared memory: its size is known when the kernel is written, so a static
+// array of it (the GPU form is extern __shared__, sized at launch).
+#define TT_DYNAMIC_SHARED(type, name, count) static thread_local type name[count]
 #define __ldg(p) (*(p))
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
@@ -269,6 +272,8 @@ static inline void tt_cp_async_wait() {
   f.pending_count = kept;
 }
 
+// CUDA's bit reinterpretation intrinsic (3xtf32's split reads a TF32 register as a float).
+static inline float __uint_as_float(unsigned b) { return tt_emu::from_bits(b); }
 // The kernels' tensor-core helpers (their GPU forms are inline PTX behind __CUDA_ARCH__).
 // cvt.rna.tf32.f32: half a TF32 ulp added to a finite value's bits, the low 13 cleared.
 static inline unsigned tt_to_tf32(float x) {

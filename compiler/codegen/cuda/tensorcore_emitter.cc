@@ -19,6 +19,8 @@ namespace {
 constexpr char kTensorcoreHelpers[] =
     R"(#if defined(__CUDA_ARCH__) && !defined(TT_TENSORCORE_HELPERS)
 #define TT_TENSORCORE_HELPERS
+// The block's buffer beyond a static array's 48 KiB, sized at launch.
+#define TT_DYNAMIC_SHARED(type, name, count) extern __shared__ type name[]
 __device__ __forceinline__ unsigned tt_to_tf32(float x) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
@@ -72,6 +74,13 @@ __device__ __forceinline__ unsigned tt_pack_f16(float2 v) {
 __device__ __forceinline__ unsigned tt_pack_bf16(float2 v) {
   return unsigned(tt_to_bf16(v.x)) | (unsigned(tt_to_bf16(v.y)) << 16);
 }
+// 3xTF32: x as big + small, both TF32 (x - big is exact in float32). A non-finite x keeps its
+// value in big (small 0), so that infinities stay infinite instead of becoming inf - inf.
+__device__ __forceinline__ void tt_split_tf32(float x, unsigned& big, unsigned& small) {
+  big = tt_to_tf32(x);
+  const float rest = x - __uint_as_float(big);
+  small = tt_to_tf32(rest == rest ? rest : 0.0f);
+}
 #endif
 )";
 
@@ -85,6 +94,8 @@ PrecisionCode code_of(ss::Precision p) {
   switch (p) {
     case ss::Precision::kTf32:
       return {"unsigned", "tt_to_tf32", "tt_mma_m16n8k8_tf32"};
+    case ss::Precision::k3xTf32:  // raw floats, split as the fragments are read
+      return {"float", "", "tt_mma_m16n8k8_tf32"};
     case ss::Precision::kBFloat16:
       return {"unsigned short", "tt_to_bf16", "tt_mma_m16n8k16_bf16"};
     default:
@@ -183,12 +194,52 @@ void stage_patches(SourceWriter& src, const ss::TensorcoreSchedule& s, const cha
   src.close();
 }
 
+// 3xtf32's steps: tf32's fragment positions on raw float tiles, each element split into two
+// TF32 registers (big, small); per fragment pair the small products first, then big * big, so
+// that the large term is added to sums that already hold the corrections.
+void emit_split_fragment_steps(SourceWriter& src, const ss::TensorcoreSchedule& s,
+                               const std::string& a, const std::string& b) {
+  const std::string ld = num(s.row_stride());
+  auto at = [&](const std::string& tile, const std::string& row, const std::string& k) {
+    return tile + "[(" + row + ") * " + ld + " + " + k + "]";
+  };
+  src.line("#pragma unroll");
+  src.open("for (int kk = 0; kk < " + num(s.tile_k()) + "; kk += " + num(s.mma().k) + ") {");
+  src.line("unsigned a[" + num(s.mma_rows()) + "][4], as[" + num(s.mma_rows()) + "][4], w[" +
+           num(s.mma_cols()) + "][2], ws[" + num(s.mma_cols()) + "][2];");
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.line("const int r = wm + i * 16 + g;");
+  // a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4), as tf32's.
+  src.line("tt_split_tf32(" + at(a, "r", "kk + t") + ", a[i][0], as[i][0]);");
+  src.line("tt_split_tf32(" + at(a, "r + 8", "kk + t") + ", a[i][1], as[i][1]);");
+  src.line("tt_split_tf32(" + at(a, "r", "kk + t + 4") + ", a[i][2], as[i][2]);");
+  src.line("tt_split_tf32(" + at(a, "r + 8", "kk + t + 4") + ", a[i][3], as[i][3]);");
+  src.close();
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
+  src.line("const int c = wn + j * 8 + g;");
+  src.line("tt_split_tf32(" + at(b, "c", "kk + t") + ", w[j][0], ws[j][0]);");
+  src.line("tt_split_tf32(" + at(b, "c", "kk + t + 4") + ", w[j][1], ws[j][1]);");
+  src.close();
+  src.open_for("i", s.mma_rows(), "#pragma unroll");
+  src.open_for("j", s.mma_cols(), "#pragma unroll");
+  src.line("tt_mma_m16n8k8_tf32(acc[i][j], as[i], w[j]);");
+  src.line("tt_mma_m16n8k8_tf32(acc[i][j], a[i], ws[j]);");
+  src.line("tt_mma_m16n8k8_tf32(acc[i][j], a[i], w[j]);");
+  src.close().close();
+  src.close();  // kk
+}
+
 // The warps' mma.sync over one staged step: each fragment register read from the staged
 // tiles by the PTX ISA's layouts (rows of A and of B's columns, both stored [row][k]). `raw`:
 // the tiles hold float32 copies (the cp.async ring), rounded as they are read.
 void emit_fragment_steps(SourceWriter& src, const ss::TensorcoreSchedule& s, const std::string& a,
                          const std::string& b, bool raw) {
-  const bool tf32 = s.precision == ss::Precision::kTf32;
+  const bool tf32 = ss::uses_tf32_mma(s.precision);
+  const bool split = s.precision == ss::Precision::k3xTf32;  // its tiles are always raw
+  if (split) {
+    emit_split_fragment_steps(src, s, a, b);
+    return;
+  }
   const PrecisionCode code = code_of(s.precision);
   const std::string ld = num(s.row_stride());
   // The register holding elements (row, k) and (row, k + 1) of a tile: two staged 16-bit values,
@@ -357,14 +408,17 @@ CudaKernelSource emit_tensorcore_gemm(const ss::Task& task, const ss::ConfigSpac
   const auto grid = s.grid(e);
   k.grid = {grid[0], grid[1], grid[2]};
   k.block = {s.threads(), 1, 1};
-  k.shared_bytes = s.shared_bytes();
+  (s.dynamic_shared() ? k.dynamic_shared_bytes : k.shared_bytes) = s.shared_bytes();
   k.signature = ss::template_of(task).signature(task, space, config);
 
   SourceWriter src;
   src.line(kTensorcoreHelpers);
   open_kernel(src, task, space, config, k, s.threads(), options,
               std::string(" ") + ss::precision_name(s.precision), /*min_blocks_per_sm=*/1);
-  src.line("__shared__ float4 smem[" + num(s.shared_bytes() / 16) + "];");
+  if (s.dynamic_shared())
+    src.line("TT_DYNAMIC_SHARED(float4, smem, " + num(s.shared_bytes() / 16) + ");");
+  else
+    src.line("__shared__ float4 smem[" + num(s.shared_bytes() / 16) + "];");
   if (s.pipelined()) {
     src.line("float* const a_ring = reinterpret_cast<float*>(smem);  // [stage][m][k]");
     src.line("float* const b_ring = a_ring + " + num(s.stages * tm * ld) + ";  // [stage][n][k]");
