@@ -15,7 +15,8 @@
 #   b gpus      tensortune --help and gpus; the GPU unit tests (CudaDriver, CudaNvrtc, GpuDevice)
 #   c sanitize  one config of each GPU template through `op run` under compute-sanitizer
 #               memcheck, racecheck and synccheck, against numpy references (the tensor-core
-#               template at fp16, tf32 and bf16, its reference rounded as each)
+#               template at fp16, tf32 and bf16, its reference rounded as each, and at 3xtf32
+#               against the unrounded reference)
 #   d tune      tune-op --target cuda-smXY on two ResNet-18 layers (32 xgb trials each), then
 #               the same through a farm (tracker + device --gpus 0) with its worker killed
 #               mid-job: every config recorded once, the worker replaced (`farm`: that alone)
