@@ -185,6 +185,31 @@ void expect_within_accumulation_bound(const ss::Workload& w, const tt::measure::
         << what << " element " << i << ": " << got.f32[i] << " vs " << want.f32[i];
 }
 
+// Uniform inputs of the workload's operand shapes, from three consecutive seeds.
+tt::measure::OperatorInputs random_inputs(const ss::Workload& w, uint64_t seed) {
+  const ss::OperandShapes shapes = ss::operand_shapes(w);
+  tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
+                                 Tensor::zeros(shapes.bias)};
+  tt::fill_uniform(in.data, seed);
+  tt::fill_uniform(in.weight, seed + 1);
+  tt::fill_uniform(*in.bias, seed + 2);
+  return in;
+}
+
+// Each config emulated on the inputs, within the accumulation bound.
+void expect_emulated_within_bound(const ss::Task& task, const ss::ConfigSpace& space,
+                                  const std::vector<ss::Config>& configs,
+                                  const tt::measure::OperatorInputs& in) {
+  for (const ss::Config& c : configs) {
+    auto got = tt::measure::run_operator(task, space, c, in, 1);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    expect_within_accumulation_bound(
+        task.workload, in, *got,
+        std::string(ss::precision_name(ss::precision_of(task.workload))) + " " +
+            ss::describe_workload(task.workload) + " " + space.describe(c));
+  }
+}
+
 // Shapes with edges in every direction (M, N not multiples of any tile; K a multiple of 8 only),
 // sampled configs of every precision, with a bias (relu would hide the signs of errors).
 TEST(DenseTensorcore, EmulatedKernelsEqualTheRoundedReference) {
@@ -198,21 +223,9 @@ TEST(DenseTensorcore, EmulatedKernelsEqualTheRoundedReference) {
       ASSERT_TRUE(task.has_value()) << task.error().message;
       auto space = ss::make_config_space(*task);
       ASSERT_TRUE(space.has_value());
-      tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
-                                     Tensor::zeros({w.out_features, w.in_features}),
-                                     Tensor::zeros({w.out_features})};
-      tt::fill_uniform(in.data, 41);
-      tt::fill_uniform(in.weight, 42);
-      tt::fill_uniform(*in.bias, 43);
       const auto configs = sample(*task, *space, 4);
       EXPECT_GE(configs.size(), 3u);
-      for (const ss::Config& c : configs) {
-        auto got = tt::measure::run_operator(*task, *space, c, in, 1);
-        ASSERT_TRUE(got.has_value()) << got.error().message;
-        expect_within_accumulation_bound(w, in, *got,
-                                         std::string(ss::precision_name(p)) + " " +
-                                             ss::describe_workload(w) + " " + space->describe(c));
-      }
+      expect_emulated_within_bound(*task, *space, configs, random_inputs(w, 41));
     }
 }
 
@@ -307,12 +320,7 @@ TEST(DenseTensorcore, PipelinedStagesEqualTheRoundedReference) {
     auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
     ASSERT_TRUE(task.has_value());
     auto space = ss::make_config_space(*task);
-    tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
-                                   Tensor::zeros({w.out_features, w.in_features}),
-                                   Tensor::zeros({w.out_features})};
-    tt::fill_uniform(in.data, 71);
-    tt::fill_uniform(in.weight, 72);
-    tt::fill_uniform(*in.bias, 73);
+    const tt::measure::OperatorInputs in = random_inputs(w, 71);
     int pipelined = 0;
     for (const ss::Config& base : sample(*task, *space, 3)) {
       for (int32_t stages : {1, 2}) {  // digits: 2 and 3 stages
@@ -322,10 +330,7 @@ TEST(DenseTensorcore, PipelinedStagesEqualTheRoundedReference) {
         ASSERT_TRUE(c.has_value());
         if (!space->is_valid(*c)) continue;  // three stages may not fit 48 KiB
         ++pipelined;
-        auto got = tt::measure::run_operator(*task, *space, *c, in, 1);
-        ASSERT_TRUE(got.has_value()) << got.error().message;
-        expect_within_accumulation_bound(
-            w, in, *got, std::string(ss::precision_name(p)) + " " + space->describe(*c));
+        expect_emulated_within_bound(*task, *space, {*c}, in);
       }
     }
     EXPECT_GE(pipelined, 3);
@@ -385,8 +390,8 @@ TEST(DenseTensorcore, TilesBeyondFortyEightKiBAreDynamicSharedMemoryWithinTheArc
   EXPECT_FALSE(ss::check_gpu_limits(k->usage(), ss::kUniversalGpuLimits).has_value());
 }
 
-// A kernel of dynamic shared memory computes what the static ones do (a 3-stage ring of large
-// tiles, and a synchronous one), emulated; every precision.
+// A kernel of dynamic shared memory (a 3-stage ring of large tiles) computes what the static ones
+// do, emulated; every precision.
 TEST(DenseTensorcore, DynamicSharedMemoryKernelsEqualTheRoundedReference) {
   const ss::Target gpu{ss::cuda_target_spec(90), 1};
   for (ss::Precision p : kReduced) {
@@ -394,20 +399,9 @@ TEST(DenseTensorcore, DynamicSharedMemoryKernelsEqualTheRoundedReference) {
     auto task = ss::make_task("dense_tensorcore.cuda", w, gpu);
     ASSERT_TRUE(task.has_value()) << task.error().message;
     auto space = ss::make_config_space(*task);
-    tt::measure::OperatorInputs in{Tensor::zeros({w.batch, w.in_features}),
-                                   Tensor::zeros({w.out_features, w.in_features}),
-                                   Tensor::zeros({w.out_features})};
-    tt::fill_uniform(in.data, 91);
-    tt::fill_uniform(in.weight, 92);
-    tt::fill_uniform(*in.bias, 93);
     const auto configs = dynamic_shared_configs(*task, *space, 1);
     ASSERT_FALSE(configs.empty()) << ss::precision_name(p);
-    for (const ss::Config& c : configs) {
-      auto got = tt::measure::run_operator(*task, *space, c, in, 1);
-      ASSERT_TRUE(got.has_value()) << got.error().message;
-      expect_within_accumulation_bound(
-          w, in, *got, std::string(ss::precision_name(p)) + " " + space->describe(c));
-    }
+    expect_emulated_within_bound(*task, *space, configs, random_inputs(w, 91));
   }
 }
 
@@ -454,18 +448,7 @@ TEST(BatchMatmulTensorcore, EmulatedKernelsEqualTheRoundedReference) {
       ASSERT_TRUE(task.has_value()) << task.error().message;
       auto space = ss::make_config_space(*task);
       ASSERT_TRUE(space.has_value());
-      const ss::OperandShapes shapes = ss::operand_shapes(w);
-      tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
-                                     Tensor::zeros(shapes.bias)};
-      tt::fill_uniform(in.data, 51);
-      tt::fill_uniform(in.weight, 52);
-      tt::fill_uniform(*in.bias, 53);
-      for (const ss::Config& c : sample(*task, *space, 3)) {
-        auto got = tt::measure::run_operator(*task, *space, c, in, 1);
-        ASSERT_TRUE(got.has_value()) << got.error().message;
-        expect_within_accumulation_bound(w, in, *got,
-                                         ss::describe_workload(w) + " " + space->describe(c));
-      }
+      expect_emulated_within_bound(*task, *space, sample(*task, *space, 3), random_inputs(w, 51));
     }
 }
 
@@ -483,18 +466,7 @@ TEST(Conv2dNchwTensorcore, EmulatedKernelsEqualTheRoundedReference) {
       ASSERT_TRUE(task.has_value()) << task.error().message;
       auto space = ss::make_config_space(*task);
       ASSERT_TRUE(space.has_value());
-      const ss::OperandShapes shapes = ss::operand_shapes(w);
-      tt::measure::OperatorInputs in{Tensor::zeros(shapes.data), Tensor::zeros(shapes.weight),
-                                     Tensor::zeros(shapes.bias)};
-      tt::fill_uniform(in.data, 61);
-      tt::fill_uniform(in.weight, 62);
-      tt::fill_uniform(*in.bias, 63);
-      for (const ss::Config& c : sample(*task, *space, 3)) {
-        auto got = tt::measure::run_operator(*task, *space, c, in, 1);
-        ASSERT_TRUE(got.has_value()) << got.error().message;
-        expect_within_accumulation_bound(w, in, *got,
-                                         ss::describe_workload(w) + " " + space->describe(c));
-      }
+      expect_emulated_within_bound(*task, *space, sample(*task, *space, 3), random_inputs(w, 61));
     }
 }
 

@@ -166,13 +166,24 @@ void stage_columns(SourceWriter& src, const ss::TensorcoreSchedule& s, const cha
   src.close();
 }
 
+// The image coordinates of patch element (kk, p): ic, kh, kw of the reduction index, and the
+// input row and column ih, iw (before the bounds check) of output position p.
+void patch_coordinates(SourceWriter& src, const ss::Conv2dWorkload& c) {
+  const int64_t taps = c.kernel_h * c.kernel_w, ow = c.out_width();
+  src.line("const int ic = kk / " + num(taps) + ", kh = kk % " + num(taps) + " / " +
+           num(c.kernel_w) + ", kw = kk % " + num(c.kernel_w) + ";");
+  src.line("const int ih = p / " + num(ow) + " * " + num(c.stride_h) + " + kh * " +
+           num(c.dilation_h) + " - " + num(c.pad_top) + ";");
+  src.line("const int iw = p % " + num(ow) + " * " + num(c.stride_w) + " + kw * " +
+           num(c.dilation_w) + " - " + num(c.pad_left) + ";");
+}
+
 // The patches of a convolution's image as the [K, N] operand (k = (ic, kh, kw), n = (oh, ow)),
 // gathered one element at a time (zeros in the padding and past the edges), stored as [n][k]:
 // consecutive threads take consecutive output columns, so their reads are a strided row.
 void stage_patches(SourceWriter& src, const ss::TensorcoreSchedule& s, const char* tile,
                    const std::string& base, const ss::Conv2dWorkload& c, int64_t N, int64_t K,
                    const PrecisionCode& code) {
-  const int64_t taps = c.kernel_h * c.kernel_w, ow = c.out_width();
   src.open("for (int i = tid; i < " + num(s.tile_k() * s.tile_n()) + "; i += " + num(s.threads()) +
            ") {");
   src.line("const int r = i / " + num(s.tile_n()) + ", c = i % " + num(s.tile_n()) +
@@ -180,12 +191,7 @@ void stage_patches(SourceWriter& src, const ss::TensorcoreSchedule& s, const cha
   src.line("const int kk = k0 + r, p = n0 + c;");
   src.line("float v = 0.0f;");
   src.open("if (kk < " + num(K) + " && p < " + num(N) + ") {");
-  src.line("const int ic = kk / " + num(taps) + ", kh = kk % " + num(taps) + " / " +
-           num(c.kernel_w) + ", kw = kk % " + num(c.kernel_w) + ";");
-  src.line("const int ih = p / " + num(ow) + " * " + num(c.stride_h) + " + kh * " +
-           num(c.dilation_h) + " - " + num(c.pad_top) + ";");
-  src.line("const int iw = p % " + num(ow) + " * " + num(c.stride_w) + " + kw * " +
-           num(c.dilation_w) + " - " + num(c.pad_left) + ";");
+  patch_coordinates(src, c);
   src.line("if (ih >= 0 && ih < " + num(c.in_height) + " && iw >= 0 && iw < " + num(c.in_width) +
            ") v = " + base + "[(ic * " + num(c.in_height) + " + ih) * " + num(c.in_width) +
            " + iw];");
@@ -326,13 +332,7 @@ void issue_column_copies(SourceWriter& src, const ss::TensorcoreSchedule& s,
   std::string at, base;
   if (e.conv) {
     const ss::Conv2dWorkload& c = *e.conv;
-    const int64_t taps = c.kernel_h * c.kernel_w, ow = c.out_width();
-    src.line("const int ic = kk / " + num(taps) + ", kh = kk % " + num(taps) + " / " +
-             num(c.kernel_w) + ", kw = kk % " + num(c.kernel_w) + ";");
-    src.line("const int ih = p / " + num(ow) + " * " + num(c.stride_h) + " + kh * " +
-             num(c.dilation_h) + " - " + num(c.pad_top) + ";");
-    src.line("const int iw = p % " + num(ow) + " * " + num(c.stride_w) + " + kw * " +
-             num(c.dilation_w) + " - " + num(c.pad_left) + ";");
+    patch_coordinates(src, c);
     src.line("const bool inside = kk < " + num(e.k) + " && p < " + num(e.n) +
              " && ih >= 0 && ih < " + num(c.in_height) + " && iw >= 0 && iw < " + num(c.in_width) +
              ";");
