@@ -46,6 +46,14 @@ std::string tune_op_flags(const ss::Task& task) {
     return "--op " + op + target + " --data " + list({b->batch, b->m, b->k}, 'x') + " --weight " +
            (b->transpose_b ? list({b->batch, b->n, b->k}, 'x')
                            : list({b->batch, b->k, b->n}, 'x') + " --weight-kn");
+  if (const auto* a = std::get_if<ss::AttentionWorkload>(&task.workload)) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%.9g", a->scale);
+    return "--op " + op + target + " --data " + list({a->batch, a->m, a->k}, 'x') + " --weight " +
+           list({a->batch, a->k, a->n}, 'x') + " --value-dim " + std::to_string(a->dv) +
+           (a->has_mask() ? " --mask " + list({a->mask_batch, a->mask_rows, a->n}, 'x') : "") +
+           " --scale " + scale;
+  }
   const auto& d = std::get<ss::DenseWorkload>(task.workload);
   return "--op " + op + target + " --data " + list({d.batch, d.in_features}, 'x') + " --weight " +
          list({d.out_features, d.in_features}, 'x');

@@ -72,6 +72,11 @@ Status run_op(const OpRunFlags& f) {
   }
   auto task = workflow::make_op_task(f.op, in.data.shape, in.weight.shape);
   if (!task) return task.error().with_context(f.data + " and " + f.weight);
+  if (std::holds_alternative<ss::AttentionWorkload>(task->workload))
+    return unimplemented(
+        "--op " + f.op.op +
+        ": attention reads q, k, v and a mask, and `op run` takes a data and a weight file; run "
+        "it in a network (`compile`, `run`) or time it with `tune-op --op attention`");
   const bool cuda = ss::template_of(*task).target_kind().runs_on_gpu();
   if (!cuda && f.emulate)
     return invalid_argument("--emulate runs CUDA kernels on the CPU; " + task->template_name +

@@ -64,21 +64,31 @@ void add_tune_op_command(CLI::App& app, int& exit_code) {
       "      --pads 1,1,1,1 --tuner random --trials 200 --db resnet.db\n"
       "  tensortune tune-op --op dense --data 1x2048 --weight 1000x2048 --trials 100\n"
       "  tensortune tune-op --op batch_matmul --data 12x128x64 --weight 12x128x64 --trials 64\n"
+      "  tensortune tune-op --op attention --data 12x128x64 --weight 12x64x128 --mask 1x1x128 "
+      "--trials 32\n"
       "Pads are top,left,bottom,right. Rerunning the same command resumes it: the run (tuner and "
       "seed) keeps\n"
       "its trial count, and no config already in the DB is measured again. Inspect results with\n"
       "`tensortune records best --db FILE` and `tensortune records plot --db FILE -o curves.png`.");
   cmd->add_option("--op", flags->op.op, "operator: " + workflow::op_names())->required();
   cmd->add_option("--data", flags->data,
-                  "input shape: NxCxHxW for conv2d, MxK for dense, BxMxK for batch_matmul")
+                  "input shape: NxCxHxW for conv2d, MxK for dense, BxMxK for batch_matmul and "
+                  "attention (its q)")
       ->required();
   cmd->add_option("--kernel", flags->kernel, "conv2d weight shape OxIxKHxKW");
   cmd->add_option("--weight", flags->weight,
-                  "dense weight shape NxK (out_features x in_features); batch_matmul BxNxK");
+                  "dense weight shape NxK (out_features x in_features); batch_matmul BxNxK; "
+                  "attention its keys as k^T, BxKxN");
   cmd->add_flag(
       "--weight-kn", [flags](int64_t) { flags->op.transpose_b = false; },
       "batch_matmul: the weight is BxKxN (a MatMul's second operand as exported), not "
       "AutoTVM's BxNxK");
+  cmd->add_option("--value-dim", flags->op.value_dim,
+                  "attention: the values' width Dv (default: the keys' K)");
+  cmd->add_option("--mask", flags->op.mask,
+                  "attention: an additive mask MBxMRxN (MB dividing B: a batch over its heads; MR "
+                  "1 or M; N the keys)");
+  cmd->add_option("--scale", flags->op.scale, "attention: the scores' scale (default 1/sqrt(K))");
   cmd->add_option("--strides", flags->op.strides, "conv2d strides h,w")->capture_default_str();
   cmd->add_option("--pads", flags->op.pads,
                   "conv2d zero padding top,left,bottom,right (or one value, or v,h)")

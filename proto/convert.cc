@@ -101,6 +101,16 @@ void task_to_proto(const ss::Task& task, v1::Workload* w, v1::Target* t) {
     p->set_k(b->k);
     p->set_transpose_b(b->transpose_b);
     p->set_precision(precision_to_proto(b->precision));
+  } else if (const auto* a = std::get_if<ss::AttentionWorkload>(&task.workload)) {
+    auto* p = w->mutable_attention();
+    p->set_batch(a->batch);
+    p->set_m(a->m);
+    p->set_n(a->n);
+    p->set_k(a->k);
+    p->set_dv(a->dv);
+    p->set_mask_batch(a->mask_batch);
+    p->set_mask_rows(a->mask_rows);
+    p->set_scale(a->scale);
   } else {
     const auto& d = std::get<ss::DenseWorkload>(task.workload);
     auto* p = w->mutable_dense();
@@ -194,8 +204,22 @@ Expected<ss::Task> task_from_proto(const v1::Workload& w, const v1::Target& t) {
       return invalid_argument(std::string("workload.batch_matmul.precision = ") +
                               ss::precision_name(precision) + ": batch matmuls are float");
     workload = ss::BatchMatmulWorkload{p.batch(), p.m(), p.n(), p.k(), p.transpose_b(), precision};
+  } else if (w.has_attention()) {
+    const auto& p = w.attention();
+    const std::pair<const char*, int64_t> dims[] = {
+        {"batch", p.batch()}, {"m", p.m()}, {"n", p.n()}, {"k", p.k()}, {"dv", p.dv()}};
+    for (const auto& [name, v] : dims)
+      TT_RETURN_IF_ERROR(
+          in_range(std::string("workload.attention.") + name, double(v), 1, kMaxDim));
+    TT_RETURN_IF_ERROR(
+        in_range("workload.attention.mask_batch", double(p.mask_batch()), 0, kMaxDim));
+    TT_RETURN_IF_ERROR(in_range("workload.attention.mask_rows", double(p.mask_rows()), 0, kMaxDim));
+    ss::AttentionWorkload a{p.batch(), p.m(),          p.n(),         p.k(),
+                            p.dv(),    p.mask_batch(), p.mask_rows(), p.scale()};
+    if (Status s = ss::validate(a); !s) return s.error().with_context("workload.attention");
+    workload = a;
   } else {
-    return invalid_argument("workload has none of conv2d, dense, batch_matmul set");
+    return invalid_argument("workload has none of conv2d, dense, batch_matmul, attention set");
   }
   if (t.spec().empty() || t.spec().size() > 256)
     return invalid_argument("target.spec must be 1 to 256 characters");

@@ -164,6 +164,31 @@ Expected<ss::Workload> parse_batch_matmul_args(const json& a) {
   return ss::Workload(*w);
 }
 
+// Our attention's (q, k^T, v, mask or null, scale): AutoTVM has no such task.
+Expected<ss::Workload> parse_attention_args(const json& a) {
+  if (!a.is_array() || a.size() != 5)
+    return field_error("input[2]", "attention args are [q, k, v, mask or null, scale]");
+  TT_ASSIGN_OR_RETURN(auto q, tensor_shape(a[0], "input[2][0]", kFloatDTypes));
+  TT_ASSIGN_OR_RETURN(auto k, tensor_shape(a[1], "input[2][1]", kFloatDTypes));
+  TT_ASSIGN_OR_RETURN(auto v, tensor_shape(a[2], "input[2][2]", kFloatDTypes));
+  if (q.size() != 3 || k.size() != 3 || v.size() != 3 || q[0] != k[0] || k[0] != v[0] ||
+      q[2] != k[1] || k[2] != v[1])
+    return field_error("input[2]", "attention q, k, v are not [B, M, K], [B, K, N], [B, N, Dv]");
+  ss::AttentionWorkload w{q[0], q[1], k[2], q[2], v[2]};
+  if (!a[3].is_null()) {
+    TT_ASSIGN_OR_RETURN(auto m, tensor_shape(a[3], "input[2][3]", kFloatDTypes));
+    if (m.size() != 3 || m[2] != w.n)
+      return field_error("input[2][3]", "attention mask is not [MB, MR, N]");
+    w.mask_batch = m[0];
+    w.mask_rows = m[1];
+  }
+  if (!a[4].is_number())
+    return field_error("input[2][4]", "scale " + a[4].dump() + " is no number");
+  w.scale = a[4].get<double>();
+  if (Status s = ss::validate(w); !s) return s.error().with_context("input[2]");
+  return ss::Workload(w);
+}
+
 Expected<ss::Task> parse_task(const json& name_json, const json& args, const std::string& target,
                               int lanes) {
   if (!name_json.is_string())
@@ -175,8 +200,9 @@ Expected<ss::Task> parse_task(const json& name_json, const json& args, const std
   Expected<ss::Workload> workload =
       tmpl->operator_kind() == ss::OperatorKind::kConv2d
           ? parse_conv_args(args, tmpl->autotvm_conv_args(), tmpl->precision())
-      : tmpl->operator_kind() == ss::OperatorKind::kBatchMatmul
-          ? parse_batch_matmul_args(args)
+      : tmpl->operator_kind() == ss::OperatorKind::kBatchMatmul ? parse_batch_matmul_args(args)
+      : tmpl->operator_kind() == ss::OperatorKind::kAttention
+          ? parse_attention_args(args)
           : parse_dense_args(args, tmpl->precision());
   if (!workload) return workload.error();
   auto task = ss::make_task(name, *workload, ss::Target{target, lanes});

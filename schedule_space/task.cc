@@ -1,5 +1,7 @@
 #include "schedule_space/task.h"
 
+#include <cstdio>
+
 namespace tensortune::schedule_space {
 namespace {
 
@@ -114,6 +116,14 @@ std::string workload_key(const Task& task) {
            (b->transpose_b ? tensor({b->batch, b->n, b->k}, dtype)
                            : tensor({b->batch, b->k, b->n}, dtype)) +
            ", null, \"float32\", false, " + (b->transpose_b ? "true" : "false");
+  } else if (const auto* a = std::get_if<AttentionWorkload>(&task.workload)) {
+    // Our own operator (AutoTVM has none): (q, k as K^T, v, mask or null, scale).
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%.17g", a->scale);
+    args = tensor({a->batch, a->m, a->k}) + ", " + tensor({a->batch, a->k, a->n}) + ", " +
+           tensor({a->batch, a->n, a->dv}) + ", " +
+           (a->has_mask() ? tensor({a->mask_batch, a->mask_rows, a->n}) : std::string("null")) +
+           ", " + scale;
   } else {
     const auto& d = std::get<DenseWorkload>(task.workload);
     const bool int8 = is_quantized(d.precision);
@@ -144,6 +154,16 @@ std::string describe_workload(const Workload& w) {
     return "batch_matmul " + dims(b->batch, b->m, b->k) + " w" +
            (b->transpose_b ? dims(b->batch, b->n, b->k) : dims(b->batch, b->k, b->n) + " nn") +
            precision_suffix(b->precision);
+  }
+  if (const auto* a = std::get_if<AttentionWorkload>(&w)) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", a->scale);
+    return "attention " + std::to_string(a->batch) + "x" + std::to_string(a->m) + "x" +
+           std::to_string(a->k) + " keys " + std::to_string(a->n) + " v" + std::to_string(a->dv) +
+           (a->has_mask() ? " mask " + std::to_string(a->mask_batch) + "x" +
+                                std::to_string(a->mask_rows) + "x" + std::to_string(a->n)
+                          : std::string()) +
+           " scale " + scale;
   }
   const auto& d = std::get<DenseWorkload>(w);
   return "dense " + std::to_string(d.batch) + "x" + std::to_string(d.in_features) + " w" +

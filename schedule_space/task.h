@@ -25,6 +25,7 @@ inline constexpr char kDepthwiseConv2dNCHWc[] = "depthwise_conv2d_NCHWc.x86";
 inline constexpr char kConv2dNCHWcInt8[] = "conv2d_NCHWc_int8.x86";
 inline constexpr char kDenseInt8[] = "dense_int8.x86";
 inline constexpr char kBatchMatmulX86[] = "batch_matmul.x86";
+inline constexpr char kAttentionX86[] = "attention.x86";
 inline constexpr char kBatchMatmulCuda[] = "batch_matmul.cuda";
 inline constexpr char kConv2dNchwCuda[] = "conv2d_nchw.cuda";
 inline constexpr char kConv2dNchwcCuda[] = "conv2d_NCHWc.cuda";

@@ -35,9 +35,9 @@ struct Target;
 struct Task;
 
 /// Which Workload alternative a template computes.
-enum class OperatorKind { kConv2d, kDense, kBatchMatmul };
+enum class OperatorKind { kConv2d, kDense, kBatchMatmul, kAttention };
 OperatorKind operator_kind(const Workload& w);
-/// "conv2d", "dense", "batch_matmul".
+/// "conv2d", "dense", "batch_matmul", "attention".
 const char* operator_kind_name(OperatorKind kind);
 
 /// The buffers of a kernel in its own layouts, and its parallel loop.
@@ -170,6 +170,10 @@ class Template {
   /// U, dense_pack's blocks): a node whose weight is computed at run time runs another
   /// template. Default: false (the kernel reads the weight in the node's layout).
   virtual bool needs_constant_weight() const { return false; }
+  /// Run-time tensors its kernel reads besides data and weight (attention's v, then its mask):
+  /// in a network they are the kernel's first operands, before the epilogue's; a tuning kernel
+  /// finds them after the weight in its one weight buffer (operand_shapes). Default: none.
+  virtual int extra_inputs(const Task&) const { return 0; }
   /// A valid config whose kernel reads and writes these blocks (signature's ic_block and
   /// oc_block), for a node whose layout its neighbours fixed; nothing when it has none.
   /// Default: the first valid config in index order with those blocks.

@@ -1,6 +1,7 @@
 // The one list of templates, and the defaults of the Template interface.
 #include <algorithm>
 
+#include "schedule_space/attention_template.h"
 #include "schedule_space/batch_matmul_cuda_template.h"
 #include "schedule_space/batch_matmul_template.h"
 #include "schedule_space/conv2d_cuda_template.h"
@@ -30,6 +31,7 @@ const std::vector<const Template*>& all_templates() {
       &conv2d_nchwc_int8_template(),
       &dense_int8_template(),
       &batch_matmul_template(),
+      &attention_template(),
       &conv2d_nchw_cuda_template(),
       &conv2d_nchwc_cuda_template(),
       &conv2d_nchw_winograd_cuda_template(),
@@ -139,6 +141,7 @@ bool has_template_for(const Workload& w) {
 OperatorKind operator_kind(const Workload& w) {
   if (std::holds_alternative<Conv2dWorkload>(w)) return OperatorKind::kConv2d;
   if (std::holds_alternative<BatchMatmulWorkload>(w)) return OperatorKind::kBatchMatmul;
+  if (std::holds_alternative<AttentionWorkload>(w)) return OperatorKind::kAttention;
   return OperatorKind::kDense;
 }
 
@@ -150,6 +153,8 @@ const char* operator_kind_name(OperatorKind kind) {
       return "dense";
     case OperatorKind::kBatchMatmul:
       return "batch_matmul";
+    case OperatorKind::kAttention:
+      return "attention";
   }
   return "?";
 }

@@ -218,6 +218,34 @@ Status validate(const BatchMatmulWorkload& w) {
   return ok_status();
 }
 
+Status validate(const AttentionWorkload& w) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"batch", w.batch}, {"m", w.m}, {"n", w.n}, {"k", w.k}, {"dv", w.dv}};
+  for (const auto& [field, v] : fields)
+    if (v <= 0 || v > (int64_t{1} << 24))
+      return invalid_argument("attention workload: " + std::string(field) + " = " +
+                              std::to_string(v) + ", must be in [1, 16777216]");
+  if (w.precision != Precision::kFloat32)
+    return invalid_argument("attention workload: precision " +
+                            std::string(precision_name(w.precision)) +
+                            " is not supported (float32 only)");
+  if (w.mask_batch < 0 || (w.mask_batch > 0 && w.batch % w.mask_batch != 0))
+    return invalid_argument("attention workload: mask_batch = " + std::to_string(w.mask_batch) +
+                            ", must be 0 (no mask) or divide batch = " + std::to_string(w.batch));
+  if (w.has_mask() ? (w.mask_rows != 1 && w.mask_rows != w.m) : w.mask_rows != 0)
+    return invalid_argument("attention workload: mask_rows = " + std::to_string(w.mask_rows) +
+                            (w.has_mask() ? ", must be 1 or m = " + std::to_string(w.m)
+                                          : ", must be 0 without a mask"));
+  if (!std::isfinite(w.scale))
+    return invalid_argument("attention workload: scale = " + std::to_string(w.scale) +
+                            ", must be finite");
+  const double largest =
+      double(w.batch) * std::max({w.m * w.k, w.n * w.k, w.n * w.dv, w.m * w.dv, w.m * w.n});
+  if (largest > double(int64_t{1} << 31))
+    return invalid_argument("attention workload: an operand has more than 2^31 elements");
+  return ok_status();
+}
+
 Status validate(const LayoutTransformWorkload& w) {
   const std::pair<const char*, int64_t> fields[] = {
       {"batch", w.batch}, {"channels", w.channels},     {"height", w.height},
@@ -393,6 +421,11 @@ OperandShapes operand_shapes(const Workload& workload) {
                            : std::vector<int64_t>{b->batch, b->k, b->n},
             {b->n},
             {b->batch, b->m, b->n}};
+  if (const auto* a = std::get_if<AttentionWorkload>(&workload))
+    return {{a->batch, a->m, a->k},
+            {a->batch * a->n * (a->k + a->dv) + a->mask_elements()},
+            {a->dv},
+            {a->batch, a->m, a->dv}};
   const auto& d = std::get<DenseWorkload>(workload);
   return {{d.batch, d.in_features},
           {d.out_features, d.in_features},
@@ -415,6 +448,7 @@ int64_t reduction_length(const Workload& workload) {
   if (const auto* w = std::get_if<Conv2dWorkload>(&workload))
     return w->in_channels / w->groups * w->kernel_h * w->kernel_w;
   if (const auto* b = std::get_if<BatchMatmulWorkload>(&workload)) return b->k;
+  if (const auto* a = std::get_if<AttentionWorkload>(&workload)) return a->k + a->n;
   return std::get<DenseWorkload>(workload).in_features;
 }
 

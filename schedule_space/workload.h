@@ -129,7 +129,25 @@ struct BatchMatmulWorkload {
   friend bool operator==(const BatchMatmulWorkload&, const BatchMatmulWorkload&) = default;
 };
 
-using Workload = std::variant<Conv2dWorkload, DenseWorkload, BatchMatmulWorkload>;
+/// out[b] = softmax(scale * q[b] k[b] + mask[b]) v[b], the softmax over each row's n keys: a
+/// transformer's attention as one operator. q is [B, M, K], k [B, K, N] (K^T, as exporters write
+/// it), v [B, N, Dv], out [B, M, Dv]. The additive mask is [mask_batch, mask_rows, N] (mask_batch
+/// 0: none), broadcast over the batch entries (entry b reads mask entry b / (B / mask_batch): a
+/// model's batch axis over its heads) and, where mask_rows is 1, over the rows. float32.
+struct AttentionWorkload {
+  int64_t batch = 1, m = 0, n = 0, k = 0, dv = 0;
+  int64_t mask_batch = 0, mask_rows = 0;
+  double scale = 1.0;
+  Precision precision = Precision::kFloat32;
+  bool has_mask() const { return mask_batch > 0; }
+  int64_t mask_elements() const { return mask_batch * mask_rows * n; }
+  /// The two products' multiply-adds (the softmax's exponentials are not counted).
+  double flop() const { return 2.0 * batch * m * n * (k + dv); }
+  friend bool operator==(const AttentionWorkload&, const AttentionWorkload&) = default;
+};
+
+using Workload =
+    std::variant<Conv2dWorkload, DenseWorkload, BatchMatmulWorkload, AttentionWorkload>;
 
 /// The workload's element types.
 Precision precision_of(const Workload& w);
@@ -139,6 +157,8 @@ Precision precision_of(const Workload& w);
 Status validate(const Conv2dWorkload& w);
 Status validate(const DenseWorkload& w);
 Status validate(const BatchMatmulWorkload& w);
+/// Sizes in [1, 2^24]; a mask's batch dividing the batch and its rows 1 or m; a finite scale.
+Status validate(const AttentionWorkload& w);
 Status validate(const Workload& w);
 
 double workload_flop(const Workload& w);
@@ -169,7 +189,9 @@ OperandDTypes operand_dtypes(const Workload& w);
 
 /// The plain-layout shapes of an operator's buffers: conv2d NCHW data, OIHW weight, (OC) bias,
 /// NCHW output; dense (M, K) data, (N, K) weight, (N) bias, (M, N) output; batch matmul (B, M, K)
-/// data, (B, N, K) or (B, K, N) weight, (N) bias, (B, M, N) output.
+/// data, (B, N, K) or (B, K, N) weight, (N) bias, (B, M, N) output; attention (B, M, K) q as the
+/// data, the other run-time operands in one buffer as the weight (k as (B, K, N), v as
+/// (B, N, Dv), then the mask's elements), (Dv) bias (no kernel reads it), (B, M, Dv) output.
 struct OperandShapes {
   std::vector<int64_t> data, weight, bias, out;
 };
@@ -177,7 +199,8 @@ OperandShapes operand_shapes(const Workload& w);
 /// Bytes of the float32 operands and output of one run (data, weight, bias, out): what a
 /// measurement allocates at the least, before packing copies.
 double workload_bytes(const Workload& w);
-/// Products summed into each output element (IC*KH*KW, or K): the size of its rounding error.
+/// Products summed into each output element (IC*KH*KW, or K; attention's K + N): the size of its
+/// rounding error.
 int64_t reduction_length(const Workload& w);
 
 /// Builds a conv2d workload from an NCHW data shape and an OIHW kernel shape (groups = IC / I:

@@ -43,10 +43,20 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
   // compilation leaves it out).
   std::vector<passes::Pass> forming = {passes::simplify_inference(), passes::fold_pad(),
                                        passes::fold_constant(), passes::dense_from_matmul()};
-  const ss::TargetKind* kind = ss::find_target_kind(backend);
-  if (kind && !kind->runs_on_gpu()) forming.push_back(passes::pad_gemm_shapes());
   for (const passes::Pass& p : forming) {
     TT_ASSIGN_OR_RETURN(g, passes::run_pass(p, g, {}));
+  }
+  // Attention fused (FuseAttention, which compilation runs before PadGemmShapes) is a task of
+  // its own beside the two batch matmuls it replaces: with records of both, compilation runs the
+  // faster (driver/kernel_choice.h's attention_fused).
+  auto serves = [&](const ss::Workload& w) {
+    return !ss::templates_for(w, backend, algorithms).empty();
+  };
+  TT_ASSIGN_OR_RETURN(const graph::Graph fused,
+                      passes::run_pass(passes::fuse_attention(serves), g, {}));
+  const ss::TargetKind* kind = ss::find_target_kind(backend);
+  if (kind && !kind->runs_on_gpu()) {
+    TT_ASSIGN_OR_RETURN(g, passes::run_pass(passes::pad_gemm_shapes(), g, {}));
   }
   TaskExtraction out;
   std::map<std::string, size_t> index;
@@ -56,7 +66,13 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
     if (inserted) out.tasks.push_back(ExtractedTask{task, key, {}});
     out.tasks[it->second].nodes.push_back(node);
   };
-  for (const auto& n : g.nodes()) {
+  std::vector<std::pair<const graph::Graph*, const graph::Node*>> nodes;
+  for (const auto& n : g.nodes()) nodes.emplace_back(&g, &n);
+  for (const auto& n : fused.nodes())
+    if (n.op == OpKind::kAttention) nodes.emplace_back(&fused, &n);
+  for (const auto& [owner, node] : nodes) {
+    const graph::Graph& g = *owner;  // the attention nodes' graph, or the unfused one
+    const graph::Node& n = *node;
     ss::Workload workload;
     if (n.op == OpKind::kConv2d || n.op == OpKind::kConv2dNCHWc || n.op == OpKind::kConv2dInteger) {
       const auto attrs = graph::attrs_as<graph::Conv2dAttrs>(n.attrs);
@@ -81,6 +97,8 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
       workload = *dense;
     } else if (auto batch_matmul = passes::batch_matmul_anchor(g, n)) {
       workload = *batch_matmul;
+    } else if (auto attention = passes::attention_anchor(g, n)) {
+      workload = *attention;
     } else {
       continue;
     }

@@ -1,5 +1,7 @@
 #include "workflow/op_task.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "compiler/codegen/llvm/kernel.h"
@@ -100,6 +102,40 @@ std::string serving_template(const std::string& op, const std::string& tmpl,
   return serving.empty() ? tmpl : std::string(serving.front()->name());
 }
 
+// q (B, M, K) by k^T (B, K, N), then --value-dim, --mask and --scale.
+Expected<ss::AttentionWorkload> attention_workload(const OpArgs& args,
+                                                   const std::vector<int64_t>& q,
+                                                   const std::vector<int64_t>& k) {
+  auto shape = [](const std::vector<int64_t>& s) {
+    std::string out;
+    for (int64_t d : s) out += (out.empty() ? "" : "x") + std::to_string(d);
+    return out;
+  };
+  if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[2] != k[1])
+    return invalid_argument("--data " + shape(q) + " and --weight " + shape(k) +
+                            ": attention takes q as BxMxK and k^T as BxKxN");
+  ss::AttentionWorkload w{q[0], q[1], k[2], q[2], args.value_dim > 0 ? args.value_dim : q[2]};
+  if (args.value_dim < 0)
+    return invalid_argument("--value-dim = " + std::to_string(args.value_dim) + ", must be > 0");
+  w.scale = 1.0 / std::sqrt(double(w.k));
+  if (!args.scale.empty()) {
+    char* end = nullptr;
+    w.scale = std::strtod(args.scale.c_str(), &end);
+    if (end == args.scale.c_str() || *end != '\0')
+      return invalid_argument("--scale = '" + args.scale + "' is not a number");
+  }
+  if (!args.mask.empty()) {
+    TT_ASSIGN_OR_RETURN(auto m, parse_shape(args.mask, "--mask"));
+    if (m.size() != 3 || m[2] != w.n)
+      return invalid_argument("--mask " + args.mask +
+                              ": the mask is MBxMRxN with N = " + std::to_string(w.n) + " keys");
+    w.mask_batch = m[0];
+    w.mask_rows = m[1];
+  }
+  if (Status s = ss::validate(w); !s) return s.error();
+  return w;
+}
+
 }  // namespace
 
 Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& data,
@@ -141,6 +177,10 @@ Expected<ss::Task> make_op_task(const OpArgs& args, const std::vector<int64_t>& 
     if (!b) return invalid_argument("--data, --weight: " + b.error().message);
     b->precision = precision;
     return ss::make_task(serving_template(args.op, tmpl, *b), *b, target);
+  }
+  if (ss::find_template(tmpl)->operator_kind() == ss::OperatorKind::kAttention) {
+    TT_ASSIGN_OR_RETURN(auto a, attention_workload(args, data, weight));
+    return ss::make_task(serving_template(args.op, tmpl, a), a, target);
   }
   TT_ASSIGN_OR_RETURN(auto d, ss::dense_workload(data, weight));
   d.precision = precision;

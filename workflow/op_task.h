@@ -28,6 +28,11 @@ struct OpArgs {
   /// batch_matmul: the weight is (B, N, K) (AutoTVM's transpose_b, the default) or, false,
   /// (B, K, N) (`--weight-kn`, as exporters write a MatMul's second operand).
   bool transpose_b = true;
+  /// attention: the values' width Dv (0: the keys' K), the additive mask's shape
+  /// "MBxMRxN" (empty: none) and the scores' scale (empty: 1/sqrt(K), as exporters write it).
+  int64_t value_dim = 0;
+  std::string mask;
+  std::string scale;
 };
 
 /// "1x64x56x56" -> {1, 64, 56, 56}; `field` names the flag in errors.
@@ -52,8 +57,8 @@ bool takes_conv2d_shapes(const std::string& template_name);
 
 /// Builds and validates the task from the op and its --target, the data and weight shapes (NCHW and
 /// OIHW for conv2d, (M, K) and (N, K) for dense, (B, M, K) and (B, N, K) or (B, K, N) for
-/// batch_matmul) and the flags. The template's precision is the
-/// workload's: `--op conv2d_NCHWc_int8` makes a uint8 x int8 -> int32 convolution.
+/// batch_matmul, q (B, M, K) and k^T (B, K, N) for attention) and the flags. The template's
+/// precision is the workload's: `--op conv2d_NCHWc_int8` makes a uint8 x int8 -> int32 convolution.
 Expected<schedule_space::Task> make_op_task(const OpArgs& args,
                                             const std::vector<int64_t>& data_shape,
                                             const std::vector<int64_t>& weight_shape);

@@ -142,6 +142,10 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
     return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
   };
+  pipeline.attention = [&](const ss::Workload& w) {
+    const auto* a = std::get_if<ss::AttentionWorkload>(&w);
+    return a && attention_fused(*tuned, *a, target, options.algorithms, options.fuse_attention);
+  };
   pipeline.layout.choose_blocks = [&](const ss::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser.layout_blocks(w);
     return passes::ConvBlocks{ic, oc};

@@ -56,6 +56,10 @@ struct CompileOptions {
   /// tensor-core template computes (schedule_space::at_precision); the rest, and every
   /// softmax, normalisation and reduction, stay float32. A CPU target refuses a reduced one.
   schedule_space::Precision precision = schedule_space::Precision::kFloat32;
+  /// CPU targets: attention (MatMul, scale, mask, Softmax, MatMul) runs fused as one kernel
+  /// (FuseAttention) where records do not decide (kernel_choice.h's attention_fused); false:
+  /// unfused there, as two batch matmuls around a softmax.
+  bool fuse_attention = true;
   /// Chooses a workload's kernel instead of the records (tests pick non-default ones).
   KernelOverride choose_kernel;
   /// Sees each conv2d and dense node's request and the kernel chosen for it (`tune --model`

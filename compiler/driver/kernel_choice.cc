@@ -151,4 +151,24 @@ std::vector<runtime::ScheduleUse> KernelChooser::uses() const {
   return out;
 }
 
+bool attention_fused(const TunedConfigs& tuned, const ss::AttentionWorkload& w,
+                     const ss::Target& target, const ss::AlgorithmFilter& algorithms,
+                     bool fallback) {
+  const std::string backend = ss::target_backend(target);
+  const auto fused_templates = ss::templates_for(w, backend, algorithms);
+  if (fused_templates.empty()) return false;
+  // The two batch matmuls of the unfused path: q k ([B, M, K] by [B, K, N]), then the softmax's
+  // [B, M, N] by v [B, N, Dv].
+  const ss::BatchMatmulWorkload scores{w.batch, w.m, w.n, w.k, false};
+  const ss::BatchMatmulWorkload product{w.batch, w.m, w.dv, w.n, false};
+  auto fastest = [&](const ss::Workload& x) -> std::optional<double> {
+    const auto records = tuned.candidates(x, ss::templates_for(x, backend, algorithms), target);
+    if (records.empty()) return std::nullopt;
+    return records.front().seconds;
+  };
+  const auto fused = fastest(w), first = fastest(scores), second = fastest(product);
+  if (!fused || !first || !second) return fallback;
+  return *fused < *first + *second;
+}
+
 }  // namespace tensortune::driver

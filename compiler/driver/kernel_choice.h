@@ -45,6 +45,14 @@ std::vector<const schedule_space::Template*> templates_of_layout(
 using KernelOverride =
     std::function<std::optional<schedule_space::TemplateConfig>(const schedule_space::Workload&)>;
 
+/// Whether a network runs an attention of workload `w` fused (an attention template's kernel)
+/// rather than as its two batch matmuls around a softmax: where records time the fused kernel
+/// and both batch matmuls, the faster, the softmax counted as free (in the unfused path's
+/// favour); else `fallback`. false where no template of the target computes `w`.
+bool attention_fused(const TunedConfigs& tuned, const schedule_space::AttentionWorkload& w,
+                     const schedule_space::Target& target,
+                     const schedule_space::AlgorithmFilter& algorithms, bool fallback);
+
 class KernelChooser {
  public:
   KernelChooser(TunedConfigs& tuned, schedule_space::Target target,

@@ -330,6 +330,10 @@ class Lowerer {
     const auto batch_matmul = passes::batch_matmul_anchor(g(), head);
     if (batch_matmul) {
       request.workload = *batch_matmul;
+    } else if (const auto attention = passes::attention_anchor(g(), head)) {
+      request.workload = *attention;
+      // v and the mask: the template's extra inputs, the kernel's first operands.
+      for (size_t i = 2; i < head.inputs.size(); ++i) step.args.push_back(value(head.inputs[i]));
     } else if (head.op == OpKind::kDense) {
       const Shape& x = g().type(head.inputs[0]).shape;
       const Shape& k = g().type(head.inputs[1]).shape;

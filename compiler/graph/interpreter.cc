@@ -190,6 +190,9 @@ Expected<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*
       return kernels::expand(*in[0], out);
     case OpKind::kTile:
       return kernels::tile(*in[0], out);
+    case OpKind::kAttention:
+      return kernels::attention(*in[0], *in[1], *in[2], in.size() > 3 ? in[3] : nullptr,
+                                attrs_as<AttentionAttrs>(a).scale, out);
     case OpKind::kLayerNorm:
       return kernels::layer_norm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr,
                                  attrs_as<LayerNormAttrs>(a));

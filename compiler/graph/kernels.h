@@ -91,6 +91,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, cons
                   const Tensor& var, double epsilon);
 Tensor bias_add(const Tensor& x, const Tensor& bias, int64_t axis);
 Tensor softmax(const Tensor& x, int64_t axis);
+/// softmax(scale * q k + mask) v (AttentionAttrs), as the unfused operators compute it.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                 double scale, const Shape& out_shape);
 
 // tensor_kernels.cc
 Tensor activation(ActivationOp op, const Tensor& x, const Attrs& attrs);

@@ -289,6 +289,20 @@ Tensor softmax(const Tensor& x, int64_t axis) {
   return out;
 }
 
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                 double scale, const Shape& out_shape) {
+  Shape scores_shape = out_shape;
+  scores_shape.back() = k.shape.back();
+  Tensor scores = matmul(q, k, scores_shape);
+  const float s = static_cast<float>(scale);
+  for (float& x : scores.f32) x *= s;
+  if (mask) {
+    const Tensor m = expand(*mask, scores_shape);
+    for (size_t i = 0; i < scores.f32.size(); ++i) scores.f32[i] += m.f32[i];
+  }
+  return matmul(softmax(scores, static_cast<int64_t>(scores_shape.size()) - 1), v, out_shape);
+}
+
 }  // namespace tensortune::graph::kernels
 
 namespace tensortune::graph {

@@ -338,6 +338,16 @@ struct LayerNormAttrs {
   }
 };
 
+/// attention(q [..., M, K], k [..., K, N], v [..., N, Dv][, mask broadcasting to [..., M, N]]):
+/// softmax(scale * q k + mask) v, the softmax over the N keys.
+struct AttentionAttrs {
+  double scale = 1.0;
+  template <class F>
+  void fields(F&& f) {
+    f("scale", scale);
+  }
+};
+
 /// gather_nd: the leading `batch_dims` axes of data and indices are matched, not indexed.
 struct GatherNDAttrs {
   int64_t batch_dims = 0;

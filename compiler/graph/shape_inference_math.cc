@@ -1,5 +1,6 @@
 // Output types of the element-wise math, comparison, reduction, padding, broadcasting and
 // normalisation operators (the ops.def entries after `identity`).
+#include <algorithm>
 #include <set>
 
 #include "compiler/graph/op_attrs.h"
@@ -121,6 +122,34 @@ Expected<TensorType> infer_tile(const std::vector<TensorType>& in, const Attrs& 
   }
   if (checked_num_elements(out) < 0)
     return invalid_argument("tile output " + shape_str(out) + " is too large");
+  return TensorType{in[0].dtype, out};
+}
+
+// q [..., M, K], k [..., K, N], v [..., N, Dv] with the same batch axes; a mask broadcasting to
+// the scores [..., M, N].
+Expected<TensorType> infer_attention(const std::vector<TensorType>& in) {
+  TT_RETURN_IF_ERROR(expect_inputs(in, 3, 4));
+  for (const auto& t : in) TT_RETURN_IF_ERROR(expect_float(t, "every operand"));
+  const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
+  const size_t rank = q.size();
+  if (rank < 2 || k.size() != rank || v.size() != rank)
+    return invalid_argument("attention q " + shape_str(q) + ", k " + shape_str(k) + " and v " +
+                            shape_str(v) + " are not all of one rank >= 2");
+  if (!std::equal(q.begin(), q.end() - 2, k.begin()) ||
+      !std::equal(q.begin(), q.end() - 2, v.begin()) || q[rank - 1] != k[rank - 2] ||
+      k[rank - 1] != v[rank - 2])
+    return invalid_argument("attention q " + shape_str(q) + ", k " + shape_str(k) + " and v " +
+                            shape_str(v) + " are not [..., M, K], [..., K, N], [..., N, Dv]");
+  Shape scores = q;
+  scores[rank - 1] = k[rank - 1];
+  if (in.size() > 3) {
+    Shape b;
+    if (!broadcast_shapes(scores, in[3].shape, &b) || b != scores)
+      return invalid_argument("attention mask " + shape_str(in[3].shape) +
+                              " does not broadcast to the scores " + shape_str(scores));
+  }
+  Shape out = q;
+  out[rank - 1] = v[rank - 1];
   return TensorType{in[0].dtype, out};
 }
 
@@ -307,6 +336,8 @@ Expected<TensorType> infer_math_op(OpKind op, const std::vector<TensorType>& in,
       return infer_tile(in, a);
     case OpKind::kLayerNorm:
       return infer_layer_norm(in, a);
+    case OpKind::kAttention:
+      return infer_attention(in);
     case OpKind::kInstanceNorm:
       return infer_instance_norm(in, a);
     case OpKind::kConv2dTranspose:

@@ -1,5 +1,9 @@
 #include "compiler/measure/reference_ops.h"
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 namespace tensortune::measure {
 
 namespace {
@@ -116,12 +120,48 @@ Tensor batch_matmul_reference(const Tensor& data, const Tensor& weight, const Te
   return out;
 }
 
+Tensor attention_reference(const Tensor& q, const Tensor& operands, const Tensor* bias,
+                           const schedule_space::AttentionWorkload& w) {
+  const int64_t M = w.m, N = w.n, K = w.k, Dv = w.dv;
+  const int64_t v_at = w.batch * K * N, mask_at = v_at + w.batch * N * Dv;
+  const float* x = q.f32.data();
+  const float* o = operands.f32.data();
+  Tensor out = Tensor::zeros({w.batch, M, Dv});
+  std::vector<double> p(static_cast<size_t>(N));
+  for (int64_t b = 0; b < w.batch; ++b)
+    for (int64_t m = 0; m < M; ++m) {
+      double top = -INFINITY;
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += double(x[(b * M + m) * K + k]) * o[(b * K + k) * N + n];
+        s *= w.scale;
+        if (w.has_mask()) {
+          const int64_t mb = b / (w.batch / w.mask_batch), mr = w.mask_rows > 1 ? m : 0;
+          s += o[mask_at + (mb * w.mask_rows + mr) * N + n];
+        }
+        p[n] = s;
+        top = std::max(top, s);
+      }
+      double sum = 0;
+      for (double& e : p) sum += (e = std::exp(e - top));
+      for (int64_t d = 0; d < Dv; ++d) {
+        double acc = 0;
+        for (int64_t n = 0; n < N; ++n) acc += p[n] * o[v_at + (b * N + n) * Dv + d];
+        out.f32[(b * M + m) * Dv + d] = static_cast<float>(acc / sum + (bias ? bias->f32[d] : 0));
+      }
+    }
+  return out;
+}
+
 Tensor reference_output(const schedule_space::Workload& w, const Tensor& data, const Tensor& weight,
                         const Tensor* bias) {
   if (const auto* c = std::get_if<schedule_space::Conv2dWorkload>(&w))
     return conv2d_nchw_reference(data, weight, bias, *c);
   if (const auto* b = std::get_if<schedule_space::BatchMatmulWorkload>(&w))
     return batch_matmul_reference(data, weight, bias, *b);
+  if (const auto* a = std::get_if<schedule_space::AttentionWorkload>(&w))
+    return attention_reference(data, weight, bias, *a);
   return dense_reference(data, weight, bias, std::get<schedule_space::DenseWorkload>(w));
 }
 

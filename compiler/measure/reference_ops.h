@@ -26,6 +26,12 @@ Tensor dense_reference(const Tensor& data, const Tensor& weight, const Tensor* b
 Tensor batch_matmul_reference(const Tensor& data, const Tensor& weight, const Tensor* bias,
                               const schedule_space::BatchMatmulWorkload& w);
 
+/// q [B, M, K] and the weight buffer of operand_shapes (k^T [B, K, N], v [B, N, Dv], the mask)
+/// and an optional bias [Dv] (may be null) added last -> [B, M, Dv]: each score summed in double,
+/// the softmax in double, its product with v too.
+Tensor attention_reference(const Tensor& q, const Tensor& operands, const Tensor* bias,
+                           const schedule_space::AttentionWorkload& w);
+
 /// The reference of any workload (plain layouts, see schedule_space::operand_shapes).
 Tensor reference_output(const schedule_space::Workload& w, const Tensor& data, const Tensor& weight,
                         const Tensor* bias);

@@ -208,9 +208,55 @@ std::optional<schedule_space::BatchMatmulWorkload> batch_matmul_anchor(const Gra
   return *w;
 }
 
+std::optional<schedule_space::AttentionWorkload> attention_workload(const Shape& q, const Shape& k,
+                                                                    const Shape& v,
+                                                                    const Shape* mask,
+                                                                    double scale) {
+  const size_t rank = q.size();
+  if (rank < 2 || k.size() != rank || v.size() != rank) return std::nullopt;
+  schedule_space::AttentionWorkload w;
+  w.batch = graph::num_elements(Shape(q.begin(), q.end() - 2));
+  w.m = q[rank - 2];
+  w.k = q[rank - 1];
+  w.n = k[rank - 1];
+  w.dv = v[rank - 1];
+  w.scale = scale;
+  if (mask) {
+    // Right-aligned against the scores [..., M, N]: the keys whole, the rows whole or broadcast,
+    // then batch axes whole up to the first that broadcasts, and broadcast from there on.
+    Shape m(rank - std::min(rank, mask->size()), 1);
+    m.insert(m.end(), mask->end() - std::min(rank, mask->size()), mask->end());
+    if (mask->size() > rank || m[rank - 1] != w.n || (m[rank - 2] != 1 && m[rank - 2] != w.m))
+      return std::nullopt;
+    w.mask_rows = m[rank - 2];
+    w.mask_batch = 1;
+    bool broadcasting = false;
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      if (m[d] == q[d] && !broadcasting) {
+        w.mask_batch *= m[d];
+      } else if (m[d] == 1) {
+        broadcasting = true;
+      } else {
+        return std::nullopt;
+      }
+    }
+  }
+  if (!schedule_space::validate(w) || !schedule_space::has_template_for(w)) return std::nullopt;
+  return w;
+}
+
+std::optional<schedule_space::AttentionWorkload> attention_anchor(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kAttention || n.inputs.size() < 3 || !is_float_node(g, n))
+    return std::nullopt;
+  const Shape* mask = n.inputs.size() > 3 ? &g.type(n.inputs[3]).shape : nullptr;
+  return attention_workload(g.type(n.inputs[0]).shape, g.type(n.inputs[1]).shape,
+                            g.type(n.inputs[2]).shape, mask,
+                            graph::attrs_as<graph::AttentionAttrs>(n.attrs).scale);
+}
+
 bool is_kernel_anchor(const Graph& g, const Node& n) {
   if (is_integer_conv(g, n) || is_integer_dense(g, n)) return g.is_constant(n.inputs[1]);
-  if (batch_matmul_anchor(g, n)) return true;
+  if (batch_matmul_anchor(g, n) || attention_anchor(g, n)) return true;
   return (n.op == OpKind::kDense || conv_anchor(g, n)) && is_float_node(g, n);
 }
 

@@ -72,8 +72,24 @@ std::optional<ConvAnchor> conv_anchor(const graph::Graph& g, const graph::Node& 
 std::optional<schedule_space::BatchMatmulWorkload> batch_matmul_anchor(const graph::Graph& g,
                                                                        const graph::Node& n);
 
-/// A float dense, a convolution `conv_anchor` accepts, with float operands, or a matmul
-/// `batch_matmul_anchor` accepts.
+/// softmax(scale * q k + mask) v of these float shapes (q [..., M, K], k [..., K, N], v [..., N,
+/// Dv], the mask, if any, broadcasting to [..., M, N]) as the workload a template computes: the
+/// batch axes folded into one, the mask's as those of its leading batch axes that it does not
+/// broadcast (the rest broadcast: a model's batch axis over its heads). Nothing for a mask that
+/// broadcasts otherwise (along the keys, or over a leading axis it then does not broadcast over
+/// the next) and where no template computes it.
+std::optional<schedule_space::AttentionWorkload> attention_workload(const graph::Shape& q,
+                                                                    const graph::Shape& k,
+                                                                    const graph::Shape& v,
+                                                                    const graph::Shape* mask,
+                                                                    double scale);
+
+/// An attention node (FuseAttention's) as its workload (attention_workload).
+std::optional<schedule_space::AttentionWorkload> attention_anchor(const graph::Graph& g,
+                                                                  const graph::Node& n);
+
+/// A float dense, a convolution `conv_anchor` accepts, with float operands, a matmul
+/// `batch_matmul_anchor` accepts, or an attention node `attention_anchor` accepts.
 bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
 
 /// One epilogue node as the kernel applies it: the op, and its operand (a per-channel constant,

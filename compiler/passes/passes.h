@@ -10,6 +10,8 @@
 ///   FoldConstant             2    -
 ///   FoldScaleAxis            3    SimplifyInference
 ///   DenseFromMatMul          3    -
+///   FuseAttention            3    -
+///   PadGemmShapes            3    -
 ///   FuseLayerNorm            3    -
 ///   AlterOpLayout            3    -
 ///   DeadCodeElimination      0    -
@@ -100,6 +102,13 @@ Pass dense_from_matmul();
 /// then a slice keeps the first ones.
 Pass pad_gemm_shapes();
 
+/// FuseAttention (level 3): a matmul of two activations, optionally times or divided by a
+/// scalar constant, optionally plus a mask, softmax over the keys, then a matmul by the values
+/// (MatMul + Softmax attention as exporters write it), each intermediate read only by the next,
+/// becomes one attention node where `served` says a template of the target computes its
+/// workload (fusion_rules.h's attention_workload).
+Pass fuse_attention(std::function<bool(const schedule_space::Workload&)> served);
+
 /// LayerNorm's exported chain (mean, subtract, square, mean, add eps, sqrt, divide, optionally
 /// * gamma + beta with constants) over trailing axes becomes one layer_norm node.
 Pass fuse_layer_norm();
@@ -132,6 +141,8 @@ struct PipelineOptions {
   FoldScaleAxisOptions fold_scale;
   /// Set: FakeQuantizationToInteger runs (first) for the workloads it accepts.
   std::function<bool(const schedule_space::Workload&)> integer_ops;
+  /// Set: FuseAttention runs for the attention workloads it accepts.
+  std::function<bool(const schedule_space::Workload&)> attention;
   FuseOpsOptions fuse;
 };
 

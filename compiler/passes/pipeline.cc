@@ -8,6 +8,8 @@ std::vector<Pass> standard_pipeline(PipelineOptions options) {
   for (Pass p : {simplify_inference(), fold_pad(), fold_constant(),
                  fold_scale_axis(options.fold_scale), dense_from_matmul()})
     passes.push_back(std::move(p));
+  // Before PadGemmShapes, whose pads and slices would hide the matmuls around the softmax.
+  if (options.attention) passes.push_back(fuse_attention(options.attention));
   if (options.pad_gemm_shapes) passes.push_back(pad_gemm_shapes());
   passes.push_back(fuse_layer_norm());
   if (options.alter_layout) passes.push_back(alter_op_layout(options.layout));

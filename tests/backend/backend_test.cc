@@ -273,6 +273,7 @@ TEST(Fusion, AttentionMatMulsRunAsBatchMatmulKernelsWithTheirEpilogues) {
   for (int opt : {1, 3}) {
     CompileOptions options;
     options.opt_level = opt;
+    options.fuse_attention = false;  // FusedAttention.* has the fused form
     CompiledNetwork net;
     auto exe = build(g, options, 2, &net);
     ASSERT_TRUE(exe);
@@ -290,6 +291,58 @@ TEST(Fusion, AttentionMatMulsRunAsBatchMatmulKernelsWithTheirEpilogues) {
     ASSERT_TRUE(got) << got.error().message;
     for (size_t i = 0; i < ref->size(); ++i)
       EXPECT_LT(relative_error((*got)[i], (*ref)[i]), 1e-5) << "opt " << opt << " output " << i;
+  }
+}
+
+// Attention as exporters write it (MatMul(q, k^T), a division by sqrt(K), an additive mask
+// broadcast over heads and rows, Softmax, MatMul by v, a residual add): at opt level 3
+// FuseAttention makes it one attention.x86 kernel with the residual in its epilogue, equal to the
+// interpreter of the unfused graph on one and two threads; a mask that broadcasts along the
+// keys is no attention the kernel computes, and the chain stays unfused.
+TEST(FusedAttention, MatMulSoftmaxMatMulRunsAsOneKernelEqualToTheUnfusedGraph) {
+  using graph::OpKind;
+  for (bool key_broadcast : {false, true}) {
+    graph::Graph g("attention");
+    const graph::Shape qs{2, 3, 12, 16}, kts{2, 3, 16, 20}, vs{2, 3, 20, 16};
+    const graph::Shape ms = key_broadcast ? graph::Shape{2, 1, 12, 1} : graph::Shape{2, 1, 1, 20};
+    auto q = g.add_input("q", {graph::DType::kFloat32, qs});
+    auto kt = g.add_input("kt", {graph::DType::kFloat32, kts});
+    auto v = g.add_input("v", {graph::DType::kFloat32, vs});
+    auto mask = g.add_input("mask", {graph::DType::kFloat32, ms});
+    auto r = g.add_input("r", {graph::DType::kFloat32, qs});
+    auto root = g.add_constant("root", Tensor::from_floats({}, {4.0f}));
+    auto scores = *g.add_node(OpKind::kMatMul, "qk", {q, kt});
+    auto scaled = *g.add_node(OpKind::kDivide, "scale", {scores, root});
+    auto masked = *g.add_node(OpKind::kAdd, "mask", {mask, scaled});
+    auto p = *g.add_node(OpKind::kSoftmax, "softmax", {masked}, {{"axis", int64_t{-1}}});
+    auto pv = *g.add_node(OpKind::kMatMul, "pv", {p, v});
+    g.add_output(*g.add_node(OpKind::kAdd, "residual", {pv, r}));
+
+    Tensor m = random_input(ms, 4);
+    for (size_t i = 0; i < m.f32.size(); ++i) m.f32[i] = i % 4 == 1 ? -10000.0f : m.f32[i];
+    const std::map<std::string, Tensor> inputs{{"q", random_input(qs, 1)},
+                                               {"kt", random_input(kts, 2)},
+                                               {"v", random_input(vs, 3)},
+                                               {"mask", m},
+                                               {"r", random_input(qs, 5)}};
+    auto ref = graph::interpret(g, inputs);
+    ASSERT_TRUE(ref) << ref.error().message;
+    for (int threads : {1, 2}) {
+      CompiledNetwork net;
+      auto exe = build(g, CompileOptions{}, threads, &net);
+      ASSERT_TRUE(exe);
+      if (key_broadcast) {
+        EXPECT_EQ(net.steps.size(), 4u);
+      } else {
+        ASSERT_EQ(net.steps.size(), 1u);
+        EXPECT_EQ(net.steps[0].kind, Step::Kind::kKernel);
+        EXPECT_EQ(net.steps[0].label, "attention+add");
+        EXPECT_DOUBLE_EQ(net.steps[0].flop, 2.0 * 6 * 12 * 20 * (16 + 16));
+      }
+      auto got = exe->run(inputs);
+      ASSERT_TRUE(got) << got.error().message;
+      EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5) << "threads " << threads;
+    }
   }
 }
 

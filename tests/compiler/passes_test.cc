@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
 
 #include "compiler/frontend/model_zoo.h"
 #include "compiler/graph/interpreter.h"
@@ -544,6 +545,66 @@ TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere
     auto got = graph::interpret(*cleaned, {{"x", in}});
     ASSERT_TRUE(want && got);
     EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-5);
+  }
+}
+
+// Attention as exporters write it, in its variants (a scalar Mul on either side or a Div, a mask
+// added on either side, neither), becomes one attention node with the scale as an attribute and
+// the unfused graph's values; a score read elsewhere too, a softmax over another axis, or a
+// target that serves no attention keeps the chain.
+TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
+  enum class Form { kMulLeft, kDiv, kNoScaleNoMask, kScoresReadElsewhere, kOtherAxis, kUnserved };
+  for (Form form : {Form::kMulLeft, Form::kDiv, Form::kNoScaleNoMask, Form::kScoresReadElsewhere,
+                    Form::kOtherAxis, Form::kUnserved}) {
+    Graph g;
+    auto q = g.add_input("q", {graph::DType::kFloat32, {2, 5, 4}});
+    auto kt = g.add_input("kt", {graph::DType::kFloat32, {2, 4, 6}});
+    auto v = g.add_input("v", {graph::DType::kFloat32, {2, 6, 3}});
+    auto mask = g.add_input("mask", {graph::DType::kFloat32, {6}});
+    auto scores = *g.add_node(OpKind::kMatMul, "qk", {q, kt});
+    graph::ValueId x = scores;
+    if (form == Form::kMulLeft)
+      x = *g.add_node(OpKind::kMultiply, "scale",
+                      {g.add_constant("c", Tensor::from_floats({}, {0.5f})), x});
+    if (form == Form::kDiv || form == Form::kScoresReadElsewhere || form == Form::kOtherAxis ||
+        form == Form::kUnserved)
+      x = *g.add_node(OpKind::kDivide, "scale",
+                      {x, g.add_constant("c", Tensor::from_floats({}, {2.0f}))});
+    if (form != Form::kNoScaleNoMask) x = *g.add_node(OpKind::kAdd, "mask", {x, mask});
+    const int64_t axis = form == Form::kOtherAxis ? 1 : -1;
+    auto p = *g.add_node(OpKind::kSoftmax, "softmax", {x}, {{"axis", axis}});
+    g.add_output(*g.add_node(OpKind::kMatMul, "pv", {p, v}));
+    if (form == Form::kScoresReadElsewhere) g.add_output(scores);
+    auto served = [form](const schedule_space::Workload& w) {
+      return form != Form::kUnserved &&
+             std::holds_alternative<schedule_space::AttentionWorkload>(w);
+    };
+    auto fused = run_pass(fuse_attention(served), g, PassContext{});
+    ASSERT_TRUE(fused) << fused.error().message;
+    auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
+    ASSERT_TRUE(cleaned);
+    const bool fuses = form == Form::kMulLeft || form == Form::kDiv || form == Form::kNoScaleNoMask;
+    EXPECT_EQ(count(*cleaned, OpKind::kAttention), fuses ? 1 : 0) << static_cast<int>(form);
+    EXPECT_EQ(count(*cleaned, OpKind::kSoftmax), fuses ? 0 : 1) << static_cast<int>(form);
+    if (fuses) {
+      for (const auto& n : cleaned->nodes())
+        if (n.op == OpKind::kAttention)
+          EXPECT_DOUBLE_EQ(graph::attrs_as<graph::AttentionAttrs>(n.attrs).scale,
+                           form == Form::kMulLeft ? 0.5
+                           : form == Form::kDiv   ? 0.5
+                                                  : 1.0);
+    }
+    std::map<std::string, Tensor> in;
+    for (auto [name, shape] : std::vector<std::pair<std::string, graph::Shape>>{
+             {"q", {2, 5, 4}}, {"kt", {2, 4, 6}}, {"v", {2, 6, 3}}, {"mask", {6}}}) {
+      Tensor t = Tensor::zeros(graph::DType::kFloat32, shape);
+      for (int64_t i = 0; i < t.size(); ++i) t.f32[i] = std::sin(0.7 * i + shape.size());
+      in[name] = t;
+    }
+    auto want = graph::interpret(g, in);
+    auto got = graph::interpret(*cleaned, in);
+    ASSERT_TRUE(want && got);
+    EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-6);
   }
 }
 

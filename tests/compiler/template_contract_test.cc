@@ -35,6 +35,8 @@ ss::Workload small_workload(const ss::Template& t) {
       return ss::DenseWorkload{3, 16, 12, t.precision()};
     case ss::OperatorKind::kBatchMatmul:  // w as (B, K, N), N past one vector
       return ss::BatchMatmulWorkload{2, 6, 20, 12, false, t.precision()};
+    case ss::OperatorKind::kAttention:  // keys past one vector, values short of one, a mask
+      return ss::AttentionWorkload{4, 6, 20, 12, 10, 2, 1, 0.3};
   }
   return ss::DenseWorkload{1, 1, 1};
 }

@@ -39,6 +39,8 @@ TEST(ProtoContract, TasksConfigsAndResultsRoundTripThroughTheWire) {
     const ss::Workload w =
         t->operator_kind() == ss::OperatorKind::kBatchMatmul
             ? ss::Workload(ss::BatchMatmulWorkload{3, 8, 12, 16, true, t->precision()})
+        : t->operator_kind() == ss::OperatorKind::kAttention
+            ? ss::Workload(ss::AttentionWorkload{4, 8, 12, 16, 24, 2, 8, 0.125})
         : t->operator_kind() == ss::OperatorKind::kDense
             ? ss::Workload(ss::DenseWorkload{3, 32, 20, t->precision()})
         : t->precision() == ss::Precision::kUInt8Int8 ? ss::Workload(quantized)

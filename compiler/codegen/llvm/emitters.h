@@ -32,6 +32,9 @@ struct AnchorArgs {
   llvm::Value* weight = nullptr;
   llvm::Value* out = nullptr;
   std::vector<llvm::Value*> operands;  ///< the epilogue's
+  /// A network kernel's run-time tensors besides data and weight (Template::extra_inputs:
+  /// attention's v and mask); empty in tuning kernels, which find them in the weight buffer.
+  std::vector<llvm::Value*> inputs;
   llvm::Value* begin = nullptr;
   llvm::Value* end = nullptr;
   std::vector<epilogue::EpilogueOp> epilogue;
@@ -82,6 +85,10 @@ void emit_batch_matmul_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorA
                             const schedule_space::Task& task,
                             const schedule_space::ConfigSpace& space,
                             const schedule_space::Config& config);
+
+void emit_attention_task(llvm::Module& m, llvm::IRBuilder<>& b, const AnchorArgs& args,
+                         const schedule_space::Task& task, const schedule_space::ConfigSpace& space,
+                         const schedule_space::Config& config);
 
 /// Tuning's KernelOptions as an epilogue over (bias).
 std::vector<epilogue::EpilogueOp> epilogue_of(const KernelOptions& options);

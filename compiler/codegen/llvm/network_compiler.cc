@@ -113,8 +113,12 @@ void emit_kernel(llvm::Module& m, const NamedKernel& k, int lanes) {
   }
   llvm::IRBuilder<> b(m.getContext());
   if (const auto* t = std::get_if<TemplateKernelSpec>(&k.spec)) {
+    const size_t inputs = static_cast<size_t>(t->kernel.tmpl().extra_inputs(t->kernel.task));
     emit::AnchorArgs args = emit::begin_anchor_function(
-        m, b, k.symbol, lanes, true, epilogue::epilogue_operand_count(t->epilogue));
+        m, b, k.symbol, lanes, true, inputs + epilogue::epilogue_operand_count(t->epilogue));
+    // The template's own inputs come first; the epilogue's operands count from after them.
+    args.inputs.assign(args.operands.begin(), args.operands.begin() + inputs);
+    args.operands.erase(args.operands.begin(), args.operands.begin() + inputs);
     args.epilogue = t->epilogue;
     args.pad_value = t->pad_value;
     const emit::TemplateEmitFn emit = emit::find_template_emitter(t->kernel.task.template_name);

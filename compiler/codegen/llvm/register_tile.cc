@@ -32,6 +32,10 @@ llvm::Value* RegisterTile::value(llvm::IRBuilder<>& b, int64_t row, size_t colum
   return b.CreateLoad(acc->getAllocatedType(), acc);
 }
 
+void RegisterTile::set(llvm::IRBuilder<>& b, int64_t row, size_t column, llvm::Value* v) {
+  b.CreateStore(v, at(row, column));
+}
+
 llvm::Value* horizontal_sum(llvm::IRBuilder<>& b, llvm::Value* v) {
   llvm::FastMathFlags fmf;
   fmf.setAllowReassoc();

@@ -27,6 +27,8 @@ class RegisterTile {
   void fma(llvm::IRBuilder<>& b, int64_t row, size_t column, llvm::Value* a, llvm::Value* w);
   /// The accumulator's value now.
   llvm::Value* value(llvm::IRBuilder<>& b, int64_t row, size_t column) const;
+  /// Replaces the accumulator's value (a rescaling: an online softmax's correction).
+  void set(llvm::IRBuilder<>& b, int64_t row, size_t column, llvm::Value* v);
 
  private:
   llvm::AllocaInst* at(int64_t row, size_t column) const {

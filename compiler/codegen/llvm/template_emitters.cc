@@ -21,6 +21,7 @@ constexpr Registered kEmitters[] = {
     {schedule_space::kConv2dNCHWcInt8, emit_conv2d_nchwc_int8_task},
     {schedule_space::kDenseInt8, emit_dense_int8_task},
     {schedule_space::kBatchMatmulX86, emit_batch_matmul_task},
+    {schedule_space::kAttentionX86, emit_attention_task},
 };
 
 }  // namespace

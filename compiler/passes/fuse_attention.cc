@@ -1,0 +1,150 @@
+// FuseAttention: exporters write attention as MatMul(q, k^T), a scale (Mul or Div by a scalar),
+// an additive mask, Softmax over the keys and MatMul by v. Two batch matmuls with the scores
+// stored between them, a softmax reading them back: as one attention node a kernel computes each
+// row's scores, their softmax and its product with v in registers and L1 (an online softmax),
+// and the scores never reach memory.
+#include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_rules.h"
+#include "compiler/passes/fusion_rules.h"
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
+
+namespace tensortune::passes {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::OpKind;
+using graph::ValueId;
+
+struct Match {
+  ValueId q = graph::kNoValue, k = graph::kNoValue, v = graph::kNoValue, mask = graph::kNoValue;
+  double scale = 1.0;
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& g) : g_(g), uses_(g.use_counts()) {}
+
+  // The chain ending at `n`, the matmul of the softmax's result by v.
+  std::optional<Match> at(const Node& n) const {
+    if (!is_matmul(n)) return std::nullopt;
+    const Node* softmax = producer(n.inputs[0], OpKind::kSoftmax);
+    if (!softmax || !only_read_once(n.inputs[0])) return std::nullopt;
+    const int64_t rank = static_cast<int64_t>(g_.type(softmax->output).shape.size());
+    if (graph::normalize_axis(graph::attrs_as<graph::SoftmaxAttrs>(softmax->attrs).axis, rank) !=
+        rank - 1)
+      return std::nullopt;
+    auto m = masked(softmax->inputs[0]);
+    if (!m) return std::nullopt;
+    m->v = n.inputs[1];
+    return m;
+  }
+
+ private:
+  const Node* producer(ValueId v, OpKind op) const {
+    const int p = g_.value(v).producer;
+    return p >= 0 && g_.nodes()[p].op == op ? &g_.nodes()[p] : nullptr;
+  }
+  bool only_read_once(ValueId v) const { return uses_[static_cast<size_t>(v)] == 1; }
+  bool is_matmul(const Node& n) const {
+    return n.op == OpKind::kMatMul && n.inputs.size() == 2 && is_float_node(g_, n);
+  }
+  // A float32 constant of one element.
+  std::optional<double> scalar(ValueId v) const {
+    const graph::Tensor* t = g_.constant(v);
+    if (!t || t->dtype != graph::DType::kFloat32 || t->size() != 1) return std::nullopt;
+    return t->f32[0];
+  }
+
+  // scores + mask, or the scores alone.
+  std::optional<Match> masked(ValueId x) const {
+    if (!only_read_once(x)) return std::nullopt;
+    if (const Node* add = producer(x, OpKind::kAdd); add && add->inputs.size() == 2) {
+      for (int i = 0; i < 2; ++i) {
+        const ValueId mask = add->inputs[1 - i];
+        if (g_.type(mask).dtype != graph::DType::kFloat32) continue;
+        if (auto m = scaled(add->inputs[i])) {
+          m->mask = mask;
+          return m;
+        }
+      }
+      return std::nullopt;
+    }
+    return scaled(x);
+  }
+
+  // q k times or divided by a scalar, or q k alone.
+  std::optional<Match> scaled(ValueId x) const {
+    if (!only_read_once(x)) return std::nullopt;
+    const int p = g_.value(x).producer;
+    if (p < 0) return std::nullopt;
+    const Node& n = g_.nodes()[p];
+    if (n.op == OpKind::kMultiply && n.inputs.size() == 2) {
+      for (int i = 0; i < 2; ++i)
+        if (auto c = scalar(n.inputs[1 - i]))
+          if (auto m = product(n.inputs[i])) {
+            m->scale = *c;
+            return m;
+          }
+      return std::nullopt;
+    }
+    if (n.op == OpKind::kDivide && n.inputs.size() == 2) {
+      const auto c = scalar(n.inputs[1]);
+      if (!c || *c == 0) return std::nullopt;
+      auto m = product(n.inputs[0]);
+      if (m) m->scale = 1.0 / *c;
+      return m;
+    }
+    return product(x);
+  }
+
+  std::optional<Match> product(ValueId x) const {
+    const int p = g_.value(x).producer;
+    if (p < 0 || !only_read_once(x) || !is_matmul(g_.nodes()[p])) return std::nullopt;
+    const Node& n = g_.nodes()[p];
+    Match m;
+    m.q = n.inputs[0];
+    m.k = n.inputs[1];
+    return m;
+  }
+
+  const Graph& g_;
+  std::vector<int> uses_;
+};
+
+Expected<Graph> run(const Graph& g,
+                    const std::function<bool(const schedule_space::Workload&)>& served) {
+  Matcher matcher(g);
+  Rewriter rw(g);
+  for (const Node& n : g.nodes()) {
+    TT_RETURN_IF_ERROR(rw.copy(n));
+    const auto m = matcher.at(n);
+    if (!m) continue;
+    const graph::Shape* mask = m->mask != graph::kNoValue ? &g.type(m->mask).shape : nullptr;
+    const auto w = attention_workload(g.type(m->q).shape, g.type(m->k).shape, g.type(m->v).shape,
+                                      mask, m->scale);
+    if (!w || !served(*w)) continue;
+    std::vector<ValueId> inputs = {rw.map(m->q), rw.map(m->k), rw.map(m->v)};
+    if (mask) inputs.push_back(rw.map(m->mask));
+    graph::AttentionAttrs attrs;
+    attrs.scale = m->scale;
+    auto y = rw.emit(OpKind::kAttention, n.name + ".attention", inputs, graph::to_attrs(attrs));
+    if (!y) continue;  // shapes the node refuses: keep the chain
+    rw.set(n.output, *y);
+  }
+  return rw.finish();
+}
+
+}  // namespace
+
+Pass fuse_attention(std::function<bool(const schedule_space::Workload&)> served) {
+  return Pass{"FuseAttention",
+              3,
+              "matmul(q, k) [* or / a scalar] [+ mask] -> softmax over the keys -> matmul by v "
+              "becomes one attention node where a template of the target computes it",
+              {},
+              [served](const Graph& g) { return run(g, served); }};
+}
+
+}  // namespace tensortune::passes

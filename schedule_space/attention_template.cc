@@ -1,0 +1,134 @@
+#include "schedule_space/attention_template.h"
+
+#include "schedule_space/task.h"
+#include "schedule_space/template_util.h"
+
+namespace tensortune::schedule_space {
+namespace {
+
+using util::ceil_div;
+using util::log_feature;
+using util::split_sizes;
+
+constexpr int64_t kMaxKeysPerBlock = 512;
+
+/// Vector registers of the scores tile and of the output tile.
+int64_t score_accumulators(const AttentionSchedule& s, int64_t lanes) {
+  return s.yi * ceil_div(s.xi, lanes);
+}
+int64_t output_accumulators(const AttentionWorkload& w, const AttentionSchedule& s, int64_t lanes) {
+  return s.yi * ceil_div(w.dv, lanes);
+}
+
+const AttentionWorkload& workload(const Task& task) {
+  return std::get<AttentionWorkload>(task.workload);
+}
+
+}  // namespace
+
+AttentionOperandOffsets attention_operand_offsets(const AttentionWorkload& w) {
+  const int64_t v = w.batch * w.k * w.n;
+  return {0, v, v + w.batch * w.n * w.dv};
+}
+
+ConfigSpace attention_space(const AttentionWorkload& w, int vector_lanes) {
+  std::vector<Knob> knobs;
+  knobs.push_back(make_split_knob("tile_y", w.m, 2, SplitPolicy::kFactors));
+  knobs.push_back(make_split_knob("tile_x", w.n, 2, SplitPolicy::kFactors));
+  std::vector<Knob> captured = knobs;
+  const int64_t lanes = vector_lanes;
+  auto valid = [captured, lanes, w](const std::vector<int32_t>& d) {
+    const AttentionSchedule s{split_sizes(captured[0].options[d[0]]).back(),
+                              split_sizes(captured[1].options[d[1]]).back()};
+    return score_accumulators(s, lanes) <= kMaxAccumulators &&
+           output_accumulators(w, s, lanes) <= kMaxAccumulators && s.xi <= kMaxKeysPerBlock;
+  };
+  return ConfigSpace(kAttentionX86, std::move(knobs), valid);
+}
+
+AttentionSchedule attention_schedule(const ConfigSpace& space, const Config& config) {
+  return {split_sizes(space.value(config, "tile_y")).back(),
+          split_sizes(space.value(config, "tile_x")).back()};
+}
+
+Config attention_default(const ConfigSpace& space, const AttentionWorkload& w) {
+  const auto& knobs = space.knobs();
+  const std::vector<int32_t> digits{
+      util::option_index(
+          knobs[0], std::vector<int64_t>{-1, util::largest_power_of_two_divisor_at_most(w.m, 4)}),
+      util::option_index(knobs[1],
+                         std::vector<int64_t>{-1, util::largest_divisor_at_most(w.n, 64)})};
+  return util::preferred_or_first_valid(space, digits);
+}
+
+namespace {
+
+class AttentionTemplate final : public Template {
+ public:
+  std::string_view name() const override { return kAttentionX86; }
+  OperatorKind operator_kind() const override { return OperatorKind::kAttention; }
+
+  ConfigSpace config_space(const Task& task) const override {
+    const int64_t lanes = task.target.vector_lanes;
+    return util::offer_tiles_for(
+        attention_space(workload(task), task.target.vector_lanes), task.target,
+        util::TileBound::kMemory, [lanes](const ConfigSpace& space, const Config& c) {
+          const AttentionSchedule s = attention_schedule(space, c);
+          return util::tile_with(score_accumulators(s, lanes), ceil_div(s.xi, lanes), s.yi);
+        });
+  }
+  Config default_config(const Task& task, const ConfigSpace& space) const override {
+    return attention_default(space, workload(task));
+  }
+  int extra_inputs(const Task& task) const override { return workload(task).has_mask() ? 2 : 1; }
+
+  const std::vector<std::string>& feature_names() const override {
+    static const std::vector<std::string> names{
+        "yi",           "xi",       "score_accumulators", "output_accumulators",
+        "full_vectors", "parallel", "key_blocks",         "operand_bytes",
+        "mask"};
+    return names;
+  }
+
+  std::vector<float> features(const Task& task, const ConfigSpace& space,
+                              const Config& config) const override {
+    const int64_t lanes = task.target.vector_lanes;
+    const AttentionWorkload& w = workload(task);
+    const AttentionSchedule s = attention_schedule(space, config);
+    return {log_feature(s.yi),
+            log_feature(s.xi),
+            static_cast<float>(score_accumulators(s, lanes)),
+            static_cast<float>(output_accumulators(w, s, lanes)),
+            s.xi % lanes == 0 ? 1.0f : 0.0f,
+            log_feature(double(w.batch) * (w.m / s.yi)),
+            log_feature(w.n / s.xi),
+            log_feature(4.0 * w.batch * (w.m * w.k + w.n * (w.k + w.dv))),
+            w.has_mask() ? 1.0f : 0.0f};
+  }
+
+  KernelSignature signature(const Task& task, const ConfigSpace& space,
+                            const Config& config) const override {
+    const AttentionWorkload& w = workload(task);
+    const AttentionSchedule s = attention_schedule(space, config);
+    const OperandShapes shapes = operand_shapes(w);
+    KernelSignature sig;
+    sig.data_shape = shapes.data;
+    sig.weight_shape = shapes.weight;
+    sig.out_shape = shapes.out;
+    sig.parallel_extent = w.batch * (w.m / s.yi);
+    // The emitter's fused index: batch entries, then row tiles.
+    sig.rows_per_block = s.yi;
+    sig.row_blocks = w.m / s.yi;
+    sig.row_inner = 1;
+    return sig;
+  }
+};
+
+}  // namespace
+
+const Template& attention_template() {
+  static const AttentionTemplate instance;
+  return instance;
+}
+
+}  // namespace tensortune::schedule_space
