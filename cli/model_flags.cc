@@ -82,6 +82,10 @@ void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise
   cmd->add_flag("--no-int8", flags.no_int8,
                 "quantized (QDQ) convolutions compute in float32 on their dequantized values, as "
                 "the model is written, instead of the int8 kernels (conv2d_NCHWc_int8)");
+  cmd->add_flag("--no-fuse-attention", flags.no_fuse_attention,
+                "attention (MatMul, scale, mask, Softmax, MatMul) runs as two batch matmuls around "
+                "a softmax where records do not time both ways, instead of one attention.x86 "
+                "kernel (with records of both, the faster runs)");
 }
 
 void add_algorithm_flags(CLI::App* cmd, std::vector<std::string>& excluded,

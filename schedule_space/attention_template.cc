@@ -1,5 +1,7 @@
 #include "schedule_space/attention_template.h"
 
+#include <algorithm>
+
 #include "schedule_space/task.h"
 #include "schedule_space/template_util.h"
 
@@ -33,8 +35,10 @@ AttentionOperandOffsets attention_operand_offsets(const AttentionWorkload& w) {
 
 ConfigSpace attention_space(const AttentionWorkload& w, int vector_lanes) {
   std::vector<Knob> knobs;
-  knobs.push_back(make_split_knob("tile_y", w.m, 2, SplitPolicy::kFactors));
-  knobs.push_back(make_split_knob("tile_x", w.n, 2, SplitPolicy::kFactors));
+  // Tails allowed (a ViT's 197 tokens are prime): the last tile has fewer rows, the last block
+  // fewer keys.
+  knobs.push_back(make_split_knob("tile_y", w.m, 2, SplitPolicy::kVerbose));
+  knobs.push_back(make_split_knob("tile_x", w.n, 2, SplitPolicy::kVerbose));
   std::vector<Knob> captured = knobs;
   const int64_t lanes = vector_lanes;
   auto valid = [captured, lanes, w](const std::vector<int32_t>& d) {
@@ -54,10 +58,8 @@ AttentionSchedule attention_schedule(const ConfigSpace& space, const Config& con
 Config attention_default(const ConfigSpace& space, const AttentionWorkload& w) {
   const auto& knobs = space.knobs();
   const std::vector<int32_t> digits{
-      util::option_index(
-          knobs[0], std::vector<int64_t>{-1, util::largest_power_of_two_divisor_at_most(w.m, 4)}),
-      util::option_index(knobs[1],
-                         std::vector<int64_t>{-1, util::largest_divisor_at_most(w.n, 64)})};
+      util::option_index(knobs[0], std::vector<int64_t>{-1, std::min<int64_t>(w.m, 4)}),
+      util::option_index(knobs[1], std::vector<int64_t>{-1, std::min<int64_t>(w.n, 64)})};
   return util::preferred_or_first_valid(space, digits);
 }
 
@@ -100,8 +102,8 @@ class AttentionTemplate final : public Template {
             static_cast<float>(score_accumulators(s, lanes)),
             static_cast<float>(output_accumulators(w, s, lanes)),
             s.xi % lanes == 0 ? 1.0f : 0.0f,
-            log_feature(double(w.batch) * (w.m / s.yi)),
-            log_feature(w.n / s.xi),
+            log_feature(double(w.batch) * ceil_div(w.m, s.yi)),
+            log_feature(ceil_div(w.n, s.xi)),
             log_feature(4.0 * w.batch * (w.m * w.k + w.n * (w.k + w.dv))),
             w.has_mask() ? 1.0f : 0.0f};
   }
@@ -115,10 +117,11 @@ class AttentionTemplate final : public Template {
     sig.data_shape = shapes.data;
     sig.weight_shape = shapes.weight;
     sig.out_shape = shapes.out;
-    sig.parallel_extent = w.batch * (w.m / s.yi);
-    // The emitter's fused index: batch entries, then row tiles.
+    const int64_t tiles = ceil_div(w.m, s.yi);
+    sig.parallel_extent = w.batch * tiles;
+    // The emitter's fused index: batch entries, then row tiles (the last perhaps shorter).
     sig.rows_per_block = s.yi;
-    sig.row_blocks = w.m / s.yi;
+    sig.row_blocks = tiles;
     sig.row_inner = 1;
     return sig;
   }

@@ -3,7 +3,8 @@
 /// attention.x86: out[b] = softmax(scale * q[b] k[b] + mask) v[b] in one kernel, the scores never
 /// stored (an online softmax: each block of keys rescales what the earlier blocks summed). Our
 /// own template (AutoTVM has none). Knobs: tile_y [-1, yi] of the queries M, tile_x [-1, xi] of
-/// the keys N.
+/// the keys N, each a divisor or a power of two (a tail: the last tile has fewer rows, the last
+/// block fewer keys).
 ///
 /// Each parallel iteration computes yi query rows of one batch entry over all N keys, a block of
 /// xi keys at a time: the yi x xi scores as a register tile (xi vectorised, a broadcast of q
@@ -31,8 +32,8 @@ struct AttentionSchedule {
 
 ConfigSpace attention_space(const AttentionWorkload& w, int vector_lanes);
 AttentionSchedule attention_schedule(const ConfigSpace& space, const Config& config);
-/// Up to 4 query rows (a power of two dividing M) and the largest block of keys at most 64 that
-/// divides N, or the first valid config when that one is not valid here.
+/// 4 query rows and blocks of 64 keys (fewer where M or N is smaller), or the first valid
+/// config when that one is not valid here.
 Config attention_default(const ConfigSpace& space, const AttentionWorkload& w);
 
 /// Where the tuning kernel's one weight buffer (operand_shapes) holds k^T, v and the mask.

@@ -243,6 +243,7 @@ Expected<driver::CompileOptions> compile_options(const ModelOptions& flags, int 
   options.borrow_configs = !flags.no_borrow;
   TT_ASSIGN_OR_RETURN(options.algorithms, algorithm_filter(flags));
   options.integer_kernels = !flags.no_int8;
+  options.fuse_attention = !flags.no_fuse_attention;
   TT_ASSIGN_OR_RETURN(options.precision, model_precision(flags));
   options.on_node_kernel = std::move(on_node_kernel);
   if (flags.print_after_each) {

@@ -35,7 +35,9 @@ struct ModelOptions {
   /// templates, compile runs none of their kernels.
   std::vector<std::string> excluded_algorithms;
   bool no_int8 = false;  ///< quantized convolutions compute in float32, not with int8 kernels
-  std::string target;    ///< compile, run, bench: llvm (default) or cuda[-smXY]
+  /// Attention runs unfused (two batch matmuls around a softmax) where records do not decide.
+  bool no_fuse_attention = false;
+  std::string target;  ///< compile, run, bench: llvm (default) or cuda[-smXY]
   /// The products' precision of the float dense and batch matmul layers (a CUDA target's
   /// tensor cores): "" or "fp32", "tf32", "fp16", "bf16", "3xtf32" (parse_float_precision).
   std::string precision;

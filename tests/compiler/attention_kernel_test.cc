@@ -52,6 +52,13 @@ TEST(AttentionKernel, AMaskPerRowAndOddSizes) {
   check_all(w, random_inputs(w, 5), 4);
 }
 
+TEST(AttentionKernel, RowsAndKeysThatNoTileDividesLeaveTails) {
+  // 7 rows and 37 keys (a ViT's 197 tokens are prime): tiles of 2 or 4 rows end in a shorter
+  // one, blocks of 8, 16 or 32 keys in a shorter block.
+  const ss::AttentionWorkload w{3, 7, 37, 8, 20, 3, 7, 0.7};
+  check_all(w, random_inputs(w, 9), 16);
+}
+
 TEST(AttentionKernel, ScoresFarApartAndMaskedKeys) {
   // Scores spread over about +-40 growing along the keys, so each block's maximum is far above
   // the last and every correction matters; every third key masked by -10000 (BERT's padding).
