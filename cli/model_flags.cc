@@ -84,7 +84,7 @@ void add_model_flags(CLI::App* cmd, workflow::ModelOptions& flags, bool optimise
                 "the model is written, instead of the int8 kernels (conv2d_NCHWc_int8)");
   cmd->add_flag("--no-fuse-attention", flags.no_fuse_attention,
                 "attention (MatMul, scale, mask, Softmax, MatMul) runs as two batch matmuls around "
-                "a softmax where records do not time both ways, instead of one attention.x86 "
+                "a softmax where records do not time both ways, instead of one fused attention "
                 "kernel (with records of both, the faster runs)");
 }
 

@@ -18,7 +18,10 @@ using graph::OpKind;
 using graph::ValueId;
 
 struct Match {
-  ValueId q = graph::kNoValue, k = graph::kNoValue, v = graph::kNoValue, mask = graph::kNoValue;
+  ValueId q = graph::kNoValue, k = graph::kNoValue, v = graph::kNoValue;
+  /// The masks added to the scores (a model's own, and a ranged artifact's padding mask after
+  /// it): one node adds them up where there are several.
+  std::vector<ValueId> masks;
   double scale = 1.0;
 };
 
@@ -57,15 +60,15 @@ class Matcher {
     return t->f32[0];
   }
 
-  // scores + mask, or the scores alone.
+  // scores + masks, or the scores alone.
   std::optional<Match> masked(ValueId x) const {
     if (!only_read_once(x)) return std::nullopt;
     if (const Node* add = producer(x, OpKind::kAdd); add && add->inputs.size() == 2) {
       for (int i = 0; i < 2; ++i) {
         const ValueId mask = add->inputs[1 - i];
         if (g_.type(mask).dtype != graph::DType::kFloat32) continue;
-        if (auto m = scaled(add->inputs[i])) {
-          m->mask = mask;
+        if (auto m = masked(add->inputs[i])) {
+          m->masks.push_back(mask);
           return m;
         }
       }
@@ -121,12 +124,30 @@ Expected<Graph> run(const Graph& g,
     TT_RETURN_IF_ERROR(rw.copy(n));
     const auto m = matcher.at(n);
     if (!m) continue;
-    const graph::Shape* mask = m->mask != graph::kNoValue ? &g.type(m->mask).shape : nullptr;
+    // The masks' sum broadcasts to the shape numpy's rules give them together.
+    graph::Shape mask_shape;
+    bool broadcast = true;
+    for (size_t i = 0; i < m->masks.size() && broadcast; ++i) {
+      const graph::Shape& s = g.type(m->masks[i]).shape;
+      broadcast = i == 0 ? (mask_shape = s, true)
+                         : graph::broadcast_shapes(graph::Shape(mask_shape), s, &mask_shape);
+    }
+    if (!broadcast) continue;
+    const graph::Shape* mask = m->masks.empty() ? nullptr : &mask_shape;
     const auto w = attention_workload(g.type(m->q).shape, g.type(m->k).shape, g.type(m->v).shape,
                                       mask, m->scale);
     if (!w || !served(*w)) continue;
     std::vector<ValueId> inputs = {rw.map(m->q), rw.map(m->k), rw.map(m->v)};
-    if (mask) inputs.push_back(rw.map(m->mask));
+    if (mask) {
+      ValueId sum = rw.map(m->masks[0]);
+      for (size_t i = 1; i < m->masks.size() && sum != graph::kNoValue; ++i) {
+        auto added =
+            rw.emit(OpKind::kAdd, n.name + ".mask" + std::to_string(i), {sum, rw.map(m->masks[i])});
+        sum = added ? *added : graph::kNoValue;
+      }
+      if (sum == graph::kNoValue) continue;
+      inputs.push_back(sum);
+    }
     graph::AttentionAttrs attrs;
     attrs.scale = m->scale;
     auto y = rw.emit(OpKind::kAttention, n.name + ".attention", inputs, graph::to_attrs(attrs));

@@ -84,13 +84,14 @@ TEST(RangedNetwork, EveryLengthOfTheRangeComputesTheInterpretersOutputs) {
   // rows of 16 floats) four times fewer than five separate artifacts.
   EXPECT_GE(separate - bytes.size(), 4 * (50 + 64) * 16 * sizeof(float))
       << bytes.size() << " against " << separate;
-  // The dense and batch matmul steps walk the tokens' rows: a shorter sequence runs only its
-  // row blocks (every length below checks what that computes).
+  // The dense and attention steps walk the tokens' rows: a shorter sequence runs only its row
+  // blocks (every length below checks what that computes). The attention is fused (its padding
+  // mask added to the model's own).
   auto top = artifact->network(artifact->buckets().size() - 1);
   ASSERT_TRUE(top) << top.error().message;
   int row_steps = 0;
   for (const auto& s : top->steps) row_steps += s.rows_follow_sequence;
-  EXPECT_EQ(row_steps, 5) << "q, k and v, the scores, the context: each a step over the tokens";
+  EXPECT_EQ(row_steps, 4) << "q, k and v, the attention: each a step over the tokens";
   for (int threads : {1, 2}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     auto exe = RangedExecutable::load(artifact, threads);

@@ -73,6 +73,18 @@ TEST(AttentionKernel, ScoresFarApartAndMaskedKeys) {
   check_all(w, in, 10);
 }
 
+TEST(AttentionKernel, KeysMaskedByMinusInfinityAsPaddingMasksDo) {
+  // A mask per row: the last 9 keys of every row -infinity (a padded sequence), and row 1's
+  // first 20 too, so that its first blocks hold no key at all (their exponentials 0, not NaN).
+  const ss::AttentionWorkload w{2, 3, 40, 8, 8, 1, 3, 0.5};
+  auto in = random_inputs(w, 11);
+  const auto at = ss::attention_operand_offsets(w);
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t n = 0; n < w.n; ++n)
+      if (n >= 31 || (r == 1 && n < 20)) in.weight.f32[at.mask + r * w.n + n] = -INFINITY;
+  check_all(w, in, 10);
+}
+
 TEST(AttentionKernel, TheSpaceAndItsDefault) {
   const ss::AttentionWorkload w{12, 128, 128, 64, 64, 1, 1, 0.125};
   auto task = ss::make_task(ss::kAttentionX86, w, tt::codegen::host_target());

@@ -553,9 +553,17 @@ TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere
 // the unfused graph's values; a score read elsewhere too, a softmax over another axis, or a
 // target that serves no attention keeps the chain.
 TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
-  enum class Form { kMulLeft, kDiv, kNoScaleNoMask, kScoresReadElsewhere, kOtherAxis, kUnserved };
-  for (Form form : {Form::kMulLeft, Form::kDiv, Form::kNoScaleNoMask, Form::kScoresReadElsewhere,
-                    Form::kOtherAxis, Form::kUnserved}) {
+  enum class Form {
+    kMulLeft,
+    kDiv,
+    kNoScaleNoMask,
+    kTwoMasks,
+    kScoresReadElsewhere,
+    kOtherAxis,
+    kUnserved
+  };
+  for (Form form : {Form::kMulLeft, Form::kDiv, Form::kNoScaleNoMask, Form::kTwoMasks,
+                    Form::kScoresReadElsewhere, Form::kOtherAxis, Form::kUnserved}) {
     Graph g;
     auto q = g.add_input("q", {graph::DType::kFloat32, {2, 5, 4}});
     auto kt = g.add_input("kt", {graph::DType::kFloat32, {2, 4, 6}});
@@ -571,6 +579,10 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
       x = *g.add_node(OpKind::kDivide, "scale",
                       {x, g.add_constant("c", Tensor::from_floats({}, {2.0f}))});
     if (form != Form::kNoScaleNoMask) x = *g.add_node(OpKind::kAdd, "mask", {x, mask});
+    // A ranged artifact's padding mask after the model's own: the node adds the two.
+    if (form == Form::kTwoMasks)
+      x = *g.add_node(OpKind::kAdd, "padding",
+                      {g.add_input("pad", {graph::DType::kFloat32, {2, 1, 6}}), x});
     const int64_t axis = form == Form::kOtherAxis ? 1 : -1;
     auto p = *g.add_node(OpKind::kSoftmax, "softmax", {x}, {{"axis", axis}});
     g.add_output(*g.add_node(OpKind::kMatMul, "pv", {p, v}));
@@ -583,7 +595,8 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     ASSERT_TRUE(fused) << fused.error().message;
     auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
     ASSERT_TRUE(cleaned);
-    const bool fuses = form == Form::kMulLeft || form == Form::kDiv || form == Form::kNoScaleNoMask;
+    const bool fuses = form == Form::kMulLeft || form == Form::kDiv ||
+                       form == Form::kNoScaleNoMask || form == Form::kTwoMasks;
     EXPECT_EQ(count(*cleaned, OpKind::kAttention), fuses ? 1 : 0) << static_cast<int>(form);
     EXPECT_EQ(count(*cleaned, OpKind::kSoftmax), fuses ? 0 : 1) << static_cast<int>(form);
     if (fuses) {
@@ -595,11 +608,15 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
                                                   : 1.0);
     }
     std::map<std::string, Tensor> in;
-    for (auto [name, shape] : std::vector<std::pair<std::string, graph::Shape>>{
-             {"q", {2, 5, 4}}, {"kt", {2, 4, 6}}, {"v", {2, 6, 3}}, {"mask", {6}}}) {
+    for (auto [name, shape] :
+         std::vector<std::pair<std::string, graph::Shape>>{{"q", {2, 5, 4}},
+                                                           {"kt", {2, 4, 6}},
+                                                           {"v", {2, 6, 3}},
+                                                           {"mask", {6}},
+                                                           {"pad", {2, 1, 6}}}) {
       Tensor t = Tensor::zeros(graph::DType::kFloat32, shape);
       for (int64_t i = 0; i < t.size(); ++i) t.f32[i] = std::sin(0.7 * i + shape.size());
-      in[name] = t;
+      if (name != "pad" || form == Form::kTwoMasks) in[name] = t;
     }
     auto want = graph::interpret(g, in);
     auto got = graph::interpret(*cleaned, in);

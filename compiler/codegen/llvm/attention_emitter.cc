@@ -142,10 +142,15 @@ void emit_attention_task(llvm::Module&, llvm::IRBuilder<>& b, const AnchorArgs& 
       }
       llvm::Value* old_max = b.CreateLoad(f32, row_max_of[y]);
       llvm::Value* new_max = max_of(b, old_max, row_max(b, lane_wise(b, row, true)));
-      llvm::Value* correction = exp_f32(b, b.CreateFSub(old_max, new_max));
+      // Every key so far masked by -infinity (a padding mask): exponentials against 0, all 0,
+      // where -inf - -inf would make them NaN.
+      llvm::Value* lowest = llvm::ConstantFP::get(f32, -std::numeric_limits<float>::infinity());
+      llvm::Value* base = b.CreateSelect(b.CreateFCmpOEQ(new_max, lowest),
+                                         llvm::ConstantFP::get(f32, 0.0), new_max);
+      llvm::Value* correction = exp_f32(b, b.CreateFSub(old_max, base));
       std::vector<llvm::Value*> exps;
       for (size_t c = 0; c < key_widths.size(); ++c) {
-        exps.push_back(exp_f32(b, b.CreateFSub(row[c], splat(b, key_widths[c], new_max))));
+        exps.push_back(exp_f32(b, b.CreateFSub(row[c], splat(b, key_widths[c], base))));
         store_vector(b, exps.back(), scratch, i64(b, y * xi + static_cast<int64_t>(c) * lanes),
                      key_widths[c]);
       }
