@@ -168,7 +168,13 @@ bool attention_fused(const TunedConfigs& tuned, const ss::AttentionWorkload& w,
   };
   const auto fused = fastest(w), first = fastest(scores), second = fastest(product);
   if (!fused || !first || !second) return fallback;
-  return *fused < *first + *second;
+  // The unfused path also runs the mask's add and the softmax over the stored scores: 7 floats
+  // moved per score (the add reads and writes them, the softmax reads them 3 times and writes
+  // twice). Records do not time those steps; at kScoreBytesPerSecond, what BERT-base's took on a
+  // Xeon (12 x 128 x 128 scores per layer, 0.26 ms), they count for what they cost.
+  constexpr double kScoreBytesPerSecond = 21e9;
+  const double between = 7.0 * 4.0 * double(w.batch) * w.m * w.n / kScoreBytesPerSecond;
+  return *fused < *first + *second + between;
 }
 
 }  // namespace tensortune::driver

@@ -47,8 +47,9 @@ using KernelOverride =
 
 /// Whether a network runs an attention of workload `w` fused (an attention template's kernel)
 /// rather than as its two batch matmuls around a softmax: where records time the fused kernel
-/// and both batch matmuls, the faster, the softmax counted as free (in the unfused path's
-/// favour); else `fallback`. false where no template of the target computes `w`.
+/// and both batch matmuls, the faster, the softmax and the mask's add between the matmuls
+/// estimated from the scores' bytes they move (no record times them); else `fallback`. false
+/// where no template of the target computes `w`.
 bool attention_fused(const TunedConfigs& tuned, const schedule_space::AttentionWorkload& w,
                      const schedule_space::Target& target,
                      const schedule_space::AlgorithmFilter& algorithms, bool fallback);
