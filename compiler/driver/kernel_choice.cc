@@ -1,5 +1,7 @@
 #include "compiler/driver/kernel_choice.h"
 
+#include "compiler/passes/passes.h"
+
 namespace tensortune::driver {
 
 namespace ss = schedule_space;
@@ -158,9 +160,11 @@ bool attention_fused(const TunedConfigs& tuned, const ss::AttentionWorkload& w,
   const auto fused_templates = ss::templates_for(w, backend, algorithms);
   if (fused_templates.empty()) return false;
   // The two batch matmuls of the unfused path: q k ([B, M, K] by [B, K, N]), then the softmax's
-  // [B, M, N] by v [B, N, Dv].
-  const ss::BatchMatmulWorkload scores{w.batch, w.m, w.n, w.k, false};
-  const ss::BatchMatmulWorkload product{w.batch, w.m, w.dv, w.n, false};
+  // [B, M, N] by v [B, N, Dv], as PadGemmShapes pads them on the host (a ViT's 197 tokens).
+  const ss::BatchMatmulWorkload scores =
+      passes::padded_batch_matmul(ss::BatchMatmulWorkload{w.batch, w.m, w.n, w.k, false});
+  const ss::BatchMatmulWorkload product =
+      passes::padded_batch_matmul(ss::BatchMatmulWorkload{w.batch, w.m, w.dv, w.n, false});
   auto fastest = [&](const ss::Workload& x) -> std::optional<double> {
     const auto records = tuned.candidates(x, ss::templates_for(x, backend, algorithms), target);
     if (records.empty()) return std::nullopt;

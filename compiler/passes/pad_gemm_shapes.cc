@@ -167,6 +167,12 @@ Expected<graph::Graph> run(const graph::Graph& g) {
 
 }  // namespace
 
+schedule_space::BatchMatmulWorkload padded_batch_matmul(schedule_space::BatchMatmulWorkload w) {
+  w.m = padded_rows(w.m);
+  w.n = padded_columns(w.n);
+  return w;
+}
+
 Pass pad_gemm_shapes() {
   return Pass{"PadGemmShapes",
               3,

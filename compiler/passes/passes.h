@@ -101,6 +101,8 @@ Pass dense_from_matmul();
 /// no register tile divides computes them zero-padded to a multiple of 8 (rows) or 16 (columns),
 /// then a slice keeps the first ones.
 Pass pad_gemm_shapes();
+/// The batch matmul PadGemmShapes computes for `w` (w itself where it pads nothing).
+schedule_space::BatchMatmulWorkload padded_batch_matmul(schedule_space::BatchMatmulWorkload w);
 
 /// FuseAttention (level 3): a matmul of two activations, optionally times or divided by a
 /// scalar constant, optionally plus a mask, softmax over the keys, then a matmul by the values
