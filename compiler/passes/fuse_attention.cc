@@ -1,8 +1,8 @@
 // FuseAttention: exporters write attention as MatMul(q, k^T), a scale (Mul or Div by a scalar),
-// an additive mask, Softmax over the keys and MatMul by v. Two batch matmuls with the scores
-// stored between them, a softmax reading them back: as one attention node a kernel computes each
-// row's scores, their softmax and its product with v in registers and L1 (an online softmax),
-// and the scores never reach memory.
+// an additive mask (or a causal one written with Where), Softmax over the keys and MatMul by v. Two
+// batch matmuls with the scores stored between them, a softmax reading them back: as one attention
+// node a kernel computes each row's scores, their softmax and its product with v in registers and
+// L1 (an online softmax), and the scores never reach memory.
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/fusion_rules.h"
@@ -22,6 +22,10 @@ struct Match {
   /// The masks added to the scores (a model's own, and a ranged artifact's padding mask after
   /// it): one node adds them up where there are several.
   std::vector<ValueId> masks;
+  /// Where(c, scores, fill) by a constant condition and a fill of -1e30 or less (a causal mask,
+  /// as GPT-2 exports it) as the additive mask where(c, 0, fill): scores + fill rounds to fill
+  /// for any score of magnitude below 1e22, and both are 0 after the softmax.
+  std::vector<graph::Tensor> constant_masks;
   double scale = 1.0;
 };
 
@@ -74,6 +78,19 @@ class Matcher {
       }
       return std::nullopt;
     }
+    if (const Node* where = producer(x, OpKind::kWhere); where && where->inputs.size() == 3) {
+      const graph::Tensor* cond = g_.constant(where->inputs[0]);
+      const auto fill = scalar(where->inputs[2]);
+      if (!cond || cond->dtype != graph::DType::kBool || !fill || !(*fill <= -1e30))
+        return std::nullopt;
+      auto m = masked(where->inputs[1]);
+      if (!m) return std::nullopt;
+      graph::Tensor mask = graph::Tensor::zeros(graph::DType::kFloat32, cond->shape);
+      for (size_t i = 0; i < mask.f32.size(); ++i)
+        mask.f32[i] = cond->i64[i] != 0 ? 0.0f : static_cast<float>(*fill);
+      m->constant_masks.push_back(std::move(mask));
+      return m;
+    }
     return scaled(x);
   }
 
@@ -125,24 +142,30 @@ Expected<Graph> run(const Graph& g,
     const auto m = matcher.at(n);
     if (!m) continue;
     // The masks' sum broadcasts to the shape numpy's rules give them together.
+    std::vector<graph::Shape> shapes;
+    for (ValueId v : m->masks) shapes.push_back(g.type(v).shape);
+    for (const graph::Tensor& t : m->constant_masks) shapes.push_back(t.shape);
     graph::Shape mask_shape;
     bool broadcast = true;
-    for (size_t i = 0; i < m->masks.size() && broadcast; ++i) {
-      const graph::Shape& s = g.type(m->masks[i]).shape;
-      broadcast = i == 0 ? (mask_shape = s, true)
-                         : graph::broadcast_shapes(graph::Shape(mask_shape), s, &mask_shape);
-    }
+    for (size_t i = 0; i < shapes.size() && broadcast; ++i)
+      broadcast = i == 0
+                      ? (mask_shape = shapes[i], true)
+                      : graph::broadcast_shapes(graph::Shape(mask_shape), shapes[i], &mask_shape);
     if (!broadcast) continue;
-    const graph::Shape* mask = m->masks.empty() ? nullptr : &mask_shape;
+    const graph::Shape* mask = shapes.empty() ? nullptr : &mask_shape;
     const auto w = attention_workload(g.type(m->q).shape, g.type(m->k).shape, g.type(m->v).shape,
                                       mask, m->scale);
     if (!w || !served(*w)) continue;
     std::vector<ValueId> inputs = {rw.map(m->q), rw.map(m->k), rw.map(m->v)};
     if (mask) {
-      ValueId sum = rw.map(m->masks[0]);
-      for (size_t i = 1; i < m->masks.size() && sum != graph::kNoValue; ++i) {
-        auto added =
-            rw.emit(OpKind::kAdd, n.name + ".mask" + std::to_string(i), {sum, rw.map(m->masks[i])});
+      std::vector<ValueId> parts;
+      for (ValueId v : m->masks) parts.push_back(rw.map(v));
+      for (size_t i = 0; i < m->constant_masks.size(); ++i)
+        parts.push_back(rw.out().add_constant(n.name + ".causal_mask" + std::to_string(i),
+                                              m->constant_masks[i]));
+      ValueId sum = parts[0];
+      for (size_t i = 1; i < parts.size() && sum != graph::kNoValue; ++i) {
+        auto added = rw.emit(OpKind::kAdd, n.name + ".mask" + std::to_string(i), {sum, parts[i]});
         sum = added ? *added : graph::kNoValue;
       }
       if (sum == graph::kNoValue) continue;

@@ -105,7 +105,8 @@ Pass pad_gemm_shapes();
 schedule_space::BatchMatmulWorkload padded_batch_matmul(schedule_space::BatchMatmulWorkload w);
 
 /// FuseAttention (level 3): a matmul of two activations, optionally times or divided by a
-/// scalar constant, optionally plus a mask, softmax over the keys, then a matmul by the values
+/// scalar constant, optionally plus masks (or a constant causal mask written as Where(c, x,
+/// -1e30 or less)), softmax over the keys, then a matmul by the values
 /// (MatMul + Softmax attention as exporters write it), each intermediate read only by the next,
 /// becomes one attention node where `served` says a template of the target computes its
 /// workload (fusion_rules.h's attention_workload).

@@ -558,12 +558,14 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     kDiv,
     kNoScaleNoMask,
     kTwoMasks,
+    kCausalWhere,
     kScoresReadElsewhere,
     kOtherAxis,
     kUnserved
   };
-  for (Form form : {Form::kMulLeft, Form::kDiv, Form::kNoScaleNoMask, Form::kTwoMasks,
-                    Form::kScoresReadElsewhere, Form::kOtherAxis, Form::kUnserved}) {
+  for (Form form :
+       {Form::kMulLeft, Form::kDiv, Form::kNoScaleNoMask, Form::kTwoMasks, Form::kCausalWhere,
+        Form::kScoresReadElsewhere, Form::kOtherAxis, Form::kUnserved}) {
     Graph g;
     auto q = g.add_input("q", {graph::DType::kFloat32, {2, 5, 4}});
     auto kt = g.add_input("kt", {graph::DType::kFloat32, {2, 4, 6}});
@@ -580,6 +582,15 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
                       {x, g.add_constant("c", Tensor::from_floats({}, {2.0f}))});
     if (form != Form::kNoScaleNoMask) x = *g.add_node(OpKind::kAdd, "mask", {x, mask});
     // A ranged artifact's padding mask after the model's own: the node adds the two.
+    // GPT-2's causal mask: Where(a constant lower triangle, x, float's lowest).
+    if (form == Form::kCausalWhere) {
+      Tensor lower = Tensor::zeros(graph::DType::kBool, {5, 6});
+      for (int64_t r = 0; r < 5; ++r)
+        for (int64_t c = 0; c <= r + 1; ++c) lower.i64[r * 6 + c] = 1;
+      x = *g.add_node(OpKind::kWhere, "causal",
+                      {g.add_constant("lower", lower), x,
+                       g.add_constant("lowest", Tensor::from_floats({}, {-3.4028235e38f}))});
+    }
     if (form == Form::kTwoMasks)
       x = *g.add_node(OpKind::kAdd, "padding",
                       {g.add_input("pad", {graph::DType::kFloat32, {2, 1, 6}}), x});
@@ -596,7 +607,8 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
     ASSERT_TRUE(cleaned);
     const bool fuses = form == Form::kMulLeft || form == Form::kDiv ||
-                       form == Form::kNoScaleNoMask || form == Form::kTwoMasks;
+                       form == Form::kNoScaleNoMask || form == Form::kTwoMasks ||
+                       form == Form::kCausalWhere;
     EXPECT_EQ(count(*cleaned, OpKind::kAttention), fuses ? 1 : 0) << static_cast<int>(form);
     EXPECT_EQ(count(*cleaned, OpKind::kSoftmax), fuses ? 0 : 1) << static_cast<int>(form);
     if (fuses) {
