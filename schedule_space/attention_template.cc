@@ -36,8 +36,18 @@ AttentionOperandOffsets attention_operand_offsets(const AttentionWorkload& w) {
 ConfigSpace attention_space(const AttentionWorkload& w, int vector_lanes) {
   std::vector<Knob> knobs;
   // Tails allowed (a ViT's 197 tokens are prime): the last tile has fewer rows, the last block
-  // fewer keys.
-  knobs.push_back(make_split_knob("tile_y", w.m, 2, SplitPolicy::kVerbose));
+  // fewer keys. Rows also take every count up to 8: the output tile (rows x Dv / lanes
+  // accumulators) is what bounds them, and 7 rows of 64 values fill 28 registers.
+  Knob rows = make_split_knob("tile_y", w.m, 2, SplitPolicy::kVerbose);
+  for (int64_t y = std::min<int64_t>(w.m, 8); y >= 1; --y) {
+    const KnobValue v = std::vector<int64_t>{-1, y};
+    if (std::find(rows.options.begin(), rows.options.end(), v) == rows.options.end())
+      rows.options.push_back(v);
+  }
+  std::sort(rows.options.begin(), rows.options.end(), [](const KnobValue& a, const KnobValue& b) {
+    return split_sizes(a).back() < split_sizes(b).back();
+  });
+  knobs.push_back(std::move(rows));
   knobs.push_back(make_split_knob("tile_x", w.n, 2, SplitPolicy::kVerbose));
   std::vector<Knob> captured = knobs;
   const int64_t lanes = vector_lanes;

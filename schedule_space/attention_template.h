@@ -4,7 +4,7 @@
 /// stored (an online softmax: each block of keys rescales what the earlier blocks summed). Our
 /// own template (AutoTVM has none). Knobs: tile_y [-1, yi] of the queries M, tile_x [-1, xi] of
 /// the keys N, each a divisor or a power of two (a tail: the last tile has fewer rows, the last
-/// block fewer keys).
+/// block fewer keys), and tile_y also every count up to 8.
 ///
 /// Each parallel iteration computes yi query rows of one batch entry over all N keys, a block of
 /// xi keys at a time: the yi x xi scores as a register tile (xi vectorised, a broadcast of q
