@@ -50,7 +50,13 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
   // its own beside the two batch matmuls it replaces: with records of both, compilation runs the
   // faster (driver/kernel_choice.h's attention_fused).
   auto serves = [&](const ss::Workload& w) {
-    return !ss::templates_for(w, backend, algorithms).empty();
+    const auto templates = ss::templates_for(w, backend, algorithms);
+    if (templates.empty()) return false;
+    // A config must fit the target's registers (values too wide for any output tile do not).
+    auto task = ss::make_task(std::string(templates.front()->name()), w, target);
+    if (!task) return false;
+    auto space = ss::make_config_space(*task);
+    return space.has_value() && space->valid_count() > 0;
   };
   TT_ASSIGN_OR_RETURN(const graph::Graph fused,
                       passes::run_pass(passes::fuse_attention(serves), g, {}));

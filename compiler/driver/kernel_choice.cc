@@ -159,6 +159,12 @@ bool attention_fused(const TunedConfigs& tuned, const ss::AttentionWorkload& w,
   const std::string backend = ss::target_backend(target);
   const auto fused_templates = ss::templates_for(w, backend, algorithms);
   if (fused_templates.empty()) return false;
+  // Values too wide for any output tile of the target's registers (Dv past 28 vectors): no
+  // kernel, the unfused path.
+  auto task = ss::make_task(std::string(fused_templates.front()->name()), w, target);
+  if (!task) return false;
+  auto space = ss::make_config_space(*task);
+  if (!space || space->valid_count() == 0) return false;
   // The two batch matmuls of the unfused path: q k ([B, M, K] by [B, K, N]), then the softmax's
   // [B, M, N] by v [B, N, Dv], as PadGemmShapes pads them on the host (a ViT's 197 tokens).
   const ss::BatchMatmulWorkload scores =

@@ -259,6 +259,11 @@ TEST(TunedConfigs, RecordsOfBothPathsChooseWhetherAttentionRunsFused) {
   // One matmul without a record: the fallback, either way.
   EXPECT_TRUE(attention_fused(write(0.7e-3, 0.15e-3, false), attention, kTarget, {}, true));
   EXPECT_FALSE(attention_fused(write(0.1e-3, 0.15e-3, false), attention, kTarget, {}, false));
+  // Values wider than any output tile of 28 vectors: no kernel, whatever the fallback says.
+  ss::AttentionWorkload wide = attention;
+  wide.dv = 29 * 16;
+  EXPECT_FALSE(attention_fused(TunedConfigs(), wide, kTarget, {}, true));
+  EXPECT_TRUE(attention_fused(TunedConfigs(), attention, kTarget, {}, true));
   fs::remove(temp("attention.db"));
 }
 
