@@ -87,11 +87,7 @@ class Realizer {
   }
 
  private:
-  const Node* producer(ValueId v, OpKind op) const {
-    const int p = g_.value(v).producer;
-    if (p < 0 || g_.nodes()[p].op != op) return nullptr;
-    return &g_.nodes()[p];
-  }
+  const Node* producer(ValueId v, OpKind op) const { return producer_of(g_, v, op); }
 
   /// The value of `v` where every value it depends on is a constant (evaluated once).
   const Tensor* constant_value(ValueId v) {

@@ -49,10 +49,7 @@ class Matcher {
   }
 
  private:
-  const Node* producer(ValueId v, OpKind op) const {
-    const int p = g_.value(v).producer;
-    return p >= 0 && g_.nodes()[p].op == op ? &g_.nodes()[p] : nullptr;
-  }
+  const Node* producer(ValueId v, OpKind op) const { return producer_of(g_, v, op); }
   bool only_read_once(ValueId v) const { return uses_[static_cast<size_t>(v)] == 1; }
   bool is_matmul(const Node& n) const {
     return n.op == OpKind::kMatMul && n.inputs.size() == 2 && is_float_node(g_, n);

@@ -46,10 +46,7 @@ class Matcher {
   }
 
  private:
-  const Node* producer(ValueId v, OpKind op) const {
-    const int p = g_.value(v).producer;
-    return p >= 0 && g_.nodes()[p].op == op ? &g_.nodes()[p] : nullptr;
-  }
+  const Node* producer(ValueId v, OpKind op) const { return producer_of(g_, v, op); }
   bool vector_constant(ValueId v) const {
     const graph::Tensor* t = g_.constant(v);
     return t && t->dtype == graph::DType::kFloat32;

@@ -4,6 +4,11 @@ namespace tensortune::passes {
 
 using graph::ValueId;
 
+const graph::Node* producer_of(const graph::Graph& g, graph::ValueId v, graph::OpKind op) {
+  const int p = g.value(v).producer;
+  return p >= 0 && g.nodes()[p].op == op ? &g.nodes()[p] : nullptr;
+}
+
 std::vector<int> only_readers(const graph::Graph& g) {
   const std::vector<int> uses = g.use_counts();
   std::vector<int> reader(uses.size(), -1);

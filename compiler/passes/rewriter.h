@@ -13,6 +13,9 @@ namespace tensortune::passes {
 /// -1 for the others. What a pass asks before it takes a node's only consumer along.
 std::vector<int> only_readers(const graph::Graph& g);
 
+/// The node computing `v` where it is an `op` node; nullptr for other nodes, inputs, constants.
+const graph::Node* producer_of(const graph::Graph& g, graph::ValueId v, graph::OpKind op);
+
 class Rewriter {
  public:
   explicit Rewriter(const graph::Graph& source);
