@@ -2,13 +2,15 @@
 // one run. ResNet-18's convolutions (conv2d_nchw.cuda, and conv2d_nchw_winograd.cuda where it
 // serves: the faster is ours), dense 1x512x1000 / 16x1024x1024 (dense_small_batch.gpu) and
 // BERT-base's two attention batch matmuls (batch_matmul.cuda, against cuBLAS's strided batched
-// SGEMM) are tuned with the XGBoost tuner on --gpu, their best configs timed again, then the
-// anchors with the same protocol (CUDA events, median of rounds). Prints why it cannot run where
-// there is no GPU and exits 0. Goal: geomean >= 0.9 of cuDNN on the convs. Then ResNet-18 end to
-// end: compiled for the GPU with the records just made (`compile --target cuda-smXY --records`),
-// timed as `tensortune bench` times it, against ONNX Runtime's CUDA provider on the same ONNX model
-// (bench/ort/ort_bench.js) where node and that provider exist. --precision tf32|fp16|bf16 runs
-// every layer a tensor-core template serves on it (schedule_space::at_precision, as compile
+// SGEMM) and the attention fused (attention.cuda at 128 and ViT's 197 tokens, against cuBLAS,
+// cuDNN's softmax and cuBLAS) are tuned with the XGBoost tuner on --gpu, their best configs timed
+// again, then the anchors with the same protocol (CUDA events, median of rounds). Prints why it
+// cannot run where there is no GPU and exits 0. Goal: geomean >= 0.9 of cuDNN on the convs. Then
+// ResNet-18 end to end: compiled for the GPU with the records just made (`compile --target
+// cuda-smXY --records`), timed as `tensortune bench` times it, against ONNX Runtime's CUDA provider
+// on the same ONNX model (bench/ort/ort_bench.js) where node and that provider exist. --precision
+// tf32|fp16|bf16 runs every layer a tensor-core template serves on it
+// (schedule_space::at_precision, as compile
 // --precision does) against cuDNN and cuBLAS at the same precision: TF32 math on float32
 // buffers, or float16 / bfloat16 operands summed in float32 (the anchors' operands stored in
 // 16 bits, as their users store them; ours are float32 buffers rounded as they are staged).
@@ -218,6 +220,41 @@ double cublas_batch_matmul_seconds(cublasHandle_t h, const ss::BatchMatmulWorklo
   return s;
 }
 
+/// The unfused attention as the libraries run it: cuBLAS's strided batched SGEMM for the scaled
+/// scores (alpha = scale), cuDNN's softmax over each row, SGEMM again by v. The mask's add is a
+/// fourth kernel the anchor leaves out (time the fused kernel without a mask against it).
+double library_attention_seconds(cublasHandle_t h, cudnnHandle_t dnn,
+                                 const ss::AttentionWorkload& a, int number, int rounds) {
+  float *q, *kt, *v, *scores, *p, *out;
+  cudaMalloc(&q, 4 * a.batch * a.m * a.k);
+  cudaMalloc(&kt, 4 * a.batch * a.k * a.n);
+  cudaMalloc(&v, 4 * a.batch * a.n * a.dv);
+  cudaMalloc(&scores, 4 * a.batch * a.m * a.n);
+  cudaMalloc(&p, 4 * a.batch * a.m * a.n);
+  cudaMalloc(&out, 4 * a.batch * a.m * a.dv);
+  cudnnTensorDescriptor_t rows;
+  cudnnCreateTensorDescriptor(&rows);
+  cudnnSetTensor4dDescriptor(rows, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                             static_cast<int>(a.batch * a.m), static_cast<int>(a.n), 1, 1);
+  const float scale = static_cast<float>(a.scale), one = 1, zero = 0;
+  const int M = static_cast<int>(a.m), N = static_cast<int>(a.n), K = static_cast<int>(a.k),
+            D = static_cast<int>(a.dv), B = static_cast<int>(a.batch);
+  const double s = time_events(
+      [&] {
+        // Row-major [M, K] x [K, N] as column-major N x M = (N x K) (K x M).
+        cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &scale, kt, N, 1LL * K * N,
+                                  q, K, 1LL * M * K, &zero, scores, N, 1LL * M * N, B);
+        cudnnSoftmaxForward(dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, rows,
+                            scores, &zero, rows, p);
+        cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, D, M, N, &one, v, D, 1LL * N * D, p,
+                                  N, 1LL * M * N, &zero, out, D, 1LL * M * D, B);
+      },
+      number, rounds);
+  cudnnDestroyTensorDescriptor(rows);
+  for (float* b : {q, kt, v, scores, p, out}) cudaFree(b);
+  return s;
+}
+
 /// ResNet-18 at 224x224 compiled for the GPU with `db`'s records, and ONNX Runtime's CUDA
 /// provider on its ONNX export, timed under the same protocol.
 void end_to_end(int cc, const std::string& db, const std::string& ort_script,
@@ -355,6 +392,12 @@ int main(int argc, char** argv) {
                     ss::BatchMatmulWorkload{12, 128, 128, 64, true}});
   layers.push_back({"bmm pv 12x128x64 k128", ss::kBatchMatmulCuda,
                     ss::BatchMatmulWorkload{12, 128, 64, 128, false}});
+  // The same attention fused (attention.cuda, no mask) against the libraries' unfused path:
+  // `--only attention`.
+  layers.push_back({"attention 12x128x128 d64", ss::kAttentionCuda,
+                    ss::AttentionWorkload{12, 128, 128, 64, 64, 0, 0, 0.125}});
+  layers.push_back({"attention 12x197x197 d64", ss::kAttentionCuda,
+                    ss::AttentionWorkload{12, 197, 197, 64, 64, 0, 0, 0.125}});
   // MobileNet-v2's depthwise layers of each kind (stride 1 and 2, wide and narrow planes):
   // `--only dw` runs them alone.
   for (auto [name, c, hw, s] :
@@ -380,8 +423,9 @@ int main(int argc, char** argv) {
     if (conv || reduced) {
       for (const ss::Template* t : ss::templates_for(workload, "cuda"))
         if (t->network_layout() == ss::NetworkLayout::kPlain) names.emplace_back(t->name());
-    } else if (std::holds_alternative<ss::BatchMatmulWorkload>(l.workload)) {
-      names.emplace_back(ss::kBatchMatmulCuda);
+    } else if (std::holds_alternative<ss::BatchMatmulWorkload>(l.workload) ||
+               std::holds_alternative<ss::AttentionWorkload>(l.workload)) {
+      names.emplace_back(l.template_name);
     } else {
       names.emplace_back(ss::kDenseSmallBatchGpu);
     }
@@ -438,6 +482,9 @@ int main(int argc, char** argv) {
     } else if (const auto* b = std::get_if<ss::BatchMatmulWorkload>(&workload)) {
       algo = reduced ? "GemmStridedBatchedEx" : "SGEMM strided batched";
       anchor = cublas_batch_matmul_seconds(cublas, *b, 20, 5);
+    } else if (const auto* a = std::get_if<ss::AttentionWorkload>(&workload)) {
+      algo = "SGEMM + cudnnSoftmaxForward + SGEMM";
+      anchor = library_attention_seconds(cublas, cudnn, *a, 20, 5);
     } else {
       anchor = cublas_dense_seconds(cublas, std::get<ss::DenseWorkload>(workload), 20, 5);
     }

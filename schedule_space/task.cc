@@ -188,6 +188,13 @@ Expected<ConfigSpace> make_config_space(const Task& task) {
   return tmpl->config_space(task);
 }
 
+bool has_valid_config(const Template& t, const Workload& w, const Target& target) {
+  auto task = make_task(std::string(t.name()), w, target);
+  if (!task) return false;
+  auto space = make_config_space(*task);
+  return space.has_value() && space->valid_count() > 0;
+}
+
 Config default_config(const Task& task, const ConfigSpace& space) {
   return template_of(task).default_config(task, space);
 }

@@ -26,6 +26,7 @@ inline constexpr char kConv2dNCHWcInt8[] = "conv2d_NCHWc_int8.x86";
 inline constexpr char kDenseInt8[] = "dense_int8.x86";
 inline constexpr char kBatchMatmulX86[] = "batch_matmul.x86";
 inline constexpr char kAttentionX86[] = "attention.x86";
+inline constexpr char kAttentionCuda[] = "attention.cuda";
 inline constexpr char kBatchMatmulCuda[] = "batch_matmul.cuda";
 inline constexpr char kConv2dNchwCuda[] = "conv2d_nchw.cuda";
 inline constexpr char kConv2dNchwcCuda[] = "conv2d_NCHWc.cuda";
@@ -96,6 +97,11 @@ std::string workload_key(const Task& task);
 std::string describe_workload(const Workload& w);
 
 Expected<ConfigSpace> make_config_space(const Task& task);
+
+/// Whether some config of the template's space for `w` on `target` is valid: a workload the
+/// template accepts may still fit none of the target's register tiles (attention's values
+/// wider than any output tile).
+bool has_valid_config(const Template& t, const Workload& w, const Target& target);
 
 /// AutoTVM's fallback config for the template (used when no record exists).
 Config default_config(const Task& task, const ConfigSpace& space);

@@ -1,6 +1,7 @@
 // The one list of templates, and the defaults of the Template interface.
 #include <algorithm>
 
+#include "schedule_space/attention_cuda_template.h"
 #include "schedule_space/attention_template.h"
 #include "schedule_space/batch_matmul_cuda_template.h"
 #include "schedule_space/batch_matmul_template.h"
@@ -39,6 +40,7 @@ const std::vector<const Template*>& all_templates() {
       &dense_small_batch_gpu_template(),
       &dense_large_batch_gpu_template(),
       &batch_matmul_cuda_template(),
+      &attention_cuda_template(),
       &dense_tensorcore_cuda_template(),
       &batch_matmul_tensorcore_cuda_template(),
       &conv2d_nchw_tensorcore_cuda_template(),

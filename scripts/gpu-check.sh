@@ -16,7 +16,8 @@
 #   c sanitize  one config of each GPU template through `op run` under compute-sanitizer
 #               memcheck, racecheck and synccheck, against numpy references (the tensor-core
 #               template at fp16, tf32 and bf16, its reference rounded as each, and at 3xtf32
-#               against the unrounded reference)
+#               against the unrounded reference), and the fused attention network
+#               (attention.cuda, which `op run` has no form for) through its GpuDevice test
 #   d tune      tune-op --target cuda-smXY on two ResNet-18 layers (32 xgb trials each), then
 #               the same through a farm (tracker + device --gpus 0) with its worker killed
 #               mid-job: every config recorded once, the worker replaced (`farm`: that alone)
@@ -27,6 +28,7 @@
 #   e networks  resnet-18 and mobilenet-v1 compiled for the GPU with those records, run on it,
 #               against the interpreter on the CPU
 #   f bench     gpu_bench (3 conv layers, 2 dense shapes, 2 attention batch matmuls, vs cuDNN /
+#               cuBLAS; fused attention at 128 and 197 tokens against cuBLAS + cuDNN's softmax +
 #               cuBLAS; the tensor-core templates at fp16 and tf32 against cuDNN / cuBLAS at
 #               the same precision; then 4 MobileNet-v2 depthwise layers vs cuDNN) and ResNet-18
 #               end to end against PyTorch at batch 1
@@ -303,6 +305,25 @@ if wanted c sanitize; then
   done
 fi
 
+# attention.cuda reads q, k, v and a mask (no `op run` form): the fused attention network of
+# GpuDevice.AttentionRunsOnTheGpuAndMatchesTheInterpreter (BERT's 128 tokens, ViT's 197) under
+# each tool; the test itself compares with the interpreter.
+if wanted c sanitize; then
+  for tool in memcheck racecheck synccheck; do
+    if [[ $gpu == 0 ]]; then
+      result "sanitize/attention/$tool" skipped "$gpu_reason"
+    elif [[ -z $sanitizer ]]; then
+      result "sanitize/attention/$tool" skipped "no compute-sanitizer on this machine"
+    elif run 180 "$sanitizer" --tool "$tool" --error-exitcode 9 "$bin/backend_test" \
+      --gtest_filter=GpuDevice.AttentionRunsOnTheGpuAndMatchesTheInterpreter --gtest_brief=1; then
+      errors=$(grep -o 'ERROR SUMMARY: [0-9]* error[s]*\|RACECHECK SUMMARY: [0-9]* hazard[s]*' "$last" | tail -1)
+      result "sanitize/attention/$tool" pass "${errors:-no errors}; equal to the interpreter"
+    else
+      result "sanitize/attention/$tool" fail "$(grep -m3 'Invalid\|Error\|error\|hazard\|Failure' "$last" | tr '\n' ' ' | cut -c1-200)"
+    fi
+  done
+fi
+
 # ---- d: tuning on the GPU, locally and through a farm -----------------------------------------
 tune_db=$out/gpu_tune.db
 # The tracker's archive lives in the work folder (with its WAL and lock files) and is copied
@@ -451,10 +472,10 @@ if wanted f bench; then
     result bench/tensorcore skipped "$gpu_reason"
     result bench/resnet-18 skipped "$gpu_reason"
   else
-    if run 240 "$bin/gpu_bench" --trials 24 --max-convs 3 --db "$out/gpu_bench.db" \
+    if run 270 "$bin/gpu_bench" --trials 24 --max-convs 3 --db "$out/gpu_bench.db" \
       --no-end-to-end; then
       result bench/layers pass "$(grep -i 'geomean' "$last" | tail -1)"
-      grep -E '^(conv|dense|bmm|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
+      grep -E '^(conv|dense|bmm|attention|layer)' "$last" | sed 's/^/    /' | tee -a "$summary" > /dev/null
     else
       result bench/layers fail "$(tail_of)"
     fi

@@ -53,10 +53,7 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
     const auto templates = ss::templates_for(w, backend, algorithms);
     if (templates.empty()) return false;
     // A config must fit the target's registers (values too wide for any output tile do not).
-    auto task = ss::make_task(std::string(templates.front()->name()), w, target);
-    if (!task) return false;
-    auto space = ss::make_config_space(*task);
-    return space.has_value() && space->valid_count() > 0;
+    return ss::has_valid_config(*templates.front(), w, target);
   };
   TT_ASSIGN_OR_RETURN(const graph::Graph fused,
                       passes::run_pass(passes::fuse_attention(serves), g, {}));
@@ -109,6 +106,9 @@ Expected<TaskExtraction> extract_tasks(const graph::Graph& model, const ss::Targ
       continue;
     }
     workload = ss::at_precision(workload, precision, backend, algorithms);
+    // Compilation fuses attention only where a template computes it at the precision asked
+    // for; elsewhere its batch matmuls are the tasks.
+    if (n.op == OpKind::kAttention && ss::precision_of(workload) != precision) continue;
     // A task per template that serves the node (e.g. direct and Winograd for a 3x3 stride-1
     // conv): tuning measures each, and compilation runs the fastest.
     bool any = false;

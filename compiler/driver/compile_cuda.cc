@@ -45,6 +45,7 @@ Expected<CudaKernelSource> cuda_kernel(const codegen::NamedKernel& k) {
     CudaKernelOptions options;
     options.epilogue = t->epilogue;
     options.entry = k.symbol;
+    options.inputs = t->kernel.tmpl().extra_inputs(t->kernel.task);
     return codegen::cuda::emit_cuda_kernel(t->kernel.task, t->kernel.space, t->kernel.config,
                                            options);
   }
@@ -179,6 +180,15 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   pipeline.pad_gemm_shapes = false;  // its pads and slices would be host steps
   pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
     return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
+  };
+  // Attention fuses where a template computes it at the compile's precision (attention.cuda's
+  // float32); at a reduced one its two matmuls run on the tensor cores instead.
+  pipeline.attention = [&](const ss::Workload& w) {
+    const auto* a = std::get_if<ss::AttentionWorkload>(&w);
+    return a &&
+           ss::precision_of(ss::at_precision(w, options.precision, ss::target_backend(target),
+                                             options.algorithms)) == options.precision &&
+           attention_fused(tuned, *a, target, options.algorithms, options.fuse_attention);
   };
   pipeline.layout.vector_lanes = kGpuDepthwiseBlock;
   pipeline.layout.target = target;

@@ -1,6 +1,7 @@
 #include "compiler/driver/kernel_choice.h"
 
 #include "compiler/passes/passes.h"
+#include "schedule_space/target_kind.h"
 
 namespace tensortune::driver {
 
@@ -161,16 +162,16 @@ bool attention_fused(const TunedConfigs& tuned, const ss::AttentionWorkload& w,
   if (fused_templates.empty()) return false;
   // Values too wide for any output tile of the target's registers (Dv past 28 vectors): no
   // kernel, the unfused path.
-  auto task = ss::make_task(std::string(fused_templates.front()->name()), w, target);
-  if (!task) return false;
-  auto space = ss::make_config_space(*task);
-  if (!space || space->valid_count() == 0) return false;
+  if (!ss::has_valid_config(*fused_templates.front(), w, target)) return false;
   // The two batch matmuls of the unfused path: q k ([B, M, K] by [B, K, N]), then the softmax's
-  // [B, M, N] by v [B, N, Dv], as PadGemmShapes pads them on the host (a ViT's 197 tokens).
-  const ss::BatchMatmulWorkload scores =
-      passes::padded_batch_matmul(ss::BatchMatmulWorkload{w.batch, w.m, w.n, w.k, false});
-  const ss::BatchMatmulWorkload product =
-      passes::padded_batch_matmul(ss::BatchMatmulWorkload{w.batch, w.m, w.dv, w.n, false});
+  // [B, M, N] by v [B, N, Dv], as PadGemmShapes pads them on the host (a ViT's 197 tokens); a
+  // GPU's pipeline does not pad (its pads would be host steps).
+  const bool on_gpu = ss::target_kind_of(target).runs_on_gpu();
+  auto as_run = [&](const ss::BatchMatmulWorkload& b) {
+    return on_gpu ? b : passes::padded_batch_matmul(b);
+  };
+  const ss::BatchMatmulWorkload scores = as_run({w.batch, w.m, w.n, w.k, false});
+  const ss::BatchMatmulWorkload product = as_run({w.batch, w.m, w.dv, w.n, false});
   auto fastest = [&](const ss::Workload& x) -> std::optional<double> {
     const auto records = tuned.candidates(x, ss::templates_for(x, backend, algorithms), target);
     if (records.empty()) return std::nullopt;
@@ -180,10 +181,11 @@ bool attention_fused(const TunedConfigs& tuned, const ss::AttentionWorkload& w,
   if (!fused || !first || !second) return fallback;
   // The unfused path also runs the mask's add and the softmax over the stored scores: 7 floats
   // moved per score (the add reads and writes them, the softmax reads them 3 times and writes
-  // twice). Records do not time those steps; at kScoreBytesPerSecond, what BERT-base's took on a
-  // Xeon (12 x 128 x 128 scores per layer, 0.26 ms), they count for what they cost.
-  constexpr double kScoreBytesPerSecond = 21e9;
-  const double between = 7.0 * 4.0 * double(w.batch) * w.m * w.n / kScoreBytesPerSecond;
+  // twice). Records do not time those steps; at what BERT-base's took on a Xeon (12 x 128 x 128
+  // scores per layer, 0.26 ms: 21 GB/s), or on a GPU at a third of an H100's 3.35 TB/s (kernels
+  // of a few microseconds reach no more), they count for what they cost.
+  const double score_bytes_per_second = on_gpu ? 1.1e12 : 21e9;
+  const double between = 7.0 * 4.0 * double(w.batch) * w.m * w.n / score_bytes_per_second;
   return *fused < *first + *second + between;
 }
 

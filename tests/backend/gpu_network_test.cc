@@ -125,7 +125,9 @@ TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
     auto ref = graph::interpret(c.graph, c.inputs);
     ASSERT_TRUE(ref) << ref.error().message;
     CompiledNetwork net;
-    auto exe = build(c.graph, cuda_options(3), &net);
+    CompileOptions options = cuda_options(3);
+    options.fuse_attention = false;  // no records decide: the unfused path
+    auto exe = build(c.graph, options, &net);
     ASSERT_TRUE(exe);
     int matmul_kernels = 0;
     for (const Step& s : net.steps) {
@@ -138,6 +140,33 @@ TEST(GpuNetwork, AttentionRunsOnTheDeviceWithBatchMatmulKernels) {
     for (const auto& sched : net.schedules)
       batch_matmuls += sched.workload.starts_with(ss::kBatchMatmulCuda);
     EXPECT_EQ(batch_matmuls, 2);
+    auto got = exe->run(c.inputs);
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5);
+  }
+}
+
+// Fused by default (no records say otherwise): the attention is one attention.cuda kernel with
+// the residual add in its epilogue, then the layer norm and the transpose; emulated, equal to the
+// interpreter at 16 tokens and at ViT's 197 (row tiles and key blocks with tails).
+TEST(GpuNetwork, FusedAttentionRunsAsOneKernel) {
+  for (int64_t tokens : {16, 197}) {
+    SCOPED_TRACE(std::to_string(tokens) + " tokens");
+    const AttentionCase c = attention_case(tokens);
+    auto ref = graph::interpret(c.graph, c.inputs);
+    ASSERT_TRUE(ref) << ref.error().message;
+    CompiledNetwork net;
+    auto exe = build(c.graph, cuda_options(3), &net);
+    ASSERT_TRUE(exe);
+    for (const Step& s : net.steps) EXPECT_EQ(s.kind, Step::Kind::kKernel) << s.label;
+    EXPECT_EQ(net.steps.size(), 3u);  // attention+residual, layer_norm, transpose
+    int fused = 0, batch_matmuls = 0;
+    for (const auto& sched : net.schedules) {
+      fused += sched.workload.starts_with(ss::kAttentionCuda);
+      batch_matmuls += sched.workload.starts_with(ss::kBatchMatmulCuda);
+    }
+    EXPECT_EQ(fused, 1);
+    EXPECT_EQ(batch_matmuls, 0);
     auto got = exe->run(c.inputs);
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_LT(relative_error((*got)[0], (*ref)[0]), 1e-5);

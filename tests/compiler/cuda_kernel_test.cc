@@ -11,6 +11,8 @@
 #include "compiler/codegen/cuda/emulator.h"
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
+#include "schedule_space/attention_cuda_template.h"
+#include "schedule_space/attention_template.h"
 #include "schedule_space/conv2d_winograd_cuda_template.h"
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -137,6 +139,97 @@ TEST(CudaEmulation, BatchMatmulOfBothWeightLayoutsMatchesTheReference) {
   for (bool transpose_b : {true, false})
     expect_matches_reference(
         make("batch_matmul.cuda", ss::BatchMatmulWorkload{3, 12, 20, 24, transpose_b}), 8, true);
+}
+
+// attention.cuda against the double reference for sampled configs: tails of rows and keys (7
+// rows, 37 keys), values narrower than a row of threads (Dv 5: idle columns), masks broadcast
+// over heads and rows or given per row, none, and a bias and relu in the epilogue.
+TEST(CudaEmulation, AttentionMatchesTheReference) {
+  for (const ss::AttentionWorkload& w : {ss::AttentionWorkload{3, 7, 37, 8, 20, 3, 7, 0.7},
+                                         ss::AttentionWorkload{6, 4, 20, 8, 5, 2, 1, 0.5},
+                                         ss::AttentionWorkload{2, 16, 64, 16, 16, 0, 0, 0.25}}) {
+    SCOPED_TRACE(ss::describe_workload(w));
+    expect_matches_reference(make("attention.cuda", w), 8, true);
+  }
+}
+
+// A network's attention kernel takes v and the mask as its first operands
+// (CudaKernelOptions::inputs). Scores spread along the keys, so that each block's maximum is far
+// above the last and every correction matters; the last 9 keys of each row masked by -infinity
+// (a padded sequence) and row 1's first 20 too, so that its first blocks hold no key (their
+// exponentials 0, not NaN).
+TEST(CudaEmulation, NetworkAttentionTakesVAndTheMaskAsOperands) {
+  const ss::AttentionWorkload w{2, 3, 40, 8, 8, 1, 3, 0.5};
+  const ss::Task task = make("attention.cuda", w);
+  auto space = ss::make_config_space(task);
+  ASSERT_TRUE(space.has_value());
+  const ss::OperandShapes shapes = ss::operand_shapes(w);
+  Tensor data = Tensor::zeros(shapes.data), weight = Tensor::zeros(shapes.weight);
+  tt::fill_uniform(data, 31);
+  tt::fill_uniform(weight, 32);
+  const ss::AttentionOperandOffsets at = ss::attention_operand_offsets(w);
+  for (int64_t b = 0; b < w.batch; ++b)
+    for (int64_t k = 0; k < w.k; ++k)
+      for (int64_t n = 0; n < w.n; ++n) weight.f32[(b * w.k + k) * w.n + n] *= 0.3f * n;
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t n = 0; n < w.n; ++n)
+      if (n >= 31 || (r == 1 && n < 20)) weight.f32[at.mask + r * w.n + n] = -INFINITY;
+  const Tensor want = tt::measure::attention_reference(data, weight, nullptr, w);
+  const auto configs = sample(task, *space, 8);
+  EXPECT_GE(configs.size(), 4u);
+  for (const ss::Config& c : configs) {
+    cuda::CudaKernelOptions options;
+    options.inputs = 2;
+    auto k = cuda::emit_cuda_kernel(task, *space, c, options);
+    ASSERT_TRUE(k.has_value()) << k.error().message;
+    EXPECT_EQ(k->arg_count, 5);
+    auto kernel = cuda::compile_for_emulation(*k);
+    ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+    Tensor out = Tensor::zeros(shapes.out);
+    auto run = kernel->launch(data.f32.data(), weight.f32.data(), out.f32.data(),
+                              {weight.f32.data() + at.v, weight.f32.data() + at.mask});
+    ASSERT_TRUE(run.has_value()) << run.error().message;
+    for (size_t j = 0; j < want.f32.size(); ++j)
+      ASSERT_NEAR(out.f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
+          << space->describe(c) << " element " << j;
+  }
+  cuda::CudaKernelOptions wrong;
+  wrong.inputs = 1;  // the template takes v and the mask
+  auto refused = cuda::emit_cuda_kernel(task, *space, configs[0], wrong);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("takes 2 extra inputs, not 1"), std::string::npos)
+      << refused.error().message;
+}
+
+// The space of BERT-base's attention: each split's thread and inner parts, blocks within the
+// universal limits, and a default of 16 rows by blocks of 64 keys.
+TEST(CudaKernels, AttentionSpaceAndDefault) {
+  const ss::AttentionWorkload w{12, 128, 128, 64, 64, 1, 1, 0.125};
+  const ss::Task task = make("attention.cuda", w);
+  auto space = ss::make_config_space(task);
+  ASSERT_TRUE(space.has_value());
+  const ss::Config def = ss::default_config(task, *space);
+  ASSERT_TRUE(space->is_valid(def));
+  const ss::AttentionCudaSchedule s = ss::attention_cuda_schedule(w, *space, def);
+  EXPECT_EQ(s.tile_m(), 16);
+  EXPECT_EQ(s.tile_n(), 64);
+  EXPECT_EQ(s.threads(), 128);
+  EXPECT_EQ(s.y[0], 8);
+  EXPECT_EQ(s.x[0], 2);
+  // q [64][16], k^T or v [64][64], the exponentials [16][64], two tables [16][16].
+  EXPECT_EQ(s.shared_bytes(), 4 * (64 * 16 + 64 * 64 + 16 * 64 + 2 * 16 * 16));
+  int64_t valid = 0;
+  for (int64_t i = 0; i < space->size(); ++i) {
+    if (!space->is_valid_index(i)) continue;
+    ++valid;
+    const ss::AttentionCudaSchedule t =
+        ss::attention_cuda_schedule(w, *space, *space->config_at(i));
+    EXPECT_LE(t.threads(), 1024);
+    EXPECT_LE(t.shared_bytes(), 48 * 1024);
+    EXPECT_LE(t.accumulators(), ss::kMaxCudaAccumulators);
+  }
+  EXPECT_GT(valid, 100);
+  EXPECT_LT(valid, space->size());  // 128 x 128 tiles do not fit
 }
 
 /// A task's operands (uniform data and weights from two seeds) and the reference output, NCHW.
@@ -366,6 +459,11 @@ TEST(CudaNvrtc, SampledConfigsCompileAndAssembleWithinTheLimits) {
       // BERT-base's attention: Q K^T (AutoTVM's layout) and the product with V (exporters').
       make("batch_matmul.cuda", ss::BatchMatmulWorkload{12, 128, 128, 64, true}),
       make("batch_matmul.cuda", ss::BatchMatmulWorkload{12, 128, 64, 128, false}),
+      // Fused: BERT-base's heads with its padding mask, ViT-B/16's 197 tokens (tails), a head of
+      // 128 values (GPT-style models').
+      make("attention.cuda", ss::AttentionWorkload{12, 128, 128, 64, 64, 1, 1, 0.125}),
+      make("attention.cuda", ss::AttentionWorkload{12, 197, 197, 64, 64, 0, 0, 0.125}),
+      make("attention.cuda", ss::AttentionWorkload{12, 128, 128, 128, 128, 1, 128, 0.088}),
   };
   for (const ss::Task& task : tasks) {
     auto space = ss::make_config_space(task);

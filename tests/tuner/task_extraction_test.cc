@@ -139,5 +139,43 @@ TEST(TaskExtraction, ConvolutionsAtAReducedPrecisionTakeTheTensorCoresWhereATemp
             schedule_space::Precision::kFloat32);
 }
 
+// Attention as exporters write it is a task of the target's fused template beside the two batch
+// matmuls it replaces (compilation runs the faster), on the host and on a GPU; at a precision no
+// fused template computes (fp16 on CUDA) only the matmuls' tensor-core tasks, as compile runs it.
+TEST(TaskExtraction, AttentionIsAFusedTaskBesideItsBatchMatmuls) {
+  graph::Graph g("attention");
+  const graph::ValueId q = g.add_input("q", {DType::kFloat32, {2, 16, 8}});
+  const graph::ValueId kt = g.add_input("kt", {DType::kFloat32, {2, 8, 16}});
+  const graph::ValueId v = g.add_input("v", {DType::kFloat32, {2, 16, 8}});
+  auto scores = g.add_node(OpKind::kMatMul, "qk", {q, kt});
+  ASSERT_TRUE(scores);
+  auto scaled = g.add_node(OpKind::kMultiply, "scale",
+                           {*scores, g.add_constant("s", Tensor::from_floats({}, {0.25f}))});
+  ASSERT_TRUE(scaled);
+  auto p = g.add_node(OpKind::kSoftmax, "softmax", {*scaled}, {{"axis", int64_t{-1}}});
+  ASSERT_TRUE(p);
+  auto pv = g.add_node(OpKind::kMatMul, "pv", {*p, v});
+  ASSERT_TRUE(pv);
+  g.add_output(*pv);
+  const schedule_space::Target gpu{schedule_space::cuda_target_spec(80), 1};
+  for (const auto& [target, fused] :
+       {std::pair{cpu(), "attention.x86"}, std::pair{gpu, "attention.cuda"}}) {
+    auto tasks = tuner::extract_tasks(g, target);
+    ASSERT_TRUE(tasks) << tasks.error().message;
+    std::vector<std::string> names;
+    for (const auto& t : tasks->tasks) names.push_back(t.task.template_name);
+    ASSERT_EQ(names.size(), 3u);
+    EXPECT_EQ(names[2], fused);
+    EXPECT_EQ(tasks->tasks[2].nodes, std::vector<std::string>{"pv.attention"});
+    EXPECT_EQ(
+        tasks->tasks[2].task.workload,
+        schedule_space::Workload(schedule_space::AttentionWorkload{2, 16, 16, 8, 8, 0, 0, 0.25}));
+  }
+  auto half = tuner::extract_tasks(g, gpu, {}, true, schedule_space::Precision::kFloat16);
+  ASSERT_TRUE(half) << half.error().message;
+  ASSERT_EQ(half->tasks.size(), 2u);
+  for (const auto& t : half->tasks) EXPECT_EQ(t.task.template_name, "batch_matmul_tensorcore.cuda");
+}
+
 }  // namespace
 }  // namespace tensortune

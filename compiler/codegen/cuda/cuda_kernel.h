@@ -6,8 +6,9 @@
 /// Every generated kernel has one ABI, the CPU network kernels' argument order:
 ///   extern "C" __global__ void <entry>(const float* data, const float* weight, float* out,
 ///                                      const float* e0, const float* e1, ...)
-/// in the template's layouts (schedule_space::KernelSignature), then one pointer per epilogue
-/// operand (epilogue::EpilogueOp::operand), launched as `grid` blocks of `block` threads with no
+/// in the template's layouts (schedule_space::KernelSignature), then a network kernel's extra
+/// inputs (CudaKernelOptions::inputs), then one pointer per epilogue operand
+/// (epilogue::EpilogueOp::operand), launched as `grid` blocks of `block` threads with no
 /// dynamic shared memory. The source is self-contained (no #include), so NVRTC compiles it without
 /// the toolkit's headers and the emulator compiles it as C++ behind a small prelude.
 
@@ -32,6 +33,10 @@ struct CudaKernelOptions {
   std::vector<epilogue::EpilogueOp> epilogue;
   /// The kernel's extern "C" name; empty: the template's (kernels of one module need their own).
   std::string entry;
+  /// A network kernel's run-time tensors besides data and weight (Template::extra_inputs:
+  /// attention's v and mask), its first pointers after `out`, before the epilogue's operands; 0
+  /// in tuning kernels, which find them in the weight buffer.
+  int inputs = 0;
   /// Operands the epilogue reads: one past the largest epilogue::EpilogueOp::operand.
   int operand_count() const;
   /// + bias[channel] (operand 0) when `bias`, then relu when `relu`: what `op run` fuses.
@@ -53,7 +58,7 @@ struct CudaKernelSource {
   /// extern __shared__ memory per block, given at launch (beyond 48 KiB the loader sets the
   /// function's opt-in attribute to it).
   int64_t dynamic_shared_bytes = 0;
-  int epilogue_operands = 0;  ///< pointers after `out`
+  int epilogue_operands = 0;  ///< pointers after `out` (extra inputs and epilogue operands)
   /// Pointer parameters in all: 3 + epilogue_operands for a template's kernel; a network's
   /// element-wise and pooling kernels have their own (codegen/cuda/network_kernels.h).
   int arg_count = 3;

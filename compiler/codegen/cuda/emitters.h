@@ -117,5 +117,9 @@ CudaKernelSource emit_batch_matmul(const schedule_space::Task& task,
                                    const schedule_space::ConfigSpace& space,
                                    const schedule_space::Config& config,
                                    const CudaKernelOptions& options);
+CudaKernelSource emit_attention(const schedule_space::Task& task,
+                                const schedule_space::ConfigSpace& space,
+                                const schedule_space::Config& config,
+                                const CudaKernelOptions& options);
 
 }  // namespace tensortune::codegen::cuda

@@ -25,6 +25,7 @@ constexpr Registered kEmitters[] = {
     {"dense_small_batch.gpu", emit_dense_small_batch},
     {"dense_large_batch.gpu", emit_dense_large_batch},
     {"batch_matmul.cuda", emit_batch_matmul},
+    {"attention.cuda", emit_attention},
     {"dense_tensorcore.cuda", emit_dense_tensorcore},
     {"batch_matmul_tensorcore.cuda", emit_batch_matmul_tensorcore},
     {"conv2d_nchw_tensorcore.cuda", emit_conv2d_nchw_tensorcore},
@@ -60,8 +61,12 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
     return Error{ErrorCode::kFailedPrecondition, "config " + std::to_string(config.index) + " (" +
                                                      space.describe(config) + ") is invalid for " +
                                                      task.template_name};
+  if (options.inputs != 0 && options.inputs != ss::template_of(task).extra_inputs(task))
+    return invalid_argument(task.template_name + " takes " +
+                            std::to_string(ss::template_of(task).extra_inputs(task)) +
+                            " extra inputs, not " + std::to_string(options.inputs));
   CudaKernelSource k = emit(task, space, config, options);
-  k.epilogue_operands = options.operand_count();
+  k.epilogue_operands = options.inputs + options.operand_count();
   k.arg_count = 3 + k.epilogue_operands;
   return k;
 }
@@ -81,7 +86,7 @@ std::string kernel_params(const CudaKernelOptions& options) {
        : options.epilogue.back().kind == epilogue::EpilogueOp::Kind::kToUInt8 ? "unsigned char"
                                                                               : "signed char";
   p += "* __restrict__ out";
-  for (int i = 0; i < options.operand_count(); ++i)
+  for (int i = 0; i < options.inputs + options.operand_count(); ++i)
     p += ", const float* __restrict__ e" + std::to_string(i);
   return p + ")";
 }
@@ -92,7 +97,7 @@ std::string epilogue(const std::string& value, const std::string& channel, const
   std::string v = value;
   for (const epilogue::EpilogueOp& op : options.epilogue) {
     std::string e = "e";  // appended, not "e" + ...: GCC 12 warns falsely (-Wrestrict) there
-    e += std::to_string(op.operand);
+    e += std::to_string(options.inputs + op.operand);  // the extra inputs come first
     switch (op.kind) {
       case Kind::kAddChannel:
         v = "(" + v + " + " + e + "[" + channel + "])";
