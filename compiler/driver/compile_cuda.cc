@@ -181,8 +181,8 @@ Expected<CompiledNetwork> compile_network_cuda(const graph::Graph& model,
   pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
     return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
   };
-  // Attention fuses where a template computes it at the compile's precision (attention.cuda's
-  // float32); at a reduced one its two matmuls run on the tensor cores instead.
+  // Attention fuses where a template computes it at the compile's precision (the CUDA one
+  // computes float32); at a reduced one its two matmuls run on the tensor cores instead.
   pipeline.attention = [&](const ss::Workload& w) {
     const auto* a = std::get_if<ss::AttentionWorkload>(&w);
     return a &&

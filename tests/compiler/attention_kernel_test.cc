@@ -85,9 +85,13 @@ TEST(AttentionKernel, KeysMaskedByMinusInfinityAsPaddingMasksDo) {
   check_all(w, in, 10);
 }
 
+// On 16 lanes (AVX-512) the default's tiles fit: 4 rows of 64 keys are 16 registers; on 8
+// (AVX2) they would take 32 of the 28 a tile may hold, and the default is another valid config.
 TEST(AttentionKernel, TheSpaceAndItsDefault) {
   const ss::AttentionWorkload w{12, 128, 128, 64, 64, 1, 1, 0.125};
-  auto task = ss::make_task(ss::kAttentionX86, w, tt::codegen::host_target());
+  ss::Target wide = tt::codegen::host_target();
+  wide.vector_lanes = 16;
+  auto task = ss::make_task(ss::kAttentionX86, w, wide);
   ASSERT_TRUE(task.has_value()) << task.error().message;
   auto space = ss::make_config_space(*task);
   ASSERT_TRUE(space.has_value());
@@ -102,6 +106,18 @@ TEST(AttentionKernel, TheSpaceAndItsDefault) {
   EXPECT_EQ(ss::operand_shapes(w).weight,
             (std::vector<int64_t>{12 * 128 * 64 + 12 * 128 * 64 + 128}));
   EXPECT_DOUBLE_EQ(ss::workload_flop(w), 2.0 * 12 * 128 * 128 * 128);
+
+  ss::Target narrow = wide;
+  narrow.vector_lanes = 8;
+  auto avx2 = ss::make_task(ss::kAttentionX86, w, narrow);
+  ASSERT_TRUE(avx2.has_value()) << avx2.error().message;
+  auto avx2_space = ss::make_config_space(*avx2);
+  ASSERT_TRUE(avx2_space.has_value());
+  const ss::Config fallback = ss::default_config(*avx2, *avx2_space);
+  ASSERT_TRUE(avx2_space->is_valid(fallback));
+  const ss::AttentionSchedule f = ss::attention_schedule(*avx2_space, fallback);
+  EXPECT_LE(f.yi * ((f.xi + 7) / 8), 28);
+  EXPECT_LE(f.yi * (64 / 8), 28);
 }
 
 TEST(AttentionKernel, WorkloadsOutsideTheContractAreRefusedNamingTheField) {

@@ -116,7 +116,8 @@ TEST(Conv2dKernel, SplitReductionsMatchReference) {
 // buffer's end): the answer is the same; smaller weights have no such knob.
 TEST(Conv2dKernel, PrefetchingWeightsChangesNoValue) {
   const auto big = conv(512, 4, 4, 256, 3, 3, 1, {1, 1, 1, 1});  // 4.5 MiB of weights
-  EXPECT_GT(check_configs(big, 997, true, false, /*prefetch_only=*/true), 5);
+  // Every 499th config: enough prefetching ones on 8 lanes (AVX2) as on 16.
+  EXPECT_GT(check_configs(big, 499, true, false, /*prefetch_only=*/true), 5);
   const auto small = conv(256, 4, 4, 256, 3, 3, 1, {1, 1, 1, 1});  // 2.25 MiB
   auto task = *ss::make_task(ss::kConv2dNCHWc, small, tt::codegen::host_target());
   EXPECT_LT(ss::make_config_space(task)->knob_position("prefetch_weights"), 0);
