@@ -1,8 +1,9 @@
-// FuseAttention: exporters write attention as MatMul(q, k^T), a scale (Mul or Div by a scalar),
-// an additive mask (or a causal one written with Where), Softmax over the keys and MatMul by v. Two
-// batch matmuls with the scores stored between them, a softmax reading them back: as one attention
-// node a kernel computes each row's scores, their softmax and its product with v in registers and
-// L1 (an online softmax), and the scores never reach memory.
+// FuseAttention: exporters write attention as MatMul(q, k^T), a scale (Mul or Div by a scalar, of
+// the scores or of q and k^T before the matmul), an additive mask (or a causal one written with
+// Where), Softmax over the keys and MatMul by v. Two batch matmuls with the scores stored between
+// them, a softmax reading them back: as one attention node a kernel computes each row's scores,
+// their softmax and its product with v in registers and L1 (an online softmax), and the scores
+// never reach memory.
 #include "compiler/graph/op_attrs.h"
 #include "compiler/graph/shape_rules.h"
 #include "compiler/passes/fusion_rules.h"
@@ -91,7 +92,7 @@ class Matcher {
     return scaled(x);
   }
 
-  // q k times or divided by a scalar, or q k alone.
+  // q k times or divided by a scalar, or q k alone (its operands perhaps scaled: `unscaled`).
   std::optional<Match> scaled(ValueId x) const {
     if (!only_read_once(x)) return std::nullopt;
     const int p = g_.value(x).producer;
@@ -101,7 +102,7 @@ class Matcher {
       for (int i = 0; i < 2; ++i)
         if (auto c = scalar(n.inputs[1 - i]))
           if (auto m = product(n.inputs[i])) {
-            m->scale = *c;
+            m->scale *= *c;
             return m;
           }
       return std::nullopt;
@@ -110,7 +111,7 @@ class Matcher {
       const auto c = scalar(n.inputs[1]);
       if (!c || *c == 0) return std::nullopt;
       auto m = product(n.inputs[0]);
-      if (m) m->scale = 1.0 / *c;
+      if (m) m->scale /= *c;
       return m;
     }
     return product(x);
@@ -121,9 +122,35 @@ class Matcher {
     if (p < 0 || !only_read_once(x) || !is_matmul(g_.nodes()[p])) return std::nullopt;
     const Node& n = g_.nodes()[p];
     Match m;
-    m.q = n.inputs[0];
-    m.k = n.inputs[1];
+    m.q = unscaled(n.inputs[0], &m.scale);
+    m.k = unscaled(n.inputs[1], &m.scale);
     return m;
+  }
+
+  // An operand of q k times or divided by a scalar that nothing else reads (torch's
+  // MultiheadAttention divides q; its scaled_dot_product_attention export multiplies q and k^T
+  // each by the scale's square root): the operand before it, the scalar folded into `scale`
+  // (exactly where it is a power of two, as 1/8 for 64 values a head; otherwise the product is
+  // rounded once instead of the operand's every element).
+  ValueId unscaled(ValueId x, double* scale) const {
+    const int p = g_.value(x).producer;
+    if (p < 0 || !only_read_once(x)) return x;
+    const Node& n = g_.nodes()[p];
+    if (n.inputs.size() != 2 || !is_float_node(g_, n)) return x;
+    if (n.op == OpKind::kMultiply) {
+      for (int i = 0; i < 2; ++i)
+        if (auto c = scalar(n.inputs[1 - i]); c && g_.type(n.inputs[i]).shape == g_.type(x).shape) {
+          *scale *= *c;
+          return n.inputs[i];
+        }
+    } else if (n.op == OpKind::kDivide) {
+      if (auto c = scalar(n.inputs[1]);
+          c && *c != 0 && g_.type(n.inputs[0]).shape == g_.type(x).shape) {
+        *scale /= *c;
+        return n.inputs[0];
+      }
+    }
+    return x;
   }
 
   const Graph& g_;

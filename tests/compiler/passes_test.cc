@@ -561,16 +561,31 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     kCausalWhere,
     kScoresReadElsewhere,
     kOtherAxis,
-    kUnserved
+    kUnserved,
+    kQueryDivided,             // torch's MultiheadAttention: q / sqrt(d) before the matmul
+    kBothOperandsScaled,       // its SDPA export: q and k^T each times sqrt(scale)
+    kScaledQueryReadElsewhere  // q / 2 also an output: the division stays, the scale is 1
   };
   for (Form form :
        {Form::kMulLeft, Form::kDiv, Form::kNoScaleNoMask, Form::kTwoMasks, Form::kCausalWhere,
-        Form::kScoresReadElsewhere, Form::kOtherAxis, Form::kUnserved}) {
+        Form::kScoresReadElsewhere, Form::kOtherAxis, Form::kUnserved, Form::kQueryDivided,
+        Form::kBothOperandsScaled, Form::kScaledQueryReadElsewhere}) {
     Graph g;
-    auto q = g.add_input("q", {graph::DType::kFloat32, {2, 5, 4}});
-    auto kt = g.add_input("kt", {graph::DType::kFloat32, {2, 4, 6}});
+    const graph::ValueId q_in = g.add_input("q", {graph::DType::kFloat32, {2, 5, 4}});
+    const graph::ValueId kt_in = g.add_input("kt", {graph::DType::kFloat32, {2, 4, 6}});
     auto v = g.add_input("v", {graph::DType::kFloat32, {2, 6, 3}});
     auto mask = g.add_input("mask", {graph::DType::kFloat32, {6}});
+    graph::ValueId q = q_in, kt = kt_in;
+    const float root_half = 0.70710677f;
+    if (form == Form::kQueryDivided || form == Form::kScaledQueryReadElsewhere)
+      q = *g.add_node(OpKind::kDivide, "q.scale",
+                      {q, g.add_constant("two", Tensor::from_floats({}, {2.0f}))});
+    if (form == Form::kBothOperandsScaled) {
+      q = *g.add_node(OpKind::kMultiply, "q.scale",
+                      {q, g.add_constant("rq", Tensor::from_floats({}, {root_half}))});
+      kt = *g.add_node(OpKind::kMultiply, "kt.scale",
+                       {g.add_constant("rk", Tensor::from_floats({}, {root_half})), kt});
+    }
     auto scores = *g.add_node(OpKind::kMatMul, "qk", {q, kt});
     graph::ValueId x = scores;
     if (form == Form::kMulLeft)
@@ -598,6 +613,7 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     auto p = *g.add_node(OpKind::kSoftmax, "softmax", {x}, {{"axis", axis}});
     g.add_output(*g.add_node(OpKind::kMatMul, "pv", {p, v}));
     if (form == Form::kScoresReadElsewhere) g.add_output(scores);
+    if (form == Form::kScaledQueryReadElsewhere) g.add_output(q);
     auto served = [form](const schedule_space::Workload& w) {
       return form != Form::kUnserved &&
              std::holds_alternative<schedule_space::AttentionWorkload>(w);
@@ -606,18 +622,29 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     ASSERT_TRUE(fused) << fused.error().message;
     auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
     ASSERT_TRUE(cleaned);
-    const bool fuses = form == Form::kMulLeft || form == Form::kDiv ||
-                       form == Form::kNoScaleNoMask || form == Form::kTwoMasks ||
-                       form == Form::kCausalWhere;
+    const bool fuses =
+        form != Form::kScoresReadElsewhere && form != Form::kOtherAxis && form != Form::kUnserved;
     EXPECT_EQ(count(*cleaned, OpKind::kAttention), fuses ? 1 : 0) << static_cast<int>(form);
     EXPECT_EQ(count(*cleaned, OpKind::kSoftmax), fuses ? 0 : 1) << static_cast<int>(form);
+    // The scales before the matmul are folded where nothing else reads the scaled operand.
+    const bool divided_kept = form == Form::kScaledQueryReadElsewhere;
+    EXPECT_EQ(count(*cleaned, OpKind::kDivide) + count(*cleaned, OpKind::kMultiply),
+              fuses ? (divided_kept ? 1 : 0) : 1)
+        << static_cast<int>(form);
     if (fuses) {
       for (const auto& n : cleaned->nodes())
-        if (n.op == OpKind::kAttention)
-          EXPECT_DOUBLE_EQ(graph::attrs_as<graph::AttentionAttrs>(n.attrs).scale,
-                           form == Form::kMulLeft ? 0.5
-                           : form == Form::kDiv   ? 0.5
-                                                  : 1.0);
+        if (n.op == OpKind::kAttention) {
+          EXPECT_NEAR(graph::attrs_as<graph::AttentionAttrs>(n.attrs).scale,
+                      form == Form::kMulLeft || form == Form::kDiv || form == Form::kQueryDivided ||
+                              form == Form::kBothOperandsScaled
+                          ? 0.5
+                          : 1.0,
+                      1e-7)
+              << static_cast<int>(form);
+          // q itself (an input of the graph), or the division read elsewhere.
+          EXPECT_EQ(cleaned->value(n.inputs[0]).producer < 0, !divided_kept)
+              << static_cast<int>(form);
+        }
     }
     std::map<std::string, Tensor> in;
     for (auto [name, shape] :
@@ -634,6 +661,7 @@ TEST(FuseAttention, TheExportedChainBecomesOneNodeWhereATemplateServesIt) {
     auto got = graph::interpret(*cleaned, in);
     ASSERT_TRUE(want && got);
     EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-6);
+    if (form == Form::kScaledQueryReadElsewhere) EXPECT_EQ((*got)[1].f32, (*want)[1].f32);
   }
 }
 
