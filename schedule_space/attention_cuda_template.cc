@@ -49,8 +49,8 @@ class AttentionCudaTemplate final : public Template {
 
   // Blocks of 16 rows (8 threads of 2) against key blocks of 64 (16 threads of 4): 128 threads,
   // 12 x 8 blocks for BERT-base's heads at 128 tokens, about 26 KiB of shared memory at head
-  // width 64. Fewer where the sequence is shorter; the first valid config where that one is
-  // not valid (wide heads).
+  // width 64. Fewer where the sequence is shorter; where that does not fit (heads wide enough
+  // to fill the shared memory) the largest tile within it that does, more threads first.
   Config default_config(const Task& task, const ConfigSpace& space) const override {
     const AttentionWorkload& w = workload(task);
     const auto& knobs = space.knobs();
@@ -59,8 +59,14 @@ class AttentionCudaTemplate final : public Template {
       const int64_t i = power_of_two_at_most(std::max<int64_t>(axis / t, 1), inner);
       return option_index(knob, std::vector<int64_t>{-1, t, i});
     };
-    return util::preferred_or_first_valid(space,
-                                          {tile(knobs[0], w.m, 8, 2), tile(knobs[1], w.n, 16, 4)});
+    const std::vector<int32_t> preferred{tile(knobs[0], w.m, 8, 2), tile(knobs[1], w.n, 16, 4)};
+    if (preferred[0] >= 0 && preferred[1] >= 0)
+      if (auto c = space.config_from_digits(preferred); c && space.is_valid(*c)) return *c;
+    return util::best_ranked_valid(space, [&](const Config& c) {
+      const AttentionCudaSchedule s = attention_cuda_schedule(w, space, c);
+      if (s.tile_m() > 16 || s.tile_n() > 64 || s.threads() > 128) return -1.0;
+      return double(s.tile_m() * s.tile_n()) + double(s.threads()) / 129;
+    });
   }
   int extra_inputs(const Task& task) const override { return workload(task).has_mask() ? 2 : 1; }
 

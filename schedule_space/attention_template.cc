@@ -66,11 +66,14 @@ AttentionSchedule attention_schedule(const ConfigSpace& space, const Config& con
 }
 
 Config attention_default(const ConfigSpace& space, const AttentionWorkload& w) {
-  const auto& knobs = space.knobs();
-  const std::vector<int32_t> digits{
-      util::option_index(knobs[0], std::vector<int64_t>{-1, std::min<int64_t>(w.m, 4)}),
-      util::option_index(knobs[1], std::vector<int64_t>{-1, std::min<int64_t>(w.n, 64)})};
-  return util::preferred_or_first_valid(space, digits);
+  // The largest tile within 4 rows by 64 keys that fits the registers (on 8 lanes 4 x 64 does
+  // not: 4 x 32), more keys first.
+  const int64_t rows = std::min<int64_t>(w.m, 4), keys = std::min<int64_t>(w.n, 64);
+  return util::best_ranked_valid(space, [&](const Config& c) {
+    const AttentionSchedule s = attention_schedule(space, c);
+    if (s.yi > rows || s.xi > keys) return -1.0;
+    return double(s.yi * s.xi) + double(s.xi) / (keys + 1);
+  });
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -100,6 +101,26 @@ inline Config preferred_or_first_valid(const ConfigSpace& space,
   for (int64_t i = 0; i < space.size(); ++i)
     if (space.is_valid_index(i)) return *space.config_at(i);
   return *space.config_at(0);
+}
+
+/// The valid config of the highest `rank` (a template's preference: larger is better; a config
+/// it ranks below zero is never chosen), the first valid config where it ranks none of them:
+/// a default that stays near the preferred tiles when the target's registers or memory rule
+/// them out, instead of the space's smallest.
+template <typename RankFn>
+Config best_ranked_valid(const ConfigSpace& space, RankFn rank) {
+  std::optional<Config> best;
+  double best_rank = -1;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    if (!space.is_valid_index(i)) continue;
+    Config c = *space.config_at(i);
+    const double r = rank(c);
+    if (r >= 0 && (!best || r > best_rank)) {
+      best = std::move(c);
+      best_rank = r;
+    }
+  }
+  return best ? *best : preferred_or_first_valid(space, {});
 }
 
 /// The innermost factor of a split knob's value ([-1, ..., f] -> f): the block or tile a

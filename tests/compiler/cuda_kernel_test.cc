@@ -230,6 +230,19 @@ TEST(CudaKernels, AttentionSpaceAndDefault) {
   }
   EXPECT_GT(valid, 100);
   EXPECT_LT(valid, space->size());  // 128 x 128 tiles do not fit
+
+  // Heads of 256: the preferred tiles' 88 KiB do not fit; the default is the largest that does
+  // within 16 x 64 and 128 threads, not the space's first valid config.
+  const ss::AttentionWorkload wide{12, 128, 128, 256, 256, 1, 1, 0.0625};
+  const ss::Task wide_task = make("attention.cuda", wide);
+  auto wide_space = ss::make_config_space(wide_task);
+  ASSERT_TRUE(wide_space.has_value());
+  const ss::Config wide_default = ss::default_config(wide_task, *wide_space);
+  ASSERT_TRUE(wide_space->is_valid(wide_default));
+  const ss::AttentionCudaSchedule d = ss::attention_cuda_schedule(wide, *wide_space, wide_default);
+  EXPECT_LE(d.shared_bytes(), 48 * 1024);
+  EXPECT_GE(d.tile_m() * d.tile_n(), 256);
+  EXPECT_EQ(d.threads(), 128);
 }
 
 /// A task's operands (uniform data and weights from two seeds) and the reference output, NCHW.
