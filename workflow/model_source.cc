@@ -131,6 +131,12 @@ Expected<graph::Graph> optimise_model(const graph::Graph& graph, const ModelOpti
       return !schedule_space::templates_for(w, schedule_space::target_backend(target), filter)
                   .empty();
     };
+  // Attention fused as compile fuses it (records decide where they time both ways).
+  options.attention = [tuned, target, algorithms,
+                       fuse = !flags.no_fuse_attention](const schedule_space::Workload& w) {
+    const auto* a = std::get_if<schedule_space::AttentionWorkload>(&w);
+    return a && driver::attention_fused(*tuned, *a, target, algorithms, fuse);
+  };
   options.layout.choose_blocks = [tuned, chooser](const schedule_space::Conv2dWorkload& w) {
     const auto [ic, oc] = chooser->layout_blocks(w);  // no template: compile says why
     return passes::ConvBlocks{ic, oc};
