@@ -1,6 +1,7 @@
 #include "schedule_space/attention_cuda_template.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "schedule_space/gpu_limits.h"
 #include "schedule_space/task.h"
@@ -30,11 +31,9 @@ const AttentionWorkload& workload(const Task& task) {
   return std::get<AttentionWorkload>(task.workload);
 }
 
-/// The largest power of two at most min(n, cap).
+/// The largest power of two at most min(n, cap) (both positive).
 int64_t power_of_two_at_most(int64_t n, int64_t cap) {
-  int64_t p = 1;
-  while (p * 2 <= std::min(n, cap)) p *= 2;
-  return p;
+  return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(n, cap))));
 }
 
 class AttentionCudaTemplate final : public Template {
