@@ -4,9 +4,9 @@
 /// for debugging a schedule (`--emulate`): the very source NVRTC compiles, compiled by the
 /// host's C++ compiler behind a prelude that gives blockIdx, threadIdx, blockDim, gridDim,
 /// __shared__ and __syncthreads() their CUDA meaning. Blocks run one after another; a block's
-/// threads are fibers (ucontext) that run in turn up to each __syncthreads(), so a barrier
-/// holds exactly as on a GPU, and a barrier some threads of a block never reach is reported
-/// instead of hanging. Slow (a context switch per thread per barrier): small shapes, not
+/// threads are fibers that run in turn up to each __syncthreads(), so a barrier holds exactly
+/// as on a GPU, and a barrier some threads of a block never reach is reported instead of
+/// hanging. Slow (a context switch per thread per barrier and per mma.sync): checking, not
 /// timing.
 
 #include <memory>
