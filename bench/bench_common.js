@@ -1,5 +1,5 @@
 // What the node benchmarks share: their --name value arguments, running a command for its
-// output, ONNX Runtime from npm, and the median they quote.
+// output, ONNX Runtime from npm, the median they quote, and reading the logits they compare.
 'use strict';
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -57,4 +57,28 @@ function quantizeFlags(opts) {
   return flags;
 }
 
-module.exports = { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags };
+/// The data of a .npy file of version 1, little-endian float32, C order (what `tensortune run -o`
+/// and ort_run.js write).
+function readNpyFloat32(file) {
+  const b = fs.readFileSync(file);
+  const headerLen = b.readUInt16LE(8);
+  const header = b.toString('latin1', 10, 10 + headerLen);
+  if (!/'descr':\s*'<f4'/.test(header)) throw new Error(`${file}: not float32`);
+  const data = b.subarray(10 + headerLen);
+  return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
+}
+
+/// The index of the largest value (the first of equals): a classifier's top-1 class.
+function argmax(v) {
+  let k = 0;
+  for (let i = 1; i < v.length; ++i) if (v[i] > v[k]) k = i;
+  return k;
+}
+
+function cosine(a, b) {
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+  return ab / Math.sqrt(aa * bb);
+}
+
+module.exports = { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags, readNpyFloat32, argmax, cosine };

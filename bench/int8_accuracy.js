@@ -25,7 +25,8 @@
 // (build/corpus/NAME_opset13.onnx). The corpus's weights are random (no download), so a class is
 // an index, not a label: the check is that quantization keeps the float model's answer.
 'use strict';
-const { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags } = require('./bench_common');
+const { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags, readNpyFloat32, argmax, cosine } =
+    require('./bench_common');
 const fs = require('fs');
 const path = require('path');
 
@@ -59,26 +60,6 @@ for (const f of calibration) fs.symlinkSync(path.resolve(opts.images, f), path.j
 
 ensureOrt();
 
-// .npy version 1, little-endian float32, C order (what `tensortune run -o` and ort_run.js write).
-function readNpyFloat32(file) {
-  const b = fs.readFileSync(file);
-  const headerLen = b.readUInt16LE(8);
-  const header = b.toString('latin1', 10, 10 + headerLen);
-  if (!/'descr':\s*'<f4'/.test(header)) throw new Error(`${file}: not float32`);
-  const data = b.subarray(10 + headerLen);
-  return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
-}
-
-function argmax(v) {
-  let k = 0;
-  for (let i = 1; i < v.length; ++i) if (v[i] > v[k]) k = i;
-  return k;
-}
-function cosine(a, b) {
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
-  return ab / Math.sqrt(aa * bb);
-}
 // The grid step of a dequantized output: the smallest gap between its distinct values, when every
 // value is a whole number of such steps from the smallest (else 0: not a quantized output).
 function gridStep(v) {
