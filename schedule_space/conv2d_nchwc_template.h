@@ -84,7 +84,8 @@ ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);
 Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config);
 /// AutoTVM's fallback: oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor of IC
 /// <= oc_bn, reg_n = largest divisor of OW <= 31 whose row fits `vector_registers` (the CPU
-/// model's: 16 on AVX2, where AutoTVM's row spills), unroll_kw = false, one row.
+/// model's: 16 on AVX2, where AutoTVM's row spills), unroll_kw = false, one row; and, unlike
+/// AutoTVM's, the reduction split into L1-sized slices (split_reduction) where that is valid.
 Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes,
                             int vector_registers = 32);
 /// A valid direct schedule for blocks no record chose (a layout fixed by the neighbours, NCHW

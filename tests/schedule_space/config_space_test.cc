@@ -144,4 +144,20 @@ TEST(ConfigSpace, DefaultConfigIsAutoTvmFallback) {
   EXPECT_FALSE(s.unroll_kw);
 }
 
+// Beyond AutoTVM's rule: the fallback splits its reduction into L1-sized slices where the split
+// is valid (several slices), and keeps it whole where one slice would hold every input channel.
+TEST(ConfigSpace, DefaultConfigSplitsTheReductionWhereValid) {
+  const ss::Task split = resnet_task(64, 56, 64, 3, 1, 1);  // 4 slices of 16 channels
+  const auto split_space = *ss::make_config_space(split);
+  const ss::Config c = ss::default_config(split, split_space);
+  ASSERT_TRUE(split_space.is_valid(c));
+  EXPECT_TRUE(ss::conv2d_nchwc_schedule(split_space, c).split_reduction);
+
+  const ss::Task whole = resnet_task(64, 56, 128, 1, 2, 0);  // 1x1: one slice holds all 64
+  const auto whole_space = *ss::make_config_space(whole);
+  const ss::Config d = ss::default_config(whole, whole_space);
+  ASSERT_TRUE(whole_space.is_valid(d));
+  EXPECT_FALSE(ss::conv2d_nchwc_schedule(whole_space, d).split_reduction);
+}
+
 }  // namespace
