@@ -188,7 +188,8 @@ Status run_demo(DemoFlags f) {
     std::printf("%-26s %12.2f %15.2f %7.2fx %8lld\n", r.name.c_str(), r.best, r.fallback,
                 r.fallback > 0 ? r.best / r.fallback : 0.0, static_cast<long long>(r.trials));
   std::printf(
-      "(default = the template's untuned fallback config, AutoTVM's rule; single-thread GFLOPS)\n");
+      "(default = the template's untuned fallback config, AutoTVM's rule or near it; single-thread "
+      "GFLOPS)\n");
   TT_RETURN_IF_ERROR(compile_and_time_resnet18(f.db));
   std::printf(
       "\nNext: `tensortune records best --db %s` lists the best configs; rerun with a larger "
