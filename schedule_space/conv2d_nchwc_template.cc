@@ -122,7 +122,10 @@ ReductionSlicing reduction_slicing(const Conv2dWorkload& w, const Conv2dSchedule
 Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes,
                             int vector_registers) {
   const auto& knobs = space.knobs();
-  const int64_t oc_bn = largest_divisor_at_most(w.out_channels, vector_lanes);
+  // Two vectors of output channels where they divide, not AutoTVM's one: each input broadcast
+  // then feeds twice the FMAs, and the rows (half as wide) still hold enough sums for the pipes
+  // (untuned resnet-50 on an AVX-512 Xeon: 1.44x -> 1.09x ONNX Runtime's time, one thread).
+  const int64_t oc_bn = largest_divisor_at_most(w.out_channels, 2 * vector_lanes);
   const int64_t ic_bn = largest_divisor_at_most(w.in_channels, oc_bn);
   const int64_t vectors = (oc_bn + vector_lanes - 1) / vector_lanes;
   // AutoTVM caps reg_n at 31; we also keep the tile within the registers, so that the fallback

@@ -82,10 +82,11 @@ int64_t reduction_slice_chunks(const Conv2dWorkload& w, int64_t ic_bn, int64_t o
 
 ConfigSpace conv2d_nchwc_space(const Conv2dWorkload& w, int vector_lanes);
 Conv2dSchedule conv2d_nchwc_schedule(const ConfigSpace& space, const Config& config);
-/// AutoTVM's fallback: oc_bn = largest divisor of OC <= lanes, ic_bn = largest divisor of IC
-/// <= oc_bn, reg_n = largest divisor of OW <= 31 whose row fits `vector_registers` (the CPU
-/// model's: 16 on AVX2, where AutoTVM's row spills), unroll_kw = false, one row; and, unlike
-/// AutoTVM's, the reduction split into L1-sized slices (split_reduction) where that is valid.
+/// The fallback, AutoTVM's rule with two changes: oc_bn = largest divisor of OC <= 2 x lanes
+/// (AutoTVM's: <= lanes), ic_bn = largest divisor of IC <= oc_bn, reg_n = largest divisor of OW
+/// <= 31 whose row fits `vector_registers` (the CPU model's: 16 on AVX2, where AutoTVM's row
+/// spills), unroll_kw = false, one row, and the reduction split into L1-sized slices
+/// (split_reduction) where that is valid (AutoTVM's has no such knob).
 Config conv2d_nchwc_default(const ConfigSpace& space, const Conv2dWorkload& w, int vector_lanes,
                             int vector_registers = 32);
 /// A valid direct schedule for blocks no record chose (a layout fixed by the neighbours, NCHW

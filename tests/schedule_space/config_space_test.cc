@@ -134,14 +134,21 @@ TEST(ConfigSpace, AutoTvmLogEntityMapsIn) {
   EXPECT_EQ(s.reg_h, 1);  // our extra knob takes AutoTVM's behaviour
 }
 
-TEST(ConfigSpace, DefaultConfigIsAutoTvmFallback) {
+// AutoTVM's fallback with two vectors of output channels: its row as wide as the registers
+// allow for them.
+TEST(ConfigSpace, DefaultConfigIsAutoTvmsFallbackOfTwoVectors) {
   auto t = resnet_task(64, 56, 128, 3, 2, 1);
   auto space = *ss::make_config_space(t);
   auto s = ss::conv2d_nchwc_schedule(space, ss::default_config(t, space));
-  EXPECT_EQ(s.oc_bn, 16);
-  EXPECT_EQ(s.ic_bn, 16);
-  EXPECT_EQ(s.reg_n, 28);  // largest divisor of OW=28 that is <= 31
+  EXPECT_EQ(s.oc_bn, 32);
+  EXPECT_EQ(s.ic_bn, 32);
+  EXPECT_EQ(s.reg_n, 14);  // largest divisor of OW=28 whose 2-vector row holds <= 28 sums
+  EXPECT_EQ(s.reg_h, 1);
   EXPECT_FALSE(s.unroll_kw);
+  // Where two vectors do not divide the channels: the largest block that does.
+  auto odd = resnet_task(24, 28, 24, 3, 1, 1);
+  auto odd_space = *ss::make_config_space(odd);
+  EXPECT_EQ(ss::conv2d_nchwc_schedule(odd_space, ss::default_config(odd, odd_space)).oc_bn, 24);
 }
 
 // Beyond AutoTVM's rule: the fallback splits its reduction into L1-sized slices where the split

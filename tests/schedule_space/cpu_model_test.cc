@@ -173,8 +173,9 @@ TEST(CpuModel, NarrowerRegistersAndFewerPipesWidenOrNarrowTheOffer) {
   EXPECT_GT(only_zen4, 0);
 }
 
-// The fallback config (what an untuned layer runs): AutoTVM's widest row of at most 28 columns
-// with 32 registers, at most 12 accumulators with AVX2's 16, where AutoTVM's row spills.
+// The fallback config (what an untuned layer runs): the widest row of its output block's vectors
+// (two where they divide the channels) within 28 accumulators with 32 registers, within 12 with
+// AVX2's 16, where AutoTVM's row spills.
 TEST(CpuModel, TheFallbackRowFitsTheRegisters) {
   for (const ss::Conv2dWorkload& w : workloads()) {
     for (const Kind& k : kKinds) {
@@ -183,8 +184,10 @@ TEST(CpuModel, TheFallbackRowFitsTheRegisters) {
       const ss::Config c = ss::default_config(task, space);
       ASSERT_TRUE(space.is_valid(c));
       const int64_t reg_n = std::get<std::vector<int64_t>>(space.value(c, "tile_ow")).back();
-      int64_t widest = 1;  // AutoTVM's: the largest divisor of OW within the cap
-      for (int64_t n = 1; n <= std::min<int64_t>(w.out_width(), k.registers == 32 ? 28 : 12); ++n)
+      const int64_t oc_bn = std::get<std::vector<int64_t>>(space.value(c, "tile_oc")).back();
+      const int64_t vectors = (oc_bn + k.lanes - 1) / k.lanes;
+      int64_t widest = 1;  // the largest divisor of OW within the cap
+      for (int64_t n = 1; n * vectors <= (k.registers == 32 ? 28 : 12) && n <= w.out_width(); ++n)
         if (w.out_width() % n == 0) widest = n;
       EXPECT_EQ(reg_n, widest) << k.cpu << " " << ss::describe_workload(w);
     }
