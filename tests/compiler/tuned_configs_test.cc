@@ -40,7 +40,7 @@ std::string temp(const std::string& name) {
       .string();
 }
 
-// A record DB whose only record gives kLayer ic_bn = oc_bn = 32 (not the default 16).
+// A record DB whose only record gives kLayer ic_bn = oc_bn = 8 (not the default 32).
 std::string make_db() {
   const std::string path = temp("records.db");
   fs::remove(path);
@@ -51,7 +51,7 @@ std::string make_db() {
     if (!space.is_valid_index(i)) continue;
     const ss::Config c = *space.config_at(i);
     const auto s = ss::conv2d_nchwc_schedule(space, c);
-    if (s.ic_bn != 32 || s.oc_bn != 32) continue;
+    if (s.ic_bn != 8 || s.oc_bn != 8) continue;
     ss::MeasureResult r;
     r.config_index = i;
     r.costs = {1e-3};
@@ -69,12 +69,12 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   ASSERT_TRUE(tuned) << tuned.error().message;
   EXPECT_EQ(tuned->size(), 1u);
   const auto s = chosen(*tuned, kLayer);
-  EXPECT_EQ(s.ic_block, 32);
-  EXPECT_EQ(s.oc_block, 32);
+  EXPECT_EQ(s.ic_block, 8);
+  EXPECT_EQ(s.oc_block, 8);
   const auto other = ss::square_conv2d(128, 28, 128, 3, 1);
   const auto d = chosen(*tuned, other);
   chosen(*tuned, other);
-  EXPECT_EQ(d.oc_block, 16);  // the default: largest divisor of OC <= 16 lanes
+  EXPECT_EQ(d.oc_block, 32);  // the default: largest divisor of OC <= 2 x 16 lanes
   ASSERT_EQ(tuned->fallbacks().size(), 1u);
   EXPECT_NE(tuned->fallbacks()[0].find("1x128x28x28"), std::string::npos);
 
@@ -82,8 +82,8 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   auto borrowing = TunedConfigs::load(db, "test-key", 16);
   ASSERT_TRUE(borrowing);
   const auto b = chosen(*borrowing, other);
-  EXPECT_EQ(b.ic_block, 32);
-  EXPECT_EQ(b.oc_block, 32);
+  EXPECT_EQ(b.ic_block, 8);
+  EXPECT_EQ(b.oc_block, 8);
   EXPECT_TRUE(borrowing->fallbacks().empty());
   ASSERT_EQ(borrowing->borrowed().size(), 1u);
   EXPECT_NE(borrowing->borrowed().begin()->second.find("1x64x56x56"), std::string::npos);
@@ -101,7 +101,7 @@ TEST(TunedConfigs, RecordsChooseBlocksAndMissingOnesFallBackOnce) {
   }
   auto from_log = TunedConfigs::load(log, "", 16);
   ASSERT_TRUE(from_log) << from_log.error().message;
-  EXPECT_EQ(chosen(*from_log, kLayer).oc_block, 32);
+  EXPECT_EQ(chosen(*from_log, kLayer).oc_block, 8);
   fs::remove(db);
   fs::remove(log);
 }
@@ -174,7 +174,7 @@ TEST(TunedConfigs, NonDefaultBlocksKeepTheNetworkAnswer) {
   ASSERT_TRUE(optimised) << optimised.error().message;
   int tuned_convs = 0;
   for (const auto& n : optimised->nodes())
-    if (n.op == graph::OpKind::kConv2dNCHWc && n.attrs.get_int("oc_bn", 0) == 32) ++tuned_convs;
+    if (n.op == graph::OpKind::kConv2dNCHWc && n.attrs.get_int("oc_bn", 0) == 8) ++tuned_convs;
   EXPECT_EQ(tuned_convs, 4);  // the four 3x3 64->64 convs of layer1
   Tensor x = Tensor::zeros({1, 3, 224, 224});
   fill_uniform(x, 5);
