@@ -81,4 +81,26 @@ function cosine(a, b) {
   return ab / Math.sqrt(aa * bb);
 }
 
-module.exports = { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags, readNpyFloat32, argmax, cosine };
+/// The photos of an accuracy bench: every .png/.jpg/.jpeg of at least 16 kB in `dir` (the default
+/// is python3-skimage's sample images), in name order; a missing folder or fewer than `atLeast`
+/// photos end the process with a usage error that says why.
+function photos(dir, atLeast, why) {
+  if (!fs.existsSync(dir)) {
+    console.error(`error: --images ${dir} does not exist (install python3-skimage, whose ` +
+                  'sample photos are the default, or give a folder of .png/.jpg files)');
+    process.exit(2);
+  }
+  const found = fs.readdirSync(dir)
+                    .filter((f) => /\.(png|jpe?g)$/i.test(f))
+                    .filter((f) => fs.statSync(path.join(dir, f)).size >= 16384)
+                    .sort();
+  if (found.length < atLeast) {
+    console.error(`error: --images ${dir} holds ${found.length} images of at least 16 kB; need ${atLeast} ` +
+                  `or more (${why})`);
+    process.exit(2);
+  }
+  return found;
+}
+
+module.exports = { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags, readNpyFloat32, argmax, cosine,
+                   photos };

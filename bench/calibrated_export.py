@@ -26,6 +26,7 @@ away, as cvt.rna.tf32.f32; float16 and bfloat16 to nearest even) and the sums in
 the precision itself costs this network, independent of how any kernel computes it, to set
 beside a compiled network's error.
 """
+import argparse
 import json
 import sys
 import warnings
@@ -78,28 +79,20 @@ def simulated_logits(model, batch, rounding):
 
 
 def main():
-    args = sys.argv[1:]
-    def option(flag, default):
-        if flag not in args:
-            return default
-        k = args.index(flag)
-        if k + 1 >= len(args):
-            sys.exit(f"error: {flag} takes a value")
-        value = args[k + 1]
-        del args[k:k + 2]
-        return value
-
-    size = int(option("--size", "224"))
-    simulate = [p for p in option("--simulate", "").split(",") if p]
-    simulate_out = option("--simulate-out", None)
-    for p in simulate:
-        if p not in ROUNDINGS:
-            sys.exit(f"error: --simulate {p}: one of {', '.join(ROUNDINGS)}")
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model")
+    p.add_argument("out")
+    p.add_argument("inputs", nargs="*")
+    p.add_argument("--size", type=int, default=224)
+    p.add_argument("--simulate", type=lambda v: [x for x in v.split(",") if x], default=[])
+    p.add_argument("--simulate-out")
+    a = p.parse_intermixed_args()
+    name, out, inputs, size, simulate, simulate_out = a.model, a.out, a.inputs, a.size, a.simulate, a.simulate_out
+    for q in simulate:
+        if q not in ROUNDINGS:
+            sys.exit(f"error: --simulate {q}: one of {', '.join(ROUNDINGS)}")
     if simulate and not simulate_out:
         sys.exit("error: --simulate needs --simulate-out FILE.json")
-    if len(args) < 2:
-        sys.exit(__doc__)
-    name, out, inputs = args[0], args[1], args[2:]
     make = getattr(torchvision.models, name, None)
     if make is None or not callable(make):
         sys.exit(f"error: MODEL {name}: not a torchvision model")

@@ -25,7 +25,7 @@
 // (build/corpus/NAME_opset13.onnx). The corpus's weights are random (no download), so a class is
 // an index, not a label: the check is that quantization keeps the float model's answer.
 'use strict';
-const { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags, readNpyFloat32, argmax, cosine } =
+const { parseArgs, run, ortDir, ensureOrt, median, quantizeFlags, readNpyFloat32, argmax, cosine, photos } =
     require('./bench_common');
 const fs = require('fs');
 const path = require('path');
@@ -37,20 +37,7 @@ const tt = path.resolve(opts.tensortune);
 const work = path.resolve(opts['work-dir']);
 fs.mkdirSync(work, { recursive: true });
 
-
-if (!fs.existsSync(opts.images)) {
-  console.error(`error: --images ${opts.images} does not exist (install python3-skimage, whose ` +
-                'sample photos are the default, or give a folder of .png/.jpg files)');
-  process.exit(2);
-}
-const images = fs.readdirSync(opts.images)
-                   .filter((f) => /\.(png|jpe?g)$/i.test(f))
-                   .filter((f) => fs.statSync(path.join(opts.images, f)).size >= 16384)
-                   .sort();
-if (images.length < 3) {
-  console.error(`error: --images ${opts.images} holds ${images.length} images of at least 16 kB; need 3 or more`);
-  process.exit(2);
-}
+const images = photos(opts.images, 3, 'a third of them calibrate, the rest are tested');
 const calibration = images.filter((_, i) => i % 3 === 0);
 const tests = images.filter((_, i) => i % 3 !== 0);
 const calibrationDir = path.join(work, 'calibration');

@@ -40,7 +40,7 @@
 // the floor of float rounding). The emulation is slow (resnet50: about a minute and a half per
 // image and precision on two cores), so progress goes to stderr as each run ends.
 'use strict';
-const { parseArgs, run, median, readNpyFloat32, argmax, cosine } = require('./bench_common');
+const { parseArgs, run, median, readNpyFloat32, argmax, cosine, photos } = require('./bench_common');
 const fs = require('fs');
 const path = require('path');
 
@@ -62,32 +62,20 @@ const goals = { tf32: 0.9999, fp16: 0.999 };
 const precisions = opts.precisions.split(',');
 const maxImages = Number(opts['max-images']);
 const threads = Number(opts.threads);
-if (!Number.isInteger(maxImages) || maxImages < 0) {
-  console.error(`error: --max-images ${opts['max-images']}: a whole number (0: every image)`);
+if (!Number.isInteger(maxImages) || maxImages < 0 || maxImages === 1) {
+  console.error(`error: --max-images ${opts['max-images']}: 0 (every image) or a whole number of at least 2 ` +
+                '(the centred logits need a mean over several)');
   process.exit(2);
 }
 if (!Number.isInteger(threads) || threads < 1) {
   console.error(`error: --threads ${opts.threads}: a whole number of at least 1`);
   process.exit(2);
 }
-if (!fs.existsSync(opts.images)) {
-  console.error(`error: --images ${opts.images} does not exist (install python3-skimage, whose ` +
-                'sample photos are the default, or give a folder of .png/.jpg files)');
-  process.exit(2);
-}
-let images = fs.readdirSync(opts.images)
-                 .filter((f) => /\.(png|jpe?g)$/i.test(f))
-                 .filter((f) => fs.statSync(path.join(opts.images, f)).size >= 16384)
-                 .sort();
+let images = photos(opts.images, 2, 'the centred logits need a mean over several');
 // A subset spread over the sorted list (every k-th), not its first names.
 if (maxImages > 0 && images.length > maxImages) {
   const all = images;
   images = Array.from({ length: maxImages }, (_, i) => all[Math.floor((i * all.length) / maxImages)]);
-}
-if (images.length < 2) {
-  console.error(`error: --images ${opts.images} gives ${images.length} images of at least 16 kB; ` +
-                'need 2 or more (the centred logits need a mean over several)');
-  process.exit(2);
 }
 
 // The corpus's file of model m.
