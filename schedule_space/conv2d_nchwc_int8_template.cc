@@ -42,6 +42,10 @@ const Conv2dWorkload& workload_of(const Task& task) {
 
 }  // namespace
 
+bool runs_on_amx_tiles(const Conv2dInt8Schedule& s) {
+  return s.oc_bn % 16 == 0 && s.ic_bn >= 16 && s.reg_h * s.reg_n >= 2;
+}
+
 ConfigSpace conv2d_nchwc_int8_space(const Conv2dWorkload& w, int vector_lanes) {
   std::vector<Knob> knobs;
   knobs.push_back(
@@ -127,6 +131,36 @@ Config conv2d_nchwc_int8_default(const ConfigSpace& space, const Conv2dWorkload&
   return util::preferred_or_first_valid(space, digits);
 }
 
+Config conv2d_nchwc_int8_amx_default(const ConfigSpace& space, const Conv2dWorkload& w,
+                                     int vector_lanes) {
+  int64_t ic_bn = 0;
+  for (int64_t d : divisors(w.in_channels))
+    if (d % 16 == 0 && d <= 256) ic_bn = d;
+  if (ic_bn == 0) return conv2d_nchwc_int8_default(space, w, vector_lanes);
+  const auto& knobs = space.knobs();
+  const bool one_by_one = is_1x1(w);
+  // The widest row (then two rows of a 1x1 kernel where that is still narrow) the template's
+  // register budget takes.
+  std::vector<int32_t> best;
+  for (int64_t reg_n = std::min<int64_t>(w.out_width(), 16); reg_n >= 1 && best.empty(); --reg_n) {
+    if (w.out_width() % reg_n != 0) continue;
+    for (int64_t rows : {int64_t{2}, int64_t{1}}) {
+      if (rows == 2 && !(one_by_one && reg_n < 8 && w.out_height() > 1)) continue;
+      std::vector<int32_t> digits(knobs.size(), 0);
+      digits[0] = util::split_with_inner(knobs[0], ic_bn);
+      digits[1] = util::split_with_inner(knobs[1], channel_block_multiple(w));
+      digits[2] = util::split_with_inner(knobs[2], reg_n);
+      digits[3] = one_by_one ? (rows == 2 ? 1 : 0) : 1;  // unroll_kw = false
+      if (auto c = space.config_from_digits(digits); c && space.is_valid(*c)) {
+        best = digits;
+        break;
+      }
+    }
+  }
+  if (best.empty()) return conv2d_nchwc_int8_default(space, w, vector_lanes);
+  return util::preferred_or_first_valid(space, best);
+}
+
 namespace {
 
 class Conv2dNCHWcInt8Template final : public Template {
@@ -153,15 +187,30 @@ class Conv2dNCHWcInt8Template final : public Template {
   ConfigSpace config_space(const Task& task) const override {
     const int64_t lanes = task.target.vector_lanes;
     const Precision precision = workload_of(task).precision;
+    ConfigSpace space = conv2d_nchwc_int8_space(workload_of(task), task.target.vector_lanes);
+    if (cpu_model_of(task.target).amx_int8) {
+      // The tile unit's work per instruction grows with the A tile's pixels (up to 16) where
+      // the step has 16 input channels or more: offer tiles of at least 8 pixels on AMX.
+      const ConfigSpace plain = space;
+      space.offer_register_tiles(
+          [plain](const std::vector<int32_t>& digits) {
+            const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(plain, Config{0, digits});
+            return ConfigSpace::RegisterTile{runs_on_amx_tiles(s) ? s.reg_h * s.reg_n : 0, 0};
+          },
+          /*registers=*/1, /*accumulators=*/8);
+      return space;
+    }
     return util::offer_tiles_for(
-        conv2d_nchwc_int8_space(workload_of(task), task.target.vector_lanes), task.target,
-        util::TileBound::kFmaPipes, [lanes, precision](const ConfigSpace& space, const Config& c) {
+        std::move(space), task.target, util::TileBound::kFmaPipes,
+        [lanes, precision](const ConfigSpace& space, const Config& c) {
           const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(space, c);
           return util::tile_with(accumulators(s, lanes, precision), ceil_div(s.oc_bn, lanes),
                                  s.reg_h * s.reg_n);
         });
   }
   Config default_config(const Task& task, const ConfigSpace& space) const override {
+    if (cpu_model_of(task.target).amx_int8)
+      return conv2d_nchwc_int8_amx_default(space, workload_of(task), task.target.vector_lanes);
     return conv2d_nchwc_int8_default(space, workload_of(task), task.target.vector_lanes);
   }
 

@@ -38,6 +38,11 @@ struct Conv2dInt8Schedule {
   bool unroll_kw = false;
 };
 
+/// Whether the config's kernel runs on AMX tiles where the CPU has them: blocks of 16 channels,
+/// steps of at least 16 input channels and at least two output pixels per register tile (a
+/// narrower tile leaves the tile unit idler than VNNI's vectors would be).
+bool runs_on_amx_tiles(const Conv2dInt8Schedule& s);
+
 ConfigSpace conv2d_nchwc_int8_space(const Conv2dWorkload& w, int vector_lanes);
 Conv2dInt8Schedule conv2d_nchwc_int8_schedule(const ConfigSpace& space, const Config& config);
 /// AutoTVM's fallback (topi/generic/conv2d.py): oc_bn = 16; ic_bn = the first of 16, 12, 8, 4
@@ -46,5 +51,12 @@ Conv2dInt8Schedule conv2d_nchwc_int8_schedule(const ConfigSpace& space, const Co
 /// dividing OH), with reg_n * rows < 32. Kept valid: shrunk to the register budget.
 Config conv2d_nchwc_int8_default(const ConfigSpace& space, const Conv2dWorkload& w,
                                  int vector_lanes);
+/// The fallback on a CPU with AMX int8 tiles: a tile's A operand holds up to 16 pixels of up to
+/// 64 input channels, so ic_bn = the largest divisor of IC up to 256 that is a multiple of 16,
+/// oc_bn = 16, reg_n = the largest divisor of OW up to 16 that the register budget takes (1x1
+/// kernels: two rows where that leaves fewer than 8 pixels); AutoTVM's where IC has no such
+/// divisor.
+Config conv2d_nchwc_int8_amx_default(const ConfigSpace& space, const Conv2dWorkload& w,
+                                     int vector_lanes);
 
 }  // namespace tensortune::schedule_space

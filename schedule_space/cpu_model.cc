@@ -12,6 +12,7 @@ struct KnownCpu {
   std::string_view name;
   int fma_chains;  ///< latency x full-width FMA pipes, for the CPU's widest vector
   int64_t l1d_kib, l2_kib;
+  bool amx_int8 = false;
 };
 
 // From the vendors' optimisation manuals and uops.info's latency/throughput tables. Where one
@@ -24,14 +25,15 @@ constexpr std::array kKnownCpus{
     KnownCpu{"znver3", 8, 32, 512},   // two 256-bit pipes, 4 cycles
     KnownCpu{"znver4", 4, 32, 1024},  // 512-bit FMAs through both 256-bit pipes, 4 cycles
     KnownCpu{"znver5", 8, 48, 1024},  // two 512-bit pipes, 4 cycles
-    // Intel servers with AVX-512: two 512-bit pipes (ports 0+1 fused, and port 5), 4 cycles
+    // Intel servers with AVX-512: two 512-bit pipes (ports 0+1 fused, and port 5), 4 cycles; AMX
+    // from Sapphire Rapids on
     KnownCpu{"skylake-avx512", 8, 32, 1024},
     KnownCpu{"cascadelake", 8, 32, 1024},
     KnownCpu{"cooperlake", 8, 32, 1024},
     KnownCpu{"icelake-server", 8, 48, 1280},
-    KnownCpu{"sapphirerapids", 8, 48, 2048},
-    KnownCpu{"emeraldrapids", 8, 48, 2048},
-    KnownCpu{"graniterapids", 8, 48, 2048},
+    KnownCpu{"sapphirerapids", 8, 48, 2048, true},
+    KnownCpu{"emeraldrapids", 8, 48, 2048, true},
+    KnownCpu{"graniterapids", 8, 48, 2048, true},
     // Intel clients with AVX-512: one 512-bit pipe (ports 0+1 fused), 4 cycles
     KnownCpu{"cannonlake", 4, 32, 256},
     KnownCpu{"icelake-client", 4, 48, 512},
@@ -76,6 +78,7 @@ CpuModel cpu_model_for(std::string_view cpu, int vector_lanes) {
     m.fma_chains = k.fma_chains;
     m.l1d_bytes = k.l1d_kib * kKiB;
     m.l2_bytes = k.l2_kib * kKiB;
+    m.amx_int8 = k.amx_int8;
   }
   return m;
 }
@@ -90,6 +93,7 @@ std::string describe_cpu_model(const CpuModel& m) {
     std::snprintf(buf, sizeof buf, ", %.0f GFLOPS/core", m.measured_peak_gflops);
     s += buf;
   }
+  if (m.amx_int8) s += ", AMX int8";
   return s + " (" + m.source + ")";
 }
 

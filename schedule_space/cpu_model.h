@@ -34,6 +34,9 @@ struct CpuModel {
   /// One core's float32 FMA peak in GFLOPS where it was measured; 0 where the model is the
   /// table's.
   double measured_peak_gflops = 0;
+  /// AMX's tile unit multiplies uint8 x int8 (`tdpbusd`): int8 kernels run on it, and their
+  /// templates offer and default to tiles that suit it. The host's needs Linux's consent too.
+  bool amx_int8 = false;
   /// "table" or "measured": where fma_chains and the cache sizes came from.
   std::string source = "table";
 
@@ -45,7 +48,8 @@ struct CpuModel {
 /// case (two full-width pipes of four cycles; 32 registers with AVX-512, 16 without).
 CpuModel cpu_model_for(std::string_view cpu, int vector_lanes);
 
-/// "znver4: 16 lanes x 32 registers, 4 FMA chains, L1d 32 KiB, L2 1 MiB (table)": one line for
+/// "znver4: 16 lanes x 32 registers, 4 FMA chains, L1d 32 KiB, L2 1 MiB (table)" (", AMX int8"
+/// before the source where it has the tiles): one line for
 /// `tune` and the benches.
 std::string describe_cpu_model(const CpuModel& m);
 

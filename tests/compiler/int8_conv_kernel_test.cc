@@ -266,6 +266,38 @@ TEST(Int8Conv, ThePortableFormIsExactToo) {
   unsetenv("TT_INT8_DOT");
 }
 
+// On a CPU with AMX the kernels run on its tiles (int8_amx_tile.h): every valid config, of
+// input blocks below, at and above the 64 channels of one tile step (with and without a rest),
+// register tiles wider than the 16 pixels of one A tile, two rows (as one run of pixels where
+// the kernel is 1x1), strides and padded borders, equals the int32 convolution; and so does the vector form the same configs take elsewhere.
+TEST(Int8Conv, AmxTilesAreExactInEveryConfig) {
+  if (!tt::codegen::host_has_amx_int8())
+    GTEST_SKIP() << "this CPU has no AMX int8 tiles (or Linux did not grant their state)";
+  const ss::Conv2dWorkload shapes[] = {
+      quantized({1, 96, 5, 20}, {32, 96, 3, 3}, {1}, {1}, {1}),
+      quantized({1, 128, 4, 18}, {32, 128, 1, 1}, {1}, {0}, {1}),
+      quantized({2, 64, 9, 35}, {16, 64, 3, 3}, {2}, {1, 2, 0, 1}, {1}),
+      // Two rows of 7 read as one run of 14 pixels, and a tail row.
+      quantized({1, 80, 5, 7}, {32, 80, 1, 1}, {1}, {0}, {1}),
+  };
+  for (const char* form : {"amx", "vnni"}) {
+    if (std::string(form) == "vnni") setenv("TT_INT8_DOT", "vnni", 1);
+    for (const ss::Conv2dWorkload& w : shapes) {
+      const ss::Task task = int8_task(w);
+      auto space = ss::make_config_space(task);
+      ASSERT_TRUE(space.has_value());
+      const ss::OperandShapes s = ss::operand_shapes(w);
+      tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, 5),
+                                     integers(tt::DType::kInt8, s.weight, -128, 127, 6),
+                                     {}};
+      const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
+      SCOPED_TRACE(form);
+      ASSERT_NO_FATAL_FAILURE(expect_every_valid_config_exact(task, *space, in, want));
+    }
+    unsetenv("TT_INT8_DOT");
+  }
+}
+
 TEST(Int8Conv, TheMeasurerChecksAndTimesInt8Kernels) {
   const ss::Task task = int8_task(quantized({1, 16, 10, 10}, {32, 16, 3, 3}, {1}, {1}, {1}));
   auto space = ss::make_config_space(task);

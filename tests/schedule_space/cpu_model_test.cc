@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/task.h"
 #include "schedule_space/workload.h"
 #include "tests/schedule_space/conv2d_register_tile.h"
@@ -195,3 +196,63 @@ TEST(CpuModel, TheFallbackRowFitsTheRegisters) {
 }
 
 }  // namespace
+
+// A CPU with AMX (the table's Sapphire Rapids and later) runs int8 convolutions on its tiles:
+// the int8 template's fallback takes a tile's shape there (input blocks of up to 256 channels in
+// multiples of 16, rows of up to 16 pixels), AutoTVM's elsewhere; the offer holds the configs
+// that run on the tiles with at least 8 pixels; indices and validity stay the template's.
+TEST(CpuModel, AmxCpusRunInt8ConvolutionsOnTilesOfTheirShape) {
+  EXPECT_TRUE(ss::cpu_model_for("sapphirerapids", 16).amx_int8);
+  EXPECT_TRUE(ss::cpu_model_for("graniterapids", 16).amx_int8);
+  EXPECT_FALSE(ss::cpu_model_for("icelake-server", 16).amx_int8);
+  EXPECT_NE(ss::describe_cpu_model(ss::cpu_model_for("sapphirerapids", 16)).find("AMX int8"),
+            std::string::npos);
+  const ss::Target amx{"llvm -keys=cpu -mcpu=sapphirerapids", 16};
+  const ss::Target vnni{"llvm -keys=cpu -mcpu=icelake-server", 16};
+  struct Case {
+    ss::Conv2dWorkload w;
+    int64_t ic_bn, reg_n, reg_h;
+  };
+  const Case cases[] = {
+      {ss::square_conv2d(1024, 14, 256, 1, 1), 256, 14, 1},
+      {ss::square_conv2d(256, 14, 256, 3, 1), 256, 14, 1},
+      {ss::square_conv2d(2048, 7, 512, 1, 1), 256, 7, 2},  // two rows of 7: one tile of 14
+      {ss::square_conv2d(96, 28, 32, 3, 1), 96, 14, 1},
+      {ss::square_conv2d(24, 28, 32, 3, 1), 12, 0, 0},  // no multiple of 16: AutoTVM's
+  };
+  for (Case c : cases) {
+    c.w.precision = ss::Precision::kUInt8Int8;
+    const auto on_amx = ss::make_task(ss::kConv2dNCHWcInt8, c.w, amx);
+    const auto on_vnni = ss::make_task(ss::kConv2dNCHWcInt8, c.w, vnni);
+    ASSERT_TRUE(on_amx.has_value() && on_vnni.has_value());
+    const ss::ConfigSpace a = *ss::make_config_space(*on_amx);
+    const ss::ConfigSpace v = *ss::make_config_space(*on_vnni);
+    const auto d = ss::conv2d_nchwc_int8_schedule(a, ss::default_config(*on_amx, a));
+    const auto autotvm = ss::conv2d_nchwc_int8_schedule(v, ss::default_config(*on_vnni, v));
+    EXPECT_EQ(d.ic_bn, c.ic_bn) << ss::describe_workload(c.w);
+    if (c.reg_n > 0) {
+      EXPECT_EQ(d.oc_bn, 16);
+      EXPECT_EQ(d.reg_n, c.reg_n) << ss::describe_workload(c.w);
+      EXPECT_EQ(d.reg_h, c.reg_h) << ss::describe_workload(c.w);
+      EXPECT_TRUE(ss::runs_on_amx_tiles(d));
+      EXPECT_LE(autotvm.ic_bn, 16);  // AutoTVM's blocks are a quarter of a tile step at most
+    } else {
+      EXPECT_EQ(d.ic_bn, autotvm.ic_bn);
+      EXPECT_EQ(d.reg_n, autotvm.reg_n);
+    }
+    ASSERT_EQ(a.size(), v.size());
+    int64_t offered = 0;
+    for (int64_t i = 0; i < a.size(); ++i) {
+      const ss::Config cfg = *a.config_at(i);
+      ASSERT_EQ(a.is_valid(cfg), v.is_valid(cfg));
+      ASSERT_EQ(a.entity_of(cfg), v.entity_of(cfg));
+      const auto s = ss::conv2d_nchwc_int8_schedule(a, cfg);
+      if (a.is_offered(cfg)) {
+        ++offered;
+        EXPECT_TRUE(ss::runs_on_amx_tiles(s)) << a.describe(cfg);
+        EXPECT_GE(s.reg_h * s.reg_n, std::min<int64_t>(8, c.w.out_width() * 2));
+      }
+    }
+    EXPECT_GT(offered, 0) << ss::describe_workload(c.w);
+  }
+}

@@ -15,6 +15,9 @@
 //   weights of channel pairs with the zero-extended data and adds each pair into one int32,
 //   exactly (`vpmaddubsw` would saturate: 255 * 127 * 2 does not fit in int16);
 // - elsewhere, B = 8 and R = 4: plain widened multiplies and adds, which LLVM lowers on any CPU.
+// Where the CPU has AMX (and the process may use it), configs that suit it (runs_on_amx_tiles)
+// run on the tile unit instead (int8_amx_tile.h): the same layouts, up to 16 pixels x 16
+// channels x 64 input channels per instruction.
 //
 // In a network the data's padding holds its quantized zero point (AnchorArgs::pad_value): rows
 // outside the input read a row of it, and the taps that border tiles drop read it as a
@@ -33,6 +36,7 @@
 
 #include "compiler/codegen/llvm/column_classes.h"
 #include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/int8_amx_tile.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 #include "support/error.h"
 
@@ -52,7 +56,7 @@ bool host_has(const char* feature) {
   return features.lookup(feature);
 }
 
-enum class DotForm { kVnni, kPairs, kBytePairs, kWidened };
+enum class DotForm { kAmx, kVnni, kPairs, kBytePairs, kWidened };
 
 llvm::Value* shuffle(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c,
                      const std::vector<int>& mask) {
@@ -74,14 +78,20 @@ class Int8ConvEmitter {
     // 16: a classifier of 1000) take its 256-bit form (AVX-512 VL), not the AVX2 forms, which
     // run a third as fast.
     const bool vnni = host_has("avx512vnni") && (s.oc_bn % 16 == 0 || host_has("avx512vl"));
-    form_ = vnni               ? DotForm::kVnni
+    const bool amx = host_runs_amx_int8() && schedule_space::runs_on_amx_tiles(s);
+    form_ = amx                ? DotForm::kAmx
+            : vnni             ? DotForm::kVnni
             : host_has("avx2") ? (narrow_weights ? DotForm::kBytePairs : DotForm::kPairs)
                                : DotForm::kWidened;
-    // TT_INT8_DOT=widened: the portable form on any CPU (how its tests reach it on AVX2 hosts).
-    if (const char* forced = std::getenv("TT_INT8_DOT"); forced && std::string(forced) == "widened")
-      form_ = DotForm::kWidened;
-    block_ = form_ == DotForm::kVnni && s.oc_bn % 16 == 0 ? 16 : 8;
-    reduce_ = form_ == DotForm::kVnni || form_ == DotForm::kBytePairs ? 1
+    // TT_INT8_DOT names a form to use instead where the CPU has it: "widened" (the portable
+    // form on any CPU, how its tests reach it on AVX2 hosts) or "vnni" (the vector form on a CPU
+    // with AMX, to compare the two).
+    if (const char* forced = std::getenv("TT_INT8_DOT")) {
+      if (std::string(forced) == "widened") form_ = DotForm::kWidened;
+      if (std::string(forced) == "vnni" && vnni) form_ = DotForm::kVnni;
+    }
+    block_ = (form_ == DotForm::kVnni || form_ == DotForm::kAmx) && s.oc_bn % 16 == 0 ? 16 : 8;
+    reduce_ = form_ == DotForm::kAmx || form_ == DotForm::kVnni || form_ == DotForm::kBytePairs ? 1
               : form_ == DotForm::kPairs                              ? 2
                                                                       : 4;
     TT_CHECK(s.oc_bn % block_ == 0 && s.ic_bn % 4 == 0) << s.oc_bn << " " << s.ic_bn;
@@ -168,6 +178,10 @@ class Int8ConvEmitter {
   }
 
   void emit_tile(const Tile& t) {
+    if (form_ == DotForm::kAmx) {
+      emit_amx_tile(t);
+      return;
+    }
     LoopState acc(static_cast<size_t>(t.rows * t.cols * blocks_),
                   llvm::Constant::getNullValue(acc_type()));
     acc = emit_for_carried(
@@ -386,33 +400,46 @@ class Int8ConvEmitter {
   }
 
   void emit_store(const Tile& t, const LoopState& acc) {
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t p = 0; p < t.cols; ++p)
+        for (int64_t k = 0; k < blocks_; ++k) store(t, r, p, k, reduce(acc[acc_index(t, r, p, k)]));
+  }
+
+  // Output (row r, column p, channel block k) of the tile: `value`, block_ int32 sums, through
+  // the epilogue.
+  void store(const Tile& t, int64_t r, int64_t p, int64_t k, llvm::Value* value) {
     llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, occ_), t.occ), oh_);
     auto* vb = llvm::FixedVectorType::get(out_element(), block_);
-    // NHWC-style output: position-major, all OC channels of a position adjacent.
-    llvm::Value* nrow = mul_i64(b_, t.n, oh_);
     llvm::Value* channel0 = mul_i64(b_, t.occ, s_.oc_bn);
-    for (int64_t r = 0; r < t.rows; ++r) {
+    llvm::Value* base;
+    if (channels_last_out_) {  // NHWC-style output: all OC channels of a position adjacent
+      llvm::Value* row = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, oh_), add_i64(b_, t.oh0, r)), ow_);
+      base = add_i64(b_, mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), w_.out_channels),
+                     channel0);
+    } else {
       llvm::Value* row = mul_i64(b_, add_i64(b_, plane, add_i64(b_, t.oh0, r)), ow_);
-      llvm::Value* last_row = mul_i64(b_, add_i64(b_, nrow, add_i64(b_, t.oh0, r)), ow_);
-      for (int64_t p = 0; p < t.cols; ++p) {
-        llvm::Value* base = channels_last_out_
-                                ? add_i64(b_,
-                                          mul_i64(b_, add_i64(b_, last_row, add_i64(b_, t.ow0, p)),
-                                                  w_.out_channels),
-                                          channel0)
-                                : mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
-        for (int64_t k = 0; k < blocks_; ++k) {
-          llvm::Value* offset = add_i64(b_, base, k * block_);
-          llvm::Value* ptr = b_.CreateGEP(out_element(), out_, offset);
-          llvm::Value* value = reduce(acc[acc_index(t, r, p, k)]);
-          if (!args_.epilogue.empty())
-            value =
-                apply_epilogue(b_, value, args_, add_i64(b_, channel0, k * block_), offset, block_);
-          b_.CreateAlignedStore(value, b_.CreateBitCast(ptr, vb->getPointerTo()),
-                                llvm::Align(byte_out_ ? 1 : 4));
-        }
-      }
+      base = mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), s_.oc_bn);
     }
+    llvm::Value* offset = add_i64(b_, base, k * block_);
+    llvm::Value* ptr = b_.CreateGEP(out_element(), out_, offset);
+    if (!args_.epilogue.empty())
+      value = apply_epilogue(b_, value, args_, add_i64(b_, channel0, k * block_), offset, block_);
+    b_.CreateAlignedStore(value, b_.CreateBitCast(ptr, vb->getPointerTo()),
+                          llvm::Align(byte_out_ ? 1 : 4));
+  }
+
+  void emit_amx_tile(const Tile& t) {
+    AmxTileContext ctx;
+    ctx.workload = &w_;
+    ctx.schedule = &s_;
+    ctx.data = data_;
+    ctx.weight = weight_;
+    ctx.pad = pad_;
+    ctx.row_pointers = [&](llvm::Value* plane, llvm::Value* kh) {
+      return row_pointers(t, plane, kh);
+    };
+    ctx.store = [&](int64_t r, int64_t p, int64_t k, llvm::Value* sum) { store(t, r, p, k, sum); };
+    emit_amx_int8_tile(b_, m_, ctx, {t.n, t.occ, t.oh0, t.ow0, t.ow0c, t.rows, t.cols}, icc_);
   }
 
   llvm::IRBuilder<>& b_;

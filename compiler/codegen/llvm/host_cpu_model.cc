@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/codegen/llvm/cpu_description.h"
+#include "compiler/codegen/llvm/int8_amx_tile.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "support/fma_peak.h"
 
@@ -65,6 +66,9 @@ ss::CpuModel host_cpu_model() {
       m.fma_chains = probe.chains;
       m.measured_peak_gflops = probe.peak_gflops;
     }
+    // The tiles where the CPU has them and this process may use them, whatever LLVM names it
+    // (LLVM 14 names some of these servers after a client part).
+    m.amx_int8 = emit::host_runs_amx_int8();
     m.source = "measured";
     return m;
   }();

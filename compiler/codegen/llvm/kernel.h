@@ -113,4 +113,8 @@ std::string host_device_key();
 /// without it, int8 kernels of full-range weights widen their operands to int16.
 bool host_has_int8_dot();
 
+/// Whether int8 kernels built here run on AMX tiles: the CPU has them and Linux granted this
+/// process their state.
+bool host_has_amx_int8();
+
 }  // namespace tensortune::codegen

@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/int8_amx_tile.h"
 #include "compiler/codegen/llvm/kernel.h"
 #include "compiler/codegen/llvm/llvm_target.h"
 #include "support/stopwatch.h"
@@ -198,6 +199,8 @@ bool host_has_int8_dot() {
   llvm::sys::getHostCPUFeatures(features);
   return features.lookup("avx512vnni");
 }
+
+bool host_has_amx_int8() { return emit::host_runs_amx_int8(); }
 
 std::string host_device_key() {
   llvm::StringMap<bool> features;

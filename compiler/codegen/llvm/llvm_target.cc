@@ -8,6 +8,8 @@
 
 #include <mutex>
 
+#include "compiler/codegen/llvm/int8_amx_tile.h"
+
 namespace tensortune::codegen::emit {
 
 void initialize_llvm() {
@@ -63,6 +65,9 @@ Expected<std::unique_ptr<llvm::orc::LLJIT>> make_jit(llvm::orc::JITTargetMachine
     return internal_error("JIT cannot see the process's symbols: " +
                           llvm::toString(process.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  // Every generated kernel runs from a JIT: int8 kernels built for a CPU with AMX use its
+  // tiles, whose state the process must ask Linux for before the first one runs.
+  enable_amx_tiles();
   return std::move(*jit);
 }
 
