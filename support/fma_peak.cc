@@ -2,10 +2,13 @@
 
 #include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -50,6 +53,61 @@ __attribute__((target("avx2,avxvnni"))) int dot_loop_256(long iterations) {
   int s = 0;
   for (int v : lanes) s += v;
   return s;
+}
+
+// AMX-TILE and AMX-INT8 (CPUID leaf 7 EDX bits 24 and 25), and Linux's consent to the tile
+// data state for this process (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA).
+bool runs_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  if ((edx & (3u << 24)) != (3u << 24)) return false;
+#if defined(__linux__)
+  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+  return false;
+#endif
+}
+
+// Four 16 x 16 int32 tiles, each += a 16 x 64 uint8 tile times a 64 x 16 int8 one (`tdpbusd`,
+// 16 x 16 x 64 multiply-adds), from two A and two B tiles loaded once: the tile unit's peak.
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t bytes_per_row[16] = {};
+  uint8_t rows[16] = {};
+};
+
+__attribute__((target("amx-tile,amx-int8"))) int tile_loop(long iterations) {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = 16;
+    config.bytes_per_row[t] = 64;
+  }
+  alignas(64) static thread_local uint8_t a[16 * 64];
+  alignas(64) static thread_local int8_t b[16 * 64];
+  alignas(64) static thread_local int32_t c[16 * 16];
+  for (int i = 0; i < 16 * 64; ++i) {
+    a[i] = static_cast<uint8_t>(i % 7);
+    b[i] = static_cast<int8_t>(i % 5 - 2);
+  }
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, a, 64);
+  _tile_loadd(6, b, 64);
+  _tile_loadd(7, b, 64);
+  for (long n = 0; n < iterations; ++n) {
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return c[0];
 }
 
 // `fmas` multiply-adds in kChains independent chains: one chain is bound by the FMA latency,
@@ -135,6 +193,14 @@ Peak measured_fma_peak(int threads) {
 
 Peak measured_int8_peak(int threads) {
   threads = std::max(threads, 1);
+  if (runs_amx_int8()) {
+    // A tile instruction does 48x a 512-bit vpdpbusd's work: fewer iterations.
+    const long iterations = kIterations / 16;
+    const double seconds =
+        best_seconds(threads, [&](long) { return tile_loop(iterations); });
+    const double ops = 2.0 * 4 * 16 * 16 * 64 * static_cast<double>(iterations) * threads;
+    return {ops / seconds / 1e9, 0, true};
+  }
   const bool wide = __builtin_cpu_supports("avx512vnni");
   if (!wide && !has_avx_vnni()) return {};
   const double seconds =

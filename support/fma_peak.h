@@ -13,12 +13,14 @@ namespace tensortune {
 struct Peak {
   double gflops = 0;  ///< operations (a multiply-add counts two) per second, in 1e9
   int vector_bits = 0;
+  bool amx_tiles = false;  ///< measured on AMX's tile unit, not on vectors
 };
 
 /// float32 FMAs on `threads` threads (each pinned to nothing; the OS spreads them).
 Peak measured_fma_peak(int threads);
-/// uint8 x int8 -> int32 dot products (vpdpbusd) where the CPU has AVX-512 VNNI or AVX-VNNI;
-/// gflops 0 where it has neither.
+/// uint8 x int8 -> int32 dot products: on AMX's tile unit (tdpbusd) where the CPU has it and
+/// Linux lets this process use it, else vpdpbusd where the CPU has AVX-512 VNNI or AVX-VNNI;
+/// gflops 0 where it has none of them.
 Peak measured_int8_peak(int threads);
 
 /// How many independent multiply-add chains one core needs to keep its FMA pipes busy: the
