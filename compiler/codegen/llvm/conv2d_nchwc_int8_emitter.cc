@@ -78,7 +78,10 @@ class Int8ConvEmitter {
     // 16: a classifier of 1000) take its 256-bit form (AVX-512 VL), not the AVX2 forms, which
     // run a third as fast.
     const bool vnni = host_has("avx512vnni") && (s.oc_bn % 16 == 0 || host_has("avx512vl"));
-    const bool amx = host_runs_amx_int8() && schedule_space::runs_on_amx_tiles(s);
+    columns_ = classify_columns(w, s.reg_n);
+    if (host_runs_amx_int8() && schedule_space::runs_on_amx_tiles(s))
+      amx_limits_ = amx_limits(w, s, args.pad_value);
+    const bool amx = amx_limits_.has_value();
     form_ = amx                ? DotForm::kAmx
             : vnni             ? DotForm::kVnni
             : host_has("avx2") ? (narrow_weights ? DotForm::kBytePairs : DotForm::kPairs)
@@ -104,7 +107,6 @@ class Int8ConvEmitter {
     oh_ = w.out_height();
     ow_ = w.out_width();
     blocks_ = s.oc_bn / block_;
-    columns_ = classify_columns(w, s.reg_n);
     const bool rows_may_leave_input =
         w.pad_top > 0 || w.pad_bottom > 0 ||
         (oh_ - 1) * w.stride_h + (w.kernel_h - 1) * w.dilation_h >= w.in_height;
@@ -152,7 +154,9 @@ class Int8ConvEmitter {
 
   void emit_row(llvm::Value* n, llvm::Value* occ, llvm::Value* oh0, int64_t rows) {
     for (const auto& c : columns_) {
-      if (c.runtime) {
+      if (c.runtime && form_ == DotForm::kAmx) {
+        emit_amx_runs(n, occ, oh0, rows, c);
+      } else if (c.runtime) {
         emit_for(b_, i64(b_, c.lo), i64(b_, c.hi), "ow_tile", [&](llvm::Value* ct) {
           emit_tile({n, occ, oh0, mul_i64(b_, ct, s_.reg_n), std::nullopt, rows, c.size});
         });
@@ -161,6 +165,54 @@ class Int8ConvEmitter {
         emit_tile({n, occ, oh0, i64(b_, ow0), ow0, rows, c.size});
       }
     }
+  }
+
+  // Interior tiles on AMX: consecutive tiles of a row run as one tile of up to 32 columns, so
+  // that a pass holds two A tiles (each B tile loaded once for both) whatever reg_n the
+  // vector form's register budget left the config.
+  int64_t amx_run_tiles() const { return std::max<int64_t>(1, 32 / s_.reg_n); }
+
+  // The widest passes (int8_amx_tile.h) whose tiles, over every tile this kernel emits (row
+  // tiles and the tail, interior runs, border tiles), fit in the tile registers of one
+  // function; nothing when even passes of one piece and one block do not.
+  std::optional<AmxPassLimits> amx_limits(const Conv2dWorkload& w, const Conv2dInt8Schedule& s,
+                                          int64_t pad) const {
+    std::vector<int64_t> row_counts{s.reg_h};
+    if (w.out_height() % s.reg_h != 0) row_counts.push_back(w.out_height() % s.reg_h);
+    for (AmxPassLimits limits : {AmxPassLimits{2, 4}, AmxPassLimits{2, 2}, AmxPassLimits{1, 2},
+                                 AmxPassLimits{1, 1}}) {
+      AmxRegisterDemand demand;
+      for (int64_t rows : row_counts)
+        for (const ColumnClass& c : columns_) {
+          if (!c.runtime) {
+            add_amx_register_demand(w, s, pad, rows, c.size, c.tile * s.reg_n, limits, demand);
+            continue;
+          }
+          const int64_t group = amx_run_tiles(), count = c.hi - c.lo;
+          if (count / group > 0)
+            add_amx_register_demand(w, s, pad, rows, group * s.reg_n, std::nullopt, limits,
+                                    demand);
+          if (count % group > 0)
+            add_amx_register_demand(w, s, pad, rows, count % group * s.reg_n, std::nullopt,
+                                    limits, demand);
+        }
+      if (amx_registers(demand) <= kAmxTileRegisters) return limits;
+    }
+    return std::nullopt;
+  }
+
+  void emit_amx_runs(llvm::Value* n, llvm::Value* occ, llvm::Value* oh0, int64_t rows,
+                     const ColumnClass& c) {
+    const int64_t group = amx_run_tiles();
+    const int64_t count = c.hi - c.lo, full = count / group, rest = count % group;
+    if (full > 0)
+      emit_for(b_, i64(b_, 0), i64(b_, full), "ow_run", [&](llvm::Value* g) {
+        llvm::Value* ow0 = mul_i64(b_, add_i64(b_, mul_i64(b_, g, group), c.lo), s_.reg_n);
+        emit_tile({n, occ, oh0, ow0, std::nullopt, rows, group * s_.reg_n});
+      });
+    if (rest > 0)
+      emit_tile({n, occ, oh0, i64(b_, (c.lo + full * group) * s_.reg_n), std::nullopt, rows,
+                 rest * s_.reg_n});
   }
 
   bool col_valid(std::optional<int64_t> ow0c, int64_t p, int64_t kw) const {
@@ -439,7 +491,8 @@ class Int8ConvEmitter {
       return row_pointers(t, plane, kh);
     };
     ctx.store = [&](int64_t r, int64_t p, int64_t k, llvm::Value* sum) { store(t, r, p, k, sum); };
-    emit_amx_int8_tile(b_, m_, ctx, {t.n, t.occ, t.oh0, t.ow0, t.ow0c, t.rows, t.cols}, icc_);
+    emit_amx_int8_tile(b_, m_, ctx, {t.n, t.occ, t.oh0, t.ow0, t.ow0c, t.rows, t.cols}, icc_,
+                       *amx_limits_);
   }
 
   llvm::IRBuilder<>& b_;
@@ -454,6 +507,7 @@ class Int8ConvEmitter {
   bool float_out_ = false;  // the epilogue converts to float: the output is float32
   bool byte_out_ = false;   // ... and then to bytes: the output is uint8 or int8
   DotForm form_ = DotForm::kWidened;
+  std::optional<AmxPassLimits> amx_limits_;  // set where the kernel runs on AMX tiles
   int block_ = 8;   // output channels per accumulator
   int reduce_ = 4;  // unreduced partial sums per channel
   int64_t icc_, occ_, oh_, ow_, blocks_;

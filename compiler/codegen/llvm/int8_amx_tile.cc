@@ -19,59 +19,169 @@ namespace {
 
 using schedule_space::Conv2dInt8Schedule;
 using schedule_space::Conv2dWorkload;
+using Shape = std::pair<int64_t, int64_t>;  // rows, bytes per row
 
 constexpr int64_t kTileRows = 16;   // pixels of one A tile (TMUL's M)
 constexpr int64_t kBlock = 16;      // output channels of one B or C tile (64 bytes of int32)
-constexpr int64_t kStepBytes = 64;  // input channels of one reduction step (A's bytes per row)
+constexpr int64_t kStepBytes = 64;  // input channels of one reduction step, at most
 
-// An A tile: output row r of the register tile, its columns [p0, p0 + m) (or pixels
-// [p0, p0 + m) of the tile's rows read as one run).
+// Input channels per reduction step: the largest multiple of 4 up to 64 that divides ic_bn, so
+// that every step has one shape (a rest step of another width would add A and B shapes).
+int64_t step_bytes(const Conv2dInt8Schedule& s) {
+  for (int64_t d = kStepBytes; d >= 4; d -= 4)
+    if (s.ic_bn % d == 0) return d;
+  return 4;
+}
+
+// An A tile: output row r of the tile, its columns [p0, p0 + m) (or pixels [p0, p0 + m) of the
+// tile's rows read as one run). Each tap loads its A tile starting `shifts[tap_shift[kw]]`
+// pixels from p0 (0 but at borders), into the C tiles of that shift.
 struct Piece {
   int64_t r, p0, m;
+  std::vector<int64_t> shifts{0};
+  std::vector<int> tap_shift;  // per kw; -1: the tap reads no pixel of the piece inside the input
+  bool gather = false;         // the taps' A tiles gathered, padding bytes where they leave
 };
+
+// How a tile is cut into pieces, and each piece's shifts.
+class TilePlan {
+ public:
+  TilePlan(const Conv2dWorkload& w, int64_t pad, int64_t rows, int64_t cols,
+           std::optional<int64_t> ow0c)
+      : w_(w), pad_(pad), cols_(cols), ow0c_(ow0c) {
+    // A 1x1 kernel of stride 1 without padding reads its tile's whole rows as one run of
+    // pixels (NCHW[x]c keeps a plane's rows adjacent): pieces then cut the run, not each row,
+    // so that two rows of 7 fill one A tile of 14, not two of 7.
+    flat_ = rows > 1 && !ow0c && w.kernel_h == 1 && w.kernel_w == 1 && w.stride_w == 1 &&
+            w.pad_left == 0 && w.pad_right == 0 && cols == w.in_width && cols == w.out_width();
+    if (flat_) {
+      cut(0, rows * cols);
+    } else {
+      for (int64_t r = 0; r < rows; ++r) cut(r, cols);
+    }
+    for (Piece& piece : pieces_) find_shifts(piece);
+  }
+
+  const std::vector<Piece>& pieces() const { return pieces_; }
+  bool flat() const { return flat_; }
+  // (row, column) of the tile's pixel q of piece row r.
+  std::pair<int64_t, int64_t> pixel(int64_t r, int64_t q) const {
+    return flat_ ? std::pair{q / cols_, q % cols_} : std::pair{r, q};
+  }
+
+  // The input column pixel p (of the tile) reads at tap kw; a border tile's only.
+  int64_t column(int64_t p, int64_t kw) const {
+    return (*ow0c_ + p) * w_.stride_w + kw * w_.dilation_w - w_.pad_left;
+  }
+  // Interior tiles (no constant first column) read inside the input for every tap.
+  bool column_valid(int64_t p, int64_t kw) const {
+    if (!ow0c_) return true;
+    const int64_t iw = column(p, kw);
+    return iw >= 0 && iw < w_.in_width;
+  }
+
+ private:
+  // Pieces of equal size (up to 16 pixels): a run of 28 is two of 14, not 16 and 12, so that
+  // the kernel's tiles have fewer shapes.
+  void cut(int64_t r, int64_t length) {
+    const int64_t n = (length + kTileRows - 1) / kTileRows;
+    int64_t p0 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t m = length / n + (i < length % n ? 1 : 0);
+      pieces_.push_back({r, p0, m, {0}, {}, false});
+      p0 += m;
+    }
+  }
+
+  void find_shifts(Piece& piece) const {
+    piece.tap_shift.assign(static_cast<size_t>(w_.kernel_w), 0);
+    if (!ow0c_) return;
+    std::vector<int64_t> shifts;
+    for (int64_t kw = 0; kw < w_.kernel_w; ++kw) {
+      int64_t a = piece.m, b = 0;  // the pixels reading inside the input: [a, b)
+      for (int64_t p = 0; p < piece.m; ++p)
+        if (column_valid(piece.p0 + p, kw)) {
+          a = std::min(a, p);
+          b = std::max(b, p + 1);
+        }
+      int shift = -1;
+      if (a >= b) {
+        piece.gather |= pad_ != 0;  // padding bytes that are not zero still add products
+      } else if (a == 0 && b == piece.m) {
+        shift = index_of(shifts, 0);
+      } else if (pad_ != 0) {
+        piece.gather = true;
+      } else if (auto s = fitting_shift(piece, kw, a, b)) {
+        shift = index_of(shifts, *s);
+      } else {
+        piece.gather = true;  // wider than the input row: no shift reads inside it
+      }
+      piece.tap_shift[static_cast<size_t>(kw)] = shift;
+    }
+    if (piece.gather) {
+      piece.tap_shift.assign(static_cast<size_t>(w_.kernel_w), 0);
+      return;
+    }
+    if (!shifts.empty()) piece.shifts = shifts;
+  }
+
+  // A start s (relative to the piece) whose m rows all read inside the input row and cover
+  // the pixels [a, b): s = a where the rows after b still read inside, else s = b - m.
+  std::optional<int64_t> fitting_shift(const Piece& piece, int64_t kw, int64_t a,
+                                       int64_t b) const {
+    auto inside = [&](int64_t s) {
+      return column(piece.p0 + s, kw) >= 0 && column(piece.p0 + s + piece.m - 1, kw) < w_.in_width;
+    };
+    if (inside(a)) return a;
+    if (inside(b - piece.m)) return b - piece.m;
+    return std::nullopt;
+  }
+
+  static int index_of(std::vector<int64_t>& shifts, int64_t s) {
+    auto it = std::find(shifts.begin(), shifts.end(), s);
+    if (it == shifts.end()) it = shifts.insert(shifts.end(), s);
+    return static_cast<int>(it - shifts.begin());
+  }
+
+  const Conv2dWorkload& w_;
+  int64_t pad_, cols_;
+  std::optional<int64_t> ow0c_;
+  bool flat_ = false;
+  std::vector<Piece> pieces_;
+};
+
+// A pass: consecutive pieces and channel blocks whose C tiles run the whole reduction together.
+struct Pass {
+  std::vector<size_t> pieces;
+  std::vector<int64_t> blocks;
+};
+
+std::vector<Pass> passes_of(const TilePlan& plan, int64_t blocks, AmxPassLimits limits) {
+  std::vector<Pass> passes;
+  const size_t n = plan.pieces().size();
+  for (size_t i = 0; i < n; i += static_cast<size_t>(limits.pieces))
+    for (int64_t k0 = 0; k0 < blocks; k0 += limits.blocks) {
+      Pass pass;
+      for (size_t j = i; j < std::min(n, i + static_cast<size_t>(limits.pieces)); ++j)
+        pass.pieces.push_back(j);
+      for (int64_t k = k0; k < std::min(blocks, k0 + limits.blocks); ++k) pass.blocks.push_back(k);
+      passes.push_back(std::move(pass));
+    }
+  return passes;
+}
 
 class AmxTileEmitter {
  public:
   AmxTileEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AmxTileContext& ctx,
-                 const AmxTile& t, int64_t input_chunks)
+                 const AmxTile& t, int64_t input_chunks, AmxPassLimits limits)
       : b_(b), m_(m), ctx_(ctx), w_(*ctx.workload), s_(*ctx.schedule), t_(t),
-        icc_(input_chunks), blocks_(s_.oc_bn / kBlock) {
+        plan_(w_, ctx.pad, t.rows, t.cols, t.ow0c), icc_(input_chunks),
+        blocks_(s_.oc_bn / kBlock), step_(step_bytes(s_)), limits_(limits) {
     TT_CHECK(s_.oc_bn % kBlock == 0 && s_.ic_bn % 4 == 0) << s_.oc_bn << " " << s_.ic_bn;
-    auto* scratch_type = llvm::ArrayType::get(b.getInt8Ty(), kTileRows * kStepBytes);
-    auto* c = entry_alloca(b, scratch_type, "amx_c");
-    c->setAlignment(llvm::Align(64));
-    c_scratch_ = b.CreateBitCast(c, b.getInt8PtrTy());
   }
 
   void emit() {
-    std::vector<Piece> pieces;
-    // A 1x1 kernel of stride 1 without padding reads its tile's whole rows as one run of
-    // pixels (NCHW[x]c keeps a plane's rows adjacent): A tiles then cut the run, not each row,
-    // so that two rows of 7 fill one tile of 14, not two of 7.
-    flat_ = t_.rows > 1 && !t_.ow0c && w_.kernel_h == 1 && w_.kernel_w == 1 &&
-            w_.stride_w == 1 && w_.pad_left == 0 && w_.pad_right == 0 &&
-            t_.cols == w_.in_width && t_.cols == w_.out_width();
-    if (flat_) {
-      for (int64_t q0 = 0; q0 < t_.rows * t_.cols; q0 += kTileRows)
-        pieces.push_back({0, q0, std::min(kTileRows, t_.rows * t_.cols - q0)});
-    } else {
-      for (int64_t r = 0; r < t_.rows; ++r)
-        for (int64_t p0 = 0; p0 < t_.cols; p0 += kTileRows)
-          pieces.push_back({r, p0, std::min(kTileRows, t_.cols - p0)});
-    }
-    // Passes of two A tiles x two channel blocks (4 C + 2 A + 1 B live) or one A tile x four
-    // blocks (4 + 1 + 1): each B tile is reused by every A tile of the pass, each A by every B.
-    for (size_t i = 0; i < pieces.size(); i += 2) {
-      std::vector<Piece> group(pieces.begin() + static_cast<std::ptrdiff_t>(i),
-                               pieces.begin() + static_cast<std::ptrdiff_t>(
-                                                    std::min(pieces.size(), i + 2)));
-      const int64_t per_pass = group.size() == 2 ? 2 : 4;
-      for (int64_t k0 = 0; k0 < blocks_; k0 += per_pass) {
-        std::vector<int64_t> blocks;
-        for (int64_t k = k0; k < std::min(blocks_, k0 + per_pass); ++k) blocks.push_back(k);
-        emit_pass(group, blocks);
-      }
-    }
+    for (const Pass& pass : passes_of(plan_, blocks_, limits_)) emit_pass(pass);
   }
 
  private:
@@ -98,18 +208,34 @@ class AmxTileEmitter {
         llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_tilestored64_internal),
         {i16(rows), i16(kBlock * 4), ptr, i64(b_, kBlock * 4), tile});
   }
-
-  // Interior tiles (no constant first column) read inside the input for every tap.
-  bool column_valid(int64_t p, int64_t kw) const {
-    if (!t_.ow0c) return true;
-    const int64_t iw = (*t_.ow0c + p) * w_.stride_w + kw * w_.dilation_w - w_.pad_left;
-    return iw >= 0 && iw < w_.in_width;
+  // A 1 KiB scratch tile in the entry block, one per slot.
+  llvm::Value* scratch(std::vector<llvm::Value*>& slots, size_t slot, const char* name) {
+    if (slots.size() <= slot) slots.resize(slot + 1, nullptr);
+    if (!slots[slot]) {
+      auto* type = llvm::ArrayType::get(b_.getInt8Ty(), kTileRows * kStepBytes);
+      auto* a = entry_alloca(b_, type, name);
+      a->setAlignment(llvm::Align(64));
+      slots[slot] = b_.CreateBitCast(a, b_.getInt8PtrTy());
+    }
+    return slots[slot];
   }
 
-  void emit_pass(const std::vector<Piece>& pieces, const std::vector<int64_t>& blocks) {
+  const Piece& piece(size_t i) const { return plan_.pieces()[i]; }
+
+  // The C tiles of a pass: piece-major, then shift, then block.
+  size_t slot(const Pass& pass, size_t piece_in_pass, size_t shift, size_t block) const {
+    size_t first = 0;
+    for (size_t i = 0; i < piece_in_pass; ++i)
+      first += piece(pass.pieces[i]).shifts.size() * pass.blocks.size();
+    return first + shift * pass.blocks.size() + block;
+  }
+
+  void emit_pass(const Pass& pass) {
     LoopState acc;
-    for (const Piece& piece : pieces)
-      for (size_t j = 0; j < blocks.size(); ++j) acc.push_back(tile_zero(piece.m, kBlock * 4));
+    for (size_t i : pass.pieces)
+      for (size_t s = 0; s < piece(i).shifts.size(); ++s)
+        for (size_t j = 0; j < pass.blocks.size(); ++j)
+          acc.push_back(tile_zero(piece(i).m, kBlock * 4));
     acc = emit_for_carried(
         b_, i64(b_, 0), i64(b_, icc_), "amx_ic_chunk", acc,
         [&](llvm::Value* icc, const LoopState& a0) {
@@ -119,7 +245,7 @@ class AmxTileEmitter {
               [&](llvm::Value* kh, const LoopState& a1) {
                 const std::vector<llvm::Value*> rows = ctx_.row_pointers(plane, kh);
                 auto steps = [&](llvm::Value* kw, std::optional<int64_t> kwc, const LoopState& a2) {
-                  return emit_steps(pieces, blocks, rows, icc, kh, kw, kwc, a2);
+                  return emit_steps(pass, rows, icc, kh, kw, kwc, a2);
                 };
                 if (t_.ow0c || s_.unroll_kw || w_.kernel_w == 1) {
                   LoopState a = a1;
@@ -132,116 +258,115 @@ class AmxTileEmitter {
                                         });
               });
         });
-    size_t i = 0;
-    for (const Piece& piece : pieces)
-      for (int64_t k : blocks) {
-        tile_store(piece.m, c_scratch_, acc[i++]);
-        auto* v16 = llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock);
-        for (int64_t p = 0; p < piece.m; ++p) {
-          llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), c_scratch_, i64(b_, p * kBlock * 4));
-          llvm::Value* sum = b_.CreateAlignedLoad(v16, b_.CreateBitCast(ptr, v16->getPointerTo()),
-                                                  llvm::Align(64));
-          const int64_t q = piece.p0 + p;  // a column of row r, or of the whole run
-          if (flat_)
-            ctx_.store(q / t_.cols, q % t_.cols, k, sum);
-          else
-            ctx_.store(piece.r, q, k, sum);
+    emit_store(pass, acc);
+  }
+
+  // Output pixel p of a piece: the sum, over its shifts s, of row p - s of that shift's C tile.
+  void emit_store(const Pass& pass, const LoopState& acc) {
+    auto* v16 = llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock);
+    for (size_t i = 0; i < pass.pieces.size(); ++i) {
+      const Piece& pc = piece(pass.pieces[i]);
+      for (size_t j = 0; j < pass.blocks.size(); ++j) {
+        for (size_t s = 0; s < pc.shifts.size(); ++s)
+          tile_store(pc.m, scratch(c_scratch_, s, "amx_c"), acc[slot(pass, i, s, j)]);
+        for (int64_t p = 0; p < pc.m; ++p) {
+          llvm::Value* sum = nullptr;
+          for (size_t s = 0; s < pc.shifts.size(); ++s) {
+            const int64_t row = p - pc.shifts[s];
+            if (row < 0 || row >= pc.m) continue;
+            llvm::Value* ptr =
+                b_.CreateGEP(b_.getInt8Ty(), c_scratch_[s], i64(b_, row * kBlock * 4));
+            llvm::Value* part = b_.CreateAlignedLoad(
+                v16, b_.CreateBitCast(ptr, v16->getPointerTo()), llvm::Align(64));
+            sum = sum ? b_.CreateAdd(sum, part) : part;
+          }
+          if (!sum) sum = llvm::Constant::getNullValue(v16);
+          const auto [r, q] = plan_.pixel(pc.r, pc.p0 + p);
+          ctx_.store(r, q, pass.blocks[j], sum);
         }
       }
+    }
   }
 
-  // The reduction over one tap's ic_bn input channels: steps of 64 (a runtime loop where there
-  // are several), then the rest.
-  LoopState emit_steps(const std::vector<Piece>& pieces, const std::vector<int64_t>& blocks,
-                       const std::vector<llvm::Value*>& rows, llvm::Value* icc, llvm::Value* kh,
-                       llvm::Value* kw, std::optional<int64_t> kwc, const LoopState& acc) {
-    const int64_t full = s_.ic_bn / kStepBytes, rest = s_.ic_bn % kStepBytes;
-    LoopState a = acc;
-    if (full > 0)
-      a = emit_for_carried(b_, i64(b_, 0), i64(b_, full), "amx_step", a,
-                           [&](llvm::Value* step, const LoopState& carried) {
-                             LoopState out = carried;
-                             emit_step(pieces, blocks, rows, icc, kh, kw, kwc,
-                                       mul_i64(b_, step, kStepBytes), kStepBytes, out);
-                             return out;
-                           });
-    if (rest > 0)
-      emit_step(pieces, blocks, rows, icc, kh, kw, kwc, i64(b_, full * kStepBytes), rest, a);
-    return a;
+  // The reduction over one tap's ic_bn input channels, in steps of step_.
+  LoopState emit_steps(const Pass& pass, const std::vector<llvm::Value*>& rows, llvm::Value* icc,
+                       llvm::Value* kh, llvm::Value* kw, std::optional<int64_t> kwc,
+                       const LoopState& acc) {
+    return emit_for_carried(b_, i64(b_, 0), i64(b_, s_.ic_bn / step_), "amx_step", acc,
+                            [&](llvm::Value* step, const LoopState& carried) {
+                              LoopState out = carried;
+                              emit_step(pass, rows, icc, kh, kw, kwc, mul_i64(b_, step, step_),
+                                        out);
+                              return out;
+                            });
   }
 
-  // The products of input channels [c0, c0 + bytes) of one tap, into the pass's C tiles.
-  void emit_step(const std::vector<Piece>& pieces, const std::vector<int64_t>& blocks,
-                 const std::vector<llvm::Value*>& rows, llvm::Value* icc, llvm::Value* kh,
-                 llvm::Value* kw, std::optional<int64_t> kwc, llvm::Value* c0, int64_t bytes,
+  // The products of input channels [c0, c0 + step_) of one tap, into the pass's C tiles.
+  void emit_step(const Pass& pass, const std::vector<llvm::Value*>& rows, llvm::Value* icc,
+                 llvm::Value* kh, llvm::Value* kw, std::optional<int64_t> kwc, llvm::Value* c0,
                  LoopState& acc) {
     // Within a row: (iw, c) at iw * ic_bn + c, iw = ow0 * SW + kw * DW - PL + p * SW.
     llvm::Value* col0 = add_i64(b_, mul_i64(b_, t_.ow0, w_.stride_w),
                                 add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
     llvm::Value* base = add_i64(b_, mul_i64(b_, col0, s_.ic_bn), c0);
     std::vector<llvm::Value*> a_tiles;
-    for (size_t i = 0; i < pieces.size(); ++i)
-      a_tiles.push_back(load_a(pieces[i], i, rows, base, kwc, bytes));
-    // weight[occ][icc][kh][kw][c / 4][oc_bn][4]: a B tile's rows are oc_bn * 4 bytes apart.
-    llvm::Value* woff =
+    std::vector<int> shifts;
+    for (size_t i = 0; i < pass.pieces.size(); ++i) {
+      const Piece& pc = piece(pass.pieces[i]);
+      const int shift = kwc ? pc.tap_shift[static_cast<size_t>(*kwc)] : 0;
+      shifts.push_back(shift);
+      a_tiles.push_back(shift < 0 ? nullptr : load_a(pc, i, shift, rows, base, kwc));
+    }
+    // weight[occ][icc][kh][kw][c / 4][oc_bn][4]: a B tile's rows are oc_bn * 4 bytes apart,
+    // (tap * ic_bn + c0) / 4 rows from the start: (tap * ic_bn + c0) * oc_bn bytes.
+    llvm::Value* tap =
         add_i64(b_, mul_i64(b_, add_i64(b_, mul_i64(b_, t_.occ, icc_), icc), w_.kernel_h), kh);
-    // (tap * ic_bn + c0) / 4 rows of oc_bn * 4 bytes: (tap * ic_bn + c0) * oc_bn bytes.
-    llvm::Value* tap = add_i64(b_, mul_i64(b_, woff, w_.kernel_w), kw);
-    woff = mul_i64(b_, add_i64(b_, mul_i64(b_, tap, s_.ic_bn), c0), s_.oc_bn);
-    for (size_t j = 0; j < blocks.size(); ++j) {
-      llvm::Value* ptr =
-          b_.CreateGEP(b_.getInt8Ty(), ctx_.weight, add_i64(b_, woff, blocks[j] * kBlock * 4));
-      llvm::Value* bt = tile_load(bytes / 4, kBlock * 4, ptr, s_.oc_bn * 4);
-      for (size_t i = 0; i < pieces.size(); ++i) {
+    tap = add_i64(b_, mul_i64(b_, tap, w_.kernel_w), kw);
+    llvm::Value* woff = mul_i64(b_, add_i64(b_, mul_i64(b_, tap, s_.ic_bn), c0), s_.oc_bn);
+    for (size_t j = 0; j < pass.blocks.size(); ++j) {
+      llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), ctx_.weight,
+                                      add_i64(b_, woff, pass.blocks[j] * kBlock * 4));
+      llvm::Value* bt = tile_load(step_ / 4, kBlock * 4, ptr, s_.oc_bn * 4);
+      for (size_t i = 0; i < pass.pieces.size(); ++i) {
         if (!a_tiles[i]) continue;
-        llvm::Value*& c = acc[i * blocks.size() + j];
-        c = tile_dot(pieces[i].m, bytes, c, a_tiles[i], bt);
+        llvm::Value*& c = acc[slot(pass, i, static_cast<size_t>(shifts[i]), j)];
+        c = tile_dot(piece(pass.pieces[i]).m, step_, c, a_tiles[i], bt);
       }
     }
   }
 
-  // The A tile of a piece at byte `base` of its row (nullptr when every pixel reads zero
-  // padding); a border tile's taps outside the input gather the padding byte instead, into
-  // the pass's scratch tile `slot`.
-  llvm::Value* load_a(const Piece& piece, size_t slot, const std::vector<llvm::Value*>& rows,
-                      llvm::Value* base, std::optional<int64_t> kwc, int64_t bytes) {
-    llvm::Value* row = b_.CreateGEP(b_.getInt8Ty(), rows[piece.r], base);
+  // The piece's A tile at byte `base` of its row, starting at its shift; a gathering piece's
+  // taps read the padding byte where they leave the input, from scratch tile `slot`.
+  llvm::Value* load_a(const Piece& pc, size_t slot, int shift,
+                      const std::vector<llvm::Value*>& rows, llvm::Value* base,
+                      std::optional<int64_t> kwc) {
+    llvm::Value* row = b_.CreateGEP(b_.getInt8Ty(), rows[pc.r], base);
     const int64_t stride = w_.stride_w * s_.ic_bn;
-    int64_t valid = piece.m;
-    if (kwc) {
-      valid = 0;
-      for (int64_t p = 0; p < piece.m; ++p) valid += column_valid(piece.p0 + p, *kwc);
-    }
-    if (valid == piece.m)
-      return tile_load(piece.m, bytes, b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, piece.p0 * stride)),
+    if (!pc.gather) {
+      const int64_t first = pc.p0 + pc.shifts[static_cast<size_t>(shift)];
+      return tile_load(pc.m, step_, b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, first * stride)),
                        stride);
-    if (valid == 0 && ctx_.pad == 0) return nullptr;
-    llvm::Value*& scratch = a_scratch_[slot];
-    if (!scratch) {
-      auto* type = llvm::ArrayType::get(b_.getInt8Ty(), kTileRows * kStepBytes);
-      auto* a = entry_alloca(b_, type, "amx_a");
-      a->setAlignment(llvm::Align(64));
-      scratch = b_.CreateBitCast(a, b_.getInt8PtrTy());
     }
-    auto* vb = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(bytes));
-    for (int64_t p = 0; p < piece.m; ++p) {
+    llvm::Value* gathered = scratch(a_scratch_, slot, "amx_a");
+    auto* vb = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(step_));
+    for (int64_t p = 0; p < pc.m; ++p) {
       llvm::Value* v =
-          column_valid(piece.p0 + p, *kwc)
+          plan_.column_valid(pc.p0 + p, *kwc)
               ? b_.CreateAlignedLoad(
                     vb,
-                    b_.CreateBitCast(b_.CreateGEP(b_.getInt8Ty(), row,
-                                                  i64(b_, (piece.p0 + p) * stride)),
-                                     vb->getPointerTo()),
+                    b_.CreateBitCast(
+                        b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, (pc.p0 + p) * stride)),
+                        vb->getPointerTo()),
                     llvm::Align(1))
-              : b_.CreateVectorSplat(static_cast<unsigned>(bytes),
+              : b_.CreateVectorSplat(static_cast<unsigned>(step_),
                                      b_.getInt8(static_cast<uint8_t>(ctx_.pad)));
       b_.CreateAlignedStore(
           v,
-          b_.CreateBitCast(b_.CreateGEP(b_.getInt8Ty(), scratch, i64(b_, p * kStepBytes)),
+          b_.CreateBitCast(b_.CreateGEP(b_.getInt8Ty(), gathered, i64(b_, p * kStepBytes)),
                            vb->getPointerTo()),
           llvm::Align(1));
     }
-    return tile_load(piece.m, bytes, scratch, kStepBytes);
+    return tile_load(pc.m, step_, gathered, kStepBytes);
   }
 
   llvm::IRBuilder<>& b_;
@@ -250,10 +375,11 @@ class AmxTileEmitter {
   const Conv2dWorkload& w_;
   const Conv2dInt8Schedule& s_;
   const AmxTile& t_;
-  int64_t icc_, blocks_;
-  bool flat_ = false;
-  llvm::Value* c_scratch_ = nullptr;
-  llvm::Value* a_scratch_[2] = {nullptr, nullptr};
+  TilePlan plan_;
+  int64_t icc_, blocks_, step_;
+  AmxPassLimits limits_;
+  std::vector<llvm::Value*> c_scratch_;  // per shift
+  std::vector<llvm::Value*> a_scratch_;  // per piece of a pass
 };
 
 bool host_has_amx_int8_features() {
@@ -277,6 +403,30 @@ bool request_tile_data() {
 
 }  // namespace
 
+void add_amx_register_demand(const Conv2dWorkload& w, const Conv2dInt8Schedule& s, int64_t pad,
+                             int64_t rows, int64_t cols, std::optional<int64_t> ow0c,
+                             AmxPassLimits limits, AmxRegisterDemand& demand) {
+  const int64_t step = step_bytes(s);
+  const TilePlan plan(w, pad, rows, cols, ow0c);
+  for (const Pass& pass : passes_of(plan, s.oc_bn / kBlock, limits)) {
+    AmxRegisterDemand live;
+    live[{step / 4, kBlock * 4}] += 1;  // B
+    for (size_t i : pass.pieces) {
+      const Piece& pc = plan.pieces()[i];
+      live[{pc.m, kBlock * 4}] +=
+          static_cast<int64_t>(pc.shifts.size() * pass.blocks.size());  // C
+      live[{pc.m, step}] += 1;                                          // A
+    }
+    for (const auto& [shape, count] : live) demand[shape] = std::max(demand[shape], count);
+  }
+}
+
+int64_t amx_registers(const AmxRegisterDemand& demand) {
+  int64_t n = 0;
+  for (const auto& [shape, count] : demand) n += count;
+  return n;
+}
+
 bool host_runs_amx_int8() {
   static const bool runs = host_has_amx_int8_features() && request_tile_data();
   return runs;
@@ -285,8 +435,8 @@ bool host_runs_amx_int8() {
 void enable_amx_tiles() { (void)host_runs_amx_int8(); }
 
 void emit_amx_int8_tile(llvm::IRBuilder<>& b, llvm::Module& m, const AmxTileContext& ctx,
-                        const AmxTile& tile, int64_t input_chunks) {
-  AmxTileEmitter(b, m, ctx, tile, input_chunks).emit();
+                        const AmxTile& tile, int64_t input_chunks, AmxPassLimits limits) {
+  AmxTileEmitter(b, m, ctx, tile, input_chunks, limits).emit();
 }
 
 }  // namespace tensortune::codegen::emit

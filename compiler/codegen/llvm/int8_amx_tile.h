@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Private to compiler/codegen/llvm: one register tile of conv2d_NCHWc_int8 (and dense_int8,
-/// its 1 x M plane) computed by AMX's tile matrix unit (TMUL) instead of VNNI vectors.
+/// Private to compiler/codegen/llvm: one tile of conv2d_NCHWc_int8 (and dense_int8, its 1 x M
+/// plane) computed by AMX's tile matrix unit (TMUL) instead of VNNI vectors.
 ///
 /// The int8 layouts already are AMX's operand layouts. A tile row of A is one output pixel's
 /// input bytes: NCHW[x]c keeps a pixel's ic_bn channels adjacent, and the pixels of a row sit
@@ -11,16 +11,25 @@
 /// So `tdpbusd` runs on the packed tensors as they are, up to 16 pixels x 16 channels x 64
 /// input channels (uint8 x int8, summed exactly in int32) per instruction.
 ///
-/// A config's register tile (reg_h rows x reg_n columns x oc_bn channels) is cut into A tiles of
-/// at most 16 pixels and B tiles of 16 channels, run in passes that keep at most six of AMX's
-/// eight tile registers live; every valid config of the template builds. Taps that read
-/// padding (border tiles only) gather their pixels into a scratch tile first.
+/// A tile (the convolution emitter's register tile, or a run of its interior tiles) is cut into
+/// A tiles ("pieces") of at most 16 pixels and B tiles of 16 channels, run in passes of a few
+/// pieces and channel blocks. At a border, a tap reads inside the input for some of a piece's
+/// pixels only: its A tile is then loaded shifted (starting a few pixels before or after the
+/// piece, so that all its rows read inside the input row) into a C tile of its own, and the
+/// store adds each shifted C tile's rows to the pixels they belong to. Zero padding costs no
+/// copy that way; other padding bytes (a quantized zero point) are gathered into a scratch tile.
+///
+/// LLVM 14 configures the eight tile registers once per function, one shape each: the tiles of
+/// one shape need as many registers as the most of them live at once, summed over the shapes.
+/// A kernel plans its tiles' demand (amx_register_demand) before it takes AMX.
 
 #include <llvm/IR/IRBuilder.h>
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "schedule_space/conv2d_nchwc_int8_template.h"
@@ -36,7 +45,7 @@ struct AmxTileContext {
   llvm::Value* weight = nullptr;  ///< i8*, OIHW[ic_bn/4]i[oc_bn]o4i
   int64_t pad = 0;                ///< the byte the input's padding holds
   /// Row pointers (i8*) of the tile's input rows for kernel row kh: rows outside the input
-  /// point at a row of padding.
+  /// point at a row of padding (in_width pixels).
   std::function<std::vector<llvm::Value*>(llvm::Value* plane, llvm::Value* kh)> row_pointers;
   /// Stores output (row r, column p, channel block k of 16) of the tile: a <16 x i32> sum.
   std::function<void(int64_t r, int64_t p, int64_t k, llvm::Value* sum)> store;
@@ -51,6 +60,23 @@ struct AmxTile {
   int64_t rows, cols;
 };
 
+/// How many pieces and channel blocks one pass holds at most (a kernel-wide choice).
+struct AmxPassLimits {
+  int64_t pieces = 2, blocks = 4;
+};
+
+/// Tile registers per shape (rows, bytes per row): the most tiles of that shape live at once.
+using AmxRegisterDemand = std::map<std::pair<int64_t, int64_t>, int64_t>;
+
+/// Adds a tile's demand (rows x cols pixels; `ow0c` for border and tail tiles) to `demand`.
+void add_amx_register_demand(const schedule_space::Conv2dWorkload& w,
+                             const schedule_space::Conv2dInt8Schedule& s, int64_t pad,
+                             int64_t rows, int64_t cols, std::optional<int64_t> ow0c,
+                             AmxPassLimits limits, AmxRegisterDemand& demand);
+/// The registers a demand takes: at most kAmxTileRegisters fit one function.
+int64_t amx_registers(const AmxRegisterDemand& demand);
+inline constexpr int64_t kAmxTileRegisters = 8;
+
 /// Whether this process may run AMX int8 tiles: the CPU has them (amx-tile, amx-int8) and the
 /// kernel granted the tile data state (Linux asks each process to request it once; see
 /// enable_amx_tiles).
@@ -62,6 +88,6 @@ void enable_amx_tiles();
 
 /// Emits the tile at the builder's position.
 void emit_amx_int8_tile(llvm::IRBuilder<>& b, llvm::Module& m, const AmxTileContext& ctx,
-                        const AmxTile& tile, int64_t input_chunks);
+                        const AmxTile& tile, int64_t input_chunks, AmxPassLimits limits);
 
 }  // namespace tensortune::codegen::emit
