@@ -35,9 +35,10 @@ struct ModelShape {
   bool depthwise = false;
   int largest_weight = 127;
   int64_t mid_channels = 16;
+  int64_t width = 7;  // the input's; 8 makes the first convolution's last column one the second reads
 };
 
-/// x [2, C, 9, 7] -> QDQ (uint8, zero point 128) -> conv C->M 3x3, pads t1 l0 b2 r1, bias,
+/// x [2, C, 9, W = 7] -> QDQ (uint8, zero point 128) -> conv C->M 3x3, pads t1 l0 b2 r1, bias,
 /// relu -> QDQ (int8, zero point -3) [-> depthwise 3x3, pads 1 -> QDQ (uint8, zero point 7)]
 /// -> conv M->32 1x1 stride 2 -> QDQ (uint8, 0.05, 100). Both activations have non-zero zero
 /// points, so padding and the correction are exercised.
@@ -45,7 +46,7 @@ graph::Graph quantized_model(ModelShape shape = {}) {
   auto m = frontend::model_with_opset(13);
   auto* g = m.mutable_graph();
   const int64_t mid = shape.mid_channels;
-  frontend::add_input(g, "x", {2, shape.in_channels, 9, 7});
+  frontend::add_input(g, "x", {2, shape.in_channels, 9, shape.width});
   const std::string x = add_qdq(g, "x", "in", 0.02, kUInt8, 128);
   const std::string w1 =
       add_weight(g, "conv1", {mid, shape.in_channels, 3, 3}, 1, shape.largest_weight);
@@ -223,6 +224,27 @@ TEST(QuantizedNetwork, CompiledInt8KernelsEqualTheIntegerGraph) {
   for (const auto& use : float_net.schedules)
     EXPECT_EQ(use.workload.find("conv2d_NCHWc_int8"), std::string::npos) << use.workload;
   expect_within_one_step(as_float, interpret(model, x), 95, "float kernels");
+}
+
+// Channels wide enough for AMX's tiles where the CPU has them (steps of 16 input channels and
+// more): the 3x3 convolution's padding holds the input's zero point (128), which its border
+// tiles gather (its right padding reaches the last column, which the strided 1x1 reads); the
+// answer is the integer graph's in every form.
+TEST(QuantizedNetwork, WideLayersEqualTheIntegerGraphToo) {
+  const graph::Graph model = quantized_model({32, false, 127, 48, 8});
+  const Tensor x = testing::random_input({2, 32, 9, 8}, 23);
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  ASSERT_TRUE(rewritten);
+  const Tensor want = interpret(*rewritten, x);
+  for_each_int8_form(
+      model, x,
+      [&](const std::string& form, const runtime::CompiledNetwork& net, const Tensor& got) {
+        int int8_kernels = 0;
+        for (const auto& use : net.schedules)
+          int8_kernels += use.workload.find("conv2d_NCHWc_int8") != std::string::npos;
+        EXPECT_EQ(int8_kernels, 2) << form;
+        expect_within_one_step(got, want, 99, form);
+      });
 }
 
 // Weights within [-64, 64] (a reduce-range quantizer's) make int7 workloads, whose kernels

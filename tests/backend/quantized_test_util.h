@@ -124,12 +124,14 @@ inline void expect_within_one_step(const Tensor& got, const Tensor& want, int64_
   EXPECT_GE(equal * 100, want.size() * equal_percent) << what;
 }
 
-/// Compiles `model` with the int8 kernels and runs it on `x`, once in the host's form and once in
-/// the portable widened one (TT_INT8_DOT=widened); `check(form, net, output)` after each.
+/// Compiles `model` with the int8 kernels and runs it on `x` in the host's form, in the vector
+/// VNNI form (TT_INT8_DOT=vnni: what an AMX host's kernels would be without tiles) and in the
+/// portable widened one (TT_INT8_DOT=widened); `check(form, net, output)` after each.
 template <typename Check>
 inline void for_each_int8_form(const graph::Graph& model, const Tensor& x, Check check) {
-  for (const char* form : {"host", "widened"}) {
-    if (std::string(form) == "widened") setenv("TT_INT8_DOT", "widened", 1);
+  // "vnni": the vector form where the host would take AMX tiles (else the host's form again).
+  for (const char* form : {"host", "vnni", "widened"}) {
+    if (std::string(form) != "host") setenv("TT_INT8_DOT", form, 1);
     runtime::CompiledNetwork net;
     const Tensor got = run_compiled(model, x, true, &net);
     unsetenv("TT_INT8_DOT");
