@@ -189,15 +189,21 @@ class Conv2dNCHWcInt8Template final : public Template {
     const Precision precision = workload_of(task).precision;
     ConfigSpace space = conv2d_nchwc_int8_space(workload_of(task), task.target.vector_lanes);
     if (cpu_model_of(task.target).amx_int8) {
-      // The tile unit's work per instruction grows with the A tile's pixels (up to 16) where
-      // the step has 16 input channels or more: offer tiles of at least 8 pixels on AMX.
+      // On AMX tiles a step of 64 input channels fills an instruction (ic_bn % 64 == 0), and
+      // a kernel wider than 1x1 wants border tiles of 8 pixels or more (interior tiles run in
+      // groups whatever their width): offer the configs that run on the tiles with the most of
+      // both that the workload allows.
       const ConfigSpace plain = space;
+      const bool one_by_one = is_1x1(workload_of(task));
       space.offer_register_tiles(
-          [plain](const std::vector<int32_t>& digits) {
+          [plain, one_by_one](const std::vector<int32_t>& digits) {
             const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(plain, Config{0, digits});
-            return ConfigSpace::RegisterTile{runs_on_amx_tiles(s) ? s.reg_h * s.reg_n : 0, 0};
+            if (!runs_on_amx_tiles(s)) return ConfigSpace::RegisterTile{0, 0};
+            const int64_t score =
+                1 + (s.ic_bn % 64 == 0) + (one_by_one || s.reg_h * s.reg_n >= 8);
+            return ConfigSpace::RegisterTile{score, 0};
           },
-          /*registers=*/1, /*accumulators=*/8);
+          /*registers=*/1, /*accumulators=*/3);
       return space;
     }
     return util::offer_tiles_for(

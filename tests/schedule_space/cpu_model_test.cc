@@ -200,7 +200,8 @@ TEST(CpuModel, TheFallbackRowFitsTheRegisters) {
 // A CPU with AMX (the table's Sapphire Rapids and later) runs int8 convolutions on its tiles:
 // the int8 template's fallback takes a tile's shape there (input blocks of up to 256 channels in
 // multiples of 16, rows of up to 16 pixels), AutoTVM's elsewhere; the offer holds the configs
-// that run on the tiles with at least 8 pixels; indices and validity stay the template's.
+// that run on the tiles, with input blocks of a multiple of 64 channels and, wider than 1x1,
+// rows of 8 pixels or more; indices and validity stay the template's.
 TEST(CpuModel, AmxCpusRunInt8ConvolutionsOnTilesOfTheirShape) {
   EXPECT_TRUE(ss::cpu_model_for("sapphirerapids", 16).amx_int8);
   EXPECT_TRUE(ss::cpu_model_for("graniterapids", 16).amx_int8);
@@ -247,10 +248,13 @@ TEST(CpuModel, AmxCpusRunInt8ConvolutionsOnTilesOfTheirShape) {
       ASSERT_EQ(a.is_valid(cfg), v.is_valid(cfg));
       ASSERT_EQ(a.entity_of(cfg), v.entity_of(cfg));
       const auto s = ss::conv2d_nchwc_int8_schedule(a, cfg);
+      const bool one_by_one = c.w.kernel_h == 1 && c.w.kernel_w == 1;
+      const bool expected = a.is_valid(cfg) && ss::runs_on_amx_tiles(s) && s.ic_bn % 64 == 0 &&
+                            (one_by_one || s.reg_h * s.reg_n >= 8);
+      if (c.w.in_channels % 64 == 0) EXPECT_EQ(a.is_offered(cfg), expected) << a.describe(cfg);
       if (a.is_offered(cfg)) {
         ++offered;
         EXPECT_TRUE(ss::runs_on_amx_tiles(s)) << a.describe(cfg);
-        EXPECT_GE(s.reg_h * s.reg_n, std::min<int64_t>(8, c.w.out_width() * 2));
       }
     }
     EXPECT_GT(offered, 0) << ss::describe_workload(c.w);

@@ -80,7 +80,7 @@ class Int8ConvEmitter {
     const bool vnni = host_has("avx512vnni") && (s.oc_bn % 16 == 0 || host_has("avx512vl"));
     columns_ = classify_columns(w, s.reg_n);
     if (host_runs_amx_int8() && schedule_space::runs_on_amx_tiles(s))
-      amx_limits_ = amx_limits(w, s, args.pad_value);
+      amx_limits_ = plan_amx_kernel(w, s, args.pad_value, columns_);
     const bool amx = amx_limits_.has_value();
     form_ = amx                ? DotForm::kAmx
             : vnni             ? DotForm::kVnni
@@ -167,43 +167,10 @@ class Int8ConvEmitter {
     }
   }
 
-  // Interior tiles on AMX: consecutive tiles of a row run as one tile of up to 32 columns, so
-  // that a pass holds two A tiles (each B tile loaded once for both) whatever reg_n the
-  // vector form's register budget left the config.
-  int64_t amx_run_tiles() const { return std::max<int64_t>(1, 32 / s_.reg_n); }
-
-  // The widest passes (int8_amx_tile.h) whose tiles, over every tile this kernel emits (row
-  // tiles and the tail, interior runs, border tiles), fit in the tile registers of one
-  // function; nothing when even passes of one piece and one block do not.
-  std::optional<AmxPassLimits> amx_limits(const Conv2dWorkload& w, const Conv2dInt8Schedule& s,
-                                          int64_t pad) const {
-    std::vector<int64_t> row_counts{s.reg_h};
-    if (w.out_height() % s.reg_h != 0) row_counts.push_back(w.out_height() % s.reg_h);
-    for (AmxPassLimits limits : {AmxPassLimits{2, 4}, AmxPassLimits{2, 2}, AmxPassLimits{1, 2},
-                                 AmxPassLimits{1, 1}}) {
-      AmxRegisterDemand demand;
-      for (int64_t rows : row_counts)
-        for (const ColumnClass& c : columns_) {
-          if (!c.runtime) {
-            add_amx_register_demand(w, s, pad, rows, c.size, c.tile * s.reg_n, limits, demand);
-            continue;
-          }
-          const int64_t group = amx_run_tiles(), count = c.hi - c.lo;
-          if (count / group > 0)
-            add_amx_register_demand(w, s, pad, rows, group * s.reg_n, std::nullopt, limits,
-                                    demand);
-          if (count % group > 0)
-            add_amx_register_demand(w, s, pad, rows, count % group * s.reg_n, std::nullopt,
-                                    limits, demand);
-        }
-      if (amx_registers(demand) <= kAmxTileRegisters) return limits;
-    }
-    return std::nullopt;
-  }
-
+  // Interior tiles on AMX run in groups (amx_run_tiles).
   void emit_amx_runs(llvm::Value* n, llvm::Value* occ, llvm::Value* oh0, int64_t rows,
                      const ColumnClass& c) {
-    const int64_t group = amx_run_tiles();
+    const int64_t group = amx_run_tiles(s_.reg_n);
     const int64_t count = c.hi - c.lo, full = count / group, rest = count % group;
     if (full > 0)
       emit_for(b_, i64(b_, 0), i64(b_, full), "ow_run", [&](llvm::Value* g) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "compiler/codegen/llvm/ir_helpers.h"
@@ -24,6 +25,7 @@ using Shape = std::pair<int64_t, int64_t>;  // rows, bytes per row
 constexpr int64_t kTileRows = 16;   // pixels of one A tile (TMUL's M)
 constexpr int64_t kBlock = 16;      // output channels of one B or C tile (64 bytes of int32)
 constexpr int64_t kStepBytes = 64;  // input channels of one reduction step, at most
+constexpr int64_t kTileRegisters = 8;
 
 // Input channels per reduction step: the largest multiple of 4 up to 64 that divides ic_bn, so
 // that every step has one shape (a rest step of another width would add A and B shapes).
@@ -403,28 +405,49 @@ bool request_tile_data() {
 
 }  // namespace
 
-void add_amx_register_demand(const Conv2dWorkload& w, const Conv2dInt8Schedule& s, int64_t pad,
-                             int64_t rows, int64_t cols, std::optional<int64_t> ow0c,
-                             AmxPassLimits limits, AmxRegisterDemand& demand) {
-  const int64_t step = step_bytes(s);
-  const TilePlan plan(w, pad, rows, cols, ow0c);
-  for (const Pass& pass : passes_of(plan, s.oc_bn / kBlock, limits)) {
-    AmxRegisterDemand live;
-    live[{step / 4, kBlock * 4}] += 1;  // B
-    for (size_t i : pass.pieces) {
-      const Piece& pc = plan.pieces()[i];
-      live[{pc.m, kBlock * 4}] +=
-          static_cast<int64_t>(pc.shifts.size() * pass.blocks.size());  // C
-      live[{pc.m, step}] += 1;                                          // A
+std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv2dInt8Schedule& s,
+                                             int64_t pad, const std::vector<ColumnClass>& columns) {
+  // Tiles the kernel emits: rows x columns, and a border or tail tile's first column.
+  struct Emitted {
+    int64_t rows, cols;
+    std::optional<int64_t> ow0c;
+  };
+  std::vector<Emitted> tiles;
+  std::vector<int64_t> row_counts{s.reg_h};
+  if (w.out_height() % s.reg_h != 0) row_counts.push_back(w.out_height() % s.reg_h);
+  for (int64_t rows : row_counts)
+    for (const ColumnClass& c : columns) {
+      if (!c.runtime) {
+        tiles.push_back({rows, c.size, c.tile * s.reg_n});
+        continue;
+      }
+      const int64_t group = amx_run_tiles(s.reg_n), count = c.hi - c.lo;
+      if (count / group > 0) tiles.push_back({rows, group * s.reg_n, std::nullopt});
+      if (count % group > 0) tiles.push_back({rows, count % group * s.reg_n, std::nullopt});
     }
-    for (const auto& [shape, count] : live) demand[shape] = std::max(demand[shape], count);
+  const int64_t step = step_bytes(s);
+  for (AmxPassLimits limits : {AmxPassLimits{2, 4}, AmxPassLimits{2, 2}, AmxPassLimits{1, 2},
+                               AmxPassLimits{1, 1}}) {
+    std::map<Shape, int64_t> demand;  // registers per shape: the most of its tiles live at once
+    for (const Emitted& e : tiles) {
+      const TilePlan plan(w, pad, e.rows, e.cols, e.ow0c);
+      for (const Pass& pass : passes_of(plan, s.oc_bn / kBlock, limits)) {
+        std::map<Shape, int64_t> live;
+        live[{step / 4, kBlock * 4}] += 1;  // B
+        for (size_t i : pass.pieces) {
+          const Piece& pc = plan.pieces()[i];
+          live[{pc.m, kBlock * 4}] +=
+              static_cast<int64_t>(pc.shifts.size() * pass.blocks.size());  // C
+          live[{pc.m, step}] += 1;                                          // A
+        }
+        for (const auto& [shape, count] : live) demand[shape] = std::max(demand[shape], count);
+      }
+    }
+    int64_t registers = 0;
+    for (const auto& [shape, count] : demand) registers += count;
+    if (registers <= kTileRegisters) return limits;
   }
-}
-
-int64_t amx_registers(const AmxRegisterDemand& demand) {
-  int64_t n = 0;
-  for (const auto& [shape, count] : demand) n += count;
-  return n;
+  return std::nullopt;
 }
 
 bool host_runs_amx_int8() {

@@ -19,19 +19,19 @@
 /// store adds each shifted C tile's rows to the pixels they belong to. Zero padding costs no
 /// copy that way; other padding bytes (a quantized zero point) are gathered into a scratch tile.
 ///
-/// LLVM 14 configures the eight tile registers once per function, one shape each: the tiles of
-/// one shape need as many registers as the most of them live at once, summed over the shapes.
-/// A kernel plans its tiles' demand (amx_register_demand) before it takes AMX.
+/// LLVM 14 configures the eight tile registers once per function, one shape each: a kernel
+/// plans its passes (plan_amx_kernel) before it takes AMX.
 
 #include <llvm/IR/IRBuilder.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "compiler/codegen/llvm/column_classes.h"
 #include "schedule_space/conv2d_nchwc_int8_template.h"
 #include "schedule_space/workload.h"
 
@@ -65,17 +65,20 @@ struct AmxPassLimits {
   int64_t pieces = 2, blocks = 4;
 };
 
-/// Tile registers per shape (rows, bytes per row): the most tiles of that shape live at once.
-using AmxRegisterDemand = std::map<std::pair<int64_t, int64_t>, int64_t>;
+/// Interior column tiles of `reg_n` columns run on AMX in groups of this many (up to 32
+/// columns), so that a pass holds two A tiles, each B tile loaded once for both, whatever reg_n
+/// the vector forms' register budget left the config.
+inline int64_t amx_run_tiles(int64_t reg_n) { return std::max<int64_t>(1, 32 / reg_n); }
 
-/// Adds a tile's demand (rows x cols pixels; `ow0c` for border and tail tiles) to `demand`.
-void add_amx_register_demand(const schedule_space::Conv2dWorkload& w,
-                             const schedule_space::Conv2dInt8Schedule& s, int64_t pad,
-                             int64_t rows, int64_t cols, std::optional<int64_t> ow0c,
-                             AmxPassLimits limits, AmxRegisterDemand& demand);
-/// The registers a demand takes: at most kAmxTileRegisters fit one function.
-int64_t amx_registers(const AmxRegisterDemand& demand);
-inline constexpr int64_t kAmxTileRegisters = 8;
+/// The widest pass limits (2 pieces x 4 blocks, then 2 x 2, 1 x 2, 1 x 1) under which every
+/// tile of the kernel (its row tiles and the row tail, times its column classes: interior runs
+/// of amx_run_tiles, border and tail tiles) fits in the tile registers of one function: the
+/// tiles of one shape (rows, bytes per row) need as many registers as the most of them live at
+/// once, summed over the shapes. Nothing when even 1 x 1 passes do not fit: the kernel then
+/// takes a vector form.
+std::optional<AmxPassLimits> plan_amx_kernel(const schedule_space::Conv2dWorkload& w,
+                                             const schedule_space::Conv2dInt8Schedule& s,
+                                             int64_t pad, const std::vector<ColumnClass>& columns);
 
 /// Whether this process may run AMX int8 tiles: the CPU has them (amx-tile, amx-int8) and the
 /// kernel granted the tile data state (Linux asks each process to request it once; see
