@@ -162,12 +162,12 @@ int main(int argc, char** argv) {
               int8 ? ", int8 (uint8 x int8 -> int32)" : "",
               flush_cache ? ", caches flushed before every round (both sides)" : "");
   if (peak.gflops > 0)
-    std::printf("# measured peak on %d thread(s): %.1f G%s (%s loop)\n", threads, peak.gflops,
-                int8 ? "OPS" : "FLOPS",
-                peak.amx_tiles ? "AMX tdpbusd"
-                               : (std::to_string(peak.vector_bits) + "-bit " +
-                                  (int8 ? "VNNI" : "FMA"))
-                                     .c_str());
+    std::printf(
+        "# measured peak on %d thread(s): %.1f G%s (%s loop)\n", threads, peak.gflops,
+        int8 ? "OPS" : "FLOPS",
+        peak.amx_tiles
+            ? "AMX tdpbusd"
+            : (std::to_string(peak.vector_bits) + "-bit " + (int8 ? "VNNI" : "FMA")).c_str());
   else
     std::printf("# no VNNI on this CPU: no int8 peak\n");
   std::printf("%-32s %-44s %9s %9s %7s %6s %6s  %s\n", "layer", "workload", "ours", "oneDNN",

@@ -199,8 +199,7 @@ class Conv2dNCHWcInt8Template final : public Template {
           [plain, one_by_one](const std::vector<int32_t>& digits) {
             const Conv2dInt8Schedule s = conv2d_nchwc_int8_schedule(plain, Config{0, digits});
             if (!runs_on_amx_tiles(s)) return ConfigSpace::RegisterTile{0, 0};
-            const int64_t score =
-                1 + (s.ic_bn % 64 == 0) + (one_by_one || s.reg_h * s.reg_n >= 8);
+            const int64_t score = 1 + (s.ic_bn % 64 == 0) + (one_by_one || s.reg_h * s.reg_n >= 8);
             return ConfigSpace::RegisterTile{score, 0};
           },
           /*registers=*/1, /*accumulators=*/3);

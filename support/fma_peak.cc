@@ -196,8 +196,7 @@ Peak measured_int8_peak(int threads) {
   if (runs_amx_int8()) {
     // A tile instruction does 48x a 512-bit vpdpbusd's work: fewer iterations.
     const long iterations = kIterations / 16;
-    const double seconds =
-        best_seconds(threads, [&](long) { return tile_loop(iterations); });
+    const double seconds = best_seconds(threads, [&](long) { return tile_loop(iterations); });
     const double ops = 2.0 * 4 * 16 * 16 * 64 * static_cast<double>(iterations) * threads;
     return {ops / seconds / 1e9, 0, true};
   }

@@ -35,7 +35,8 @@ struct ModelShape {
   bool depthwise = false;
   int largest_weight = 127;
   int64_t mid_channels = 16;
-  int64_t width = 7;  // the input's; 8 makes the first convolution's last column one the second reads
+  int64_t width =
+      7;  // the input's; 8 makes the first convolution's last column one the second reads
 };
 
 /// x [2, C, 9, W = 7] -> QDQ (uint8, zero point 128) -> conv C->M 3x3, pads t1 l0 b2 r1, bias,

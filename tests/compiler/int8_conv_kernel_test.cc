@@ -269,7 +269,8 @@ TEST(Int8Conv, ThePortableFormIsExactToo) {
 // On a CPU with AMX the kernels run on its tiles (int8_amx_tile.h): every valid config, of
 // input blocks below, at and above the 64 channels of one tile step (with and without a rest),
 // register tiles wider than the 16 pixels of one A tile, two rows (as one run of pixels where
-// the kernel is 1x1), strides and padded borders, equals the int32 convolution; and so does the vector form the same configs take elsewhere.
+// the kernel is 1x1), strides and padded borders, equals the int32 convolution; and so does the
+// vector form the same configs take elsewhere.
 TEST(Int8Conv, AmxTilesAreExactInEveryConfig) {
   if (!tt::codegen::host_has_amx_int8())
     GTEST_SKIP() << "this CPU has no AMX int8 tiles (or Linux did not grant their state)";

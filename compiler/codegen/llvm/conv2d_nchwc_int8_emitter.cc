@@ -95,8 +95,8 @@ class Int8ConvEmitter {
     }
     block_ = (form_ == DotForm::kVnni || form_ == DotForm::kAmx) && s.oc_bn % 16 == 0 ? 16 : 8;
     reduce_ = form_ == DotForm::kAmx || form_ == DotForm::kVnni || form_ == DotForm::kBytePairs ? 1
-              : form_ == DotForm::kPairs                              ? 2
-                                                                      : 4;
+              : form_ == DotForm::kPairs                                                        ? 2
+                                                                                                : 4;
     TT_CHECK(s.oc_bn % block_ == 0 && s.ic_bn % 4 == 0) << s.oc_bn << " " << s.ic_bn;
     auto* i8p = b.getInt8Ty()->getPointerTo();
     data_ = b.CreateBitCast(args.data, i8p);
@@ -432,7 +432,8 @@ class Int8ConvEmitter {
     llvm::Value* channel0 = mul_i64(b_, t.occ, s_.oc_bn);
     llvm::Value* base;
     if (channels_last_out_) {  // NHWC-style output: all OC channels of a position adjacent
-      llvm::Value* row = mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, oh_), add_i64(b_, t.oh0, r)), ow_);
+      llvm::Value* row =
+          mul_i64(b_, add_i64(b_, mul_i64(b_, t.n, oh_), add_i64(b_, t.oh0, r)), ow_);
       base = add_i64(b_, mul_i64(b_, add_i64(b_, row, add_i64(b_, t.ow0, p)), w_.out_channels),
                      channel0);
     } else {
@@ -475,8 +476,8 @@ class Int8ConvEmitter {
   bool byte_out_ = false;   // ... and then to bytes: the output is uint8 or int8
   DotForm form_ = DotForm::kWidened;
   std::optional<AmxPassLimits> amx_limits_;  // set where the kernel runs on AMX tiles
-  int block_ = 8;   // output channels per accumulator
-  int reduce_ = 4;  // unreduced partial sums per channel
+  int block_ = 8;                            // output channels per accumulator
+  int reduce_ = 4;                           // unreduced partial sums per channel
   int64_t icc_, occ_, oh_, ow_, blocks_;
   std::vector<ColumnClass> columns_;
 };

@@ -129,8 +129,7 @@ class TilePlan {
 
   // A start s (relative to the piece) whose m rows all read inside the input row and cover
   // the pixels [a, b): s = a where the rows after b still read inside, else s = b - m.
-  std::optional<int64_t> fitting_shift(const Piece& piece, int64_t kw, int64_t a,
-                                       int64_t b) const {
+  std::optional<int64_t> fitting_shift(const Piece& piece, int64_t kw, int64_t a, int64_t b) const {
     auto inside = [&](int64_t s) {
       return column(piece.p0 + s, kw) >= 0 && column(piece.p0 + s + piece.m - 1, kw) < w_.in_width;
     };
@@ -174,11 +173,19 @@ std::vector<Pass> passes_of(const TilePlan& plan, int64_t blocks, AmxPassLimits 
 
 class AmxTileEmitter {
  public:
-  AmxTileEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AmxTileContext& ctx,
-                 const AmxTile& t, int64_t input_chunks, AmxPassLimits limits)
-      : b_(b), m_(m), ctx_(ctx), w_(*ctx.workload), s_(*ctx.schedule), t_(t),
-        plan_(w_, ctx.pad, t.rows, t.cols, t.ow0c), icc_(input_chunks),
-        blocks_(s_.oc_bn / kBlock), step_(step_bytes(s_)), limits_(limits) {
+  AmxTileEmitter(llvm::IRBuilder<>& b, llvm::Module& m, const AmxTileContext& ctx, const AmxTile& t,
+                 int64_t input_chunks, AmxPassLimits limits)
+      : b_(b),
+        m_(m),
+        ctx_(ctx),
+        w_(*ctx.workload),
+        s_(*ctx.schedule),
+        t_(t),
+        plan_(w_, ctx.pad, t.rows, t.cols, t.ow0c),
+        icc_(input_chunks),
+        blocks_(s_.oc_bn / kBlock),
+        step_(step_bytes(s_)),
+        limits_(limits) {
     TT_CHECK(s_.oc_bn % kBlock == 0 && s_.ic_bn % 4 == 0) << s_.oc_bn << " " << s_.ic_bn;
   }
 
@@ -206,9 +213,8 @@ class AmxTileEmitter {
         {i16(m), i16(kBlock * 4), i16(k_bytes), c, a, bt});
   }
   void tile_store(int64_t rows, llvm::Value* ptr, llvm::Value* tile) {
-    b_.CreateCall(
-        llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_tilestored64_internal),
-        {i16(rows), i16(kBlock * 4), ptr, i64(b_, kBlock * 4), tile});
+    b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_tilestored64_internal),
+                  {i16(rows), i16(kBlock * 4), ptr, i64(b_, kBlock * 4), tile});
   }
   // A 1 KiB scratch tile in the entry block, one per slot.
   llvm::Value* scratch(std::vector<llvm::Value*>& slots, size_t slot, const char* name) {
@@ -326,8 +332,8 @@ class AmxTileEmitter {
     tap = add_i64(b_, mul_i64(b_, tap, w_.kernel_w), kw);
     llvm::Value* woff = mul_i64(b_, add_i64(b_, mul_i64(b_, tap, s_.ic_bn), c0), s_.oc_bn);
     for (size_t j = 0; j < pass.blocks.size(); ++j) {
-      llvm::Value* ptr = b_.CreateGEP(b_.getInt8Ty(), ctx_.weight,
-                                      add_i64(b_, woff, pass.blocks[j] * kBlock * 4));
+      llvm::Value* ptr =
+          b_.CreateGEP(b_.getInt8Ty(), ctx_.weight, add_i64(b_, woff, pass.blocks[j] * kBlock * 4));
       llvm::Value* bt = tile_load(step_ / 4, kBlock * 4, ptr, s_.oc_bn * 4);
       for (size_t i = 0; i < pass.pieces.size(); ++i) {
         if (!a_tiles[i]) continue;
@@ -354,12 +360,11 @@ class AmxTileEmitter {
     for (int64_t p = 0; p < pc.m; ++p) {
       llvm::Value* v =
           plan_.column_valid(pc.p0 + p, *kwc)
-              ? b_.CreateAlignedLoad(
-                    vb,
-                    b_.CreateBitCast(
-                        b_.CreateGEP(b_.getInt8Ty(), row, i64(b_, (pc.p0 + p) * stride)),
-                        vb->getPointerTo()),
-                    llvm::Align(1))
+              ? b_.CreateAlignedLoad(vb,
+                                     b_.CreateBitCast(b_.CreateGEP(b_.getInt8Ty(), row,
+                                                                   i64(b_, (pc.p0 + p) * stride)),
+                                                      vb->getPointerTo()),
+                                     llvm::Align(1))
               : b_.CreateVectorSplat(static_cast<unsigned>(step_),
                                      b_.getInt8(static_cast<uint8_t>(ctx_.pad)));
       b_.CreateAlignedStore(
@@ -426,8 +431,8 @@ std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv
       if (count % group > 0) tiles.push_back({rows, count % group * s.reg_n, std::nullopt});
     }
   const int64_t step = step_bytes(s);
-  for (AmxPassLimits limits : {AmxPassLimits{2, 4}, AmxPassLimits{2, 2}, AmxPassLimits{1, 2},
-                               AmxPassLimits{1, 1}}) {
+  for (AmxPassLimits limits :
+       {AmxPassLimits{2, 4}, AmxPassLimits{2, 2}, AmxPassLimits{1, 2}, AmxPassLimits{1, 1}}) {
     std::map<Shape, int64_t> demand;  // registers per shape: the most of its tiles live at once
     for (const Emitted& e : tiles) {
       const TilePlan plan(w, pad, e.rows, e.cols, e.ow0c);
