@@ -2,8 +2,6 @@
 
 #include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +9,8 @@
 #include <cstdint>
 #include <thread>
 #include <vector>
+
+#include "support/amx_state.h"
 
 namespace tensortune {
 
@@ -53,19 +53,6 @@ __attribute__((target("avx2,avxvnni"))) int dot_loop_256(long iterations) {
   int s = 0;
   for (int v : lanes) s += v;
   return s;
-}
-
-// AMX-TILE and AMX-INT8 (CPUID leaf 7 EDX bits 24 and 25), and Linux's consent to the tile
-// data state for this process (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA).
-bool runs_amx_int8() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  if ((edx & (3u << 24)) != (3u << 24)) return false;
-#if defined(__linux__)
-  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
-#else
-  return false;
-#endif
 }
 
 // Four 16 x 16 int32 tiles, each += a 16 x 64 uint8 tile times a 64 x 16 int8 one (`tdpbusd`,
@@ -193,7 +180,7 @@ Peak measured_fma_peak(int threads) {
 
 Peak measured_int8_peak(int threads) {
   threads = std::max(threads, 1);
-  if (runs_amx_int8()) {
+  if (process_runs_amx_int8()) {
     // A tile instruction does 48x a 512-bit vpdpbusd's work: fewer iterations.
     const long iterations = kIterations / 16;
     const double seconds = best_seconds(threads, [&](long) { return tile_loop(iterations); });

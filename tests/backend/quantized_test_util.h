@@ -16,6 +16,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx_io.h"
 #include "compiler/graph/interpreter.h"
+#include "compiler/passes/passes.h"
 #include "compiler/runtime/executor.h"
 #include "tests/compiler/onnx_builder.h"
 
@@ -109,6 +110,14 @@ inline Tensor run_compiled(const graph::Graph& model, const Tensor& x, bool inte
   auto y = (*exe)->run({{"x", x}});
   EXPECT_TRUE(y) << y.error().message;
   return y ? (*y)[0] : Tensor{};
+}
+
+/// The integer graph's answer: `model` with its quantize-dequantize pairs rewritten to integer
+/// operators (fake_quantization_to_integer), interpreted on `x`.
+inline Tensor integer_graph_answer(const graph::Graph& model, const Tensor& x) {
+  auto rewritten = passes::run_pass(passes::fake_quantization_to_integer(), model, {});
+  EXPECT_TRUE(rewritten);
+  return rewritten ? interpret(*rewritten, x) : Tensor{};
 }
 
 /// Every output within one step of the output's quantization of the reference, and at least

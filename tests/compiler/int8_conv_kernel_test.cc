@@ -65,6 +65,21 @@ void expect_every_valid_config_exact(const ss::Task& task, const ss::ConfigSpace
   EXPECT_GE(checked, 4) << ss::describe_workload(w);
 }
 
+// Every valid config of w's task equals the int32 convolution on full-range operands drawn
+// with the two seeds.
+void expect_full_range_exact(const ss::Conv2dWorkload& w, int64_t data_seed, int64_t weight_seed) {
+  const ss::Task task = int8_task(w);
+  auto space = ss::make_config_space(task);
+  ASSERT_TRUE(space.has_value());
+  const ss::OperandShapes s = ss::operand_shapes(w);
+  tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, data_seed),
+                                 integers(tt::DType::kInt8, s.weight, -128, 127, weight_seed),
+                                 {}};
+  const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
+  ASSERT_EQ(want.dtype, tt::DType::kInt32);
+  ASSERT_NO_FATAL_FAILURE(expect_every_valid_config_exact(task, *space, in, want));
+}
+
 }  // namespace
 
 TEST(Int8Conv, SpaceHasAutoTvmsKnobsFiltersAndIndexOrder) {
@@ -168,18 +183,8 @@ TEST(Int8Conv, KernelsEqualAnInt32ConvolutionBitForBit) {
       quantized({1, 16, 6, 6}, {16, 16, 3, 3}, {1}, {1}, {1}),
       quantized({1, 12, 5, 7}, {24, 12, 3, 3}, {1}, {1}, {1}),  // blocks of 8 channels
   };
-  for (const ss::Conv2dWorkload& w : shapes) {
-    const ss::Task task = int8_task(w);
-    auto space = ss::make_config_space(task);
-    ASSERT_TRUE(space.has_value());
-    const ss::OperandShapes s = ss::operand_shapes(w);
-    tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, 1),
-                                   integers(tt::DType::kInt8, s.weight, -128, 127, 2),
-                                   {}};
-    const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
-    ASSERT_EQ(want.dtype, tt::DType::kInt32);
-    ASSERT_NO_FATAL_FAILURE(expect_every_valid_config_exact(task, *space, in, want));
-  }
+  for (const ss::Conv2dWorkload& w : shapes)
+    ASSERT_NO_FATAL_FAILURE(expect_full_range_exact(w, 1, 2));
 }
 
 // Weights in [-64, 64] (Precision::kUInt8Int7): on AVX2 the kernel multiplies the bytes with
@@ -283,18 +288,9 @@ TEST(Int8Conv, AmxTilesAreExactInEveryConfig) {
   };
   for (const char* form : {"amx", "vnni"}) {
     if (std::string(form) == "vnni") setenv("TT_INT8_DOT", "vnni", 1);
-    for (const ss::Conv2dWorkload& w : shapes) {
-      const ss::Task task = int8_task(w);
-      auto space = ss::make_config_space(task);
-      ASSERT_TRUE(space.has_value());
-      const ss::OperandShapes s = ss::operand_shapes(w);
-      tt::measure::OperatorInputs in{integers(tt::DType::kUInt8, s.data, 0, 255, 5),
-                                     integers(tt::DType::kInt8, s.weight, -128, 127, 6),
-                                     {}};
-      const Tensor want = tt::measure::conv2d_nchw_reference(in.data, in.weight, nullptr, w);
-      SCOPED_TRACE(form);
-      ASSERT_NO_FATAL_FAILURE(expect_every_valid_config_exact(task, *space, in, want));
-    }
+    SCOPED_TRACE(form);
+    for (const ss::Conv2dWorkload& w : shapes)
+      ASSERT_NO_FATAL_FAILURE(expect_full_range_exact(w, 5, 6));
     unsetenv("TT_INT8_DOT");
   }
 }

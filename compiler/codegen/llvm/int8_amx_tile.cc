@@ -1,18 +1,15 @@
 // Implements int8_amx_tile.h.
 #include "compiler/codegen/llvm/int8_amx_tile.h"
 
-#include <llvm/ADT/StringMap.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Support/Host.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <map>
 #include <string>
 
 #include "compiler/codegen/llvm/ir_helpers.h"
+#include "support/amx_state.h"
 #include "support/error.h"
 
 namespace tensortune::codegen::emit {
@@ -389,25 +386,6 @@ class AmxTileEmitter {
   std::vector<llvm::Value*> a_scratch_;  // per piece of a pass
 };
 
-bool host_has_amx_int8_features() {
-  llvm::StringMap<bool> f;
-  if (!llvm::sys::getHostCPUFeatures(f)) return false;
-  return f.lookup("amx-tile") && f.lookup("amx-int8");
-}
-
-// Linux keeps the tile data state (8 KiB per thread) off until a process asks for it
-// (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a tile instruction before that
-// raises SIGILL.
-bool request_tile_data() {
-#if defined(__linux__) && defined(__x86_64__)
-  constexpr int kArchReqXcompPerm = 0x1023;
-  constexpr int kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
 std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv2dInt8Schedule& s,
@@ -455,10 +433,7 @@ std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv
   return std::nullopt;
 }
 
-bool host_runs_amx_int8() {
-  static const bool runs = host_has_amx_int8_features() && request_tile_data();
-  return runs;
-}
+bool host_runs_amx_int8() { return process_runs_amx_int8(); }
 
 void enable_amx_tiles() { (void)host_runs_amx_int8(); }
 

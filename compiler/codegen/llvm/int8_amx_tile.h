@@ -80,9 +80,8 @@ std::optional<AmxPassLimits> plan_amx_kernel(const schedule_space::Conv2dWorkloa
                                              const schedule_space::Conv2dInt8Schedule& s,
                                              int64_t pad, const std::vector<ColumnClass>& columns);
 
-/// Whether this process may run AMX int8 tiles: the CPU has them (amx-tile, amx-int8) and the
-/// kernel granted the tile data state (Linux asks each process to request it once; see
-/// enable_amx_tiles).
+/// Whether this process may run AMX int8 tiles (support/amx_state.h: the CPU has them and Linux
+/// granted the process their state).
 bool host_runs_amx_int8();
 
 /// Requests the tile data state for this process where the CPU has it (idempotent, cheap after
