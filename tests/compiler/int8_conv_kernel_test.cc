@@ -285,6 +285,10 @@ TEST(Int8Conv, AmxTilesAreExactInEveryConfig) {
       quantized({2, 64, 9, 35}, {16, 64, 3, 3}, {2}, {1, 2, 0, 1}, {1}),
       // Two rows of 7 read as one run of 14 pixels, and a tail row.
       quantized({1, 80, 5, 7}, {32, 80, 1, 1}, {1}, {0}, {1}),
+      // Rows shorter than an A tile: the padded form, its planes cut by the pool's two slices
+      // (3 x 5 row tiles), dilation and uneven padding.
+      quantized({1, 64, 5, 7}, {48, 64, 3, 3}, {1}, {1}, {1}),
+      quantized({2, 32, 6, 9}, {16, 32, 3, 3}, {1}, {2, 1, 0, 2}, {2}),
   };
   for (const char* form : {"amx", "vnni"}) {
     if (std::string(form) == "vnni") setenv("TT_INT8_DOT", "vnni", 1);

@@ -93,6 +93,7 @@ class Int8ConvEmitter {
       if (std::string(forced) == "widened") form_ = DotForm::kWidened;
       if (std::string(forced) == "vnni" && vnni) form_ = DotForm::kVnni;
     }
+    padded_ = form_ == DotForm::kAmx && amx_reads_padded_image(w, s);
     block_ = (form_ == DotForm::kVnni || form_ == DotForm::kAmx) && s.oc_bn % 16 == 0 ? 16 : 8;
     reduce_ = form_ == DotForm::kAmx || form_ == DotForm::kVnni || form_ == DotForm::kBytePairs ? 1
               : form_ == DotForm::kPairs                                                        ? 2
@@ -126,6 +127,10 @@ class Int8ConvEmitter {
   }
 
   void emit(llvm::Value* begin, llvm::Value* end) {
+    if (padded_) {
+      emit_padded(begin, end);
+      return;
+    }
     const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
     const int64_t tail_rows = oh_ % s_.reg_h;
     emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
@@ -165,6 +170,108 @@ class Int8ConvEmitter {
         emit_tile({n, occ, oh0, i64(b_, ow0), ow0, rows, c.size});
       }
     }
+  }
+
+  // The padded form (int8_amx_tile.h): a plane (n, occ) at a time, from this thread's padded
+  // copy of image n, made when the slice first reaches the image. The fused loop keeps AutoTVM's
+  // order and extent: iteration f computes its plane where f is the plane's first row tile or
+  // the slice's first iteration, and stores the rows of the plane inside the slice, so that each
+  // row is stored once by one thread however the pool cuts the loop.
+  void emit_padded(llvm::Value* begin, llvm::Value* end) {
+    const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
+    const auto [grid_rows, grid_cols] = amx_padded_extent(w_);
+    auto* image_type = llvm::ArrayType::get(
+        b_.getInt8Ty(), static_cast<uint64_t>(grid_rows * grid_cols * w_.in_channels));
+    llvm::AllocaInst* image_alloca = entry_alloca(b_, image_type, "padded_image");
+    image_alloca->setAlignment(llvm::Align(64));
+    llvm::Value* image = b_.CreateBitCast(image_alloca, b_.getInt8PtrTy());
+    llvm::AllocaInst* copied = entry_alloca(b_, b_.getInt64Ty(), "padded_image_of");
+    b_.CreateStore(i64(b_, -1), copied);
+    emit_for(b_, begin, end, "fused", [&](llvm::Value* f) {
+      llvm::Value* t = b_.CreateSRem(f, i64(b_, row_tiles), "oh_tile");
+      llvm::Value* rest = b_.CreateSDiv(f, i64(b_, row_tiles));
+      llvm::Value* occ = b_.CreateSRem(rest, i64(b_, occ_), "oc_chunk");
+      llvm::Value* n = b_.CreateSDiv(rest, i64(b_, occ_), "n");
+      llvm::Value* first =
+          b_.CreateOr(b_.CreateICmpEQ(t, i64(b_, 0)), b_.CreateICmpEQ(f, begin), "plane_starts");
+      emit_if_else(
+          b_, first, "plane",
+          [&] {
+            llvm::Value* lo = mul_i64(b_, t, s_.reg_h);
+            llvm::Value* last_tile = b_.CreateAdd(t, b_.CreateSub(end, f));
+            llvm::Value* hi = mul_i64(b_, last_tile, s_.reg_h);
+            hi = b_.CreateSelect(b_.CreateICmpSLT(hi, i64(b_, oh_)), hi, i64(b_, oh_));
+            llvm::Value* stale =
+                b_.CreateICmpNE(b_.CreateLoad(b_.getInt64Ty(), copied), n, "image_stale");
+            emit_if_else(
+                b_, stale, "copy_image",
+                [&] {
+                  copy_padded_image(n, image);
+                  b_.CreateStore(n, copied);
+                },
+                [] {});
+            emit_amx_plane(n, occ, image, lo, hi);
+          },
+          [] {});
+    });
+  }
+
+  // Image n's input chunks into `image`, [icc][padded row][padded column][ic_bn], the padding
+  // holding the pad byte.
+  void copy_padded_image(llvm::Value* n, llvm::Value* image) {
+    const auto [grid_rows, grid_cols] = amx_padded_extent(w_);
+    auto* pixel_type = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(s_.ic_bn));
+    if (!pad_pixel_) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(s_.ic_bn), static_cast<uint8_t>(pad_));
+      pad_pixel_ = new llvm::GlobalVariable(
+          m_, llvm::ArrayType::get(b_.getInt8Ty(), static_cast<uint64_t>(s_.ic_bn)), true,
+          llvm::GlobalValue::InternalLinkage,
+          llvm::ConstantDataArray::get(m_.getContext(), llvm::ArrayRef<uint8_t>(bytes)),
+          "pad_pixel");
+      pad_pixel_->setAlignment(llvm::Align(64));
+    }
+    llvm::Value* pad = b_.CreateBitCast(pad_pixel_, b_.getInt8PtrTy());
+    emit_for(b_, i64(b_, 0), i64(b_, icc_ * grid_rows), "padded_row", [&](llvm::Value* row) {
+      llvm::Value* icc = b_.CreateSDiv(row, i64(b_, grid_rows));
+      llvm::Value* ih = add_i64(b_, b_.CreateSRem(row, i64(b_, grid_rows)), -w_.pad_top);
+      llvm::Value* row_inside = b_.CreateICmpULT(ih, i64(b_, w_.in_height));
+      llvm::Value* plane = mul_i64(b_, add_i64(b_, mul_i64(b_, n, icc_), icc), w_.in_height);
+      llvm::Value* src_row = b_.CreateGEP(
+          b_.getInt8Ty(), data_, mul_i64(b_, add_i64(b_, plane, ih), w_.in_width * s_.ic_bn));
+      llvm::Value* dst_row =
+          b_.CreateGEP(b_.getInt8Ty(), image, mul_i64(b_, row, grid_cols * s_.ic_bn));
+      emit_for(b_, i64(b_, 0), i64(b_, grid_cols), "padded_col", [&](llvm::Value* col) {
+        llvm::Value* iw = add_i64(b_, col, -w_.pad_left);
+        llvm::Value* inside = b_.CreateAnd(row_inside, b_.CreateICmpULT(iw, i64(b_, w_.in_width)));
+        llvm::Value* src = b_.CreateSelect(
+            inside, b_.CreateGEP(b_.getInt8Ty(), src_row, mul_i64(b_, iw, s_.ic_bn)), pad);
+        llvm::Value* v = b_.CreateAlignedLoad(
+            pixel_type, b_.CreateBitCast(src, pixel_type->getPointerTo()), llvm::Align(1));
+        llvm::Value* dst = b_.CreateGEP(b_.getInt8Ty(), dst_row, mul_i64(b_, col, s_.ic_bn));
+        b_.CreateAlignedStore(v, b_.CreateBitCast(dst, pixel_type->getPointerTo()), llvm::Align(1));
+      });
+    });
+  }
+
+  // Plane (n, occ) from the padded image, its output rows [lo, hi) stored.
+  void emit_amx_plane(llvm::Value* n, llvm::Value* occ, llvm::Value* image, llvm::Value* lo,
+                      llvm::Value* hi) {
+    const Tile t{n, occ, i64(b_, 0), i64(b_, 0), std::nullopt, oh_, ow_};
+    AmxTileContext ctx;
+    ctx.workload = &w_;
+    ctx.schedule = &s_;
+    ctx.data = data_;
+    ctx.weight = weight_;
+    ctx.pad = pad_;
+    ctx.padded_image = image;
+    ctx.store = [&](int64_t r, int64_t p, int64_t k, llvm::Value* sum) {
+      llvm::Value* inside =
+          b_.CreateAnd(b_.CreateICmpSLE(lo, i64(b_, r)), b_.CreateICmpSGT(hi, i64(b_, r)));
+      emit_if_else(
+          b_, inside, "row_in_slice", [&] { store(t, r, p, k, sum); }, [] {});
+    };
+    emit_amx_int8_tile(b_, m_, ctx, {t.n, t.occ, t.oh0, t.ow0, t.ow0c, t.rows, t.cols}, icc_,
+                       *amx_limits_);
   }
 
   // Interior tiles on AMX run in groups (amx_run_tiles).
@@ -470,12 +577,14 @@ class Int8ConvEmitter {
   const Conv2dInt8Schedule& s_;
   llvm::Value *data_, *weight_, *out_;
   llvm::GlobalVariable* zero_row_ = nullptr;
+  llvm::GlobalVariable* pad_pixel_ = nullptr;  // ic_bn pad bytes (the padded form's copy)
   bool channels_last_out_;
   int64_t pad_ = 0;         // the byte padding reads
   bool float_out_ = false;  // the epilogue converts to float: the output is float32
   bool byte_out_ = false;   // ... and then to bytes: the output is uint8 or int8
   DotForm form_ = DotForm::kWidened;
   std::optional<AmxPassLimits> amx_limits_;  // set where the kernel runs on AMX tiles
+  bool padded_ = false;                      // ... in the padded form
   int block_ = 8;                            // output channels per accumulator
   int reduce_ = 4;                           // unreduced partial sums per channel
   int64_t icc_, occ_, oh_, ow_, blocks_;

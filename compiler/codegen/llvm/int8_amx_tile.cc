@@ -5,6 +5,7 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -37,6 +38,7 @@ int64_t step_bytes(const Conv2dInt8Schedule& s) {
 // pixels from p0 (0 but at borders), into the C tiles of that shift.
 struct Piece {
   int64_t r, p0, m;
+  int64_t fresh = 0;  // pixels [0, fresh) are also the previous piece's (the padded form's last)
   std::vector<int64_t> shifts{0};
   std::vector<int> tap_shift;  // per kw; -1: the tap reads no pixel of the piece inside the input
   bool gather = false;         // the taps' A tiles gathered, padding bytes where they leave
@@ -46,8 +48,20 @@ struct Piece {
 class TilePlan {
  public:
   TilePlan(const Conv2dWorkload& w, int64_t pad, int64_t rows, int64_t cols,
-           std::optional<int64_t> ow0c)
+           std::optional<int64_t> ow0c, bool padded)
       : w_(w), pad_(pad), cols_(cols), ow0c_(ow0c) {
+    if (padded) {
+      // The plane's positions on the padded grid, the last row's pad columns left out; equal
+      // pieces, the last one moved back to end at the run's end (a few pixels computed twice).
+      grid_cols_ = amx_padded_extent(w).second;
+      const int64_t length = (rows - 1) * grid_cols_ + cols;
+      const int64_t n = (length + kTileRows - 1) / kTileRows, m = (length + n - 1) / n;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t p0 = std::min(i * m, length - m);
+        pieces_.push_back({0, p0, m, i * m - p0, {0}, std::vector<int>(w.kernel_w, 0), false});
+      }
+      return;
+    }
     // A 1x1 kernel of stride 1 without padding reads its tile's whole rows as one run of
     // pixels (NCHW[x]c keeps a plane's rows adjacent): pieces then cut the run, not each row,
     // so that two rows of 7 fill one A tile of 14, not two of 7.
@@ -63,10 +77,15 @@ class TilePlan {
 
   const std::vector<Piece>& pieces() const { return pieces_; }
   bool flat() const { return flat_; }
-  // (row, column) of the tile's pixel q of piece row r.
-  std::pair<int64_t, int64_t> pixel(int64_t r, int64_t q) const {
+  // (row, column) of the tile's pixel q of piece row r; nothing for a padded grid's pad column.
+  std::optional<std::pair<int64_t, int64_t>> pixel(int64_t r, int64_t q) const {
+    if (grid_cols_ > 0) {
+      if (q % grid_cols_ >= cols_) return std::nullopt;
+      return std::pair{q / grid_cols_, q % grid_cols_};
+    }
     return flat_ ? std::pair{q / cols_, q % cols_} : std::pair{r, q};
   }
+  bool padded() const { return grid_cols_ > 0; }
 
   // The input column pixel p (of the tile) reads at tap kw; a border tile's only.
   int64_t column(int64_t p, int64_t kw) const {
@@ -87,7 +106,7 @@ class TilePlan {
     int64_t p0 = 0;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t m = length / n + (i < length % n ? 1 : 0);
-      pieces_.push_back({r, p0, m, {0}, {}, false});
+      pieces_.push_back({r, p0, m, 0, {0}, {}, false});
       p0 += m;
     }
   }
@@ -145,6 +164,7 @@ class TilePlan {
   int64_t pad_, cols_;
   std::optional<int64_t> ow0c_;
   bool flat_ = false;
+  int64_t grid_cols_ = 0;  // the padded form's padded width
   std::vector<Piece> pieces_;
 };
 
@@ -178,7 +198,7 @@ class AmxTileEmitter {
         w_(*ctx.workload),
         s_(*ctx.schedule),
         t_(t),
-        plan_(w_, ctx.pad, t.rows, t.cols, t.ow0c),
+        plan_(w_, ctx.pad, t.rows, t.cols, t.ow0c, ctx.padded_image != nullptr),
         icc_(input_chunks),
         blocks_(s_.oc_bn / kBlock),
         step_(step_bytes(s_)),
@@ -248,7 +268,7 @@ class AmxTileEmitter {
           return emit_for_carried(
               b_, i64(b_, 0), i64(b_, w_.kernel_h), "amx_kh", a0,
               [&](llvm::Value* kh, const LoopState& a1) {
-                const std::vector<llvm::Value*> rows = ctx_.row_pointers(plane, kh);
+                const std::vector<llvm::Value*> rows = row_pointers(icc, plane, kh);
                 auto steps = [&](llvm::Value* kw, std::optional<int64_t> kwc, const LoopState& a2) {
                   return emit_steps(pass, rows, icc, kh, kw, kwc, a2);
                 };
@@ -266,6 +286,16 @@ class AmxTileEmitter {
     emit_store(pass, acc);
   }
 
+  // The tile's input rows at kernel row kh: the padded form's row of the padded image, whose
+  // pixels are consecutive positions on the padded grid.
+  std::vector<llvm::Value*> row_pointers(llvm::Value* icc, llvm::Value* plane, llvm::Value* kh) {
+    if (!plan_.padded()) return ctx_.row_pointers(plane, kh);
+    const auto [grid_rows, grid_cols] = amx_padded_extent(w_);
+    llvm::Value* row = add_i64(b_, mul_i64(b_, icc, grid_rows), mul_i64(b_, kh, w_.dilation_h));
+    return {
+        b_.CreateGEP(b_.getInt8Ty(), ctx_.padded_image, mul_i64(b_, row, grid_cols * s_.ic_bn))};
+  }
+
   // Output pixel p of a piece: the sum, over its shifts s, of row p - s of that shift's C tile.
   void emit_store(const Pass& pass, const LoopState& acc) {
     auto* v16 = llvm::FixedVectorType::get(b_.getInt32Ty(), kBlock);
@@ -274,7 +304,9 @@ class AmxTileEmitter {
       for (size_t j = 0; j < pass.blocks.size(); ++j) {
         for (size_t s = 0; s < pc.shifts.size(); ++s)
           tile_store(pc.m, scratch(c_scratch_, s, "amx_c"), acc[slot(pass, i, s, j)]);
-        for (int64_t p = 0; p < pc.m; ++p) {
+        for (int64_t p = pc.fresh; p < pc.m; ++p) {
+          const auto pixel = plan_.pixel(pc.r, pc.p0 + p);
+          if (!pixel) continue;
           llvm::Value* sum = nullptr;
           for (size_t s = 0; s < pc.shifts.size(); ++s) {
             const int64_t row = p - pc.shifts[s];
@@ -286,8 +318,7 @@ class AmxTileEmitter {
             sum = sum ? b_.CreateAdd(sum, part) : part;
           }
           if (!sum) sum = llvm::Constant::getNullValue(v16);
-          const auto [r, q] = plan_.pixel(pc.r, pc.p0 + p);
-          ctx_.store(r, q, pass.blocks[j], sum);
+          ctx_.store(pixel->first, pixel->second, pass.blocks[j], sum);
         }
       }
     }
@@ -310,9 +341,12 @@ class AmxTileEmitter {
   void emit_step(const Pass& pass, const std::vector<llvm::Value*>& rows, llvm::Value* icc,
                  llvm::Value* kh, llvm::Value* kw, std::optional<int64_t> kwc, llvm::Value* c0,
                  LoopState& acc) {
-    // Within a row: (iw, c) at iw * ic_bn + c, iw = ow0 * SW + kw * DW - PL + p * SW.
-    llvm::Value* col0 = add_i64(b_, mul_i64(b_, t_.ow0, w_.stride_w),
-                                add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
+    // Within a row: (iw, c) at iw * ic_bn + c, iw = ow0 * SW + kw * DW - PL + p * SW (the
+    // padded form: kw * DW + p, its rows starting at the padding).
+    llvm::Value* col0 = plan_.padded()
+                            ? mul_i64(b_, kw, w_.dilation_w)
+                            : add_i64(b_, mul_i64(b_, t_.ow0, w_.stride_w),
+                                      add_i64(b_, mul_i64(b_, kw, w_.dilation_w), -w_.pad_left));
     llvm::Value* base = add_i64(b_, mul_i64(b_, col0, s_.ic_bn), c0);
     std::vector<llvm::Value*> a_tiles;
     std::vector<int> shifts;
@@ -398,8 +432,11 @@ std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv
   std::vector<Emitted> tiles;
   std::vector<int64_t> row_counts{s.reg_h};
   if (w.out_height() % s.reg_h != 0) row_counts.push_back(w.out_height() % s.reg_h);
+  const bool padded = amx_reads_padded_image(w, s);
+  if (padded) tiles.push_back({w.out_height(), w.out_width(), std::nullopt});
   for (int64_t rows : row_counts)
     for (const ColumnClass& c : columns) {
+      if (padded) break;
       if (!c.runtime) {
         tiles.push_back({rows, c.size, c.tile * s.reg_n});
         continue;
@@ -413,7 +450,7 @@ std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv
        {AmxPassLimits{2, 4}, AmxPassLimits{2, 2}, AmxPassLimits{1, 2}, AmxPassLimits{1, 1}}) {
     std::map<Shape, int64_t> demand;  // registers per shape: the most of its tiles live at once
     for (const Emitted& e : tiles) {
-      const TilePlan plan(w, pad, e.rows, e.cols, e.ow0c);
+      const TilePlan plan(w, pad, e.rows, e.cols, e.ow0c, padded);
       for (const Pass& pass : passes_of(plan, s.oc_bn / kBlock, limits)) {
         std::map<Shape, int64_t> live;
         live[{step / 4, kBlock * 4}] += 1;  // B
@@ -431,6 +468,17 @@ std::optional<AmxPassLimits> plan_amx_kernel(const Conv2dWorkload& w, const Conv
     if (registers <= kTileRegisters) return limits;
   }
   return std::nullopt;
+}
+
+bool amx_reads_padded_image(const Conv2dWorkload& w, const Conv2dInt8Schedule& s) {
+  const auto [rows, cols] = amx_padded_extent(w);
+  const bool pads = w.pad_top > 0 || w.pad_bottom > 0 || w.pad_left > 0 || w.pad_right > 0;
+  const bool fits = w.stride_h == 1 && w.stride_w == 1 &&
+                    (pads || w.kernel_h > 1 || w.kernel_w > 1) &&
+                    rows * cols * w.in_channels <= amx_padded_image_limit() && s.ic_bn % 4 == 0;
+  if (!fits) return false;
+  const char* forced = std::getenv("TT_AMX_PADDED");
+  return !(forced && std::string(forced) == "0");
 }
 
 bool host_runs_amx_int8() { return process_runs_amx_int8(); }
