@@ -212,11 +212,20 @@ class Lowerer {
     store_if_read_outside(v, 0);  // the anchor's own result (a float kernel's)
     for (size_t k = 1; k < group.size(); ++k) {
       const Node& n = g().nodes()[group[k]];
+      // A node that does not read the chain's value dequantizes bytes a later node of the
+      // group adds (FuseOps absorbed it): the kernel reads the bytes, the node computes nothing.
+      if (std::find(n.inputs.begin(), n.inputs.end(), v) == n.inputs.end()) continue;
       auto f = passes::fuse_epilogue_node(g(), head, n, v);
       if (!f)
         return Error{ErrorCode::kInternal, "fusion group of '" + head.name + "': its " +
                                                graph::op_name(n.op) + " node '" + n.name +
                                                "' is not an epilogue the kernel fuses"};
+      if (f->op.kind == EpilogueOp::Kind::kAddDequantized && !absorbed_here(n, v, head)) {
+        // Its dequantization runs in a group of its own: read the float it stores, since the
+        // memory plan keeps the bytes alive only for their readers in the graph.
+        f->op.kind = EpilogueOp::Kind::kAddTensor;
+        f->value = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+      }
       runs.back().push_back(std::move(*f));
       v = n.output;
       store_if_read_outside(v, k);
@@ -230,6 +239,16 @@ class Lowerer {
         ops.push_back(f.op);
       }
     return ops;
+  }
+
+  /// Whether the dequantized-bytes operand of `n` (beside the chain value `v`) was absorbed into
+  /// the group of `head`.
+  bool absorbed_here(const Node& n, ValueId v, const Node& head) const {
+    const auto d = passes::dequantized_bytes(g(), n.inputs[0] == v ? n.inputs[1] : n.inputs[0]);
+    if (!d) return false;
+    for (int i : d->nodes)
+      if (g().nodes()[static_cast<size_t>(i)].fusion_group != head.fusion_group) return false;
+    return head.fusion_group >= 0;
   }
 
   /// Whether a node outside `group`, or the graph's outputs, read `v`: it has more uses than

@@ -20,7 +20,9 @@ struct EpilogueOp {
   /// its reciprocal, which rounds differently); kRound rounds half to even (QuantizeLinear's).
   /// kStoreTensor stores the float value so far into its tensor operand and goes on: a value
   /// that other kernels read (a residual) before the steps that quantize it for the next int8
-  /// kernel, which the kernel's output then holds.
+  /// kernel, which the kernel's output then holds. kAddDequantized adds a uint8 tensor operand
+  /// dequantized, (float(q) - zero_point) * scale, in that order (a residual read as the bytes
+  /// the kernel before stored, a quarter of the float's traffic).
   enum class Kind {
     kAddChannel,
     kMulChannel,
@@ -33,11 +35,13 @@ struct EpilogueOp {
     kRound,
     kToUInt8,
     kToInt8,
-    kStoreTensor
+    kStoreTensor,
+    kAddDequantized
   };
   Kind kind = Kind::kRelu;
-  int operand = -1;      ///< index into the kernel's epilogue operands
-  float lo = 0, hi = 0;  ///< kClip
+  int operand = -1;                 ///< index into the kernel's epilogue operands
+  float lo = 0, hi = 0;             ///< kClip
+  float zero_point = 0, scale = 1;  ///< kAddDequantized
 };
 
 /// Whether the step takes an operand (a channel vector or a tensor it reads, or the tensor
@@ -45,7 +49,8 @@ struct EpilogueOp {
 inline bool uses_operand(EpilogueOp::Kind kind) {
   using Kind = EpilogueOp::Kind;
   return kind == Kind::kAddChannel || kind == Kind::kMulChannel || kind == Kind::kDivChannel ||
-         kind == Kind::kAddTensor || kind == Kind::kMulTensor || kind == Kind::kStoreTensor;
+         kind == Kind::kAddTensor || kind == Kind::kMulTensor || kind == Kind::kStoreTensor ||
+         kind == Kind::kAddDequantized;
 }
 
 /// The epilogue ends by converting to bytes: the kernel's output is uint8 or int8.

@@ -4,8 +4,10 @@
 //
 // A group is a kernel anchor followed by the longest chain of epilogue nodes its kernel fuses,
 // each the single consumer of the previous one (or, with store_midway, of a value other groups
-// read too, when the chain from it ends in a quantizing cast); or a chain of float element-wise
-// ops over one shape on their own, perhaps ending in a quantizing cast; or any other node alone.
+// read too, when the chain from it ends in a quantizing cast), with the dequantizations of bytes
+// its kernel reads as residuals (which then compute nothing themselves); or a chain of float
+// element-wise ops over one shape on their own, perhaps ending in a quantizing cast; or any other
+// node alone.
 #include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 
@@ -46,6 +48,7 @@ class Fuser {
       ValueId v = nodes[i].output;
       for (int c = next(i, anchor, v); c >= 0; c = next(i, anchor, v)) {
         nodes[static_cast<size_t>(c)].fusion_group = group;
+        if (anchor) absorb_dequantized_operands(c, v, static_cast<int>(i), group);
         v = nodes[static_cast<size_t>(c)].output;
       }
     }
@@ -85,12 +88,42 @@ class Fuser {
     for (auto in : c.inputs) {
       const int producer = g_.value(in).producer;
       if (in == v || producer < static_cast<int>(first)) continue;
+      // A residual the kernel reads as bytes: its dequantization joins the group.
+      if (anchor && absorbable(in, static_cast<int>(first), group)) continue;
       const int producer_group = g_.nodes()[static_cast<size_t>(producer)].fusion_group;
       if (producer_group < 0 || producer_group >= group) return false;
     }
     const Node& head = g_.nodes()[first];
     if (anchor) return fuse_epilogue_node(g_, head, c, v).has_value();
     return g_.type(c.output).shape == g_.type(head.output).shape && (cast || is_float_node(g_, c));
+  }
+
+  /// Whether `operand` is a dequantization of bytes that exist when group `group` (of node
+  /// `first`) runs, the chain not yet in a group (fusion_rules.h's dequantized_bytes).
+  bool absorbable(ValueId operand, int first, int group) const {
+    if (!options_.dequantize_in_epilogue) return false;
+    const auto d = dequantized_bytes(g_, operand);
+    if (!d) return false;
+    const int producer = g_.value(d->bytes).producer;
+    if (producer >= first) {
+      const int producer_group = g_.nodes()[static_cast<size_t>(producer)].fusion_group;
+      if (producer_group < 0 || producer_group >= group) return false;
+    }
+    for (int n : d->nodes)
+      if (g_.nodes()[static_cast<size_t>(n)].fusion_group >= 0) return false;
+    return true;
+  }
+
+  /// The dequantized-bytes chains node `c` of the group of anchor `first` reads beside the
+  /// chain value `v`: the kernel reads their bytes (EpilogueOp::kAddDequantized), so they join the
+  /// group.
+  void absorb_dequantized_operands(int c, ValueId v, int first, int group) {
+    const Node& n = g_.nodes()[static_cast<size_t>(c)];
+    for (ValueId in : n.inputs) {
+      if (in == v || !absorbable(in, first, group)) continue;
+      const std::vector<int> chain = dequantized_bytes(g_, in)->nodes;
+      for (int d : chain) g_.mutable_nodes()[static_cast<size_t>(d)].fusion_group = group;
+    }
   }
 
   /// Whether the chain of single readers from `v` through node `c` fuses into the anchor

@@ -260,6 +260,43 @@ bool is_kernel_anchor(const Graph& g, const Node& n) {
   return (n.op == OpKind::kDense || conv_anchor(g, n)) && is_float_node(g, n);
 }
 
+std::optional<DequantizedBytes> dequantized_bytes(const Graph& g, ValueId v) {
+  // The node computing `value` where it is an `op` of `value`'s producer's inputs and a
+  // scalar float constant, read by nothing else; its other input in *in, the constant in *c.
+  auto scalar_step = [&](ValueId value, OpKind op, ValueId* in, float* c) -> int {
+    const int p = g.value(value).producer;
+    if (p < 0) return -1;
+    const Node& n = g.nodes()[static_cast<size_t>(p)];
+    if (n.op != op || n.inputs.size() != 2 || !g.is_constant(n.inputs[1])) return -1;
+    const Tensor& t = *g.constant(n.inputs[1]);
+    if (t.dtype != graph::DType::kFloat32 || t.size() != 1) return -1;
+    *in = n.inputs[0];
+    *c = static_cast<float>(t.at(0));
+    return p;
+  };
+  DequantizedBytes d;
+  ValueId x;
+  const int multiply = scalar_step(v, OpKind::kMultiply, &x, &d.scale);
+  if (multiply < 0) return std::nullopt;
+  ValueId widened = x;
+  const int subtract = scalar_step(x, OpKind::kSubtract, &widened, &d.zero_point);
+  const int cast = g.value(widened).producer;
+  if (cast < 0) return std::nullopt;
+  const auto uses = g.use_counts();  // after the cheap checks: this one reads the whole graph
+  if (uses[static_cast<size_t>(x)] != 1 || uses[static_cast<size_t>(widened)] != 1)
+    return std::nullopt;
+  const Node& c = g.nodes()[static_cast<size_t>(cast)];
+  if (c.op != OpKind::kCast || g.type(c.inputs[0]).dtype != graph::DType::kUInt8 ||
+      g.type(widened).dtype != graph::DType::kFloat32 ||
+      g.type(c.inputs[0]).shape != g.type(v).shape)
+    return std::nullopt;
+  d.bytes = c.inputs[0];
+  d.nodes = {cast};
+  if (subtract >= 0) d.nodes.push_back(subtract);
+  d.nodes.push_back(multiply);
+  return d;
+}
+
 std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, const Node& n,
                                           ValueId v) {
   const Shape& out = g.type(anchor.output).shape;
@@ -340,6 +377,16 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
     }
   }
   if (sub || g.type(other).shape != out) return std::nullopt;
+  if (add) {
+    // Whether the bytes exist when the kernel runs is FuseOps' to say (it absorbs the chain).
+    if (const auto d = dequantized_bytes(g, other)) {
+      FusedOp f = fused(EpilogueOp::Kind::kAddDequantized);
+      f.op.zero_point = d->zero_point;
+      f.op.scale = d->scale;
+      f.value = d->bytes;
+      return f;
+    }
+  }
   FusedOp f = fused(mul ? EpilogueOp::Kind::kMulTensor : EpilogueOp::Kind::kAddTensor);
   f.value = other;
   return f;

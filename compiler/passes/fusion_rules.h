@@ -92,6 +92,18 @@ std::optional<schedule_space::AttentionWorkload> attention_anchor(const graph::G
 /// `batch_matmul_anchor` accepts, or an attention node `attention_anchor` accepts.
 bool is_kernel_anchor(const graph::Graph& g, const graph::Node& n);
 
+/// A float value computed from bytes as a dequantization, (float(q) - z) * s: multiply(
+/// subtract(cast(q), z), s) with scalar constants z and s (z = 0 without the subtract), q a
+/// uint8 tensor, each intermediate read once. A kernel adds such a value to its result reading
+/// q itself (EpilogueOp::kAddDequantized); the chain's nodes join the kernel's group and compute
+/// nothing of their own.
+struct DequantizedBytes {
+  graph::ValueId bytes = graph::kNoValue;
+  float zero_point = 0, scale = 1;
+  std::vector<int> nodes;  ///< the chain, in graph order
+};
+std::optional<DequantizedBytes> dequantized_bytes(const graph::Graph& g, graph::ValueId v);
+
 /// One epilogue node as the kernel applies it: the op, and its operand (a per-channel constant,
 /// already negated for a subtraction, or a value read in the output's layout).
 struct FusedOp {
@@ -101,7 +113,9 @@ struct FusedOp {
 };
 
 /// The epilogue node `n` applied to the chain value `v` (the running result of the anchor
-/// `anchor`), if the anchor's kernel can fuse it.
+/// `anchor`), if the anchor's kernel can fuse it. An add of a dequantized_bytes operand is
+/// kAddDequantized of its bytes: the caller reads them only where the chain joined the group
+/// (and the float the chain computes otherwise).
 std::optional<FusedOp> fuse_epilogue_node(const graph::Graph& g, const graph::Node& anchor,
                                           const graph::Node& n, graph::ValueId v);
 

@@ -14,6 +14,7 @@
 ///   PadGemmShapes            3    -
 ///   FuseLayerNorm            3    -
 ///   AlterOpLayout            3    -
+///   ResidualsAsBytes         3    FakeQuantizationToInteger
 ///   DeadCodeElimination      0    -
 ///   FuseOps                  1    -
 #include <functional>
@@ -123,10 +124,22 @@ struct FuseOpsOptions {
   /// (EpilogueOp::kStoreTensor) and the bytes at the end, instead of a separate kernel reading
   /// the float value back to quantize it. For back ends whose kernels store midway (LLVM's).
   bool store_midway = false;
+  /// A kernel's add of a dequantization of bytes ((float(q) - z) * s, fusion_rules.h's
+  /// dequantized_bytes) reads the bytes (EpilogueOp::kAddDequantized), the dequantizing nodes
+  /// joining its group. For back ends whose kernels read byte operands (LLVM's).
+  bool dequantize_in_epilogue = false;
   /// Set: a batch matmul (fusion_rules.h's batch_matmul_anchor) whose workload this returns false
   /// for, no template of the back end serving it, is no anchor: it stays alone and runs natively.
   std::function<bool(const schedule_space::Workload&)> batch_matmul_served;
 };
+
+/// In a quantized residual network, a kernel's sum of a dequantized residual ((S - z) * s,
+/// S integral in [0, 255]) reads the residual's bytes instead of the float the kernel before
+/// stored: the add's operand becomes the dequantization of the bytes the next layer reads (or,
+/// where none does, of new bytes the kernel computing S stores instead), which FuseOps folds
+/// into the adding kernel (FuseOpsOptions::dequantize_in_epilogue). The same sums, bit for bit.
+/// Only adds whose other operand is a kernel's fused chain are rewritten.
+Pass residuals_as_bytes();
 
 /// Marks fusion groups, the ones that run (fusion_rules.h): a kernel anchor (conv2d, dense)
 /// with the chain of epilogues its kernel fuses (bias, add, relu, clip, ...), float chains of
@@ -146,6 +159,7 @@ struct PipelineOptions {
   std::function<bool(const schedule_space::Workload&)> integer_ops;
   /// Set: FuseAttention runs for the attention workloads it accepts.
   std::function<bool(const schedule_space::Workload&)> attention;
+  /// FuseOps' options; with fuse.dequantize_in_epilogue, ResidualsAsBytes runs before it.
   FuseOpsOptions fuse;
 };
 

@@ -13,8 +13,12 @@ std::vector<Pass> standard_pipeline(PipelineOptions options) {
   if (options.pad_gemm_shapes) passes.push_back(pad_gemm_shapes());
   passes.push_back(fuse_layer_norm());
   if (options.alter_layout) passes.push_back(alter_op_layout(options.layout));
-  for (Pass p : {fold_constant(), dead_code_elimination(), fuse_ops(options.fuse)})
-    passes.push_back(std::move(p));
+  passes.push_back(fold_constant());
+  // After a first DeadCodeElimination: it counts each value's readers, and the importer's
+  // quantizing casts that FakeQuantizationToInteger replaced still read the residuals.
+  if (options.fuse.dequantize_in_epilogue)
+    for (Pass p : {dead_code_elimination(), residuals_as_bytes()}) passes.push_back(std::move(p));
+  for (Pass p : {dead_code_elimination(), fuse_ops(options.fuse)}) passes.push_back(std::move(p));
   return passes;
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "compiler/graph/interpreter.h"
+#include "compiler/passes/fusion_rules.h"
 #include "compiler/passes/passes.h"
 #include "tests/backend/network_test_util.h"
 #include "tests/backend/quantized_test_util.h"
@@ -106,7 +107,8 @@ graph::Graph runtime_form_model() {
 }
 
 /// The fusion group of each node: the graph as the CPU compiler has it before FuseOps (integer
-/// convolutions blocked), grouped by FuseOps with or without store_midway.
+/// convolutions blocked), grouped by FuseOps with or without the LLVM kernels' store_midway
+/// and dequantize_in_epilogue.
 std::map<std::string, int> groups_of(const graph::Graph& model, bool store_midway) {
   driver::CompileOptions options;
   options.integer_kernels = true;
@@ -119,6 +121,7 @@ std::map<std::string, int> groups_of(const graph::Graph& model, bool store_midwa
   ctx.opt_level = 3;
   passes::FuseOpsOptions fuse;
   fuse.store_midway = store_midway;
+  fuse.dequantize_in_epilogue = store_midway;
   auto g = passes::run_pass(passes::fuse_ops(fuse), before, ctx);
   EXPECT_TRUE(g) << g.error().message;
   std::map<std::string, int> group;
@@ -184,11 +187,13 @@ TEST(QuantizedResidual, KernelsStoreTheSumAndItsBytes) {
       });
 }
 
-// In the runtime's form the adds read dequantized sums, not the float ones: the kernel that
-// computes a sum stores its dequantized value midway and computes the next convolution's bytes
-// back from it, so no kernel of its own dequantizes a sum or casts it; and the last block's add
-// of two quantized layers joins the kernel of the later one although the file lists the earlier
-// layer's quantization after it. The answer is the integer graph's within one step.
+// In the runtime's form the adds read dequantized sums, not the float ones: each is the
+// dequantization of bytes a kernel stored anyway (the next convolution's input) or stores
+// instead of the float (the shortcut's, read by the add alone), so the adding kernel reads the
+// bytes (ResidualsAsBytes, EpilogueOp::kAddDequantized), no kernel stores a float midway, and
+// none of its own dequantizes a sum or casts it; the last block's add of two quantized layers
+// joins the kernel of the later one although the file lists the earlier layer's quantization
+// after it. The answer is the integer graph's within one step.
 TEST(QuantizedResidual, SumsQuantizedWhereComputedStayInTheirKernels) {
   const graph::Graph model = runtime_form_model();
   const auto group = groups_of(model, true);
@@ -202,16 +207,29 @@ TEST(QuantizedResidual, SumsQuantizedWhereComputedStayInTheirKernels) {
   for_each_int8_form(
       model, x,
       [&](const std::string& form, const runtime::CompiledNetwork& net, const Tensor& got) {
-        int element_wise = 0, interpreted = 0, kernels = 0;
+        int element_wise = 0, interpreted = 0, kernels = 0, float_reads = 0, byte_reads = 0;
         for (const auto& step : net.steps) {
           interpreted += step.kind == runtime::Step::Kind::kInterpret;
           if (step.kind != runtime::Step::Kind::kKernel) continue;
           ++kernels;
-          element_wise += step.label.find("conv2d") == std::string::npos;
+          const bool conv = step.label.find("conv2d") != std::string::npos;
+          element_wise += !conv;
+          // Tensors a convolution reads or stores besides its data and output: the residuals.
+          for (size_t a = 1; conv && a < step.args.size(); ++a) {
+            const runtime::ArgRef& arg = step.args[a];
+            if (arg.kind != runtime::ArgRef::Kind::kValue ||
+                arg.index == static_cast<int>(step.output))
+              continue;
+            const auto dtype = net.graph.type(arg.index).dtype;
+            float_reads += dtype == graph::DType::kFloat32;
+            byte_reads += dtype == graph::DType::kUInt8;
+          }
         }
         EXPECT_EQ(element_wise, 1) << form << ": the input's quantization alone";
         EXPECT_EQ(kernels, 5) << form;
         EXPECT_EQ(interpreted, 0) << form;
+        EXPECT_EQ(float_reads, 0) << form << ": no sum stored or read as float";
+        EXPECT_EQ(byte_reads, 2) << form << ": each add's residual, as bytes";
         expect_within_one_step(got, want, 99, form);
         // Against the model's float arithmetic, a sum that float rounding put one step away
         // is one step away again at each later quantization: a few outputs move by two.
@@ -226,6 +244,36 @@ TEST(QuantizedResidual, SumsQuantizedWhereComputedStayInTheirKernels) {
         EXPECT_GE(equal * 100, got.size() * 95) << form;
         EXPECT_LE(far * 100, got.size()) << form << ": at most 1% two steps away";
       });
+}
+
+// ResidualsAsBytes changes what the adds read, not what they compute: the graph before it and
+// after it, interpreted, give the same output bit for bit, and after it each add's residual is
+// the dequantization of uint8 bytes.
+TEST(QuantizedResidual, ResidualsReadAsBytesAreTheSameSums) {
+  const graph::Graph model = runtime_form_model();
+  driver::CompileOptions options;
+  options.integer_kernels = true;
+  graph::Graph before, after;
+  options.after_pass = [&](const std::string& pass, const graph::Graph& g) {
+    if (pass == "DeadCodeElimination" && after.nodes().empty()) before = g;
+    if (pass == "ResidualsAsBytes") after = g;
+  };
+  ASSERT_TRUE(driver::compile_network(model, options));
+  ASSERT_FALSE(after.nodes().empty());
+  int adds = 0;
+  for (const auto& n : after.nodes()) {
+    if (n.op != OpKind::kAdd || after.is_constant(n.inputs[1])) continue;
+    ++adds;
+    auto residual = passes::dequantized_bytes(after, n.inputs[0]);
+    if (!residual) residual = passes::dequantized_bytes(after, n.inputs[1]);
+    ASSERT_TRUE(residual) << n.name;
+    EXPECT_EQ(after.type(residual->bytes).dtype, graph::DType::kUInt8) << n.name;
+  }
+  EXPECT_EQ(adds, 2);
+  const Tensor x = testing::random_input({2, 8, 9, 7}, 37);
+  const Tensor want = interpret(before, x), got = interpret(after, x);
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < got.size(); ++i) ASSERT_EQ(got.f32[i], want.f32[i]) << i;
 }
 
 // A float kernel (a depthwise convolution) whose own result, before any epilogue step, is read

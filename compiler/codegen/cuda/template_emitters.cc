@@ -54,6 +54,8 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
       return unimplemented("CUDA kernels accumulate in float: no integer epilogue");
     else if (op.kind == epilogue::EpilogueOp::Kind::kStoreTensor)
       return unimplemented("CUDA kernels store one output: no value stored midway");
+    else if (op.kind == epilogue::EpilogueOp::Kind::kAddDequantized)
+      return unimplemented("CUDA kernels read float operands: no residual read as bytes");
     else if (op.operand < 0 && epilogue::uses_operand(op.kind))
       return invalid_argument("an epilogue step that takes an operand has operand index " +
                               std::to_string(op.operand));
@@ -126,8 +128,9 @@ std::string epilogue(const std::string& value, const std::string& channel, const
         if (!std::isinf(op.lo)) v = "fmaxf(" + v + ", " + float_literal(op.lo) + ")";
         if (!std::isinf(op.hi)) v = "fminf(" + v + ", " + float_literal(op.hi) + ")";
         break;
-      case Kind::kToFloat:      // refused above: CUDA accumulators are float already
-      case Kind::kStoreTensor:  // refused above
+      case Kind::kToFloat:         // refused above: CUDA accumulators are float already
+      case Kind::kStoreTensor:     // refused above
+      case Kind::kAddDequantized:  // refused above
         break;
       case Kind::kToUInt8:  // clipped to the range before: no saturation needed
         v = "(unsigned char)(int)" + v;

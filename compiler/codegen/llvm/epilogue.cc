@@ -134,6 +134,23 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
       case epilogue::EpilogueOp::Kind::kMulTensor:
         value = b.CreateFMul(value, load(op, out_offset));
         break;
+      case epilogue::EpilogueOp::Kind::kAddDequantized: {
+        // The bytes widened exactly, then the graph's subtract and multiply, unfused (an FMA
+        // would round once where the graph rounds twice).
+        llvm::Type* i8t = b.getInt8Ty();
+        llvm::Type* bytes = value->getType()->isVectorTy()
+                                ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(i8t, width))
+                                : i8t;
+        llvm::Value* base =
+            b.CreateBitCast(args.operands.at(static_cast<size_t>(op.operand)), i8t->getPointerTo());
+        llvm::Value* q = b.CreateAlignedLoad(
+            bytes, b.CreateBitCast(b.CreateGEP(i8t, base, out_offset), bytes->getPointerTo()),
+            llvm::Align(1));
+        llvm::Value* x = b.CreateUIToFP(q, value->getType());
+        x = b.CreateFMul(b.CreateFSub(x, constant(op.zero_point)), constant(op.scale));
+        value = b.CreateFAdd(value, x);
+        break;
+      }
       case epilogue::EpilogueOp::Kind::kStoreTensor:
         store_vector(b, value, args.operands.at(static_cast<size_t>(op.operand)), out_offset,
                      width);

@@ -45,7 +45,8 @@ void put_ints(std::ostringstream& os, const std::vector<int64_t>& v) {
 
 void put_epilogue(std::ostringstream& os, const std::vector<epilogue::EpilogueOp>& ops) {
   for (const auto& op : ops)
-    os << " e" << static_cast<int>(op.kind) << ':' << op.operand << ':' << op.lo << ':' << op.hi;
+    os << " e" << static_cast<int>(op.kind) << ':' << op.operand << ':' << op.lo << ':' << op.hi
+       << ':' << op.zero_point << ':' << op.scale;
 }
 
 }  // namespace
