@@ -173,7 +173,7 @@ Expected<Graph> run(const Graph& g) {
           readers[static_cast<size_t>(in)].back() != static_cast<int>(i))
         readers[static_cast<size_t>(in)].push_back(static_cast<int>(i));
 
-  std::map<int, Rewrite> rewrites;  // by add node
+  std::map<int, Rewrite> rewrites;         // by add node
   std::map<ValueId, int> rewritten_reads;  // per dq: adds rewritten to read its bytes
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
@@ -232,8 +232,9 @@ Expected<Graph> run(const Graph& g) {
       TT_RETURN_IF_ERROR(rw.copy(n));
       if (cast_saturated.count(n.output)) {
         TT_ASSIGN_OR_RETURN(
-            ValueId b, rw.emit(OpKind::kCast, n.name + ".bytes", {rw.map(n.output)},
-                               graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
+            ValueId b,
+            rw.emit(OpKind::kCast, n.name + ".bytes", {rw.map(n.output)},
+                    graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kUInt8)})));
         new_bytes[n.output] = b;
       }
       continue;
@@ -242,8 +243,9 @@ Expected<Graph> run(const Graph& g) {
     const ValueId bytes = w.bytes ? rw.map(*w.bytes) : new_bytes.at(w.d.saturated);
     const std::string name = n.name + ".residual";
     TT_ASSIGN_OR_RETURN(
-        ValueId f, rw.emit(OpKind::kCast, name + ".float32", {bytes},
-                           graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
+        ValueId f,
+        rw.emit(OpKind::kCast, name + ".float32", {bytes},
+                graph::to_attrs(graph::CastAttrs{static_cast<int64_t>(DType::kFloat32)})));
     if (w.d.zero_point != 0) {
       const ValueId z = rw.out().add_constant(name + ".zero_point",
                                               graph::Tensor::from_floats({}, {w.d.zero_point}));
