@@ -50,6 +50,32 @@ TEST(Templates, DenseSpacesAndDefaults) {
   EXPECT_EQ(ss::dense_schedule(ns, ss::default_config(nopack, ns), false).kf, 32);
 }
 
+// A token matrix (BERT's 128 x 768 -> 768) defaults to rows x three vectors with the reduction
+// unrolled by 4 where the registers hold it (32 of AVX-512), and to AutoTVM's two vectors
+// where they do not (AVX2's 16) or where N is no multiple of three vectors.
+TEST(Templates, DenseDefaultsToThreeVectorsOfColumnsWhereTheRegistersHoldThem) {
+  auto default_on = [](const ss::DenseWorkload& d, const char* cpu, int lanes) {
+    auto task =
+        *ss::make_task(ss::kDensePack, d, {std::string("llvm -keys=cpu -mcpu=") + cpu, lanes});
+    auto space = *ss::make_config_space(task);
+    const ss::Config c = ss::default_config(task, space);
+    EXPECT_TRUE(space.is_valid(c)) << cpu;
+    return ss::dense_schedule(space, c, true);
+  };
+  const ss::DenseWorkload tokens{128, 768, 768};
+  const auto wide = default_on(tokens, "znver4", 16);
+  EXPECT_EQ(wide.yi, 8);
+  EXPECT_EQ(wide.xi, 48);
+  EXPECT_EQ(wide.kf, 4);
+  EXPECT_EQ(wide.xo, 1);
+  const auto avx2 = default_on(tokens, "znver3", 8);
+  EXPECT_EQ(avx2.xi, 16);  // AutoTVM's: the largest divisor of 768 within 2 x 8 lanes
+  EXPECT_EQ(avx2.kf, 1);
+  const auto odd = default_on({128, 1000, 768}, "znver4", 16);
+  EXPECT_EQ(odd.xi, 25);  // 1000 holds no 48: AutoTVM's largest divisor within 32
+  EXPECT_EQ(odd.kf, 1);
+}
+
 TEST(Templates, FeaturesHaveFixedLength) {
   ss::DenseWorkload d{4, 64, 64};
   auto t = *ss::make_task(ss::kDensePack, d, {"llvm", 16});
