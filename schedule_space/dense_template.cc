@@ -65,22 +65,25 @@ Config dense_default(const ConfigSpace& space, const DenseWorkload& w, bool pack
         break;
       }
     }
+    const int y = option_index(knobs[0], std::vector<int64_t>{-1, 1, yi});
+    digits[0] = std::max(0, y);
     // Where M holds several rows (a token matrix) and N three vectors, a tile of yi rows x 3
-    // vectors with the reduction unrolled by 4, where the machine offers it (its registers
-    // hold the tile): every tuned record of BERT's dense layers chose it, cold or warm, and
-    // AutoTVM's 2 vectors leave a core with 8 FMA chains short of independent sums (BERT-base
-    // with default configs 0.69x the time of AutoTVM's on a Granite Rapids-class core).
+    // vectors with the reduction unrolled by up to 4, where the machine offers it (its
+    // registers hold the tile): every tuned record of BERT's dense layers chose it, cold or
+    // warm, and AutoTVM's 2 vectors leave a core with 8 FMA chains short of independent sums
+    // (BERT-base with default configs 0.69x the time of AutoTVM's on a Granite Rapids-class
+    // core).
     const int64_t three = 3 * vector_lanes;
     if (yi >= 4 && w.out_features % three == 0) {
-      digits[0] = std::max(0, option_index(knobs[0], std::vector<int64_t>{-1, 1, yi}));
-      digits[1] = std::max(0, option_index(knobs[1], std::vector<int64_t>{-1, 1, three}));
-      digits[2] = std::max(
-          0, option_index(knobs[2],
-                          std::vector<int64_t>{-1, largest_divisor_at_most(w.in_features, 4)}));
-      auto wide = space.config_from_digits(digits);
-      if (wide.has_value() && space.is_offered(*wide)) {
-        const DenseSchedule s = dense_schedule(space, *wide, true);
-        if (s.yi == yi && s.xi == three && s.yo == 1 && s.xo == 1) return *wide;
+      const int x = option_index(knobs[1], std::vector<int64_t>{-1, 1, three});
+      const int k = option_index(
+          knobs[2], std::vector<int64_t>{-1, largest_divisor_at_most(w.in_features, 4)});
+      if (y >= 0 && x >= 0 && k >= 0) {
+        std::vector<int32_t> wide_digits = digits;
+        wide_digits[1] = x;
+        wide_digits[2] = k;
+        auto wide = space.config_from_digits(wide_digits);
+        if (wide.has_value() && space.is_offered(*wide)) return *wide;
       }
     }
     // Otherwise AutoTVM's fallback: bn = largest divisor of N <= 2*lanes; the middle factor
@@ -91,7 +94,6 @@ Config dense_default(const ConfigSpace& space, const DenseWorkload& w, bool pack
       xo *= 2;
       rest /= 2;
     }
-    digits[0] = std::max(0, option_index(knobs[0], std::vector<int64_t>{-1, 1, yi}));
     digits[1] = std::max(0, option_index(knobs[1], std::vector<int64_t>{-1, xo, bn}));
     digits[2] = std::max(0, option_index(knobs[2], std::vector<int64_t>{-1, 1}));
   } else {
