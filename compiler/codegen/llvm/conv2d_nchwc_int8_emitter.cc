@@ -179,7 +179,9 @@ class Int8ConvEmitter {
   // row is stored once by one thread however the pool cuts the loop.
   void emit_padded(llvm::Value* begin, llvm::Value* end) {
     const int64_t row_tiles = (oh_ + s_.reg_h - 1) / s_.reg_h;
-    const auto [grid_rows, grid_cols] = amx_padded_extent(w_);
+    const std::pair<int64_t, int64_t> extent = amx_padded_extent(w_);
+    const int64_t grid_rows = extent.first;
+    const int64_t grid_cols = extent.second;
     auto* image_type = llvm::ArrayType::get(
         b_.getInt8Ty(), static_cast<uint64_t>(grid_rows * grid_cols * w_.in_channels));
     llvm::AllocaInst* image_alloca = entry_alloca(b_, image_type, "padded_image");
@@ -219,7 +221,9 @@ class Int8ConvEmitter {
   // Image n's input chunks into `image`, [icc][padded row][padded column][ic_bn], the padding
   // holding the pad byte.
   void copy_padded_image(llvm::Value* n, llvm::Value* image) {
-    const auto [grid_rows, grid_cols] = amx_padded_extent(w_);
+    const std::pair<int64_t, int64_t> extent = amx_padded_extent(w_);
+    const int64_t grid_rows = extent.first;
+    const int64_t grid_cols = extent.second;
     auto* pixel_type = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(s_.ic_bn));
     if (!pad_pixel_) {
       std::vector<uint8_t> bytes(static_cast<size_t>(s_.ic_bn), static_cast<uint8_t>(pad_));
