@@ -36,7 +36,8 @@ ConfigSpace dense_space(const DenseWorkload& w, bool packed, int vector_lanes) {
   return ConfigSpace(packed ? "dense_pack.x86" : "dense_nopack.x86", std::move(knobs), valid);
 }
 
-DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, bool packed) {
+DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, const DenseWorkload& w,
+                             bool packed) {
   DenseSchedule s;
   s.packed = packed;
   const auto& y = split_sizes(space.value(config, "tile_y"));
@@ -48,6 +49,8 @@ DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, boo
   if (packed) {
     s.yo = y[1];
     s.xo = x[1];
+    s.prefetch_weights =
+        w.out_features * w.in_features * int64_t{sizeof(float)} >= kDensePrefetchWeightBytes;
   }
   return s;
 }
@@ -126,10 +129,11 @@ class DenseTemplate final : public Template {
   ConfigSpace config_space(const Task& task) const override {
     const int64_t lanes = task.target.vector_lanes;
     const bool packed = packed_;
+    const DenseWorkload w = workload(task);
     return util::offer_tiles_for(
-        dense_space(workload(task), packed_, task.target.vector_lanes), task.target,
-        util::TileBound::kMemory, [lanes, packed](const ConfigSpace& space, const Config& c) {
-          const DenseSchedule s = dense_schedule(space, c, packed);
+        dense_space(w, packed_, task.target.vector_lanes), task.target, util::TileBound::kMemory,
+        [lanes, packed, w](const ConfigSpace& space, const Config& c) {
+          const DenseSchedule s = dense_schedule(space, c, w, packed);
           const int64_t vectors = ceil_div(packed ? s.xi : s.kf, lanes);
           return util::tile_with(packed ? s.yi * vectors : s.yi * s.xi * vectors, vectors,
                                  packed ? s.yi : s.yi * s.xi);
@@ -150,7 +154,7 @@ class DenseTemplate final : public Template {
                               const Config& config) const override {
     const int64_t lanes = task.target.vector_lanes;
     const DenseWorkload& d = workload(task);
-    const DenseSchedule s = dense_schedule(space, config, packed_);
+    const DenseSchedule s = dense_schedule(space, config, d, packed_);
     const int64_t vectors = packed_ ? ceil_div(s.xi, lanes) : ceil_div(s.kf, lanes);
     const int64_t acc = packed_ ? s.yi * vectors : s.yi * s.xi * vectors;
     const int64_t parallel =
@@ -173,7 +177,7 @@ class DenseTemplate final : public Template {
   KernelSignature signature(const Task& task, const ConfigSpace& space,
                             const Config& config) const override {
     const DenseWorkload& w = workload(task);
-    const DenseSchedule s = dense_schedule(space, config, packed_);
+    const DenseSchedule s = dense_schedule(space, config, w, packed_);
     KernelSignature sig;
     sig.data_shape = {w.batch, w.in_features};
     sig.out_shape = {w.batch, w.out_features};

@@ -4,8 +4,10 @@
 
 #include <cmath>
 
+#include "compiler/codegen/llvm/kernel.h"
 #include "compiler/measure/op_runner.h"
 #include "compiler/measure/reference_ops.h"
+#include "schedule_space/dense_template.h"
 #include "tests/compiler/every_config.h"
 
 namespace tt = tensortune;
@@ -42,6 +44,49 @@ TEST(DenseKernel, NopackEveryConfigMatchesReference) {
 TEST(DenseKernel, BatchOneOddSizes) {
   check_all(ss::kDensePack, ss::DenseWorkload{1, 10, 7}, true, 4);
   check_all(ss::kDenseNopack, ss::DenseWorkload{1, 10, 7}, true, 4);
+}
+
+// Weights of a megabyte and more are prefetched a column tile ahead (a network reads them from
+// memory); smaller ones are not, and every packed config still computes the reference.
+TEST(DenseKernel, LargePackedWeightsArePrefetchedAColumnTileAhead) {
+  auto prefetches = [](const ss::DenseWorkload& w) {
+    auto task = *ss::make_task(ss::kDensePack, w, tt::codegen::host_target());
+    auto space = *ss::make_config_space(task);
+    auto ir = tt::codegen::kernel_ir(task, space, ss::default_config(task, space), {}, false);
+    EXPECT_TRUE(ir.has_value()) << ir.error().message;
+    return ir->find("@llvm.prefetch") != std::string::npos;
+  };
+  EXPECT_TRUE(prefetches({128, 768, 768}));  // BERT-base's projections: 2.25 MiB
+  EXPECT_TRUE(prefetches({1, 512, 512}));    // 1 MiB at batch 1
+  EXPECT_FALSE(prefetches({128, 256, 512}));
+  EXPECT_FALSE(prefetches({1, 1000, 7}));
+}
+
+TEST(DenseKernel, PrefetchingConfigsMatchReference) {
+  // 1 MiB of weights; every fourteenth valid config (row tiles of one to all 12 rows, column
+  // tiles of one to many blocks), one and two threads.
+  const ss::DenseWorkload w{12, 1024, 256};
+  auto task = *ss::make_task(ss::kDensePack, w, tt::codegen::host_target());
+  auto space = *ss::make_config_space(task);
+  tt::measure::OperatorInputs in;
+  in.data = Tensor::zeros({w.batch, w.in_features});
+  in.weight = Tensor::zeros({w.out_features, w.in_features});
+  tt::fill_uniform(in.data, 8);
+  tt::fill_uniform(in.weight, 9);
+  const Tensor want = tt::measure::dense_reference(in.data, in.weight, nullptr, w);
+  int checked = 0;
+  for (int64_t i = 0; i < space.size(); i += 14) {
+    const ss::Config c = *space.config_at(i);
+    if (!space.is_valid(c)) continue;
+    ASSERT_TRUE(ss::dense_schedule(space, c, w, true).prefetch_weights);
+    auto got = tt::measure::run_operator(task, space, c, in, 1 + checked % 2);
+    ASSERT_TRUE(got.has_value()) << got.error().message;
+    for (size_t j = 0; j < want.f32.size(); ++j)
+      ASSERT_NEAR(got->f32[j], want.f32[j], 1e-4 * (1 + std::fabs(want.f32[j])))
+          << space.describe(c) << " element " << j;
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
 }
 
 }  // namespace

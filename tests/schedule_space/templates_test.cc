@@ -41,13 +41,13 @@ TEST(Templates, DenseSpacesAndDefaults) {
   auto space = *ss::make_config_space(pack);
   // tile_y of 1: one entity; tile_x 3-way of 1000: 100; tile_k 2-way of 2048: 12.
   EXPECT_EQ(space.size(), 1 * 100 * 12);
-  auto s = ss::dense_schedule(space, ss::default_config(pack, space), true);
+  auto s = ss::dense_schedule(space, ss::default_config(pack, space), d, true);
   EXPECT_EQ(s.xi, 25);  // largest divisor of 1000 <= 32
   EXPECT_EQ(s.kf, 1);
   auto nopack = *ss::make_task(ss::kDenseNopack, d, {"llvm", 16});
   auto ns = *ss::make_config_space(nopack);
   EXPECT_EQ(ns.size(), 1 * 16 * 12);
-  EXPECT_EQ(ss::dense_schedule(ns, ss::default_config(nopack, ns), false).kf, 32);
+  EXPECT_EQ(ss::dense_schedule(ns, ss::default_config(nopack, ns), d, false).kf, 32);
 }
 
 // A token matrix (BERT's 128 x 768 -> 768) defaults to rows x three vectors with the reduction
@@ -60,7 +60,7 @@ TEST(Templates, DenseDefaultsToThreeVectorsOfColumnsWhereTheRegistersHoldThem) {
     auto space = *ss::make_config_space(task);
     const ss::Config c = ss::default_config(task, space);
     EXPECT_TRUE(space.is_valid(c)) << cpu;
-    return ss::dense_schedule(space, c, true);
+    return ss::dense_schedule(space, c, d, true);
   };
   const ss::DenseWorkload tokens{128, 768, 768};
   const auto wide = default_on(tokens, "znver4", 16);
