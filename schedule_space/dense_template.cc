@@ -50,7 +50,8 @@ DenseSchedule dense_schedule(const ConfigSpace& space, const Config& config, con
     s.yo = y[1];
     s.xo = x[1];
     s.prefetch_weights =
-        w.out_features * w.in_features * int64_t{sizeof(float)} >= kDensePrefetchWeightBytes;
+        w.out_features * w.in_features * int64_t{sizeof(float)} >= kDensePrefetchWeightBytes &&
+        w.batch / s.yi >= kDensePrefetchMinRowTiles;
   }
   return s;
 }
