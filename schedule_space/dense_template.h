@@ -15,8 +15,8 @@
 /// tiles or more, are prefetched (into L2) one column tile ahead, spread over the current tile's
 /// row tiles: a network reads such weights from memory, and without it the first row tile of
 /// every column tile waits on them (BERT-base ran in 0.84x the time). A matrix-vector product
-/// (batch 1) streams each weight once: it is left to the hardware's prefetcher, which GPT-2's
-/// decode step ran 1.18x slower without. Not a knob: the tuner times warm caches, where it
+/// (batch 1) streams each weight once: it is left to the hardware's prefetcher (GPT-2's decode
+/// step ran 1.18x slower with both). Not a knob: the tuner times warm caches, where it
 /// cannot show, so it is the workload's choice, and AutoTVM's records get it too.
 
 #include <cstdint>
@@ -42,6 +42,7 @@ struct DenseSchedule {
 /// Packed weights from this size on are prefetched: below it a network's weights may stay in
 /// the caches between runs, and the prefetches would only take load slots.
 inline constexpr int64_t kDensePrefetchWeightBytes = 1024 * 1024;
+/// ... and where at least this many row tiles (batch / yi) read each column tile's weights.
 inline constexpr int64_t kDensePrefetchMinRowTiles = 4;
 
 ConfigSpace dense_space(const DenseWorkload& w, bool packed, int vector_lanes);
