@@ -167,20 +167,37 @@ Status validate(const Conv2dWorkload& w) {
     return invalid_argument("conv2d workload: groups = " + std::to_string(w.groups) +
                             " does not divide in_channels = " + std::to_string(w.in_channels) +
                             " and out_channels = " + std::to_string(w.out_channels));
-  const int64_t dkh = w.dilation_h * (w.kernel_h - 1) + 1;
-  const int64_t dkw = w.dilation_w * (w.kernel_w - 1) + 1;
-  const int64_t ph = w.in_height + w.pad_top + w.pad_bottom;
-  const int64_t pw = w.in_width + w.pad_left + w.pad_right;
+  // In 128 bits: a log's sizes may be anything up to 2^63, and their sums and products must not
+  // overflow on the way to being refused.
+  using Wide = __int128;
+  const Wide dkh = Wide{w.dilation_h} * (w.kernel_h - 1) + 1;
+  const Wide dkw = Wide{w.dilation_w} * (w.kernel_w - 1) + 1;
+  const Wide ph = Wide{w.in_height} + w.pad_top + w.pad_bottom;
+  const Wide pw = Wide{w.in_width} + w.pad_left + w.pad_right;
+  auto text = [](Wide v) {
+    std::string digits;
+    do {
+      digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+      v /= 10;
+    } while (v > 0);
+    return digits;
+  };
   if (dkh > ph)
-    return invalid_argument("conv2d workload: dilated kernel height " + std::to_string(dkh) +
-                            " is larger than the padded input height " + std::to_string(ph));
+    return invalid_argument("conv2d workload: dilated kernel height " + text(dkh) +
+                            " is larger than the padded input height " + text(ph));
   if (dkw > pw)
-    return invalid_argument("conv2d workload: dilated kernel width " + std::to_string(dkw) +
-                            " is larger than the padded input width " + std::to_string(pw));
-  // Sizes this large overflow 32-bit index arithmetic in generated code.
-  if (w.batch * w.in_channels * w.in_height * w.in_width > (int64_t{1} << 31))
+    return invalid_argument("conv2d workload: dilated kernel width " + text(dkw) +
+                            " is larger than the padded input width " + text(pw));
+  // Sizes this large overflow 32-bit index arithmetic in generated code. Each factor is checked
+  // against the bound first, so that the products stay within 128 bits.
+  const Wide limit = Wide{1} << 31;
+  for (int64_t v : {w.batch, w.in_channels, w.in_height, w.in_width, w.out_channels})
+    if (v > limit)
+      return invalid_argument("conv2d workload: a size above 2^31: " + std::to_string(v));
+  if (Wide{w.batch} * w.in_channels * w.in_height * w.in_width > limit)
     return invalid_argument("conv2d workload: input has more than 2^31 elements");
-  if (w.out_channels * (w.in_channels / w.groups) * w.kernel_h * w.kernel_w > (int64_t{1} << 31))
+  if (w.kernel_h > limit || w.kernel_w > limit ||
+      Wide{w.out_channels} * (w.in_channels / w.groups) * w.kernel_h * w.kernel_w > limit)
     return invalid_argument("conv2d workload: kernel has more than 2^31 elements");
   return ok_status();
 }

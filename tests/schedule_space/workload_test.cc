@@ -76,6 +76,14 @@ TEST(Workload, BadFieldsAreNamed) {
   w = base();
   w.kernel_h = 60;
   expect_error(w, "dilated kernel height 60 is larger than the padded input height 58");
+  // Sizes near 2^63 (a fuzzed log's) are refused without their sums or products overflowing.
+  w = base();
+  w.in_width = 188888888888888884;
+  expect_error(w, "a size above 2^31: 188888888888888884");
+  w = base();
+  w.kernel_h = int64_t{1} << 62;
+  w.dilation_h = 8;
+  expect_error(w, "dilated kernel height 36893488147419103225 is larger than the padded input");
   w = base();
   w.dilation_w = 0;
   expect_error(w, "dilation_w = 0");
