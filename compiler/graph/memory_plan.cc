@@ -3,17 +3,62 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/graph/op_attrs.h"
+#include "compiler/graph/shape_rules.h"
+
 namespace tensortune::graph {
 
 namespace {
 
 int64_t element_bytes(DType d) { return buffer_element_size(d); }
 
+int64_t value_bytes(const Graph& g, ValueId v) {
+  const TensorType& t = g.type(v);
+  return num_elements(t.shape) * element_bytes(t.dtype);
+}
+
 }  // namespace
 
 bool is_view_op(OpKind op) {
   return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze ||
          op == OpKind::kUnsqueeze;
+}
+
+bool is_prefix_slice(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kSlice || n.inputs.empty()) return false;
+  const Shape& in = g.type(n.inputs[0]).shape;
+  const Shape& out = g.type(n.output).shape;
+  if (in.size() != out.size()) return false;
+  const auto a = attrs_as<SliceAttrs>(n.attrs);
+  for (int64_t axis : a.axes)
+    if (axis < 0 || axis >= static_cast<int64_t>(in.size())) return false;
+  // The output reads input[base + sum c[d] * strides[d]]: a prefix where that is the output's
+  // own contiguous order from 0 (axes of one entry aside, which any stride reads alike).
+  const StridedView v = slice_view(in, a.axes, a.starts, a.ends, a.steps);
+  if (v.base != 0) return false;
+  int64_t stride = 1;
+  for (size_t d = out.size(); d-- > 0;) {
+    if (out[d] != 1 && v.strides[d] != stride) return false;
+    stride *= out[d];
+  }
+  return true;
+}
+
+bool is_appending_zero_pad(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kPad || n.inputs.empty() || g.type(n.output).dtype != DType::kFloat32)
+    return false;
+  const auto a = attrs_as<PadAttrs>(n.attrs);
+  const Shape& in = g.type(n.inputs[0]).shape;
+  const size_t rank = in.size();
+  if (a.mode != 0 || a.value != 0.0 || a.pads.size() != 2 * rank) return false;
+  bool padded = false;  // an earlier axis was padded: every later one must be whole
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t before = a.pads[d], after = a.pads[rank + d];
+    if (before != 0 || after < 0 || (padded && after != 0)) return false;
+    if (after > 0) padded = true;
+    if (!padded && in[d] != 1) padded = true;  // past the leading single entries
+  }
+  return true;
 }
 
 MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
@@ -51,6 +96,7 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
   // Views, in node order so that a view of a view finds its root already known.
   MemoryPlan plan;
   std::vector<ValueId> root(g.values().size(), kNoValue);
+  std::vector<int64_t> capacity(g.values().size(), 0);  // bytes the root's pad views need
   auto planned = [&](ValueId v) {
     const int producer = g.value(v).producer;
     return producer >= 0 && !is_output[v] && read_outside[v];
@@ -62,23 +108,33 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node& n = nodes[i];
       const bool alone = n.fusion_group < 0 || group_size[n.fusion_group] == 1;
-      if (!is_view_op(n.op) || !alone || n.inputs.empty()) continue;
+      if (!alone || n.inputs.empty()) continue;
+      const bool pad = is_appending_zero_pad(g, n);
+      if (!is_view_op(n.op) && !is_prefix_slice(g, n) && !pad) continue;
       const ValueId in = n.inputs[0];
       if (!planned(in) || !planned(n.output)) continue;
       const ValueId r = root[in] != kNoValue ? root[in] : in;
+      BufferView view{n.output, r};
+      if (pad) {
+        // Its zeros go past the input's bytes: only where those are the whole root's, or they
+        // would overwrite what the root's other readers see.
+        if (value_bytes(g, in) != value_bytes(g, r)) continue;
+        view.zeroed_from = value_bytes(g, in);
+        view.zeroed_to = value_bytes(g, n.output);
+        capacity[r] = std::max(capacity[r], view.zeroed_to);
+      }
       root[n.output] = r;
       last_read[r] = std::max(last_read[r], last_read[n.output]);
-      plan.views.push_back({n.output, r});
+      plan.views.push_back(view);
     }
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ValueId v = nodes[i].output;
     if (!planned(v) || root[v] != kNoValue) continue;  // caller-owned, internal, or a view
-    const TensorType& t = g.type(v);
     PlannedBuffer b;
     b.value = v;
-    b.bytes =
-        (num_elements(t.shape) * element_bytes(t.dtype) + alignment - 1) / alignment * alignment;
+    const int64_t bytes = std::max(value_bytes(g, v), capacity[v]);
+    b.bytes = (bytes + alignment - 1) / alignment * alignment;
     b.first_step = step[i];
     b.last_step = std::max(last_read[v], step[i]);
     plan.unshared_bytes += b.bytes;

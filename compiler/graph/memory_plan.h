@@ -24,11 +24,16 @@ struct PlannedBuffer {
   int64_t offset = -1;  ///< byte offset in the arena, aligned to `alignment`
 };
 
-/// A value that is another's bytes under another shape (a reshape, flatten, squeeze or
-/// unsqueeze of an intermediate tensor): it has no buffer of its own, and the step that computes
-/// it copies nothing. `root` is the planned value whose buffer it is.
+/// A value that lives in another's buffer: a reshape, flatten, squeeze or unsqueeze of an
+/// intermediate tensor (its bytes under another shape), a slice that keeps a prefix of its input
+/// (the first rows of a padded GEMM's result), or a zero pad that only appends to its input
+/// (rows added to a GEMM's operand: the root's buffer is planned large enough for them). It has
+/// no buffer of its own, and the step that computes it copies nothing: a pad's step only sets
+/// the root's bytes [zeroed_from, zeroed_to) to zero. `root` is the planned value whose buffer it
+/// is.
 struct BufferView {
   ValueId value = kNoValue, root = kNoValue;
+  int64_t zeroed_from = 0, zeroed_to = 0;
 };
 
 struct MemoryPlan {
@@ -42,13 +47,21 @@ struct MemoryPlan {
 /// Values produced inside a fusion group and read only inside it are not materialised and
 /// not planned. Offsets are multiples of `alignment` (a power of two).
 ///
-/// With `views`, an unfused reshape-like node (is_view_op) whose input is a planned buffer and
-/// whose output is not a graph output makes its output a view of that buffer, which then lives
-/// until the view's last reader (chains of views share one root). For executors that skip the
-/// views' copies.
+/// With `views`, an unfused reshape-like node (is_view_op), prefix slice (is_prefix_slice) or
+/// appending zero pad (is_appending_zero_pad) whose input is a planned buffer and whose output is
+/// not a graph output makes its output a view of that buffer, which then lives until the view's
+/// last reader (chains of views share one root). A pad becomes a view only where its input
+/// holds the whole root (nothing else in the root's buffer is overwritten by its zeros). For
+/// executors that skip the views' copies and zero the pads' tails.
 MemoryPlan plan_memory(const Graph& graph, int64_t alignment = 64, bool views = false);
 
 /// Reshape, flatten, squeeze and unsqueeze: the output's bytes are the input's.
 bool is_view_op(OpKind op);
+/// A slice whose output is the first bytes of its input (step 1 from 0 on one axis, only
+/// single leading entries before it, whole axes after it).
+bool is_prefix_slice(const Graph& graph, const Node& node);
+/// A constant pad of zeros to a float tensor whose output is its input followed by zeros (it
+/// pads after one axis only, every axis before it of extent 1).
+bool is_appending_zero_pad(const Graph& graph, const Node& node);
 
 }  // namespace tensortune::graph

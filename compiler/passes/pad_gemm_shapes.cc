@@ -4,7 +4,8 @@
 // vocabulary of 50257 = 29 x 1733 columns, or 30522 = 2 x 3 x 5087. Such a GEMM computes a padded
 // one instead and slices its result:
 // - rows M > 16 that 4 does not divide: the activation gets zero rows up to a multiple of 8 (a
-//   native pad, a copy of the input);
+//   pad that appends, and the slice of the result's first rows a prefix: the CPU executor makes
+//   both views that copy nothing, graph/memory_plan.h);
 // - columns N >= 32 with no divisor in [16, 64] made of whole 8-lane vectors: a constant dense
 //   weight gets zero rows up to a multiple of 16 (once, here); a batch matmul's second operand
 //   zero columns (a copy at run time).

@@ -83,6 +83,12 @@ struct Executable::Impl {
   int64_t active_rows = 0;  ///< 0: every row
 
   float* f32(ValueId v) const { return static_cast<float*>(value_ptr[v]); }
+  /// The plan's view that `v` is, or null.
+  const graph::BufferView* view_of(ValueId v) const {
+    for (const graph::BufferView& view : plan.views)
+      if (view.value == v) return &view;
+    return nullptr;
+  }
 
   void* allocate(int64_t bytes) {
     storage.push_back(std::make_unique<Bytes>(std::max<int64_t>(bytes, 64)));
@@ -242,8 +248,13 @@ Status Executable::Impl::bind_steps() {
       }
       case Step::Kind::kNative: {
         const graph::Node& n = g.nodes()[step.nodes.at(0)];
-        if (graph::is_view_op(n.op) && value_ptr[n.output] == value_ptr[n.inputs[0]]) {
-          add_loop_step(ParallelLoop{1, [](int64_t, int64_t) {}});  // a view: nothing to copy
+        if (const graph::BufferView* view = view_of(n.output)) {
+          // A view: nothing to copy; a pad's view sets its tail to zero.
+          char* tail = static_cast<char*>(value_ptr[view->root]) + view->zeroed_from;
+          const auto bytes = static_cast<size_t>(view->zeroed_to - view->zeroed_from);
+          add_loop_step(ParallelLoop{1, [tail, bytes](int64_t, int64_t) {
+                                       if (bytes) std::memset(tail, 0, bytes);
+                                     }});
           break;
         }
         std::vector<const float*> inputs;
