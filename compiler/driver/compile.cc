@@ -140,6 +140,7 @@ Expected<CompiledNetwork> compile_network(const graph::Graph& model,
   if (options.integer_kernels) pipeline.integer_ops = served;
   pipeline.fuse.store_midway = true;  // LLVM's kernels store a value midway (kStoreTensor)
   pipeline.fuse.dequantize_in_epilogue = true;  // and read byte operands (kAddDequantized)
+  pipeline.fuse.gelu_in_epilogue = true;        // and compute GELU (kGelu, kGeluTanh)
   pipeline.fuse.batch_matmul_served = [&](const ss::Workload& w) {
     return !ss::templates_for(w, ss::target_backend(target), options.algorithms).empty();
   };

@@ -22,7 +22,9 @@ struct EpilogueOp {
   /// that other kernels read (a residual) before the steps that quantize it for the next int8
   /// kernel, which the kernel's output then holds. kAddDequantized adds a uint8 tensor operand
   /// dequantized, (float(q) - zero_point) * scale, in that order (a residual read as the bytes
-  /// the kernel before stored, a quarter of the float's traffic).
+  /// the kernel before stored, a quarter of the float's traffic). kGelu and kGeluTanh: GELU in
+  /// its erf form and its tanh approximation, for back ends whose epilogues compute it
+  /// (FuseOpsOptions::gelu_in_epilogue).
   enum class Kind {
     kAddChannel,
     kMulChannel,
@@ -36,7 +38,9 @@ struct EpilogueOp {
     kToUInt8,
     kToInt8,
     kStoreTensor,
-    kAddDequantized
+    kAddDequantized,
+    kGelu,
+    kGeluTanh
   };
   Kind kind = Kind::kRelu;
   int operand = -1;                 ///< index into the kernel's epilogue operands

@@ -96,7 +96,9 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
   // Views, in node order so that a view of a view finds its root already known.
   MemoryPlan plan;
   std::vector<ValueId> root(g.values().size(), kNoValue);
-  std::vector<int64_t> capacity(g.values().size(), 0);  // bytes the root's pad views need
+  std::vector<int64_t> capacity(g.values().size(), 0);       // bytes the root's pad views need
+  std::vector<ValueId> parent(g.values().size(), kNoValue);  // a view's input
+  const std::vector<int> uses = g.use_counts();
   auto planned = [&](ValueId v) {
     const int producer = g.value(v).producer;
     return producer >= 0 && !is_output[v] && read_outside[v];
@@ -116,14 +118,21 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
       const ValueId r = root[in] != kNoValue ? root[in] : in;
       BufferView view{n.output, r};
       if (pad) {
-        // Its zeros go past the input's bytes: only where those are the whole root's, or they
-        // would overwrite what the root's other readers see.
-        if (value_bytes(g, in) != value_bytes(g, r)) continue;
+        // Its zeros go past the input's bytes: only where those are the whole root's, or where
+        // nothing else reads the root's bytes past them (every value from the root down to the
+        // input has one reader, the next view), or they would change what another reader sees.
+        bool tail_unread = true;
+        for (ValueId v = in; v != r && tail_unread && value_bytes(g, in) != value_bytes(g, r);) {
+          v = parent[v];
+          tail_unread = uses[v] == 1;
+        }
+        if (!tail_unread) continue;
         view.zeroed_from = value_bytes(g, in);
         view.zeroed_to = value_bytes(g, n.output);
         capacity[r] = std::max(capacity[r], view.zeroed_to);
       }
       root[n.output] = r;
+      parent[n.output] = in;
       last_read[r] = std::max(last_read[r], last_read[n.output]);
       plan.views.push_back(view);
     }

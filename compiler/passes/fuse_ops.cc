@@ -94,6 +94,7 @@ class Fuser {
       if (producer_group < 0 || producer_group >= group) return false;
     }
     const Node& head = g_.nodes()[first];
+    if (anchor && c.op == graph::OpKind::kGelu && !options_.gelu_in_epilogue) return false;
     if (anchor) return fuse_epilogue_node(g_, head, c, v).has_value();
     return g_.type(c.output).shape == g_.type(head.output).shape && (cast || is_float_node(g_, c));
   }

@@ -332,6 +332,9 @@ std::optional<FusedOp> fuse_epilogue_node(const Graph& g, const Node& anchor, co
   }
   const auto axes = channel_axes(g, anchor);
   if (n.op == OpKind::kRelu) return fused(EpilogueOp::Kind::kRelu);
+  if (n.op == OpKind::kGelu)
+    return fused(graph::attrs_as<graph::GeluAttrs>(n.attrs).tanh ? EpilogueOp::Kind::kGeluTanh
+                                                                 : EpilogueOp::Kind::kGelu);
   if (n.op == OpKind::kRound) return fused(EpilogueOp::Kind::kRound);
   // x / c by a per-channel constant (a QuantizeLinear's scale).
   if (n.op == OpKind::kDivide) {

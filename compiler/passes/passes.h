@@ -12,6 +12,7 @@
 ///   DenseFromMatMul          3    -
 ///   FuseAttention            3    -
 ///   PadGemmShapes            3    -
+///   FuseGelu                 3    -
 ///   FuseLayerNorm            3    -
 ///   AlterOpLayout            3    -
 ///   ResidualsAsBytes         3    FakeQuantizationToInteger
@@ -102,6 +103,11 @@ Pass dense_from_matmul();
 /// no register tile divides computes them zero-padded to a multiple of 8 (rows) or 16 (columns),
 /// then a slice keeps the first ones.
 Pass pad_gemm_shapes();
+/// FuseGelu (level 3): GELU's exported erf formula (x * 0.5 * (1 + erf(x / sqrt 2)) in its
+/// orders) becomes one gelu node; a gelu whose input is a reshape or prefix slice of a value read
+/// by it alone is computed before them, where the kernel producing that value takes it into its
+/// epilogue.
+Pass fuse_gelu();
 /// The batch matmul PadGemmShapes computes for `w` (w itself where it pads nothing).
 schedule_space::BatchMatmulWorkload padded_batch_matmul(schedule_space::BatchMatmulWorkload w);
 
@@ -128,6 +134,9 @@ struct FuseOpsOptions {
   /// dequantized_bytes) reads the bytes (EpilogueOp::kAddDequantized), the dequantizing nodes
   /// joining its group. For back ends whose kernels read byte operands (LLVM's).
   bool dequantize_in_epilogue = false;
+  /// A kernel's epilogue takes a GELU (EpilogueOp::kGelu, kGeluTanh). For back ends whose
+  /// epilogues compute it (LLVM's); elsewhere it runs as an element-wise kernel.
+  bool gelu_in_epilogue = false;
   /// Set: a batch matmul (fusion_rules.h's batch_matmul_anchor) whose workload this returns false
   /// for, no template of the back end serving it, is no anchor: it stays alone and runs natively.
   std::function<bool(const schedule_space::Workload&)> batch_matmul_served;

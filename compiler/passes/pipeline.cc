@@ -11,6 +11,8 @@ std::vector<Pass> standard_pipeline(PipelineOptions options) {
   // Before PadGemmShapes, whose pads and slices would hide the matmuls around the softmax.
   if (options.attention) passes.push_back(fuse_attention(options.attention));
   if (options.pad_gemm_shapes) passes.push_back(pad_gemm_shapes());
+  // After DenseFromMatMul and PadGemmShapes: it moves GELU up through their reshapes and slices.
+  passes.push_back(fuse_gelu());
   passes.push_back(fuse_layer_norm());
   if (options.alter_layout) passes.push_back(alter_op_layout(options.layout));
   passes.push_back(fold_constant());

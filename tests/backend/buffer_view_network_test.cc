@@ -1,6 +1,7 @@
 // Compiled networks whose pads and slices are views: a padded GEMM's rows (PadGemmShapes) are
 // its operand's buffer planned a few rows longer, and its result's first rows a prefix of the
-// padded one, so neither copies; the pad's step zeroes only the added rows. The compiled network
+// padded one, so neither copies; the pad's step zeroes only the added rows. A GELU between two
+// padded GEMMs is the first one's epilogue. The compiled network
 // equals the interpreter, also where the arena left another tensor's values in those rows.
 #include <gtest/gtest.h>
 
@@ -81,6 +82,11 @@ TEST(BufferViews, APaddedGemmsPadsAndSlicesCopyNothingAndTheBlockEqualsTheInterp
   const Graph model = mlp_block(37);
   auto net = driver::compile_network(model, driver::CompileOptions{});
   ASSERT_TRUE(net) << net.error().message;
+  // The GELU (its erf formula, FuseGelu) is fc1's epilogue, computed before the slice.
+  bool gelu_fused = false;
+  for (const runtime::Step& step : net->steps)
+    gelu_fused |= step.kind == runtime::Step::Kind::kKernel && step.label == "dense+add+gelu";
+  EXPECT_TRUE(gelu_fused);
   const graph::MemoryPlan plan = graph::plan_memory(net->graph, 64, /*views=*/true);
   // fc2's rows padded after the GELU, and both results' first 37 rows (fc1's operand is the
   // layer norm of the graph's input: a buffer of its own, its pad a view too).
@@ -161,6 +167,44 @@ TEST(BufferViews, AZeroPadsViewZeroesWhatTheArenaLeftInItsRows) {
   ASSERT_EQ(got->size(), 3u);
   for (size_t i = 0; i < got->size(); ++i)
     EXPECT_LT(relative_error((*got)[i], (*want)[i]), 1e-6) << "output " << i;
+}
+
+// A pad of a prefix of a larger buffer (a padded dense's rows, sliced, re-padded for the next
+// dense) zeroes that buffer's last rows: a view only where nothing else reads them.
+TEST(BufferViews, APadOfAPrefixIsAViewOnlyWhereNoOtherReaderSeesTheRowsItZeroes) {
+  for (const bool other_reader : {false, true}) {
+    Graph g("prefix_pad");
+    const ValueId x = g.add_input("x", {DType::kFloat32, {1, 8, 8}});
+    const ValueId a = *g.add_node(OpKind::kRelu, "relu", {x});
+    const ValueId kept = *g.add_node(
+        OpKind::kSlice, "kept", {a},
+        {{"starts", Ints{0}}, {"ends", Ints{5}}, {"axes", Ints{1}}, {"steps", Ints{1}}});
+    const ValueId padded = *g.add_node(OpKind::kPad, "pad", {kept},
+                                       {{"pads", Ints{0, 0, 0, 0, 3, 0}}, {"value", 0.0}});
+    g.add_output(*g.add_node(OpKind::kReduceMean, "mean", {padded},
+                             {{"axes", Ints{1}}, {"keepdims", int64_t{1}}}));
+    if (other_reader)
+      g.add_output(*g.add_node(OpKind::kReduceSum, "sum", {a},
+                               {{"axes", Ints{1}}, {"keepdims", int64_t{1}}}));
+    const graph::MemoryPlan plan = graph::plan_memory(g, 64, /*views=*/true);
+    EXPECT_EQ(views_of(g, plan, OpKind::kSlice), 1);
+    EXPECT_EQ(views_of(g, plan, OpKind::kPad), other_reader ? 0 : 1) << other_reader;
+
+    driver::CompileOptions options;
+    options.opt_level = 0;
+    auto net = driver::compile_network(g, options);
+    ASSERT_TRUE(net) << net.error().message;
+    Tensor in = random_input({1, 8, 8}, 5);
+    for (float& v : in.f32) v += 1.0f;  // the rows the pad zeroes are not zero before
+    auto want = graph::interpret(g, {{"x", in}});
+    ASSERT_TRUE(want) << want.error().message;
+    auto exe = load(*net, 1);
+    ASSERT_TRUE(exe);
+    auto got = exe->run({{"x", in}});
+    ASSERT_TRUE(got) << got.error().message;
+    for (size_t i = 0; i < got->size(); ++i)
+      EXPECT_LT(relative_error((*got)[i], (*want)[i]), 1e-6) << "output " << i;
+  }
 }
 
 // Which slices and pads are views: only where the bytes of one are a prefix of the other's.

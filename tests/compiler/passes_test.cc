@@ -174,10 +174,11 @@ TEST(PassRule, PipelineSkipsPassesAboveTheOptLevel) {
   ran.clear();
   ctx.opt_level = 3;
   ASSERT_TRUE(run_pipeline(standard_pipeline(), *model, ctx));
-  EXPECT_EQ(ran, (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
-                                           "SimplifyInference", "FoldScaleAxis", "DenseFromMatMul",
-                                           "PadGemmShapes", "FuseLayerNorm", "AlterOpLayout",
-                                           "FoldConstant", "DeadCodeElimination", "FuseOps"}));
+  EXPECT_EQ(ran,
+            (std::vector<std::string>{"SimplifyInference", "FoldPad", "FoldConstant",
+                                      "SimplifyInference", "FoldScaleAxis", "DenseFromMatMul",
+                                      "PadGemmShapes", "FuseGelu", "FuseLayerNorm", "AlterOpLayout",
+                                      "FoldConstant", "DeadCodeElimination", "FuseOps"}));
 }
 
 TEST(AlterOpLayout, UsesTheGivenBlocksAndTransformsOnlyAtTheEdges) {
@@ -545,6 +546,63 @@ TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere
     auto got = graph::interpret(*cleaned, {{"x", in}});
     ASSERT_TRUE(want && got);
     EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-5);
+  }
+}
+
+// GELU's erf formula in the orders exporters write it ((x * a) * 0.5, (a * 0.5) * x,
+// (x * 0.5) * a, with x / sqrt 2 or x * (1 / sqrt 2)) becomes one gelu node, computed before the
+// reshape between it and x's producer, with the formula's values; one whose erf is also read
+// elsewhere, or whose constant is not 0.5, keeps its nodes.
+TEST(FuseGelu, TheErfFormulaBecomesOneNodeBeforeTheReshapeUnlessItsPartsAreReadElsewhere) {
+  enum class Order { kXaHalf, kAHalfX, kXHalfA, kXaHalfByMultiply, kSharedErf, kWrongHalf };
+  for (Order order : {Order::kXaHalf, Order::kAHalfX, Order::kXHalfA, Order::kXaHalfByMultiply,
+                      Order::kSharedErf, Order::kWrongHalf}) {
+    Graph g;
+    auto in = g.add_input("in", {graph::DType::kFloat32, {6, 8}});
+    auto produced = *g.add_node(OpKind::kTanh, "producer", {in});
+    auto x = *g.add_node(OpKind::kReshape, "unrows", {produced}, {{"shape", graph::Ints{2, 3, 8}}});
+    auto scalar = [&](const char* name, float v) {
+      return g.add_constant(name, Tensor::from_floats({}, {v}));
+    };
+    graph::ValueId u =
+        order == Order::kXaHalfByMultiply
+            ? *g.add_node(OpKind::kMultiply, "scaled", {scalar("r", 0.70710678f), x})
+            : *g.add_node(OpKind::kDivide, "scaled", {x, scalar("sqrt2", 1.41421354f)});
+    auto e = *g.add_node(OpKind::kErf, "erf", {u});
+    auto a = *g.add_node(OpKind::kAdd, "one_plus", {scalar("one", 1.0f), e});
+    const float half = order == Order::kWrongHalf ? 0.25f : 0.5f;
+    graph::ValueId y;
+    if (order == Order::kAHalfX) {
+      y = *g.add_node(OpKind::kMultiply, "y",
+                      {x, *g.add_node(OpKind::kMultiply, "h", {a, scalar("half", half)})});
+    } else if (order == Order::kXHalfA) {
+      y = *g.add_node(OpKind::kMultiply, "y",
+                      {*g.add_node(OpKind::kMultiply, "h", {scalar("half", half), x}), a});
+    } else {
+      y = *g.add_node(OpKind::kMultiply, "y",
+                      {*g.add_node(OpKind::kMultiply, "m", {x, a}), scalar("half", half)});
+    }
+    g.add_output(y);
+    if (order == Order::kSharedErf) g.add_output(e);
+    auto fused = run_pass(fuse_gelu(), g, PassContext{});
+    ASSERT_TRUE(fused) << fused.error().message;
+    auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
+    ASSERT_TRUE(cleaned);
+    const bool fuses = order != Order::kSharedErf && order != Order::kWrongHalf;
+    EXPECT_EQ(count(*cleaned, OpKind::kGelu), fuses ? 1 : 0) << static_cast<int>(order);
+    EXPECT_EQ(count(*cleaned, OpKind::kErf), fuses ? 0 : 1);
+    if (fuses) {  // the gelu reads the producer's [6, 8] rows, the reshape comes after
+      for (const graph::Node& n : cleaned->nodes())
+        if (n.op == OpKind::kGelu) {
+          EXPECT_EQ(cleaned->type(n.inputs[0]).shape, (graph::Shape{6, 8}));
+        }
+    }
+    Tensor data = Tensor::zeros(graph::DType::kFloat32, {6, 8});
+    for (int64_t i = 0; i < data.size(); ++i) data.f32[i] = 3.0f * std::sin(0.7 * i);
+    auto want = graph::interpret(g, {{"in", data}});
+    auto got = graph::interpret(*cleaned, {{"in", data}});
+    ASSERT_TRUE(want && got);
+    EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-6);
   }
 }
 

@@ -56,6 +56,9 @@ Expected<CudaKernelSource> emit_cuda_kernel(const schedule_space::Task& task,
       return unimplemented("CUDA kernels store one output: no value stored midway");
     else if (op.kind == epilogue::EpilogueOp::Kind::kAddDequantized)
       return unimplemented("CUDA kernels read float operands: no residual read as bytes");
+    else if (op.kind == epilogue::EpilogueOp::Kind::kGelu ||
+             op.kind == epilogue::EpilogueOp::Kind::kGeluTanh)
+      return unimplemented("CUDA epilogues have no GELU: it runs as an element-wise kernel");
     else if (op.operand < 0 && epilogue::uses_operand(op.kind))
       return invalid_argument("an epilogue step that takes an operand has operand index " +
                               std::to_string(op.operand));
@@ -131,6 +134,8 @@ std::string epilogue(const std::string& value, const std::string& channel, const
       case Kind::kToFloat:         // refused above: CUDA accumulators are float already
       case Kind::kStoreTensor:     // refused above
       case Kind::kAddDequantized:  // refused above
+      case Kind::kGelu:            // refused above
+      case Kind::kGeluTanh:        // refused above
         break;
       case Kind::kToUInt8:  // clipped to the range before: no saturation needed
         v = "(unsigned char)(int)" + v;

@@ -80,70 +80,10 @@ class ElementwiseEmitter {
     return emit::horner(b_, x, coefficients);
   }
 
-  // x * p(x^2) / q(x^2) on x clamped to [-bound, bound], NaN passed through: the form of the
-  // float erf and tanh below, whole vectors at a time (where the C library's double functions
-  // go lane by lane).
-  llvm::Value* odd_rational(llvm::Value* x, double bound, std::initializer_list<double> p,
-                            std::initializer_list<double> q) {
-    llvm::Type* t = x->getType();
-    llvm::Value* c = min_of(max_of(x, constant(t, -bound)), constant(t, bound));
-    llvm::Value* c2 = b_.CreateFMul(c, c);
-    llvm::Value* r = b_.CreateFDiv(b_.CreateFMul(c, horner(c2, p)), horner(c2, q));
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
-  }
-
   llvm::Value* exp_f32(llvm::Value* x) { return emit::exp_f32(b_, x); }
-
-  // erf in float: a rational approximation on [-4, 4] (beyond it erf rounds to +-1 in float).
-  // Against the double erf over [-40, 40] in steps of 1e-5: at most 3.3e-7 absolute.
-  llvm::Value* erf_f32(llvm::Value* x) {
-    return odd_rational(
-        x, 4.0,
-        {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
-         -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02},
-        {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
-         -1.42647390514189e-02});
-  }
-
-  // tanh in float: a rational approximation on [-7.9053, 7.9053] (+-1 in float beyond), x itself
-  // below 4e-4. Against the double tanh over [-40, 40]: at most 2.8e-7 absolute.
-  llvm::Value* tanh_f32(llvm::Value* x) {
-    llvm::Type* t = x->getType();
-    llvm::Value* r = odd_rational(
-        x, 7.90531110763549805,
-        {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
-         1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03},
-        {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03});
-    llvm::Value* tiny =
-        b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), constant(t, 0.0004));
-    return b_.CreateSelect(tiny, x, r);
-  }
-
-  // GELU in float: 0.5 x (1 + erf(x / sqrt 2)), or with `tanh_form` 0.5 x (1 + tanh(sqrt(2/pi)
-  // (x + 0.044715 x^3))); over [-40, 40] within 1.1e-6 (erf) and 6.6e-7 (tanh) of the double
-  // formula, relative to max(1, |gelu|).
-  // Where the argument passes the approximation's lower bound, 1 + erf (or 1 + tanh) is below
-  // its error, which x would multiply: the result there is 0 (the true one is under 1e-6).
-  llvm::Value* gelu_f32(llvm::Value* x, bool tanh_form) {
-    llvm::Type* t = x->getType();
-    llvm::Value* arg;
-    llvm::Value* inner;
-    double bound;
-    if (tanh_form) {
-      llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(x, x), x);
-      arg = b_.CreateFMul(constant(t, std::sqrt(2.0 / M_PI)), fma(constant(t, 0.044715), cube, x));
-      inner = tanh_f32(arg);
-      bound = -7.90531110763549805;
-    } else {
-      arg = b_.CreateFMul(x, constant(t, M_SQRT1_2));
-      inner = erf_f32(arg);
-      bound = -4.0;
-    }
-    llvm::Value* r =
-        b_.CreateFMul(b_.CreateFMul(constant(t, 0.5), x), b_.CreateFAdd(constant(t, 1), inner));
-    return b_.CreateSelect(b_.CreateFCmpOLE(arg, constant(t, bound)),
-                           b_.CreateFMul(x, constant(t, 0)), r);
-  }
+  llvm::Value* erf_f32(llvm::Value* x) { return emit::erf_f32(b_, x); }
+  llvm::Value* tanh_f32(llvm::Value* x) { return emit::tanh_f32(b_, x); }
+  llvm::Value* gelu_f32(llvm::Value* x, bool tanh_form) { return emit::gelu_f32(b_, x, tanh_form); }
 
   // f(x) in double through the C library, lane by lane: exp, log and the functions built on
   // them, bit for bit the interpreter's (graph/math_kernels.cc).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "compiler/codegen/llvm/emitters.h"
+#include "compiler/codegen/llvm/float_math.h"
 #include "compiler/codegen/llvm/ir_helpers.h"
 
 namespace tensortune::codegen::emit {
@@ -154,6 +155,12 @@ llvm::Value* apply_epilogue(llvm::IRBuilder<>& b, llvm::Value* value, const Anch
       case epilogue::EpilogueOp::Kind::kStoreTensor:
         store_vector(b, value, args.operands.at(static_cast<size_t>(op.operand)), out_offset,
                      width);
+        break;
+      case epilogue::EpilogueOp::Kind::kGelu:  // the element-wise kernel's GELU
+        value = gelu_f32(b, value, false);
+        break;
+      case epilogue::EpilogueOp::Kind::kGeluTanh:
+        value = gelu_f32(b, value, true);
         break;
       case epilogue::EpilogueOp::Kind::kRelu:  // x > 0 ? x : 0, the interpreter's
         value = b.CreateSelect(b.CreateFCmpOGT(value, constant(0)), value, constant(0));

@@ -1,0 +1,140 @@
+// FuseGelu: exporters before opset 20 (which has Gelu) write GELU as its formula, x * 0.5 * (1 +
+// erf(x / sqrt 2)), five nodes in one of several orders that read x twice, a diamond no kernel's
+// epilogue chain can take. Recognised here (the constants within float rounding, every
+// intermediate read only inside the formula), it becomes one gelu node.
+//
+// A GELU (recognised or imported) whose input is a reshape or a prefix slice of a value read
+// nowhere else is computed before them: GELU is element-wise, so gelu(view(y)) = view(gelu(y)),
+// and so it meets the dense producing y (DenseFromMatMul's reshape back, PadGemmShapes' slice of
+// the padded rows) and joins its epilogue (FuseOpsOptions::gelu_in_epilogue) instead of a
+// round trip of the whole activation through memory. The padded rows it computes too are the
+// ones the slice drops.
+#include <cmath>
+
+#include "compiler/graph/memory_plan.h"
+#include "compiler/graph/op_attrs.h"
+#include "compiler/passes/passes.h"
+#include "compiler/passes/rewriter.h"
+
+namespace tensortune::passes {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::OpKind;
+using graph::ValueId;
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& g) : g_(g), uses_(g.use_counts()) {}
+
+  /// The x of the erf-form GELU whose last multiply is `n`; nothing otherwise. The three ways
+  /// of multiplying x, 0.5 and (1 + erf): (x * a) * 0.5, (a * 0.5) * x, (x * 0.5) * a.
+  std::optional<ValueId> at(const Node& n) const {
+    if (n.op != OpKind::kMultiply || n.inputs.size() != 2) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const ValueId s = n.inputs[i], o = n.inputs[1 - i];
+      const Node* m = single_use(o, OpKind::kMultiply);
+      if (scalar(s, 0.5) && m)  // (x * a) * 0.5
+        for (int j = 0; j < 2; ++j)
+          if (auto x = one_plus_erf(m->inputs[j]); x && m->inputs[1 - j] == *x) return x;
+      const Node* h = single_use(s, OpKind::kMultiply);
+      if (!h) continue;
+      for (int j = 0; j < 2; ++j) {
+        if (!scalar(h->inputs[1 - j], 0.5)) continue;
+        const ValueId t = h->inputs[j];
+        if (auto x = one_plus_erf(t); x && o == *x) return x;  // (a * 0.5) * x
+        if (auto x = one_plus_erf(o); x && t == *x) return x;  // (x * 0.5) * a
+      }
+    }
+    return std::nullopt;
+  }
+
+  const std::vector<int>& uses() const { return uses_; }
+
+ private:
+  const Node* single_use(ValueId v, OpKind op) const {
+    return uses_[v] == 1 ? producer_of(g_, v, op) : nullptr;
+  }
+  bool scalar(ValueId v, double want) const {
+    const graph::Tensor* t = g_.constant(v);
+    return t && t->dtype == graph::DType::kFloat32 && t->size() == 1 &&
+           std::abs(t->f32[0] - want) <= 1e-6 * want;
+  }
+  /// x where `a` is 1 + erf(x / sqrt 2) (or erf(x * (1 / sqrt 2)), either order of operands).
+  std::optional<ValueId> one_plus_erf(ValueId a) const {
+    const Node* add = single_use(a, OpKind::kAdd);
+    if (!add) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const Node* erf = single_use(add->inputs[i], OpKind::kErf);
+      if (!erf || !scalar(add->inputs[1 - i], 1.0)) continue;
+      const ValueId u = erf->inputs[0];
+      if (const Node* div = single_use(u, OpKind::kDivide); div && scalar(div->inputs[1], M_SQRT2))
+        return div->inputs[0];
+      if (const Node* mul = single_use(u, OpKind::kMultiply))
+        for (int j = 0; j < 2; ++j)
+          if (scalar(mul->inputs[1 - j], M_SQRT1_2)) return mul->inputs[j];
+    }
+    return std::nullopt;
+  }
+
+  const Graph& g_;
+  std::vector<int> uses_;
+};
+
+/// The reshapes and prefix slices that make `x` from a value read by them alone, the first
+/// (nearest that value) first; `x` itself must be read by the GELU only (`gelu_reads` times).
+std::vector<const Node*> views_above(const Graph& g, const std::vector<int>& uses, ValueId x,
+                                     int gelu_reads) {
+  std::vector<const Node*> views;
+  if (uses[x] != gelu_reads) return views;
+  for (ValueId v = x;;) {
+    const int p = g.value(v).producer;
+    if (p < 0) break;
+    const Node& view = g.nodes()[static_cast<size_t>(p)];
+    // A slice that keeps less than half its input would have the GELU compute more than it saves.
+    const bool is_view =
+        graph::is_view_op(view.op) ||
+        (graph::is_prefix_slice(g, view) && 2 * graph::num_elements(g.type(view.output).shape) >=
+                                                graph::num_elements(g.type(view.inputs[0]).shape));
+    if (!is_view || view.inputs.empty() || uses[view.inputs[0]] != 1) break;
+    views.insert(views.begin(), &view);
+    v = view.inputs[0];
+  }
+  return views;
+}
+
+Expected<Graph> run(const Graph& g) {
+  const Matcher matcher(g);
+  Rewriter rw(g);
+  for (const Node& n : g.nodes()) {
+    TT_RETURN_IF_ERROR(rw.copy(n));
+    const bool imported = n.op == OpKind::kGelu;
+    const std::optional<ValueId> x = imported ? std::optional(n.inputs[0]) : matcher.at(n);
+    if (!x || g.type(*x).dtype != graph::DType::kFloat32) continue;
+    const std::vector<const Node*> views = views_above(g, matcher.uses(), *x, imported ? 1 : 2);
+    if (imported && views.empty()) continue;  // already where it can be
+    ValueId source = views.empty() ? *x : views.front()->inputs[0];
+    const graph::Attrs attrs = imported ? n.attrs : graph::to_attrs(graph::GeluAttrs{});
+    TT_ASSIGN_OR_RETURN(ValueId y,
+                        rw.emit(OpKind::kGelu, n.name + ".gelu", {rw.map(source)}, attrs));
+    for (const Node* view : views) {
+      TT_ASSIGN_OR_RETURN(y, rw.emit(view->op, view->name + ".after_gelu", {y}, view->attrs));
+    }
+    rw.set(n.output, y);
+  }
+  return rw.finish();
+}
+
+}  // namespace
+
+Pass fuse_gelu() {
+  return Pass{"FuseGelu",
+              3,
+              "GELU's exported erf formula becomes one gelu node, computed before the reshapes "
+              "and prefix slices between it and its producer",
+              {},
+              run};
+}
+
+}  // namespace tensortune::passes
