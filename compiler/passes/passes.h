@@ -103,10 +103,10 @@ Pass dense_from_matmul();
 /// no register tile divides computes them zero-padded to a multiple of 8 (rows) or 16 (columns),
 /// then a slice keeps the first ones.
 Pass pad_gemm_shapes();
-/// FuseGelu (level 3): GELU's exported erf formula (x * 0.5 * (1 + erf(x / sqrt 2)) in its
-/// orders) becomes one gelu node; a gelu whose input is a reshape or prefix slice of a value read
-/// by it alone is computed before them, where the kernel producing that value takes it into its
-/// epilogue.
+/// FuseGelu (level 3): GELU's exported formula (x * 0.5 * (1 + erf(x / sqrt 2)), or its tanh
+/// approximation, in their orders) becomes one gelu node; a gelu whose input is a reshape or prefix
+/// slice of a value read by it alone is computed before them, where the kernel producing that value
+/// takes it into its epilogue.
 Pass fuse_gelu();
 /// The batch matmul PadGemmShapes computes for `w` (w itself where it pads nothing).
 schedule_space::BatchMatmulWorkload padded_batch_matmul(schedule_space::BatchMatmulWorkload w);

@@ -549,33 +549,57 @@ TEST(FuseLayerNorm, TheExportedChainBecomesOneNodeUnlessItsPartsAreReadElsewhere
   }
 }
 
-// GELU's erf formula in the orders exporters write it ((x * a) * 0.5, (a * 0.5) * x,
-// (x * 0.5) * a, with x / sqrt 2 or x * (1 / sqrt 2)) becomes one gelu node, computed before the
-// reshape between it and x's producer, with the formula's values; one whose erf is also read
-// elsewhere, or whose constant is not 0.5, keeps its nodes.
-TEST(FuseGelu, TheErfFormulaBecomesOneNodeBeforeTheReshapeUnlessItsPartsAreReadElsewhere) {
-  enum class Order { kXaHalf, kAHalfX, kXHalfA, kXaHalfByMultiply, kSharedErf, kWrongHalf };
-  for (Order order : {Order::kXaHalf, Order::kAHalfX, Order::kXHalfA, Order::kXaHalfByMultiply,
-                      Order::kSharedErf, Order::kWrongHalf}) {
+// GELU's formula in the forms and orders exporters write it ((x * a) * 0.5, (a * 0.5) * x,
+// (x * 0.5) * a; a = 1 + erf(x / sqrt 2), 1 + erf(x * (1 / sqrt 2)), or GPT-2's 1 + tanh(sqrt(2 /
+// pi) (x + 0.044715 x^3)) with x^3 as x * (x * x) or pow(x, 3)) becomes one gelu node of its form,
+// computed before the reshape between it and x's producer, with the formula's values; one whose
+// erf is also read elsewhere, or whose constant is not 0.5, keeps its nodes.
+TEST(FuseGelu, TheFormulaBecomesOneNodeBeforeTheReshapeUnlessItsPartsAreReadElsewhere) {
+  enum class Form {
+    kXaHalf,
+    kAHalfX,
+    kXHalfA,
+    kErfByMultiply,
+    kTanhCube,
+    kTanhPow,
+    kSharedErf,
+    kWrongHalf
+  };
+  for (Form form : {Form::kXaHalf, Form::kAHalfX, Form::kXHalfA, Form::kErfByMultiply,
+                    Form::kTanhCube, Form::kTanhPow, Form::kSharedErf, Form::kWrongHalf}) {
     Graph g;
     auto in = g.add_input("in", {graph::DType::kFloat32, {6, 8}});
-    auto produced = *g.add_node(OpKind::kTanh, "producer", {in});
+    auto produced = *g.add_node(OpKind::kNeg, "producer", {in});
     auto x = *g.add_node(OpKind::kReshape, "unrows", {produced}, {{"shape", graph::Ints{2, 3, 8}}});
     auto scalar = [&](const char* name, float v) {
       return g.add_constant(name, Tensor::from_floats({}, {v}));
     };
-    graph::ValueId u =
-        order == Order::kXaHalfByMultiply
-            ? *g.add_node(OpKind::kMultiply, "scaled", {scalar("r", 0.70710678f), x})
-            : *g.add_node(OpKind::kDivide, "scaled", {x, scalar("sqrt2", 1.41421354f)});
-    auto e = *g.add_node(OpKind::kErf, "erf", {u});
-    auto a = *g.add_node(OpKind::kAdd, "one_plus", {scalar("one", 1.0f), e});
-    const float half = order == Order::kWrongHalf ? 0.25f : 0.5f;
+    const bool tanh = form == Form::kTanhCube || form == Form::kTanhPow;
+    graph::ValueId inner;
+    if (tanh) {
+      auto cube = form == Form::kTanhPow
+                      ? *g.add_node(OpKind::kPow, "cube", {x, scalar("three", 3.0f)})
+                      : *g.add_node(OpKind::kMultiply, "cube",
+                                    {x, *g.add_node(OpKind::kMultiply, "square", {x, x})});
+      auto sum =
+          *g.add_node(OpKind::kAdd, "sum",
+                      {x, *g.add_node(OpKind::kMultiply, "c", {scalar("k", 0.044715f), cube})});
+      inner = *g.add_node(OpKind::kTanh, "tanh",
+                          {*g.add_node(OpKind::kMultiply, "w", {scalar("s", 0.7978845608f), sum})});
+    } else {
+      graph::ValueId u =
+          form == Form::kErfByMultiply
+              ? *g.add_node(OpKind::kMultiply, "scaled", {scalar("r", 0.70710678f), x})
+              : *g.add_node(OpKind::kDivide, "scaled", {x, scalar("sqrt2", 1.41421354f)});
+      inner = *g.add_node(OpKind::kErf, "erf", {u});
+    }
+    auto a = *g.add_node(OpKind::kAdd, "one_plus", {scalar("one", 1.0f), inner});
+    const float half = form == Form::kWrongHalf ? 0.25f : 0.5f;
     graph::ValueId y;
-    if (order == Order::kAHalfX) {
+    if (form == Form::kAHalfX) {
       y = *g.add_node(OpKind::kMultiply, "y",
                       {x, *g.add_node(OpKind::kMultiply, "h", {a, scalar("half", half)})});
-    } else if (order == Order::kXHalfA) {
+    } else if (form == Form::kXHalfA) {
       y = *g.add_node(OpKind::kMultiply, "y",
                       {*g.add_node(OpKind::kMultiply, "h", {scalar("half", half), x}), a});
     } else {
@@ -583,26 +607,26 @@ TEST(FuseGelu, TheErfFormulaBecomesOneNodeBeforeTheReshapeUnlessItsPartsAreReadE
                       {*g.add_node(OpKind::kMultiply, "m", {x, a}), scalar("half", half)});
     }
     g.add_output(y);
-    if (order == Order::kSharedErf) g.add_output(e);
+    if (form == Form::kSharedErf) g.add_output(inner);
     auto fused = run_pass(fuse_gelu(), g, PassContext{});
     ASSERT_TRUE(fused) << fused.error().message;
     auto cleaned = run_pass(dead_code_elimination(), *fused, PassContext{});
     ASSERT_TRUE(cleaned);
-    const bool fuses = order != Order::kSharedErf && order != Order::kWrongHalf;
-    EXPECT_EQ(count(*cleaned, OpKind::kGelu), fuses ? 1 : 0) << static_cast<int>(order);
-    EXPECT_EQ(count(*cleaned, OpKind::kErf), fuses ? 0 : 1);
-    if (fuses) {  // the gelu reads the producer's [6, 8] rows, the reshape comes after
-      for (const graph::Node& n : cleaned->nodes())
-        if (n.op == OpKind::kGelu) {
-          EXPECT_EQ(cleaned->type(n.inputs[0]).shape, (graph::Shape{6, 8}));
-        }
-    }
+    const bool fuses = form != Form::kSharedErf && form != Form::kWrongHalf;
+    EXPECT_EQ(count(*cleaned, OpKind::kGelu), fuses ? 1 : 0) << static_cast<int>(form);
+    EXPECT_EQ(count(*cleaned, tanh ? OpKind::kTanh : OpKind::kErf), fuses ? 0 : 1)
+        << static_cast<int>(form);
+    for (const graph::Node& n : cleaned->nodes())
+      if (n.op == OpKind::kGelu) {  // on the producer's [6, 8] rows, the reshape after it
+        EXPECT_EQ(cleaned->type(n.inputs[0]).shape, (graph::Shape{6, 8}));
+        EXPECT_EQ(graph::attrs_as<graph::GeluAttrs>(n.attrs).tanh, tanh ? 1 : 0);
+      }
     Tensor data = Tensor::zeros(graph::DType::kFloat32, {6, 8});
     for (int64_t i = 0; i < data.size(); ++i) data.f32[i] = 3.0f * std::sin(0.7 * i);
     auto want = graph::interpret(g, {{"in", data}});
     auto got = graph::interpret(*cleaned, {{"in", data}});
     ASSERT_TRUE(want && got);
-    EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-6);
+    EXPECT_LT(relative_error((*got)[0], (*want)[0]), 1e-6) << static_cast<int>(form);
   }
 }
 
