@@ -62,8 +62,12 @@ class Matcher {
   const std::vector<int>& uses() const { return uses_; }
 
  private:
+  /// The `op` node computing `v` where v is read once, with the operands the formula's nodes
+  /// have (erf and tanh one, the others two); nullptr otherwise.
   const Node* single_use(ValueId v, OpKind op) const {
-    return uses_[v] == 1 ? producer_of(g_, v, op) : nullptr;
+    const Node* n = uses_[v] == 1 ? producer_of(g_, v, op) : nullptr;
+    const size_t operands = op == OpKind::kErf || op == OpKind::kTanh ? 1 : 2;
+    return n && n->inputs.size() == operands ? n : nullptr;
   }
   bool scalar(ValueId v, double want) const {
     const graph::Tensor* t = g_.constant(v);
