@@ -122,10 +122,11 @@ MemoryPlan plan_memory(const Graph& g, int64_t alignment, bool views) {
         // nothing else reads the root's bytes past them (every value from the root down to the
         // input has one reader, the next view), or they would change what another reader sees.
         bool tail_unread = true;
-        for (ValueId v = in; v != r && tail_unread && value_bytes(g, in) != value_bytes(g, r);) {
-          v = parent[v];
-          tail_unread = uses[v] == 1;
-        }
+        if (value_bytes(g, in) != value_bytes(g, r))
+          for (ValueId v = in; v != r && tail_unread;) {
+            v = parent[v];
+            tail_unread = uses[v] == 1;
+          }
         if (!tail_unread) continue;
         view.zeroed_from = value_bytes(g, in);
         view.zeroed_to = value_bytes(g, n.output);

@@ -176,8 +176,7 @@ Pass fuse_gelu() {
   return Pass{"FuseGelu",
               3,
               "GELU's exported formula (erf or tanh) becomes one gelu node, computed before the "
-              "reshapes "
-              "and prefix slices between it and its producer",
+              "reshapes and prefix slices between it and its producer",
               {},
               run};
 }

@@ -72,14 +72,6 @@ class ElementwiseEmitter {
   llvm::Value* min_of(llvm::Value* a, llvm::Value* b) { return emit::min_of(b_, a, b); }
   llvm::Value* max_of(llvm::Value* a, llvm::Value* b) { return emit::max_of(b_, a, b); }
 
-  llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) {
-    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, b, c});
-  }
-
-  llvm::Value* horner(llvm::Value* x, std::initializer_list<double> coefficients) {
-    return emit::horner(b_, x, coefficients);
-  }
-
   llvm::Value* exp_f32(llvm::Value* x) { return emit::exp_f32(b_, x); }
   llvm::Value* erf_f32(llvm::Value* x) { return emit::erf_f32(b_, x); }
   llvm::Value* tanh_f32(llvm::Value* x) { return emit::tanh_f32(b_, x); }
